@@ -1,0 +1,21 @@
+// registration.h: the entry points that register each kernel family with the
+// dispatcher. Called once, in this order, from runtime/ops/register_builtins.cc.
+// See Note [Builtin registration].
+#pragma once
+
+#include "runtime/dispatch/dispatcher.h"
+
+namespace opspec::internal {
+
+// Elementwise unary/binary/ternary ops, in-place variants, copies and
+// conversions (clone, _to_copy, copy_): CPU and Meta kernels.
+void register_elementwise_kernels(Dispatcher& d);
+// Reductions, softmax, layer norm and matrix products: CPU and Meta kernels.
+void register_reduction_kernels(Dispatcher& d);
+void register_linalg_kernels(Dispatcher& d);
+// Factories, random ops, fills, dropout, cat/stack, _local_scalar_dense: CPU and Meta kernels.
+void register_factory_kernels(Dispatcher& d);
+// View ops: one device-independent kernel registered at CPU and Meta.
+void register_view_kernels(Dispatcher& d);
+
+}  // namespace opspec::internal

@@ -1,0 +1,60 @@
+// allocator.h: Allocator, one per device type, with statistics a test or a
+// DebugMode hook can read and reset.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "runtime/core/device.h"
+
+namespace opspec {
+
+// AllocatorStats: a snapshot of an allocator's counters.
+struct AllocatorStats {
+  int64_t bytes_in_use = 0;        // bytes currently allocated
+  int64_t peak_bytes = 0;          // high-water mark of bytes_in_use since the last reset
+  int64_t allocation_count = 0;    // allocations made since the last reset
+  int64_t active_allocations = 0;  // allocations not yet freed
+};
+
+// Allocator: hands out raw memory for a device and counts it.
+// Meta allocations have size but no memory: their statistics stay at zero so a
+// test can prove that a fake or meta run allocated no data.
+class Allocator {
+ public:
+  virtual ~Allocator() = default;
+
+  // allocate: nbytes of memory aligned to 64 bytes (nullptr for zero bytes).
+  virtual void* allocate(size_t nbytes) = 0;
+  // deallocate: frees what allocate returned; nbytes must match.
+  virtual void deallocate(void* ptr, size_t nbytes) = 0;
+
+  // stats: the current counters.
+  AllocatorStats stats() const;
+  // reset_peak_stats: sets peak_bytes to the bytes in use now.
+  void reset_peak_stats();
+  // reset_stats: zeroes allocation_count and resets the peak (bytes in use are kept:
+  // they describe live memory).
+  void reset_stats();
+
+ protected:
+  void record_alloc(size_t nbytes);
+  void record_free(size_t nbytes);
+
+ private:
+  std::atomic<int64_t> bytes_in_use_{0};
+  std::atomic<int64_t> peak_bytes_{0};
+  std::atomic<int64_t> allocation_count_{0};
+  std::atomic<int64_t> active_allocations_{0};
+};
+
+// get_allocator: the allocator for a device type. CUDA's throws unless the CUDA
+// backend registered one.
+Allocator* get_allocator(DeviceType type);
+
+// set_allocator: replaces a device type's allocator (backends and tests).
+// The previous allocator must outlive every tensor it allocated.
+void set_allocator(DeviceType type, Allocator* allocator);
+
+}  // namespace opspec

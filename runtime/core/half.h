@@ -1,0 +1,77 @@
+// half.h: the 16-bit float storage types Half (IEEE f16) and BFloat16.
+// Both convert to and from float with round-to-nearest-even, as PyTorch's do;
+// arithmetic on them happens in float (see Note [Reduced precision math]).
+#pragma once
+
+#include <bit>
+#include <cstdint>
+#include <cstring>
+
+namespace opspec {
+
+// Note [Reduced precision math]
+// f16 and bf16 values are widened to float, computed, and rounded back after
+// every op, exactly like PyTorch's CPU kernels. A fused kernel must round at the
+// same points to stay bit-identical with eager.
+
+// BFloat16: the top 16 bits of an IEEE float32.
+struct BFloat16 {
+  uint16_t bits = 0;
+  BFloat16() = default;
+  BFloat16(float f) : bits(from_float(f)) {}  // NOLINT: implicit like PyTorch's
+  operator float() const { return std::bit_cast<float>(uint32_t{bits} << 16); }
+  static uint16_t from_float(float f) {
+    uint32_t u = std::bit_cast<uint32_t>(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return 0x7fc0;  // NaN stays quiet NaN
+    uint32_t rounding_bias = 0x7fffu + ((u >> 16) & 1u);
+    return static_cast<uint16_t>((u + rounding_bias) >> 16);
+  }
+};
+
+// Half: IEEE 754 binary16.
+struct Half {
+  uint16_t bits = 0;
+  Half() = default;
+  Half(float f) : bits(from_float(f)) {}  // NOLINT: implicit like PyTorch's
+  operator float() const { return to_float(bits); }
+
+  static float to_float(uint16_t h) {
+    const uint32_t sign = uint32_t{h & 0x8000u} << 16;
+    const uint32_t exp = (h >> 10) & 0x1fu;
+    uint32_t mant = h & 0x3ffu;
+    uint32_t out;
+    if (exp == 0x1f) {
+      out = sign | 0x7f800000u | (mant << 13);  // inf / nan
+    } else if (exp != 0) {
+      out = sign | ((exp + 112u) << 23) | (mant << 13);
+    } else if (mant == 0) {
+      out = sign;
+    } else {  // subnormal: normalise
+      int e = -1;
+      do {
+        ++e;
+        mant <<= 1;
+      } while ((mant & 0x400u) == 0);
+      out = sign | ((112u - e) << 23) | ((mant & 0x3ffu) << 13);
+    }
+    return std::bit_cast<float>(out);
+  }
+
+  static uint16_t from_float(float f) {
+    const uint32_t u = std::bit_cast<uint32_t>(f);
+    const uint32_t sign = (u >> 16) & 0x8000u;
+    const uint32_t abs = u & 0x7fffffffu;
+    if (abs > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u);  // NaN
+    if (abs >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // overflow → inf
+    if (abs < 0x38800000u) {  // result is subnormal or zero
+      // Add 0.5 (as a float) so the FPU does the round-to-nearest-even for us.
+      const float shifted = std::bit_cast<float>(abs) + 0.5f;
+      return static_cast<uint16_t>(sign | (std::bit_cast<uint32_t>(shifted) - 0x3f000000u));
+    }
+    const uint32_t mant_odd = (abs >> 13) & 1u;
+    uint32_t v = abs + 0xc8000fffu + mant_odd;  // rebias exponent (-112 << 23) and round
+    return static_cast<uint16_t>(sign | (v >> 13));
+  }
+};
+
+}  // namespace opspec

@@ -1,0 +1,76 @@
+// intrusive_ptr.h: IntrusivePtr<T>, a shared pointer whose count lives in T.
+// Tensors are copied on every op; one atomic in the object (rather than a
+// separate control block) keeps that copy to one increment.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <utility>
+
+namespace opspec {
+
+// RefCounted: base for objects held by IntrusivePtr.
+class RefCounted {
+ public:
+  RefCounted() = default;
+  RefCounted(const RefCounted&) = delete;
+  RefCounted& operator=(const RefCounted&) = delete;
+  virtual ~RefCounted() = default;
+
+  // use_count: current number of owners (for tests and debugging).
+  int64_t use_count() const { return refcount_.load(std::memory_order_relaxed); }
+
+ private:
+  template <class T> friend class IntrusivePtr;
+  mutable std::atomic<int64_t> refcount_{0};
+};
+
+// IntrusivePtr: owning pointer to a RefCounted object.
+template <class T>
+class IntrusivePtr {
+ public:
+  IntrusivePtr() = default;
+  explicit IntrusivePtr(T* p) : p_(p) { retain(); }
+  IntrusivePtr(const IntrusivePtr& o) : p_(o.p_) { retain(); }
+  IntrusivePtr(IntrusivePtr&& o) noexcept : p_(std::exchange(o.p_, nullptr)) {}
+  template <class U>
+  IntrusivePtr(IntrusivePtr<U> o) : p_(o.release()) {}  // NOLINT: upcast
+  ~IntrusivePtr() { reset(); }
+
+  IntrusivePtr& operator=(const IntrusivePtr& o) {
+    IntrusivePtr(o).swap(*this);
+    return *this;
+  }
+  IntrusivePtr& operator=(IntrusivePtr&& o) noexcept {
+    IntrusivePtr(std::move(o)).swap(*this);
+    return *this;
+  }
+
+  template <class... Args>
+  static IntrusivePtr make(Args&&... args) {
+    return IntrusivePtr(new T(std::forward<Args>(args)...));
+  }
+
+  T* get() const { return p_; }
+  T* operator->() const { return p_; }
+  T& operator*() const { return *p_; }
+  explicit operator bool() const { return p_ != nullptr; }
+  void swap(IntrusivePtr& o) noexcept { std::swap(p_, o.p_); }
+
+  void reset() {
+    if (p_ && p_->refcount_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete p_;
+    p_ = nullptr;
+  }
+  // release: gives up ownership without decrementing (for upcasts).
+  T* release() { return std::exchange(p_, nullptr); }
+
+  friend bool operator==(const IntrusivePtr& a, const IntrusivePtr& b) { return a.p_ == b.p_; }
+
+ private:
+  void retain() {
+    if (p_) p_->refcount_.fetch_add(1, std::memory_order_relaxed);
+  }
+  T* p_ = nullptr;
+};
+
+}  // namespace opspec

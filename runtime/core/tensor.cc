@@ -1,0 +1,189 @@
+#include "runtime/core/tensor.h"
+
+#include <atomic>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace opspec {
+
+StorageImpl::StorageImpl(size_t nbytes, Device device)
+    : nbytes_(nbytes), device_(device), allocator_(get_allocator(device.type)) {
+  data_ = allocator_->allocate(nbytes);
+}
+
+StorageImpl::~StorageImpl() { allocator_->deallocate(data_, nbytes_); }
+
+TensorImpl::TensorImpl(Storage storage, IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset,
+                       DType dtype, Device device)
+    : storage_(std::move(storage)),
+      sizes_(sizes.begin(), sizes.end()),
+      strides_(strides.begin(), strides.end()),
+      storage_offset_(storage_offset),
+      dtype_(dtype),
+      device_(device),
+      key_set_(backend_key(device.type)) {
+  refresh();
+}
+
+void TensorImpl::refresh() {
+  numel_ = compute_numel(sizes_);
+  // PyTorch's rule: size-1 dims may have any stride; empty tensors are contiguous.
+  is_contiguous_ = true;
+  if (numel_ == 0) return;
+  int64_t expected = 1;
+  for (int64_t d = static_cast<int64_t>(sizes_.size()) - 1; d >= 0; --d) {
+    if (sizes_[d] == 1) continue;
+    if (strides_[d] != expected) {
+      is_contiguous_ = false;
+      return;
+    }
+    expected *= sizes_[d];
+  }
+}
+
+void TensorImpl::set_sizes_and_strides(IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset) {
+  sizes_.assign(sizes.begin(), sizes.end());
+  strides_.assign(strides.begin(), strides.end());
+  storage_offset_ = storage_offset;
+  refresh();
+}
+
+void TensorImpl::set_subclass(std::shared_ptr<TensorSubclass> s) {
+  subclass_ = std::move(s);
+  key_set_ = subclass_ ? key_set_.add(DispatchKey::kPython) : key_set_.remove(DispatchKey::kPython);
+}
+
+uint64_t TensorImpl::uid() const {
+  static std::atomic<uint64_t> next{1};
+  uint64_t id = uid_.load(std::memory_order_relaxed);
+  if (id != 0) return id;
+  const uint64_t fresh = next.fetch_add(1, std::memory_order_relaxed);
+  return uid_.compare_exchange_strong(id, fresh, std::memory_order_relaxed) ? fresh : id;
+}
+
+int64_t Tensor::size(int64_t dim) const { return sizes()[wrap_dim(dim, this->dim(), "Tensor::size")]; }
+int64_t Tensor::stride(int64_t dim) const {
+  return strides()[wrap_dim(dim, this->dim(), "Tensor::stride")];
+}
+
+void Tensor::check_data_access(const char* what) const {
+  OPSPEC_CHECK(defined(), "Tensor::", what, ": tensor is undefined");
+  OPSPEC_CHECK(!impl_->subclass(), "Tensor::", what, ": cannot read the data of a ", meta_str(),
+               " tensor subclass without data (fake, proxy or wrapper tensor); read the inner tensor "
+               "or run outside the mode");
+  OPSPEC_CHECK(impl_->storage()->device().is_cpu(), "Tensor::", what, ": tensor on ", device().str(),
+               " has no host data; copy it to cpu first");
+}
+
+std::string Tensor::meta_str() const {
+  if (!defined()) return "undefined";
+  std::string s = str_cat(dtype_short_name(dtype()), format_sizes(sizes()));
+  if (!device().is_cpu()) str_append(&s, " (", device().str(), ")");
+  return s;
+}
+
+std::string Tensor::str() const {
+  if (!defined()) return "Tensor(undefined)";
+  std::string s = str_cat("tensor(", meta_str());
+  if (impl_->storage()->device().is_cpu() && !impl_->subclass()) {
+    std::vector<double> values = to_vector<double>();
+    constexpr size_t kMaxShown = 16;
+    std::vector<std::string> parts;
+    for (size_t i = 0; i < values.size() && i < kMaxShown; ++i) parts.push_back(format_double(values[i]));
+    if (values.size() > kMaxShown) parts.push_back("...");
+    str_append(&s, ", [", absl::StrJoin(parts, ", "), "]");
+  }
+  return s + ")";
+}
+
+SizeVec contiguous_strides(IntArrayRef sizes) {
+  SizeVec strides(sizes.size());
+  int64_t acc = 1;
+  for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 0; --d) {
+    strides[d] = acc;
+    acc *= std::max<int64_t>(sizes[d], 1);
+  }
+  return strides;
+}
+
+int64_t compute_numel(IntArrayRef sizes) {
+  int64_t n = 1;
+  for (int64_t s : sizes) n *= s;
+  return n;
+}
+
+int64_t wrap_dim(int64_t dim, int64_t ndim, std::string_view op) {
+  const int64_t n = std::max<int64_t>(ndim, 1);  // 0-dim tensors accept -1 and 0
+  OPSPEC_CHECK(dim >= -n && dim < n, op, ": dimension out of range (expected to be in range of [", -n,
+               ", ", n - 1, "], but got ", dim, ")");
+  return dim < 0 ? dim + n : dim;
+}
+
+std::string format_sizes(IntArrayRef sizes) { return str_cat("[", absl::StrJoin(sizes, ", "), "]"); }
+
+namespace internal {
+
+Tensor make_tensor(IntArrayRef sizes, DType dtype, Device device) {
+  for (int64_t s : sizes) {
+    OPSPEC_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", format_sizes(sizes));
+  }
+  const int64_t n = compute_numel(sizes);
+  auto storage = Storage::make(static_cast<size_t>(n * element_size(dtype)), device);
+  const SizeVec strides = contiguous_strides(sizes);
+  return Tensor(IntrusivePtr<TensorImpl>::make(std::move(storage), sizes, strides, 0, dtype, device));
+}
+
+Tensor make_strided(IntArrayRef sizes, IntArrayRef strides, DType dtype, Device device) {
+  OPSPEC_CHECK(sizes.size() == strides.size(), "empty_strided: sizes ", format_sizes(sizes), " and strides ",
+               format_sizes(strides), " have different lengths");
+  int64_t extent = 1;  // elements needed: 1 + sum((size-1)*stride)
+  bool empty = false;
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    OPSPEC_CHECK(sizes[d] >= 0, "empty_strided: negative dimension ", sizes[d]);
+    OPSPEC_CHECK(strides[d] >= 0, "empty_strided: negative stride ", strides[d]);
+    if (sizes[d] == 0) empty = true;
+    extent += (sizes[d] - 1) * strides[d];
+  }
+  if (empty) extent = 0;
+  auto storage = Storage::make(static_cast<size_t>(extent * element_size(dtype)), device);
+  return Tensor(IntrusivePtr<TensorImpl>::make(std::move(storage), sizes, strides, 0, dtype, device));
+}
+
+Tensor make_view(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset) {
+  auto impl = IntrusivePtr<TensorImpl>::make(base.impl()->storage(), sizes, strides, storage_offset,
+                                             base.dtype(), base.device());
+  if (base.impl()->subclass()) impl->set_subclass(base.impl()->subclass());
+  return Tensor(std::move(impl));
+}
+
+Tensor make_wrapped_number(const Scalar& s) {
+  Tensor t = make_tensor({}, s.dtype(), kCPU);
+  switch (s.kind()) {
+    case Scalar::Kind::kDouble: *static_cast<double*>(t.raw_data()) = s.to_double(); break;
+    case Scalar::Kind::kInt: *static_cast<int64_t*>(t.raw_data()) = s.to_int(); break;
+    case Scalar::Kind::kBool: *static_cast<bool*>(t.raw_data()) = s.to_bool(); break;
+  }
+  t.impl()->set_wrapped_number(true);
+  return t;
+}
+
+double read_element_as_double(const Tensor& t, int64_t linear_index) {
+  int64_t off = 0;
+  for (int64_t d = t.dim() - 1; d >= 0; --d) {
+    const int64_t sz = t.sizes()[d];
+    off += (linear_index % sz) * t.strides()[d];
+    linear_index /= sz;
+  }
+  return OPSPEC_DISPATCH_ALL_DTYPES(t.dtype(), "read_element", [&]() -> double {
+    const scalar_t v = static_cast<const scalar_t*>(t.raw_data())[off];
+    if constexpr (std::is_same_v<scalar_t, Half> || std::is_same_v<scalar_t, BFloat16>) {
+      return static_cast<float>(v);
+    } else {
+      return static_cast<double>(v);
+    }
+  });
+}
+
+}  // namespace internal
+}  // namespace opspec

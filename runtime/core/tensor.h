@@ -1,0 +1,229 @@
+// tensor.h: Tensor, a reference-counted handle to strided data (TensorImpl),
+// and the storage it views. Ops on tensors live in runtime/ops/ops.h.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <optional>
+#include <source_location>
+#include <string>
+#include <vector>
+
+#include "absl/container/inlined_vector.h"
+#include "absl/types/span.h"
+#include "runtime/core/allocator.h"
+#include "runtime/core/device.h"
+#include "runtime/core/dispatch_key.h"
+#include "runtime/core/dtype.h"
+#include "runtime/core/error.h"
+#include "runtime/core/intrusive_ptr.h"
+#include "runtime/core/scalar.h"
+
+namespace opspec {
+
+// SizeVec: sizes or strides, inline up to 5 dims.
+using SizeVec = absl::InlinedVector<int64_t, 5>;
+// IntArrayRef: a view of sizes, strides or dims (PyTorch's name).
+using IntArrayRef = absl::Span<const int64_t>;
+
+class TensorSubclass;  // runtime/dispatch/subclass.h
+
+// StorageImpl: a block of device memory shared by a tensor and its views.
+class StorageImpl : public RefCounted {
+ public:
+  // Allocates nbytes on device with that device's allocator.
+  StorageImpl(size_t nbytes, Device device);
+  ~StorageImpl() override;
+
+  void* data() const { return data_; }
+  size_t nbytes() const { return nbytes_; }
+  Device device() const { return device_; }
+
+ private:
+  void* data_;
+  size_t nbytes_;
+  Device device_;
+  Allocator* allocator_;
+};
+
+// Storage: shared ownership of a StorageImpl.
+using Storage = IntrusivePtr<StorageImpl>;
+
+// TensorImpl: sizes, strides, offset, dtype and device over a Storage, plus the
+// dispatch keys the tensor contributes and an optional subclass handler.
+class TensorImpl : public RefCounted {
+ public:
+  TensorImpl(Storage storage, IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset,
+             DType dtype, Device device);
+
+  IntArrayRef sizes() const { return sizes_; }
+  IntArrayRef strides() const { return strides_; }
+  int64_t storage_offset() const { return storage_offset_; }
+  int64_t numel() const { return numel_; }
+  int64_t dim() const { return static_cast<int64_t>(sizes_.size()); }
+  DType dtype() const { return dtype_; }
+  Device device() const { return device_; }
+  const Storage& storage() const { return storage_; }
+  bool is_contiguous() const { return is_contiguous_; }
+  DispatchKeySet key_set() const { return key_set_; }
+
+  // set_sizes_and_strides: restrides in place (in-place view ops like squeeze_).
+  void set_sizes_and_strides(IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset);
+
+  // Wrapped numbers are 0-dim tensors made from C++ scalars (`x + 1.0`); they
+  // take part in type promotion as scalars and print as numbers, as in PyTorch.
+  bool is_wrapped_number() const { return wrapped_number_; }
+  void set_wrapped_number(bool v) { wrapped_number_ = v; }
+
+  // subclass: the handler consulted for every op this tensor takes part in.
+  const std::shared_ptr<TensorSubclass>& subclass() const { return subclass_; }
+  void set_subclass(std::shared_ptr<TensorSubclass> s);
+
+  // uid: a process-unique id, assigned on first request (DebugMode's t$N uses it).
+  uint64_t uid() const;
+
+  // version: bumped by every in-place op, so recorders can tell mutations apart.
+  uint64_t version() const { return version_; }
+  void bump_version() { ++version_; }
+
+ private:
+  void refresh();
+
+  Storage storage_;
+  SizeVec sizes_;
+  SizeVec strides_;
+  int64_t storage_offset_;
+  int64_t numel_ = 1;
+  DType dtype_;
+  Device device_;
+  bool is_contiguous_ = true;
+  bool wrapped_number_ = false;
+  DispatchKeySet key_set_;
+  uint64_t version_ = 0;
+  mutable std::atomic<uint64_t> uid_{0};
+  std::shared_ptr<TensorSubclass> subclass_;
+};
+
+// Tensor: the value type users and kernels pass around. Copying shares data.
+class Tensor {
+ public:
+  Tensor() = default;
+  explicit Tensor(IntrusivePtr<TensorImpl> impl) : impl_(std::move(impl)) {}
+
+  bool defined() const { return static_cast<bool>(impl_); }
+  TensorImpl* impl() const { return impl_.get(); }
+
+  IntArrayRef sizes() const { return impl_->sizes(); }
+  IntArrayRef strides() const { return impl_->strides(); }
+  // size / stride: one dim, negative dims count from the end.
+  int64_t size(int64_t dim) const;
+  int64_t stride(int64_t dim) const;
+  int64_t dim() const { return impl_->dim(); }
+  int64_t numel() const { return impl_->numel(); }
+  int64_t storage_offset() const { return impl_->storage_offset(); }
+  DType dtype() const { return impl_->dtype(); }
+  Device device() const { return impl_->device(); }
+  bool is_contiguous() const { return impl_->is_contiguous(); }
+  bool is_floating_point() const { return is_floating(dtype()); }
+  int64_t element_size() const { return opspec::element_size(dtype()); }
+  int64_t nbytes() const { return numel() * element_size(); }
+  DispatchKeySet key_set() const { return impl_->key_set(); }
+  bool is_wrapped_number() const { return impl_->is_wrapped_number(); }
+  bool is_same(const Tensor& o) const { return impl_ == o.impl_; }
+  // is_alias_of: shares storage with o (a view of it, or o of it).
+  bool is_alias_of(const Tensor& o) const { return impl_->storage() == o.impl_->storage(); }
+
+  // data_ptr<T>: typed pointer to the first element; checks dtype and that the
+  // tensor holds data (not meta, not a fake tensor).
+  template <class T> T* data_ptr() const {
+    check_data_access("data_ptr");
+    OPSPEC_CHECK(dtype_of<T>() == dtype(), "data_ptr: tensor has dtype ", dtype_short_name(dtype()),
+                 " but ", dtype_short_name(dtype_of<T>()), " was requested");
+    return static_cast<T*>(raw_data()) ;
+  }
+  // raw_data: untyped pointer to the first element (no checks; kernels only).
+  void* raw_data() const {
+    return static_cast<char*>(impl_->storage()->data()) + impl_->storage_offset() * element_size();
+  }
+
+  // to_vector<T>: the elements in logical (row-major) order, converted to T.
+  template <class T> std::vector<T> to_vector() const;
+  // item: the value of a one-element tensor (dispatches aten::_local_scalar_dense).
+  Scalar item(const std::source_location& loc = std::source_location::current()) const;
+  // item<T>: item() converted to T.
+  template <class T> T item() const { return item().to<T>(); }
+
+  // str: short metadata, "f32[2, 3]" (and the device when not cpu).
+  std::string meta_str() const;
+  // str: metadata and values, like torch's repr, for messages and debugging.
+  std::string str() const;
+
+  friend bool operator==(const Tensor&, const Tensor&) = delete;  // use is_same or ops::equal
+
+ private:
+  void check_data_access(const char* what) const;
+  IntrusivePtr<TensorImpl> impl_;
+};
+
+// TensorList: a view of several tensors (the Tensor[] schema type).
+using TensorList = absl::Span<const Tensor>;
+
+// contiguous_strides: row-major strides for sizes.
+SizeVec contiguous_strides(IntArrayRef sizes);
+
+// compute_numel: product of sizes (1 for a 0-dim tensor).
+int64_t compute_numel(IntArrayRef sizes);
+
+// wrap_dim: maps dim in [-ndim, ndim) to [0, ndim); throws naming op otherwise.
+// A 0-dim tensor accepts dims -1 and 0, as in PyTorch.
+int64_t wrap_dim(int64_t dim, int64_t ndim, std::string_view op);
+
+// format_sizes: "[2, 3]".
+std::string format_sizes(IntArrayRef sizes);
+
+namespace internal {
+
+// make_tensor: a new contiguous tensor with uninitialised data, bypassing the
+// dispatcher (kernels use this for their outputs).
+Tensor make_tensor(IntArrayRef sizes, DType dtype, Device device);
+// make_strided: a new tensor with the given strides over fresh storage large enough for them.
+Tensor make_strided(IntArrayRef sizes, IntArrayRef strides, DType dtype, Device device);
+// make_view: a tensor sharing base's storage with new geometry.
+Tensor make_view(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset);
+// make_wrapped_number: a 0-dim tensor holding s, flagged as a wrapped number.
+Tensor make_wrapped_number(const Scalar& s);
+// read_element_as_double: the element at a linear row-major index of a CPU tensor.
+double read_element_as_double(const Tensor& t, int64_t linear_index);
+
+}  // namespace internal
+
+template <class T>
+std::vector<T> Tensor::to_vector() const {
+  check_data_access("to_vector");
+  std::vector<T> out;
+  out.reserve(static_cast<size_t>(numel()));
+  const int64_t n = numel();
+  OPSPEC_DISPATCH_ALL_DTYPES(dtype(), "to_vector", [&] {
+    const scalar_t* base = static_cast<const scalar_t*>(raw_data());
+    const int64_t nd = dim();
+    SizeVec idx(static_cast<size_t>(nd), 0);
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t off = 0;
+      for (int64_t d = 0; d < nd; ++d) off += idx[d] * strides()[d];
+      if constexpr (std::is_same_v<scalar_t, Half> || std::is_same_v<scalar_t, BFloat16>) {
+        out.push_back(static_cast<T>(static_cast<float>(base[off])));
+      } else {
+        out.push_back(static_cast<T>(base[off]));
+      }
+      for (int64_t d = nd - 1; d >= 0; --d) {
+        if (++idx[d] < sizes()[d]) break;
+        idx[d] = 0;
+      }
+    }
+  });
+  return out;
+}
+
+}  // namespace opspec

@@ -1,0 +1,165 @@
+// boxing.h: conversions between typed C++ kernel signatures and the boxed
+// Stack, so a kernel written as a plain function can be called either way.
+// See Note [Boxed and unboxed calls].
+#pragma once
+
+#include <optional>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "runtime/core/tensor.h"
+#include "runtime/dispatch/value.h"
+
+namespace opspec {
+
+// Note [Boxed and unboxed calls]
+// Every kernel is reachable boxed (a Stack of Values), which is what modes,
+// fallbacks and tracers see. Kernels registered from typed functions also keep
+// their function pointer: a plain eager call whose chosen kernel has the exact
+// signature the caller used calls it directly with no Stack at all. A signature
+// mismatch is not an error; the call just takes the boxed path.
+
+// OptionalIntArrayRef: the unboxed type of "int[]?".
+using OptionalIntArrayRef = std::optional<IntArrayRef>;
+
+namespace internal {
+
+// Unbox<T>: reads an argument of C++ type T from a Value that lives on the
+// stack for the whole call (so spans into it stay valid).
+template <class T> struct Unbox;
+template <> struct Unbox<const Tensor&> {
+  static const Tensor& get(Value& v) { return v.to_tensor(); }
+};
+template <> struct Unbox<Tensor> {
+  static Tensor get(Value& v) { return v.to_tensor(); }
+};
+template <> struct Unbox<const std::optional<Tensor>&> {
+  static std::optional<Tensor> get(Value& v) {
+    if (v.is_none()) return std::nullopt;
+    return v.to_tensor();
+  }
+};
+template <> struct Unbox<const Scalar&> {
+  static Scalar get(Value& v) { return v.to_scalar(); }
+};
+template <> struct Unbox<const std::optional<Scalar>&> {
+  static std::optional<Scalar> get(Value& v) {
+    if (v.is_none()) return std::nullopt;
+    return v.to_scalar();
+  }
+};
+template <> struct Unbox<int64_t> {
+  static int64_t get(Value& v) { return v.to_int(); }
+};
+template <> struct Unbox<double> {
+  static double get(Value& v) { return v.to_double(); }
+};
+template <> struct Unbox<bool> {
+  static bool get(Value& v) { return v.to_bool(); }
+};
+template <> struct Unbox<IntArrayRef> {
+  static IntArrayRef get(Value& v) { return v.to_int_list(); }
+};
+template <> struct Unbox<OptionalIntArrayRef> {
+  static OptionalIntArrayRef get(Value& v) {
+    if (v.is_none()) return std::nullopt;
+    return IntArrayRef(v.to_int_list());
+  }
+};
+template <> struct Unbox<TensorList> {
+  static TensorList get(Value& v) { return v.to_tensor_list(); }
+};
+template <> struct Unbox<std::string_view> {
+  static std::string_view get(Value& v) { return v.to_string(); }
+};
+template <> struct Unbox<DType> {
+  static DType get(Value& v) { return v.to_dtype(); }
+};
+template <> struct Unbox<Device> {
+  static Device get(Value& v) { return v.to_device(); }
+};
+template <class T> struct Unbox<std::optional<T>> {
+  static std::optional<T> get(Value& v) {
+    if (v.is_none()) return std::nullopt;
+    return Unbox<T>::get(v);
+  }
+};
+
+// BoxReturn<R>: pushes a kernel's result onto the stack.
+template <class R> struct BoxReturn {
+  static void push(Stack& s, R&& r) { s.emplace_back(std::move(r)); }
+};
+template <class... Ts> struct BoxReturn<std::tuple<Ts...>> {
+  static void push(Stack& s, std::tuple<Ts...>&& r) {
+    std::apply([&](auto&&... xs) { (s.emplace_back(std::move(xs)), ...); }, std::move(r));
+  }
+};
+
+// UnboxReturn<R>: pops a boxed call's result(s) back into R.
+template <class R> struct UnboxReturn;
+template <> struct UnboxReturn<Tensor> {
+  static Tensor pop(Stack& s) { return std::move(s.at(0).to_tensor()); }
+};
+template <> struct UnboxReturn<Scalar> {
+  static Scalar pop(Stack& s) { return s.at(0).to_scalar(); }
+};
+template <> struct UnboxReturn<std::vector<Tensor>> {
+  static std::vector<Tensor> pop(Stack& s) { return std::move(s.at(0).to_tensor_list()); }
+};
+template <> struct UnboxReturn<void> {
+  static void pop(Stack&) {}
+};
+template <class... Ts> struct UnboxReturn<std::tuple<Ts...>> {
+  static std::tuple<Ts...> pop(Stack& s) {
+    return pop_impl(s, std::index_sequence_for<Ts...>{});
+  }
+  template <size_t... I>
+  static std::tuple<Ts...> pop_impl(Stack& s, std::index_sequence<I...>) {
+    return std::tuple<Ts...>(std::move(s.at(I).to_tensor())...);
+  }
+};
+
+// call_unboxed_from_stack: runs fn(args unboxed from stack), replacing the
+// stack with its boxed result(s).
+template <class Ret, class... Args, size_t... I>
+void call_unboxed_from_stack(Ret (*fn)(Args...), Stack& stack, std::index_sequence<I...>) {
+  if constexpr (std::is_void_v<Ret>) {
+    fn(Unbox<Args>::get(stack[I])...);
+    stack.clear();
+  } else {
+    Ret r = fn(Unbox<Args>::get(stack[I])...);
+    stack.clear();
+    BoxReturn<Ret>::push(stack, std::move(r));
+  }
+}
+
+// box_args: the Stack for a typed call's arguments.
+template <class... Args>
+Stack box_args(const Args&... args) {
+  Stack s;
+  s.reserve(sizeof...(Args));
+  (s.emplace_back(args), ...);
+  return s;
+}
+
+// keys_of: the union of the dispatch keys of every tensor among args.
+inline DispatchKeySet keys_of_one(const Tensor& t) { return t.defined() ? t.key_set() : DispatchKeySet(); }
+inline DispatchKeySet keys_of_one(const std::optional<Tensor>& t) {
+  return t && t->defined() ? t->key_set() : DispatchKeySet();
+}
+inline DispatchKeySet keys_of_one(TensorList ts) {
+  DispatchKeySet k;
+  for (const Tensor& t : ts) k = k | keys_of_one(t);
+  return k;
+}
+template <class T> DispatchKeySet keys_of_one(const T&) { return {}; }
+template <class... Args>
+DispatchKeySet keys_of(const Args&... args) {
+  return (DispatchKeySet() | ... | keys_of_one(args));
+}
+
+}  // namespace internal
+}  // namespace opspec

@@ -1,0 +1,157 @@
+#include "runtime/dispatch/dispatcher.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "runtime/core/error.h"
+
+namespace opspec {
+
+namespace internal {
+// Defined in runtime/ops/register_builtins.cc. See Note [Builtin registration].
+void register_builtins(Dispatcher& d);
+}  // namespace internal
+
+std::string_view op_kind_name(OpKind k) {
+  static constexpr std::string_view kNames[] = {"factory", "unary", "binary", "ternary",
+                                                "reduction", "view", "other"};
+  return kNames[static_cast<int>(k)];
+}
+
+OperatorHandle::OperatorHandle(FunctionSchema schema, OpKind kind, bool composite, int id)
+    : schema_(std::move(schema)), kind_(kind), composite_(composite), id_(id) {}
+
+void OperatorHandle::call_boxed(Stack& stack) const { Dispatcher::singleton().call_boxed(*this, stack); }
+
+Dispatcher& Dispatcher::singleton() {
+  static Dispatcher* instance = [] {
+    auto* d = new Dispatcher();  // never destroyed: kernels may run during static destruction
+    internal::register_builtins(*d);
+    return d;
+  }();
+  return *instance;
+}
+
+OperatorHandle& Dispatcher::def(std::string_view schema_text, OpKind kind, bool composite,
+                                std::string_view default_namespace) {
+  FunctionSchema schema = FunctionSchema::parse(schema_text, default_namespace);
+  std::lock_guard<std::mutex> lock(mu_);
+  const std::string name = schema.qualified_name();
+  OPSPEC_CHECK(!by_name_.contains(name), "op ", name, " is already registered (", schema_text, ")");
+  OperatorHandle& op = ops_.emplace_back(std::move(schema), kind, composite, static_cast<int>(ops_.size()));
+  by_name_[name] = &op;
+  return op;
+}
+
+const OperatorHandle* Dispatcher::find(std::string_view name) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string key(name);
+  if (key.find("::") == std::string::npos) key = "aten::" + key;
+  if (auto it = by_name_.find(key); it != by_name_.end()) return it->second;
+  return nullptr;
+}
+
+const OperatorHandle& Dispatcher::get(std::string_view name) const {
+  if (const OperatorHandle* op = find(name)) return *op;
+  // Offer the overloads of the same base name: "aten::add" -> aten::add.Tensor, aten::add.Scalar.
+  std::string base(name);
+  if (base.find("::") == std::string::npos) base = "aten::" + base;
+  if (auto dot = base.find('.', base.find("::")); dot != std::string::npos) base.resize(dot);
+  std::vector<std::string> close;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const OperatorHandle& op : ops_) {
+      if (op.schema().base_name() == base) close.push_back(op.name());
+    }
+  }
+  std::sort(close.begin(), close.end());
+  if (close.empty()) OPSPEC_FAIL("unknown op '", name, "'");
+  OPSPEC_FAIL("unknown op '", name, "'; did you mean one of: ", absl::StrJoin(close, ", "), "?");
+}
+
+std::vector<const OperatorHandle*> Dispatcher::ops() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<const OperatorHandle*> out;
+  out.reserve(ops_.size());
+  for (const OperatorHandle& op : ops_) out.push_back(&op);
+  return out;
+}
+
+void Dispatcher::register_kernel(const OperatorHandle& op_const, DispatchKey key, KernelFunction kernel) {
+  OPSPEC_CHECK(kernel.valid(), "register_kernel: empty kernel for ", op_const.name(), " at ",
+               dispatch_key_name(key));
+  std::lock_guard<std::mutex> lock(mu_);
+  auto& op = const_cast<OperatorHandle&>(op_const);  // handles are owned here
+  if (kernel.debug_name.empty()) kernel.debug_name = str_cat(op.name(), "/", dispatch_key_name(key));
+  op.kernels_[static_cast<int>(key)] = std::move(kernel);
+  op.kernel_mask_ = op.kernel_mask_.add(key);
+  if (key == DispatchKey::kCompositeImplicit) op.composite_ = true;
+}
+
+void Dispatcher::register_fallback(DispatchKey key, KernelFunction kernel) {
+  OPSPEC_CHECK(kernel.valid(), "register_fallback: empty kernel at ", dispatch_key_name(key));
+  std::lock_guard<std::mutex> lock(mu_);
+  fallbacks_[static_cast<int>(key)] = std::move(kernel);
+  fallback_mask_ = fallback_mask_.add(key);
+}
+
+Dispatcher::ResolvedKernel Dispatcher::resolve(const OperatorHandle& op, DispatchKeySet ks) const {
+  const DispatchKeySet available = ks & (op.kernel_mask_ | fallback_mask_);
+  if (available.empty()) throw_no_kernel(op, ks);
+  const DispatchKey key = available.highest();
+  const KernelFunction& own = op.kernels_[static_cast<int>(key)];
+  if (own.valid()) return {key, &own, false};
+  return {key, &fallbacks_[static_cast<int>(key)], true};
+}
+
+void Dispatcher::throw_no_kernel(const OperatorHandle& op, DispatchKeySet ks) const {
+  const DispatchKeySet backends = ks & kBackendKeys;
+  std::string hint;
+  if (backends.has(DispatchKey::kCUDA)) {
+    hint = " This build of opspec has no CUDA kernel for it (was it built with OPSPEC_CUDA?).";
+  }
+  if (backends.empty()) {
+    hint = " No tensor argument or device chose a backend.";
+  }
+  internal::throw_not_implemented(str_cat(op.name(), ": no kernel for dispatch keys ", ks.str(),
+                                               "; it has kernels for ", op.kernel_mask_.str(), ".", hint));
+}
+
+void Dispatcher::call_boxed(const OperatorHandle& op, Stack& stack) const {
+  DispatchKeySet tensor_keys;
+  for (const Value& v : stack) {
+    if (v.is_tensor()) {
+      tensor_keys = tensor_keys | internal::keys_of_one(v.to_tensor());
+    } else if (v.is_tensor_list()) {
+      tensor_keys = tensor_keys | internal::keys_of_one(TensorList(v.to_tensor_list()));
+    }
+  }
+  redispatch_boxed(op, compute_dispatch_key_set(tensor_keys), stack);
+}
+
+void Dispatcher::redispatch_boxed(const OperatorHandle& op, DispatchKeySet ks, Stack& stack) const {
+  const ResolvedKernel r = resolve(op, ks);
+  r.kernel->boxed(op, ks, stack);
+}
+
+std::string Dispatcher::dump_dispatch_table(const OperatorHandle& op) const {
+  std::string out = str_cat(op.name(), " (", op_kind_name(op.kind()), op.is_composite() ? ", composite" : "",
+                                 ")\nschema: ", op.schema().str(), "\n");
+  for (int k = kNumDispatchKeys - 1; k >= 0; --k) {
+    const auto key = static_cast<DispatchKey>(k);
+    const KernelFunction& own = op.kernels_[k];
+    std::string what;
+    if (own.valid()) {
+      what = str_cat("kernel [", own.debug_name, own.unboxed ? ", unboxed" : ", boxed", "]");
+    } else if (fallback_mask_.has(key)) {
+      what = str_cat("fallback [", fallbacks_[k].debug_name, "]");
+    } else {
+      what = "fallthrough";
+    }
+    str_append(&out, "  ", dispatch_key_name(key), ": ", what, "\n");
+  }
+  return out;
+}
+
+}  // namespace opspec

@@ -1,0 +1,114 @@
+// dispatcher.h: Dispatcher, the registry of ops and the router that sends every
+// call to the kernel of its highest-priority dispatch key.
+// See Note [Dispatch key order] and Note [Boxed and unboxed calls].
+#pragma once
+
+#include <array>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "runtime/dispatch/local_dispatch_key_set.h"
+#include "runtime/dispatch/operator.h"
+
+namespace opspec {
+
+// Dispatcher: process-wide registry and router. Registration is thread-safe;
+// register kernels before calling the op concurrently from several threads.
+class Dispatcher {
+ public:
+  // singleton: the dispatcher, with every builtin op and kernel registered.
+  static Dispatcher& singleton();
+
+  // def: registers an op from its schema (the namespace defaults to "aten").
+  // Throws if an op of that name exists.
+  OperatorHandle& def(std::string_view schema, OpKind kind, bool composite = false,
+                      std::string_view default_namespace = "aten");
+  // find: looks an op up by "aten::add.Tensor", "add.Tensor" (aten assumed),
+  // or a name without overload when that name has only the default overload.
+  const OperatorHandle* find(std::string_view name) const;
+  // get: find, throwing "unknown op 'aten::foo'" (with close names) when absent.
+  const OperatorHandle& get(std::string_view name) const;
+  // ops: every registered op, in registration order.
+  std::vector<const OperatorHandle*> ops() const;
+
+  // register_kernel: sets op's kernel for key (replacing any previous one).
+  // A kernel at CompositeImplicit makes the op composite.
+  void register_kernel(const OperatorHandle& op, DispatchKey key, KernelFunction kernel);
+  // register_fallback: the boxed kernel for key used by every op without its own.
+  void register_fallback(DispatchKey key, KernelFunction kernel);
+  bool has_fallback(DispatchKey key) const { return fallback_mask_.has(key); }
+
+  // ResolvedKernel: the key a call goes to and its kernel.
+  struct ResolvedKernel {
+    DispatchKey key;
+    const KernelFunction* kernel;
+    bool is_fallback;
+  };
+  // resolve: the kernel a call with key set ks would run; throws if none.
+  ResolvedKernel resolve(const OperatorHandle& op, DispatchKeySet ks) const;
+
+  // call_boxed: full dispatch of a complete stack (see FunctionSchema::bind);
+  // the stack holds the results afterwards.
+  void call_boxed(const OperatorHandle& op, Stack& stack) const;
+  // redispatch_boxed: dispatch with an explicit key set (kernels pass their
+  // own set minus the keys at and above themselves).
+  void redispatch_boxed(const OperatorHandle& op, DispatchKeySet ks, Stack& stack) const;
+
+  // call: typed dispatch; takes the unboxed path when the kernel has this exact signature.
+  template <class Ret, class... Args>
+  Ret call(const OperatorHandle& op, Args... args) const {
+    return redispatch<Ret, Args...>(op, compute_dispatch_key_set(internal::keys_of(args...)), args...);
+  }
+  // redispatch: typed dispatch with an explicit key set.
+  template <class Ret, class... Args>
+  Ret redispatch(const OperatorHandle& op, DispatchKeySet ks, Args... args) const {
+    const ResolvedKernel r = resolve(op, ks);
+    if (r.kernel->unboxed != nullptr && r.kernel->signature == &typeid(Ret(Args...))) {
+      return reinterpret_cast<Ret (*)(Args...)>(r.kernel->unboxed)(args...);
+    }
+    Stack stack = internal::box_args(args...);
+    r.kernel->boxed(op, ks, stack);
+    return internal::UnboxReturn<Ret>::pop(stack);
+  }
+
+  // dump_dispatch_table: one line per key saying which kernel a call at that
+  // key runs ("kernel", "fallback", "fallthrough"), highest priority first.
+  std::string dump_dispatch_table(const OperatorHandle& op) const;
+
+ private:
+  Dispatcher() = default;
+  [[noreturn]] void throw_no_kernel(const OperatorHandle& op, DispatchKeySet ks) const;
+
+  mutable std::mutex mu_;
+  std::deque<OperatorHandle> ops_;
+  absl::flat_hash_map<std::string, OperatorHandle*> by_name_;
+  std::array<KernelFunction, kNumDispatchKeys> fallbacks_;
+  DispatchKeySet fallback_mask_;
+};
+
+template <class Ret, class... Args>
+Ret OperatorHandle::call(const Args&... args) const {
+  return Dispatcher::singleton().call<Ret, const Args&...>(*this, args...);
+}
+
+// TypedOp<Ret(Args...)>: a cached op handle with a typed call operator, as the
+// public op API uses: `static TypedOp<Tensor(const Tensor&)> relu("aten::relu");`.
+template <class Sig> class TypedOp;
+template <class Ret, class... Args>
+class TypedOp<Ret(Args...)> {
+ public:
+  explicit TypedOp(const OperatorHandle& op) : op_(&op) {}
+  explicit TypedOp(std::string_view name) : op_(&Dispatcher::singleton().get(name)) {}
+  Ret operator()(Args... args) const { return Dispatcher::singleton().call<Ret, Args...>(*op_, args...); }
+  const OperatorHandle& handle() const { return *op_; }
+
+ private:
+  const OperatorHandle* op_;
+};
+
+}  // namespace opspec

@@ -1,0 +1,32 @@
+#include "runtime/dispatch/library.h"
+
+#include "runtime/core/error.h"
+
+namespace opspec {
+
+Library& Library::def(std::string_view schema, OpKind kind) {
+  dispatcher_.def(schema, kind, /*composite=*/false, ns_);
+  return *this;
+}
+
+const OperatorHandle& Library::lookup(std::string_view op_name) const {
+  std::string name(op_name);
+  if (name.find("::") == std::string::npos) name = ns_ + "::" + name;
+  const OperatorHandle* op = dispatcher_.find(name);
+  OPSPEC_CHECK(op != nullptr, "Library(", ns_, "): cannot register a kernel for unknown op '", name,
+               "'; declare it with def() first");
+  return *op;
+}
+
+Library& Library::impl_boxed(std::string_view op_name, DispatchKey key, BoxedKernel fn) {
+  const OperatorHandle& op = lookup(op_name);
+  dispatcher_.register_kernel(op, key, KernelFunction::from_boxed(std::move(fn)));
+  return *this;
+}
+
+Library& Library::fallback(DispatchKey key, BoxedKernel fn) {
+  dispatcher_.register_fallback(key, KernelFunction::from_boxed(std::move(fn), str_cat(ns_, "_fallback")));
+  return *this;
+}
+
+}  // namespace opspec

@@ -1,0 +1,84 @@
+// local_dispatch_key_set.h: the thread-local included/excluded key sets and the
+// RAII guards that change them. Exclusion wins over inclusion.
+#pragma once
+
+#include "runtime/core/dispatch_key.h"
+
+namespace opspec {
+
+// LocalDispatchKeySet: this thread's key adjustments. `modes` holds the keys of
+// non-empty mode stacks (Python, FunctionMode, PreDispatch) and is kept apart
+// from `included` so a guard and a mode never undo each other.
+struct LocalDispatchKeySet {
+  DispatchKeySet included;
+  DispatchKeySet excluded;
+  DispatchKeySet modes;
+};
+
+namespace internal {
+extern constinit thread_local LocalDispatchKeySet tls_local_dispatch_key_set;
+}  // namespace internal
+
+// local_dispatch_key_set: this thread's state (read it; change it with guards).
+inline LocalDispatchKeySet& local_dispatch_key_set() { return internal::tls_local_dispatch_key_set; }
+
+// compute_dispatch_key_set: the keys a call with these tensor keys goes through.
+inline DispatchKeySet compute_dispatch_key_set(DispatchKeySet tensor_keys) {
+  const LocalDispatchKeySet& tls = internal::tls_local_dispatch_key_set;
+  return (tensor_keys | kDefaultOnKeys | tls.included | tls.modes) - tls.excluded;
+}
+
+// IncludeDispatchKeyGuard: adds keys to the included set for its scope.
+class IncludeDispatchKeyGuard {
+ public:
+  explicit IncludeDispatchKeyGuard(DispatchKeySet keys);
+  ~IncludeDispatchKeyGuard();
+  IncludeDispatchKeyGuard(const IncludeDispatchKeyGuard&) = delete;
+  IncludeDispatchKeyGuard& operator=(const IncludeDispatchKeyGuard&) = delete;
+
+ private:
+  DispatchKeySet saved_;
+};
+
+// ExcludeDispatchKeyGuard: adds keys to the excluded set for its scope.
+class ExcludeDispatchKeyGuard {
+ public:
+  explicit ExcludeDispatchKeyGuard(DispatchKeySet keys);
+  ~ExcludeDispatchKeyGuard();
+  ExcludeDispatchKeyGuard(const ExcludeDispatchKeyGuard&) = delete;
+  ExcludeDispatchKeyGuard& operator=(const ExcludeDispatchKeyGuard&) = delete;
+
+ private:
+  DispatchKeySet saved_;
+};
+
+// EnablePreDispatchGuard: PyTorch's _EnablePreDispatch: calls pass through the
+// PreDispatch key, where pre-dispatch modes capture ops before decomposition.
+class EnablePreDispatchGuard : public IncludeDispatchKeyGuard {
+ public:
+  EnablePreDispatchGuard() : IncludeDispatchKeyGuard(DispatchKey::kPreDispatch) {}
+};
+
+// EnablePythonDispatcherGuard: PyTorch's _EnablePythonDispatcher: turns on the
+// override layer (kernels registered at run time for an (op, key) pair).
+class EnablePythonDispatcherGuard : public IncludeDispatchKeyGuard {
+ public:
+  EnablePythonDispatcherGuard() : IncludeDispatchKeyGuard(DispatchKey::kPythonDispatcher) {}
+};
+
+// DisablePythonDispatcherGuard: PyTorch's _DisablePythonDispatcher: the
+// override layer is skipped for the scope, even inside an enable guard.
+class DisablePythonDispatcherGuard : public ExcludeDispatchKeyGuard {
+ public:
+  DisablePythonDispatcherGuard() : ExcludeDispatchKeyGuard(DispatchKey::kPythonDispatcher) {}
+};
+
+// ExcludeModesGuard: no mode (dispatch, function or pre-dispatch) and no tensor
+// subclass sees calls in its scope; used by tools that must not record themselves.
+class ExcludeModesGuard : public ExcludeDispatchKeyGuard {
+ public:
+  ExcludeModesGuard()
+      : ExcludeDispatchKeyGuard({DispatchKey::kPython, DispatchKey::kFunctionMode, DispatchKey::kPreDispatch}) {}
+};
+
+}  // namespace opspec

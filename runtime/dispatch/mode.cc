@@ -1,0 +1,217 @@
+#include "runtime/dispatch/mode.h"
+
+#include <algorithm>
+#include <optional>
+
+#include "absl/container/inlined_vector.h"
+#include "runtime/core/error.h"
+
+namespace opspec {
+namespace {
+
+// The three keys that have mode stacks, and their slot in ModeState::stacks.
+constexpr DispatchKey kModeKeys[] = {DispatchKey::kPython, DispatchKey::kFunctionMode, DispatchKey::kPreDispatch};
+
+int stack_index(DispatchKey key) {
+  for (int i = 0; i < 3; ++i) {
+    if (kModeKeys[i] == key) return i;
+  }
+  OPSPEC_FAIL("modes can be pushed at the Python, FunctionMode or PreDispatch key, not ",
+              dispatch_key_name(key));
+}
+
+struct ModeState {
+  std::vector<std::shared_ptr<DispatchMode>> stacks[3];
+  std::shared_ptr<DispatchMode> infra[2];  // proxy, fake
+};
+
+thread_local ModeState tls_modes;
+
+std::shared_ptr<DispatchMode>& infra_slot(ModeKind kind) {
+  OPSPEC_INTERNAL_ASSERT(kind != ModeKind::kUser);
+  return tls_modes.infra[kind == ModeKind::kProxy ? 0 : 1];
+}
+
+// Keeps LocalDispatchKeySet::modes equal to "which keys have any mode".
+void refresh_mode_keys() {
+  DispatchKeySet keys;
+  for (int i = 0; i < 3; ++i) {
+    if (!tls_modes.stacks[i].empty()) keys = keys.add(kModeKeys[i]);
+  }
+  if (tls_modes.infra[0] || tls_modes.infra[1]) keys = keys.add(DispatchKey::kPython);
+  local_dispatch_key_set().modes = keys;
+}
+
+// Takes a mode off its stack or slot for a handler's duration, and puts it back.
+class TemporarilyPopped {
+ public:
+  explicit TemporarilyPopped(const std::shared_ptr<DispatchMode>& mode) : mode_(mode) {
+    if (mode->kind() == ModeKind::kUser) {
+      auto& stack = tls_modes.stacks[stack_index(mode->key())];
+      OPSPEC_INTERNAL_ASSERT(!stack.empty() && stack.back() == mode);
+      stack.pop_back();
+    } else {
+      infra_slot(mode->kind()).reset();
+    }
+    refresh_mode_keys();
+  }
+  ~TemporarilyPopped() {
+    if (mode_->kind() == ModeKind::kUser) {
+      tls_modes.stacks[stack_index(mode_->key())].push_back(mode_);
+    } else {
+      infra_slot(mode_->kind()) = mode_;
+    }
+    refresh_mode_keys();
+  }
+  TemporarilyPopped(const TemporarilyPopped&) = delete;
+  TemporarilyPopped& operator=(const TemporarilyPopped&) = delete;
+
+ private:
+  std::shared_ptr<DispatchMode> mode_;
+};
+
+// One handler in the chain: a mode or a subclass.
+struct Handler {
+  std::shared_ptr<DispatchMode> mode;
+  std::shared_ptr<TensorSubclass> subclass;
+};
+using HandlerChain = absl::InlinedVector<Handler, 4>;
+
+void add_subclasses(const Stack& stack, ModeKind kind, HandlerChain& chain) {
+  auto consider = [&](const Tensor& t) {
+    if (!t.defined() || !t.impl()->subclass()) return;
+    const auto& sub = t.impl()->subclass();
+    if (sub->kind() != kind) return;
+    for (const Handler& h : chain) {
+      if (h.subclass == sub) return;
+    }
+    chain.push_back({nullptr, sub});
+  };
+  for (const Value& v : stack) {
+    if (v.is_tensor()) consider(v.to_tensor());
+    if (v.is_tensor_list()) {
+      for (const Tensor& t : v.to_tensor_list()) consider(t);
+    }
+  }
+}
+
+// Runs chain[i:] then, past the end, the kernels below `key` with `key` excluded.
+void run_chain(const OperatorHandle& op, DispatchKeySet ks, DispatchKey key, const HandlerChain& chain,
+               size_t i, Stack& stack) {
+  if (i == chain.size()) {
+    ExcludeDispatchKeyGuard exclude(key);
+    Dispatcher::singleton().redispatch_boxed(op, ks & DispatchKeySet::below(key), stack);
+    return;
+  }
+  const Handler& h = chain[i];
+  std::optional<TemporarilyPopped> popped;
+  if (h.mode) popped.emplace(h.mode);
+  OpCall call(op, stack, [&](Stack& s) { run_chain(op, ks, key, chain, i + 1, s); });
+  const bool handled = h.mode ? h.mode->dispatch(call) : h.subclass->dispatch(call);
+  if (!handled && !call.proceeded()) run_chain(op, ks, key, chain, i + 1, stack);
+}
+
+// See Note [Mode and subclass order].
+void python_fallback(const OperatorHandle& op, DispatchKeySet ks, Stack& stack) {
+  HandlerChain chain;
+  const auto& user = tls_modes.stacks[0];
+  for (auto it = user.rbegin(); it != user.rend(); ++it) chain.push_back({*it, nullptr});
+  add_subclasses(stack, ModeKind::kUser, chain);
+  if (tls_modes.infra[0]) chain.push_back({tls_modes.infra[0], nullptr});
+  add_subclasses(stack, ModeKind::kProxy, chain);
+  if (tls_modes.infra[1]) chain.push_back({tls_modes.infra[1], nullptr});
+  add_subclasses(stack, ModeKind::kFake, chain);
+  run_chain(op, ks, DispatchKey::kPython, chain, 0, stack);
+}
+
+void mode_stack_fallback(DispatchKey key, const OperatorHandle& op, DispatchKeySet ks, Stack& stack) {
+  HandlerChain chain;
+  const auto& modes = tls_modes.stacks[stack_index(key)];
+  for (auto it = modes.rbegin(); it != modes.rend(); ++it) chain.push_back({*it, nullptr});
+  run_chain(op, ks, key, chain, 0, stack);
+}
+
+}  // namespace
+
+void OpCall::proceed() {
+  OPSPEC_CHECK(!proceeded_, op_.name(), ": OpCall::proceed() called twice by the same handler");
+  proceeded_ = true;
+  next_(stack_);
+}
+
+Tensor with_subclass(const Tensor& t, std::shared_ptr<TensorSubclass> handler) {
+  OPSPEC_CHECK(t.defined(), "with_subclass: tensor is undefined");
+  Tensor out = internal::make_view(t, t.sizes(), t.strides(), t.storage_offset());
+  out.impl()->set_subclass(std::move(handler));
+  return out;
+}
+
+void push_mode(std::shared_ptr<DispatchMode> mode) {
+  OPSPEC_CHECK(mode != nullptr, "push_mode: mode is null");
+  if (mode->kind() == ModeKind::kUser) {
+    tls_modes.stacks[stack_index(mode->key())].push_back(std::move(mode));
+  } else {
+    OPSPEC_CHECK(mode->key() == DispatchKey::kPython, "push_mode: infra modes live at the Python key");
+    auto& slot = infra_slot(mode->kind());
+    OPSPEC_CHECK(!slot, "push_mode: a ", mode->kind() == ModeKind::kProxy ? "proxy" : "fake",
+                 " mode (", slot->name(), ") is already active; use ModeGuard to nest infra modes");
+    slot = std::move(mode);
+  }
+  refresh_mode_keys();
+}
+
+std::shared_ptr<DispatchMode> pop_mode(DispatchKey key) {
+  auto& stack = tls_modes.stacks[stack_index(key)];
+  OPSPEC_CHECK(!stack.empty(), "pop_mode: no mode on the ", dispatch_key_name(key), " stack");
+  auto mode = std::move(stack.back());
+  stack.pop_back();
+  refresh_mode_keys();
+  return mode;
+}
+
+std::vector<std::shared_ptr<DispatchMode>> mode_stack(DispatchKey key) {
+  return tls_modes.stacks[stack_index(key)];
+}
+
+std::shared_ptr<DispatchMode> infra_mode(ModeKind kind) { return infra_slot(kind); }
+
+bool dispatch_mode_enabled() { return local_dispatch_key_set().modes.has(DispatchKey::kPython); }
+
+ModeGuard::ModeGuard(std::shared_ptr<DispatchMode> mode) : mode_(std::move(mode)) {
+  OPSPEC_CHECK(mode_ != nullptr, "ModeGuard: mode is null");
+  if (mode_->kind() != ModeKind::kUser) {
+    previous_infra_ = std::exchange(infra_slot(mode_->kind()), nullptr);
+  }
+  push_mode(mode_);
+}
+
+ModeGuard::ModeGuard(DispatchMode& mode) : ModeGuard(std::shared_ptr<DispatchMode>(&mode, [](DispatchMode*) {})) {}
+
+ModeGuard::~ModeGuard() {
+  if (mode_->kind() != ModeKind::kUser) {
+    infra_slot(mode_->kind()) = std::move(previous_infra_);
+  } else {
+    // Scopes nest, so the mode is on top; erase it wherever it is to stay safe
+    // if a user popped modes by hand in between.
+    auto& stack = tls_modes.stacks[stack_index(mode_->key())];
+    auto it = std::find(stack.rbegin(), stack.rend(), mode_);
+    if (it != stack.rend()) stack.erase(std::next(it).base());
+  }
+  refresh_mode_keys();
+}
+
+namespace internal {
+
+void register_mode_fallbacks(Dispatcher& d) {
+  d.register_fallback(DispatchKey::kPython, KernelFunction::from_boxed(&python_fallback, "python_mode_fallback"));
+  for (DispatchKey key : {DispatchKey::kFunctionMode, DispatchKey::kPreDispatch}) {
+    d.register_fallback(key, KernelFunction::from_boxed(
+                                 [key](const OperatorHandle& op, DispatchKeySet ks, Stack& stack) {
+                                   mode_stack_fallback(key, op, ks, stack);
+                                 },
+                                 str_cat(dispatch_key_name(key), "_mode_fallback")));
+  }
+}
+
+}  // namespace internal
+}  // namespace opspec

@@ -1,0 +1,127 @@
+// mode.h: dispatch modes, function modes and tensor subclasses: objects that
+// see (and may take over) every op call. See Note [Mode and subclass order].
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "runtime/dispatch/dispatcher.h"
+
+namespace opspec {
+
+// Note [Mode and subclass order]
+// At the Python key the handlers are consulted in PyTorch's order: user
+// dispatch modes (innermost first), then user tensor subclasses of the
+// arguments, then the proxy mode or proxy tensors, then the fake mode or fake
+// tensors. A handler runs with itself taken off the stack, so an op it calls
+// goes to the next handler or the kernel; two nested logging modes log each
+// op twice. A handler may decline (PyTorch's NotImplemented): the op then
+// continues as if that handler were absent. Function modes (FunctionMode key)
+// and pre-dispatch modes (PreDispatch key) work the same way above the
+// decompositions, so they see `linear` and not its parts.
+
+// OpCall: one op call as a mode or subclass handler sees it.
+class OpCall {
+ public:
+  OpCall(const OperatorHandle& op, Stack& stack, std::function<void(Stack&)> next)
+      : op_(op), stack_(stack), next_(std::move(next)) {}
+
+  const OperatorHandle& op() const { return op_; }
+  // name: "aten::add.Tensor".
+  const std::string& name() const { return op_.name(); }
+  // stack: the complete arguments on entry; the results once handled.
+  Stack& stack() { return stack_; }
+  const Stack& stack() const { return stack_; }
+  const Value& arg(size_t i) const { return stack_.at(i); }
+  size_t num_args() const { return stack_.size(); }
+
+  // proceed: runs the rest of the chain (the next handler, or the kernel) on
+  // the current stack, which then holds the results; like `func(*args)`.
+  void proceed();
+  bool proceeded() const { return proceeded_; }
+
+ private:
+  const OperatorHandle& op_;
+  Stack& stack_;
+  std::function<void(Stack&)> next_;
+  bool proceeded_ = false;
+};
+
+// ModeKind: user modes and subclasses come before the infra ones (proxy, fake).
+enum class ModeKind : uint8_t { kUser, kProxy, kFake };
+
+// DispatchMode: a stateful object that sees every op call made while it is on
+// the mode stack of its key, including factory functions. Override dispatch().
+class DispatchMode {
+ public:
+  virtual ~DispatchMode() = default;
+  // dispatch: handle the call (leave results on the stack, usually via
+  // call.proceed()) and return true, or return false to decline.
+  virtual bool dispatch(OpCall& call) = 0;
+  // key: the key whose stack this mode joins: Python (dispatch modes, the
+  // default), FunctionMode or PreDispatch.
+  virtual DispatchKey key() const { return DispatchKey::kPython; }
+  // kind: user, or one of the infra slots (proxy, fake) at the Python key.
+  virtual ModeKind kind() const { return ModeKind::kUser; }
+  // name: for error messages and dumps.
+  virtual std::string_view name() const { return "DispatchMode"; }
+};
+
+// FunctionMode: a mode that sits above decomposition (PyTorch's
+// TorchFunctionMode): it sees composite ops such as linear and matmul as called.
+class FunctionMode : public DispatchMode {
+ public:
+  DispatchKey key() const override { return DispatchKey::kFunctionMode; }
+  std::string_view name() const override { return "FunctionMode"; }
+};
+
+// TensorSubclass: the handler a tensor carries (see with_subclass); consulted
+// for every op the tensor takes part in, after the user modes.
+class TensorSubclass {
+ public:
+  virtual ~TensorSubclass() = default;
+  // dispatch: as DispatchMode::dispatch. proceed() runs the kernel on the
+  // tensors' own data (after any remaining handlers).
+  virtual bool dispatch(OpCall& call) = 0;
+  virtual ModeKind kind() const { return ModeKind::kUser; }
+  virtual std::string_view name() const = 0;
+};
+
+// with_subclass: a tensor sharing t's data and geometry that carries handler.
+Tensor with_subclass(const Tensor& t, std::shared_ptr<TensorSubclass> handler);
+
+// push_mode: puts mode on its key's stack (user modes) or into its infra slot.
+void push_mode(std::shared_ptr<DispatchMode> mode);
+// pop_mode: removes and returns the innermost user mode of key (throws if none).
+std::shared_ptr<DispatchMode> pop_mode(DispatchKey key = DispatchKey::kPython);
+// mode_stack: the user modes of key, outermost first.
+std::vector<std::shared_ptr<DispatchMode>> mode_stack(DispatchKey key = DispatchKey::kPython);
+// infra_mode: the mode in an infra slot (proxy or fake) or null.
+std::shared_ptr<DispatchMode> infra_mode(ModeKind kind);
+// dispatch_mode_enabled: any mode or infra mode at the Python key (PyTorch's
+// check, used by composites such as reshape and linear).
+bool dispatch_mode_enabled();
+
+// ModeGuard: pushes a mode for its scope. The non-owning form suits modes that
+// live on the stack: `DebugMode dm; { ModeGuard g(dm); ... }`.
+class ModeGuard {
+ public:
+  explicit ModeGuard(std::shared_ptr<DispatchMode> mode);
+  explicit ModeGuard(DispatchMode& mode);
+  ~ModeGuard();
+  ModeGuard(const ModeGuard&) = delete;
+  ModeGuard& operator=(const ModeGuard&) = delete;
+
+ private:
+  std::shared_ptr<DispatchMode> mode_;
+  std::shared_ptr<DispatchMode> previous_infra_;
+};
+
+namespace internal {
+// register_mode_fallbacks: the Python, FunctionMode and PreDispatch fallbacks.
+void register_mode_fallbacks(Dispatcher& d);
+}  // namespace internal
+
+}  // namespace opspec

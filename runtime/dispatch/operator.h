@@ -1,0 +1,109 @@
+// operator.h: OperatorHandle (one registered op: schema, kind, kernels per
+// key) and KernelFunction (a kernel callable boxed and maybe unboxed).
+#pragma once
+
+#include <array>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <typeinfo>
+
+#include "runtime/core/dispatch_key.h"
+#include "runtime/dispatch/boxing.h"
+#include "runtime/dispatch/schema.h"
+
+namespace opspec {
+
+class OperatorHandle;
+
+// OpKind: what an op is, for tools that treat ops by family (the compiler's
+// fuser, spec generators). Declared once in the op table.
+enum class OpKind : uint8_t {
+  kFactory,
+  kUnary,
+  kBinary,
+  kTernary,
+  kReduction,
+  kView,
+  kOther,
+};
+
+// op_kind_name: "factory", "unary", "binary", "ternary", "reduction", "view", "other".
+std::string_view op_kind_name(OpKind k);
+
+// BoxedKernel: a kernel that takes its arguments from the stack and leaves its
+// results there. ks is the key set the call was dispatched with.
+using BoxedKernel = std::function<void(const OperatorHandle& op, DispatchKeySet ks, Stack& stack)>;
+
+// KernelFunction: a boxed kernel, plus the typed function pointer when the
+// kernel was registered from a typed function. See Note [Boxed and unboxed calls].
+struct KernelFunction {
+  BoxedKernel boxed;
+  void* unboxed = nullptr;
+  const std::type_info* signature = nullptr;
+  std::string debug_name;  // shown by dump_dispatch_table
+
+  bool valid() const { return static_cast<bool>(boxed); }
+
+  // from_function: wraps a typed kernel such as `Tensor relu(const Tensor&)`.
+  template <class Ret, class... Args>
+  static KernelFunction from_function(Ret (*fn)(Args...), std::string debug_name = "") {
+    KernelFunction k;
+    k.boxed = [fn](const OperatorHandle&, DispatchKeySet, Stack& stack) {
+      internal::call_unboxed_from_stack(fn, stack, std::index_sequence_for<Args...>{});
+    };
+    k.unboxed = reinterpret_cast<void*>(fn);
+    k.signature = &typeid(Ret(Args...));
+    k.debug_name = std::move(debug_name);
+    return k;
+  }
+  // from_boxed: wraps a boxed kernel.
+  static KernelFunction from_boxed(BoxedKernel fn, std::string debug_name = "") {
+    KernelFunction k;
+    k.boxed = std::move(fn);
+    k.debug_name = std::move(debug_name);
+    return k;
+  }
+};
+
+// MetaFunction / DecompositionFunction hooks are plain kernels registered at
+// the Meta and CompositeImplicit keys; see library.h.
+
+// OperatorHandle: the registry's record of one op. Its address is stable for
+// the life of the process, so callers may cache a reference.
+class OperatorHandle {
+ public:
+  OperatorHandle(FunctionSchema schema, OpKind kind, bool composite, int id);
+
+  const FunctionSchema& schema() const { return schema_; }
+  // name: "aten::add.Tensor".
+  const std::string& name() const { return schema_.qualified_name(); }
+  OpKind kind() const { return kind_; }
+  // is_composite: decomposes at CompositeImplicit, so modes below see its parts.
+  bool is_composite() const { return composite_; }
+  // id: dense index in registration order.
+  int id() const { return id_; }
+
+  // kernel: the kernel registered for key (may be invalid).
+  const KernelFunction& kernel(DispatchKey key) const { return kernels_[static_cast<int>(key)]; }
+  bool has_kernel(DispatchKey key) const { return kernel_mask_.has(key); }
+  // kernel_keys: keys with a kernel registered for this op.
+  DispatchKeySet kernel_keys() const { return kernel_mask_; }
+
+  // call: the unboxed entry point; see Dispatcher::call.
+  template <class Ret, class... Args>
+  Ret call(const Args&... args) const;
+  // call_boxed: dispatches with a full stack (see FunctionSchema::bind).
+  void call_boxed(Stack& stack) const;
+
+ private:
+  friend class Dispatcher;
+  FunctionSchema schema_;
+  OpKind kind_;
+  bool composite_;
+  int id_;
+  DispatchKeySet kernel_mask_;
+  std::array<KernelFunction, kNumDispatchKeys> kernels_;
+};
+
+}  // namespace opspec

@@ -1,0 +1,77 @@
+#include "runtime/dispatch/schema.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "runtime/core/error.h"
+
+namespace opspec {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(SchemaTest, ParsesNameOverloadAndKeywordOnlyArguments) {
+  auto s = FunctionSchema::parse("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor");
+  EXPECT_EQ(s.qualified_name(), "aten::add.Tensor");
+  EXPECT_EQ(s.base_name(), "aten::add");
+  ASSERT_EQ(s.arguments().size(), 3u);
+  EXPECT_EQ(s.num_positional(), 2);
+  EXPECT_TRUE(s.arguments()[2].kwarg_only);
+  ASSERT_TRUE(s.arguments()[2].default_value.has_value());
+  EXPECT_TRUE(s.arguments()[2].default_value->is_int());
+  EXPECT_EQ(s.arguments()[2].default_value->to_int(), 1);
+  EXPECT_EQ(s.str(), "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor");
+}
+
+TEST(SchemaTest, ParsesOptionalsListsAliasesAndTupleReturns) {
+  auto s = FunctionSchema::parse(
+      "native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> "
+      "(Tensor, Tensor, Tensor)");
+  EXPECT_EQ(s.returns().size(), 3u);
+  EXPECT_TRUE(s.arguments()[1].type.is_list);
+  EXPECT_TRUE(s.arguments()[2].type.is_optional);
+  auto v = FunctionSchema::parse("squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)");
+  EXPECT_TRUE(v.is_mutable());
+  EXPECT_EQ(v.arguments()[0].alias_set, "a");
+  auto sum = FunctionSchema::parse("sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor");
+  EXPECT_EQ(sum.arguments()[1].type.list_size, 1);
+  EXPECT_TRUE(sum.arguments()[1].type.is_optional);
+  EXPECT_EQ(sum.str(), "sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor");
+}
+
+TEST(SchemaTest, NamespaceAndFloatDefaults) {
+  auto s = FunctionSchema::parse("myops::scale(Tensor x, float s=0.5, str mode='none') -> Tensor");
+  EXPECT_EQ(s.qualified_name(), "myops::scale");
+  EXPECT_DOUBLE_EQ(s.arguments()[1].default_value->to_double(), 0.5);
+  EXPECT_EQ(s.arguments()[2].default_value->to_string(), "none");
+}
+
+TEST(SchemaTest, MalformedSchemaReportsColumn) {
+  EXPECT_THAT([] { FunctionSchema::parse("mm(Tensor self, Tensr mat2) -> Tensor"); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("unknown type 'Tensr' at column 17")));
+  EXPECT_THAT([] { FunctionSchema::parse("mm(Tensor self"); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("expected ','")));
+  EXPECT_THAT([] { FunctionSchema::parse("mm(Tensor self) Tensor"); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("expected '->'")));
+}
+
+TEST(SchemaTest, BindFillsDefaultsAndRejectsBadArguments) {
+  auto s = FunctionSchema::parse("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor");
+  Tensor a = internal::make_tensor({2}, DType::kFloat32, kCPU);
+  Stack st = s.bind({a, a});
+  ASSERT_EQ(st.size(), 3u);
+  EXPECT_EQ(st[2].to_int(), 1);
+  st = s.bind({a, a}, {{"alpha", Value(2.5)}});
+  EXPECT_DOUBLE_EQ(st[2].to_double(), 2.5);
+  EXPECT_THAT([&] { s.bind({a, a, a}); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("aten::add.Tensor() takes at most 2 positional argument(s) but 3 were given")));
+  EXPECT_THAT([&] { s.bind({a}); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("missing required argument 'other'")));
+  EXPECT_THAT([&] { s.bind({a, Value(int64_t{3})}); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("argument 'other' (position 2) must be Tensor, not int")));
+  EXPECT_THAT([&] { s.bind({a, a}, {{"beta", Value(1)}}); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("unexpected keyword argument 'beta'")));
+}
+
+}  // namespace
+}  // namespace opspec

@@ -1,0 +1,150 @@
+#include "runtime/dispatch/value.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "runtime/core/error.h"
+
+namespace opspec {
+
+Value::Value(const Scalar& s) {
+  switch (s.kind()) {
+    case Scalar::Kind::kInt: v_ = s.to_int(); break;
+    case Scalar::Kind::kDouble: v_ = s.to_double(); break;
+    case Scalar::Kind::kBool: v_ = s.to_bool(); break;
+  }
+}
+
+std::string_view Value::type_name() const {
+  static constexpr std::string_view kNames[] = {"None",   "Tensor",   "int",        "float",
+                                                "bool",   "int[]",    "float[]",    "Tensor[]",
+                                                "ScalarType", "Device", "str"};
+  return kNames[v_.index()];
+}
+
+namespace {
+[[noreturn]] void type_error(const Value& v, std::string_view wanted) {
+  OPSPEC_FAIL("expected a value of type ", wanted, " but got ", v.type_name(), " (", v.repr(), ")");
+}
+}  // namespace
+
+const Tensor& Value::to_tensor() const {
+  if (auto* t = std::get_if<Tensor>(&v_)) return *t;
+  type_error(*this, "Tensor");
+}
+Tensor& Value::to_tensor() {
+  if (auto* t = std::get_if<Tensor>(&v_)) return *t;
+  type_error(*this, "Tensor");
+}
+int64_t Value::to_int() const {
+  if (auto* i = std::get_if<int64_t>(&v_)) return *i;
+  if (auto* b = std::get_if<bool>(&v_)) return *b;
+  type_error(*this, "int");
+}
+double Value::to_double() const {
+  if (auto* d = std::get_if<double>(&v_)) return *d;
+  if (auto* i = std::get_if<int64_t>(&v_)) return static_cast<double>(*i);
+  type_error(*this, "float");
+}
+bool Value::to_bool() const {
+  if (auto* b = std::get_if<bool>(&v_)) return *b;
+  type_error(*this, "bool");
+}
+Scalar Value::to_scalar() const {
+  if (auto* i = std::get_if<int64_t>(&v_)) return Scalar(*i);
+  if (auto* d = std::get_if<double>(&v_)) return Scalar(*d);
+  if (auto* b = std::get_if<bool>(&v_)) return Scalar(*b);
+  if (auto* t = std::get_if<Tensor>(&v_); t && t->defined() && t->numel() == 1 && t->device().is_cpu()) {
+    const double v = internal::read_element_as_double(*t, 0);
+    if (t->dtype() == DType::kBool) return Scalar(v != 0);
+    if (is_integral(t->dtype(), false)) return Scalar(static_cast<int64_t>(v));
+    return Scalar(v);
+  }
+  type_error(*this, "Scalar");
+}
+const std::vector<int64_t>& Value::to_int_list() const {
+  if (auto* l = std::get_if<std::vector<int64_t>>(&v_)) return *l;
+  type_error(*this, "int[]");
+}
+const std::vector<double>& Value::to_double_list() const {
+  if (auto* l = std::get_if<std::vector<double>>(&v_)) return *l;
+  type_error(*this, "float[]");
+}
+const std::vector<Tensor>& Value::to_tensor_list() const {
+  if (auto* l = std::get_if<std::vector<Tensor>>(&v_)) return *l;
+  type_error(*this, "Tensor[]");
+}
+std::vector<Tensor>& Value::to_tensor_list() {
+  if (auto* l = std::get_if<std::vector<Tensor>>(&v_)) return *l;
+  type_error(*this, "Tensor[]");
+}
+DType Value::to_dtype() const {
+  if (auto* d = std::get_if<DType>(&v_)) return *d;
+  type_error(*this, "ScalarType");
+}
+Device Value::to_device() const {
+  if (auto* d = std::get_if<Device>(&v_)) return *d;
+  type_error(*this, "Device");
+}
+const std::string& Value::to_string() const {
+  if (auto* s = std::get_if<std::string>(&v_)) return *s;
+  type_error(*this, "str");
+}
+
+std::string Value::repr() const {
+  struct Visitor {
+    std::string operator()(std::monostate) const { return "None"; }
+    std::string operator()(const Tensor& t) const {
+      if (t.defined() && t.is_wrapped_number()) return Value(t).to_scalar().str();
+      return t.meta_str();
+    }
+    std::string operator()(int64_t i) const { return str_cat(i); }
+    std::string operator()(double d) const { return format_double(d); }
+    std::string operator()(bool b) const { return b ? "True" : "False"; }
+    std::string operator()(const std::vector<int64_t>& l) const {
+      return str_cat("[", absl::StrJoin(l, ", "), "]");
+    }
+    std::string operator()(const std::vector<double>& l) const {
+      return str_cat("[", absl::StrJoin(l, ", ", [](std::string* o, double d) {
+                            o->append(format_double(d));
+                          }),
+                          "]");
+    }
+    std::string operator()(const std::vector<Tensor>& l) const {
+      return str_cat("[", absl::StrJoin(l, ", ", [](std::string* o, const Tensor& t) {
+                            o->append(t.meta_str());
+                          }),
+                          "]");
+    }
+    std::string operator()(DType d) const { return std::string(dtype_torch_name(d)); }
+    std::string operator()(Device d) const { return d.str(); }
+    std::string operator()(const std::string& s) const { return str_cat("'", s, "'"); }
+  };
+  return std::visit(Visitor{}, v_);
+}
+
+bool operator==(const Value& a, const Value& b) {
+  if (a.v_.index() != b.v_.index()) return false;
+  if (a.is_tensor()) return a.to_tensor().is_same(b.to_tensor());
+  if (a.is_tensor_list()) {
+    const auto& x = a.to_tensor_list();
+    const auto& y = b.to_tensor_list();
+    if (x.size() != y.size()) return false;
+    for (size_t i = 0; i < x.size(); ++i) {
+      if (!x[i].is_same(y[i])) return false;
+    }
+    return true;
+  }
+  // Remaining alternatives all have operator==.
+  return std::visit(
+      [&](const auto& x) -> bool {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, Tensor> || std::is_same_v<T, std::vector<Tensor>>) {
+          return false;
+        } else {
+          return x == std::get<T>(b.v_);
+        }
+      },
+      a.v_);
+}
+
+}  // namespace opspec

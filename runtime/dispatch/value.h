@@ -1,0 +1,92 @@
+// value.h: Value, one boxed argument or result, and Stack, the boxed calling
+// convention used by modes, fallbacks and tracing (PyTorch's IValue/Stack).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "runtime/core/device.h"
+#include "runtime/core/dtype.h"
+#include "runtime/core/scalar.h"
+#include "runtime/core/tensor.h"
+
+namespace opspec {
+
+// Value: None, a Tensor, int, double, bool, int list, double list, tensor
+// list, dtype, device or string. Scalar-typed arguments are stored as int,
+// double or bool so a Scalar round-trips with its kind.
+class Value {
+ public:
+  Value() = default;
+  Value(std::nullopt_t) {}                                    // NOLINT
+  Value(Tensor t) : v_(std::move(t)) {}                       // NOLINT
+  Value(int64_t i) : v_(i) {}                                 // NOLINT
+  Value(int i) : v_(int64_t{i}) {}                            // NOLINT
+  Value(double d) : v_(d) {}                                  // NOLINT
+  Value(bool b) : v_(b) {}                                    // NOLINT
+  Value(const Scalar& s);                                     // NOLINT
+  Value(std::vector<int64_t> l) : v_(std::move(l)) {}         // NOLINT
+  Value(IntArrayRef l) : v_(std::vector<int64_t>(l.begin(), l.end())) {}  // NOLINT
+  Value(std::vector<double> l) : v_(std::move(l)) {}          // NOLINT
+  Value(std::vector<Tensor> l) : v_(std::move(l)) {}          // NOLINT
+  Value(TensorList l) : v_(std::vector<Tensor>(l.begin(), l.end())) {}  // NOLINT
+  Value(DType d) : v_(d) {}                                   // NOLINT
+  Value(Device d) : v_(d) {}                                  // NOLINT
+  Value(std::string s) : v_(std::move(s)) {}                  // NOLINT
+  Value(const char* s) : v_(std::string(s)) {}                // NOLINT
+  template <class T>
+  Value(const std::optional<T>& o) {  // NOLINT
+    if (o) *this = Value(*o);
+  }
+
+  bool is_none() const { return v_.index() == 0; }
+  bool is_tensor() const { return std::holds_alternative<Tensor>(v_); }
+  bool is_int() const { return std::holds_alternative<int64_t>(v_); }
+  bool is_double() const { return std::holds_alternative<double>(v_); }
+  bool is_bool() const { return std::holds_alternative<bool>(v_); }
+  bool is_scalar() const { return is_int() || is_double() || is_bool(); }
+  bool is_int_list() const { return std::holds_alternative<std::vector<int64_t>>(v_); }
+  bool is_double_list() const { return std::holds_alternative<std::vector<double>>(v_); }
+  bool is_tensor_list() const { return std::holds_alternative<std::vector<Tensor>>(v_); }
+  bool is_dtype() const { return std::holds_alternative<DType>(v_); }
+  bool is_device() const { return std::holds_alternative<Device>(v_); }
+  bool is_string() const { return std::holds_alternative<std::string>(v_); }
+
+  // Accessors throw opspec::Error naming both types on a mismatch.
+  const Tensor& to_tensor() const;
+  Tensor& to_tensor();
+  int64_t to_int() const;
+  double to_double() const;  // accepts ints too
+  bool to_bool() const;
+  Scalar to_scalar() const;  // int, double or bool; a wrapped-number tensor too
+  const std::vector<int64_t>& to_int_list() const;
+  const std::vector<double>& to_double_list() const;
+  const std::vector<Tensor>& to_tensor_list() const;
+  std::vector<Tensor>& to_tensor_list();
+  DType to_dtype() const;
+  Device to_device() const;
+  const std::string& to_string() const;
+
+  // type_name: "Tensor", "int", "float", "bool", "int[]", "float[]", "Tensor[]",
+  // "ScalarType", "Device", "str", "None".
+  std::string_view type_name() const;
+
+  // repr: how DebugMode renders a non-tensor value: 1, 2.5, True, [8, 8],
+  // torch.float32, cpu, 'str', None. Tensors render as their metadata.
+  std::string repr() const;
+
+  friend bool operator==(const Value& a, const Value& b);
+
+ private:
+  std::variant<std::monostate, Tensor, int64_t, double, bool, std::vector<int64_t>, std::vector<double>,
+               std::vector<Tensor>, DType, Device, std::string>
+      v_;
+};
+
+// Stack: the boxed arguments of a call on entry, its results on return.
+using Stack = std::vector<Value>;
+
+}  // namespace opspec

@@ -1,0 +1,42 @@
+// op_table.h: OpId, the dense ids of the builtin ops declared in op_table.def,
+// and fast access to their handles.
+#pragma once
+
+#include <string_view>
+
+#include "runtime/dispatch/dispatcher.h"
+
+namespace opspec {
+
+// OpId: one enumerator per line of op_table.def, in order.
+enum class OpId : int {
+#define OPSPEC_OP(id, schema, kind, composite) id,
+#include "runtime/ops/op_table.def"
+#undef OPSPEC_OP
+  kNumBuiltinOps
+};
+
+// BuiltinOpInfo: one row of the op table.
+struct BuiltinOpInfo {
+  OpId id;
+  std::string_view schema;
+  OpKind kind;
+  bool composite;
+};
+
+// builtin_op_table: every row of op_table.def.
+absl::Span<const BuiltinOpInfo> builtin_op_table();
+
+namespace internal {
+// builtin_handles: handles indexed by OpId, filled when the dispatcher starts.
+extern const OperatorHandle* builtin_handles[static_cast<int>(OpId::kNumBuiltinOps)];
+}  // namespace internal
+
+// builtin_op: the handle of a builtin op.
+inline const OperatorHandle& builtin_op(OpId id) {
+  static const Dispatcher& started = Dispatcher::singleton();  // fills builtin_handles
+  (void)started;
+  return *internal::builtin_handles[static_cast<int>(id)];
+}
+
+}  // namespace opspec

@@ -1,0 +1,226 @@
+// ops.h: the public op API. Every function dispatches its aten op (named in
+// its comment) through the Dispatcher, so modes and subclasses see it. Each
+// takes the caller's source location last, for DebugMode's stack traces.
+#pragma once
+
+#include <optional>
+#include <source_location>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+#include "runtime/core/generator.h"
+#include "runtime/core/tensor.h"
+#include "runtime/dispatch/boxing.h"
+
+namespace opspec {
+
+// TensorOptions: dtype and device of a factory's result. With designated
+// initializers: ops::zeros({2, 3}, {.dtype = DType::kFloat64, .device = kMeta}).
+struct TensorOptions {
+  std::optional<DType> dtype;
+  std::optional<Device> device;
+};
+
+namespace ops {
+
+#define OPSPEC_LOC const std::source_location& loc = std::source_location::current()
+
+// ---- Factories ----
+// empty: aten::empty.memory_format (uninitialised data).
+Tensor empty(IntArrayRef size, TensorOptions options = {}, OPSPEC_LOC);
+// empty_strided: aten::empty_strided.
+Tensor empty_strided(IntArrayRef size, IntArrayRef stride, TensorOptions options = {}, OPSPEC_LOC);
+// zeros / ones: aten::zeros, aten::ones.
+Tensor zeros(IntArrayRef size, TensorOptions options = {}, OPSPEC_LOC);
+Tensor ones(IntArrayRef size, TensorOptions options = {}, OPSPEC_LOC);
+// full: aten::full; the dtype defaults from the fill value (bool, i64 or f32).
+Tensor full(IntArrayRef size, const Scalar& fill_value, TensorOptions options = {}, OPSPEC_LOC);
+// scalar_tensor: aten::scalar_tensor, a 0-dim tensor.
+Tensor scalar_tensor(const Scalar& s, TensorOptions options = {}, OPSPEC_LOC);
+// arange: aten::arange, aten::arange.start, aten::arange.start_step.
+Tensor arange(const Scalar& end, TensorOptions options = {}, OPSPEC_LOC);
+Tensor arange(const Scalar& start, const Scalar& end, TensorOptions options = {}, OPSPEC_LOC);
+Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, TensorOptions options = {}, OPSPEC_LOC);
+// rand / randn: aten::rand, aten::randn from the counter-based generator (see generator.h).
+Tensor rand(IntArrayRef size, TensorOptions options = {}, OPSPEC_LOC);
+Tensor randn(IntArrayRef size, TensorOptions options = {}, OPSPEC_LOC);
+// *_like: aten::empty_like, zeros_like, ones_like, full_like, rand_like, randn_like.
+Tensor empty_like(const Tensor& self, TensorOptions options = {}, OPSPEC_LOC);
+Tensor zeros_like(const Tensor& self, TensorOptions options = {}, OPSPEC_LOC);
+Tensor ones_like(const Tensor& self, TensorOptions options = {}, OPSPEC_LOC);
+Tensor full_like(const Tensor& self, const Scalar& fill_value, TensorOptions options = {}, OPSPEC_LOC);
+Tensor rand_like(const Tensor& self, TensorOptions options = {}, OPSPEC_LOC);
+Tensor randn_like(const Tensor& self, TensorOptions options = {}, OPSPEC_LOC);
+// tensor: a cpu tensor of the given values and shape (aten::empty then a copy
+// that modes do not see, as torch.tensor's data never passes through ops).
+Tensor tensor(std::vector<double> values, IntArrayRef shape, DType dtype = DType::kFloat32, OPSPEC_LOC);
+
+// ---- In-place ----
+Tensor& fill_(Tensor& self, const Scalar& value, OPSPEC_LOC);  // aten::fill_.Scalar
+Tensor& zero_(Tensor& self, OPSPEC_LOC);                        // aten::zero_
+Tensor& copy_(Tensor& self, const Tensor& src, OPSPEC_LOC);     // aten::copy_
+Tensor& bernoulli_(Tensor& self, double p, OPSPEC_LOC);         // aten::bernoulli_.float
+Tensor& add_(Tensor& self, const Tensor& other, const Scalar& alpha = 1, OPSPEC_LOC);  // aten::add_.Tensor
+Tensor& mul_(Tensor& self, const Tensor& other, OPSPEC_LOC);    // aten::mul_.Tensor
+Tensor& div_(Tensor& self, const Scalar& other, OPSPEC_LOC);    // aten::div_.Scalar
+
+// ---- Elementwise unary ----
+Tensor neg(const Tensor& self, OPSPEC_LOC);
+Tensor abs(const Tensor& self, OPSPEC_LOC);
+Tensor relu(const Tensor& self, OPSPEC_LOC);
+Tensor sin(const Tensor& self, OPSPEC_LOC);
+Tensor cos(const Tensor& self, OPSPEC_LOC);
+Tensor exp(const Tensor& self, OPSPEC_LOC);
+Tensor log(const Tensor& self, OPSPEC_LOC);
+Tensor tanh(const Tensor& self, OPSPEC_LOC);
+Tensor sigmoid(const Tensor& self, OPSPEC_LOC);
+Tensor sqrt(const Tensor& self, OPSPEC_LOC);
+Tensor rsqrt(const Tensor& self, OPSPEC_LOC);
+Tensor reciprocal(const Tensor& self, OPSPEC_LOC);
+Tensor erf(const Tensor& self, OPSPEC_LOC);
+// gelu: approximate is "none" (erf form) or "tanh".
+Tensor gelu(const Tensor& self, std::string_view approximate = "none", OPSPEC_LOC);
+Tensor silu(const Tensor& self, OPSPEC_LOC);
+Tensor logical_not(const Tensor& self, OPSPEC_LOC);
+
+// ---- Elementwise binary (broadcasting, type promotion) ----
+// A Scalar operand becomes a wrapped number, as `x + 1.0` does in PyTorch, so
+// add(x, 1.0) is aten::add.Tensor.
+Tensor add(const Tensor& self, const Tensor& other, const Scalar& alpha = 1, OPSPEC_LOC);
+Tensor add(const Tensor& self, const Scalar& other, const Scalar& alpha = 1, OPSPEC_LOC);
+Tensor sub(const Tensor& self, const Tensor& other, const Scalar& alpha = 1, OPSPEC_LOC);
+Tensor sub(const Tensor& self, const Scalar& other, const Scalar& alpha = 1, OPSPEC_LOC);
+// rsub: other - self (aten::rsub.Scalar), what `1 - x` calls.
+Tensor rsub(const Tensor& self, const Scalar& other, const Scalar& alpha = 1, OPSPEC_LOC);
+Tensor mul(const Tensor& self, const Tensor& other, OPSPEC_LOC);
+Tensor mul(const Tensor& self, const Scalar& other, OPSPEC_LOC);
+// div: true division (integers divide to the default float dtype).
+Tensor div(const Tensor& self, const Tensor& other, OPSPEC_LOC);
+Tensor div(const Tensor& self, const Scalar& other, OPSPEC_LOC);
+// pow: aten::pow.Tensor_Tensor / aten::pow.Tensor_Scalar.
+Tensor pow(const Tensor& self, const Tensor& exponent, OPSPEC_LOC);
+Tensor pow(const Tensor& self, const Scalar& exponent, OPSPEC_LOC);
+Tensor maximum(const Tensor& self, const Tensor& other, OPSPEC_LOC);
+Tensor minimum(const Tensor& self, const Tensor& other, OPSPEC_LOC);
+// Comparisons return b8: aten::eq.Tensor / aten::eq.Scalar, and so on.
+Tensor eq(const Tensor& self, const Tensor& other, OPSPEC_LOC);
+Tensor ne(const Tensor& self, const Tensor& other, OPSPEC_LOC);
+Tensor lt(const Tensor& self, const Tensor& other, OPSPEC_LOC);
+Tensor le(const Tensor& self, const Tensor& other, OPSPEC_LOC);
+Tensor gt(const Tensor& self, const Tensor& other, OPSPEC_LOC);
+Tensor ge(const Tensor& self, const Tensor& other, OPSPEC_LOC);
+Tensor eq(const Tensor& self, const Scalar& other, OPSPEC_LOC);
+Tensor ne(const Tensor& self, const Scalar& other, OPSPEC_LOC);
+Tensor lt(const Tensor& self, const Scalar& other, OPSPEC_LOC);
+Tensor le(const Tensor& self, const Scalar& other, OPSPEC_LOC);
+Tensor gt(const Tensor& self, const Scalar& other, OPSPEC_LOC);
+Tensor ge(const Tensor& self, const Scalar& other, OPSPEC_LOC);
+Tensor logical_and(const Tensor& self, const Tensor& other, OPSPEC_LOC);
+Tensor logical_or(const Tensor& self, const Tensor& other, OPSPEC_LOC);
+// where: aten::where.self; scalar branches become wrapped numbers.
+Tensor where(const Tensor& condition, const Tensor& self, const Tensor& other, OPSPEC_LOC);
+Tensor where(const Tensor& condition, const Tensor& self, const Scalar& other, OPSPEC_LOC);
+
+// ---- Reductions ----
+Tensor sum(const Tensor& self, std::optional<DType> dtype = std::nullopt, OPSPEC_LOC);  // aten::sum
+// sum over dims: aten::sum.dim_IntList.
+Tensor sum(const Tensor& self, IntArrayRef dim, bool keepdim = false, std::optional<DType> dtype = std::nullopt,
+           OPSPEC_LOC);
+Tensor mean(const Tensor& self, std::optional<DType> dtype = std::nullopt, OPSPEC_LOC);  // aten::mean
+Tensor mean(const Tensor& self, IntArrayRef dim, bool keepdim = false, std::optional<DType> dtype = std::nullopt,
+            OPSPEC_LOC);  // aten::mean.dim
+Tensor amax(const Tensor& self, IntArrayRef dim = {}, bool keepdim = false, OPSPEC_LOC);
+Tensor amin(const Tensor& self, IntArrayRef dim = {}, bool keepdim = false, OPSPEC_LOC);
+// linalg_vector_norm: sum(|x|^ord)^(1/ord); ord may be inf, -inf or 0.
+Tensor linalg_vector_norm(const Tensor& self, const Scalar& ord = 2, OptionalIntArrayRef dim = std::nullopt,
+                          bool keepdim = false, std::optional<DType> dtype = std::nullopt, OPSPEC_LOC);
+
+// ---- Normalisation and friends ----
+Tensor softmax(const Tensor& self, int64_t dim, std::optional<DType> dtype = std::nullopt, OPSPEC_LOC);
+Tensor log_softmax(const Tensor& self, int64_t dim, std::optional<DType> dtype = std::nullopt, OPSPEC_LOC);
+Tensor _softmax(const Tensor& self, int64_t dim, bool half_to_float = false, OPSPEC_LOC);
+Tensor _log_softmax(const Tensor& self, int64_t dim, bool half_to_float = false, OPSPEC_LOC);
+Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, const std::optional<Tensor>& weight = std::nullopt,
+                  const std::optional<Tensor>& bias = std::nullopt, double eps = 1e-5, OPSPEC_LOC);
+// native_layer_norm: (output, mean, rstd).
+std::tuple<Tensor, Tensor, Tensor> native_layer_norm(const Tensor& input, IntArrayRef normalized_shape,
+                                                     const std::optional<Tensor>& weight,
+                                                     const std::optional<Tensor>& bias, double eps, OPSPEC_LOC);
+Tensor dropout(const Tensor& input, double p, bool train, OPSPEC_LOC);
+// native_dropout: (output, mask).
+std::tuple<Tensor, Tensor> native_dropout(const Tensor& input, double p, std::optional<bool> train, OPSPEC_LOC);
+
+// ---- Views (share self's storage) ----
+Tensor view(const Tensor& self, IntArrayRef size, OPSPEC_LOC);
+Tensor reshape(const Tensor& self, IntArrayRef shape, OPSPEC_LOC);
+Tensor _unsafe_view(const Tensor& self, IntArrayRef size, OPSPEC_LOC);
+Tensor as_strided(const Tensor& self, IntArrayRef size, IntArrayRef stride,
+                  std::optional<int64_t> storage_offset = std::nullopt, OPSPEC_LOC);
+Tensor permute(const Tensor& self, IntArrayRef dims, OPSPEC_LOC);
+Tensor t(const Tensor& self, OPSPEC_LOC);
+// numpy_T: x.T in PyTorch (all dims reversed; aten::permute underneath).
+Tensor numpy_T(const Tensor& self, OPSPEC_LOC);
+Tensor transpose(const Tensor& self, int64_t dim0, int64_t dim1, OPSPEC_LOC);
+Tensor expand(const Tensor& self, IntArrayRef size, OPSPEC_LOC);
+Tensor unsqueeze(const Tensor& self, int64_t dim, OPSPEC_LOC);
+Tensor squeeze(const Tensor& self, OPSPEC_LOC);
+Tensor squeeze(const Tensor& self, int64_t dim, OPSPEC_LOC);
+Tensor& squeeze_(Tensor& self, int64_t dim, OPSPEC_LOC);
+Tensor slice(const Tensor& self, int64_t dim = 0, std::optional<int64_t> start = std::nullopt,
+             std::optional<int64_t> end = std::nullopt, int64_t step = 1, OPSPEC_LOC);
+Tensor select(const Tensor& self, int64_t dim, int64_t index, OPSPEC_LOC);
+Tensor flatten(const Tensor& self, int64_t start_dim = 0, int64_t end_dim = -1, OPSPEC_LOC);
+Tensor alias(const Tensor& self, OPSPEC_LOC);
+// contiguous: self when already contiguous, else aten::clone.
+Tensor contiguous(const Tensor& self, OPSPEC_LOC);
+
+// ---- Copies, conversion, joins ----
+Tensor clone(const Tensor& self, OPSPEC_LOC);
+Tensor _to_copy(const Tensor& self, TensorOptions options = {}, OPSPEC_LOC);
+// to: self when nothing changes (and !copy), else aten::_to_copy.
+Tensor to(const Tensor& self, DType dtype, bool copy = false, OPSPEC_LOC);
+Tensor to(const Tensor& self, Device device, std::optional<DType> dtype = std::nullopt, bool copy = false,
+          OPSPEC_LOC);
+Tensor cat(TensorList tensors, int64_t dim = 0, OPSPEC_LOC);
+Tensor stack(TensorList tensors, int64_t dim = 0, OPSPEC_LOC);
+// item: aten::_local_scalar_dense.
+Scalar item(const Tensor& self, OPSPEC_LOC);
+
+// ---- Matrix products ----
+Tensor mm(const Tensor& self, const Tensor& mat2, OPSPEC_LOC);
+Tensor bmm(const Tensor& self, const Tensor& mat2, OPSPEC_LOC);
+Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta = 1,
+             const Scalar& alpha = 1, OPSPEC_LOC);
+Tensor dot(const Tensor& self, const Tensor& other, OPSPEC_LOC);
+Tensor mv(const Tensor& self, const Tensor& vec, OPSPEC_LOC);
+Tensor matmul(const Tensor& self, const Tensor& other, OPSPEC_LOC);
+Tensor linear(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt,
+              OPSPEC_LOC);
+
+// ---- Checks ----
+// allclose: |a - b| <= atol + rtol * |b| elementwise, shapes equal (no dispatch).
+bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8);
+// equal: same shape, dtype and values (NaN != NaN), without dispatch.
+bool equal(const Tensor& a, const Tensor& b);
+
+#undef OPSPEC_LOC
+
+}  // namespace ops
+
+// Operators, as PyTorch's Python operators call them.
+Tensor operator+(const Tensor& a, const Tensor& b);
+Tensor operator+(const Tensor& a, const Scalar& b);
+Tensor operator+(const Scalar& a, const Tensor& b);
+Tensor operator-(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a, const Scalar& b);
+Tensor operator-(const Scalar& a, const Tensor& b);  // aten::rsub.Scalar
+Tensor operator*(const Tensor& a, const Tensor& b);
+Tensor operator*(const Tensor& a, const Scalar& b);
+Tensor operator*(const Scalar& a, const Tensor& b);
+Tensor operator/(const Tensor& a, const Tensor& b);
+Tensor operator/(const Tensor& a, const Scalar& b);
+Tensor operator/(const Scalar& a, const Tensor& b);  // reciprocal then mul, as PyTorch's __rtruediv__
+Tensor operator-(const Tensor& a);
+
+}  // namespace opspec
