@@ -18,7 +18,10 @@ inline const std::source_location* current_call_site() { return internal::tls_ca
 // call already did (so decompositions keep the user's line).
 class CallSiteScope {
  public:
-  explicit CallSiteScope(const std::source_location& loc) : set_(internal::tls_call_site == nullptr) {
+  // A default-constructed location (line 0) records nothing: operators such as
+  // `a + b` cannot capture their caller, so they leave the site to an outer call.
+  explicit CallSiteScope(const std::source_location& loc)
+      : set_(internal::tls_call_site == nullptr && loc.line() != 0) {
     if (set_) internal::tls_call_site = &loc;
   }
   ~CallSiteScope() {

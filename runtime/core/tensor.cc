@@ -69,10 +69,12 @@ int64_t Tensor::stride(int64_t dim) const {
 
 void Tensor::check_data_access(const char* what) const {
   OPSPEC_CHECK(defined(), "Tensor::", what, ": tensor is undefined");
-  OPSPEC_CHECK(!impl_->subclass(), "Tensor::", what, ": cannot read the data of a ", meta_str(),
-               " tensor subclass without data (fake, proxy or wrapper tensor); read the inner tensor "
-               "or run outside the mode");
-  OPSPEC_CHECK(impl_->storage()->device().is_cpu(), "Tensor::", what, ": tensor on ", device().str(),
+  // Subclass tensors with real storage (e.g. a NaN-checking wrapper) may be
+  // read; fake tensors keep meta storage whatever device they claim.
+  const Device storage_device = impl_->storage()->device();
+  OPSPEC_CHECK(!storage_device.is_meta(), "Tensor::", what, ": ", meta_str(),
+               device().is_meta() ? " is a meta tensor" : " is a fake tensor", " and has no data");
+  OPSPEC_CHECK(storage_device.is_cpu(), "Tensor::", what, ": tensor on ", device().str(),
                " has no host data; copy it to cpu first");
 }
 
@@ -86,7 +88,7 @@ std::string Tensor::meta_str() const {
 std::string Tensor::str() const {
   if (!defined()) return "Tensor(undefined)";
   std::string s = str_cat("tensor(", meta_str());
-  if (impl_->storage()->device().is_cpu() && !impl_->subclass()) {
+  if (impl_->storage()->device().is_cpu()) {
     std::vector<double> values = to_vector<double>();
     constexpr size_t kMaxShown = 16;
     std::vector<std::string> parts;

@@ -13,6 +13,18 @@ namespace internal {
 void register_builtins(Dispatcher& d);
 }  // namespace internal
 
+namespace {
+// Factories with no tensor argument pick their backend from `device`
+// (registered for every such op by Dispatcher::def, builtin or not).
+void backend_select(const OperatorHandle& op, DispatchKeySet ks, Stack& stack) {
+  const int device_index = op.schema().argument_index("device");
+  Device device = kCPU;
+  if (device_index >= 0 && !stack[device_index].is_none()) device = stack[device_index].to_device();
+  const DispatchKeySet next = (ks & DispatchKeySet::below(DispatchKey::kBackendSelect)) - kBackendKeys;
+  Dispatcher::singleton().redispatch_boxed(op, next.add(backend_key(device.type)), stack);
+}
+}  // namespace
+
 std::string_view op_kind_name(OpKind k) {
   static constexpr std::string_view kNames[] = {"factory", "unary", "binary", "ternary",
                                                 "reduction", "view", "other"};
@@ -41,6 +53,13 @@ OperatorHandle& Dispatcher::def(std::string_view schema_text, OpKind kind, bool 
   OPSPEC_CHECK(!by_name_.contains(name), "op ", name, " is already registered (", schema_text, ")");
   OperatorHandle& op = ops_.emplace_back(std::move(schema), kind, composite, static_cast<int>(ops_.size()));
   by_name_[name] = &op;
+  bool has_tensor_arg = false;
+  for (const Argument& a : op.schema().arguments()) has_tensor_arg |= a.type.kind == TypeKind::kTensor;
+  if (kind == OpKind::kFactory && !has_tensor_arg) {
+    op.kernels_[static_cast<int>(DispatchKey::kBackendSelect)] =
+        KernelFunction::from_boxed(&backend_select, "backend_select");
+    op.kernel_mask_ = op.kernel_mask_.add(DispatchKey::kBackendSelect);
+  }
   return op;
 }
 

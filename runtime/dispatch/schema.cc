@@ -107,7 +107,7 @@ Value SchemaParser::scalar_literal(const ArgType& t) {
   if (accept("-inf")) return Value(-std::numeric_limits<double>::infinity());
   const size_t start = pos_;
   while (pos_ < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[pos_])) ||
-                                 text_[pos_] == '.' || text_[pos_] == '-' || text_[pos_] == '+')) {
+                                 text_[pos_] == '.' || text_[pos_] == '-' || text_[pos_] == '+' || text_[pos_] == '_')) {
     ++pos_;
   }
   const std::string lit(text_.substr(start, pos_ - start));
@@ -123,7 +123,9 @@ Value SchemaParser::scalar_literal(const ArgType& t) {
   auto [ptr, ec] = std::from_chars(lit.data(), lit.data() + lit.size(), i);
   if (ec != std::errc() || ptr != lit.data() + lit.size()) {
     // Named constants: memory formats and layouts.
-    if (lit == "contiguous_format" || lit == "strided" || lit == "preserve_format") return Value(int64_t{0});
+    // Named constants: memory formats and layouts travel as ints.
+    if (lit == "contiguous_format" || lit == "strided") return Value(int64_t{0});
+    if (lit == "preserve_format") return Value(int64_t{1});
     fail(str_cat("bad default value '", lit, "'"));
   }
   return Value(i);

@@ -37,6 +37,7 @@ class Value {
   Value(Device d) : v_(d) {}                                  // NOLINT
   Value(std::string s) : v_(std::move(s)) {}                  // NOLINT
   Value(const char* s) : v_(std::string(s)) {}                // NOLINT
+  Value(std::string_view s) : v_(std::string(s)) {}           // NOLINT
   template <class T>
   Value(const std::optional<T>& o) {  // NOLINT
     if (o) *this = Value(*o);
