@@ -1,5 +1,229 @@
-#include "runtime/dispatch/dispatcher.h"
+// decompositions.cc: the CompositeImplicit kernels of composite ops. Each one
+// calls the same aten ops, in the same order, as PyTorch's
+// CompositeImplicitAutograd kernel, so a mode sees identical op sequences.
+// See Note [Composite decompositions].
+#include <numeric>
+
+#include "runtime/core/shape_utils.h"
+#include "runtime/dispatch/library.h"
+#include "runtime/dispatch/mode.h"
+#include "runtime/ops/ops.h"
 
 namespace opspec::internal {
-void register_decompositions(Dispatcher& d) { (void)d; }
+
+// Note [Composite decompositions]
+// Composite ops are decomposed above the Python key, so dispatch modes never
+// see them, only their parts; function modes and pre-dispatch capture (above
+// CompositeImplicit) see them whole. Where PyTorch's kernel branches on
+// isTensorSubclassLike (a mode is active or a tensor has a subclass), so do we:
+// that choice is visible in op logs (linear's bias add is add_ without a mode
+// and add under one).
+namespace {
+
+bool is_tensor_subclass_like(const Tensor& t) {
+  return dispatch_mode_enabled() || (t.defined() && t.key_set().has(DispatchKey::kPython));
+}
+
+SizeVec dims_vec(IntArrayRef a) { return SizeVec(a.begin(), a.end()); }
+
+// PyTorch's reshape: a view when strides allow, else clone + _unsafe_view.
+Tensor reshape_impl(const Tensor& self, IntArrayRef proposed) {
+  const SizeVec shape = infer_size(proposed, self.numel(), "aten::reshape");
+  if (compute_view_strides(self.sizes(), self.strides(), shape)) return ops::view(self, shape);
+  return ops::_unsafe_view(ops::clone(self), shape);
+}
+
+Tensor reshape_kernel(const Tensor& self, IntArrayRef shape) { return reshape_impl(self, shape); }
+
+Tensor flatten_kernel(const Tensor& self, int64_t start_dim, int64_t end_dim) {
+  start_dim = wrap_dim(start_dim, self.dim(), "aten::flatten");
+  end_dim = wrap_dim(end_dim, self.dim(), "aten::flatten");
+  OPSPEC_CHECK(start_dim <= end_dim, "aten::flatten: flatten() has invalid args: start_dim cannot come after end_dim");
+  if (self.dim() == 0) return reshape_impl(self, {1});
+  if (start_dim == end_dim) return self;
+  SizeVec shape;
+  for (int64_t d = 0; d < start_dim; ++d) shape.push_back(self.size(d));
+  int64_t flat = 1;
+  for (int64_t d = start_dim; d <= end_dim; ++d) flat *= self.size(d);
+  shape.push_back(flat);
+  for (int64_t d = end_dim + 1; d < self.dim(); ++d) shape.push_back(self.size(d));
+  return reshape_impl(self, shape);
+}
+
+Tensor numpy_T_kernel(const Tensor& self) {
+  if (self.dim() < 2) return self;
+  SizeVec dims(static_cast<size_t>(self.dim()));
+  std::iota(dims.rbegin(), dims.rend(), 0);
+  return ops::permute(self, dims);
+}
+
+Tensor contiguous_kernel(const Tensor& self, int64_t memory_format) {
+  if (self.is_contiguous()) return self;
+  return ops::clone(self);
+}
+
+// PyTorch's _to_impl: no-op when nothing changes and no copy is asked for.
+Tensor to_impl(const Tensor& self, std::optional<DType> dtype, std::optional<Device> device, bool copy) {
+  const bool same_dtype = !dtype || *dtype == self.dtype();
+  const bool same_device = !device || *device == self.device();
+  if (same_dtype && same_device && !copy) return self;
+  return ops::_to_copy(self, {.dtype = dtype, .device = device});
+}
+
+Tensor to_dtype_kernel(const Tensor& self, DType dtype, bool non_blocking, bool copy,
+                       std::optional<int64_t> memory_format) {
+  return to_impl(self, dtype, std::nullopt, copy);
+}
+
+Tensor to_device_kernel(const Tensor& self, Device device, DType dtype, bool non_blocking, bool copy,
+                        std::optional<int64_t> memory_format) {
+  return to_impl(self, dtype, device, copy);
+}
+
+// PyTorch's should_fold: fold a >=3-D operand into a matrix for mm/mv when that
+// needs no copy. Note it calls mT on tensor2 (an observable transpose) first.
+bool should_fold(const Tensor& tensor1, const Tensor& tensor2) {
+  const bool tensor1_larger = tensor1.dim() >= tensor2.dim();
+  const Tensor t1 = tensor1_larger ? tensor1 : ops::transpose(tensor2, -2, -1);
+  const int64_t dim_t1 = t1.dim();
+  const int64_t dim_t2 = tensor1_larger ? tensor2.dim() : tensor1.dim();
+  if (!(dim_t1 >= 3 && dim_t2 <= 2)) return false;
+  if (tensor1.dim() == 2) return false;
+  if (t1.numel() == 0) return true;
+  for (int64_t i = 0; i < dim_t1 - 2; ++i) {
+    if (t1.stride(i) != t1.stride(i + 1) * t1.size(i + 1)) return false;
+  }
+  return true;
+}
+
+Tensor matmul_kernel(const Tensor& tensor1, const Tensor& tensor2) {
+  const int64_t dim1 = tensor1.dim(), dim2 = tensor2.dim();
+  OPSPEC_CHECK(dim1 != 0 && dim2 != 0, "aten::matmul: both arguments to matmul need to be at least 1D, but they are ",
+               dim1, "D and ", dim2, "D");
+  if (dim1 == 1 && dim2 == 1) return ops::dot(tensor1, tensor2);
+  if (dim1 == 2 && dim2 == 1) return ops::mv(tensor1, tensor2);
+  if (dim1 == 1 && dim2 == 2) {
+    Tensor out = ops::mm(ops::unsqueeze(tensor1, 0), tensor2);
+    return ops::squeeze_(out, 0);
+  }
+  if (dim1 == 2 && dim2 == 2) return ops::mm(tensor1, tensor2);
+  if (should_fold(tensor1, tensor2)) {
+    const bool transpose = dim2 > dim1;
+    const Tensor t1 = transpose ? ops::transpose(tensor2, -2, -1) : tensor1;
+    const Tensor t2 = !transpose ? tensor2 : (dim1 == 2 ? ops::t(tensor1) : tensor1);
+    SizeVec output_shape(t1.sizes().begin(), t1.sizes().end() - 1);
+    const int64_t folded_dim1 = compute_numel(output_shape);
+    const bool t2_is_matrix = t2.dim() == 2;
+    if (t2_is_matrix) output_shape.push_back(t2.size(1));
+    const Tensor t1_folded = reshape_impl(t1, {folded_dim1, t1.sizes().back()});
+    if (t2_is_matrix) {
+      const Tensor output = ops::_unsafe_view(ops::mm(t1_folded, t2), output_shape);
+      return transpose ? ops::contiguous(ops::transpose(output, -2, -1)) : output;
+    }
+    return ops::_unsafe_view(ops::mv(t1_folded, t2), output_shape);
+  }
+  // Batched: broadcast the batch dims, fold them, bmm, unfold.
+  const int64_t n = dim1 > 1 ? tensor1.sizes()[dim1 - 2] : 1;
+  const int64_t m1 = tensor1.sizes().back();
+  const IntArrayRef batch1 = tensor1.sizes().subspan(0, std::max<int64_t>(dim1 - 2, 0));
+  const int64_t m2 = dim2 > 1 ? tensor2.sizes()[dim2 - 2] : tensor2.sizes().front();
+  const int64_t p = dim2 > 1 ? tensor2.sizes().back() : 1;
+  const IntArrayRef batch2 = tensor2.sizes().subspan(0, std::max<int64_t>(dim2 - 2, 0));
+  SizeVec output_shape = broadcast_shapes(batch1, batch2, "aten::matmul");
+  const int64_t batch = compute_numel(output_shape);
+  SizeVec expand1 = output_shape;
+  expand1.push_back(n);
+  expand1.push_back(m1);
+  const Tensor t1_expanded = reshape_impl(ops::expand(tensor1, expand1), {batch, n, m1});
+  const bool vector_rhs = dim2 == 1;
+  SizeVec expand2 = output_shape;
+  expand2.push_back(m2);
+  if (!vector_rhs) expand2.push_back(p);
+  Tensor t2_expanded = ops::expand(tensor2, expand2);
+  t2_expanded = vector_rhs ? ops::unsqueeze(reshape_impl(t2_expanded, {batch, m2}), 2)
+                           : reshape_impl(t2_expanded, {batch, m2, p});
+  if (dim1 > 1) output_shape.push_back(n);
+  if (dim2 > 1) output_shape.push_back(p);
+  if (vector_rhs) return ops::_unsafe_view(ops::squeeze(ops::bmm(t1_expanded, t2_expanded), -1), output_shape);
+  return ops::_unsafe_view(ops::bmm(t1_expanded, t2_expanded), output_shape);
+}
+
+// PyTorch's _flatten_nd_linear: fold leading dims, addmm, unfold.
+Tensor flatten_nd_linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
+  const IntArrayRef sizes = input.sizes();
+  int64_t flattened = 1;
+  for (size_t i = 0; i + 1 < sizes.size(); ++i) flattened *= sizes[i];
+  const Tensor folded = reshape_impl(input, {flattened, sizes.back()});
+  const Tensor result = ops::addmm(bias, folded, ops::t(weight));
+  SizeVec out_sizes(sizes.begin(), sizes.end() - 1);
+  out_sizes.push_back(result.size(1));
+  return ops::view(result, out_sizes);
+}
+
+Tensor linear_kernel(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias_opt) {
+  const int64_t input_dim = input.dim(), weight_dim = weight.dim();
+  OPSPEC_CHECK(input_dim != 0 && weight_dim != 0, "aten::linear: both arguments to linear need to be at least 1D, ",
+               "but they are ", input_dim, "D and ", weight_dim, "D");
+  const bool has_bias = bias_opt && bias_opt->defined();
+  if (input_dim == 2 && has_bias) return ops::addmm(*bias_opt, input, ops::t(weight));
+  if (has_bias && input.is_contiguous() && (input_dim == 3 || bias_opt->dim() == 1)) {
+    return flatten_nd_linear(input, weight, *bias_opt);
+  }
+  Tensor output = ops::matmul(input, ops::t(weight));
+  if (has_bias) {
+    if (is_tensor_subclass_like(*bias_opt)) return ops::add(output, *bias_opt);
+    ops::add_(output, *bias_opt);
+  }
+  return output;
+}
+
+Tensor softmax_kernel(const Tensor& self, int64_t dim, std::optional<DType> dtype) {
+  const Tensor converted = dtype ? to_impl(self, dtype, std::nullopt, false) : self;
+  return ops::_softmax(converted, dim, false);
+}
+
+Tensor log_softmax_kernel(const Tensor& self, int64_t dim, std::optional<DType> dtype) {
+  const Tensor converted = dtype ? to_impl(self, dtype, std::nullopt, false) : self;
+  return ops::_log_softmax(converted, dim, false);
+}
+
+Tensor layer_norm_kernel(const Tensor& input, IntArrayRef normalized_shape, const std::optional<Tensor>& weight,
+                         const std::optional<Tensor>& bias, double eps, bool cudnn_enable) {
+  return std::get<0>(ops::native_layer_norm(input, normalized_shape, weight, bias, eps));
+}
+
+// PyTorch's CPU dropout (_dropout_impl): the fused native_dropout is used only on
+// accelerators, so on cpu the noise is built from empty_like + bernoulli_ + div_.
+Tensor dropout_kernel(const Tensor& input, double p, bool train) {
+  OPSPEC_CHECK(p >= 0 && p <= 1, "aten::dropout: dropout probability has to be between 0 and 1, but got ", p);
+  if (train && input.device().is_cuda() && p > 0 && p < 1 && input.numel() > 0) {
+    return std::get<0>(ops::native_dropout(input, p, train));
+  }
+  if (p == 0 || !train || input.numel() == 0) return input;
+  if (p == 1) return ops::mul(input, ops::zeros({}, {.dtype = input.dtype(), .device = input.device()}));
+  Tensor noise = ops::empty_like(input);
+  ops::bernoulli_(noise, 1 - p);
+  ops::div_(noise, 1 - p);
+  return ops::mul(input, noise);
+}
+
+}  // namespace
+
+void register_decompositions(Dispatcher& d) {
+  Library lib("aten", d);
+  constexpr DispatchKey kKey = DispatchKey::kCompositeImplicit;
+  lib.impl("reshape", kKey, &reshape_kernel)
+      .impl("flatten.using_ints", kKey, &flatten_kernel)
+      .impl("numpy_T", kKey, &numpy_T_kernel)
+      .impl("contiguous", kKey, &contiguous_kernel)
+      .impl("to.dtype", kKey, &to_dtype_kernel)
+      .impl("to.device", kKey, &to_device_kernel)
+      .impl("matmul", kKey, &matmul_kernel)
+      .impl("linear", kKey, &linear_kernel)
+      .impl("softmax.int", kKey, &softmax_kernel)
+      .impl("log_softmax.int", kKey, &log_softmax_kernel)
+      .impl("layer_norm", kKey, &layer_norm_kernel)
+      .impl("dropout", kKey, &dropout_kernel);
+}
+
 }  // namespace opspec::internal

@@ -10,9 +10,8 @@ namespace opspec {
 
 // Note [Builtin registration]
 // The dispatcher registers builtins the first time it is used, in one explicit
-// order: ops from the op table, then each kernel family, then the generic
-// BackendSelect kernel for factories, the decompositions, and the mode
-// fallbacks. Nothing relies on static initializers, so linking the static
+// order: ops from the op table, then each kernel family, the
+// decompositions, and the mode fallbacks. Nothing relies on static initializers, so linking the static
 // library never drops a kernel.
 
 namespace internal {
@@ -29,19 +28,6 @@ absl::Span<const BuiltinOpInfo> builtin_op_table() {
   return kTable;
 }
 
-namespace {
-
-// Factories with no tensor argument pick their backend from `device`.
-void backend_select(const OperatorHandle& op, DispatchKeySet ks, Stack& stack) {
-  const int device_index = op.schema().argument_index("device");
-  Device device = kCPU;
-  if (device_index >= 0 && !stack[device_index].is_none()) device = stack[device_index].to_device();
-  const DispatchKeySet next = (ks & DispatchKeySet::below(DispatchKey::kBackendSelect)) - kBackendKeys;
-  Dispatcher::singleton().redispatch_boxed(op, next.add(backend_key(device.type)), stack);
-}
-
-}  // namespace
-
 namespace internal {
 
 void register_builtins(Dispatcher& d) {
@@ -54,14 +40,6 @@ void register_builtins(Dispatcher& d) {
   register_linalg_kernels(d);
   register_factory_kernels(d);
   register_view_kernels(d);
-  for (const BuiltinOpInfo& row : builtin_op_table()) {
-    const OperatorHandle& op = *builtin_handles[static_cast<int>(row.id)];
-    bool has_tensor_arg = false;
-    for (const Argument& a : op.schema().arguments()) has_tensor_arg |= a.type.kind == TypeKind::kTensor;
-    if (row.kind == OpKind::kFactory && !has_tensor_arg) {
-      d.register_kernel(op, DispatchKey::kBackendSelect, KernelFunction::from_boxed(&backend_select, "backend_select"));
-    }
-  }
   register_decompositions(d);
   register_mode_fallbacks(d);
 }
