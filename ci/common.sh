@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# ci/common.sh: set-up shared by ci/test and ci/run-specs. Installs missing
+# Debian packages (when root), configures and builds. Sourced, not run.
+set -euo pipefail
+
+OPSPEC_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+OPSPEC_BUILD_DIR="${OPSPEC_BUILD_DIR:-$OPSPEC_ROOT/build}"
+
+# Every package the build needs, by Debian name.
+OPSPEC_PACKAGES=(
+  g++ cmake ninja-build ccache pkg-config
+  libgtest-dev libgmock-dev libbenchmark-dev libabsl-dev
+  libyaml-cpp-dev libopenblas-dev libxxhash-dev
+)
+
+opspec_install_deps() {
+  local missing=()
+  for pkg in "${OPSPEC_PACKAGES[@]}"; do
+    dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then
+    echo "opspec: missing packages: ${missing[*]}" >&2
+    echo "opspec: install them with: sudo apt-get install -y ${missing[*]}" >&2
+    exit 1
+  fi
+  echo "opspec: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+opspec_configure_and_build() {
+  local build_type="${1:-RelWithDebInfo}"
+  shift || true
+  cmake -S "$OPSPEC_ROOT" -B "$OPSPEC_BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="$build_type" "$@" >/dev/null
+  cmake --build "$OPSPEC_BUILD_DIR" -j "$(nproc)"
+}
