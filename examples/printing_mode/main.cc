@@ -16,9 +16,7 @@ namespace {
 class PrintingMode : public opspec::DispatchMode {
  public:
   bool dispatch(opspec::OpCall& call) override {
-    std::string line = call.name() + "(";
-    for (size_t i = 0; i < call.num_args(); ++i) line += (i ? ", " : "") + call.arg(i).repr();
-    std::cout << line << ")\n";
+    std::cout << call.name() << "(" << call.op().schema().format_arguments(call.stack()) << ")\n";
     seen.push_back(call.name());
     call.proceed();  // like `func(*args, **kwargs)`: runs the op below this mode
     return true;
@@ -38,7 +36,8 @@ int main(int argc, char** argv) {
     Tensor w = ops::randn({3, 4});
     Tensor b = ops::zeros({3});
     Tensor y = ops::relu(ops::linear(x, w, b));
-    std::cout << "sum = " << ops::sum(y).item().to_double() << "\n";
+    const double total = ops::sum(y).item().to_double();
+    std::cout << "sum = " << total << "\n";
   }
   const std::vector<std::string> expected = {"aten::randn", "aten::randn",   "aten::zeros", "aten::t",
                                              "aten::addmm", "aten::relu",    "aten::sum",   "aten::_local_scalar_dense"};

@@ -34,7 +34,11 @@ std::string_view op_kind_name(OpKind k) {
 OperatorHandle::OperatorHandle(FunctionSchema schema, OpKind kind, bool composite, int id)
     : schema_(std::move(schema)), kind_(kind), composite_(composite), id_(id) {}
 
-void OperatorHandle::call_boxed(Stack& stack) const { Dispatcher::singleton().call_boxed(*this, stack); }
+void OperatorHandle::call_boxed(Stack& stack) const {
+  // The user-facing boxed entry validates; the dispatcher's own path does not.
+  schema_.check_stack(stack);
+  Dispatcher::singleton().call_boxed(*this, stack);
+}
 
 Dispatcher& Dispatcher::singleton() {
   static Dispatcher* instance = [] {
@@ -133,8 +137,9 @@ void Dispatcher::throw_no_kernel(const OperatorHandle& op, DispatchKeySet ks) co
   if (backends.empty()) {
     hint = " No tensor argument or device chose a backend.";
   }
-  internal::throw_not_implemented(str_cat(op.name(), ": no kernel for dispatch keys ", ks.str(),
-                                               "; it has kernels for ", op.kernel_mask_.str(), ".", hint));
+  // Default-on keys are in every call; naming them would only distract.
+  internal::throw_not_implemented(str_cat(op.name(), ": no kernel for dispatch keys ", (ks - kDefaultOnKeys).str(),
+                                          "; it has kernels for ", op.kernel_mask_.str(), ".", hint));
 }
 
 void Dispatcher::call_boxed(const OperatorHandle& op, Stack& stack) const {

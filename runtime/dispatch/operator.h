@@ -93,7 +93,8 @@ class OperatorHandle {
   // call: the unboxed entry point; see Dispatcher::call.
   template <class Ret, class... Args>
   Ret call(const Args&... args) const;
-  // call_boxed: dispatches with a full stack (see FunctionSchema::bind).
+  // call_boxed: checks the stack against the schema, then dispatches it
+  // (build the stack with FunctionSchema::bind).
   void call_boxed(Stack& stack) const;
 
  private:

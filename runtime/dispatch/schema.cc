@@ -280,6 +280,32 @@ std::string Argument::str() const {
   return s;
 }
 
+std::string FunctionSchema::format_value(const ArgType& type, const Value& v) {
+  if (v.is_int() && !type.is_list) {
+    if (type.kind == TypeKind::kLayout) return v.to_int() == 0 ? "torch.strided" : v.repr();
+    if (type.kind == TypeKind::kMemoryFormat) {
+      if (v.to_int() == 0) return "torch.contiguous_format";
+      if (v.to_int() == 1) return "torch.preserve_format";
+    }
+  }
+  return v.repr();
+}
+
+std::string FunctionSchema::format_arguments(const Stack& args) const {
+  std::string out;
+  for (size_t i = 0; i < args.size() && i < arguments_.size(); ++i) {
+    const Argument& a = arguments_[i];
+    if (a.kwarg_only) {
+      const bool is_default = a.default_value ? args[i] == *a.default_value : args[i].is_none();
+      if (is_default) continue;
+    }
+    if (!out.empty()) out += ", ";
+    if (a.kwarg_only) str_append(&out, a.name, "=");
+    out += format_value(a.type, args[i]);
+  }
+  return out;
+}
+
 bool FunctionSchema::is_mutable() const {
   for (const auto& a : arguments_) {
     if (a.is_write) return true;

@@ -79,6 +79,14 @@ class FunctionSchema {
   // argument_index: position of a named argument, or -1.
   int argument_index(std::string_view name) const;
 
+  // format_arguments: the arguments as PyTorch prints a call: positional ones
+  // in order, then keyword-only ones that differ from their default as
+  // name=value ("[8, 8], device=cpu, pin_memory=False").
+  std::string format_arguments(const Stack& args) const;
+  // format_value: one argument's value, spelling layouts and memory formats
+  // as torch does (torch.strided, torch.contiguous_format).
+  static std::string format_value(const ArgType& type, const Value& v);
+
   // str: the schema text in canonical form.
   std::string str() const;
 

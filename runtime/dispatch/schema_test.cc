@@ -73,5 +73,18 @@ TEST(SchemaTest, BindFillsDefaultsAndRejectsBadArguments) {
               ::testing::ThrowsMessage<Error>(HasSubstr("unexpected keyword argument 'beta'")));
 }
 
+TEST(SchemaTest, FormatsArgumentsAsPyTorchPrintsACall) {
+  auto randn = FunctionSchema::parse(
+      "randn(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor");
+  Stack st = randn.bind({Value(std::vector<int64_t>{8, 8})}, {{"device", Value(kCPU)}, {"pin_memory", Value(false)}});
+  EXPECT_EQ(randn.format_arguments(st), "[8, 8], device=cpu, pin_memory=False");
+  auto clone = FunctionSchema::parse("clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor");
+  Tensor t = internal::make_tensor({2, 3}, DType::kFloat32, kCPU);
+  EXPECT_EQ(clone.format_arguments(clone.bind({t}, {{"memory_format", Value(int64_t{0})}})),
+            "f32[2, 3], memory_format=torch.contiguous_format");
+  auto add = FunctionSchema::parse("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor");
+  EXPECT_EQ(add.format_arguments(add.bind({t, internal::make_wrapped_number(1.0)})), "f32[2, 3], 1.0");
+}
+
 }  // namespace
 }  // namespace opspec
