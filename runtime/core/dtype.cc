@@ -26,6 +26,12 @@ constexpr std::array<DTypeNames, kNumDTypes> kNames = {{
 std::string_view dtype_short_name(DType t) { return kNames[static_cast<int>(t)].short_name; }
 std::string_view dtype_torch_name(DType t) { return kNames[static_cast<int>(t)].torch_name; }
 
+std::string_view scalar_type_name(DType t) {
+  static constexpr std::string_view kScalarTypeNames[kNumDTypes] = {"Float", "Double", "Half", "BFloat16",
+                                                                     "Long",  "Int",    "Bool"};
+  return kScalarTypeNames[static_cast<int>(t)];
+}
+
 std::optional<DType> parse_dtype(std::string_view name) {
   if (name.starts_with("torch.")) name.remove_prefix(6);
   for (const auto& n : kNames) {

@@ -59,6 +59,10 @@ std::string_view dtype_short_name(DType t);
 // dtype_torch_name: "torch.float32", ... as PyTorch prints a dtype argument.
 std::string_view dtype_torch_name(DType t);
 
+// scalar_type_name: PyTorch's ScalarType name ("Float", "Double", "Half",
+// "BFloat16", "Long", "Int", "Bool"), as its error messages print dtypes.
+std::string_view scalar_type_name(DType t);
+
 // parse_dtype: accepts short names, torch names with or without "torch.",
 // and "float"/"double"/"half"/"long"/"int"/"bool". nullopt if unknown.
 std::optional<DType> parse_dtype(std::string_view name);
