@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "runtime/core/shape_utils.h"
+#include "runtime/dispatch/dispatcher.h"
 #include "runtime/dispatch/library.h"
 #include "runtime/dispatch/mode.h"
 #include "runtime/ops/ops.h"
@@ -20,8 +21,10 @@ namespace opspec::internal {
 // and add under one).
 namespace {
 
+// PyTorch's isTensorSubclassLike: a mode is active, or the tensor is a subclass or meta.
 bool is_tensor_subclass_like(const Tensor& t) {
-  return dispatch_mode_enabled() || (t.defined() && t.key_set().has(DispatchKey::kPython));
+  return dispatch_mode_enabled() ||
+         (t.defined() && (t.key_set().has(DispatchKey::kPython) || t.key_set().has(DispatchKey::kMeta)));
 }
 
 SizeVec dims_vec(IntArrayRef a) { return SizeVec(a.begin(), a.end()); }
@@ -148,16 +151,14 @@ Tensor matmul_kernel(const Tensor& tensor1, const Tensor& tensor2) {
   return ops::_unsafe_view(ops::bmm(t1_expanded, t2_expanded), output_shape);
 }
 
-// PyTorch's _flatten_nd_linear: fold leading dims, addmm, unfold.
-Tensor flatten_nd_linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
+// PyTorch's _flatten_3d_linear: fold the two leading dims into one addmm. The
+// transpose of weight is evaluated before the view, as PyTorch's build does.
+Tensor flatten_3d_linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
   const IntArrayRef sizes = input.sizes();
-  int64_t flattened = 1;
-  for (size_t i = 0; i + 1 < sizes.size(); ++i) flattened *= sizes[i];
-  const Tensor folded = reshape_impl(input, {flattened, sizes.back()});
-  const Tensor result = ops::addmm(bias, folded, ops::t(weight));
-  SizeVec out_sizes(sizes.begin(), sizes.end() - 1);
-  out_sizes.push_back(result.size(1));
-  return ops::view(result, out_sizes);
+  const Tensor weight_t = ops::t(weight);
+  const Tensor folded = ops::view(input, {sizes[0] * sizes[1], sizes[2]});
+  const Tensor result = ops::addmm(bias, folded, weight_t);
+  return ops::view(result, {sizes[0], sizes[1], result.size(1)});
 }
 
 Tensor linear_kernel(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias_opt) {
@@ -166,9 +167,7 @@ Tensor linear_kernel(const Tensor& input, const Tensor& weight, const std::optio
                "but they are ", input_dim, "D and ", weight_dim, "D");
   const bool has_bias = bias_opt && bias_opt->defined();
   if (input_dim == 2 && has_bias) return ops::addmm(*bias_opt, input, ops::t(weight));
-  if (has_bias && input.is_contiguous() && (input_dim == 3 || bias_opt->dim() == 1)) {
-    return flatten_nd_linear(input, weight, *bias_opt);
-  }
+  if (input_dim == 3 && has_bias && input.is_contiguous()) return flatten_3d_linear(input, weight, *bias_opt);
   Tensor output = ops::matmul(input, ops::t(weight));
   if (has_bias) {
     if (is_tensor_subclass_like(*bias_opt)) return ops::add(output, *bias_opt);
@@ -177,13 +176,22 @@ Tensor linear_kernel(const Tensor& input, const Tensor& weight, const std::optio
   return output;
 }
 
+// input.toType(dtype): a _to_copy that names dtype, layout and device.
+Tensor to_type(const Tensor& self, DType dtype) {
+  if (dtype == self.dtype()) return self;
+  using Sig = Tensor(const Tensor&, std::optional<DType>, std::optional<int64_t>, std::optional<Device>,
+                     std::optional<bool>, bool, std::optional<int64_t>);
+  static const TypedOp<Sig> to_copy("aten::_to_copy");
+  return to_copy(self, dtype, int64_t{0}, self.device(), std::nullopt, false, std::nullopt);
+}
+
 Tensor softmax_kernel(const Tensor& self, int64_t dim, std::optional<DType> dtype) {
-  const Tensor converted = dtype ? to_impl(self, dtype, std::nullopt, false) : self;
+  const Tensor converted = dtype ? to_type(self, *dtype) : self;
   return ops::_softmax(converted, dim, false);
 }
 
 Tensor log_softmax_kernel(const Tensor& self, int64_t dim, std::optional<DType> dtype) {
-  const Tensor converted = dtype ? to_impl(self, dtype, std::nullopt, false) : self;
+  const Tensor converted = dtype ? to_type(self, *dtype) : self;
   return ops::_log_softmax(converted, dim, false);
 }
 
@@ -201,7 +209,11 @@ Tensor dropout_kernel(const Tensor& input, double p, bool train) {
   }
   if (p == 0 || !train || input.numel() == 0) return input;
   if (p == 1) return ops::mul(input, ops::zeros({}, {.dtype = input.dtype(), .device = input.device()}));
-  Tensor noise = ops::empty_like(input);
+  // at::empty_like(input, LEGACY_CONTIGUOUS_MEMORY_FORMAT)
+  using LikeSig = Tensor(const Tensor&, std::optional<DType>, std::optional<int64_t>, std::optional<Device>,
+                         std::optional<bool>, std::optional<int64_t>);
+  static const TypedOp<LikeSig> empty_like("aten::empty_like");
+  Tensor noise = empty_like(input, std::nullopt, std::nullopt, std::nullopt, std::nullopt, int64_t{0});
   ops::bernoulli_(noise, 1 - p);
   ops::div_(noise, 1 - p);
   return ops::mul(input, noise);

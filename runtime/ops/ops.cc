@@ -47,8 +47,10 @@ Device device_or_cpu(const TensorOptions& o) { return o.device.value_or(kCPU); }
 Tensor factory(OpId id, IntArrayRef size, const TensorOptions& o) {
   return call<FactorySig>(id, size, o.dtype, OptInt(), OptDevice(device_or_cpu(o)), OptBool(false));
 }
+// The Python frontend fills a *_like call's options from self.
 Tensor like(OpId id, const Tensor& self, const TensorOptions& o) {
-  return call<LikeSig>(id, self, o.dtype, OptInt(), o.device, OptBool(false), OptInt());
+  return call<LikeSig>(id, self, OptDType(o.dtype.value_or(self.dtype())), OptInt(0),
+                       OptDevice(o.device.value_or(self.device())), OptBool(false), OptInt());
 }
 
 }  // namespace
@@ -124,7 +126,8 @@ Tensor ones_like(const Tensor& self, TensorOptions o, const std::source_location
 }
 Tensor full_like(const Tensor& self, const Scalar& fill_value, TensorOptions o, const std::source_location& loc) {
   OPSPEC_SITE;
-  return call<FillLikeSig>(OpId::full_like, self, fill_value, o.dtype, OptInt(), o.device, OptBool(false), OptInt());
+  return call<FillLikeSig>(OpId::full_like, self, fill_value, OptDType(o.dtype.value_or(self.dtype())), OptInt(0),
+                           OptDevice(o.device.value_or(self.device())), OptBool(false), OptInt());
 }
 Tensor rand_like(const Tensor& self, TensorOptions o, const std::source_location& loc) {
   OPSPEC_SITE;

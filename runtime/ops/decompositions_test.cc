@@ -1,0 +1,200 @@
+// Records the aten ops each composite dispatches, with a dispatch mode, and
+// checks them against PyTorch's sequence. Sequences come from PyTorch 2.x's
+// CompositeImplicitAutograd kernels; where 2.x and 1.13 agree they were also
+// checked against python3-torch 1.13 with a TorchDispatchMode.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "runtime/dispatch/mode.h"
+#include "runtime/ops/ops.h"
+
+namespace opspec {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::ElementsAreArray;
+using ::testing::IsEmpty;
+
+// Records op names and, for kwarg checks, each op's non-default keyword arguments.
+class RecordingMode : public DispatchMode {
+ public:
+  bool dispatch(OpCall& call) override {
+    names.push_back(call.name());
+    std::string kw;
+    const auto& args = call.op().schema().arguments();
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (!args[i].kwarg_only) continue;
+      const Value& v = call.arg(i);
+      if (args[i].default_value ? v == *args[i].default_value : v.is_none()) continue;
+      kw += (kw.empty() ? "" : ", ") + args[i].name + "=" + v.repr();
+    }
+    kwargs.push_back(kw);
+    call.proceed();
+    return true;
+  }
+  std::vector<std::string> names;
+  std::vector<std::string> kwargs;
+};
+
+template <class F>
+std::vector<std::string> ops_of(F&& f) {
+  RecordingMode mode;
+  {
+    ModeGuard g(mode);
+    f();
+  }
+  return mode.names;
+}
+
+class DecompositionTest : public ::testing::Test {
+ protected:
+  void SetUp() override { manual_seed(0); }
+  Tensor x2 = ops::randn({4, 3});
+  Tensor w = ops::randn({5, 3});
+  Tensor b = ops::randn({5});
+  Tensor x3 = ops::randn({2, 4, 3});
+  Tensor x1 = ops::randn({3});
+};
+
+TEST_F(DecompositionTest, Linear) {
+  EXPECT_THAT(ops_of([&] { ops::linear(x2, w, b); }), ElementsAre("aten::t", "aten::addmm"));
+  EXPECT_THAT(ops_of([&] { ops::linear(x2, w); }), ElementsAre("aten::t", "aten::mm"));
+  EXPECT_THAT(ops_of([&] { ops::linear(x3, w, b); }),
+              ElementsAre("aten::t", "aten::view", "aten::addmm", "aten::view"));
+  // Under a mode the bias add is out of place (isTensorSubclassLike).
+  EXPECT_THAT(ops_of([&] { ops::linear(x1, w, b); }),
+              ElementsAre("aten::t", "aten::unsqueeze", "aten::mm", "aten::squeeze_.dim", "aten::add.Tensor"));
+  const Tensor strided = ops::transpose(x3, 0, 1);
+  EXPECT_THAT(ops_of([&] { ops::linear(strided, w, b); }),
+              ElementsAre("aten::t", "aten::expand", "aten::view", "aten::expand", "aten::view", "aten::bmm",
+                          "aten::_unsafe_view", "aten::add.Tensor"));
+}
+
+TEST_F(DecompositionTest, LinearValuesMatchTheUndecomposedMath) {
+  const Tensor y = ops::linear(x2, w, b);
+  const Tensor expected = ops::add(ops::mm(x2, ops::t(w)), b);
+  EXPECT_TRUE(ops::allclose(y, expected, 1e-5, 1e-6));
+  EXPECT_TRUE(ops::allclose(ops::linear(x1, w, b), ops::add(ops::mv(w, x1), b), 1e-5, 1e-6));
+}
+
+TEST_F(DecompositionTest, NumpyTIsPermute) {
+  EXPECT_THAT(ops_of([&] { ops::numpy_T(x2); }), ElementsAre("aten::permute"));
+  EXPECT_THAT(ops_of([&] { ops::numpy_T(x1); }), IsEmpty());
+}
+
+TEST_F(DecompositionTest, Matmul) {
+  const Tensor wt = ops::t(w);
+  EXPECT_THAT(ops_of([&] { ops::matmul(x2, wt); }), ElementsAre("aten::mm"));
+  EXPECT_THAT(ops_of([&] { ops::matmul(x1, x1); }), ElementsAre("aten::dot"));
+  EXPECT_THAT(ops_of([&] { ops::matmul(x2, x1); }), ElementsAre("aten::mv"));
+  const Tensor v4 = ops::randn({4});
+  EXPECT_THAT(ops_of([&] { ops::matmul(v4, x2); }), ElementsAre("aten::unsqueeze", "aten::mm", "aten::squeeze_.dim"));
+  EXPECT_THAT(ops_of([&] { ops::matmul(x3, wt); }), ElementsAre("aten::view", "aten::mm", "aten::_unsafe_view"));
+  EXPECT_THAT(ops_of([&] { ops::matmul(x3, x1); }), ElementsAre("aten::view", "aten::mv", "aten::_unsafe_view"));
+  const Tensor m54 = ops::randn({5, 4});
+  EXPECT_THAT(ops_of([&] { ops::matmul(m54, x3); }),
+              ElementsAre("aten::transpose.int", "aten::expand", "aten::view", "aten::expand", "aten::view",
+                          "aten::bmm", "aten::_unsafe_view"));
+  const Tensor b36 = ops::randn({2, 3, 6});
+  EXPECT_THAT(ops_of([&] { ops::matmul(x3, b36); }),
+              ElementsAre("aten::expand", "aten::view", "aten::expand", "aten::view", "aten::bmm",
+                          "aten::_unsafe_view"));
+}
+
+TEST_F(DecompositionTest, MatmulValuesAndShapes) {
+  const Tensor b36 = ops::randn({2, 3, 6});
+  const Tensor out = ops::matmul(x3, b36);
+  EXPECT_THAT(out.sizes(), ElementsAre(2, 4, 6));
+  EXPECT_TRUE(ops::allclose(out, ops::bmm(x3, b36), 1e-5, 1e-6));
+  const Tensor m54 = ops::randn({5, 4});
+  const Tensor batched = ops::matmul(m54, x3);  // [5,4] @ [2,4,3] -> [2,5,3]
+  EXPECT_THAT(batched.sizes(), ElementsAre(2, 5, 3));
+  EXPECT_TRUE(ops::allclose(ops::select(batched, 0, 1), ops::mm(m54, ops::select(x3, 0, 1)), 1e-5, 1e-6));
+  EXPECT_THAT(ops::matmul(x3, x1).sizes(), ElementsAre(2, 4));
+  EXPECT_THROW(ops::matmul(ops::scalar_tensor(1.0), x1), Error);
+}
+
+TEST_F(DecompositionTest, SoftmaxFamilyAndLayerNorm) {
+  EXPECT_THAT(ops_of([&] { ops::softmax(x2, 1); }), ElementsAre("aten::_softmax"));
+  EXPECT_THAT(ops_of([&] { ops::softmax(x2, 1, DType::kFloat64); }), ElementsAre("aten::_to_copy", "aten::_softmax"));
+  EXPECT_THAT(ops_of([&] { ops::log_softmax(x2, -1); }), ElementsAre("aten::_log_softmax"));
+  const Tensor gamma = ops::ones({3}), beta = ops::zeros({3});
+  EXPECT_THAT(ops_of([&] { ops::layer_norm(x2, {3}, gamma, beta); }), ElementsAre("aten::native_layer_norm"));
+}
+
+TEST_F(DecompositionTest, DropoutOnCpu) {
+  EXPECT_THAT(ops_of([&] { ops::dropout(x2, 0.5, true); }),
+              ElementsAre("aten::empty_like", "aten::bernoulli_.float", "aten::div_.Scalar", "aten::mul.Tensor"));
+  EXPECT_THAT(ops_of([&] { ops::dropout(x2, 0.5, false); }), IsEmpty());
+  const Tensor y = ops::dropout(ops::ones({1000}), 0.5, true);
+  for (float v : y.to_vector<float>()) EXPECT_TRUE(v == 0.0f || v == 2.0f) << v;
+}
+
+TEST_F(DecompositionTest, PythonOperatorsAndScalars) {
+  EXPECT_THAT(ops_of([&] { (void)(x2 + 1.0); }), ElementsAre("aten::add.Tensor"));
+  EXPECT_THAT(ops_of([&] { (void)(1.0 - x2); }), ElementsAre("aten::rsub.Scalar"));
+  EXPECT_THAT(ops_of([&] { (void)(1.0 / x2); }), ElementsAre("aten::reciprocal", "aten::mul.Tensor"));
+  EXPECT_THAT(ops_of([&] { (void)(x2 * 2); }), ElementsAre("aten::mul.Tensor"));
+  EXPECT_THAT(ops_of([&] { ops::gt(x2, 0); }), ElementsAre("aten::gt.Scalar"));
+  EXPECT_THAT(ops_of([&] { ops::pow(x2, 2); }), ElementsAre("aten::pow.Tensor_Scalar"));
+}
+
+TEST_F(DecompositionTest, ReshapeFamily) {
+  EXPECT_THAT(ops_of([&] { ops::reshape(x2, {12}); }), ElementsAre("aten::view"));
+  EXPECT_THAT(ops_of([&] { ops::reshape(ops::t(x2), {12}); }),
+              ElementsAre("aten::t", "aten::clone", "aten::_unsafe_view"));
+  EXPECT_THAT(ops_of([&] { ops::flatten(x3); }), ElementsAre("aten::view"));
+  EXPECT_THAT(ops_of([&] { ops::contiguous(ops::t(x2)); }), ElementsAre("aten::t", "aten::clone"));
+  EXPECT_THAT(ops_of([&] { ops::contiguous(x2); }), IsEmpty());
+  EXPECT_THAT(ops_of([&] { ops::to(x2, DType::kFloat64); }), ElementsAre("aten::_to_copy"));
+  EXPECT_THAT(ops_of([&] { ops::to(x2, DType::kFloat32); }), IsEmpty());
+  // Values survive the copy path of reshape.
+  const Tensor r = ops::reshape(ops::t(x2), {12});
+  EXPECT_EQ(r.to_vector<float>(), ops::contiguous(ops::t(x2)).to_vector<float>());
+}
+
+TEST_F(DecompositionTest, FactoriesAndItem) {
+  EXPECT_THAT(ops_of([&] { ops::randn({8, 8}); }), ElementsAre("aten::randn"));
+  EXPECT_THAT(ops_of([&] { ops::zeros_like(x2); }), ElementsAre("aten::zeros_like"));
+  EXPECT_THAT(ops_of([&] { ops::sum(x2).item(); }), ElementsAre("aten::sum", "aten::_local_scalar_dense"));
+}
+
+TEST_F(DecompositionTest, KeywordArgumentsMatchWhatPyTorchsFrontendPasses) {
+  RecordingMode mode;
+  {
+    ModeGuard g(mode);
+    ops::randn({8, 8});
+    ops::to(x2, DType::kFloat64);
+    ops::zeros_like(x2);
+    ops::softmax(x2, 1, DType::kFloat64);
+    ops::dropout(x2, 0.5, true);
+  }
+  ASSERT_EQ(mode.kwargs.size(), 9u);  // randn, _to_copy, zeros_like, _to_copy + _softmax, 4 from dropout
+  EXPECT_EQ(mode.kwargs[0], "device=cpu, pin_memory=False");                       // randn
+  EXPECT_EQ(mode.kwargs[1], "dtype=torch.float64");                                // _to_copy from .to()
+  EXPECT_EQ(mode.kwargs[2], "dtype=torch.float32, layout=0, device=cpu, pin_memory=False");  // zeros_like
+  EXPECT_EQ(mode.kwargs[3], "dtype=torch.float64, layout=0, device=cpu");          // softmax's toType
+  EXPECT_EQ(mode.kwargs[5], "memory_format=0");                                    // dropout's empty_like
+}
+
+TEST_F(DecompositionTest, FunctionModeSeesCompositesWhole) {
+  struct Recorder : FunctionMode {
+    std::vector<std::string> names;
+    bool dispatch(OpCall& call) override {
+      names.push_back(call.name());
+      call.proceed();
+      return true;
+    }
+  };
+  Recorder mode;
+  {
+    ModeGuard g(mode);
+    ops::relu(ops::linear(x2, w, b));
+    ops::softmax(x2, 1);
+    ops::matmul(x2, ops::t(w));
+  }
+  EXPECT_THAT(mode.names, ElementsAre("aten::linear", "aten::relu", "aten::softmax.int", "aten::t", "aten::matmul"));
+}
+
+}  // namespace
+}  // namespace opspec
