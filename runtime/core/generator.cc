@@ -55,11 +55,11 @@ void set_default_generator_state(GeneratorState s) {
 
 namespace internal {
 
-uint64_t reserve_random_offsets(uint64_t n) {
+GeneratorState reserve_random_offsets(uint64_t n) {
   std::lock_guard<std::mutex> lock(g_mu);
-  const uint64_t first = g_state.offset;
+  const GeneratorState reserved = g_state;
   g_state.offset += n;
-  return first;
+  return reserved;
 }
 
 // 24 / 53 random mantissa bits give uniform values in [0, 1).

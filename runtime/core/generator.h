@@ -34,8 +34,9 @@ GeneratorState default_generator_state();
 void set_default_generator_state(GeneratorState s);
 
 namespace internal {
-// reserve_random_offsets: takes n counters; returns the first.
-uint64_t reserve_random_offsets(uint64_t n);
+// reserve_random_offsets: takes n counters; returns the seed and the first
+// counter, read under one lock so a concurrent manual_seed cannot split them.
+GeneratorState reserve_random_offsets(uint64_t n);
 
 // uniform_float / uniform_double: element i of a uniform [0, 1) draw.
 float uniform_float(uint64_t seed, uint64_t counter);

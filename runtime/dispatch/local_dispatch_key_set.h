@@ -23,8 +23,11 @@ extern constinit thread_local LocalDispatchKeySet tls_local_dispatch_key_set;
 inline LocalDispatchKeySet& local_dispatch_key_set() { return internal::tls_local_dispatch_key_set; }
 
 // compute_dispatch_key_set: the keys a call with these tensor keys goes through.
+// A call with no tensor at all (cat of an empty list) runs on the CPU backend,
+// so its kernel can report the problem; factories choose at BackendSelect first.
 inline DispatchKeySet compute_dispatch_key_set(DispatchKeySet tensor_keys) {
   const LocalDispatchKeySet& tls = internal::tls_local_dispatch_key_set;
+  if ((tensor_keys & kBackendKeys).empty()) tensor_keys = tensor_keys.add(DispatchKey::kCPU);
   return (tensor_keys | kDefaultOnKeys | tls.included | tls.modes) - tls.excluded;
 }
 

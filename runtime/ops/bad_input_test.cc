@@ -68,6 +68,12 @@ TEST(BadInputTest, WrongArgumentCountsAndTypesInBoxedCalls) {
               ThrowsMessage<Error>(HasSubstr("missing required argument 'mat2'")));
 }
 
+TEST(BadInputTest, EmptyTensorLists) {
+  EXPECT_THAT([] { ops::cat(std::vector<Tensor>{}, 0); },
+              ThrowsMessage<Error>(HasSubstr("torch.cat(): expected a non-empty list of Tensors")));
+  EXPECT_THAT([] { ops::stack(std::vector<Tensor>{}, 0); }, ThrowsMessage<Error>(HasSubstr("stack expects a non-empty TensorList")));
+}
+
 TEST(BadInputTest, UnknownOps) {
   EXPECT_THAT([] { Dispatcher::singleton().get("aten::mmm"); }, ThrowsMessage<Error>(HasSubstr("unknown op 'aten::mmm'")));
 }

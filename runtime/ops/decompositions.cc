@@ -27,8 +27,6 @@ bool is_tensor_subclass_like(const Tensor& t) {
          (t.defined() && (t.key_set().has(DispatchKey::kPython) || t.key_set().has(DispatchKey::kMeta)));
 }
 
-SizeVec dims_vec(IntArrayRef a) { return SizeVec(a.begin(), a.end()); }
-
 // PyTorch's reshape: a view when strides allow, else clone + _unsafe_view.
 Tensor reshape_impl(const Tensor& self, IntArrayRef proposed) {
   const SizeVec shape = infer_size(proposed, self.numel(), "aten::reshape");
