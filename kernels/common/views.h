@@ -1,0 +1,50 @@
+// views.h: the view ops' kernels. They only compute new geometry (sizes,
+// strides, storage offset) and wrap self's storage with internal::make_view,
+// so one kernel serves every device. See Note [Device-independent views].
+#pragma once
+
+#include <optional>
+
+#include "runtime/core/tensor.h"
+
+namespace opspec::internal {
+
+// Note [Device-independent views]
+// A view never touches data: it is a new TensorImpl over the same Storage.
+// The kernels below are therefore registered unchanged at the CPU and Meta
+// keys (and the CUDA backend registers the same functions at CUDA), which
+// keeps shape rules and error messages identical across devices.
+
+// view_kernel: aten::view; one -1 is inferred; fails when the requested shape
+// cannot be expressed with strides over self's layout.
+Tensor view_kernel(const Tensor& self, IntArrayRef size);
+// unsafe_view_kernel: aten::_unsafe_view, the same geometry as view.
+Tensor unsafe_view_kernel(const Tensor& self, IntArrayRef size);
+// as_strided_kernel: aten::as_strided; checks the view stays inside the storage.
+Tensor as_strided_kernel(const Tensor& self, IntArrayRef size, IntArrayRef stride,
+                         std::optional<int64_t> storage_offset);
+// permute_kernel: aten::permute; dims must be a permutation of self's dims.
+Tensor permute_kernel(const Tensor& self, IntArrayRef dims);
+// t_kernel: aten::t; transposes a 2-D tensor, returns 0-D and 1-D ones as they are.
+Tensor t_kernel(const Tensor& self);
+// transpose_kernel: aten::transpose.int.
+Tensor transpose_kernel(const Tensor& self, int64_t dim0, int64_t dim1);
+// expand_kernel: aten::expand; -1 keeps a dim, broadcast dims get stride 0.
+Tensor expand_kernel(const Tensor& self, IntArrayRef size, bool implicit);
+// unsqueeze_kernel: aten::unsqueeze; dim in [-(ndim + 1), ndim].
+Tensor unsqueeze_kernel(const Tensor& self, int64_t dim);
+// squeeze_kernel: aten::squeeze; drops every size-1 dim.
+Tensor squeeze_kernel(const Tensor& self);
+// squeeze_dim_kernel: aten::squeeze.dim; drops dim only when its size is 1.
+Tensor squeeze_dim_kernel(const Tensor& self, int64_t dim);
+// squeeze_inplace_dim_kernel: aten::squeeze_.dim; restrides self's own TensorImpl.
+Tensor squeeze_inplace_dim_kernel(const Tensor& self, int64_t dim);
+// slice_kernel: aten::slice.Tensor with Python slicing rules (wrap, clamp).
+Tensor slice_kernel(const Tensor& self, int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end,
+                    int64_t step);
+// select_kernel: aten::select.int; negative indices count from the end.
+Tensor select_kernel(const Tensor& self, int64_t dim, int64_t index);
+// alias_kernel: aten::alias, a view with self's geometry.
+Tensor alias_kernel(const Tensor& self);
+
+}  // namespace opspec::internal

@@ -1,0 +1,268 @@
+// factory.cc: CPU kernels of the deterministic factories (empty, zeros, ones,
+// full, scalar_tensor, arange, *_like) and the in-place fills fill_ and zero_.
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+#include "kernels/meta/factory_meta.h"
+
+namespace opspec::internal {
+
+namespace {
+
+// Fills at least this many elements per OpenMP region; below it threads cost
+// more than they save.
+constexpr int64_t kParallelGrain = 32768;
+
+// cpp_type_name: the C++ type PyTorch names in conversion errors.
+template <class T> constexpr std::string_view cpp_type_name() {
+  if constexpr (std::is_same_v<T, float>) return "float";
+  else if constexpr (std::is_same_v<T, double>) return "double";
+  else if constexpr (std::is_same_v<T, Half>) return "c10::Half";
+  else if constexpr (std::is_same_v<T, BFloat16>) return "c10::BFloat16";
+  else if constexpr (std::is_same_v<T, int64_t>) return "int64_t";
+  else if constexpr (std::is_same_v<T, int32_t>) return "int32_t";
+  else return "bool";
+}
+
+// checked_scalar_cast: value as T, refusing values T cannot hold (PyTorch's
+// checked_convert): out-of-range or NaN for integers, finite values beyond
+// the largest finite value for floating types. inf and NaN fill floats.
+template <class T> T checked_scalar_cast(const Scalar& value, std::string_view op) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return value.to_bool();
+  } else if constexpr (std::is_integral_v<T>) {
+    constexpr double lo = static_cast<double>(std::numeric_limits<T>::min());  // -2^(bits-1), exact
+    if (value.is_floating_point()) {
+      const double v = value.to_double();
+      OPSPEC_CHECK(v >= lo && v < -lo, op, ": value cannot be converted to type ", cpp_type_name<T>(),
+                   " without overflow (value ", value.str(), ")");
+      return static_cast<T>(v);
+    }
+    const int64_t v = value.to_int();
+    OPSPEC_CHECK(v >= std::numeric_limits<T>::min() && v <= std::numeric_limits<T>::max(), op,
+                 ": value cannot be converted to type ", cpp_type_name<T>(), " without overflow (value ",
+                 value.str(), ")");
+    return static_cast<T>(v);
+  } else {
+    const double v = value.to_double();
+    if constexpr (std::is_same_v<T, double>) {
+      return v;
+    } else {
+      double max = std::numeric_limits<float>::max();
+      if constexpr (std::is_same_v<T, Half>) max = 65504.0;
+      if constexpr (std::is_same_v<T, BFloat16>) max = 3.3895313892515355e38;
+      OPSPEC_CHECK(!std::isfinite(v) || std::fabs(v) <= max, op, ": value cannot be converted to type ",
+                   cpp_type_name<T>(), " without overflow (value ", value.str(), ")");
+      return T(static_cast<float>(v));
+    }
+  }
+}
+
+template <class T> void fill_contiguous(T* data, int64_t n, T v) {
+#pragma omp parallel for simd schedule(static) if (n >= kParallelGrain)
+  for (int64_t i = 0; i < n; ++i) data[i] = v;
+}
+
+// fill_strided: any geometry, overlapping (expanded) tensors included; an
+// odometer walks the dims with the last one innermost.
+template <class T> void fill_strided(const Tensor& t, T v) {
+  T* base = static_cast<T*>(t.raw_data());
+  const int64_t nd = t.dim();
+  const int64_t n = t.numel();
+  if (n == 0) return;
+  if (nd == 0) {
+    *base = v;
+    return;
+  }
+  const int64_t inner = t.sizes()[nd - 1], inner_stride = t.strides()[nd - 1];
+  SizeVec idx(static_cast<size_t>(nd), 0);
+  for (int64_t done = 0; done < n; done += inner) {
+    int64_t off = 0;
+    for (int64_t d = 0; d < nd - 1; ++d) off += idx[d] * t.strides()[d];
+    T* row = base + off;
+    for (int64_t i = 0; i < inner; ++i) row[i * inner_stride] = v;
+    for (int64_t d = nd - 2; d >= 0; --d) {
+      if (++idx[d] < t.sizes()[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+
+// fill_tensor: t[...] = value converted to t's dtype.
+void fill_tensor(const Tensor& t, const Scalar& value, std::string_view op) {
+  OPSPEC_DISPATCH_ALL_DTYPES(t.dtype(), op, [&] {
+    const scalar_t v = checked_scalar_cast<scalar_t>(value, op);
+    if (t.numel() == 0) return;
+    if (t.is_contiguous()) {
+      fill_contiguous(static_cast<scalar_t*>(t.raw_data()), t.numel(), v);
+    } else {
+      fill_strided(t, v);
+    }
+  });
+}
+
+// zero_contiguous: every dtype's zero is all-zero bits.
+void zero_contiguous(const Tensor& t) {
+  char* data = static_cast<char*>(t.raw_data());
+  const int64_t nbytes = t.nbytes();
+  if (nbytes == 0) return;
+  const int64_t grain = kParallelGrain * 4;
+  const int64_t chunks = (nbytes + grain - 1) / grain;
+#pragma omp parallel for schedule(static) if (chunks > 1)
+  for (int64_t c = 0; c < chunks; ++c) {
+    const int64_t begin = c * grain;
+    std::memset(data + begin, 0, static_cast<size_t>(std::min(grain, nbytes - begin)));
+  }
+}
+
+Tensor cpu_factory(IntArrayRef size, DType dtype, std::string_view op) {
+  check_factory_size(size, op);
+  return make_tensor(size, dtype, kCPU);
+}
+
+// arange_fill: p[i] = start + step * i in PyTorch's CPU accumulate type
+// (int64 for integers, double for f32/f64, float for f16/bf16).
+template <class T> void arange_fill(T* p, int64_t n, const Scalar& start, const Scalar& step) {
+  if constexpr (std::is_integral_v<T>) {
+    // Unsigned arithmetic: step * i may pass int64's range on the way to a
+    // value inside [start, end]; wrapping makes the sum exact.
+    const uint64_t xstart = static_cast<uint64_t>(start.to_int()), xstep = static_cast<uint64_t>(step.to_int());
+#pragma omp parallel for simd schedule(static) if (n >= kParallelGrain)
+    for (int64_t i = 0; i < n; ++i) {
+      p[i] = static_cast<T>(static_cast<int64_t>(xstart + xstep * static_cast<uint64_t>(i)));
+    }
+  } else {
+    using acc_t = std::conditional_t<std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>, float, double>;
+    const acc_t xstart = static_cast<acc_t>(start.to_double()), xstep = static_cast<acc_t>(step.to_double());
+#pragma omp parallel for schedule(static) if (n >= kParallelGrain)
+    for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(xstart + xstep * static_cast<acc_t>(i));
+  }
+}
+
+Tensor arange_impl(const Scalar& start, const Scalar& end, const Scalar& step, std::optional<DType> dtype,
+                   std::string_view op) {
+  const ArangeGeometry g = arange_geometry(start, end, step, dtype, op);  // refuses b8
+  Tensor out = make_tensor({g.numel}, g.dtype, kCPU);
+  OPSPEC_DISPATCH_ALL_DTYPES(g.dtype, op, [&] {
+    if constexpr (!std::is_same_v<scalar_t, bool>) {
+      arange_fill(static_cast<scalar_t*>(out.raw_data()), g.numel, start, step);
+    }
+  });
+  return out;
+}
+
+// like_cpu: a cpu tensor shaped like self, or the factory on the requested
+// device when it is not cpu.
+template <class Fill>
+Tensor like_cpu(const Tensor& self, std::optional<DType> dtype, std::optional<Device> device,
+                std::string_view factory, std::vector<Value> extra, Fill fill) {
+  const DType out_dtype = dtype.value_or(self.dtype());
+  const Device target = device.value_or(self.device());
+  if (!target.is_cpu()) {
+    std::vector<Value> positional{Value(self.sizes())};
+    for (Value& v : extra) positional.push_back(std::move(v));
+    return factory_on_device(factory, std::move(positional), out_dtype, target);
+  }
+  Tensor out = make_tensor(self.sizes(), out_dtype, kCPU);
+  fill(out);
+  return out;
+}
+
+}  // namespace
+
+Tensor empty_cpu(IntArrayRef size, std::optional<DType> dtype, std::optional<int64_t>, std::optional<Device>,
+                 std::optional<bool>, std::optional<int64_t>) {
+  return cpu_factory(size, dtype.value_or(kDefaultFloat), "aten::empty.memory_format");
+}
+
+Tensor empty_strided_cpu(IntArrayRef size, IntArrayRef stride, std::optional<DType> dtype, std::optional<int64_t>,
+                         std::optional<Device>, std::optional<bool>) {
+  check_factory_size(size, "aten::empty_strided");
+  return make_strided(size, stride, dtype.value_or(kDefaultFloat), kCPU);
+}
+
+Tensor zeros_cpu(IntArrayRef size, std::optional<DType> dtype, std::optional<int64_t>, std::optional<Device>,
+                 std::optional<bool>) {
+  Tensor out = cpu_factory(size, dtype.value_or(kDefaultFloat), "aten::zeros");
+  zero_contiguous(out);
+  return out;
+}
+
+Tensor ones_cpu(IntArrayRef size, std::optional<DType> dtype, std::optional<int64_t>, std::optional<Device>,
+                std::optional<bool>) {
+  Tensor out = cpu_factory(size, dtype.value_or(kDefaultFloat), "aten::ones");
+  fill_tensor(out, 1, "aten::ones");
+  return out;
+}
+
+Tensor full_cpu(IntArrayRef size, const Scalar& fill_value, std::optional<DType> dtype, std::optional<int64_t>,
+                std::optional<Device>, std::optional<bool>) {
+  Tensor out = cpu_factory(size, full_dtype(fill_value, dtype), "aten::full");
+  fill_tensor(out, fill_value, "aten::full");
+  return out;
+}
+
+Tensor scalar_tensor_cpu(const Scalar& s, std::optional<DType> dtype, std::optional<int64_t>,
+                         std::optional<Device>, std::optional<bool>) {
+  Tensor out = make_tensor({}, dtype.value_or(kDefaultFloat), kCPU);
+  fill_tensor(out, s, "aten::scalar_tensor");
+  return out;
+}
+
+Tensor arange_cpu(const Scalar& end, std::optional<DType> dtype, std::optional<int64_t>, std::optional<Device>,
+                  std::optional<bool>) {
+  return arange_impl(0, end, 1, dtype, "aten::arange");
+}
+
+Tensor arange_start_cpu(const Scalar& start, const Scalar& end, std::optional<DType> dtype, std::optional<int64_t>,
+                        std::optional<Device>, std::optional<bool>) {
+  return arange_impl(start, end, 1, dtype, "aten::arange.start");
+}
+
+Tensor arange_start_step_cpu(const Scalar& start, const Scalar& end, const Scalar& step, std::optional<DType> dtype,
+                             std::optional<int64_t>, std::optional<Device>, std::optional<bool>) {
+  return arange_impl(start, end, step, dtype, "aten::arange.start_step");
+}
+
+Tensor empty_like_cpu(const Tensor& self, std::optional<DType> dtype, std::optional<int64_t>,
+                      std::optional<Device> device, std::optional<bool>, std::optional<int64_t>) {
+  return like_cpu(self, dtype, device, "aten::empty.memory_format", {}, [](const Tensor&) {});
+}
+
+Tensor zeros_like_cpu(const Tensor& self, std::optional<DType> dtype, std::optional<int64_t>,
+                      std::optional<Device> device, std::optional<bool>, std::optional<int64_t>) {
+  return like_cpu(self, dtype, device, "aten::zeros", {}, [](const Tensor& t) { zero_contiguous(t); });
+}
+
+Tensor ones_like_cpu(const Tensor& self, std::optional<DType> dtype, std::optional<int64_t>,
+                     std::optional<Device> device, std::optional<bool>, std::optional<int64_t>) {
+  return like_cpu(self, dtype, device, "aten::ones", {},
+                  [](const Tensor& t) { fill_tensor(t, 1, "aten::ones_like"); });
+}
+
+Tensor full_like_cpu(const Tensor& self, const Scalar& fill_value, std::optional<DType> dtype,
+                     std::optional<int64_t>, std::optional<Device> device, std::optional<bool>,
+                     std::optional<int64_t>) {
+  return like_cpu(self, dtype, device, "aten::full", {Value(fill_value)},
+                  [&](const Tensor& t) { fill_tensor(t, fill_value, "aten::full_like"); });
+}
+
+Tensor fill_cpu(const Tensor& self, const Scalar& value) {
+  fill_tensor(self, value, "aten::fill_.Scalar");
+  self.impl()->bump_version();
+  return self;
+}
+
+Tensor zero_cpu(const Tensor& self) {
+  if (self.is_contiguous()) {
+    zero_contiguous(self);
+  } else {
+    fill_tensor(self, 0, "aten::zero_");
+  }
+  self.impl()->bump_version();
+  return self;
+}
+
+}  // namespace opspec::internal

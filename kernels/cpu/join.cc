@@ -1,0 +1,98 @@
+// join.cc: CPU kernels of cat and stack, and _local_scalar_dense (item()).
+#include <cstring>
+#include <type_traits>
+
+#include "kernels/cpu/copy.h"
+#include "kernels/meta/factory_meta.h"
+
+namespace opspec::internal {
+
+namespace {
+
+// Bytes copied per OpenMP region before threads are worth starting.
+constexpr int64_t kParallelBytes = 1 << 18;
+
+// cat_into: writes inputs one after another along g.dim of a new tensor.
+// Contiguous inputs of the result dtype are block copies (one memcpy per
+// outer row); the rest go through copy_into on a view of the result, which
+// converts dtype and walks any strides.
+Tensor cat_into(TensorList inputs, const CatGeometry& g) {
+  Tensor out = make_tensor(g.sizes, g.dtype, kCPU);
+  if (out.numel() == 0) return out;
+  const int64_t d = g.dim;
+  int64_t outer = 1, inner = 1;
+  for (int64_t k = 0; k < d; ++k) outer *= g.sizes[k];
+  for (size_t k = static_cast<size_t>(d) + 1; k < g.sizes.size(); ++k) inner *= g.sizes[k];
+  const int64_t item = out.element_size();
+  const int64_t out_row_bytes = g.sizes[d] * inner * item;
+
+  struct Block {
+    const char* src;
+    int64_t row_bytes;  // bytes of one outer row of the input
+    int64_t dst_offset;  // byte offset of the input inside one outer row of out
+  };
+  absl::InlinedVector<Block, 8> blocks;
+  int64_t offset = 0;  // position along d
+  for (const Tensor& t : inputs) {
+    if (is_skipped_in_cat(t)) continue;
+    const int64_t len = t.sizes()[d];
+    if (t.numel() > 0) {
+      if (t.is_contiguous() && t.dtype() == g.dtype) {
+        blocks.push_back({static_cast<const char*>(t.raw_data()), len * inner * item, offset * inner * item});
+      } else {
+        SizeVec sizes(g.sizes.begin(), g.sizes.end());
+        sizes[d] = len;
+        const Tensor dst = make_view(out, sizes, out.strides(), offset * out.strides()[d]);
+        copy_into(dst, t);
+      }
+    }
+    offset += len;
+  }
+  const int64_t nblocks = static_cast<int64_t>(blocks.size());
+  if (nblocks == 0) return out;
+  char* dst = static_cast<char*>(out.raw_data());
+  const bool parallel = outer * out_row_bytes >= kParallelBytes && outer * nblocks > 1;
+#pragma omp parallel for collapse(2) schedule(static) if (parallel)
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t b = 0; b < nblocks; ++b) {
+      const Block& blk = blocks[b];
+      std::memcpy(dst + o * out_row_bytes + blk.dst_offset, blk.src + o * blk.row_bytes,
+                  static_cast<size_t>(blk.row_bytes));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Tensor cat_cpu(TensorList tensors, int64_t dim) {
+  const CatGeometry g = cat_geometry(tensors, dim, "aten::cat");
+  return cat_into(tensors, g);
+}
+
+Tensor stack_cpu(TensorList tensors, int64_t dim) {
+  // stack is cat of the inputs unsqueezed at dim (views, no copies).
+  const std::vector<Tensor> inputs = stack_inputs(tensors, dim, "aten::stack");
+  const CatGeometry g = cat_geometry(inputs, wrap_dim(dim, tensors[0].dim() + 1, "aten::stack"), "aten::stack");
+  return cat_into(inputs, g);
+}
+
+Scalar local_scalar_dense_cpu(const Tensor& self) {
+  OPSPEC_CHECK(self.numel() == 1, "aten::_local_scalar_dense: a Tensor with ", self.numel(),
+               " elements cannot be converted to Scalar");
+  // One element: its address is the storage offset whatever the strides.
+  return OPSPEC_DISPATCH_ALL_DTYPES(self.dtype(), "aten::_local_scalar_dense", [&]() -> Scalar {
+    const scalar_t v = *static_cast<const scalar_t*>(self.raw_data());
+    if constexpr (std::is_same_v<scalar_t, bool>) {
+      return Scalar(v);
+    } else if constexpr (std::is_integral_v<scalar_t>) {
+      return Scalar(static_cast<int64_t>(v));
+    } else if constexpr (std::is_same_v<scalar_t, double>) {
+      return Scalar(v);
+    } else {
+      return Scalar(static_cast<double>(static_cast<float>(v)));  // f32, f16, bf16 widen exactly
+    }
+  });
+}
+
+}  // namespace opspec::internal

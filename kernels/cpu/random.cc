@@ -1,0 +1,201 @@
+// random.cc: CPU kernels of rand, randn, rand_like, randn_like, bernoulli_ and
+// native_dropout, all drawn from the counter-based generator so element i of a
+// call depends only on (seed, the call's first offset, i).
+// See Note [Counter-based randomness].
+#include <cmath>
+#include <cstring>
+#include <type_traits>
+
+#include "kernels/cpu/copy.h"
+#include "kernels/meta/elementwise_meta.h"  // check_no_internal_overlap
+#include "kernels/meta/factory_meta.h"
+#include "runtime/core/generator.h"
+
+namespace opspec::internal {
+
+// Note [Random draws per dtype]
+// Every random kernel reserves numel offsets once per call and computes the
+// element at row-major logical index i from counter first + i, so any
+// parallel split (and any backend following these rules) gives the same values:
+//   rand:  f32 uniform_float; f64 uniform_double; f16/bf16 uniform_float
+//          truncated to the dtype's 11/8 significant bits (k / 2^11, k / 2^8),
+//          exactly representable, so rounding can never produce 1.0 (PyTorch
+//          likewise draws only `digits` random bits for reduced precision).
+//   randn: f32 normal_float; f64 normal_double; f16/bf16 normal_float rounded.
+//   bernoulli_(p) and dropout masks: uniform_double(counter) < p, any dtype.
+
+namespace {
+
+// Philox blocks are costly enough that smaller tensors already pay off.
+constexpr int64_t kRandomGrain = 4096;
+
+struct RandomStream {
+  uint64_t seed;
+  uint64_t first;
+};
+
+// reserve: takes n offsets from the default generator for one call.
+RandomStream reserve(int64_t n) {
+  const GeneratorState reserved = reserve_random_offsets(static_cast<uint64_t>(n));
+  return {reserved.seed, reserved.offset};
+}
+
+template <class T> constexpr float reduced_precision_scale() {
+  return std::is_same_v<T, Half> ? 2048.0f : 256.0f;  // 2^digits: 11 for f16, 8 for bf16
+}
+
+// The loops live in templates: an OpenMP pragma cannot sit inside the dtype
+// dispatch macro's argument.
+template <class T> void uniform_loop(T* p, int64_t n, RandomStream rs) {
+#pragma omp parallel for schedule(static) if (n >= kRandomGrain)
+  for (int64_t i = 0; i < n; ++i) {
+    const uint64_t c = rs.first + static_cast<uint64_t>(i);
+    if constexpr (std::is_same_v<T, double>) {
+      p[i] = uniform_double(rs.seed, c);
+    } else if constexpr (std::is_same_v<T, float>) {
+      p[i] = uniform_float(rs.seed, c);
+    } else {
+      constexpr float scale = reduced_precision_scale<T>();
+      p[i] = T(std::floor(uniform_float(rs.seed, c) * scale) / scale);
+    }
+  }
+}
+
+template <class T> void normal_loop(T* p, int64_t n, RandomStream rs) {
+#pragma omp parallel for schedule(static) if (n >= kRandomGrain)
+  for (int64_t i = 0; i < n; ++i) {
+    const uint64_t c = rs.first + static_cast<uint64_t>(i);
+    if constexpr (std::is_same_v<T, double>) {
+      p[i] = normal_double(rs.seed, c);
+    } else {
+      p[i] = T(normal_float(rs.seed, c));
+    }
+  }
+}
+
+template <class T> void bernoulli_loop(T* p, int64_t n, RandomStream rs, double prob) {
+  const T one = static_cast<T>(1.0f), zero = static_cast<T>(0.0f);
+#pragma omp parallel for schedule(static) if (n >= kRandomGrain)
+  for (int64_t i = 0; i < n; ++i) {
+    p[i] = uniform_double(rs.seed, rs.first + static_cast<uint64_t>(i)) < prob ? one : zero;
+  }
+}
+
+// dropout_loop: y = (x * keep) * scale in the op math type (float for
+// f32/f16/bf16, double for f64), as PyTorch's input.mul(mask).mul_(scale).
+template <class T> void dropout_loop(const T* x, T* y, bool* mask, int64_t n, RandomStream rs, double p1m,
+                                     double scale) {
+  using acc_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
+  const acc_t s = static_cast<acc_t>(scale);
+#pragma omp parallel for schedule(static) if (n >= kRandomGrain)
+  for (int64_t i = 0; i < n; ++i) {
+    const bool keep = uniform_double(rs.seed, rs.first + static_cast<uint64_t>(i)) < p1m;
+    mask[i] = keep;
+    y[i] = static_cast<T>(static_cast<acc_t>(x[i]) * static_cast<acc_t>(keep) * s);
+  }
+}
+
+// fill_uniform / fill_normal: out is a fresh contiguous floating cpu tensor.
+void fill_uniform(const Tensor& out, std::string_view op) {
+  if (out.numel() == 0) return;
+  const RandomStream rs = reserve(out.numel());
+  OPSPEC_DISPATCH_FLOATING_DTYPES(out.dtype(), op,
+                                  [&] { uniform_loop(static_cast<scalar_t*>(out.raw_data()), out.numel(), rs); });
+}
+
+void fill_normal(const Tensor& out, std::string_view op) {
+  if (out.numel() == 0) return;
+  const RandomStream rs = reserve(out.numel());
+  OPSPEC_DISPATCH_FLOATING_DTYPES(out.dtype(), op,
+                                  [&] { normal_loop(static_cast<scalar_t*>(out.raw_data()), out.numel(), rs); });
+}
+
+Tensor random_like_cpu(const Tensor& self, std::optional<DType> dtype, std::optional<Device> device,
+                       std::string_view factory, std::string_view check_name, std::string_view op, bool normal) {
+  const DType out_dtype = dtype.value_or(self.dtype());
+  check_random_dtype(out_dtype, check_name, op);
+  const Device target = device.value_or(self.device());
+  if (!target.is_cpu()) return factory_on_device(factory, {Value(self.sizes())}, out_dtype, target);
+  Tensor out = make_tensor(self.sizes(), out_dtype, kCPU);
+  normal ? fill_normal(out, op) : fill_uniform(out, op);
+  return out;
+}
+
+}  // namespace
+
+Tensor rand_cpu(IntArrayRef size, std::optional<DType> dtype, std::optional<int64_t>, std::optional<Device>,
+                std::optional<bool>) {
+  const DType t = dtype.value_or(kDefaultFloat);
+  check_random_dtype(t, "check_uniform_bounds", "aten::rand");
+  check_factory_size(size, "aten::rand");
+  Tensor out = make_tensor(size, t, kCPU);
+  fill_uniform(out, "aten::rand");
+  return out;
+}
+
+Tensor randn_cpu(IntArrayRef size, std::optional<DType> dtype, std::optional<int64_t>, std::optional<Device>,
+                 std::optional<bool>) {
+  const DType t = dtype.value_or(kDefaultFloat);
+  check_random_dtype(t, "normal_kernel_cpu", "aten::randn");
+  check_factory_size(size, "aten::randn");
+  Tensor out = make_tensor(size, t, kCPU);
+  fill_normal(out, "aten::randn");
+  return out;
+}
+
+Tensor rand_like_cpu(const Tensor& self, std::optional<DType> dtype, std::optional<int64_t>,
+                     std::optional<Device> device, std::optional<bool>, std::optional<int64_t>) {
+  return random_like_cpu(self, dtype, device, "aten::rand", "check_uniform_bounds", "aten::rand_like", false);
+}
+
+Tensor randn_like_cpu(const Tensor& self, std::optional<DType> dtype, std::optional<int64_t>,
+                      std::optional<Device> device, std::optional<bool>, std::optional<int64_t>) {
+  return random_like_cpu(self, dtype, device, "aten::randn", "normal_kernel_cpu", "aten::randn_like", true);
+}
+
+Tensor bernoulli_float_cpu(const Tensor& self, double p, std::optional<int64_t> generator) {
+  constexpr std::string_view op = "aten::bernoulli_.float";
+  OPSPEC_CHECK(!generator.has_value(), op, ": explicit generators are not supported; "
+               "use manual_seed on the default generator");
+  check_bernoulli_p(p, op);
+  check_no_internal_overlap(self, op);
+  const int64_t n = self.numel();
+  if (n > 0) {
+    const RandomStream rs = reserve(n);
+    // Draw into self when it is contiguous, else into a contiguous buffer
+    // that is then copied through self's strides (logical order is kept).
+    const Tensor out = self.is_contiguous() ? self : make_tensor(self.sizes(), self.dtype(), kCPU);
+    OPSPEC_DISPATCH_ALL_DTYPES(self.dtype(), op,
+                               [&] { bernoulli_loop(static_cast<scalar_t*>(out.raw_data()), n, rs, p); });
+    if (!out.is_same(self)) copy_into(self, out);
+  }
+  self.impl()->bump_version();
+  return self;
+}
+
+std::tuple<Tensor, Tensor> native_dropout_cpu(const Tensor& input, double p, std::optional<bool> train) {
+  constexpr std::string_view op = "aten::native_dropout";
+  check_dropout_args(input, p, train);
+  Tensor output = make_tensor(input.sizes(), input.dtype(), kCPU);
+  Tensor mask = make_tensor(input.sizes(), DType::kBool, kCPU);
+  const int64_t n = input.numel();
+  if (n == 0) return {output, mask};
+  if (!train.value_or(true)) {
+    copy_into(output, input);
+    std::memset(mask.raw_data(), 1, static_cast<size_t>(n));
+    return {output, mask};
+  }
+  // PyTorch computes input * mask * (1 / (1 - p)) with the scale in the op
+  // math type; p == 1 keeps everything at zero (scale 0) instead of NaN.
+  const double p1m = 1.0 - p;
+  const double scale = p1m == 0 ? 0.0 : 1.0 / p1m;
+  const Tensor src = contiguous_cpu(input);
+  const RandomStream rs = reserve(n);
+  OPSPEC_DISPATCH_FLOATING_DTYPES(input.dtype(), op, [&] {
+    dropout_loop(static_cast<const scalar_t*>(src.raw_data()), static_cast<scalar_t*>(output.raw_data()),
+                 static_cast<bool*>(mask.raw_data()), n, rs, p1m, scale);
+  });
+  return {output, mask};
+}
+
+}  // namespace opspec::internal

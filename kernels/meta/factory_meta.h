@@ -1,0 +1,115 @@
+// factory_meta.h: shape and dtype rules of the factory, random, fill and join
+// ops (shared by their CPU and Meta kernels), and the Meta kernels themselves.
+#pragma once
+
+#include <optional>
+#include <string_view>
+#include <tuple>
+
+#include "runtime/core/tensor.h"
+#include "runtime/dispatch/value.h"
+
+namespace opspec::internal {
+
+// ---- Shape and dtype rules ----
+
+// check_factory_size: every size >= 0 ("Trying to create tensor with negative dimension -1: [-1, 2]").
+void check_factory_size(IntArrayRef size, std::string_view op);
+// full_dtype: dtype, else inferred from the fill value (bool -> b8, int -> i64, float -> f32).
+DType full_dtype(const Scalar& fill_value, std::optional<DType> dtype);
+// ArangeGeometry: the element count and dtype of an arange call.
+struct ArangeGeometry {
+  int64_t numel;
+  DType dtype;
+};
+// arange_geometry: i64 when start, end and step are all integral, else f32;
+// size = ceil((end - start) / step) as PyTorch computes it for that dtype.
+ArangeGeometry arange_geometry(const Scalar& start, const Scalar& end, const Scalar& step,
+                               std::optional<DType> dtype, std::string_view op);
+
+// check_random_dtype: rand/randn only fill floating dtypes; kernel_name is
+// PyTorch's ("\"normal_kernel_cpu\" not implemented for 'Long'").
+void check_random_dtype(DType dtype, std::string_view kernel_name, std::string_view op);
+// check_bernoulli_p: p in [0, 1].
+void check_bernoulli_p(double p, std::string_view op);
+// check_dropout_args: in training, p in [0, 1] and a floating input (the output is scaled).
+void check_dropout_args(const Tensor& input, double p, std::optional<bool> train);
+
+// CatGeometry: the result of cat: sizes, promoted dtype, device, wrapped dim.
+struct CatGeometry {
+  SizeVec sizes;
+  DType dtype;
+  Device device;
+  int64_t dim;
+};
+// cat_geometry: PyTorch's cat checks; legacy 1-D empty tensors ([0]) are skipped.
+CatGeometry cat_geometry(TensorList tensors, int64_t dim, std::string_view op);
+// is_skipped_in_cat: a legacy empty tensor of shape [0] that cat ignores.
+inline bool is_skipped_in_cat(const Tensor& t) { return t.dim() == 1 && t.sizes()[0] == 0; }
+// stack_inputs: checks stack's inputs and returns them unsqueezed at the wrapped dim (cat's inputs).
+std::vector<Tensor> stack_inputs(TensorList tensors, int64_t dim, std::string_view op);
+
+// factory_on_device: runs the tensor-less factory op_name (e.g. "aten::zeros")
+// with the positional arguments, dtype and device, straight at the device's
+// backend key; *_like kernels use it when the requested device is not the one
+// their own kernel makes. Modes do not see this inner call.
+Tensor factory_on_device(std::string_view op_name, std::vector<Value> positional, DType dtype, Device device);
+
+// ---- Meta kernels (shapes and dtypes only; no data, no random offsets) ----
+
+Tensor empty_meta(IntArrayRef size, std::optional<DType> dtype, std::optional<int64_t> layout,
+                  std::optional<Device> device, std::optional<bool> pin_memory,
+                  std::optional<int64_t> memory_format);
+Tensor empty_strided_meta(IntArrayRef size, IntArrayRef stride, std::optional<DType> dtype,
+                          std::optional<int64_t> layout, std::optional<Device> device,
+                          std::optional<bool> pin_memory);
+Tensor zeros_meta(IntArrayRef size, std::optional<DType> dtype, std::optional<int64_t> layout,
+                  std::optional<Device> device, std::optional<bool> pin_memory);
+Tensor ones_meta(IntArrayRef size, std::optional<DType> dtype, std::optional<int64_t> layout,
+                 std::optional<Device> device, std::optional<bool> pin_memory);
+Tensor full_meta(IntArrayRef size, const Scalar& fill_value, std::optional<DType> dtype,
+                 std::optional<int64_t> layout, std::optional<Device> device, std::optional<bool> pin_memory);
+Tensor scalar_tensor_meta(const Scalar& s, std::optional<DType> dtype, std::optional<int64_t> layout,
+                          std::optional<Device> device, std::optional<bool> pin_memory);
+Tensor arange_meta(const Scalar& end, std::optional<DType> dtype, std::optional<int64_t> layout,
+                   std::optional<Device> device, std::optional<bool> pin_memory);
+Tensor arange_start_meta(const Scalar& start, const Scalar& end, std::optional<DType> dtype,
+                         std::optional<int64_t> layout, std::optional<Device> device,
+                         std::optional<bool> pin_memory);
+Tensor arange_start_step_meta(const Scalar& start, const Scalar& end, const Scalar& step,
+                              std::optional<DType> dtype, std::optional<int64_t> layout,
+                              std::optional<Device> device, std::optional<bool> pin_memory);
+Tensor rand_meta(IntArrayRef size, std::optional<DType> dtype, std::optional<int64_t> layout,
+                 std::optional<Device> device, std::optional<bool> pin_memory);
+Tensor randn_meta(IntArrayRef size, std::optional<DType> dtype, std::optional<int64_t> layout,
+                  std::optional<Device> device, std::optional<bool> pin_memory);
+// *_like on a meta self: a meta result, or the factory on another device when one is given.
+Tensor empty_like_meta(const Tensor& self, std::optional<DType> dtype, std::optional<int64_t> layout,
+                       std::optional<Device> device, std::optional<bool> pin_memory,
+                       std::optional<int64_t> memory_format);
+Tensor zeros_like_meta(const Tensor& self, std::optional<DType> dtype, std::optional<int64_t> layout,
+                       std::optional<Device> device, std::optional<bool> pin_memory,
+                       std::optional<int64_t> memory_format);
+Tensor ones_like_meta(const Tensor& self, std::optional<DType> dtype, std::optional<int64_t> layout,
+                      std::optional<Device> device, std::optional<bool> pin_memory,
+                      std::optional<int64_t> memory_format);
+Tensor full_like_meta(const Tensor& self, const Scalar& fill_value, std::optional<DType> dtype,
+                      std::optional<int64_t> layout, std::optional<Device> device, std::optional<bool> pin_memory,
+                      std::optional<int64_t> memory_format);
+Tensor rand_like_meta(const Tensor& self, std::optional<DType> dtype, std::optional<int64_t> layout,
+                      std::optional<Device> device, std::optional<bool> pin_memory,
+                      std::optional<int64_t> memory_format);
+Tensor randn_like_meta(const Tensor& self, std::optional<DType> dtype, std::optional<int64_t> layout,
+                       std::optional<Device> device, std::optional<bool> pin_memory,
+                       std::optional<int64_t> memory_format);
+// In-place ops on meta tensors: checks, a version bump, self.
+Tensor fill_meta(const Tensor& self, const Scalar& value);
+Tensor zero_meta(const Tensor& self);
+Tensor bernoulli_float_meta(const Tensor& self, double p, std::optional<int64_t> generator);
+std::tuple<Tensor, Tensor> native_dropout_meta(const Tensor& input, double p, std::optional<bool> train);
+Tensor cat_meta(TensorList tensors, int64_t dim);
+Tensor stack_meta(TensorList tensors, int64_t dim);
+// local_scalar_dense_meta: always throws (meta tensors hold no values).
+Scalar local_scalar_dense_meta(const Tensor& self);
+
+}  // namespace opspec::internal
