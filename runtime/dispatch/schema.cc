@@ -292,13 +292,21 @@ std::string FunctionSchema::format_value(const ArgType& type, const Value& v) {
 }
 
 std::string FunctionSchema::format_arguments(const Stack& args) const {
-  std::string out;
-  for (size_t i = 0; i < args.size() && i < arguments_.size(); ++i) {
+  // As the dispatcher hands a call to Python: positional arguments up to the
+  // last one that differs from its default, then non-default keyword ones.
+  auto is_default = [&](size_t i) {
     const Argument& a = arguments_[i];
-    if (a.kwarg_only) {
-      const bool is_default = a.default_value ? args[i] == *a.default_value : args[i].is_none();
-      if (is_default) continue;
-    }
+    return a.default_value ? args[i] == *a.default_value : (a.type.is_optional && args[i].is_none());
+  };
+  const size_t n = std::min(args.size(), arguments_.size());
+  size_t last_positional = 0;
+  for (size_t i = 0; i < n && !arguments_[i].kwarg_only; ++i) {
+    if (!is_default(i)) last_positional = i + 1;
+  }
+  std::string out;
+  for (size_t i = 0; i < n; ++i) {
+    const Argument& a = arguments_[i];
+    if (a.kwarg_only ? is_default(i) : i >= last_positional) continue;
     if (!out.empty()) out += ", ";
     if (a.kwarg_only) str_append(&out, a.name, "=");
     out += format_value(a.type, args[i]);

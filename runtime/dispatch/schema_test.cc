@@ -84,6 +84,12 @@ TEST(SchemaTest, FormatsArgumentsAsPyTorchPrintsACall) {
             "f32[2, 3], memory_format=torch.contiguous_format");
   auto add = FunctionSchema::parse("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor");
   EXPECT_EQ(add.format_arguments(add.bind({t, internal::make_wrapped_number(1.0)})), "f32[2, 3], 1.0");
+  // Trailing positional defaults are dropped; an earlier default before a set one stays.
+  auto norm = FunctionSchema::parse(
+      "linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor");
+  EXPECT_EQ(norm.format_arguments(norm.bind({t, Value(int64_t{1})})), "f32[2, 3], 1");
+  EXPECT_EQ(norm.format_arguments(norm.bind({t})), "f32[2, 3]");
+  EXPECT_EQ(norm.format_arguments(norm.bind({t, Value(int64_t{2}), Value(), Value(true)})), "f32[2, 3], 2, None, True");
 }
 
 }  // namespace
