@@ -1,0 +1,77 @@
+// layers.cc: Linear, ReLU, LayerNorm and Sequential.
+#include "runtime/nn/layers.h"
+
+#include <cmath>
+#include <string>
+
+#include "runtime/core/error.h"
+#include "runtime/dispatch/local_dispatch_key_set.h"
+
+namespace opspec::nn {
+namespace {
+
+// uniform: values in [-bound, bound) as rand * 2 * bound - bound, PyTorch's
+// uniform_(-bound, bound) built from ops.
+Tensor uniform(IntArrayRef size, double bound, const TensorOptions& options) {
+  return ops::sub(ops::mul(ops::rand(size, options), 2.0 * bound), bound);
+}
+
+}  // namespace
+
+Linear::Linear(int64_t in_features, int64_t out_features, bool bias, TensorOptions options)
+    : Module("Linear"), in_features_(in_features), out_features_(out_features) {
+  OPSPEC_CHECK(in_features >= 0 && out_features >= 0, "nn.Linear: in_features and out_features must be ",
+               "non-negative, got ", in_features, " and ", out_features);
+  // See Note [Module initialisation is not recorded].
+  ExcludeModesGuard no_modes;
+  // kaiming_uniform_(a=sqrt(5)) gives gain sqrt(1/3), so bound
+  // gain * sqrt(3 / fan_in) = 1 / sqrt(fan_in); the bias uses the same bound
+  // (0 when fan_in is 0, where PyTorch skips the weight's init: it has no elements).
+  const double bound = in_features > 0 ? 1.0 / std::sqrt(static_cast<double>(in_features)) : 0.0;
+  weight_ = &register_parameter("weight", uniform({out_features, in_features}, bound, options));
+  if (bias) bias_ = &register_parameter("bias", uniform({out_features}, bound, options));
+}
+
+Tensor Linear::forward(const Tensor& input) { return ops::linear(input, *weight_, bias()); }
+
+Tensor ReLU::forward(const Tensor& input) { return ops::relu(input); }
+
+LayerNorm::LayerNorm(std::vector<int64_t> normalized_shape, double eps, bool elementwise_affine, bool bias,
+                     TensorOptions options)
+    : Module("LayerNorm"), normalized_shape_(std::move(normalized_shape)), eps_(eps) {
+  for (int64_t s : normalized_shape_) {
+    OPSPEC_CHECK(s >= 0, "nn.LayerNorm: normalized_shape must be non-negative, got ",
+                 format_sizes(normalized_shape_));
+  }
+  if (!elementwise_affine) return;
+  // See Note [Module initialisation is not recorded].
+  ExcludeModesGuard no_modes;
+  weight_ = &register_parameter("weight", ops::ones(normalized_shape_, options));
+  if (bias) bias_ = &register_parameter("bias", ops::zeros(normalized_shape_, options));
+}
+
+Tensor LayerNorm::forward(const Tensor& input) {
+  return ops::layer_norm(input, normalized_shape_, weight(), bias(), eps_);
+}
+
+Sequential::Sequential(std::vector<std::shared_ptr<Module>> modules) : Module("Sequential") {
+  for (auto& m : modules) push_back(std::move(m));
+}
+
+void Sequential::push_back(std::shared_ptr<Module> m) {
+  register_module(std::to_string(modules_.size()), m);
+  modules_.push_back(std::move(m));
+}
+
+Tensor Sequential::forward(const Tensor& input) {
+  Tensor x = input;
+  for (const auto& m : modules_) x = (*m)(x);
+  return x;
+}
+
+const std::shared_ptr<Module>& Sequential::operator[](size_t i) const {
+  OPSPEC_CHECK(i < modules_.size(), "nn.Sequential: index ", i, " is out of range (size ", modules_.size(), ")");
+  return modules_[i];
+}
+
+}  // namespace opspec::nn

@@ -1,0 +1,99 @@
+// layers.h: the built-in layers (PyTorch's nn.Linear, nn.ReLU, nn.LayerNorm,
+// nn.Sequential). Forwards call the public ops, so modes see their aten ops.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "runtime/nn/module.h"
+#include "runtime/ops/ops.h"
+
+namespace opspec::nn {
+
+// Note [Module initialisation is not recorded]
+// Parameters are created from ops (rand, mul, sub, ones, zeros) under an
+// ExcludeModesGuard, so building a model while a recording mode is active
+// (DebugMode, a logging mode) records only the model's forward, as in
+// PyTorch where nn.init runs under no_grad and before the mode is entered in
+// the usual scripts. It also means a fake or proxy mode does not turn the
+// parameters into fake tensors: they are always real tensors.
+
+// Linear: y = x @ weight^T + bias; weight [out, in], bias [out]. Initialised
+// as PyTorch (kaiming_uniform_ with a = sqrt(5)): both uniform in
+// [-1/sqrt(in), 1/sqrt(in)), from the default generator.
+// See Note [Module initialisation is not recorded].
+class Linear : public Module {
+ public:
+  Linear(int64_t in_features, int64_t out_features, bool bias = true, TensorOptions options = {});
+  // forward: ops::linear(input, weight, bias).
+  Tensor forward(const Tensor& input) override;
+
+  // in_features / out_features: the sizes given at construction.
+  int64_t in_features() const { return in_features_; }
+  int64_t out_features() const { return out_features_; }
+  // weight / bias: the registered parameters (bias is nullopt without one).
+  const Tensor& weight() const { return *weight_; }
+  std::optional<Tensor> bias() const { return bias_ ? std::optional<Tensor>(*bias_) : std::nullopt; }
+
+ private:
+  int64_t in_features_;
+  int64_t out_features_;
+  Tensor* weight_;
+  Tensor* bias_ = nullptr;
+};
+
+// ReLU: ops::relu; no parameters.
+class ReLU : public Module {
+ public:
+  ReLU() : Module("ReLU") {}
+  // forward: ops::relu(input).
+  Tensor forward(const Tensor& input) override;
+};
+
+// LayerNorm: ops::layer_norm over the trailing normalized_shape dims; weight
+// ones and bias zeros of that shape when elementwise_affine (bias = false
+// drops the bias, as PyTorch 2.1's flag). See Note [Module initialisation is not recorded].
+class LayerNorm : public Module {
+ public:
+  explicit LayerNorm(std::vector<int64_t> normalized_shape, double eps = 1e-5, bool elementwise_affine = true,
+                     bool bias = true, TensorOptions options = {});
+  // forward: ops::layer_norm(input, normalized_shape, weight, bias, eps).
+  Tensor forward(const Tensor& input) override;
+
+  // normalized_shape / eps: as given at construction.
+  const std::vector<int64_t>& normalized_shape() const { return normalized_shape_; }
+  double eps() const { return eps_; }
+  // weight / bias: the registered parameters, or nullopt.
+  std::optional<Tensor> weight() const { return weight_ ? std::optional<Tensor>(*weight_) : std::nullopt; }
+  std::optional<Tensor> bias() const { return bias_ ? std::optional<Tensor>(*bias_) : std::nullopt; }
+
+ private:
+  std::vector<int64_t> normalized_shape_;
+  double eps_;
+  Tensor* weight_ = nullptr;
+  Tensor* bias_ = nullptr;
+};
+
+// Sequential: calls its modules in order, each on the previous one's output
+// (an empty Sequential returns its input). Children are named "0", "1", ...
+class Sequential : public Module {
+ public:
+  Sequential() : Module("Sequential") {}
+  explicit Sequential(std::vector<std::shared_ptr<Module>> modules);
+  // push_back: appends m as child "<size()>".
+  void push_back(std::shared_ptr<Module> m);
+  // forward: input through every module in order.
+  Tensor forward(const Tensor& input) override;
+
+  // size: the number of modules (a module added twice counts twice).
+  size_t size() const { return modules_.size(); }
+  // operator[]: the i-th module (throws opspec::Error when out of range).
+  const std::shared_ptr<Module>& operator[](size_t i) const;
+
+ private:
+  std::vector<std::shared_ptr<Module>> modules_;
+};
+
+}  // namespace opspec::nn
