@@ -10,7 +10,7 @@ OPSPEC_BUILD_DIR="${OPSPEC_BUILD_DIR:-$OPSPEC_ROOT/build}"
 OPSPEC_PACKAGES=(
   g++ cmake ninja-build ccache pkg-config
   libgtest-dev libgmock-dev libbenchmark-dev libabsl-dev
-  libyaml-cpp-dev libopenblas-dev libxxhash-dev
+  libyaml-cpp-dev libopenblas-dev libxxhash-dev nlohmann-json3-dev
 )
 
 opspec_install_deps() {
