@@ -197,7 +197,7 @@ bool DebugMode::dispatch(OpCall& call) {
   entry.args.reserve(shown.size());
   for (size_t i : shown) entry.args.push_back(record_value(call.arg(i), &schema.arguments()[i]));
   if (options_.record_stack_trace) {
-    entry.site = current_call_site();
+    if (const std::source_location* site = current_call_site()) entry.site = *site;
     if (options_.full_stack_traces) entry.stack = symbolized_stack();
   }
   const HashConfig* hashing = active_hash_config();
@@ -258,7 +258,9 @@ void DebugMode::record_function_call(OpCall& call) {
   for (size_t i : shown_arguments(call.op().schema(), call.stack())) {
     entry.args.push_back(record_value(call.arg(i), &call.op().schema().arguments()[i]));
   }
-  if (options_.record_stack_trace) entry.site = current_call_site();
+  if (options_.record_stack_trace) {
+    if (const std::source_location* site = current_call_site()) entry.site = *site;
+  }
   const size_t index = calls_.size();
   calls_.push_back(std::move(entry));
   ++depth_;

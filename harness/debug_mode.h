@@ -81,8 +81,8 @@ struct DebugCall {
   std::vector<RecordedValue> args;
   std::vector<RecordedValue> outputs;
   bool has_outputs = false;
-  const std::source_location* site = nullptr;
-  std::string site_text;  // "model.cc:59 in run_once"; set for loaded logs (site is null)
+  std::optional<std::source_location> site;  // with record_stack_trace
+  std::string site_text;  // "model.cc:59 in run_once"; set for loaded logs (no site)
   std::string stack;      // symbolized stack with full_stack_traces
   // Hashes (with log_tensor_hashes). hash_tuple: several hash functions, or a
   // list given, so each tensor's hash renders as a tuple.

@@ -161,7 +161,7 @@ std::string short_function_name(std::string_view full) {
 }  // namespace
 
 std::string DebugCall::site_summary() const {
-  if (site == nullptr) return site_text;
+  if (!site) return site_text;
   std::string_view file = site->file_name();
   if (auto slash = file.rfind('/'); slash != std::string_view::npos) file.remove_prefix(slash + 1);
   std::string s = str_cat(file, ":", site->line(), " in ", short_function_name(site->function_name()));

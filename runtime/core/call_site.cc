@@ -1,5 +1,5 @@
 #include "runtime/core/call_site.h"
 
 namespace opspec::internal {
-constinit thread_local const std::source_location* tls_call_site = nullptr;
+constinit thread_local CallSiteSlot tls_call_site{};
 }  // namespace opspec::internal

@@ -7,12 +7,21 @@
 namespace opspec {
 
 namespace internal {
-extern constinit thread_local const std::source_location* tls_call_site;
+// The public API's `loc` is a temporary (a default argument), so the site is
+// copied here by value; a source_location is one pointer to static data.
+struct CallSiteSlot {
+  std::source_location loc;
+  bool set = false;
+};
+extern constinit thread_local CallSiteSlot tls_call_site;
 }  // namespace internal
 
 // current_call_site: where the outermost public op call on this thread was
 // made, or null outside one. Ops a composite calls report the composite's site.
-inline const std::source_location* current_call_site() { return internal::tls_call_site; }
+// The pointer is valid until that call returns: copy the value to keep it.
+inline const std::source_location* current_call_site() {
+  return internal::tls_call_site.set ? &internal::tls_call_site.loc : nullptr;
+}
 
 // CallSiteScope: records loc as the current call site unless an outer public
 // call already did (so decompositions keep the user's line).
@@ -21,11 +30,11 @@ class CallSiteScope {
   // A default-constructed location (line 0) records nothing: operators such as
   // `a + b` cannot capture their caller, so they leave the site to an outer call.
   explicit CallSiteScope(const std::source_location& loc)
-      : set_(internal::tls_call_site == nullptr && loc.line() != 0) {
-    if (set_) internal::tls_call_site = &loc;
+      : set_(!internal::tls_call_site.set && loc.line() != 0) {
+    if (set_) internal::tls_call_site = {loc, true};
   }
   ~CallSiteScope() {
-    if (set_) internal::tls_call_site = nullptr;
+    if (set_) internal::tls_call_site.set = false;
   }
   CallSiteScope(const CallSiteScope&) = delete;
   CallSiteScope& operator=(const CallSiteScope&) = delete;
