@@ -1,5 +1,7 @@
 #include "harness/debug_mode.h"
 
+#include "harness/debug_diff.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -12,9 +14,12 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-// The reference's quick-start program. Keep the three op lines where they are:
-// the stack-trace test below expects their line numbers.
+int run_once_first_line = 0;  // the line of `Tensor x = ops::randn({8, 8});`
+
+// The reference's quick-start program; the stack-trace test expects its three
+// op lines to follow one another.
 Tensor run_once(Tensor* x_out = nullptr, Tensor* y_out = nullptr) {
+  run_once_first_line = static_cast<int>(std::source_location::current().line()) + 1;
   Tensor x = ops::randn({8, 8});
   Tensor y = ops::randn({8, 8});
   Tensor out = ops::mm(ops::relu(x), y);
@@ -22,7 +27,6 @@ Tensor run_once(Tensor* x_out = nullptr, Tensor* y_out = nullptr) {
   if (y_out) *y_out = y;
   return out;
 }
-constexpr int kRunOnceFirstLine = 18;  // the line of `Tensor x = ops::randn({8, 8});`
 
 TEST(DebugModeTest, QuickStartMatchesPyTorchsFourLines) {
   DebugMode dm;
@@ -55,15 +59,15 @@ TEST(DebugModeTest, IdsStackTracesAndHashesAsInTheReference) {
   const std::string hr = format_double(norm_hash(ops::relu(x))), hout = format_double(norm_hash(out));
   const std::string file = "debug_mode_test.cc";
   const std::string expected =
-      "    # File: " + file + ":" + std::to_string(kRunOnceFirstLine) +
+      "    # File: " + file + ":" + std::to_string(run_once_first_line) +
       " in run_once, code: Tensor x = ops::randn({8, 8});\n"
       "    aten::randn([8, 8], device=cpu, pin_memory=False)  ->  t$0: f32[8, 8]  # {'hash': (" + hx + ",)}\n"
       "\n"
-      "    # File: " + file + ":" + std::to_string(kRunOnceFirstLine + 1) +
+      "    # File: " + file + ":" + std::to_string(run_once_first_line + 1) +
       " in run_once, code: Tensor y = ops::randn({8, 8});\n"
       "    aten::randn([8, 8], device=cpu, pin_memory=False)  ->  t$1: f32[8, 8]  # {'hash': (" + hy + ",)}\n"
       "\n"
-      "    # File: " + file + ":" + std::to_string(kRunOnceFirstLine + 2) +
+      "    # File: " + file + ":" + std::to_string(run_once_first_line + 2) +
       " in run_once, code: Tensor out = ops::mm(ops::relu(x), y);\n"
       "    aten::relu(t$0: f32[8, 8])  ->  t$2: f32[8, 8]  # {'input_hash': (((" + hx + ",),), {}), 'hash': (" + hr +
       ",)}\n"
@@ -171,7 +175,7 @@ TEST(DebugModeTest, FunctionLevelCallsSitAboveTheirAtenOps) {
             "      aten::t(t: f32[4, 3])  ->  t: f32[3, 4]\n"
             "      aten::addmm(t: f32[4], t: f32[2, 3], t: f32[3, 4])  ->  t: f32[2, 4]\n"
             "  aten::relu(t: f32[2, 4])  ->  t: f32[2, 4]\n"
-            "    aten::relu(t: f32[2, 4])  ->  t: f32[2, 4]");
+            "      aten::relu(t: f32[2, 4])  ->  t: f32[2, 4]");
 }
 
 TEST(DebugModeTest, DispatchHooksLogInlineRecordSilently) {
@@ -291,7 +295,11 @@ struct CosToSin : FunctionMode {
 
 TEST(DebugModeTest, WrongDecompositionShowsUpAsSinAndDifferentHashes) {
   const Tensor x = ops::randn({3, 3});
-  auto f = [&] { return ops::add(ops::relu(x), ops::cos(x)); };
+  auto f = [&] {  // separate statements: C++ leaves argument evaluation order open
+    const Tensor y = ops::relu(x);
+    const Tensor z = ops::cos(x);
+    return ops::add(y, z);
+  };
   DebugMode eager, compiled;
   {
     auto scope = eager.enter();
@@ -311,6 +319,12 @@ TEST(DebugModeTest, WrongDecompositionShowsUpAsSinAndDifferentHashes) {
   EXPECT_EQ(compiled.logs()[1].name, "aten::sin");
   EXPECT_EQ(eager.logs()[0].output_hash->at(0).hashes, compiled.logs()[0].output_hash->at(0).hashes);
   EXPECT_NE(eager.logs()[2].output_hash->at(0).hashes, compiled.logs()[2].output_hash->at(0).hashes);
+  // The diff points at the cos/sin op.
+  const LogDiff diff = diff_logs(eager.logs(), compiled.logs());
+  EXPECT_FALSE(diff.equivalent());
+  EXPECT_EQ(diff.first_structural_index, 1u);
+  EXPECT_THAT(diff.report(), HasSubstr("first divergence at entry 1: aten::cos"));
+  EXPECT_THAT(diff.report(), HasSubstr("aten::sin"));
 }
 
 }  // namespace
