@@ -3,9 +3,10 @@
 // debug_render.cc.
 #include "harness/debug_mode.h"
 
+#include <execinfo.h>
+
 #include <thread>
 
-#include "absl/debugging/stacktrace.h"
 #include "absl/debugging/symbolize.h"
 #include "absl/strings/str_format.h"
 #include "runtime/core/call_site.h"
@@ -107,11 +108,14 @@ std::vector<size_t> shown_arguments(const FunctionSchema& schema, const Stack& a
   return shown;
 }
 
+// Frames come from glibc's backtrace(): Debian's Abseil walks frame pointers,
+// which -O2 code omits, and returns nothing. Abseil symbolizes (and demangles).
 std::string symbolized_stack() {
+  constexpr int kSkip = 2;  // this function and DebugMode::dispatch
   void* frames[32];
-  const int depth = absl::GetStackTrace(frames, 32, /*skip_count=*/3);
+  const int depth = backtrace(frames, 32);
   std::string out;
-  for (int i = 0; i < depth; ++i) {
+  for (int i = kSkip; i < depth; ++i) {
     char name[512];
     const char* sym = absl::Symbolize(frames[i], name, sizeof(name)) ? name : "(unknown)";
     str_append(&out, "  ", sym, "\n");

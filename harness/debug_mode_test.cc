@@ -78,6 +78,20 @@ TEST(DebugModeTest, IdsStackTracesAndHashesAsInTheReference) {
   EXPECT_THAT(dm.debug_string(false), Not(HasSubstr("# File:")));
 }
 
+TEST(DebugModeTest, FullStackTracesAreSymbolized) {
+  DebugModeOptions options;
+  options.record_stack_trace = true;
+  options.full_stack_traces = true;
+  DebugMode dm(options);
+  {
+    auto scope = dm.enter();
+    run_once();
+  }
+  ASSERT_EQ(dm.logs().size(), 4u);
+  EXPECT_THAT(dm.logs()[0].stack, HasSubstr("run_once"));
+  EXPECT_EQ(dm.logs()[0].site->line(), static_cast<uint32_t>(run_once_first_line));
+}
+
 TEST(DebugModeTest, BareHashForASingleHashFunctionAndNoneForNonTensors) {
   DebugMode dm;
   const Tensor x = ops::tensor({1, -2, 3}, {3});
