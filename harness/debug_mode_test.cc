@@ -5,7 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "runtime/nn/layers.h"
+#include "runtime/nn/reference_models.h"
 #include "runtime/ops/ops.h"
 
 namespace opspec {
@@ -131,24 +131,8 @@ TEST(DebugModeTest, InPlaceOpsReportPreMutationInputHashes) {
                                            "{'input_hash': ((2.0, 2.0), {}), 'hash': 4.0}"));
 }
 
-struct Foo : nn::Module {
-  std::shared_ptr<nn::Linear> l1, l2;
-  Foo() : Module("Foo") {
-    l1 = register_module("l1", std::make_shared<nn::Linear>(4, 4));
-    l2 = register_module("l2", std::make_shared<nn::Linear>(4, 4));
-  }
-  Tensor forward(const Tensor& x) override { return (*l2)((*l1)(x)); }
-};
-
-struct Bar : nn::Module {
-  std::shared_ptr<Foo> abc;
-  std::shared_ptr<nn::Linear> xyz;
-  Bar() : Module("Bar") {
-    abc = register_module("abc", std::make_shared<Foo>());
-    xyz = register_module("xyz", std::make_shared<nn::Linear>(4, 4));
-  }
-  Tensor forward(const Tensor& x) override { return (*xyz)((*abc)(x)); }
-};
+using nn::Bar;
+using nn::Foo;
 
 TEST(DebugModeTest, ModuleBoundariesAsInTheReference) {
   Bar mod;

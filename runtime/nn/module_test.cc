@@ -11,6 +11,7 @@
 
 #include "runtime/dispatch/mode.h"
 #include "runtime/nn/layers.h"
+#include "runtime/nn/reference_models.h"
 #include "runtime/nn/module.h"
 #include "runtime/ops/ops.h"
 
@@ -23,25 +24,8 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::ThrowsMessage;
 
-// Foo / Bar: the models of PyTorch's test_debug_mode (record_nn_module).
-struct Foo : nn::Module {
-  std::shared_ptr<nn::Linear> l1, l2;
-  Foo() : Module("Foo") {
-    l1 = register_module("l1", std::make_shared<nn::Linear>(4, 4));
-    l2 = register_module("l2", std::make_shared<nn::Linear>(4, 4));
-  }
-  Tensor forward(const Tensor& x) override { return (*l2)((*l1)(x)); }
-};
-
-struct Bar : nn::Module {
-  std::shared_ptr<Foo> abc;
-  std::shared_ptr<nn::Linear> xyz;
-  Bar() : Module("Bar") {
-    abc = register_module("abc", std::make_shared<Foo>());
-    xyz = register_module("xyz", std::make_shared<nn::Linear>(4, 4));
-  }
-  Tensor forward(const Tensor& x) override { return (*xyz)((*abc)(x)); }
-};
+using nn::Bar;
+using nn::Foo;
 
 // Thrower: forward fails after calling a child.
 struct Thrower : nn::Module {
