@@ -7,7 +7,7 @@
 namespace opspec {
 namespace {
 constexpr std::array<std::string_view, kNumDispatchKeys> kNames = {
-    "CUDA", "CPU", "Meta", "Fake", "BackendSelect", "Python", "CompositeImplicit",
+    "CPU", "CUDA", "Meta", "Fake", "BackendSelect", "Python", "CompositeImplicit",
     "Autograd", "FunctionMode", "PreDispatch", "PythonDispatcher"};
 }  // namespace
 

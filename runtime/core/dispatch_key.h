@@ -24,11 +24,13 @@ namespace opspec {
 //   Python             dispatch modes and tensor subclasses (C++ objects here;
 //                      the name is PyTorch's)
 //   BackendSelect      factories pick the backend from their device argument
-//   Fake, Meta, CPU, CUDA   backends: Fake is reserved for FakeTensor kernels
-// The list mirrors c10's order, restricted to what opspec needs.
+//   Fake, Meta, CUDA, CPU   backends: Fake is reserved for FakeTensor kernels
+// The list mirrors c10's order, restricted to what opspec needs. As in c10,
+// CUDA outranks CPU, so a 0-dim cpu tensor (a scalar) combined with a cuda
+// tensor reaches the CUDA kernel, which accepts it.
 enum class DispatchKey : uint8_t {
-  kCUDA = 0,
-  kCPU,
+  kCPU = 0,
+  kCUDA,
   kMeta,
   kFake,
   kBackendSelect,

@@ -185,6 +185,7 @@ TEST_F(DispatcherTest, DumpShowsKernelsFallbacksAndFallthroughs) {
   EXPECT_THAT(dump, HasSubstr("Meta: fallthrough"));
   // Highest priority first.
   EXPECT_LT(dump.find("PythonDispatcher"), dump.find("CUDA"));
+  EXPECT_LT(dump.find("CUDA"), dump.find("CPU:"));
 }
 
 // ---- Registry ----
