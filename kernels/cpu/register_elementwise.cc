@@ -1,7 +1,19 @@
+#include "kernels/meta/elementwise_meta.h"
 #include "kernels/registration.h"
+#include "runtime/dispatch/library.h"
 
 namespace opspec::internal {
 
-void register_elementwise_kernels(Dispatcher& d) { (void)d; }
+void register_unary_cpu_kernels(Library& lib);       // kernels/cpu/unary.cc
+void register_binary_cpu_kernels(Library& lib);      // kernels/cpu/binary.cc
+void register_conversion_cpu_kernels(Library& lib);  // kernels/cpu/conversion.cc
+
+void register_elementwise_kernels(Dispatcher& d) {
+  Library lib("aten", d);
+  register_unary_cpu_kernels(lib);
+  register_binary_cpu_kernels(lib);
+  register_conversion_cpu_kernels(lib);
+  register_elementwise_meta_kernels(lib);
+}
 
 }  // namespace opspec::internal

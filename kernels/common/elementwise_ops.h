@@ -1,0 +1,304 @@
+// elementwise_ops.h: the scalar function of every elementwise op, written once
+// as a small functor and shared by the CPU kernels, the fused CPU backend and
+// the CUDA backend. See Note [Shared elementwise functors].
+#pragma once
+
+#include <math.h>
+
+#include <cstdint>
+#include <type_traits>
+
+#ifdef __CUDACC__
+#define OPSPEC_HOST_DEVICE __host__ __device__
+#else
+#define OPSPEC_HOST_DEVICE
+#endif
+
+namespace opspec::internal {
+
+// Note [Shared elementwise functors]
+// Each elementwise op's math lives in exactly one functor below, called with
+// its *compute type*: float for f16/bf16 (values are widened on load and rounded
+// on store, see Note [Reduced precision math]), int32 for bool arithmetic, and
+// the storage type otherwise. Eager CPU kernels, fused CPU kernels and CUDA
+// kernels all call these functors, so they agree bit for bit as long as they
+// widen and round at the same points. To keep that true the functors are
+// pure (no state but constructor arguments, no errno, no branches on global
+// state) and use only:
+//   - + - * / and comparisons (IEEE, exactly rounded; the library is built with
+//     -ffp-contract=off so no FMA is formed behind our back),
+//   - the C math functions of <math.h> (::expf, ::exp, ...) through the
+//     overloads in namespace math below, which exist with the same names on
+//     the host and in CUDA device code. sqrt and fabs are exactly rounded
+//     everywhere; transcendental functions (exp, log, sin, cos, tanh, erf) are
+//     bit-identical between the CPU paths (same libm) but may differ in the last
+//     ulp on CUDA, whose libdevice is a different implementation.
+// NaN tests are written `x != x` rather than std::isnan. Signed integer
+// arithmetic wraps (computed in the unsigned type), as PyTorch's does in
+// practice, instead of being undefined behaviour.
+
+namespace math {
+#define OPSPEC_MATH_FN(name)                                                  \
+  OPSPEC_HOST_DEVICE inline float name(float x) { return ::name##f(x); }      \
+  OPSPEC_HOST_DEVICE inline double name(double x) { return ::name(x); }
+OPSPEC_MATH_FN(exp)
+OPSPEC_MATH_FN(log)
+OPSPEC_MATH_FN(sin)
+OPSPEC_MATH_FN(cos)
+OPSPEC_MATH_FN(tanh)
+OPSPEC_MATH_FN(erf)
+OPSPEC_MATH_FN(sqrt)
+OPSPEC_MATH_FN(fabs)
+#undef OPSPEC_MATH_FN
+OPSPEC_HOST_DEVICE inline float pow(float x, float y) { return ::powf(x, y); }
+OPSPEC_HOST_DEVICE inline double pow(double x, double y) { return ::pow(x, y); }
+}  // namespace math
+
+// kIsSignedInt<T>: int32/int64 (not bool), whose arithmetic must wrap.
+template <class T>
+inline constexpr bool kIsSignedInt = std::is_integral_v<T> && std::is_signed_v<T>;
+
+// wrap_add / wrap_sub / wrap_mul / wrap_neg: integer ops that wrap on overflow
+// (two's complement) instead of being undefined; plain ops for floats.
+template <class T> OPSPEC_HOST_DEVICE inline T wrap_add(T a, T b) {
+  if constexpr (kIsSignedInt<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+  } else {
+    return a + b;
+  }
+}
+template <class T> OPSPEC_HOST_DEVICE inline T wrap_sub(T a, T b) {
+  if constexpr (kIsSignedInt<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(a) - static_cast<U>(b));
+  } else {
+    return a - b;
+  }
+}
+template <class T> OPSPEC_HOST_DEVICE inline T wrap_mul(T a, T b) {
+  if constexpr (kIsSignedInt<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
+  } else {
+    return a * b;
+  }
+}
+template <class T> OPSPEC_HOST_DEVICE inline T wrap_neg(T a) { return wrap_sub(T(0), a); }
+
+// CastOp<To>: converts a compute value to the compute type To the way
+// PyTorch's CPU casts do: to bool is `!= 0`; floating to integer truncates,
+// and NaN or out-of-range values give the integer minimum (what x86's
+// cvttsd2si produces), rather than undefined behaviour.
+template <class To>
+struct CastOp {
+  template <class From>
+  OPSPEC_HOST_DEVICE To operator()(From v) const {
+    if constexpr (std::is_same_v<To, From>) {
+      return v;
+    } else if constexpr (std::is_same_v<To, bool>) {
+      return v != From(0);
+    } else if constexpr (std::is_integral_v<To> && std::is_floating_point_v<From>) {
+      // 2^(bits-1) is exact in float and double; the compare is false for NaN.
+      constexpr From kLimit = From(std::is_same_v<To, int64_t> ? 9223372036854775808.0 : 2147483648.0);
+      constexpr To kMin = To(std::is_same_v<To, int64_t> ? (-9223372036854775807LL - 1) : (-2147483647 - 1));
+      return (v >= -kLimit && v < kLimit) ? static_cast<To>(v) : kMin;
+    } else {
+      return static_cast<To>(v);
+    }
+  }
+};
+
+// ---- Unary ----
+
+// NegOp: -x (wrapping for integers).
+struct NegOp {
+  template <class T> OPSPEC_HOST_DEVICE T operator()(T x) const { return wrap_neg(x); }
+};
+// AbsOp: |x|; fabs for floats so abs(-0.0) is +0.0 and NaN stays NaN.
+struct AbsOp {
+  template <class T> OPSPEC_HOST_DEVICE T operator()(T x) const {
+    if constexpr (std::is_floating_point_v<T>) {
+      return math::fabs(x);
+    } else if constexpr (std::is_same_v<T, bool>) {
+      return x;
+    } else {
+      return x < T(0) ? wrap_neg(x) : x;
+    }
+  }
+};
+// ReluOp: max(x, 0) as PyTorch's clamp_min: NaN propagates, -0.0 stays -0.0.
+struct ReluOp {
+  template <class T> OPSPEC_HOST_DEVICE T operator()(T x) const { return x < T(0) ? T(0) : x; }
+};
+// SinOp, CosOp, ExpOp, LogOp, TanhOp, ErfOp, SqrtOp: the libm functions.
+struct SinOp {
+  template <class T> OPSPEC_HOST_DEVICE T operator()(T x) const { return math::sin(x); }
+};
+struct CosOp {
+  template <class T> OPSPEC_HOST_DEVICE T operator()(T x) const { return math::cos(x); }
+};
+struct ExpOp {
+  template <class T> OPSPEC_HOST_DEVICE T operator()(T x) const { return math::exp(x); }
+};
+struct LogOp {
+  template <class T> OPSPEC_HOST_DEVICE T operator()(T x) const { return math::log(x); }
+};
+struct TanhOp {
+  template <class T> OPSPEC_HOST_DEVICE T operator()(T x) const { return math::tanh(x); }
+};
+struct ErfOp {
+  template <class T> OPSPEC_HOST_DEVICE T operator()(T x) const { return math::erf(x); }
+};
+struct SqrtOp {
+  template <class T> OPSPEC_HOST_DEVICE T operator()(T x) const { return math::sqrt(x); }
+};
+// RsqrtOp: 1 / sqrt(x), as PyTorch computes it (not a hardware rsqrt estimate).
+struct RsqrtOp {
+  template <class T> OPSPEC_HOST_DEVICE T operator()(T x) const { return T(1) / math::sqrt(x); }
+};
+// ReciprocalOp: 1 / x.
+struct ReciprocalOp {
+  template <class T> OPSPEC_HOST_DEVICE T operator()(T x) const { return T(1) / x; }
+};
+// SigmoidOp: 1 / (1 + exp(-x)), PyTorch's CPU formula.
+struct SigmoidOp {
+  template <class T> OPSPEC_HOST_DEVICE T operator()(T x) const { return T(1) / (T(1) + math::exp(-x)); }
+};
+// SiluOp: x / (1 + exp(-x)).
+struct SiluOp {
+  template <class T> OPSPEC_HOST_DEVICE T operator()(T x) const { return x / (T(1) + math::exp(-x)); }
+};
+// GeluErfOp: gelu(approximate='none') = x * 0.5 * (1 + erf(x / sqrt(2))), in
+// PyTorch's evaluation order.
+struct GeluErfOp {
+  template <class T> OPSPEC_HOST_DEVICE T operator()(T x) const {
+    const T kAlpha = T(0.70710678118654752440);  // M_SQRT1_2
+    return x * T(0.5) * (T(1) + math::erf(x * kAlpha));
+  }
+};
+// GeluTanhOp: gelu(approximate='tanh') =
+// 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3))), in PyTorch's order.
+struct GeluTanhOp {
+  template <class T> OPSPEC_HOST_DEVICE T operator()(T x) const {
+    const T kBeta = T(1.41421356237309504880 * 1.12837916709551257390 * 0.5);  // M_SQRT2 * M_2_SQRTPI / 2
+    const T kKappa = T(0.044715);
+    const T x_cube = x * x * x;
+    const T inner = kBeta * (x + kKappa * x_cube);
+    return T(0.5) * x * (T(1) + math::tanh(inner));
+  }
+};
+// LogicalNotOp: x == 0, for any input type; the result is bool.
+struct LogicalNotOp {
+  template <class T> OPSPEC_HOST_DEVICE bool operator()(T x) const { return x == T(0); }
+};
+// SquareOp, CubeOp, InvSquareOp: pow(x, 2), pow(x, 3), pow(x, -2) as PyTorch's
+// pow.Tensor_Scalar fast paths compute them.
+struct SquareOp {
+  template <class T> OPSPEC_HOST_DEVICE T operator()(T x) const { return wrap_mul(x, x); }
+};
+struct CubeOp {
+  template <class T> OPSPEC_HOST_DEVICE T operator()(T x) const { return wrap_mul(wrap_mul(x, x), x); }
+};
+struct InvSquareOp {
+  template <class T> OPSPEC_HOST_DEVICE T operator()(T x) const { return T(1) / (x * x); }
+};
+
+// ---- Binary ----
+
+// AddOp / SubOp / MulOp: a + b, a - b, a * b (wrapping for integers).
+struct AddOp {
+  template <class T> OPSPEC_HOST_DEVICE T operator()(T a, T b) const { return wrap_add(a, b); }
+};
+struct SubOp {
+  template <class T> OPSPEC_HOST_DEVICE T operator()(T a, T b) const { return wrap_sub(a, b); }
+};
+struct MulOp {
+  template <class T> OPSPEC_HOST_DEVICE T operator()(T a, T b) const { return wrap_mul(a, b); }
+};
+// AddAlphaOp<T> / SubAlphaOp<T>: a + alpha * b and a - alpha * b (add/sub with
+// alpha != 1), alpha already in the compute type.
+template <class T>
+struct AddAlphaOp {
+  T alpha;
+  OPSPEC_HOST_DEVICE T operator()(T a, T b) const { return wrap_add(a, wrap_mul(alpha, b)); }
+};
+template <class T>
+struct SubAlphaOp {
+  T alpha;
+  OPSPEC_HOST_DEVICE T operator()(T a, T b) const { return wrap_sub(a, wrap_mul(alpha, b)); }
+};
+// DivOp: true division a / b (floating compute types only).
+struct DivOp {
+  template <class T> OPSPEC_HOST_DEVICE T operator()(T a, T b) const { return a / b; }
+};
+// PowOp: a ** b. Integers use exponentiation by squaring (wrapping); a
+// negative integer exponent gives 1 for a == 1, +-1 for a == -1 and 0 otherwise,
+// as PyTorch's powi.
+struct PowOp {
+  template <class T> OPSPEC_HOST_DEVICE T operator()(T a, T b) const {
+    if constexpr (std::is_floating_point_v<T>) {
+      return math::pow(a, b);
+    } else {
+      if (b < T(0)) {
+        if (a == T(1)) return T(1);
+        if (a == T(-1)) return (b & T(1)) ? T(-1) : T(1);
+        return T(0);
+      }
+      T result = T(1);
+      while (b != T(0)) {
+        if (b & T(1)) result = wrap_mul(result, a);
+        b = static_cast<T>(b >> 1);
+        a = wrap_mul(a, a);
+      }
+      return result;
+    }
+  }
+};
+// MaximumOp / MinimumOp: elementwise max / min; a NaN in either operand gives NaN.
+struct MaximumOp {
+  template <class T> OPSPEC_HOST_DEVICE T operator()(T a, T b) const {
+    return a != a ? a : (b != b ? b : (a > b ? a : b));
+  }
+};
+struct MinimumOp {
+  template <class T> OPSPEC_HOST_DEVICE T operator()(T a, T b) const {
+    return a != a ? a : (b != b ? b : (a < b ? a : b));
+  }
+};
+// EqOp .. GeOp: comparisons, bool results (IEEE: any comparison with NaN is
+// false except !=).
+struct EqOp {
+  template <class T> OPSPEC_HOST_DEVICE bool operator()(T a, T b) const { return a == b; }
+};
+struct NeOp {
+  template <class T> OPSPEC_HOST_DEVICE bool operator()(T a, T b) const { return a != b; }
+};
+struct LtOp {
+  template <class T> OPSPEC_HOST_DEVICE bool operator()(T a, T b) const { return a < b; }
+};
+struct LeOp {
+  template <class T> OPSPEC_HOST_DEVICE bool operator()(T a, T b) const { return a <= b; }
+};
+struct GtOp {
+  template <class T> OPSPEC_HOST_DEVICE bool operator()(T a, T b) const { return a > b; }
+};
+struct GeOp {
+  template <class T> OPSPEC_HOST_DEVICE bool operator()(T a, T b) const { return a >= b; }
+};
+// LogicalAndOp / LogicalOrOp: truthiness of both / either operand.
+struct LogicalAndOp {
+  template <class T> OPSPEC_HOST_DEVICE bool operator()(T a, T b) const { return (a != T(0)) & (b != T(0)); }
+};
+struct LogicalOrOp {
+  template <class T> OPSPEC_HOST_DEVICE bool operator()(T a, T b) const { return (a != T(0)) | (b != T(0)); }
+};
+
+// ---- Ternary ----
+
+// WhereOp: cond ? a : b.
+struct WhereOp {
+  template <class T> OPSPEC_HOST_DEVICE T operator()(bool cond, T a, T b) const { return cond ? a : b; }
+};
+
+}  // namespace opspec::internal

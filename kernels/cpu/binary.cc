@@ -1,0 +1,346 @@
+// binary.cc: CPU kernels of the elementwise binary ops (arithmetic,
+// comparisons, logical), where, and the in-place add_/mul_/div_. Inputs are
+// cast to the promoted dtype, then a shared functor (See Note [Shared
+// elementwise functors]) runs over a TensorIterator (See Note [TensorIterator]).
+#include <type_traits>
+
+#include "kernels/common/elementwise_ops.h"
+#include "kernels/cpu/copy.h"
+#include "kernels/cpu/loops.h"
+#include "kernels/meta/elementwise_meta.h"
+
+namespace opspec::internal {
+namespace {
+
+// arith_t<T>: the compute type of arithmetic on storage type T; bool
+// arithmetic runs on int32 (add = or, mul = and, max = or, ...) and is stored
+// back as `!= 0`.
+template <class T>
+using arith_t = std::conditional_t<std::is_same_v<T, bool>, int32_t, opmath_t<T>>;
+
+// scalar_as<T>: a Scalar (alpha, an exponent) as T's compute type, rounded to
+// T first as PyTorch's `scalar.to<scalar_t>()` does.
+template <class T>
+arith_t<T> scalar_as(const Scalar& s) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return s.to_bool() ? 1 : 0;
+  } else if constexpr (std::is_integral_v<T>) {
+    return static_cast<T>(s.to_int());
+  } else {
+    return static_cast<arith_t<T>>(static_cast<T>(s.to<opmath_t<T>>()));
+  }
+}
+
+// arith_into: out = make<T>()(a, b) for out's dtype T, a and b cast to T.
+// kFloatingOnly skips instantiating integer loops for ops that never need them.
+template <bool kFloatingOnly = false, class Make>
+void arith_into(const Tensor& out, const Tensor& a, const Tensor& b, std::string_view op, const Make& make) {
+  if (out.numel() == 0) return;
+  const Tensor in[] = {cast_for_compute(a, out.dtype()), cast_for_compute(b, out.dtype())};
+  TensorIterator iter(out, in);
+  OPSPEC_DISPATCH_ALL_DTYPES(out.dtype(), op, [&] {
+    if constexpr (kFloatingOnly && !std::is_floating_point_v<opmath_t<scalar_t>>) {
+      OPSPEC_INTERNAL_ASSERT(false);
+    } else {
+      using C = arith_t<scalar_t>;
+      const auto f = make.template operator()<scalar_t>();
+      cpu_kernel<scalar_t, scalar_t, scalar_t>(iter, [f](opmath_t<scalar_t> x, opmath_t<scalar_t> y) {
+        return f(static_cast<C>(x), static_cast<C>(y));
+      });
+    }
+  });
+}
+
+// unary_into: out = f(a) for one dtype T (a already has dtype T).
+template <class T, class F>
+void unary_into(const TensorIterator& iter, const F& f) {
+  cpu_kernel<T, T>(iter, [f](opmath_t<T> x) { return f(static_cast<arith_t<T>>(x)); });
+}
+
+// reduced_scalar_rhs: PyTorch's mul and div of an f16/bf16 tensor by a
+// one-element second operand use that operand's original value in float
+// (`original_scalar_value`) rather than rounding it to f16/bf16 first.
+template <class Op>
+bool reduced_scalar_rhs(const Tensor& out, const Tensor& a, const Tensor& b, Op op) {
+  const DType dt = out.dtype();
+  if ((dt != DType::kFloat16 && dt != DType::kBFloat16) || b.numel() != 1 || !b.device().is_cpu()) return false;
+  const float bv = static_cast<float>(read_element_as_double(b, 0));
+  const Tensor in[] = {cast_for_compute(a, dt)};
+  TensorIterator iter(out, in);
+  if (dt == DType::kFloat16) {
+    unary_into<Half>(iter, [op, bv](float x) { return op(x, bv); });
+  } else {
+    unary_into<BFloat16>(iter, [op, bv](float x) { return op(x, bv); });
+  }
+  return true;
+}
+
+void add_sub_into(const Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha, bool sub,
+                  std::string_view op) {
+  if (alpha.to_double() == 1.0) {
+    if (sub) {
+      arith_into(out, a, b, op, []<class T>() { return SubOp{}; });
+    } else {
+      arith_into(out, a, b, op, []<class T>() { return AddOp{}; });
+    }
+  } else if (sub) {
+    arith_into(out, a, b, op, [&]<class T>() { return SubAlphaOp<arith_t<T>>{scalar_as<T>(alpha)}; });
+  } else {
+    arith_into(out, a, b, op, [&]<class T>() { return AddAlphaOp<arith_t<T>>{scalar_as<T>(alpha)}; });
+  }
+}
+
+void mul_into(const Tensor& out, const Tensor& a, const Tensor& b) {
+  if (out.numel() == 0 || reduced_scalar_rhs(out, a, b, MulOp{})) return;
+  arith_into(out, a, b, "aten::mul", []<class T>() { return MulOp{}; });
+}
+
+void div_into(const Tensor& out, const Tensor& a, const Tensor& b) {
+  if (out.numel() == 0 || reduced_scalar_rhs(out, a, b, DivOp{})) return;
+  arith_into</*kFloatingOnly=*/true>(out, a, b, "aten::div", []<class T>() { return DivOp{}; });
+}
+
+Tensor new_output(const ElementwiseMeta& m, std::string_view op) {
+  require_cpu_device(m.device, op);
+  return make_tensor(m.sizes, m.result_dtype, kCPU);
+}
+
+// ---- Out-of-place arithmetic ----
+
+Tensor add_sub_impl(const Tensor& a, const Tensor& b, const Scalar& alpha, bool sub, std::string_view op) {
+  if (sub) check_sub(a, b, op);
+  const ElementwiseMeta m = binary_meta(a, b, BinaryKind::kArithmetic, op);
+  check_alpha(m.result_dtype, alpha, op);
+  Tensor out = new_output(m, op);
+  add_sub_into(out, a, b, alpha, sub, op);
+  return out;
+}
+
+Tensor add_cpu(const Tensor& a, const Tensor& b, const Scalar& alpha) {
+  return add_sub_impl(a, b, alpha, false, "aten::add");
+}
+Tensor add_scalar_cpu(const Tensor& a, const Scalar& b, const Scalar& alpha) {
+  return add_sub_impl(a, make_wrapped_number(b), alpha, false, "aten::add");
+}
+Tensor sub_cpu(const Tensor& a, const Tensor& b, const Scalar& alpha) {
+  return add_sub_impl(a, b, alpha, true, "aten::sub");
+}
+Tensor sub_scalar_cpu(const Tensor& a, const Scalar& b, const Scalar& alpha) {
+  return add_sub_impl(a, make_wrapped_number(b), alpha, true, "aten::sub");
+}
+// rsub.Scalar: other - alpha * self.
+Tensor rsub_scalar_cpu(const Tensor& self, const Scalar& other, const Scalar& alpha) {
+  return add_sub_impl(make_wrapped_number(other), self, alpha, true, "aten::rsub");
+}
+
+Tensor mul_cpu(const Tensor& a, const Tensor& b) {
+  Tensor out = new_output(binary_meta(a, b, BinaryKind::kArithmetic, "aten::mul"), "aten::mul");
+  mul_into(out, a, b);
+  return out;
+}
+Tensor mul_scalar_cpu(const Tensor& a, const Scalar& b) { return mul_cpu(a, make_wrapped_number(b)); }
+
+Tensor div_cpu(const Tensor& a, const Tensor& b) {
+  Tensor out = new_output(binary_meta(a, b, BinaryKind::kTrueDivide, "aten::div"), "aten::div");
+  div_into(out, a, b);
+  return out;
+}
+Tensor div_scalar_cpu(const Tensor& a, const Scalar& b) { return div_cpu(a, make_wrapped_number(b)); }
+
+Tensor pow_cpu(const Tensor& self, const Tensor& exponent) {
+  const ElementwiseMeta m = binary_meta(self, exponent, BinaryKind::kArithmetic, "aten::pow");
+  check_pow(m.result_dtype);
+  Tensor out = new_output(m, "aten::pow");
+  arith_into(out, self, exponent, "aten::pow", []<class T>() { return PowOp{}; });
+  return out;
+}
+
+// pow.Tensor_Scalar: PyTorch's fast paths for common exponents (not for f16,
+// which always calls pow with the exponent rounded to f16).
+Tensor pow_scalar_cpu(const Tensor& self, const Scalar& exponent) {
+  check_pow_scalar(self, exponent);
+  const ElementwiseMeta m =
+      binary_meta(self, make_wrapped_number(exponent), BinaryKind::kArithmetic, "aten::pow");
+  check_pow(m.result_dtype);
+  Tensor out = new_output(m, "aten::pow");
+  if (out.numel() == 0) return out;
+  const Tensor in[] = {cast_for_compute(self, m.compute_dtype)};
+  TensorIterator iter(out, in);
+  const double e = exponent.to_double();
+  OPSPEC_DISPATCH_ALL_DTYPES(m.compute_dtype, "aten::pow", [&] {
+    using C = arith_t<scalar_t>;
+    if constexpr (std::is_same_v<scalar_t, bool>) {
+      OPSPEC_INTERNAL_ASSERT(false);
+    } else if constexpr (std::is_floating_point_v<C>) {
+      const bool fast = !std::is_same_v<scalar_t, Half>;
+      if (fast && e == 0.5) return unary_into<scalar_t>(iter, SqrtOp{});
+      if (fast && e == -0.5) return unary_into<scalar_t>(iter, RsqrtOp{});
+      if (fast && e == -1.0) return unary_into<scalar_t>(iter, ReciprocalOp{});
+      if (fast && e == 2.0) return unary_into<scalar_t>(iter, SquareOp{});
+      if (fast && e == 3.0) return unary_into<scalar_t>(iter, CubeOp{});
+      if (fast && e == -2.0) return unary_into<scalar_t>(iter, InvSquareOp{});
+      const C ev = std::is_same_v<scalar_t, Half> ? scalar_as<scalar_t>(exponent) : exponent.to<C>();
+      return unary_into<scalar_t>(iter, [ev](C x) { return PowOp{}(x, ev); });
+    } else {
+      if (e == 2.0) return unary_into<scalar_t>(iter, SquareOp{});
+      if (e == 3.0) return unary_into<scalar_t>(iter, CubeOp{});
+      const C ev = scalar_as<scalar_t>(exponent);
+      return unary_into<scalar_t>(iter, [ev](C x) { return PowOp{}(x, ev); });
+    }
+  });
+  return out;
+}
+
+template <class Op>
+Tensor min_max_cpu(const Tensor& a, const Tensor& b, std::string_view op) {
+  Tensor out = new_output(binary_meta(a, b, BinaryKind::kArithmetic, op), op);
+  arith_into(out, a, b, op, []<class T>() { return Op{}; });
+  return out;
+}
+Tensor maximum_cpu(const Tensor& a, const Tensor& b) { return min_max_cpu<MaximumOp>(a, b, "aten::maximum"); }
+Tensor minimum_cpu(const Tensor& a, const Tensor& b) { return min_max_cpu<MinimumOp>(a, b, "aten::minimum"); }
+
+// ---- Comparisons and logical ops: compute in the promoted dtype, b8 out ----
+
+template <class Op>
+Tensor predicate_cpu(const Tensor& a, const Tensor& b, BinaryKind kind, std::string_view op) {
+  const ElementwiseMeta m = binary_meta(a, b, kind, op);
+  Tensor out = new_output(m, op);
+  if (out.numel() == 0) return out;
+  const Tensor in[] = {cast_for_compute(a, m.compute_dtype), cast_for_compute(b, m.compute_dtype)};
+  TensorIterator iter(out, in);
+  OPSPEC_DISPATCH_ALL_DTYPES(m.compute_dtype, op, [&] {
+    cpu_kernel<bool, scalar_t, scalar_t>(iter, [](opmath_t<scalar_t> x, opmath_t<scalar_t> y) { return Op{}(x, y); });
+  });
+  return out;
+}
+
+#define OPSPEC_COMPARE_CPU(name, Op)                                                         \
+  Tensor name##_cpu(const Tensor& a, const Tensor& b) {                                      \
+    return predicate_cpu<Op>(a, b, BinaryKind::kComparison, "aten::" #name);                 \
+  }                                                                                          \
+  Tensor name##_scalar_cpu(const Tensor& a, const Scalar& b) {                               \
+    return predicate_cpu<Op>(a, make_wrapped_number(b), BinaryKind::kComparison, "aten::" #name); \
+  }
+OPSPEC_COMPARE_CPU(eq, EqOp)
+OPSPEC_COMPARE_CPU(ne, NeOp)
+OPSPEC_COMPARE_CPU(lt, LtOp)
+OPSPEC_COMPARE_CPU(le, LeOp)
+OPSPEC_COMPARE_CPU(gt, GtOp)
+OPSPEC_COMPARE_CPU(ge, GeOp)
+#undef OPSPEC_COMPARE_CPU
+
+Tensor logical_and_cpu(const Tensor& a, const Tensor& b) {
+  return predicate_cpu<LogicalAndOp>(a, b, BinaryKind::kLogical, "aten::logical_and");
+}
+Tensor logical_or_cpu(const Tensor& a, const Tensor& b) {
+  return predicate_cpu<LogicalOrOp>(a, b, BinaryKind::kLogical, "aten::logical_or");
+}
+
+// where: selects element bits, so one loop per element size serves every dtype.
+template <class U>
+void where_bits(const TensorIterator& iter) {
+  cpu_kernel<U, bool, U, U>(iter, [](bool c, U x, U y) { return WhereOp{}(c, x, y); });
+}
+
+Tensor where_cpu(const Tensor& condition, const Tensor& self, const Tensor& other) {
+  const ElementwiseMeta m = where_meta(condition, self, other);
+  Tensor out = new_output(m, "aten::where");
+  if (out.numel() == 0) return out;
+  const Tensor in[] = {condition, cast_for_compute(self, m.compute_dtype), cast_for_compute(other, m.compute_dtype)};
+  TensorIterator iter(out, in);
+  switch (out.element_size()) {
+    case 1: where_bits<uint8_t>(iter); break;
+    case 2: where_bits<uint16_t>(iter); break;
+    case 4: where_bits<uint32_t>(iter); break;
+    case 8: where_bits<uint64_t>(iter); break;
+    default: OPSPEC_INTERNAL_ASSERT(false);
+  }
+  return out;
+}
+
+// ---- In-place ----
+
+// inplace_apply: self = kernel(self, other) computed in m.compute_dtype and
+// cast to self's dtype; an `other` that partially overlaps self is copied
+// first so no element is read after it was written.
+template <class Kernel>
+Tensor inplace_apply(const Tensor& self, const Tensor& other, const ElementwiseMeta& m, std::string_view op,
+                     const Kernel& kernel) {
+  require_cpu_device(self.device(), op);
+  if (self.numel() != 0) {
+    Tensor b = other;
+    if (partial_overlap(self, other)) {
+      b = make_tensor(other.sizes(), other.dtype(), kCPU);
+      copy_into(b, other);
+    }
+    if (m.compute_dtype == self.dtype()) {
+      kernel(self, self, b);
+    } else {
+      Tensor tmp = make_tensor(self.sizes(), m.compute_dtype, kCPU);
+      kernel(tmp, self, b);
+      copy_into(self, tmp);
+    }
+  }
+  self.impl()->bump_version();
+  return self;
+}
+
+Tensor add__cpu(const Tensor& self, const Tensor& other, const Scalar& alpha) {
+  constexpr std::string_view kOp = "aten::add_";
+  const ElementwiseMeta m = inplace_meta(self, other, BinaryKind::kArithmetic, kOp);
+  check_alpha(m.compute_dtype, alpha, kOp);
+  return inplace_apply(self, other, m, kOp, [&](const Tensor& out, const Tensor& a, const Tensor& b) {
+    add_sub_into(out, a, b, alpha, false, kOp);
+  });
+}
+
+Tensor mul__cpu(const Tensor& self, const Tensor& other) {
+  const ElementwiseMeta m = inplace_meta(self, other, BinaryKind::kArithmetic, "aten::mul_");
+  return inplace_apply(self, other, m, "aten::mul_", &mul_into);
+}
+
+Tensor div__scalar_cpu(const Tensor& self, const Scalar& other) {
+  const Tensor b = make_wrapped_number(other);
+  const ElementwiseMeta m = inplace_meta(self, b, BinaryKind::kTrueDivide, "aten::div_");
+  return inplace_apply(self, b, m, "aten::div_", &div_into);
+}
+
+}  // namespace
+
+void register_binary_cpu_kernels(Library& lib) {
+  constexpr DispatchKey kKey = DispatchKey::kCPU;
+  lib.impl("add.Tensor", kKey, &add_cpu)
+      .impl("add.Scalar", kKey, &add_scalar_cpu)
+      .impl("sub.Tensor", kKey, &sub_cpu)
+      .impl("sub.Scalar", kKey, &sub_scalar_cpu)
+      .impl("rsub.Scalar", kKey, &rsub_scalar_cpu)
+      .impl("mul.Tensor", kKey, &mul_cpu)
+      .impl("mul.Scalar", kKey, &mul_scalar_cpu)
+      .impl("div.Tensor", kKey, &div_cpu)
+      .impl("div.Scalar", kKey, &div_scalar_cpu)
+      .impl("pow.Tensor_Tensor", kKey, &pow_cpu)
+      .impl("pow.Tensor_Scalar", kKey, &pow_scalar_cpu)
+      .impl("maximum", kKey, &maximum_cpu)
+      .impl("minimum", kKey, &minimum_cpu)
+      .impl("eq.Tensor", kKey, &eq_cpu)
+      .impl("ne.Tensor", kKey, &ne_cpu)
+      .impl("lt.Tensor", kKey, &lt_cpu)
+      .impl("le.Tensor", kKey, &le_cpu)
+      .impl("gt.Tensor", kKey, &gt_cpu)
+      .impl("ge.Tensor", kKey, &ge_cpu)
+      .impl("eq.Scalar", kKey, &eq_scalar_cpu)
+      .impl("ne.Scalar", kKey, &ne_scalar_cpu)
+      .impl("lt.Scalar", kKey, &lt_scalar_cpu)
+      .impl("le.Scalar", kKey, &le_scalar_cpu)
+      .impl("gt.Scalar", kKey, &gt_scalar_cpu)
+      .impl("ge.Scalar", kKey, &ge_scalar_cpu)
+      .impl("logical_and", kKey, &logical_and_cpu)
+      .impl("logical_or", kKey, &logical_or_cpu)
+      .impl("where.self", kKey, &where_cpu)
+      .impl("add_.Tensor", kKey, &add__cpu)
+      .impl("mul_.Tensor", kKey, &mul__cpu)
+      .impl("div_.Scalar", kKey, &div__scalar_cpu);
+}
+
+}  // namespace opspec::internal

@@ -1,0 +1,58 @@
+// conversion.cc: CPU kernels of copy_, clone and _to_copy, all built on
+// copy_into (kernels/cpu/copy.h).
+#include "kernels/cpu/copy.h"
+#include "kernels/meta/elementwise_meta.h"
+
+namespace opspec::internal {
+namespace {
+
+void check_not_cuda(Device d, std::string_view op, std::string_view direction) {
+  if (d.is_cuda()) {
+    throw_not_implemented(str_cat(op, ": CUDA is not available in this build (cannot copy ", direction, " ",
+                                  d.str(), ")"));
+  }
+}
+
+Tensor copy__cpu(const Tensor& self, const Tensor& src, bool non_blocking) {
+  constexpr std::string_view kOp = "aten::copy_";
+  check_copy_shapes(self, src);
+  OPSPEC_CHECK(!src.device().is_meta(), kOp, ": ", kMetaCopyError);
+  check_not_cuda(self.device(), kOp, "into");
+  check_not_cuda(src.device(), kOp, "from");
+  check_no_internal_overlap(self, kOp);
+  copy_into(self, src);
+  self.impl()->bump_version();
+  return self;
+}
+
+// clone: always a contiguous copy (memory_format is accepted and ignored).
+Tensor clone_cpu(const Tensor& self, std::optional<int64_t> memory_format) {
+  Tensor out = make_tensor(self.sizes(), self.dtype(), kCPU);
+  copy_into(out, self);
+  return out;
+}
+
+// _to_copy: dtype and/or device change; layout, pin_memory and memory_format
+// are accepted and ignored (results are strided and contiguous).
+Tensor to_copy_cpu(const Tensor& self, std::optional<DType> dtype, std::optional<int64_t> layout,
+                   std::optional<Device> device, std::optional<bool> pin_memory, bool non_blocking,
+                   std::optional<int64_t> memory_format) {
+  constexpr std::string_view kOp = "aten::_to_copy";
+  const Device target = device.value_or(self.device());
+  const DType dt = dtype.value_or(self.dtype());
+  check_not_cuda(target, kOp, "to");
+  check_not_cuda(self.device(), kOp, "from");
+  if (target.is_meta()) return make_tensor(self.sizes(), dt, kMeta);
+  Tensor out = make_tensor(self.sizes(), dt, kCPU);
+  copy_into(out, self);
+  return out;
+}
+
+}  // namespace
+
+void register_conversion_cpu_kernels(Library& lib) {
+  constexpr DispatchKey kKey = DispatchKey::kCPU;
+  lib.impl("copy_", kKey, &copy__cpu).impl("clone", kKey, &clone_cpu).impl("_to_copy", kKey, &to_copy_cpu);
+}
+
+}  // namespace opspec::internal

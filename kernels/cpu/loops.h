@@ -1,0 +1,249 @@
+// loops.h: TensorIterator, the strided N-input / 1-output loop driver every
+// CPU elementwise kernel and copy uses, and cpu_kernel, which runs a scalar
+// functor over it with vectorizable inner loops. See Note [TensorIterator].
+#pragma once
+
+#include <array>
+#include <bit>
+#include <cstdint>
+#include <cstring>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "absl/functional/function_ref.h"
+#include "runtime/core/tensor.h"
+
+#ifdef _OPENMP
+#define OPSPEC_SIMD _Pragma("omp simd")
+#else
+#define OPSPEC_SIMD
+#endif
+
+namespace opspec::internal {
+
+// Note [TensorIterator]
+// A TensorIterator walks one output and up to three inputs in lockstep over the
+// output's shape. The inputs are already broadcastable to it and already have
+// the dtype the kernel wants (ops cast mismatched inputs first with
+// cast_for_compute below). Construction:
+//   1. every operand gets a byte stride per output dim, 0 where it is
+//      broadcast (size 1, or a leading dim it lacks);
+//   2. flat fast path: when every operand is contiguous with exactly the
+//      output's sizes, the iteration space is one dim of numel elements;
+//   3. otherwise size-1 dims are dropped, dims are ordered so the output's
+//      strides decrease (an in-place op on a transposed tensor still writes
+//      memory in order), and adjacent dims are coalesced when every operand
+//      steps over the outer one exactly as far as over the whole inner one
+//      (x[:, :5] of a [4, 8] tensor stays 2-d; a [4, 5] + [5] broadcast
+//      stays 2-d; a transposed self updated in place from an input transposed
+//      alike becomes 1-d).
+// for_each hands the kernel blocks of rows: data pointers, the byte strides
+// of the innermost and the next dim, the row length n and the row count m, so
+// a tensor with short rows costs one call per block rather than per row.
+// cpu_kernel runs a row whose strides are all the element size (or 0 for an
+// input broadcast from one element) as a plain indexed loop the compiler
+// vectorizes (`omp simd`), and any other row as a strided loop.
+// Work of at least kGrainSize elements is split over OpenMP threads by linear
+// index range, so each thread gets a contiguous chunk (which may start or end
+// mid-row); elementwise results never depend on the thread count. When an
+// input walks the two innermost dims in the opposite order to the output (a
+// transposed input), blocks are kTileSize x kTileSize tiles instead, so the
+// strided reads of a tile stay in cache, and threads split the work by tile.
+// Inputs never overlap partially with the output: callers copy such inputs
+// first (an input that is exactly the output, as in x.add_(x), is fine
+// because element i is read before it is written).
+
+// kMaxIterOperands: output + up to three inputs (where has three).
+inline constexpr int kMaxIterOperands = 4;
+// kGrainSize: elements below which a loop stays on one thread.
+inline constexpr int64_t kGrainSize = 32768;
+// kTileSize: the side of the square tiles transposing loops walk.
+inline constexpr int64_t kTileSize = 8;
+
+// parallel_for: calls f(begin, end) over chunks of [0, n); OpenMP threads when
+// n >= grain and not already inside a parallel region.
+void parallel_for(int64_t n, int64_t grain, absl::FunctionRef<void(int64_t, int64_t)> f);
+
+// TensorIterator: the iteration plan for out = f(inputs...). See Note [TensorIterator].
+class TensorIterator {
+ public:
+  // Builds the plan; inputs must broadcast to out's shape (checked internally:
+  // ops validate shapes with their meta function before getting here).
+  TensorIterator(const Tensor& out, TensorList inputs);
+
+  int ntensors() const { return ntensors_; }
+  int64_t numel() const { return numel_; }
+  int ndim() const { return static_cast<int>(shape_.size()); }
+  IntArrayRef shape() const { return shape_; }
+  // byte_strides: operand k's byte stride per (coalesced) dim.
+  IntArrayRef byte_strides(int k) const { return strides_[k]; }
+  char* data(int k) const { return data_[k]; }
+
+  // LoopFn: loop(data, strides, n, m) processes m rows of n elements. Operand
+  // k (output first) starts at data[k] and steps strides[k] bytes within a row
+  // and strides[ntensors + k] bytes from one row to the next.
+  using LoopFn = absl::FunctionRef<void(char** data, const int64_t* strides, int64_t n, int64_t m)>;
+  // for_each: runs loop over every element, in parallel for large tensors.
+  void for_each(LoopFn loop, int64_t grain = kGrainSize) const;
+  // serial_for_each: runs loop over the linear element range [begin, end).
+  void serial_for_each(LoopFn loop, int64_t begin, int64_t end) const;
+
+ private:
+  // wants_tiling: some input walks the two innermost dims in the opposite
+  // order to the output (a transpose), so rows are better done in tiles.
+  bool wants_tiling() const;
+  void tiled_for_each(LoopFn loop, int64_t grain) const;
+
+  int ntensors_ = 0;
+  int64_t numel_ = 0;
+  SizeVec shape_;  // outermost first
+  std::array<SizeVec, kMaxIterOperands> strides_;
+  std::array<char*, kMaxIterOperands> data_{};
+};
+
+// cast_for_compute: t itself when it already has dtype, else a converted copy
+// that keeps t's broadcast (stride-0) dims broadcast, so casting an expanded
+// scalar stays cheap. cpu only.
+Tensor cast_for_compute(const Tensor& t, DType dtype);
+
+// require_cpu_device: a CPU kernel can be reached with a device elsewhere when
+// a cpu 0-dim tensor joins it (the dispatcher prefers CPU over CUDA); refuse
+// with NotImplementedError naming the op and device.
+void require_cpu_device(Device device, std::string_view op);
+
+// partial_overlap: a and b share memory but are not the same elements in the
+// same order (then an input must be cloned before the output is written).
+bool partial_overlap(const Tensor& a, const Tensor& b);
+
+// OpMath<T>::type: the type values of storage type T are computed in: float
+// for f16/bf16 (See Note [Reduced precision math]), T itself otherwise.
+template <class T> struct OpMath { using type = T; };
+template <> struct OpMath<Half> { using type = float; };
+template <> struct OpMath<BFloat16> { using type = float; };
+template <class T> using opmath_t = typename OpMath<T>::type;
+
+// select_bits: c ? a : b as integer masking, so GCC neither branches nor
+// refuses to if-convert around floating-point ops (-ftrapping-math).
+inline uint32_t select_bits(bool c, uint32_t a, uint32_t b) {
+  const uint32_t mask = 0u - static_cast<uint32_t>(c);
+  return (a & mask) | (b & ~mask);
+}
+
+// half_bits_to_float / float_to_half_bits: Half's conversions written without
+// branches or loops (the FP16 library's algorithms, as c10::Half uses), so
+// loops over f16 vectorize. Bit-identical to Half::to_float / Half::from_float
+// for every input, NaN payloads included (copy_test checks).
+inline float half_bits_to_float(uint16_t h) {
+  const uint32_t w = uint32_t{h} << 16;
+  const uint32_t sign = w & 0x80000000u;
+  const uint32_t two_w = w + w;
+  const float normalized = std::bit_cast<float>((two_w >> 4) + (0xE0u << 23)) * 0x1.0p-112f;
+  const float denormalized = std::bit_cast<float>((two_w >> 17) | (126u << 23)) - 0.5f;
+  uint32_t bits = select_bits(two_w < (1u << 27), std::bit_cast<uint32_t>(denormalized), std::bit_cast<uint32_t>(normalized));
+  // inf and NaN keep their payload unquietened, as Half::to_float does.
+  bits = select_bits((h & 0x7c00u) == 0x7c00u, 0x7f800000u | ((uint32_t{h} & 0x3ffu) << 13), bits);
+  return std::bit_cast<float>(sign | bits);
+}
+inline uint16_t float_to_half_bits(float f) {
+  const uint32_t w = std::bit_cast<uint32_t>(f);
+  const uint32_t shl1_w = w + w;
+  const uint32_t sign = w & 0x80000000u;
+  float base = (std::bit_cast<float>(w & 0x7fffffffu) * 0x1.0p+112f) * 0x1.0p-110f;
+  const uint32_t exp_bits = shl1_w & 0xff000000u;
+  const uint32_t bias = select_bits(exp_bits < 0x71000000u, 0x71000000u, exp_bits);
+  base = std::bit_cast<float>((bias >> 1) + 0x07800000u) + base;
+  const uint32_t bits = std::bit_cast<uint32_t>(base);
+  const uint32_t nonsign = ((bits >> 13) & 0x7c00u) + (bits & 0x0fffu);
+  return static_cast<uint16_t>((sign >> 16) | select_bits(shl1_w > 0xff000000u, 0x7e00u, nonsign));
+}
+
+namespace loops_detail {
+
+// load / store: element <-> compute value, with the vectorizable f16 path.
+template <class T> inline opmath_t<T> load(const T& v) { return static_cast<opmath_t<T>>(v); }
+inline float load(const Half& v) { return half_bits_to_float(v.bits); }
+template <class T, class V> inline void store(T* p, V v) { *p = static_cast<T>(v); }
+template <class V> inline void store(Half* p, V v) { p->bits = float_to_half_bits(static_cast<float>(v)); }
+
+// Arg<T, kScalar>: reads input element i of a contiguous row, or the one
+// broadcast value of a stride-0 row (loaded once, outside the loop).
+template <class T, bool kScalar> struct Arg;
+template <class T> struct Arg<T, true> {
+  opmath_t<T> v;
+  explicit Arg(const char* p) : v(load(*reinterpret_cast<const T*>(p))) {}
+  opmath_t<T> operator[](int64_t) const { return v; }
+};
+template <class T> struct Arg<T, false> {
+  const T* p;
+  explicit Arg(const char* q) : p(reinterpret_cast<const T*>(q)) {}
+  opmath_t<T> operator[](int64_t i) const { return load(p[i]); }
+};
+
+template <class... T> struct TypeList {};
+
+template <unsigned kMask, class Out, class... In, class F, size_t... I>
+inline void contiguous_loop(char** data, int64_t n, const F& f, TypeList<In...>, std::index_sequence<I...>) {
+  Out* out = reinterpret_cast<Out*>(data[0]);
+  std::tuple<Arg<In, ((kMask >> I) & 1u) != 0>...> args{Arg<In, ((kMask >> I) & 1u) != 0>(data[1 + I])...};
+  OPSPEC_SIMD
+  for (int64_t i = 0; i < n; ++i) store(out + i, f(std::get<I>(args)[i]...));
+}
+
+template <class Out, class... In, class F, size_t... I>
+inline void strided_loop(char** data, const int64_t* s, int64_t n, const F& f, TypeList<In...>,
+                         std::index_sequence<I...>) {
+  char* out = data[0];
+  for (int64_t i = 0; i < n; ++i) {
+    store(reinterpret_cast<Out*>(out + i * s[0]), f(load(*reinterpret_cast<const In*>(data[1 + I] + i * s[1 + I]))...));
+  }
+}
+
+// dispatch_mask: calls contiguous_loop with the runtime mask as a template argument.
+template <unsigned kMask, unsigned kMaxMask, class Out, class... In, class F>
+inline void dispatch_mask(unsigned mask, char** data, int64_t n, const F& f) {
+  if constexpr (kMask <= kMaxMask) {
+    if (mask == kMask) {
+      contiguous_loop<kMask, Out>(data, n, f, TypeList<In...>{}, std::index_sequence_for<In...>{});
+    } else {
+      dispatch_mask<kMask + 1, kMaxMask, Out, In...>(mask, data, n, f);
+    }
+  }
+}
+
+}  // namespace loops_detail
+
+// cpu_kernel<Out, In...>(iter, f): out = f(in...) elementwise, where iter's
+// operands hold Out and In... and f takes and returns compute values
+// (opmath_t). Rows that are contiguous, or contiguous with some inputs
+// broadcast from one element, run as vectorizable indexed loops.
+template <class Out, class... In, class F>
+void cpu_kernel(const TensorIterator& iter, const F& f) {
+  constexpr int kN = sizeof...(In);
+  static_assert(kN + 1 <= kMaxIterOperands, "too many inputs");
+  OPSPEC_INTERNAL_ASSERT(iter.ntensors() == kN + 1);
+  iter.for_each([&](char** base, const int64_t* s, int64_t n, int64_t m) {
+    constexpr int64_t kSizes[] = {static_cast<int64_t>(sizeof(In))..., 0};
+    bool contiguous = s[0] == static_cast<int64_t>(sizeof(Out));
+    unsigned mask = 0;
+    for (int k = 0; k < kN; ++k) {
+      if (s[1 + k] == 0) {
+        mask |= 1u << k;
+      } else if (s[1 + k] != kSizes[k]) {
+        contiguous = false;
+      }
+    }
+    char* data[kN + 1];
+    for (int64_t j = 0; j < m; ++j) {
+      for (int k = 0; k <= kN; ++k) data[k] = base[k] + j * s[kN + 1 + k];
+      if (contiguous) {
+        loops_detail::dispatch_mask<0, (1u << kN) - 1, Out, In...>(mask, data, n, f);
+      } else {
+        loops_detail::strided_loop<Out>(data, s, n, f, loops_detail::TypeList<In...>{},
+                                        std::index_sequence_for<In...>{});
+      }
+    }
+  });
+}
+
+}  // namespace opspec::internal
