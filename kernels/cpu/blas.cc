@@ -1,0 +1,256 @@
+// blas.cc: CPU kernels of mm, bmm, addmm, dot and mv.
+// See Note [Matrix products on CPU].
+#include <cblas.h>
+
+#include <algorithm>
+#include <climits>
+#include <optional>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "kernels/cpu/copy.h"
+#include "kernels/meta/linalg_meta.h"
+
+namespace opspec::internal {
+
+namespace {
+
+// Note [Matrix products on CPU]
+// Every product is a batched C[b] = alpha * A[b] @ B[b] (+ beta * C[b]) on
+// [B, n, k] and [B, k, m] views (mm, addmm, mv and dot are batches of one).
+// f32 and f64 go to OpenBLAS; an operand whose rows or columns are unit-stride
+// (a transpose or a slice) is passed as is with CblasTrans / its leading
+// dimension, anything else is copied contiguous first. f16 and bf16 are
+// widened to f32, multiplied by sgemm (float accumulation) and rounded once,
+// like PyTorch's CPU kernels. Integers use a plain loop accumulating in
+// uint64, so overflow wraps exactly as int32/int64 arithmetic does.
+
+constexpr int64_t kParallelGrain = 32768;  // multiply-adds below which integer loops stay serial
+
+// BlasOperand: a [B, rows, cols] operand ready for gemm.
+struct BlasOperand {
+  Tensor holder;  // keeps a converted or contiguous copy alive
+  const void* data = nullptr;
+  int64_t batch_stride = 0;
+  CBLAS_TRANSPOSE trans = CblasNoTrans;
+  int64_t ld = 1;
+};
+
+// blas_layout: how BLAS can read a rows x cols matrix with strides (s0, s1)
+// in row-major terms, or nullopt when neither stride is 1.
+std::optional<std::pair<CBLAS_TRANSPOSE, int64_t>> blas_layout(int64_t rows, int64_t cols, int64_t s0, int64_t s1) {
+  if ((s1 == 1 || cols == 1) && (rows == 1 || s0 >= std::max<int64_t>(1, cols))) {
+    return std::make_pair(CblasNoTrans, rows == 1 ? std::max<int64_t>(1, cols) : s0);
+  }
+  if ((s0 == 1 || rows == 1) && (cols == 1 || s1 >= std::max<int64_t>(1, rows))) {
+    return std::make_pair(CblasTrans, cols == 1 ? std::max<int64_t>(1, rows) : s1);
+  }
+  return std::nullopt;
+}
+
+// prepare: t ([B, rows, cols]) in dtype, laid out for BLAS.
+BlasOperand prepare(const Tensor& t3, DType dtype, std::string_view op) {
+  Tensor t = t3.dtype() == dtype ? t3 : contiguous_cpu(t3, dtype);
+  const int64_t rows = t.sizes()[1], cols = t.sizes()[2];
+  auto layout = blas_layout(rows, cols, t.strides()[1], t.strides()[2]);
+  if (!layout) {
+    t = contiguous_cpu(t);
+    layout = blas_layout(rows, cols, t.strides()[1], t.strides()[2]);
+    OPSPEC_INTERNAL_ASSERT(layout.has_value());
+  }
+  OPSPEC_CHECK(rows < INT_MAX && cols < INT_MAX && layout->second < INT_MAX, op, ": matrix of shape [", rows, ", ",
+               cols, "] is too large for BLAS");
+  return {t, t.raw_data(), t.strides()[0], layout->first, layout->second};
+}
+
+// as_batch: a [1, rows, cols] view of a matrix.
+Tensor as_batch(const Tensor& m) {
+  return make_view(m, {1, m.sizes()[0], m.sizes()[1]}, {0, m.strides()[0], m.strides()[1]}, m.storage_offset());
+}
+
+void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t n, int64_t m, int64_t k, double alpha, const float* a,
+          int64_t lda, const float* b, int64_t ldb, double beta, float* c) {
+  cblas_sgemm(CblasRowMajor, ta, tb, static_cast<blasint>(n), static_cast<blasint>(m), static_cast<blasint>(k),
+              static_cast<float>(alpha), a, static_cast<blasint>(lda), b, static_cast<blasint>(ldb),
+              static_cast<float>(beta), c, static_cast<blasint>(m));
+}
+void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t n, int64_t m, int64_t k, double alpha, const double* a,
+          int64_t lda, const double* b, int64_t ldb, double beta, double* c) {
+  cblas_dgemm(CblasRowMajor, ta, tb, static_cast<blasint>(n), static_cast<blasint>(m), static_cast<blasint>(k), alpha,
+              a, static_cast<blasint>(lda), b, static_cast<blasint>(ldb), beta, c, static_cast<blasint>(m));
+}
+
+// blas_matmul: c (contiguous [B, n, m], f32 or f64) = alpha * a @ b + beta * c,
+// with c's old contents ignored when !accumulate.
+template <class T>
+void blas_matmul(const Tensor& a, const Tensor& b, const Tensor& c, double alpha, double beta, bool accumulate,
+                 std::string_view op) {
+  const int64_t batches = c.sizes()[0], n = c.sizes()[1], m = c.sizes()[2], k = a.sizes()[2];
+  T* cp = c.data_ptr<T>();
+  if (k == 0) {  // an empty sum: only the beta term remains
+    for (int64_t i = 0; i < c.numel(); ++i) cp[i] = accumulate && beta != 0 ? static_cast<T>(beta * cp[i]) : T(0);
+    return;
+  }
+  OPSPEC_CHECK(k < INT_MAX && m < INT_MAX, op, ": matrices too large for BLAS");
+  const BlasOperand pa = prepare(a, dtype_of<T>(), op);
+  const BlasOperand pb = prepare(b, dtype_of<T>(), op);
+  for (int64_t i = 0; i < batches; ++i) {
+    gemm(pa.trans, pb.trans, n, m, k, alpha, static_cast<const T*>(pa.data) + i * pa.batch_stride, pa.ld,
+         static_cast<const T*>(pb.data) + i * pb.batch_stride, pb.ld, accumulate ? beta : 0.0, cp + i * n * m);
+  }
+}
+
+// int_matmul: the integer product with wrapping uint64 accumulation.
+template <class T>
+void int_matmul(const Tensor& a3, const Tensor& b3, const Tensor& c, int64_t alpha, int64_t beta, bool accumulate) {
+  const int64_t batches = c.sizes()[0], n = c.sizes()[1], m = c.sizes()[2], k = a3.sizes()[2];
+  const Tensor a = contiguous_cpu(a3), b = contiguous_cpu(b3);
+  const T* ap = static_cast<const T*>(a.raw_data());
+  const T* bp = static_cast<const T*>(b.raw_data());
+  T* cp = c.data_ptr<T>();
+  const auto ua = static_cast<uint64_t>(alpha), ub = static_cast<uint64_t>(beta);
+#pragma omp parallel if (batches * n * m * std::max<int64_t>(k, 1) >= kParallelGrain)
+  {
+    std::vector<uint64_t> acc(static_cast<size_t>(m));
+#pragma omp for schedule(static)
+    for (int64_t row = 0; row < batches * n; ++row) {
+      const int64_t bi = row / n, i = row % n;
+      std::fill(acc.begin(), acc.end(), uint64_t{0});
+      const T* arow = ap + (bi * n + i) * k;
+      const T* bmat = bp + bi * k * m;
+      for (int64_t kk = 0; kk < k; ++kk) {
+        const auto av = static_cast<uint64_t>(static_cast<int64_t>(arow[kk]));
+        const T* brow = bmat + kk * m;
+        for (int64_t j = 0; j < m; ++j) acc[j] += av * static_cast<uint64_t>(static_cast<int64_t>(brow[j]));
+      }
+      T* crow = cp + (bi * n + i) * m;
+      for (int64_t j = 0; j < m; ++j) {
+        uint64_t v = ua * acc[j];
+        if (accumulate && beta != 0) v += ub * static_cast<uint64_t>(static_cast<int64_t>(crow[j]));
+        crow[j] = static_cast<T>(v);
+      }
+    }
+  }
+}
+
+// matmul_into: c = alpha * a @ b (+ beta * c when accumulate), for a [B, n, k], b [B, k, m] and a
+// fresh contiguous c [B, n, m] that already holds the addend when accumulate.
+void matmul_into(const Tensor& a, const Tensor& b, const Tensor& c, const Scalar& alpha, const Scalar& beta,
+                 bool accumulate, std::string_view op) {
+  if (c.numel() == 0) return;
+  switch (c.dtype()) {
+    case DType::kFloat32:
+      return blas_matmul<float>(a, b, c, alpha.to_double(), beta.to_double(), accumulate, op);
+    case DType::kFloat64:
+      return blas_matmul<double>(a, b, c, alpha.to_double(), beta.to_double(), accumulate, op);
+    case DType::kFloat16:
+    case DType::kBFloat16: {
+      // Widen to f32, multiply with float accumulation, round once.
+      Tensor tmp = make_tensor(c.sizes(), DType::kFloat32, kCPU);
+      if (accumulate) copy_into(tmp, c);
+      blas_matmul<float>(a, b, tmp, alpha.to_double(), beta.to_double(), accumulate, op);
+      copy_into(c, tmp);
+      return;
+    }
+    case DType::kInt64:
+      return int_matmul<int64_t>(a, b, c, alpha.to_int(), beta.to_int(), accumulate);
+    case DType::kInt32:
+      return int_matmul<int32_t>(a, b, c, alpha.to_int(), beta.to_int(), accumulate);
+    case DType::kBool:
+      break;
+  }
+  OPSPEC_FAIL(op, ": \"addmm_impl_cpu_\" not implemented for 'Bool'");
+}
+
+}  // namespace
+
+Tensor mm_cpu(const Tensor& self, const Tensor& mat2) {
+  const SizeVec shape = mm_shape(self, mat2, "aten::mm");
+  Tensor out = make_tensor(shape, self.dtype(), kCPU);
+  matmul_into(as_batch(self), as_batch(mat2), as_batch(out), 1, 0, /*accumulate=*/false, "aten::mm");
+  return out;
+}
+
+Tensor bmm_cpu(const Tensor& self, const Tensor& mat2) {
+  const SizeVec shape = bmm_shape(self, mat2);
+  Tensor out = make_tensor(shape, self.dtype(), kCPU);
+  matmul_into(self, mat2, out, 1, 0, /*accumulate=*/false, "aten::bmm");
+  return out;
+}
+
+Tensor addmm_cpu(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta, const Scalar& alpha) {
+  const SizeVec shape = addmm_shape(self, mat1, mat2);
+  if (!is_floating(mat1.dtype())) {
+    OPSPEC_CHECK(!beta.is_floating_point() && !alpha.is_floating_point(),
+                 "aten::addmm: For integral input tensors, argument ", beta.is_floating_point() ? "beta" : "alpha",
+                 " must not be a floating point number.");
+  }
+  Tensor out = make_tensor(shape, mat1.dtype(), kCPU);
+  // beta == 0 ignores self entirely (NaN and inf included), as BLAS does.
+  const bool accumulate = beta.to_double() != 0;
+  if (accumulate) copy_into(out, self);
+  matmul_into(as_batch(mat1), as_batch(mat2), as_batch(out), alpha, beta, accumulate, "aten::addmm");
+  return out;
+}
+
+Tensor dot_cpu(const Tensor& self, const Tensor& tensor) {
+  dot_shape(self, tensor);
+  Tensor out = make_tensor({}, self.dtype(), kCPU);
+  const int64_t k = self.numel();
+  if (self.dtype() == DType::kFloat32 || self.dtype() == DType::kFloat64) {
+    // BLAS dot on the strided vectors directly when their strides are positive.
+    const Tensor x = self.stride(0) > 0 ? self : contiguous_cpu(self);
+    const Tensor y = tensor.stride(0) > 0 ? tensor : contiguous_cpu(tensor);
+    OPSPEC_CHECK(k < INT_MAX && x.stride(0) < INT_MAX && y.stride(0) < INT_MAX, "aten::dot: vectors too large for BLAS");
+    const auto n = static_cast<blasint>(k);
+    const auto incx = static_cast<blasint>(x.stride(0)), incy = static_cast<blasint>(y.stride(0));
+    if (self.dtype() == DType::kFloat32) {
+      *out.data_ptr<float>() = k == 0 ? 0.f
+                                      : cblas_sdot(n, static_cast<const float*>(x.raw_data()), incx,
+                                                   static_cast<const float*>(y.raw_data()), incy);
+    } else {
+      *out.data_ptr<double>() = k == 0 ? 0.0
+                                       : cblas_ddot(n, static_cast<const double*>(x.raw_data()), incx,
+                                                    static_cast<const double*>(y.raw_data()), incy);
+    }
+    return out;
+  }
+  // [1, 1, k] @ [1, k, 1] through the general path.
+  const Tensor a = make_view(self, {1, 1, k}, {0, 0, self.stride(0)}, self.storage_offset());
+  const Tensor b = make_view(tensor, {1, k, 1}, {0, tensor.stride(0), 1}, tensor.storage_offset());
+  matmul_into(a, b, make_view(out, {1, 1, 1}, {1, 1, 1}, 0), 1, 0, /*accumulate=*/false, "aten::dot");
+  return out;
+}
+
+Tensor mv_cpu(const Tensor& self, const Tensor& vec) {
+  const SizeVec shape = mv_shape(self, vec);
+  Tensor out = make_tensor(shape, self.dtype(), kCPU);
+  const int64_t n = self.sizes()[0], k = self.sizes()[1];
+  if (n == 0) return out;
+  if (k > 0 && (self.dtype() == DType::kFloat32 || self.dtype() == DType::kFloat64)) {
+    auto layout = blas_layout(n, k, self.strides()[0], self.strides()[1]);
+    const Tensor a = layout ? self : contiguous_cpu(self);
+    if (!layout) layout = blas_layout(n, k, a.strides()[0], a.strides()[1]);
+    const Tensor x = vec.stride(0) > 0 ? vec : contiguous_cpu(vec);
+    OPSPEC_CHECK(n < INT_MAX && k < INT_MAX && layout->second < INT_MAX && x.stride(0) < INT_MAX,
+                 "aten::mv: matrix too large for BLAS");
+    // Row-major gemv takes the stored matrix: [n, k] as is, or [k, n] transposed.
+    const bool trans = layout->first == CblasTrans;
+    const auto rows = static_cast<blasint>(trans ? k : n), cols = static_cast<blasint>(trans ? n : k);
+    const auto lda = static_cast<blasint>(layout->second), incx = static_cast<blasint>(x.stride(0));
+    if (self.dtype() == DType::kFloat32) {
+      cblas_sgemv(CblasRowMajor, layout->first, rows, cols, 1.f, static_cast<const float*>(a.raw_data()), lda,
+                  static_cast<const float*>(x.raw_data()), incx, 0.f, out.data_ptr<float>(), 1);
+    } else {
+      cblas_dgemv(CblasRowMajor, layout->first, rows, cols, 1.0, static_cast<const double*>(a.raw_data()), lda,
+                  static_cast<const double*>(x.raw_data()), incx, 0.0, out.data_ptr<double>(), 1);
+    }
+    return out;
+  }
+  const Tensor b = make_view(vec, {1, k, 1}, {0, vec.stride(0), 1}, vec.storage_offset());
+  matmul_into(as_batch(self), b, make_view(out, {1, n, 1}, {0, 1, 1}, 0), 1, 0, /*accumulate=*/false, "aten::mv");
+  return out;
+}
+
+}  // namespace opspec::internal
