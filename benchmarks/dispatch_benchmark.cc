@@ -1,0 +1,69 @@
+// dispatch_benchmark.cc: the cost of one dispatched op with no mode, a minimal
+// recording mode, DebugMode, and DebugMode with norm hashes. Names are the
+// ones issue 7's suite standardises (BM_Dispatch/add_1elem/...).
+#include <benchmark/benchmark.h>
+
+#include "harness/debug_mode.h"
+#include "runtime/ops/ops.h"
+
+namespace opspec {
+namespace {
+
+// RecordingMode: stores each op's name and its tensors' metadata, the least a
+// useful recorder does.
+class RecordingMode : public DispatchMode {
+ public:
+  bool dispatch(OpCall& call) override {
+    Entry e{&call.op(), {}};
+    for (const Value& v : call.stack()) {
+      if (v.is_tensor()) e.shapes.emplace_back(v.to_tensor().sizes().begin(), v.to_tensor().sizes().end());
+    }
+    entries_.push_back(std::move(e));
+    if (entries_.size() > 100000) entries_.clear();
+    call.proceed();
+    return true;
+  }
+
+ private:
+  struct Entry {
+    const OperatorHandle* op;
+    std::vector<SizeVec> shapes;
+  };
+  std::vector<Entry> entries_;
+};
+
+void BM_Dispatch_plain(benchmark::State& state) {
+  const Tensor a = ops::ones({1}), b = ops::ones({1});
+  for (auto _ : state) benchmark::DoNotOptimize(ops::add(a, b));
+}
+BENCHMARK(BM_Dispatch_plain)->Name("BM_Dispatch/add_1elem/plain");
+
+void BM_Dispatch_recording_mode(benchmark::State& state) {
+  const Tensor a = ops::ones({1}), b = ops::ones({1});
+  RecordingMode mode;
+  ModeGuard guard(mode);
+  for (auto _ : state) benchmark::DoNotOptimize(ops::add(a, b));
+}
+BENCHMARK(BM_Dispatch_recording_mode)->Name("BM_Dispatch/add_1elem/recording_mode");
+
+void run_debug_mode(benchmark::State& state, bool hashed) {
+  const Tensor a = ops::ones({1}), b = ops::ones({1});
+  DebugMode dm;
+  auto scope = dm.enter();
+  std::optional<DebugMode::HashScope> hashes;
+  if (hashed) hashes.emplace(std::vector<HashKind>{HashKind::kNorm}, /*hash_inputs=*/true, /*as_tuple=*/false);
+  int64_t n = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(ops::add(a, b));
+    if (++n % 100000 == 0) dm.reset();  // keep memory bounded
+  }
+}
+void BM_Dispatch_debug_mode(benchmark::State& state) { run_debug_mode(state, false); }
+void BM_Dispatch_debug_mode_hashed(benchmark::State& state) { run_debug_mode(state, true); }
+BENCHMARK(BM_Dispatch_debug_mode)->Name("BM_Dispatch/add_1elem/debug_mode");
+BENCHMARK(BM_Dispatch_debug_mode_hashed)->Name("BM_Dispatch/add_1elem/debug_mode_hashed");
+
+}  // namespace
+}  // namespace opspec
+
+BENCHMARK_MAIN();
