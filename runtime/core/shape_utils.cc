@@ -19,8 +19,6 @@ SizeVec broadcast_shapes(IntArrayRef a, IntArrayRef b, std::string_view op) {
 }
 
 namespace {
-int category(DType t) { return t == DType::kBool ? 0 : is_integral(t, false) ? 1 : 2; }
-
 // PyTorch's combine_categories(higher, lower) without complex types.
 std::optional<DType> combine(std::optional<DType> higher, std::optional<DType> lower) {
   if (!higher) return lower;
@@ -50,7 +48,6 @@ DType result_type(TensorList operands) {
   }
   // Categories decide first: a lower tier only wins with a higher category.
   auto result = combine(dim_result, combine(zero_result, wrapped_result));
-  (void)category;
   return result.value_or(kDefaultFloat);
 }
 
