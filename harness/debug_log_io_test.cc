@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <cstdio>
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -268,7 +270,11 @@ std::vector<DebugCall> record_program(const DebugModeOptions& options) {
 }
 
 void expect_round_trip_through_file(const std::vector<DebugCall>& log, const DebugModeOptions& options) {
-  const std::string path = (std::filesystem::temp_directory_path() / "opspec_debug_log_io_test.json").string();
+  // One file per test and process: ctest runs tests in parallel.
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            str_cat("opspec_debug_log_io_", ::testing::UnitTest::GetInstance()->current_test_info()->name(),
+                                    "_", getpid(), ".json"))
+                               .string();
   ASSERT_TRUE(save_log_file(path, log, options).ok());
   absl::StatusOr<std::vector<DebugCall>> loaded = load_log_file(path);
   std::remove(path.c_str());
@@ -439,7 +445,8 @@ TEST(DebugLogIoTest, FileErrorsNameThePath) {
   EXPECT_THAT(std::string(r.status().message()), HasSubstr("it is a directory"));
 
   // A corrupt file: the parse error is prefixed with the path.
-  const std::string bad = (std::filesystem::temp_directory_path() / "opspec_debug_log_io_bad.json").string();
+  const std::string bad =
+      (std::filesystem::temp_directory_path() / str_cat("opspec_debug_log_io_bad_", getpid(), ".json")).string();
   {
     std::ofstream out(bad);
     out << "{\"format\": \"opspec-debug-log\", \"version\": 1, \"entries\": [";
