@@ -219,6 +219,28 @@ const E* chunk_data(const E* base, const Layout& l, int64_t begin, int64_t end, 
 
 // ---- norm ----
 
+// chunk_results: fn(data, count) for each fixed chunk of chunk_elems elements
+// in logical order, chunks in parallel for large tensors. Results are indexed
+// by chunk, so combining them in order does not depend on the thread count.
+template <class T, class R, class Fn>
+absl::InlinedVector<R, 128> chunk_results(const Tensor& t, int64_t chunk_elems, Fn fn) {
+  const T* base = static_cast<const T*>(t.raw_data());
+  const int64_t numel = t.numel();
+  const Layout l = coalesce(t);
+  absl::InlinedVector<R, 128> results(static_cast<size_t>((numel + chunk_elems - 1) / chunk_elems));
+  const int64_t nchunks = static_cast<int64_t>(results.size());
+#pragma omp parallel if (may_parallelize(numel))
+  {
+    Scratch scratch;
+#pragma omp for schedule(static)
+    for (int64_t c = 0; c < nchunks; ++c) {
+      const int64_t begin = c * chunk_elems, end = std::min(numel, begin + chunk_elems);
+      results[c] = fn(chunk_data(base, l, begin, end, scratch), end - begin);
+    }
+  }
+  return results;
+}
+
 // norm_widen: an element as float64 the way norm_hash_fn sees it: floating
 // values widen exactly, integers and bools go through float32 (`.float()`).
 inline double norm_widen(float v) { return v; }
@@ -248,22 +270,8 @@ double norm_chunk_sum(const T* p, int64_t n) {
 
 template <class T>
 double norm_impl(const Tensor& t) {
-  const T* base = static_cast<const T*>(t.raw_data());
-  const int64_t numel = t.numel();
-  const Layout l = coalesce(t);
-  const int64_t nchunks = (numel + kChunkElems - 1) / kChunkElems;
-  absl::InlinedVector<double, 128> partials(static_cast<size_t>(nchunks));
-#pragma omp parallel if (may_parallelize(numel))
-  {
-    Scratch scratch;
-#pragma omp for schedule(static)
-    for (int64_t c = 0; c < nchunks; ++c) {
-      const int64_t begin = c * kChunkElems, end = std::min(numel, begin + kChunkElems);
-      partials[c] = norm_chunk_sum(chunk_data(base, l, begin, end, scratch), end - begin);
-    }
-  }
   double sum = 0.0;
-  for (const double p : partials) sum += p;
+  for (const double p : chunk_results<T, double>(t, kChunkElems, norm_chunk_sum<T>)) sum += p;
   return sum;
 }
 
@@ -298,20 +306,8 @@ uint64_t xor_chunk(const T* p, int64_t n) {
 
 template <class T>
 uint64_t xor_impl(const Tensor& t) {
-  const T* base = static_cast<const T*>(t.raw_data());
-  const int64_t numel = t.numel();
-  const Layout l = coalesce(t);
-  const int64_t nchunks = (numel + kChunkElems - 1) / kChunkElems;
   uint64_t acc = 0;
-#pragma omp parallel if (may_parallelize(numel)) reduction(^ : acc)
-  {
-    Scratch scratch;
-#pragma omp for schedule(static)
-    for (int64_t c = 0; c < nchunks; ++c) {
-      const int64_t begin = c * kChunkElems, end = std::min(numel, begin + kChunkElems);
-      acc ^= xor_chunk(chunk_data(base, l, begin, end, scratch), end - begin);
-    }
-  }
+  for (const uint64_t x : chunk_results<T, uint64_t>(t, kChunkElems, xor_chunk<T>)) acc ^= x;
   return acc;
 }
 
@@ -336,27 +332,12 @@ uint64_t bitwise_seed(const Tensor& t) {
 template <class U>
 uint64_t bitwise_impl(const Tensor& t, uint64_t seed) {
   constexpr int64_t kSliceElems = kBitwiseSliceBytes / static_cast<int64_t>(sizeof(U));
-  const U* base = static_cast<const U*>(t.raw_data());
-  const int64_t numel = t.numel();
-  const Layout l = coalesce(t);
-  auto slice_hash = [&](int64_t begin, int64_t end, Scratch& scratch) -> uint64_t {
-    const U* p = chunk_data(base, l, begin, end, scratch);
-    return XXH3_64bits_withSeed(p, static_cast<size_t>(end - begin) * sizeof(U), seed);
-  };
-  if (numel <= kSliceElems) {
-    Scratch scratch;
-    return slice_hash(0, numel, scratch);
-  }
-  const int64_t nslices = (numel + kSliceElems - 1) / kSliceElems;
-  absl::InlinedVector<uint64_t, 128> hashes(static_cast<size_t>(nslices));
-#pragma omp parallel if (may_parallelize(numel))
-  {
-    Scratch scratch;
-#pragma omp for schedule(static)
-    for (int64_t c = 0; c < nslices; ++c) {
-      hashes[c] = slice_hash(c * kSliceElems, std::min(numel, (c + 1) * kSliceElems), scratch);
-    }
-  }
+  const auto hashes = chunk_results<U, uint64_t>(t, kSliceElems, [seed](const U* p, int64_t n) {
+    return XXH3_64bits_withSeed(p, static_cast<size_t>(n) * sizeof(U), seed);
+  });
+  // Up to one slice the hash is the slice's own; an empty tensor hashes no bytes.
+  if (hashes.empty()) return XXH3_64bits_withSeed(nullptr, 0, seed);
+  if (hashes.size() == 1) return hashes[0];
   return XXH3_64bits_withSeed(hashes.data(), hashes.size() * sizeof(uint64_t), seed);
 }
 
