@@ -112,6 +112,11 @@ void Dispatcher::register_kernel(const OperatorHandle& op_const, DispatchKey key
   if (key == DispatchKey::kCompositeImplicit) op.composite_ = true;
 }
 
+void Dispatcher::add_tag(const OperatorHandle& op, OpTag tag) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const_cast<OperatorHandle&>(op).tags_ |= static_cast<uint8_t>(tag);
+}
+
 void Dispatcher::register_fallback(DispatchKey key, KernelFunction kernel) {
   OPSPEC_CHECK(kernel.valid(), "register_fallback: empty kernel at ", dispatch_key_name(key));
   std::lock_guard<std::mutex> lock(mu_);
@@ -120,16 +125,54 @@ void Dispatcher::register_fallback(DispatchKey key, KernelFunction kernel) {
 }
 
 Dispatcher::ResolvedKernel Dispatcher::resolve(const OperatorHandle& op, DispatchKeySet ks) const {
-  const DispatchKeySet available = ks & (op.kernel_mask_ | fallback_mask_);
+  DispatchKeySet candidates = op.kernel_mask_ | fallback_mask_;
+  const bool overrides = !op.override_mask_.empty() && override_layer_enabled();  // Note [Override layer]
+  if (overrides) candidates = candidates | op.override_mask_;
+  const DispatchKeySet available = ks & candidates;
   if (available.empty()) throw_no_kernel(op, ks);
   const DispatchKey key = available.highest();
+  if (overrides && op.override_mask_.has(key)) return {key, &op.overrides_[static_cast<int>(key)], false};
   const KernelFunction& own = op.kernels_[static_cast<int>(key)];
   if (own.valid()) return {key, &own, false};
   return {key, &fallbacks_[static_cast<int>(key)], true};
 }
 
+void Dispatcher::register_override(const OperatorHandle& op_const, DispatchKey key, KernelFunction kernel) {
+  OPSPEC_CHECK(kernel.valid(), "register_override: empty kernel for ", op_const.name(), " at ",
+               dispatch_key_name(key));
+  OPSPEC_CHECK(key != DispatchKey::kPythonDispatcher, "register_override: ", op_const.name(),
+               ": PythonDispatcher is the switch of the override layer; override a key below it");
+  std::lock_guard<std::mutex> lock(mu_);
+  auto& op = const_cast<OperatorHandle&>(op_const);
+  if (kernel.debug_name.empty()) kernel.debug_name = str_cat(op.name(), "/", dispatch_key_name(key), "/override");
+  op.overrides_[static_cast<int>(key)] = std::move(kernel);
+  op.override_mask_ = op.override_mask_.add(key);
+}
+
+void Dispatcher::remove_override(const OperatorHandle& op_const, DispatchKey key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto& op = const_cast<OperatorHandle&>(op_const);
+  op.override_mask_ = op.override_mask_.remove(key);
+  op.overrides_[static_cast<int>(key)] = KernelFunction();
+}
+
+void Dispatcher::call_builtin_kernel(const OperatorHandle& op, DispatchKey key, DispatchKeySet ks,
+                                     Stack& stack) const {
+  const KernelFunction& own = op.kernels_[static_cast<int>(key)];
+  if (own.valid()) return own.boxed(op, ks, stack);
+  OPSPEC_CHECK(fallback_mask_.has(key), op.name(), ": no built-in kernel at ", dispatch_key_name(key),
+               " to defer to (only an override)");
+  fallbacks_[static_cast<int>(key)].boxed(op, ks, stack);
+}
+
 void Dispatcher::throw_no_kernel(const OperatorHandle& op, DispatchKeySet ks) const {
   const DispatchKeySet backends = ks & kBackendKeys;
+  if (backends == DispatchKeySet(DispatchKey::kMeta)) {
+    throw NoMetaKernelError(str_cat(op.name(), " has no meta kernel, so it cannot run on meta or fake tensors; ",
+                                    "register one with Library::impl(\"", op.schema().name(),
+                                    op.schema().overload().empty() ? "" : ".", op.schema().overload(),
+                                    "\", DispatchKey::kMeta, ...)"));
+  }
   std::string hint;
   if (backends.has(DispatchKey::kCUDA)) {
     hint = " This build of opspec has no CUDA kernel for it (was it built with OPSPEC_CUDA?).";
@@ -172,6 +215,9 @@ std::string Dispatcher::dump_dispatch_table(const OperatorHandle& op) const {
       what = str_cat("fallback [", fallbacks_[k].debug_name, "]");
     } else {
       what = "fallthrough";
+    }
+    if (op.override_mask_.has(key)) {
+      str_append(&what, " + override [", op.overrides_[k].debug_name, "] when the override layer is enabled");
     }
     str_append(&out, "  ", dispatch_key_name(key), ": ", what, "\n");
   }

@@ -17,6 +17,18 @@
 
 namespace opspec {
 
+// Note [Override layer]
+// PyTorch's Python dispatcher (py_impl + _EnablePythonDispatcher) lets core
+// code replace the kernel of any (op, key) pair at run time, e.g. a different
+// matmul decomposition while compiling. Here register_override stores such a
+// kernel beside the built-in one, and resolve() picks it, at every dispatch
+// and redispatch, only while the calling thread has the override layer
+// enabled (EnablePythonDispatcherGuard; the PythonDispatcher key is that
+// switch and has no kernels). An override may also sit at a key where the op
+// has no kernel (a Meta kernel for a user op, a decomposition at
+// CompositeImplicit). Outside the guard, and on other threads, nothing
+// changes; the cost when no override exists for the op is one mask test.
+
 // Dispatcher: process-wide registry and router. Registration is thread-safe;
 // register kernels before calling the op concurrently from several threads.
 class Dispatcher {
@@ -39,6 +51,17 @@ class Dispatcher {
   // register_kernel: sets op's kernel for key (replacing any previous one).
   // A kernel at CompositeImplicit makes the op composite.
   void register_kernel(const OperatorHandle& op, DispatchKey key, KernelFunction kernel);
+  // add_tag: marks op with tag (builtins from op_table.def, user ops from Library).
+  void add_tag(const OperatorHandle& op, OpTag tag);
+  // register_override: a kernel that replaces op's kernel at key on threads
+  // where the override layer is enabled (replacing any previous override).
+  // See Note [Override layer].
+  void register_override(const OperatorHandle& op, DispatchKey key, KernelFunction kernel);
+  // remove_override: drops op's override at key, if any.
+  void remove_override(const OperatorHandle& op, DispatchKey key);
+  // call_builtin_kernel: runs op's own kernel or the fallback at key, never an
+  // override; an override calls it to defer to the kernel it replaces.
+  void call_builtin_kernel(const OperatorHandle& op, DispatchKey key, DispatchKeySet ks, Stack& stack) const;
   // register_fallback: the boxed kernel for key used by every op without its own.
   void register_fallback(DispatchKey key, KernelFunction kernel);
   bool has_fallback(DispatchKey key) const { return fallback_mask_.has(key); }

@@ -9,6 +9,12 @@ Library& Library::def(std::string_view schema, OpKind kind) {
   return *this;
 }
 
+Library& Library::def(std::string_view schema, OpKind kind, std::initializer_list<OpTag> tags) {
+  const OperatorHandle& op = dispatcher_.def(schema, kind, /*composite=*/false, ns_);
+  for (OpTag tag : tags) dispatcher_.add_tag(op, tag);
+  return *this;
+}
+
 const OperatorHandle& Library::lookup(std::string_view op_name) const {
   std::string name(op_name);
   if (name.find("::") == std::string::npos) name = ns_ + "::" + name;
@@ -27,6 +33,14 @@ Library& Library::impl_boxed(std::string_view op_name, DispatchKey key, BoxedKer
 Library& Library::fallback(DispatchKey key, BoxedKernel fn) {
   dispatcher_.register_fallback(key, KernelFunction::from_boxed(std::move(fn), str_cat(ns_, "_fallback")));
   return *this;
+}
+
+ScopedOverride::~ScopedOverride() {
+  if (previous_.valid()) {
+    Dispatcher::singleton().register_override(op_, key_, std::move(previous_));
+  } else {
+    Dispatcher::singleton().remove_override(op_, key_);
+  }
 }
 
 }  // namespace opspec

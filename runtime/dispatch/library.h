@@ -4,11 +4,35 @@
 
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 
 #include "runtime/dispatch/dispatcher.h"
 #include "runtime/dispatch/signature.h"
 
 namespace opspec {
+
+namespace internal {
+// make_typed_kernel: a KernelFunction from a function pointer or captureless
+// lambda, its C++ signature checked against op's schema.
+template <class Fn>
+KernelFunction make_typed_kernel(const OperatorHandle& op, DispatchKey key, Fn& fn, std::string_view suffix) {
+  auto* ptr = +fn;  // function pointer, also from a captureless lambda
+  check_kernel_signature(op.schema(), ptr, dispatch_key_name(key));
+  return KernelFunction::from_function(ptr, str_cat(op.name(), "/", dispatch_key_name(key), suffix));
+}
+// make_kernel: a boxed kernel (anything callable as BoxedKernel, capturing or
+// not) or a typed one (see make_typed_kernel).
+template <class Fn>
+KernelFunction make_kernel(const OperatorHandle& op, DispatchKey key, Fn&& fn, std::string_view suffix) {
+  if constexpr (std::is_invocable_v<Fn&, const OperatorHandle&, DispatchKeySet, Stack&>) {
+    return KernelFunction::from_boxed(BoxedKernel(std::forward<Fn>(fn)),
+                                      str_cat(op.name(), "/", dispatch_key_name(key), suffix, " (boxed)"));
+  } else {
+    return make_typed_kernel(op, key, fn, suffix);
+  }
+}
+}  // namespace internal
 
 // Library: declares ops in one namespace and registers their kernels.
 //   Library lib("myops");
@@ -24,15 +48,24 @@ class Library {
 
   // def: declares an op; its name gets this library's namespace.
   Library& def(std::string_view schema, OpKind kind = OpKind::kOther);
+  // def: declares an op with tags (e.g. {OpTag::kNondeterministicSeeded}).
+  Library& def(std::string_view schema, OpKind kind, std::initializer_list<OpTag> tags);
 
   // impl: registers a typed kernel (function pointer or captureless lambda) for
   // (op, key). The C++ signature is checked against the schema.
   template <class Fn>
   Library& impl(std::string_view op_name, DispatchKey key, Fn&& fn) {
-    auto* ptr = +fn;  // function pointer, also from a captureless lambda
     const OperatorHandle& op = lookup(op_name);
-    internal::check_kernel_signature(op.schema(), ptr, dispatch_key_name(key));
-    dispatcher_.register_kernel(op, key, KernelFunction::from_function(ptr, str_cat(op.name(), "/", dispatch_key_name(key))));
+    dispatcher_.register_kernel(op, key, internal::make_typed_kernel(op, key, fn, ""));
+    return *this;
+  }
+  // impl_override: PyTorch's py_impl: a typed or boxed kernel for (op, key)
+  // used instead of the built-in one while the override layer is enabled.
+  // See Note [Override layer].
+  template <class Fn>
+  Library& impl_override(std::string_view op_name, DispatchKey key, Fn&& fn) {
+    const OperatorHandle& op = lookup(op_name);
+    dispatcher_.register_override(op, key, internal::make_kernel(op, key, std::forward<Fn>(fn), "/override"));
     return *this;
   }
   // impl_boxed: registers a boxed kernel for (op, key).
@@ -46,6 +79,30 @@ class Library {
   const OperatorHandle& lookup(std::string_view op_name) const;
   std::string ns_;
   Dispatcher& dispatcher_;
+};
+
+// ScopedOverride: an override (see Library::impl_override) for its lifetime;
+// the previous override of (op, key), if any, comes back when it ends.
+//   ScopedOverride cos_is_sin("aten::cos", DispatchKey::kCPU, [](const Tensor& x) { return ops::sin(x); });
+//   { EnablePythonDispatcherGuard on; ops::cos(x); }  // runs the override
+class ScopedOverride {
+ public:
+  template <class Fn>
+  ScopedOverride(std::string_view op_name, DispatchKey key, Fn&& fn)
+      : ScopedOverride(Dispatcher::singleton().get(op_name), key, 0, std::forward<Fn>(fn)) {}
+  ~ScopedOverride();
+  ScopedOverride(const ScopedOverride&) = delete;
+  ScopedOverride& operator=(const ScopedOverride&) = delete;
+
+ private:
+  template <class Fn>
+  ScopedOverride(const OperatorHandle& op, DispatchKey key, int, Fn&& fn)
+      : op_(op), key_(key), previous_(op.override_kernel(key)) {
+    Dispatcher::singleton().register_override(op, key, internal::make_kernel(op, key, std::forward<Fn>(fn), "/override"));
+  }
+  const OperatorHandle& op_;
+  DispatchKey key_;
+  KernelFunction previous_;
 };
 
 }  // namespace opspec

@@ -31,6 +31,14 @@ inline DispatchKeySet compute_dispatch_key_set(DispatchKeySet tensor_keys) {
   return (tensor_keys | kDefaultOnKeys | tls.included | tls.modes) - tls.excluded;
 }
 
+// override_layer_enabled: whether this thread runs overrides registered with
+// Dispatcher::register_override (an EnablePythonDispatcherGuard is active and
+// no DisablePythonDispatcherGuard inside it).
+inline bool override_layer_enabled() {
+  const LocalDispatchKeySet& tls = internal::tls_local_dispatch_key_set;
+  return tls.included.has(DispatchKey::kPythonDispatcher) && !tls.excluded.has(DispatchKey::kPythonDispatcher);
+}
+
 // IncludeDispatchKeyGuard: adds keys to the included set for its scope.
 class IncludeDispatchKeyGuard {
  public:
@@ -63,7 +71,8 @@ class EnablePreDispatchGuard : public IncludeDispatchKeyGuard {
 };
 
 // EnablePythonDispatcherGuard: PyTorch's _EnablePythonDispatcher: turns on the
-// override layer (kernels registered at run time for an (op, key) pair).
+// override layer on this thread: kernels registered at run time for an
+// (op, key) pair replace the built-in ones. See Note [Override layer].
 class EnablePythonDispatcherGuard : public IncludeDispatchKeyGuard {
  public:
   EnablePythonDispatcherGuard() : IncludeDispatchKeyGuard(DispatchKey::kPythonDispatcher) {}

@@ -28,6 +28,12 @@ enum class OpKind : uint8_t {
   kOther,
 };
 
+// OpTag: properties PyTorch records as torch.Tag, which passes consult.
+enum class OpTag : uint8_t {
+  // Consumes random numbers: removing or reordering a call changes later results.
+  kNondeterministicSeeded = 1,
+};
+
 // op_kind_name: "factory", "unary", "binary", "ternary", "reduction", "view", "other".
 std::string_view op_kind_name(OpKind k);
 
@@ -81,6 +87,8 @@ class OperatorHandle {
   OpKind kind() const { return kind_; }
   // is_composite: decomposes at CompositeImplicit, so modes below see its parts.
   bool is_composite() const { return composite_; }
+  // has_tag: whether the op carries tag (see Dispatcher::add_tag).
+  bool has_tag(OpTag tag) const { return (tags_ & static_cast<uint8_t>(tag)) != 0; }
   // id: dense index in registration order.
   int id() const { return id_; }
 
@@ -89,6 +97,10 @@ class OperatorHandle {
   bool has_kernel(DispatchKey key) const { return kernel_mask_.has(key); }
   // kernel_keys: keys with a kernel registered for this op.
   DispatchKeySet kernel_keys() const { return kernel_mask_; }
+  // override_kernel: the override for key (see Dispatcher::register_override; may be invalid).
+  const KernelFunction& override_kernel(DispatchKey key) const { return overrides_[static_cast<int>(key)]; }
+  // override_keys: keys with an override registered for this op.
+  DispatchKeySet override_keys() const { return override_mask_; }
 
   // call: the unboxed entry point; see Dispatcher::call.
   template <class Ret, class... Args>
@@ -103,8 +115,11 @@ class OperatorHandle {
   OpKind kind_;
   bool composite_;
   int id_;
+  uint8_t tags_ = 0;
   DispatchKeySet kernel_mask_;
+  DispatchKeySet override_mask_;
   std::array<KernelFunction, kNumDispatchKeys> kernels_;
+  std::array<KernelFunction, kNumDispatchKeys> overrides_;
 };
 
 }  // namespace opspec

@@ -4,6 +4,7 @@
 
 #include "kernels/registration.h"
 #include "runtime/dispatch/mode.h"
+#include "runtime/fake/fake_tensor.h"
 #include "runtime/ops/op_table.h"
 
 namespace opspec {
@@ -35,6 +36,11 @@ void register_builtins(Dispatcher& d) {
     // Composite ops become composite when their decomposition is registered.
     builtin_handles[static_cast<int>(row.id)] = &d.def(row.schema, row.kind, /*composite=*/false);
   }
+#define OPSPEC_OP_TAG(id, tag) d.add_tag(*builtin_handles[static_cast<int>(OpId::id)], OpTag::tag);
+#define OPSPEC_OP(id, schema, kind, composite)
+#include "runtime/ops/op_table.def"
+#undef OPSPEC_OP
+#undef OPSPEC_OP_TAG
   register_elementwise_kernels(d);
   register_reduction_kernels(d);
   register_linalg_kernels(d);
@@ -42,6 +48,7 @@ void register_builtins(Dispatcher& d) {
   register_view_kernels(d);
   register_decompositions(d);
   register_mode_fallbacks(d);
+  register_fake_fallback(d);
 }
 
 }  // namespace internal
