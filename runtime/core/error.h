@@ -50,6 +50,20 @@ class NotImplementedError : public Error {
   using Error::Error;
 };
 
+// NoMetaKernelError: an op reached fake or meta execution without a Meta
+// kernel ("aten::foo has no meta kernel"); the compiler treats it as a graph break.
+class NoMetaKernelError : public NotImplementedError {
+ public:
+  using NotImplementedError::NotImplementedError;
+};
+
+// DataDependentOutputError: an op needs tensor data a fake tensor does not have
+// (item(), to_vector()); PyTorch's DataDependentOutputException.
+class DataDependentOutputError : public Error {
+ public:
+  using Error::Error;
+};
+
 namespace internal {
 [[noreturn]] void throw_error(const std::string& message);
 [[noreturn]] void throw_not_implemented(const std::string& message);

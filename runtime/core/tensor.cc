@@ -49,6 +49,11 @@ void TensorImpl::set_sizes_and_strides(IntArrayRef sizes, IntArrayRef strides, i
   refresh();
 }
 
+void TensorImpl::set_backend_key(DispatchKey key) {
+  OPSPEC_INTERNAL_ASSERT(kBackendKeys.has(key));
+  key_set_ = (key_set_ - kBackendKeys).add(key);
+}
+
 void TensorImpl::set_subclass(std::shared_ptr<TensorSubclass> s) {
   subclass_ = std::move(s);
   key_set_ = subclass_ ? key_set_.add(DispatchKey::kPython) : key_set_.remove(DispatchKey::kPython);
@@ -72,8 +77,10 @@ void Tensor::check_data_access(const char* what) const {
   // Subclass tensors with real storage (e.g. a NaN-checking wrapper) may be
   // read; fake tensors keep meta storage whatever device they claim.
   const Device storage_device = impl_->storage()->device();
-  OPSPEC_CHECK(!storage_device.is_meta(), "Tensor::", what, ": ", meta_str(),
-               device().is_meta() ? " is a meta tensor" : " is a fake tensor", " and has no data");
+  if (storage_device.is_meta() && !device().is_meta()) {
+    throw DataDependentOutputError(str_cat("Tensor::", what, ": ", meta_str(), " is a fake tensor and has no data"));
+  }
+  OPSPEC_CHECK(!storage_device.is_meta(), "Tensor::", what, ": ", meta_str(), " is a meta tensor and has no data");
   OPSPEC_CHECK(storage_device.is_cpu(), "Tensor::", what, ": tensor on ", device().str(),
                " has no host data; copy it to cpu first");
 }
@@ -156,6 +163,8 @@ Tensor make_view(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int
   auto impl = IntrusivePtr<TensorImpl>::make(base.impl()->storage(), sizes, strides, storage_offset,
                                              base.dtype(), base.device());
   if (base.impl()->subclass()) impl->set_subclass(base.impl()->subclass());
+  // Views of fake tensors stay fake (see runtime/fake/fake_tensor.h).
+  if (base.key_set().has(DispatchKey::kFake)) impl->set_backend_key(DispatchKey::kFake);
   return Tensor(std::move(impl));
 }
 

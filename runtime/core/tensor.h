@@ -77,6 +77,10 @@ class TensorImpl : public RefCounted {
   bool is_wrapped_number() const { return wrapped_number_; }
   void set_wrapped_number(bool v) { wrapped_number_ = v; }
 
+  // set_backend_key: the backend key this tensor dispatches to when it is not
+  // its device's: fake tensors claim cpu or cuda but dispatch to Fake.
+  void set_backend_key(DispatchKey key);
+
   // subclass: the handler consulted for every op this tensor takes part in.
   const std::shared_ptr<TensorSubclass>& subclass() const { return subclass_; }
   void set_subclass(std::shared_ptr<TensorSubclass> s);

@@ -27,6 +27,12 @@ struct ModeState {
 
 thread_local ModeState tls_modes;
 
+// Proxy and fake modes at the Python key have their own slots (consulted after
+// user subclasses); at the other keys every mode lives on that key's stack.
+bool uses_infra_slot(const DispatchMode& mode) {
+  return mode.kind() != ModeKind::kUser && mode.key() == DispatchKey::kPython;
+}
+
 std::shared_ptr<DispatchMode>& infra_slot(ModeKind kind) {
   OPSPEC_INTERNAL_ASSERT(kind != ModeKind::kUser);
   return tls_modes.infra[kind == ModeKind::kProxy ? 0 : 1];
@@ -46,7 +52,7 @@ void refresh_mode_keys() {
 class TemporarilyPopped {
  public:
   explicit TemporarilyPopped(const std::shared_ptr<DispatchMode>& mode) : mode_(mode) {
-    if (mode->kind() == ModeKind::kUser) {
+    if (!uses_infra_slot(*mode)) {
       auto& stack = tls_modes.stacks[stack_index(mode->key())];
       OPSPEC_INTERNAL_ASSERT(!stack.empty() && stack.back() == mode);
       stack.pop_back();
@@ -56,7 +62,7 @@ class TemporarilyPopped {
     refresh_mode_keys();
   }
   ~TemporarilyPopped() {
-    if (mode_->kind() == ModeKind::kUser) {
+    if (!uses_infra_slot(*mode_)) {
       tls_modes.stacks[stack_index(mode_->key())].push_back(mode_);
     } else {
       infra_slot(mode_->kind()) = mode_;
@@ -148,10 +154,9 @@ Tensor with_subclass(const Tensor& t, std::shared_ptr<TensorSubclass> handler) {
 
 void push_mode(std::shared_ptr<DispatchMode> mode) {
   OPSPEC_CHECK(mode != nullptr, "push_mode: mode is null");
-  if (mode->kind() == ModeKind::kUser) {
+  if (!uses_infra_slot(*mode)) {
     tls_modes.stacks[stack_index(mode->key())].push_back(std::move(mode));
   } else {
-    OPSPEC_CHECK(mode->key() == DispatchKey::kPython, "push_mode: infra modes live at the Python key");
     auto& slot = infra_slot(mode->kind());
     OPSPEC_CHECK(!slot, "push_mode: a ", mode->kind() == ModeKind::kProxy ? "proxy" : "fake",
                  " mode (", slot->name(), ") is already active; use ModeGuard to nest infra modes");
@@ -179,7 +184,7 @@ bool dispatch_mode_enabled() { return local_dispatch_key_set().modes.has(Dispatc
 
 ModeGuard::ModeGuard(std::shared_ptr<DispatchMode> mode) : mode_(std::move(mode)) {
   OPSPEC_CHECK(mode_ != nullptr, "ModeGuard: mode is null");
-  if (mode_->kind() != ModeKind::kUser) {
+  if (uses_infra_slot(*mode_)) {
     previous_infra_ = std::exchange(infra_slot(mode_->kind()), nullptr);
   }
   push_mode(mode_);
@@ -188,7 +193,7 @@ ModeGuard::ModeGuard(std::shared_ptr<DispatchMode> mode) : mode_(std::move(mode)
 ModeGuard::ModeGuard(DispatchMode& mode) : ModeGuard(std::shared_ptr<DispatchMode>(&mode, [](DispatchMode*) {})) {}
 
 ModeGuard::~ModeGuard() {
-  if (mode_->kind() != ModeKind::kUser) {
+  if (uses_infra_slot(*mode_)) {
     infra_slot(mode_->kind()) = std::move(previous_infra_);
   } else {
     // Scopes nest, so the mode is on top; erase it wherever it is to stay safe
@@ -197,6 +202,20 @@ ModeGuard::~ModeGuard() {
     auto it = std::find(stack.rbegin(), stack.rend(), mode_);
     if (it != stack.rend()) stack.erase(std::next(it).base());
   }
+  refresh_mode_keys();
+}
+
+HideUserModesGuard::HideUserModesGuard() {
+  for (int i = 0; i < 3; ++i) {
+    auto& stack = tls_modes.stacks[i];
+    saved_[i] = stack;
+    std::erase_if(stack, [](const auto& m) { return m->kind() == ModeKind::kUser; });
+  }
+  refresh_mode_keys();
+}
+
+HideUserModesGuard::~HideUserModesGuard() {
+  for (int i = 0; i < 3; ++i) tls_modes.stacks[i] = std::move(saved_[i]);
   refresh_mode_keys();
 }
 

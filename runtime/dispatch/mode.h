@@ -63,7 +63,8 @@ class DispatchMode {
   // key: the key whose stack this mode joins: Python (dispatch modes, the
   // default), FunctionMode or PreDispatch.
   virtual DispatchKey key() const { return DispatchKey::kPython; }
-  // kind: user, or one of the infra slots (proxy, fake) at the Python key.
+  // kind: user, or infra (proxy, fake). At the Python key infra modes have
+  // their own slots, consulted after user subclasses; elsewhere they stack.
   virtual ModeKind kind() const { return ModeKind::kUser; }
   // name: for error messages and dumps.
   virtual std::string_view name() const { return "DispatchMode"; }
@@ -117,6 +118,20 @@ class ModeGuard {
  private:
   std::shared_ptr<DispatchMode> mode_;
   std::shared_ptr<DispatchMode> previous_infra_;
+};
+
+// HideUserModesGuard: user modes (at every key) do not see calls in its scope;
+// infra modes (proxy, fake) still do. Module initialisation uses it, so a
+// logging mode skips it while a fake mode still makes the parameters fake.
+class HideUserModesGuard {
+ public:
+  HideUserModesGuard();
+  ~HideUserModesGuard();
+  HideUserModesGuard(const HideUserModesGuard&) = delete;
+  HideUserModesGuard& operator=(const HideUserModesGuard&) = delete;
+
+ private:
+  std::vector<std::shared_ptr<DispatchMode>> saved_[3];
 };
 
 namespace internal {

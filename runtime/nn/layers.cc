@@ -5,7 +5,7 @@
 #include <string>
 
 #include "runtime/core/error.h"
-#include "runtime/dispatch/local_dispatch_key_set.h"
+#include "runtime/dispatch/mode.h"
 
 namespace opspec::nn {
 namespace {
@@ -23,7 +23,7 @@ Linear::Linear(int64_t in_features, int64_t out_features, bool bias, TensorOptio
   OPSPEC_CHECK(in_features >= 0 && out_features >= 0, "nn.Linear: in_features and out_features must be ",
                "non-negative, got ", in_features, " and ", out_features);
   // See Note [Module initialisation is not recorded].
-  ExcludeModesGuard no_modes;
+  HideUserModesGuard no_user_modes;
   // kaiming_uniform_(a=sqrt(5)) gives gain sqrt(1/3), so bound
   // gain * sqrt(3 / fan_in) = 1 / sqrt(fan_in); the bias uses the same bound
   // (0 when fan_in is 0, where PyTorch skips the weight's init: it has no elements).
@@ -45,7 +45,7 @@ LayerNorm::LayerNorm(std::vector<int64_t> normalized_shape, double eps, bool ele
   }
   if (!elementwise_affine) return;
   // See Note [Module initialisation is not recorded].
-  ExcludeModesGuard no_modes;
+  HideUserModesGuard no_user_modes;
   weight_ = &register_parameter("weight", ops::ones(normalized_shape_, options));
   if (bias) bias_ = &register_parameter("bias", ops::zeros(normalized_shape_, options));
 }

@@ -13,12 +13,12 @@
 namespace opspec::nn {
 
 // Note [Module initialisation is not recorded]
-// Parameters are created from ops (rand, mul, sub, ones, zeros) under an
-// ExcludeModesGuard, so building a model while a recording mode is active
+// Parameters are created from ops (rand, mul, sub, ones, zeros) under a
+// HideUserModesGuard, so building a model while a recording mode is active
 // (DebugMode, a logging mode) records only the model's forward, as in
 // PyTorch where nn.init runs under no_grad and before the mode is entered in
-// the usual scripts. It also means a fake or proxy mode does not turn the
-// parameters into fake tensors: they are always real tensors.
+// the usual scripts. Infra modes still see initialisation: under
+// FakeTensorMode the parameters are fake tensors and no data is allocated.
 
 // Linear: y = x @ weight^T + bias; weight [out, in], bias [out]. Initialised
 // as PyTorch (kaiming_uniform_ with a = sqrt(5)): both uniform in

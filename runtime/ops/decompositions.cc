@@ -21,10 +21,11 @@ namespace opspec::internal {
 // and add under one).
 namespace {
 
-// PyTorch's isTensorSubclassLike: a mode is active, or the tensor is a subclass or meta.
+// PyTorch's isTensorSubclassLike: a mode is active, or the tensor is a subclass,
+// meta or fake (FakeTensor is a subclass in PyTorch).
 bool is_tensor_subclass_like(const Tensor& t) {
-  return dispatch_mode_enabled() ||
-         (t.defined() && (t.key_set().has(DispatchKey::kPython) || t.key_set().has(DispatchKey::kMeta)));
+  constexpr DispatchKeySet kSubclassLike{DispatchKey::kPython, DispatchKey::kMeta, DispatchKey::kFake};
+  return dispatch_mode_enabled() || (t.defined() && !(t.key_set() & kSubclassLike).empty());
 }
 
 // PyTorch's reshape: a view when strides allow, else clone + _unsafe_view.
