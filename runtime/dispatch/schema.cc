@@ -292,13 +292,21 @@ std::string FunctionSchema::format_value(const ArgType& type, const Value& v) {
 }
 
 std::string FunctionSchema::format_arguments(const Stack& args) const {
+  return format_arguments(args, [](size_t) -> std::optional<std::string> { return std::nullopt; });
+}
+
+std::string FunctionSchema::format_arguments(
+    const Stack& args, absl::FunctionRef<std::optional<std::string>(size_t index)> render) const {
   // As the dispatcher hands a call to Python: positional arguments up to the
   // last one that differs from its default, then non-default keyword ones.
+  const size_t n = std::min(args.size(), arguments_.size());
+  std::vector<std::optional<std::string>> rendered(n);
+  for (size_t i = 0; i < n; ++i) rendered[i] = render(i);
   auto is_default = [&](size_t i) {
+    if (rendered[i]) return false;
     const Argument& a = arguments_[i];
     return a.default_value ? args[i] == *a.default_value : (a.type.is_optional && args[i].is_none());
   };
-  const size_t n = std::min(args.size(), arguments_.size());
   size_t last_positional = 0;
   for (size_t i = 0; i < n && !arguments_[i].kwarg_only; ++i) {
     if (!is_default(i)) last_positional = i + 1;
@@ -309,7 +317,7 @@ std::string FunctionSchema::format_arguments(const Stack& args) const {
     if (a.kwarg_only ? is_default(i) : i >= last_positional) continue;
     if (!out.empty()) out += ", ";
     if (a.kwarg_only) str_append(&out, a.name, "=");
-    out += format_value(a.type, args[i]);
+    out += rendered[i] ? *rendered[i] : format_value(a.type, args[i]);
   }
   return out;
 }

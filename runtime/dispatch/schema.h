@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "runtime/dispatch/value.h"
 
 namespace opspec {
@@ -83,6 +84,11 @@ class FunctionSchema {
   // in order, then keyword-only ones that differ from their default as
   // name=value ("[8, 8], device=cpu, pin_memory=False").
   std::string format_arguments(const Stack& args) const;
+  // format_arguments(args, render): the same, except that an argument for which
+  // render(index) returns a string is shown as that string and never counts as
+  // a default (the graph printer renders node references this way).
+  std::string format_arguments(const Stack& args,
+                               absl::FunctionRef<std::optional<std::string>(size_t index)> render) const;
   // format_value: one argument's value, spelling layouts and memory formats
   // as torch does (torch.strided, torch.contiguous_format).
   static std::string format_value(const ArgType& type, const Value& v);

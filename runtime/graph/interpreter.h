@@ -1,0 +1,19 @@
+// interpreter.h: run_graph, which executes a Graph with real tensors through
+// the dispatcher (so modes such as DebugMode see every op it runs).
+#pragma once
+
+#include <vector>
+
+#include "absl/types/span.h"
+#include "runtime/graph/graph.h"
+
+namespace opspec {
+
+// run_graph: runs g on inputs (one per placeholder, matching its dtype, device
+// and sizes) and returns the output node's values. Each call node dispatches
+// its op through the dispatcher exactly as eager code would, so results equal
+// eager ones bit for bit. Throws opspec::Error naming the placeholder on an
+// input mismatch, and naming the node when an op fails.
+std::vector<Tensor> run_graph(const Graph& g, absl::Span<const Tensor> inputs);
+
+}  // namespace opspec

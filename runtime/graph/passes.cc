@@ -1,0 +1,32 @@
+#include "runtime/graph/passes.h"
+
+namespace opspec {
+
+bool is_impure(const Node& node) {
+  switch (node.op()) {
+    case NodeOp::kPlaceholder:
+    case NodeOp::kOutput: return true;  // the graph's interface, as in FX
+    case NodeOp::kCall:
+      return node.target()->schema().is_mutable() || node.target()->has_tag(OpTag::kNondeterministicSeeded);
+    case NodeOp::kConstant:
+    case NodeOp::kGetItem: return false;
+  }
+  return false;
+}
+
+int eliminate_dead_code(Graph& g) {
+  // Backwards, so that erasing a node frees its inputs before they are
+  // visited and a whole dead chain goes in one sweep.
+  int removed = 0;
+  const std::vector<Node*> nodes = g.nodes();
+  for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
+    Node* n = *it;
+    if (n->users().empty() && !is_impure(*n)) {
+      g.erase(n);
+      ++removed;
+    }
+  }
+  return removed;
+}
+
+}  // namespace opspec
