@@ -10,6 +10,7 @@
 #include "absl/debugging/symbolize.h"
 #include "absl/strings/str_format.h"
 #include "runtime/core/call_site.h"
+#include "runtime/fake/fake_tensor.h"
 #include "runtime/nn/module.h"
 
 namespace opspec {
@@ -41,10 +42,6 @@ const HashConfig* active_hash_config() { return tls.hash_scopes.empty() ? nullpt
 bool hashable_op(std::string_view name) { return name.find("empty") == std::string_view::npos; }
 
 bool has_data(const Tensor& t) { return t.defined() && t.impl()->storage()->device().is_cpu(); }
-
-bool is_fake(const Tensor& t) {
-  return t.defined() && t.impl()->subclass() && t.impl()->subclass()->kind() == ModeKind::kFake;
-}
 
 HashNode hash_value(const Value& v, const HashConfig& config) {
   HashNode node;

@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "runtime/fake/fake_tensor.h"
 #include "runtime/nn/reference_models.h"
 #include "runtime/ops/ops.h"
 
@@ -253,17 +254,13 @@ TEST(DebugModeTest, SuspendedRegionsAreNotRecordedButStillRun) {
 }
 
 // A fake-kind subclass that runs the op on its data: enough to check labels.
-struct FakeLike : TensorSubclass {
-  bool dispatch(OpCall& call) override {
-    call.proceed();
-    return true;
-  }
-  ModeKind kind() const override { return ModeKind::kFake; }
-  std::string_view name() const override { return "FakeLike"; }
-};
-
 TEST(DebugModeTest, FakeTensorsAreRecordedOnlyWhenAskedAndLabelledFt) {
-  const Tensor fake = with_subclass(ops::ones({2}), std::make_shared<FakeLike>());
+  Tensor fake;
+  {
+    FakeTensorMode fake_mode;
+    ModeGuard guard(fake_mode);
+    fake = ops::ones({2});
+  }
   DebugMode plain;
   {
     auto scope = plain.enter();
@@ -277,7 +274,7 @@ TEST(DebugModeTest, FakeTensorsAreRecordedOnlyWhenAskedAndLabelledFt) {
     auto scope = with_fake.enter();
     ops::relu(fake);
   }
-  EXPECT_EQ(with_fake.debug_string(), "    aten::relu(ft: f32[2])  ->  t: f32[2]");
+  EXPECT_EQ(with_fake.debug_string(), "    aten::relu(ft: f32[2])  ->  ft: f32[2]");
 }
 
 // The reference's wrong decomposition: cos replaced by sin above the mode.

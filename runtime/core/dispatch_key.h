@@ -16,7 +16,8 @@ namespace opspec {
 // goes to the highest key that is (a) in the tensors' keys, the default-on keys
 // or the thread's included set, (b) not in the thread's excluded set, and (c)
 // has a kernel or a fallback for that op. Keys without either are fallthrough.
-//   PythonDispatcher   override layer: (op, key) kernels registered at run time
+//   PythonDispatcher   switch of the override layer (Note [Override layer]):
+//                      while included, run-time (op, key) kernels replace built-ins
 //   PreDispatch        capture above decompositions (make_fx pre_dispatch)
 //   FunctionMode       function modes: see `linear`, `matmul` as called
 //   Autograd           reserved
@@ -24,7 +25,7 @@ namespace opspec {
 //   Python             dispatch modes and tensor subclasses (C++ objects here;
 //                      the name is PyTorch's)
 //   BackendSelect      factories pick the backend from their device argument
-//   Fake, Meta, CUDA, CPU   backends: Fake is reserved for FakeTensor kernels
+//   Fake, Meta, CUDA, CPU   backends: Fake is the fake tensors' (Note [Fake tensors])
 // The list mirrors c10's order, restricted to what opspec needs. As in c10,
 // CUDA outranks CPU, so a 0-dim cpu tensor (a scalar) combined with a cuda
 // tensor reaches the CUDA kernel, which accepts it.

@@ -1,0 +1,128 @@
+#include "runtime/trace/proxy_tensor.h"
+
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "runtime/core/call_site.h"
+#include "runtime/core/error.h"
+
+namespace opspec {
+namespace {
+
+constexpr std::string_view kContextPrefix = "make_fx: ";
+
+// The error of an op under tracing, prefixed with the op and the user's call
+// site once (an op inside a decomposition names itself, not its caller).
+std::string with_context(const OperatorHandle& op, std::string_view message) {
+  if (message.substr(0, kContextPrefix.size()) == kContextPrefix) return std::string(message);
+  std::string out = str_cat(kContextPrefix, "while tracing ", op.name());
+  if (const std::source_location* site = current_call_site()) {
+    std::string_view file = site->file_name();
+    if (auto slash = file.rfind('/'); slash != std::string_view::npos) file.remove_prefix(slash + 1);
+    str_append(&out, " (called from ", file, ":", site->line(), ")");
+  }
+  str_append(&out, ": ", message);
+  return out;
+}
+
+}  // namespace
+
+ProxyTensorMode::ProxyTensorMode(Graph& graph, DispatchKey key, const DecompositionTable* decompositions)
+    : graph_(graph), key_(key), decompositions_(decompositions) {
+  OPSPEC_CHECK(key == DispatchKey::kPython || key == DispatchKey::kPreDispatch,
+               "ProxyTensorMode: traces at the Python or PreDispatch key, not ", dispatch_key_name(key));
+}
+
+void ProxyTensorMode::track(const Tensor& t, Node* node) {
+  OPSPEC_CHECK(t.defined(), "ProxyTensorMode::track: tensor is undefined");
+  nodes_[t.impl()->uid()] = node;
+}
+
+Node* ProxyTensorMode::node_of(const Tensor& t) const {
+  if (!t.defined()) return nullptr;
+  auto it = nodes_.find(t.impl()->uid());
+  return it == nodes_.end() ? nullptr : it->second;
+}
+
+Node* ProxyTensorMode::node_or_constant(const Tensor& t) {
+  if (Node* node = node_of(t)) return node;
+  Node* constant = graph_.add_constant(t);
+  track(t, constant);
+  return constant;
+}
+
+NodeArg ProxyTensorMode::to_node_arg(const Value& v) {
+  if (v.is_tensor()) {
+    const Tensor& t = v.to_tensor();
+    if (!t.defined()) return NodeArg::value(Value());
+    if (t.is_wrapped_number()) return NodeArg::value(v);  // `x + 1.0` records 1.0
+    return NodeArg::node(node_or_constant(t));
+  }
+  if (v.is_tensor_list()) {
+    std::vector<Node*> nodes;
+    for (const Tensor& t : v.to_tensor_list()) nodes.push_back(node_or_constant(t));
+    return NodeArg::nodes(std::move(nodes));
+  }
+  return NodeArg::value(v);
+}
+
+void ProxyTensorMode::rethrow_with_context(const OperatorHandle& op) {
+  // Keep the exception's type: callers (the compiler) tell a missing meta
+  // kernel or a data-dependent op apart from a user error by it.
+  try {
+    throw;
+  } catch (const NoMetaKernelError& e) {
+    throw NoMetaKernelError(with_context(op, e.what()));
+  } catch (const NotImplementedError& e) {
+    throw NotImplementedError(with_context(op, e.what()));
+  } catch (const DataDependentOutputError& e) {
+    throw DataDependentOutputError(with_context(op, e.what()));
+  } catch (const Error& e) {
+    throw Error(with_context(op, e.what()));
+  }
+}
+
+bool ProxyTensorMode::dispatch(OpCall& call) {
+  const OperatorHandle& op = call.op();
+  if (decompositions_ != nullptr && decompositions_->contains(op)) {
+    ModeGuard reenter(*this);  // the decomposition's ops are traced
+    try {
+      decompositions_->apply(op, call.stack());
+    } catch (...) {
+      rethrow_with_context(op);
+    }
+    return true;
+  }
+  std::vector<NodeArg> args;
+  args.reserve(call.num_args());
+  for (const Value& v : call.stack()) args.push_back(to_node_arg(v));
+  try {
+    call.proceed();
+  } catch (...) {
+    rethrow_with_context(op);
+  }
+  const Stack& results = call.stack();
+  std::vector<OutputMeta> meta;
+  meta.reserve(results.size());
+  for (const Value& r : results) {
+    if (r.is_tensor() && r.to_tensor().defined()) {
+      meta.emplace_back(TensorMeta::of(r.to_tensor()));
+    } else {
+      meta.emplace_back(std::nullopt);
+    }
+  }
+  Node* node = graph_.add_call(op, std::move(args), std::move(meta));
+  if (results.size() == 1) {
+    if (results[0].is_tensor() && results[0].to_tensor().defined()) track(results[0].to_tensor(), node);
+    return true;
+  }
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (results[i].is_tensor() && results[i].to_tensor().defined()) {
+      track(results[i].to_tensor(), graph_.add_getitem(node, static_cast<int64_t>(i)));
+    }
+  }
+  return true;
+}
+
+}  // namespace opspec

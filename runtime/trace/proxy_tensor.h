@@ -1,0 +1,64 @@
+// proxy_tensor.h: ProxyTensorMode, the mode that records every op it sees
+// into a Graph (PyTorch's ProxyTorchDispatchMode), and DecompositionMode,
+// which applies a decomposition table above it. make_fx (make_fx.h) drives both.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "absl/container/flat_hash_map.h"
+#include "runtime/dispatch/mode.h"
+#include "runtime/graph/graph.h"
+#include "runtime/trace/decomposition_table.h"
+
+namespace opspec {
+
+// Note [Proxy tracing]
+// Tensors are not wrapped: the mode keeps a map from each traced tensor (by
+// its process-unique uid) to the node that produced it, which is what makes
+// "the same tensor used twice" one node. For every op call it builds the
+// node's arguments from that map (a tensor it never saw is a constant the
+// program closed over and becomes a constant node; wrapped numbers stay
+// plain values), runs the rest of the chain (the fake mode, or real
+// kernels), records the call with the results' metadata and maps the results
+// to the new node. An in-place op's result is its argument, so later uses of
+// that tensor refer to the in-place node, keeping mutations ordered. At the
+// Python key (the default) it sees ops after decomposition; at PreDispatch it
+// sees them as called (`linear`), and its own handler runs with it popped,
+// so the parts of a composite are not recorded twice. An op with an entry in
+// the decomposition table is not recorded: its decomposition runs with the
+// mode active, so its parts are (PyTorch's proxy_call does the same). Ops
+// the mode never sees cannot be decomposed by the table: at the Python key
+// these are composites, which the runtime has already decomposed.
+
+// ProxyTensorMode: records the ops it sees into graph (which must outlive it).
+class ProxyTensorMode : public DispatchMode {
+ public:
+  // key: DispatchKey::kPython (after decomposition) or kPreDispatch (before).
+  // decompositions (optional, must outlive the mode) are applied as described above.
+  ProxyTensorMode(Graph& graph, DispatchKey key, const DecompositionTable* decompositions = nullptr);
+
+  bool dispatch(OpCall& call) override;
+  DispatchKey key() const override { return key_; }
+  ModeKind kind() const override { return ModeKind::kProxy; }
+  std::string_view name() const override { return "ProxyTensorMode"; }
+
+  // track: makes node the producer of t (inputs become placeholders this way).
+  void track(const Tensor& t, Node* node);
+  // node_of: the node that produced t, or null if t was never seen.
+  Node* node_of(const Tensor& t) const;
+  // node_or_constant: node_of(t), or a (memoized) constant node holding t.
+  Node* node_or_constant(const Tensor& t);
+
+ private:
+  NodeArg to_node_arg(const Value& v);
+
+  [[noreturn]] void rethrow_with_context(const OperatorHandle& op);
+
+  Graph& graph_;
+  DispatchKey key_;
+  const DecompositionTable* decompositions_;
+  absl::flat_hash_map<uint64_t, Node*> nodes_;  // tensor uid -> producer
+};
+
+}  // namespace opspec
