@@ -171,7 +171,11 @@ void Dispatcher::throw_no_kernel(const OperatorHandle& op, DispatchKeySet ks) co
     throw NoMetaKernelError(str_cat(op.name(), " has no meta kernel, so it cannot run on meta or fake tensors; ",
                                     "register one with Library::impl(\"", op.schema().name(),
                                     op.schema().overload().empty() ? "" : ".", op.schema().overload(),
-                                    "\", DispatchKey::kMeta, ...)"));
+                                    "\", DispatchKey::kMeta, ...)",
+                                    op.override_mask_.has(DispatchKey::kMeta)
+                                        ? " (it has a Meta override, but the override layer is not enabled on this "
+                                          "thread: use EnablePythonDispatcherGuard)"
+                                        : ""));
   }
   std::string hint;
   if (backends.has(DispatchKey::kCUDA)) {

@@ -82,7 +82,8 @@ class Library {
 };
 
 // ScopedOverride: an override (see Library::impl_override) for its lifetime;
-// the previous override of (op, key), if any, comes back when it ends.
+// the previous override of (op, key), if any, comes back when it ends. As with
+// kernels, create and destroy it while no other thread is calling that op.
 //   ScopedOverride cos_is_sin("aten::cos", DispatchKey::kCPU, [](const Tensor& x) { return ops::sin(x); });
 //   { EnablePythonDispatcherGuard on; ops::cos(x); }  // runs the override
 class ScopedOverride {
