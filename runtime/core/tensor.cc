@@ -72,8 +72,24 @@ int64_t Tensor::stride(int64_t dim) const {
   return strides()[wrap_dim(dim, this->dim(), "Tensor::stride")];
 }
 
+namespace internal {
+constinit thread_local DataAccessHook tls_data_access_hook = nullptr;
+}  // namespace internal
+
+void TensorImpl::materialize_from(const TensorImpl& real) {
+  storage_ = real.storage_;
+  sizes_ = real.sizes_;
+  strides_ = real.strides_;
+  storage_offset_ = real.storage_offset_;
+  dtype_ = real.dtype_;
+  device_ = real.device_;
+  key_set_ = subclass_ ? real.key_set_.add(DispatchKey::kPython) : real.key_set_;
+  refresh();
+}
+
 void Tensor::check_data_access(const char* what) const {
   OPSPEC_CHECK(defined(), "Tensor::", what, ": tensor is undefined");
+  if (internal::tls_data_access_hook != nullptr) internal::tls_data_access_hook(impl_.get(), what);
   // Subclass tensors with real storage (e.g. a NaN-checking wrapper) may be
   // read; fake tensors keep meta storage whatever device they claim.
   const Device storage_device = impl_->storage()->device();

@@ -77,6 +77,19 @@ class TensorImpl : public RefCounted {
   bool is_wrapped_number() const { return wrapped_number_; }
   void set_wrapped_number(bool v) { wrapped_number_ = v; }
 
+  // materialize_from: a fake tensor takes real's storage, geometry and keys, in
+  // place, so every handle to it now sees data (the compiler's lazy capture).
+  void materialize_from(const TensorImpl& real);
+
+  // dynamic_dims / static_dims: bit d set when dim d was marked with
+  // mark_dynamic / mark_static (runtime/compile/guards.h).
+  uint64_t dynamic_dims() const { return dynamic_dims_; }
+  uint64_t static_dims() const { return static_dims_; }
+  void set_dim_marks(uint64_t dynamic_dims, uint64_t static_dims) {
+    dynamic_dims_ = dynamic_dims;
+    static_dims_ = static_dims;
+  }
+
   // set_backend_key: the backend key this tensor dispatches to when it is not
   // its device's: fake tensors claim cpu or cuda but dispatch to Fake.
   void set_backend_key(DispatchKey key);
@@ -106,6 +119,8 @@ class TensorImpl : public RefCounted {
   bool wrapped_number_ = false;
   DispatchKeySet key_set_;
   uint64_t version_ = 0;
+  uint64_t dynamic_dims_ = 0;
+  uint64_t static_dims_ = 0;
   mutable std::atomic<uint64_t> uid_{0};
   std::shared_ptr<TensorSubclass> subclass_;
 };
@@ -157,7 +172,9 @@ class Tensor {
   // item: the value of a one-element tensor (dispatches aten::_local_scalar_dense).
   Scalar item(const std::source_location& loc = std::source_location::current()) const;
   // item<T>: item() converted to T.
-  template <class T> T item() const { return item().to<T>(); }
+  template <class T> T item(const std::source_location& loc = std::source_location::current()) const {
+    return item(loc).to<T>();
+  }
 
   // str: short metadata, "f32[2, 3]" (and the device when not cpu).
   std::string meta_str() const;
@@ -188,6 +205,11 @@ int64_t wrap_dim(int64_t dim, int64_t ndim, std::string_view op);
 std::string format_sizes(IntArrayRef sizes);
 
 namespace internal {
+
+// DataAccessHook: called before a tensor's data is read through data_ptr,
+// to_vector or item on this thread (the compiler flushes pending graphs there).
+using DataAccessHook = void (*)(const TensorImpl* impl, const char* what);
+extern constinit thread_local DataAccessHook tls_data_access_hook;
 
 // make_tensor: a new contiguous tensor with uninitialised data, bypassing the
 // dispatcher (kernels use this for their outputs).

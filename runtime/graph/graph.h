@@ -159,8 +159,10 @@ class Graph {
   // to_dot: the graph in Graphviz DOT, one box per node, edges from inputs to users.
   std::string to_dot(std::string_view graph_name = "graph") const;
   // structural_hash: equal for graphs with the same ops, arguments, metadata,
-  // constants (by value) and wiring, whatever the node names.
-  uint64_t structural_hash() const;
+  // constants (by value) and wiring, whatever the node names. Without
+  // metadata it identifies the program alone: the compiler's cache keys on
+  // that and checks shapes and dtypes with guards.
+  uint64_t structural_hash(bool include_metadata = true) const;
   // clone: a deep copy (constants share their tensors).
   Graph clone() const;
   // lint: checks the invariants (unique names, arguments defined before use,

@@ -85,7 +85,7 @@ void serialize_value(Serializer& s, const Value& v) {
 
 }  // namespace
 
-uint64_t Graph::structural_hash() const {
+uint64_t Graph::structural_hash(bool include_metadata) const {
   absl::flat_hash_map<const Node*, int64_t> position;
   Serializer s;
   s.u64(nodes_.size());
@@ -108,7 +108,9 @@ uint64_t Graph::structural_hash() const {
     }
     s.i64(n.index());
     s.u64(n.meta().size());
-    for (const OutputMeta& m : n.meta()) s.meta(m);
+    if (include_metadata) {
+      for (const OutputMeta& m : n.meta()) s.meta(m);
+    }
     if (n.op() == NodeOp::kConstant) {
       const Tensor& t = n.constant();
       // Fake and meta tensors have no data: their metadata is all there is.

@@ -16,4 +16,13 @@ namespace opspec {
 // input mismatch, and naming the node when an op fails.
 std::vector<Tensor> run_graph(const Graph& g, absl::Span<const Tensor> inputs);
 
+// RunGraphOptions: what run_graph checks.
+struct RunGraphOptions {
+  // check_sizes: inputs must have the placeholders' sizes. The compiler turns
+  // it off for graphs compiled with dynamic dims, which serve any size there.
+  bool check_sizes = true;
+};
+// run_graph: as above, with options.
+std::vector<Tensor> run_graph(const Graph& g, absl::Span<const Tensor> inputs, const RunGraphOptions& options);
+
 }  // namespace opspec

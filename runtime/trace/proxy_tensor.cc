@@ -10,13 +10,12 @@
 namespace opspec {
 namespace {
 
-constexpr std::string_view kContextPrefix = "make_fx: ";
-
 // The error of an op under tracing, prefixed with the op and the user's call
 // site once (an op inside a decomposition names itself, not its caller).
-std::string with_context(const OperatorHandle& op, std::string_view message) {
-  if (message.substr(0, kContextPrefix.size()) == kContextPrefix) return std::string(message);
-  std::string out = str_cat(kContextPrefix, "while tracing ", op.name());
+std::string with_context(std::string_view tool, const OperatorHandle& op, std::string_view message) {
+  const std::string prefix = str_cat(tool, ": while tracing ");
+  if (message.substr(0, prefix.size()) == prefix) return std::string(message);
+  std::string out = str_cat(prefix, op.name());
   if (const std::source_location* site = current_call_site()) {
     std::string_view file = site->file_name();
     if (auto slash = file.rfind('/'); slash != std::string_view::npos) file.remove_prefix(slash + 1);
@@ -47,10 +46,12 @@ Node* ProxyTensorMode::node_of(const Tensor& t) const {
 
 Node* ProxyTensorMode::node_or_constant(const Tensor& t) {
   if (Node* node = node_of(t)) return node;
-  Node* constant = graph_.add_constant(t);
-  track(t, constant);
-  return constant;
+  Node* made = on_untracked(t);
+  track(t, made);
+  return made;
 }
+
+Node* ProxyTensorMode::on_untracked(const Tensor& t) { return graph_.add_constant(t); }
 
 NodeArg ProxyTensorMode::to_node_arg(const Value& v) {
   if (v.is_tensor()) {
@@ -73,13 +74,13 @@ void ProxyTensorMode::rethrow_with_context(const OperatorHandle& op) {
   try {
     throw;
   } catch (const NoMetaKernelError& e) {
-    throw NoMetaKernelError(with_context(op, e.what()));
+    throw NoMetaKernelError(with_context(error_prefix_, op, e.what()));
   } catch (const NotImplementedError& e) {
-    throw NotImplementedError(with_context(op, e.what()));
+    throw NotImplementedError(with_context(error_prefix_, op, e.what()));
   } catch (const DataDependentOutputError& e) {
-    throw DataDependentOutputError(with_context(op, e.what()));
+    throw DataDependentOutputError(with_context(error_prefix_, op, e.what()));
   } catch (const Error& e) {
-    throw Error(with_context(op, e.what()));
+    throw Error(with_context(error_prefix_, op, e.what()));
   }
 }
 

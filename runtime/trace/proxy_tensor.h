@@ -47,8 +47,18 @@ class ProxyTensorMode : public DispatchMode {
   void track(const Tensor& t, Node* node);
   // node_of: the node that produced t, or null if t was never seen.
   Node* node_of(const Tensor& t) const;
-  // node_or_constant: node_of(t), or a (memoized) constant node holding t.
+  // node_or_constant: node_of(t), or the node on_untracked makes for t.
   Node* node_or_constant(const Tensor& t);
+  // forget: drops every tensor -> node mapping (a new graph starts).
+  void forget() { nodes_.clear(); }
+
+ protected:
+  Graph& graph() { return graph_; }
+  // on_untracked: the node for a tensor the mode never saw: by default a
+  // constant holding it (make_fx); the compiler makes it a graph input.
+  virtual Node* on_untracked(const Tensor& t);
+  // set_error_prefix: what errors of traced ops start with ("make_fx").
+  void set_error_prefix(std::string prefix) { error_prefix_ = std::move(prefix); }
 
  private:
   NodeArg to_node_arg(const Value& v);
@@ -58,6 +68,7 @@ class ProxyTensorMode : public DispatchMode {
   Graph& graph_;
   DispatchKey key_;
   const DecompositionTable* decompositions_;
+  std::string error_prefix_ = "make_fx";
   absl::flat_hash_map<uint64_t, Node*> nodes_;  // tensor uid -> producer
 };
 

@@ -1,0 +1,26 @@
+#include "runtime/compile/aot_eager.h"
+
+#include <algorithm>
+#include <memory>
+
+#include "runtime/compile/logging.h"
+#include "runtime/graph/interpreter.h"
+#include "runtime/trace/make_fx.h"
+
+namespace opspec {
+
+Backend make_aot_eager_backend(const DecompositionTable* decompositions) {
+  return [decompositions](const Graph& graph, const std::vector<Tensor>& example_inputs) -> CompiledGraph {
+    // The example inputs are fake, so re-tracing computes nothing.
+    auto aten = std::make_shared<const Graph>(
+        make_fx([&graph](const std::vector<Tensor>& in) { return run_graph(graph, in); },
+                {.decomposition_table = decompositions})(example_inputs));
+    log_message("graph_code", str_cat("aot_eager graph:\n", aten->str()));
+    const bool dynamic = std::any_of(example_inputs.begin(), example_inputs.end(),
+                                     [](const Tensor& t) { return t.impl()->dynamic_dims() != 0; });
+    const RunGraphOptions options{.check_sizes = !dynamic};
+    return [aten, options](const std::vector<Tensor>& inputs) { return run_graph(*aten, inputs, options); };
+  };
+}
+
+}  // namespace opspec

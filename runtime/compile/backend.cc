@@ -1,0 +1,70 @@
+#include "runtime/compile/backend.h"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "absl/strings/str_join.h"
+#include "runtime/compile/aot_eager.h"
+#include "runtime/core/error.h"
+#include "runtime/graph/interpreter.h"
+
+namespace opspec {
+namespace {
+
+// has_dynamic_dims: some example input has dims marked dynamic (see Note [Guards]).
+bool has_dynamic_dims(const std::vector<Tensor>& example_inputs) {
+  return std::any_of(example_inputs.begin(), example_inputs.end(),
+                     [](const Tensor& t) { return t.impl()->dynamic_dims() != 0; });
+}
+
+struct BackendRegistry {
+  std::mutex mu;
+  std::map<std::string, Backend, std::less<>> backends;
+};
+
+BackendRegistry& backend_registry() {
+  static BackendRegistry* r = [] {
+    auto* reg = new BackendRegistry();
+    reg->backends["eager"] = &eager_backend;
+    reg->backends["aot_eager"] = make_aot_eager_backend();
+    return reg;
+  }();
+  return *r;
+}
+
+}  // namespace
+
+CompiledGraph eager_backend(const Graph& graph, const std::vector<Tensor>& example_inputs) {
+  auto g = std::make_shared<const Graph>(graph.clone());
+  const RunGraphOptions options{.check_sizes = !has_dynamic_dims(example_inputs)};
+  return [g, options](const std::vector<Tensor>& inputs) { return run_graph(*g, inputs, options); };
+}
+
+void register_backend(std::string name, Backend backend) {
+  OPSPEC_CHECK(static_cast<bool>(backend), "register_backend: backend '", name, "' is empty");
+  BackendRegistry& r = backend_registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  r.backends[std::move(name)] = std::move(backend);
+}
+
+Backend lookup_backend(std::string_view name) {
+  BackendRegistry& r = backend_registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  auto it = r.backends.find(name);
+  if (it != r.backends.end()) return it->second;
+  std::vector<std::string> names;
+  for (const auto& [n, b] : r.backends) names.push_back(n);
+  OPSPEC_FAIL("unknown backend '", name, "'; registered backends: ", absl::StrJoin(names, ", "));
+}
+
+std::vector<std::string> list_backends() {
+  BackendRegistry& r = backend_registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  std::vector<std::string> names;
+  for (const auto& [n, b] : r.backends) names.push_back(n);
+  return names;
+}
+
+}  // namespace opspec

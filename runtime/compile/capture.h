@@ -1,0 +1,106 @@
+// capture.h: internal: the state of a compiled function (its cache and
+// statistics) and the capture session one call runs under. See Note [Lazy
+// capture] in compile.h.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "runtime/compile/compile.h"
+
+namespace opspec::internal {
+
+// CacheEntry: one compiled graph, for one program at one graph position.
+struct CacheEntry {
+  uint64_t program = 0;  // Graph::structural_hash(false)
+  GuardSet guards;
+  CompiledGraph compiled;
+};
+
+// BreakKind: why a graph ended early; each kind has PyTorch-style text.
+enum class BreakKind : uint8_t { kUser, kDisallowedOp, kDataDependent, kDisabledFunction, kNoMetaKernel };
+
+// CompiledState: what a CompiledFunction shares between its copies and calls.
+struct CompiledState {
+  TracedFunction fn;
+  CompileOptions options;
+  Backend backend;
+
+  std::mutex mu;  // guards everything below
+  std::vector<std::vector<CacheEntry>> positions;  // entries by graph index within a call
+  int entries = 0;
+  CompileStats stats;
+
+  // compiled_for: the compiled graph for graph (the position-th of its call)
+  // on inputs: a cache hit, or the backend's result on a miss (a recompile
+  // when the position had entries). Throws RecompileError under error_on_recompile.
+  CompiledGraph compiled_for(const Graph& graph, const std::vector<Tensor>& inputs,
+                             const std::vector<std::string>& names, size_t position);
+  void record_break(const GraphBreak& b);
+};
+
+// CaptureSession: one call of a compiled function under capture.
+class CaptureSession {
+ public:
+  CaptureSession(CompiledState& state, const std::vector<Tensor>& inputs);
+  ~CaptureSession();
+  CaptureSession(const CaptureSession&) = delete;
+  CaptureSession& operator=(const CaptureSession&) = delete;
+
+  // run: calls fn under capture and runs the last graph at its return.
+  std::vector<Tensor> run();
+  // breaks the pending graph: records why (checking fullgraph), then flushes.
+  void break_graph(BreakKind kind, std::string_view subject, std::string user_site);
+  // flush: runs the pending graph and fills in every captured tensor still held.
+  void flush();
+  // suspended: ops run eagerly, nothing is captured (inside disable(), and
+  // while a graph or an eager op runs).
+  bool suspended() const { return suspended_ > 0; }
+  void suspend() { ++suspended_; }
+  void resume() { --suspended_; }
+  // has_pending_ops: the pending graph has at least one call.
+  bool has_pending_ops() const;
+  // current: this thread's innermost session, or null.
+  static CaptureSession* current();
+
+  class Impl;
+
+ private:
+  friend class Impl;
+  CompiledState& state_;
+  std::vector<Tensor> inputs_;
+  int suspended_ = 0;
+  std::unique_ptr<Impl> impl_;
+  CaptureSession* previous_;
+};
+
+// SuspendCapture: the session's ops run eagerly for this scope.
+class SuspendCapture {
+ public:
+  explicit SuspendCapture(CaptureSession* s) : s_(s) {
+    if (s_) s_->suspend();
+  }
+  ~SuspendCapture() {
+    if (s_) s_->resume();
+  }
+  SuspendCapture(const SuspendCapture&) = delete;
+  SuspendCapture& operator=(const SuspendCapture&) = delete;
+
+ private:
+  CaptureSession* s_;
+};
+
+// op_disallowed: op was marked with disallow_in_graph (controls.cc).
+bool op_disallowed(const OperatorHandle& op);
+
+// format_site: "file.cc:42 in fn" ("" for null).
+std::string format_site(const std::source_location* loc);
+
+// disabled_depth: how many recursive disable() scopes are active on this thread.
+int& disabled_depth();
+
+}  // namespace opspec::internal

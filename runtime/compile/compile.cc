@@ -1,0 +1,201 @@
+#include "runtime/compile/compile.h"
+
+#include <iostream>
+#include <mutex>
+
+#include "absl/strings/str_join.h"
+#include "runtime/compile/capture.h"
+#include "runtime/compile/logging.h"
+#include "runtime/fake/fake_tensor.h"
+#include "runtime/graph/interpreter.h"
+
+namespace opspec {
+namespace internal {
+namespace {
+
+// Every compiled function's state, for reset().
+struct Registry {
+  std::mutex mu;
+  std::vector<std::weak_ptr<CompiledState>> states;
+};
+
+Registry& registry() {
+  static Registry* r = new Registry();
+  return *r;
+}
+
+// example_inputs: fake tensors like inputs, dims left unguarded marked dynamic.
+std::vector<Tensor> example_inputs(const std::vector<Tensor>& inputs, const GuardSet& guards) {
+  FakeTensorMode fake;
+  std::vector<Tensor> out;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    Tensor t = fake.from_real(inputs[i]);
+    t.impl()->set_dim_marks(guards.tensors[i].dynamic_dims, 0);
+    out.push_back(t);
+  }
+  return out;
+}
+
+// specialize_per_shape: a graph compiled for dynamic dims, by a backend that
+// may bake sizes into what it builds, is compiled again (silently, not a
+// recompile) for each new combination of input sizes it meets.
+CompiledGraph specialize_per_shape(Backend backend, std::shared_ptr<const Graph> graph) {
+  struct Specializations {
+    std::mutex mu;
+    std::vector<std::pair<std::vector<SizeVec>, CompiledGraph>> by_sizes;
+  };
+  auto cache = std::make_shared<Specializations>();
+  return [backend = std::move(backend), graph = std::move(graph), cache](const std::vector<Tensor>& inputs) {
+    std::vector<SizeVec> sizes;
+    for (const Tensor& t : inputs) sizes.emplace_back(t.sizes().begin(), t.sizes().end());
+    CompiledGraph compiled;
+    {
+      std::lock_guard<std::mutex> lock(cache->mu);
+      for (const auto& [key, c] : cache->by_sizes) {
+        if (key == sizes) compiled = c;
+      }
+      if (!compiled) {
+        FakeTensorMode fake;
+        std::vector<Tensor> examples;
+        for (const Tensor& t : inputs) examples.push_back(fake.from_real(t));
+        // The same program with metadata for these sizes: traced again at
+        // PreDispatch, so it keeps the captured (torch-level) ops.
+        const Graph sized = make_fx(
+            [&](const std::vector<Tensor>& in) { return run_graph(*graph, in, {.check_sizes = false}); },
+            {.pre_dispatch = true, .fake_mode = &fake})(examples);
+        compiled = backend(sized, examples);
+        cache->by_sizes.emplace_back(sizes, compiled);
+      }
+    }
+    return compiled(inputs);
+  };
+}
+
+std::vector<std::string> ops_of(const Graph& g) {
+  std::vector<std::string> ops;
+  for (Node* n : g.nodes()) {
+    if (n->op() == NodeOp::kCall) ops.push_back(n->target()->name());
+  }
+  return ops;
+}
+
+}  // namespace
+
+void CompiledState::record_break(const GraphBreak& b) {
+  std::lock_guard<std::mutex> lock(mu);
+  stats.breaks.push_back(b);
+}
+
+CompiledGraph CompiledState::compiled_for(const Graph& graph, const std::vector<Tensor>& inputs,
+                                          const std::vector<std::string>& names, size_t position) {
+  const uint64_t program = graph.structural_hash(/*include_metadata=*/false);
+  std::lock_guard<std::mutex> lock(mu);
+  if (positions.size() <= position) positions.resize(position + 1);
+  std::vector<CacheEntry>& candidates = positions[position];
+  for (const CacheEntry& e : candidates) {
+    if (e.program == program && !e.guards.first_failure(inputs)) return e.compiled;
+  }
+  if (!candidates.empty()) {
+    const CacheEntry& last = candidates.back();
+    std::string reason = last.program != program ? std::string("the program changed (a different sequence of ops)")
+                                                 : *last.guards.first_failure(inputs);
+    const std::string message = str_cat("Recompiling function ", options.name, " (graph ", position,
+                                        ")\n    triggered by the following guard failure(s):\n    - ", reason);
+    if (options.error_on_recompile) throw RecompileError(message);
+    ++stats.recompiles;
+    stats.recompile_reasons.push_back(reason);
+    log_message("recompiles", message);
+  }
+  GuardSet guards;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    guards.tensors.push_back(TensorGuard::make(names[i], inputs[i], options.dynamic));
+  }
+  if (entries >= options.cache_size_limit) {
+    if (!stats.fell_back_to_eager) {
+      std::cerr << str_cat("[opspec] compile(", options.name, "): cache_size_limit reached (", options.cache_size_limit,
+                           " graphs); running eagerly from now on. Last reason: ",
+                           stats.recompile_reasons.empty() ? "none" : stats.recompile_reasons.back(), "\n");
+    }
+    stats.fell_back_to_eager = true;
+    return eager_backend(graph, example_inputs(inputs, guards));
+  }
+  const std::vector<Tensor> examples = example_inputs(inputs, guards);
+  log_message("graph_code", str_cat("Graph ", position, " of ", options.name, ":\n", graph.str()));
+  CompiledGraph compiled;
+  if (guards.has_dynamic_dims() && (options.backend_fn || options.backend != "eager")) {
+    compiled = specialize_per_shape(backend, std::make_shared<const Graph>(graph.clone()));
+  } else {
+    compiled = backend(graph, examples);
+  }
+  candidates.push_back({program, guards, compiled});
+  ++entries;
+  ++stats.compiles;
+  stats.ops_per_graph.push_back(ops_of(graph));
+  std::vector<std::string> lines;
+  for (const TensorGuard& g : guards.tensors) lines.push_back(g.str());
+  stats.guards.push_back(absl::StrJoin(lines, "; "));
+  return compiled;
+}
+
+}  // namespace internal
+
+CompiledFunction::CompiledFunction(TracedFunction fn, CompileOptions options)
+    : state_(std::make_shared<internal::CompiledState>()) {
+  state_->fn = std::move(fn);
+  state_->backend = options.backend_fn ? options.backend_fn : lookup_backend(options.backend);
+  state_->options = std::move(options);
+  OPSPEC_CHECK(state_->options.cache_size_limit >= 1, "compile: cache_size_limit must be at least 1, got ",
+               state_->options.cache_size_limit);
+  internal::Registry& r = internal::registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  std::erase_if(r.states, [](const auto& w) { return w.expired(); });
+  r.states.push_back(state_);
+}
+
+std::vector<Tensor> CompiledFunction::operator()(const std::vector<Tensor>& inputs) const {
+  bool eager;
+  {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    ++state_->stats.calls;
+    eager = state_->stats.fell_back_to_eager;
+  }
+  internal::CaptureSession* outer = internal::CaptureSession::current();
+  // Inside a recursive disable() nothing compiles; inside another compiled
+  // function's capture this one's ops join that capture (Dynamo inlines it).
+  if (eager || internal::disabled_depth() > 0 || (outer != nullptr && !outer->suspended())) {
+    return state_->fn(inputs);
+  }
+  internal::CaptureSession session(*state_, inputs);
+  return session.run();
+}
+
+CompileStats CompiledFunction::stats() const {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  return state_->stats;
+}
+
+void CompiledFunction::reset() const {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  state_->positions.clear();
+  state_->entries = 0;
+  state_->stats = CompileStats();
+}
+
+void reset() {
+  std::vector<std::shared_ptr<internal::CompiledState>> states;
+  {
+    internal::Registry& r = internal::registry();
+    std::lock_guard<std::mutex> lock(r.mu);
+    for (const auto& w : r.states) {
+      if (auto s = w.lock()) states.push_back(std::move(s));
+    }
+  }
+  for (const auto& s : states) {
+    std::lock_guard<std::mutex> lock(s->mu);
+    s->positions.clear();
+    s->entries = 0;
+    s->stats = CompileStats();
+  }
+}
+
+}  // namespace opspec

@@ -1,0 +1,126 @@
+// compile.h: compile(fn, options), opspec's torch.compile: lazy capture of
+// fn's ops into graphs, guards and recompiles, graph breaks, backends.
+// See Note [Lazy capture].
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/compile/backend.h"
+#include "runtime/compile/guards.h"
+#include "runtime/trace/make_fx.h"
+
+namespace opspec {
+
+// Note [Lazy capture]
+// C++ has no bytecode to rewrite, so capture is lazy (like LazyTensor): every
+// call of a compiled function runs fn, with a capture mode at the PreDispatch
+// key that records each op as a graph node (as Dynamo sees torch-level ops:
+// `linear`, not its parts) and returns fake tensors instead of computing. The
+// pending graph runs at a graph break and when fn returns: it is looked up in
+// the function's cache by program (the graph's structure without shapes) and
+// guards (the inputs' dtypes, devices, sizes and strides, see Note [Guards]),
+// compiled by the backend on a miss, and run on the real inputs; every
+// captured tensor the program still holds is then filled in place with its
+// real value, so fn goes on with real tensors, and later ops start the next
+// graph. Because fn itself runs on every call, its control flow (if on a
+// value read with item(), loops over a list) is right on every call; a
+// different path simply gives a different graph. What breaks a graph:
+// graph_break(), an op marked disallow_in_graph, reading data (item(),
+// to_vector, data_ptr) while ops are pending, calling a function wrapped with
+// disable(), and an op without a meta kernel. The op or function behind a
+// break runs eagerly between the two graphs. Graph inputs are fn's tensor
+// arguments (named by CompileOptions::input_names), tensors fn closed over,
+// and tensors a previous graph produced.
+
+// CompileOptions: how compile() compiles.
+struct CompileOptions {
+  // backend: a registered name ("eager", "aot_eager", "fused") ...
+  std::string backend = "eager";
+  // ... or a Backend function, used instead of the name when set.
+  Backend backend_fn;
+  // fullgraph: any graph break is an error (PyTorch's fullgraph=True / nopython).
+  bool fullgraph = false;
+  // dynamic: every dim is dynamic unless marked static (default: only marked dims).
+  bool dynamic = false;
+  // cache_size_limit: compiled graphs kept per function; past it the function
+  // runs eagerly, with one warning (PyTorch's torch._dynamo.config.cache_size_limit).
+  int cache_size_limit = 8;
+  // error_on_recompile: a recompile throws RecompileError instead.
+  bool error_on_recompile = false;
+  // input_names: the names guards and logs use for fn's inputs ("x0", "x1", ... when absent).
+  std::vector<std::string> input_names;
+  // name: the function's name in logs and errors.
+  std::string name = "fn";
+};
+
+// GraphBreakError: a graph break under fullgraph, or a forbidden function.
+class GraphBreakError : public Error {
+ public:
+  using Error::Error;
+};
+
+// RecompileError: a recompile with CompileOptions::error_on_recompile.
+class RecompileError : public Error {
+ public:
+  using Error::Error;
+};
+
+// GraphBreak: one break: why, where (file:line in function), and its kind.
+struct GraphBreak {
+  std::string reason;
+  std::string user_site;  // "model.cc:42 in forward", or "" when unknown
+};
+
+// CompileStats: what a compiled function did (explain() and tests read it).
+struct CompileStats {
+  int calls = 0;                 // calls of the compiled function
+  int graphs_run = 0;            // graphs executed
+  int compiles = 0;              // backend compilations (cache misses)
+  int recompiles = 0;            // misses for a graph position that had entries
+  std::vector<GraphBreak> breaks;                 // every break, in order
+  std::vector<std::vector<std::string>> ops_per_graph;  // for each compile, its ops
+  std::vector<std::string> guards;                // for each compile, its guards
+  std::vector<std::string> recompile_reasons;     // why each recompile happened
+  bool fell_back_to_eager = false;                // cache_size_limit was reached
+};
+
+namespace internal {
+struct CompiledState;
+}  // namespace internal
+
+// CompiledFunction: what compile() returns; call it like fn. Copies share the
+// cache. Thread-safe: several threads may call it at once.
+class CompiledFunction {
+ public:
+  CompiledFunction(TracedFunction fn, CompileOptions options);
+
+  // operator(): runs fn with lazy capture (see Note [Lazy capture]).
+  std::vector<Tensor> operator()(const std::vector<Tensor>& inputs) const;
+  template <class... Ts>
+    requires(std::is_convertible_v<const Ts&, const Tensor&> && ...)
+  std::vector<Tensor> operator()(const Ts&... inputs) const {
+    return (*this)(std::vector<Tensor>{inputs...});
+  }
+
+  // stats: a snapshot of what it did so far.
+  CompileStats stats() const;
+  // reset: clears its cache and statistics (the next call compiles again).
+  void reset() const;
+
+ private:
+  std::shared_ptr<internal::CompiledState> state_;
+};
+
+// compile: `auto cf = compile(f, {.backend = "fused"}); cf(x, y);` fn takes a
+// std::vector<Tensor> or up to eight tensors and returns tensors (see make_fx).
+template <class Fn>
+CompiledFunction compile(Fn fn, CompileOptions options = {}) {
+  return CompiledFunction(internal::as_traced_function(std::move(fn)), std::move(options));
+}
+
+// reset: clears the caches of every compiled function (torch._dynamo.reset()).
+void reset();
+
+}  // namespace opspec

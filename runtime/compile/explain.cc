@@ -1,0 +1,72 @@
+#include "runtime/compile/explain.h"
+
+namespace opspec {
+
+std::string ExplainOutput::str() const {
+  std::string s = str_cat("Graph Count: ", graph_count, "\nGraph Break Count: ", graph_break_count,
+                          "\nOp Count: ", op_count, "\nBreak Reasons:\n");
+  for (size_t i = 0; i < break_reasons.size(); ++i) {
+    str_append(&s, "  Break Reason ", i + 1, ":\n    Reason: ", break_reasons[i].reason, "\n    User Stack:\n      ",
+               break_reasons[i].user_site.empty() ? "<unknown>" : break_reasons[i].user_site, "\n");
+  }
+  s += "Ops per Graph:\n";
+  for (size_t i = 0; i < ops_per_graph.size(); ++i) {
+    str_append(&s, "  Ops ", i + 1, ":\n");
+    for (const std::string& op : ops_per_graph[i]) str_append(&s, "    ", op, "\n");
+  }
+  s += "Out Guards:\n";
+  for (size_t i = 0; i < guards.size(); ++i) str_append(&s, "  Guard ", i + 1, ":\n    ", guards[i], "\n");
+  return s;
+}
+
+ExplainOutput Explainer::operator()(const std::vector<Tensor>& inputs) const {
+  CompiledFunction compiled(fn_, options_);
+  ExplainOutput out;
+  out.outputs = compiled(inputs);
+  const CompileStats stats = compiled.stats();
+  out.graph_count = stats.graphs_run;
+  out.graph_break_count = static_cast<int>(stats.breaks.size());
+  out.break_reasons = stats.breaks;
+  out.ops_per_graph = stats.ops_per_graph;
+  for (const auto& ops : stats.ops_per_graph) out.op_count += static_cast<int>(ops.size());
+  out.guards = stats.guards;
+  return out;
+}
+
+CompileCounter::CompileCounter(Backend inner) : inner_(std::move(inner)), state_(std::make_shared<State>()) {}
+
+Backend CompileCounter::backend() {
+  return [inner = inner_, state = state_](const Graph& graph, const std::vector<Tensor>& examples) {
+    {
+      std::lock_guard<std::mutex> lock(state->mu);
+      ++state->frames;
+      for (Node* n : graph.nodes()) state->ops += n->op() == NodeOp::kCall;
+      state->graphs.push_back(graph.str());
+    }
+    return inner(graph, examples);
+  };
+}
+
+int CompileCounter::frame_count() const {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  return state_->frames;
+}
+
+int CompileCounter::op_count() const {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  return state_->ops;
+}
+
+std::vector<std::string> CompileCounter::graphs() const {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  return state_->graphs;
+}
+
+void CompileCounter::clear() {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  state_->frames = 0;
+  state_->ops = 0;
+  state_->graphs.clear();
+}
+
+}  // namespace opspec
