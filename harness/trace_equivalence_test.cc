@@ -6,6 +6,8 @@
 
 #include "harness/debug_diff.h"
 #include "harness/debug_mode.h"
+#include "runtime/compile/aot_eager.h"
+#include "runtime/compile/compile.h"
 #include "runtime/graph/interpreter.h"
 #include "runtime/ops/ops.h"
 #include "runtime/trace/make_fx.h"
@@ -66,6 +68,22 @@ TEST(TraceEquivalence, AWrongDecompositionKeepingTheOpNameIsCaughtByHashes) {
   ASSERT_NE(diff.first_mismatch(), nullptr);
   EXPECT_EQ(diff.first_mismatch()->call, "aten::cos");
   EXPECT_THAT(diff.report(), HasSubstr("aten::cos output hash differs"));
+}
+
+TEST(TraceEquivalence, CompiledRunsMatchEagerAndAotEagerShowsAWrongDecomposition) {
+  const Tensor x = ops::arange(-1.0, 1.0, 0.125);
+  const std::vector<DebugCall> eager = hashed_log([&] { program(x); });
+  // eager and aot_eager run the same aten ops as eager code, with the same hashes.
+  for (const char* backend : {"eager", "aot_eager"}) {
+    auto compiled = compile(&program, {.backend = backend});
+    const LogDiff diff = diff_logs(eager, hashed_log([&] { compiled(x); }));
+    EXPECT_TRUE(diff.equivalent()) << backend << ": " << diff.report();
+  }
+  DecompositionTable wrong;
+  wrong.add("aten::cos", [](const Tensor& t) { return ops::sin(t); });
+  auto bad = compile(&program, {.backend_fn = make_aot_eager_backend(&wrong)});
+  const LogDiff diff = diff_logs(eager, hashed_log([&] { bad(x); }));
+  EXPECT_THAT(diff.report(), StartsWith("first divergence at entry 1: aten::cos (depth 1) vs aten::sin (depth 1)"));
 }
 
 }  // namespace

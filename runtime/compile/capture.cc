@@ -228,6 +228,16 @@ CaptureSession::~CaptureSession() { tls_session = previous_; }
 
 CaptureSession* CaptureSession::current() { return tls_session; }
 
+// While suspended, ops run as in eager code: the fake mode leaves its slot,
+// so modes such as DebugMode see real ops, not fake ones.
+void CaptureSession::suspend() {
+  if (suspended_++ == 0) parked_fake_ = exchange_infra_mode(ModeKind::kFake, nullptr);
+}
+
+void CaptureSession::resume() {
+  if (--suspended_ == 0) exchange_infra_mode(ModeKind::kFake, std::move(parked_fake_));
+}
+
 bool CaptureSession::has_pending_ops() const { return impl_->has_pending_ops(); }
 
 void CaptureSession::flush() {

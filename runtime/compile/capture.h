@@ -60,8 +60,8 @@ class CaptureSession {
   // suspended: ops run eagerly, nothing is captured (inside disable(), and
   // while a graph or an eager op runs).
   bool suspended() const { return suspended_ > 0; }
-  void suspend() { ++suspended_; }
-  void resume() { --suspended_; }
+  void suspend();
+  void resume();
   // has_pending_ops: the pending graph has at least one call.
   bool has_pending_ops() const;
   // current: this thread's innermost session, or null.
@@ -74,6 +74,7 @@ class CaptureSession {
   CompiledState& state_;
   std::vector<Tensor> inputs_;
   int suspended_ = 0;
+  std::shared_ptr<DispatchMode> parked_fake_;  // the fake mode, out of the way while suspended
   std::unique_ptr<Impl> impl_;
   CaptureSession* previous_;
 };

@@ -221,6 +221,13 @@ HideUserModesGuard::~HideUserModesGuard() {
 
 namespace internal {
 
+std::shared_ptr<DispatchMode> exchange_infra_mode(ModeKind kind, std::shared_ptr<DispatchMode> mode) {
+  OPSPEC_CHECK(kind != ModeKind::kUser, "exchange_infra_mode: user modes have no slot");
+  std::shared_ptr<DispatchMode> previous = std::exchange(infra_slot(kind), std::move(mode));
+  refresh_mode_keys();
+  return previous;
+}
+
 void register_mode_fallbacks(Dispatcher& d) {
   d.register_fallback(DispatchKey::kPython, KernelFunction::from_boxed(&python_fallback, "python_mode_fallback"));
   for (DispatchKey key : {DispatchKey::kFunctionMode, DispatchKey::kPreDispatch}) {

@@ -135,6 +135,10 @@ class HideUserModesGuard {
 };
 
 namespace internal {
+// exchange_infra_mode: puts mode (may be null) in kind's infra slot and
+// returns what was there; for tools that take an infra mode out for a while
+// (the compiler runs graphs with its fake mode out of the way).
+std::shared_ptr<DispatchMode> exchange_infra_mode(ModeKind kind, std::shared_ptr<DispatchMode> mode);
 // register_mode_fallbacks: the Python, FunctionMode and PreDispatch fallbacks.
 void register_mode_fallbacks(Dispatcher& d);
 }  // namespace internal
