@@ -10,6 +10,7 @@
 #include "absl/debugging/symbolize.h"
 #include "absl/strings/str_format.h"
 #include "runtime/core/call_site.h"
+#include "runtime/dispatch/kernel_record.h"
 #include "runtime/fake/fake_tensor.h"
 #include "runtime/nn/module.h"
 
@@ -32,9 +33,22 @@ struct DebugModeTls {
   std::vector<HashConfig> hash_scopes;
   std::vector<HookConfig> hook_scopes;
   std::vector<DebugMode*> active_modes;  // entered DebugModes, innermost last
+  // Installed while any DebugMode is active, so kernels launched outside the
+  // dispatcher (fused kernels) are recorded. See Note [Kernel records].
+  std::optional<KernelObserverGuard> kernel_observer;
 };
 
 thread_local DebugModeTls tls;
+
+// KernelRecorder: forwards runtime kernel records to DebugMode::record_kernel,
+// which logs them with every active DebugMode of this thread.
+class KernelRecorder : public KernelObserver {
+ public:
+  std::function<void()> on_launch(std::string_view prefix, std::string_view name, const KernelArgs& kwargs) override {
+    auto record = std::make_shared<DebugMode::KernelRecord>(DebugMode::record_kernel(prefix, name, kwargs));
+    return [record] { record->finish(); };
+  }
+};
 
 const HashConfig* active_hash_config() { return tls.hash_scopes.empty() ? nullptr : &tls.hash_scopes.back(); }
 
@@ -317,6 +331,7 @@ DebugMode::Scope::Scope(DebugMode& mode) : impl_(new Impl{mode}) {
         }));
   }
   impl_->guard.emplace(mode);
+  if (tls.active_modes.empty()) tls.kernel_observer.emplace(std::make_shared<KernelRecorder>());
   tls.active_modes.push_back(&mode);
 }
 
@@ -325,6 +340,7 @@ DebugMode::Scope::~Scope() {
   if (auto it = std::find(active.rbegin(), active.rend(), &impl_->mode); it != active.rend()) {
     active.erase(std::next(it).base());
   }
+  if (active.empty()) tls.kernel_observer.reset();
 }
 
 DebugMode::KernelRecord DebugMode::record_kernel(std::string_view prefix, std::string_view name,

@@ -29,6 +29,7 @@ BackendRegistry& backend_registry() {
     auto* reg = new BackendRegistry();
     reg->backends["eager"] = &eager_backend;
     reg->backends["aot_eager"] = make_aot_eager_backend();
+    reg->backends["fused"] = &fused_backend;
     return reg;
   }();
   return *r;

@@ -37,7 +37,7 @@ void expect_same(const Tensor& a, const Tensor& b) {
 TEST(Compile, MatchesEagerBitForBitAndCachesTheGraph) {
   manual_seed(0);
   const Tensor x = ops::randn({4, 3}), w = ops::randn({5, 3});
-  for (const char* backend : {"eager", "aot_eager"}) {
+  for (const char* backend : {"eager", "aot_eager", "fused"}) {
     CompileCounter counter(lookup_backend(backend));
     auto cf = compile(&mlp, {.backend_fn = counter.backend(), .input_names = {"x", "w"}});
     expect_same(cf(x, w)[0], mlp(x, w));
@@ -116,7 +116,7 @@ TEST(Compile, CacheSizeLimitFallsBackToEagerWithOneWarning) {
 
 TEST(Compile, DynamicDimsServeEverySize) {
   auto f = [](const Tensor& x, const Tensor& w) { return ops::relu(ops::matmul(x, w)); };
-  for (const char* backend : {"eager", "aot_eager"}) {
+  for (const char* backend : {"eager", "aot_eager", "fused"}) {
     auto cf = compile(f, {.backend = backend, .input_names = {"x", "w"}});
     const Tensor w = ops::randn({3, 2});
     for (int64_t n : {4, 7, 1}) {
@@ -239,6 +239,7 @@ TEST(Compile, OneFunctionOnManyThreads) {
 TEST(Backends, RegistryListsAndRejects) {
   EXPECT_THAT(list_backends(), Contains("eager"));
   EXPECT_THAT(list_backends(), Contains("aot_eager"));
+  EXPECT_THAT(list_backends(), Contains("fused"));
   EXPECT_THAT([] { compile([](const Tensor& x) { return x; }, {.backend = "inductor"}); },
               ThrowsMessage<Error>(HasSubstr("unknown backend 'inductor'; registered backends: ")));
   int compiled = 0;

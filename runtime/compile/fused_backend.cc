@@ -1,0 +1,281 @@
+// fused_backend.cc: the "fused" backend: partitions the graph (See Note
+// [Fusion]), schedules fused groups and the remaining nodes, and runs the
+// schedule, launching each group as one fused kernel (See Note [Fused kernels]).
+#include <cstring>
+#include <queue>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/functional/function_ref.h"
+#include "absl/strings/str_join.h"
+#include "runtime/compile/backend.h"
+#include "runtime/compile/fusion.h"
+#include "runtime/compile/logging.h"
+#include "runtime/dispatch/dispatcher.h"
+#include "runtime/dispatch/kernel_record.h"
+
+namespace opspec {
+namespace {
+
+// Step: one entry of the schedule: a node run as the interpreter runs it, or
+// a fused group; then the values whose last use it was are released.
+struct Step {
+  const Node* node = nullptr;  // null for a group
+  int group = -1;
+  std::vector<size_t> release;  // value slots (node positions)
+};
+
+// Plan: what a CompiledGraph keeps: its own copy of the graph (the caller's
+// may die), the groups and the schedule.
+struct Plan {
+  std::shared_ptr<const Graph> graph;
+  std::vector<Node*> placeholders;
+  absl::flat_hash_map<const Node*, size_t> input_index;  // placeholder -> input
+  const Node* output = nullptr;
+  absl::flat_hash_map<const Node*, size_t> pos;
+  size_t num_nodes = 0;
+  std::vector<FusionGroup> groups;
+  std::vector<Step> steps;
+
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs) const;
+};
+
+// schedule: an order of the non-member nodes and the groups (a group at the
+// place of its last member) that respects every dependency. Only a node that
+// reads a group's output before the group's last member moves, to just after
+// the group; barriers (See Note [Fusion]) never do.
+std::vector<Step> schedule(const Plan& plan, const std::vector<Node*>& nodes) {
+  absl::flat_hash_map<const Node*, int> group_of;
+  for (size_t i = 0; i < plan.groups.size(); ++i) {
+    for (const Node* m : plan.groups[i].nodes) group_of[m] = static_cast<int>(i);
+  }
+  // Units: one per group, then one per other node except the output.
+  const size_t ngroups = plan.groups.size();
+  std::vector<int64_t> unit_of(nodes.size(), -1);
+  std::vector<int64_t> key(ngroups, 0);
+  std::vector<const Node*> unit_node(ngroups, nullptr);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const Node* n = nodes[i];
+    if (n == plan.output) continue;
+    if (auto it = group_of.find(n); it != group_of.end()) {
+      unit_of[i] = it->second;
+      key[it->second] = static_cast<int64_t>(i);  // members are in order: ends at the last
+    } else {
+      unit_of[i] = static_cast<int64_t>(key.size());
+      key.push_back(static_cast<int64_t>(i));
+      unit_node.push_back(n);
+    }
+  }
+  const size_t nunits = key.size();
+  std::vector<absl::flat_hash_set<int64_t>> users(nunits);
+  std::vector<int> indegree(nunits, 0);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (unit_of[i] < 0) continue;
+    for (const Node* in : nodes[i]->input_nodes()) {
+      const int64_t from = unit_of[plan.pos.at(in)];
+      if (from != unit_of[i] && users[from].insert(unit_of[i]).second) ++indegree[unit_of[i]];
+    }
+  }
+  using Entry = std::pair<int64_t, int64_t>;  // (key, unit)
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> ready;
+  for (size_t u = 0; u < nunits; ++u) {
+    if (indegree[u] == 0) ready.emplace(key[u], u);
+  }
+  std::vector<Step> steps;
+  while (!ready.empty()) {
+    const int64_t u = ready.top().second;
+    ready.pop();
+    steps.push_back(u < static_cast<int64_t>(ngroups) ? Step{nullptr, static_cast<int>(u), {}}
+                                                      : Step{unit_node[u], -1, {}});
+    for (int64_t v : users[u]) {
+      if (--indegree[v] == 0) ready.emplace(key[v], v);
+    }
+  }
+  OPSPEC_INTERNAL_ASSERT(steps.size() == nunits);  // groups are convex, so the units form a DAG
+
+  // Release each value after the step of its last reader (the output node
+  // reads last of all, so results are never released).
+  std::vector<int64_t> last(nodes.size(), -1);
+  for (size_t s = 0; s < steps.size(); ++s) {
+    std::vector<const Node*> produced;
+    if (steps[s].node != nullptr) {
+      produced.push_back(steps[s].node);
+    } else {
+      produced.assign(plan.groups[steps[s].group].nodes.begin(), plan.groups[steps[s].group].nodes.end());
+    }
+    for (const Node* n : produced) {
+      last[plan.pos.at(n)] = static_cast<int64_t>(s);  // unused values die right away
+      for (const Node* in : n->input_nodes()) {
+        const size_t p = plan.pos.at(in);
+        if (group_of.contains(in) && group_of.contains(n) && group_of.at(in) == group_of.at(n)) continue;
+        last[p] = std::max(last[p], static_cast<int64_t>(s));
+      }
+    }
+  }
+  for (const Node* in : plan.output->input_nodes()) last[plan.pos.at(in)] = -1;
+  for (size_t p = 0; p < nodes.size(); ++p) {
+    // Members that are not group outputs never get a value.
+    if (last[p] >= 0) steps[static_cast<size_t>(last[p])].release.push_back(p);
+  }
+  return steps;
+}
+
+// check_input: as run_graph: dtype, device and sizes of the traced placeholder.
+void check_input(const Tensor& t, const Node& p, size_t i) {
+  const TensorMeta& want = p.tensor_meta();
+  OPSPEC_CHECK(t.defined(), "fused_backend: input ", i, " (%", p.name(),
+               ") is undefined but the graph was traced with ", want.str());
+  const bool same_sizes = std::equal(t.sizes().begin(), t.sizes().end(), want.sizes.begin(), want.sizes.end());
+  OPSPEC_CHECK(same_sizes && t.dtype() == want.dtype && t.device() == want.device, "fused_backend: input ", i, " (%",
+               p.name(), ") is ", TensorMeta::of(t).str(), " but the graph was traced with ", want.str());
+}
+
+// run_call: one node through the dispatcher, exactly as run_graph runs it.
+std::vector<Value> run_call(const Node& n, absl::FunctionRef<const Value&(const Node*)> value_of) {
+  Stack stack;
+  stack.reserve(n.args().size());
+  for (const NodeArg& a : n.args()) {
+    if (a.is_value()) {
+      stack.push_back(a.as_value());
+    } else if (a.is_node()) {
+      stack.push_back(value_of(a.as_node()));
+    } else {
+      std::vector<Tensor> list;
+      for (const Node* x : a.as_node_list()) list.push_back(value_of(x).to_tensor());
+      stack.push_back(std::move(list));
+    }
+  }
+  try {
+    n.target()->schema().check_stack(stack);
+    Dispatcher::singleton().call_boxed(*n.target(), stack);
+  } catch (const NotImplementedError& e) {
+    throw NotImplementedError(str_cat("fused_backend: node %", n.name(), " (", n.target()->name(), "): ", e.what()));
+  } catch (const Error& e) {
+    throw Error(str_cat("fused_backend: node %", n.name(), " (", n.target()->name(), "): ", e.what()));
+  }
+  return stack;
+}
+
+// run_group: allocates the group's outputs and launches its fused kernel,
+// reported to kernel observers (DebugMode) with pre/post hashes.
+std::vector<Tensor> run_group(const FusionGroup& group, const std::vector<Tensor>& ins) {
+  std::vector<Tensor> outs;
+  for (const Node* n : group.outputs) {
+    const TensorMeta& m = n->tensor_meta();
+    outs.push_back(internal::make_tensor(m.sizes, m.dtype, kCPU));
+  }
+  internal::KernelRecordToken record;
+  if (internal::kernel_observed()) {
+    // Recorders hash the outputs before the launch too: zero them so the log
+    // is deterministic (only while someone observes, so it costs nothing otherwise).
+    for (const Tensor& t : outs) std::memset(t.raw_data(), 0, static_cast<size_t>(t.nbytes()));
+    KernelArgs kwargs;
+    for (size_t k = 0; k < ins.size(); ++k) kwargs.emplace_back(str_cat("in", k), ins[k]);
+    for (size_t k = 0; k < outs.size(); ++k) kwargs.emplace_back(str_cat("out", k), outs[k]);
+    kwargs.emplace_back("n", compute_numel(group.program->shape()));
+    record = internal::record_kernel("fused", group.name, kwargs);
+  }
+  try {
+    internal::run_fused(*group.program, ins, outs);
+  } catch (const Error& e) {
+    throw Error(str_cat("fused_backend: kernel ", group.name, ": ", e.what()));
+  }
+  record.finish();
+  return outs;
+}
+
+std::vector<Tensor> Plan::run(const std::vector<Tensor>& inputs) const {
+  OPSPEC_CHECK(inputs.size() == placeholders.size(), "fused_backend: the graph takes ", placeholders.size(),
+               " input(s) (", absl::StrJoin(placeholders, ", ", [](std::string* o, const Node* p) {
+                 o->append("%" + p->name());
+               }),
+               ") but ", inputs.size(), " were given");
+  for (size_t i = 0; i < inputs.size(); ++i) check_input(inputs[i], *placeholders[i], i);
+  std::vector<std::vector<Value>> values(num_nodes);
+  auto value_of = [&](const Node* producer, const Node& user) -> const Value& {
+    const std::vector<Value>& v = values[pos.at(producer)];
+    OPSPEC_CHECK(v.size() == 1, "fused_backend: node %", user.name(), " uses %", producer->name(), ", which has ",
+                 v.size(), " outputs; select one with a getitem node");
+    return v[0];
+  };
+  for (const Step& step : steps) {
+    if (step.node == nullptr) {
+      const FusionGroup& group = groups[static_cast<size_t>(step.group)];
+      std::vector<Tensor> ins;
+      for (const Node* in : group.inputs) ins.push_back(value_of(in, *group.nodes.front()).to_tensor());
+      std::vector<Tensor> outs = run_group(group, ins);
+      for (size_t k = 0; k < outs.size(); ++k) values[pos.at(group.outputs[k])] = {std::move(outs[k])};
+    } else {
+      const Node& n = *step.node;
+      std::vector<Value>& slot = values[pos.at(&n)];
+      switch (n.op()) {
+        case NodeOp::kPlaceholder: slot = {inputs[input_index.at(&n)]}; break;
+        case NodeOp::kConstant: {
+          const Tensor& t = n.constant();
+          OPSPEC_CHECK(!t.impl()->storage()->device().is_meta(), "fused_backend: constant %", n.name(), " (",
+                       t.meta_str(), ") has no data; trace with real constants to run this graph");
+          slot = {t};
+          break;
+        }
+        case NodeOp::kGetItem: {
+          const std::vector<Value>& call = values[pos.at(n.args()[0].as_node())];
+          OPSPEC_CHECK(n.index() < static_cast<int64_t>(call.size()), "fused_backend: node %", n.name(),
+                       " selects output ", n.index(), " of %", n.args()[0].as_node()->name(), ", which has ",
+                       call.size());
+          slot = {call[static_cast<size_t>(n.index())]};
+          break;
+        }
+        case NodeOp::kCall: slot = run_call(n, [&](const Node* p) -> const Value& { return value_of(p, n); }); break;
+        case NodeOp::kOutput: break;
+      }
+    }
+    for (size_t dead : step.release) values[dead].clear();
+  }
+  std::vector<Tensor> results;
+  for (const NodeArg& a : output->args()) {
+    const Value& v = value_of(a.as_node(), *output);
+    OPSPEC_CHECK(v.is_tensor(), "fused_backend: output %", a.as_node()->name(), " is a ", v.type_name(),
+                 ", not a tensor");
+    results.push_back(v.to_tensor());
+  }
+  return results;
+}
+
+void log_groups(const Plan& plan) {
+  if (!log_enabled("fusion")) return;
+  int64_t calls = 0, fused = 0;
+  for (const Node* n : plan.graph->nodes()) calls += n->op() == NodeOp::kCall;
+  for (const FusionGroup& g : plan.groups) {
+    fused += static_cast<int64_t>(g.nodes.size());
+    log_message("fusion", str_cat(g.name, ": ", absl::StrJoin(g.nodes, ", ", [](std::string* o, const Node* n) {
+                                    o->append(n->target()->name());
+                                  }),
+                                  " -> 1 kernel, ", g.inputs.size(), g.inputs.size() == 1 ? " input, " : " inputs, ",
+                                  g.outputs.size(), g.outputs.size() == 1 ? " output" : " outputs"));
+  }
+  log_message("fusion", str_cat("fused_backend: ", plan.groups.size(), " fused kernel(s) for ", fused, " of ", calls,
+                                " call node(s); the rest run through their normal kernels"));
+}
+
+}  // namespace
+
+CompiledGraph fused_backend(const Graph& graph, const std::vector<Tensor>& example_inputs) {
+  auto plan = std::make_shared<Plan>();
+  auto g = std::make_shared<Graph>(graph.clone());
+  plan->graph = g;
+  plan->placeholders = g->placeholders();
+  for (size_t i = 0; i < plan->placeholders.size(); ++i) plan->input_index[plan->placeholders[i]] = i;
+  OPSPEC_CHECK(example_inputs.size() == plan->placeholders.size(), "fused_backend: the graph takes ",
+               plan->placeholders.size(), " input(s) but ", example_inputs.size(), " example input(s) were given");
+  plan->output = g->output();
+  OPSPEC_CHECK(plan->output != nullptr, "fused_backend: the graph has no output node");
+  const std::vector<Node*> nodes = g->nodes();
+  plan->num_nodes = nodes.size();
+  for (size_t i = 0; i < nodes.size(); ++i) plan->pos[nodes[i]] = i;
+  plan->groups = partition_graph(*g);
+  plan->steps = schedule(*plan, nodes);
+  log_groups(*plan);
+  return [plan](const std::vector<Tensor>& inputs) { return plan->run(inputs); };
+}
+
+}  // namespace opspec

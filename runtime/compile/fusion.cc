@@ -1,0 +1,431 @@
+// fusion.cc: the fusion rule table, lowering of elementwise nodes to
+// FusedProgram instructions, and graph partitioning. See Note [Fusion].
+#include "runtime/compile/fusion.h"
+
+#include <algorithm>
+#include <optional>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/functional/function_ref.h"
+#include "kernels/meta/elementwise_meta.h"
+#include "runtime/ops/op_table.h"
+
+namespace opspec {
+namespace {
+
+using internal::FusedOp;
+using internal::FusedProgram;
+
+// Rule: how an op lowers; each mirrors its eager CPU kernel (unary.cc, binary.cc).
+enum class Rule : uint8_t {
+  kUnaryKeep,   // neg, abs, relu: same dtype in and out
+  kUnaryFloat,  // sin ... silu: integers compute in f32
+  kGelu,
+  kLogicalNot,
+  kAdd,
+  kSub,
+  kRsub,
+  kMul,
+  kDiv,
+  kPow,
+  kPowScalar,
+  kArith,       // maximum, minimum
+  kCompare,
+  kLogical,
+  kWhere,
+};
+
+struct FusionRule {
+  Rule rule;
+  FusedOp op;
+};
+
+// rule_for: the fusion rule of op, or null when op never fuses (not a builtin
+// elementwise op, or an in-place one).
+const FusionRule* rule_for(const OperatorHandle* op) {
+  static const std::vector<std::optional<FusionRule>> kTable = [] {
+    std::vector<std::optional<FusionRule>> t(static_cast<size_t>(OpId::kNumBuiltinOps));
+    auto set = [&](OpId id, Rule r, FusedOp f) { t[static_cast<size_t>(id)] = FusionRule{r, f}; };
+    set(OpId::neg, Rule::kUnaryKeep, FusedOp::kNeg);
+    set(OpId::abs, Rule::kUnaryKeep, FusedOp::kAbs);
+    set(OpId::relu, Rule::kUnaryKeep, FusedOp::kRelu);
+    set(OpId::sin, Rule::kUnaryFloat, FusedOp::kSin);
+    set(OpId::cos, Rule::kUnaryFloat, FusedOp::kCos);
+    set(OpId::exp, Rule::kUnaryFloat, FusedOp::kExp);
+    set(OpId::log, Rule::kUnaryFloat, FusedOp::kLog);
+    set(OpId::tanh, Rule::kUnaryFloat, FusedOp::kTanh);
+    set(OpId::sigmoid, Rule::kUnaryFloat, FusedOp::kSigmoid);
+    set(OpId::sqrt, Rule::kUnaryFloat, FusedOp::kSqrt);
+    set(OpId::rsqrt, Rule::kUnaryFloat, FusedOp::kRsqrt);
+    set(OpId::reciprocal, Rule::kUnaryFloat, FusedOp::kReciprocal);
+    set(OpId::erf, Rule::kUnaryFloat, FusedOp::kErf);
+    set(OpId::silu, Rule::kUnaryFloat, FusedOp::kSilu);
+    set(OpId::gelu, Rule::kGelu, FusedOp::kGeluErf);
+    set(OpId::logical_not, Rule::kLogicalNot, FusedOp::kLogicalNot);
+    set(OpId::add_Tensor, Rule::kAdd, FusedOp::kAdd);
+    set(OpId::add_Scalar, Rule::kAdd, FusedOp::kAdd);
+    set(OpId::sub_Tensor, Rule::kSub, FusedOp::kSub);
+    set(OpId::sub_Scalar, Rule::kSub, FusedOp::kSub);
+    set(OpId::rsub_Scalar, Rule::kRsub, FusedOp::kSub);
+    set(OpId::mul_Tensor, Rule::kMul, FusedOp::kMul);
+    set(OpId::mul_Scalar, Rule::kMul, FusedOp::kMul);
+    set(OpId::div_Tensor, Rule::kDiv, FusedOp::kDiv);
+    set(OpId::div_Scalar, Rule::kDiv, FusedOp::kDiv);
+    set(OpId::pow_Tensor_Tensor, Rule::kPow, FusedOp::kPow);
+    set(OpId::pow_Tensor_Scalar, Rule::kPowScalar, FusedOp::kPowScalar);
+    set(OpId::maximum, Rule::kArith, FusedOp::kMaximum);
+    set(OpId::minimum, Rule::kArith, FusedOp::kMinimum);
+    for (auto [tensor, scalar, f] : {std::tuple{OpId::eq_Tensor, OpId::eq_Scalar, FusedOp::kEq},
+                                     std::tuple{OpId::ne_Tensor, OpId::ne_Scalar, FusedOp::kNe},
+                                     std::tuple{OpId::lt_Tensor, OpId::lt_Scalar, FusedOp::kLt},
+                                     std::tuple{OpId::le_Tensor, OpId::le_Scalar, FusedOp::kLe},
+                                     std::tuple{OpId::gt_Tensor, OpId::gt_Scalar, FusedOp::kGt},
+                                     std::tuple{OpId::ge_Tensor, OpId::ge_Scalar, FusedOp::kGe}}) {
+      set(tensor, Rule::kCompare, f);
+      set(scalar, Rule::kCompare, f);
+    }
+    set(OpId::logical_and, Rule::kLogical, FusedOp::kLogicalAnd);
+    set(OpId::logical_or, Rule::kLogical, FusedOp::kLogicalOr);
+    set(OpId::where_self, Rule::kWhere, FusedOp::kWhere);
+    return t;
+  }();
+  if (op == nullptr || op->schema().is_mutable()) return nullptr;
+  const int id = op->id();
+  if (id < 0 || id >= static_cast<int>(OpId::kNumBuiltinOps) || &builtin_op(static_cast<OpId>(id)) != op) {
+    return nullptr;
+  }
+  const auto& rule = kTable[static_cast<size_t>(id)];
+  return rule ? &*rule : nullptr;
+}
+
+// Operand: a lowered tensor argument: its register, and a tensor with its
+// dtype, sizes and wrapped-number flag (a meta tensor, or the wrapped number
+// itself) for the op's shape function.
+struct Operand {
+  int reg;
+  Tensor proxy;
+};
+
+// ResolveFn: the operand for argument i of the node being lowered.
+using ResolveFn = absl::FunctionRef<Operand(size_t i)>;
+
+// wrapped_value: the value of a wrapped-number tensor, in its own dtype.
+Scalar wrapped_value(const Tensor& t) {
+  return OPSPEC_DISPATCH_ALL_DTYPES(t.dtype(), "fusion", [&]() -> Scalar {
+    const scalar_t v = *static_cast<const scalar_t*>(t.raw_data());
+    if constexpr (std::is_same_v<scalar_t, bool>) {
+      return Scalar(v);
+    } else if constexpr (std::is_integral_v<scalar_t>) {
+      return Scalar(static_cast<int64_t>(v));
+    } else if constexpr (std::is_same_v<scalar_t, double>) {
+      return Scalar(v);
+    } else {
+      return Scalar(static_cast<double>(static_cast<float>(v)));
+    }
+  });
+}
+
+// scalar_operand: a wrapped number or Scalar argument as a constant register.
+std::optional<Operand> scalar_operand(FusedProgram& p, const Value& v) {
+  Tensor t;
+  if (v.is_tensor() && v.to_tensor().defined() && v.to_tensor().is_wrapped_number() &&
+      v.to_tensor().device().is_cpu() && v.to_tensor().dim() == 0) {
+    t = v.to_tensor();
+  } else if (v.is_scalar()) {
+    t = internal::make_wrapped_number(v.to_scalar());
+  } else {
+    return std::nullopt;
+  }
+  return Operand{p.add_constant(wrapped_value(t), t.dtype()), t};
+}
+
+Operand cast(FusedProgram& p, const Operand& x, DType d) { return {p.add_cast(x.reg, d), x.proxy}; }
+
+// float_rhs: a one-element right operand as eager's reduced-precision mul/div
+// reads it: static_cast<float>(read_element_as_double(b)) (integers go
+// through double, so an i64 rounds as eager rounds it).
+int float_rhs(FusedProgram& p, const Operand& b) {
+  const DType d = b.proxy.dtype();
+  if (is_floating(d)) return p.add_cast(b.reg, DType::kFloat32);
+  return p.add_cast(p.add_cast(b.reg, DType::kFloat64), DType::kFloat32);
+}
+
+// lower_call: appends the instructions of call node n (See Note [Fusion]) and
+// returns its result register; throws opspec::Error where eager would reject
+// the call or the op is outside the rule table.
+int lower_call(FusedProgram& p, const Node& n, ResolveFn operand) {
+  const FusionRule* r = rule_for(n.target());
+  OPSPEC_CHECK(r != nullptr, "fusion: ", n.target()->name(), " is not fusable");
+  const std::string op_name = n.target()->schema().base_name();
+  auto value = [&](size_t i) -> const Value& { return n.args().at(i).as_value(); };
+  auto binary_arith = [&](const Operand& a, const Operand& b, internal::BinaryKind kind, FusedOp f) {
+    const internal::ElementwiseMeta m = internal::binary_meta(a.proxy, b.proxy, kind, op_name);
+    return p.add_op(f, {cast(p, a, m.compute_dtype).reg, cast(p, b, m.compute_dtype).reg});
+  };
+  switch (r->rule) {
+    case Rule::kUnaryKeep: {
+      const Operand x = operand(0);
+      internal::unary_meta(x.proxy, internal::UnaryKind::kKeepDtype, op_name);
+      return p.add_op(r->op, {x.reg});
+    }
+    case Rule::kUnaryFloat:
+    case Rule::kGelu: {
+      const Operand x = operand(0);
+      const internal::ElementwiseMeta m = internal::unary_meta(x.proxy, internal::UnaryKind::kFloating, op_name);
+      FusedOp f = r->op;
+      if (r->rule == Rule::kGelu && internal::gelu_uses_tanh(value(1).to_string())) f = FusedOp::kGeluTanh;
+      return p.add_op(f, {cast(p, x, m.compute_dtype).reg});
+    }
+    case Rule::kLogicalNot: return p.add_op(FusedOp::kLogicalNot, {operand(0).reg});
+    case Rule::kAdd:
+    case Rule::kSub:
+    case Rule::kRsub: {
+      Operand a = operand(0), b = operand(1);
+      if (r->rule == Rule::kRsub) std::swap(a, b);  // other - alpha * self
+      const Scalar alpha = value(2).to_scalar();
+      const bool sub = r->rule != Rule::kAdd;
+      if (sub) internal::check_sub(a.proxy, b.proxy, op_name);
+      const internal::ElementwiseMeta m =
+          internal::binary_meta(a.proxy, b.proxy, internal::BinaryKind::kArithmetic, op_name);
+      internal::check_alpha(m.result_dtype, alpha, op_name);
+      const int x = cast(p, a, m.result_dtype).reg, y = cast(p, b, m.result_dtype).reg;
+      if (alpha.to_double() == 1.0) return p.add_op(sub ? FusedOp::kSub : FusedOp::kAdd, {x, y});
+      return p.add_op(sub ? FusedOp::kSubAlpha : FusedOp::kAddAlpha, {x, y}, alpha);
+    }
+    case Rule::kMul:
+    case Rule::kDiv: {
+      const Operand a = operand(0), b = operand(1);
+      const auto kind = r->rule == Rule::kMul ? internal::BinaryKind::kArithmetic : internal::BinaryKind::kTrueDivide;
+      const internal::ElementwiseMeta m = internal::binary_meta(a.proxy, b.proxy, kind, op_name);
+      const DType d = m.result_dtype;
+      if ((d == DType::kFloat16 || d == DType::kBFloat16) && b.proxy.numel() == 1) {
+        return p.add_op(r->op, {cast(p, a, d).reg, float_rhs(p, b)});
+      }
+      return p.add_op(r->op, {cast(p, a, d).reg, cast(p, b, d).reg});
+    }
+    case Rule::kPow: {
+      const Operand a = operand(0), b = operand(1);
+      const internal::ElementwiseMeta m =
+          internal::binary_meta(a.proxy, b.proxy, internal::BinaryKind::kArithmetic, op_name);
+      internal::check_pow(m.result_dtype);
+      return p.add_op(FusedOp::kPow, {cast(p, a, m.compute_dtype).reg, cast(p, b, m.compute_dtype).reg});
+    }
+    case Rule::kPowScalar: {
+      const Operand x = operand(0);
+      const Scalar exponent = value(1).to_scalar();
+      internal::check_pow_scalar(x.proxy, exponent);
+      const internal::ElementwiseMeta m = internal::binary_meta(
+          x.proxy, internal::make_wrapped_number(exponent), internal::BinaryKind::kArithmetic, op_name);
+      internal::check_pow(m.result_dtype);
+      return p.add_op(FusedOp::kPowScalar, {cast(p, x, m.compute_dtype).reg}, exponent);
+    }
+    case Rule::kArith: return binary_arith(operand(0), operand(1), internal::BinaryKind::kArithmetic, r->op);
+    case Rule::kCompare: return binary_arith(operand(0), operand(1), internal::BinaryKind::kComparison, r->op);
+    case Rule::kLogical: return binary_arith(operand(0), operand(1), internal::BinaryKind::kLogical, r->op);
+    case Rule::kWhere: {
+      const Operand c = operand(0), a = operand(1), b = operand(2);
+      const internal::ElementwiseMeta m = internal::where_meta(c.proxy, a.proxy, b.proxy);
+      return p.add_op(FusedOp::kWhere, {c.reg, cast(p, a, m.compute_dtype).reg, cast(p, b, m.compute_dtype).reg});
+    }
+  }
+  OPSPEC_FAIL("fusion: unhandled rule for ", n.target()->name());
+}
+
+// single_cpu_tensor: the metadata of a node producing one cpu tensor, or null.
+const TensorMeta* single_cpu_tensor(const Node& n) {
+  if (n.meta().size() != 1 || !n.meta()[0].has_value() || !n.meta()[0]->device.is_cpu()) return nullptr;
+  return &*n.meta()[0];
+}
+
+Tensor meta_proxy(const TensorMeta& m) { return internal::make_tensor(m.sizes, m.dtype, kMeta); }
+
+// Lowerer: builds one program, mapping nodes to registers: members already
+// lowered, and outside nodes as inputs (recorded in first-use order).
+struct Lowerer {
+  FusedProgram& program;
+  absl::flat_hash_map<const Node*, Operand> regs;
+  std::vector<Node*> inputs;
+
+  Operand operand(const Node& n, size_t i) {
+    const NodeArg& arg = n.args().at(i);
+    if (arg.is_value()) {
+      std::optional<Operand> s = scalar_operand(program, arg.as_value());
+      OPSPEC_CHECK(s.has_value(), "fusion: argument ", i, " of %", n.name(), " is not a scalar or a node");
+      return *s;
+    }
+    OPSPEC_CHECK(arg.is_node(), "fusion: argument ", i, " of %", n.name(), " is a node list");
+    Node* src = arg.as_node();
+    if (auto it = regs.find(src); it != regs.end()) return it->second;
+    const TensorMeta* m = single_cpu_tensor(*src);
+    OPSPEC_CHECK(m != nullptr, "fusion: %", src->name(), " is not a single cpu tensor");
+    Operand op{program.add_input(m->dtype, m->sizes), meta_proxy(*m)};
+    regs.emplace(src, op);
+    inputs.push_back(src);
+    return op;
+  }
+
+  // lower: n's instructions; its result must have the dtype n was traced with.
+  int lower(const Node& n) {
+    const int reg = lower_call(program, n, [&](size_t i) { return operand(n, i); });
+    const TensorMeta& m = n.tensor_meta();
+    OPSPEC_CHECK(program.dtype(reg) == m.dtype, "fusion: %", n.name(), " lowers to ",
+                 dtype_short_name(program.dtype(reg)), " but was traced as ", m.str());
+    regs[&n] = Operand{reg, meta_proxy(m)};
+    return reg;
+  }
+};
+
+bool is_barrier(const Node& n) {
+  return n.op() == NodeOp::kCall &&
+         (n.target()->schema().is_mutable() || n.target()->has_tag(OpTag::kNondeterministicSeeded));
+}
+
+std::string group_name(const std::vector<Node*>& nodes, int64_t index) {
+  constexpr size_t kMaxNames = 8;
+  std::string name = "fused";
+  for (size_t i = 0; i < nodes.size() && i < kMaxNames; ++i) {
+    str_append(&name, "_", i + 1 == kMaxNames && nodes.size() > kMaxNames ? "etc" : nodes[i]->target()->schema().name());
+  }
+  str_append(&name, "_", index);
+  return name;
+}
+
+}  // namespace
+
+bool is_fusable(const Node& node) {
+  if (node.op() != NodeOp::kCall || rule_for(node.target()) == nullptr) return false;
+  const TensorMeta* out = single_cpu_tensor(node);
+  if (out == nullptr) return false;
+  // A trial lowering with every node argument as an input: the op's own shape
+  // function decides (See Note [Fusion]).
+  try {
+    FusedProgram program(out->sizes);
+    Lowerer lowerer{program};
+    lowerer.lower(node);
+    return true;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+std::vector<FusionGroup> partition_graph(const Graph& g) {
+  const std::vector<Node*> nodes = g.nodes();
+  absl::flat_hash_map<const Node*, int64_t> pos;
+  for (size_t i = 0; i < nodes.size(); ++i) pos[nodes[i]] = static_cast<int64_t>(i);
+
+  struct Group {
+    std::vector<Node*> nodes;
+    bool open = true;
+  };
+  std::vector<Group> groups;
+  absl::flat_hash_map<const Node*, int> group_of;
+
+  // convex: no path from a member through a non-member back into members.
+  // Only nodes after the first member can lie on such a path.
+  auto convex = [&](const absl::flat_hash_set<const Node*>& members) {
+    int64_t first = static_cast<int64_t>(nodes.size());
+    for (const Node* m : members) first = std::min(first, pos.at(m));
+    std::vector<const Node*> stack;
+    for (const Node* m : members) {
+      for (Node* in : m->input_nodes()) {
+        if (!members.contains(in)) stack.push_back(in);
+      }
+    }
+    absl::flat_hash_set<const Node*> seen;
+    while (!stack.empty()) {
+      const Node* q = stack.back();
+      stack.pop_back();
+      if (pos.at(q) < first || !seen.insert(q).second) continue;
+      if (members.contains(q)) return false;
+      for (Node* in : q->input_nodes()) stack.push_back(in);
+    }
+    return true;
+  };
+  auto members_of = [&](const std::vector<int>& ids, Node* extra) {
+    absl::flat_hash_set<const Node*> set{extra};
+    for (int id : ids) set.insert(groups[id].nodes.begin(), groups[id].nodes.end());
+    return set;
+  };
+
+  for (Node* n : nodes) {
+    if (is_barrier(*n)) {
+      for (Group& grp : groups) grp.open = false;
+      continue;
+    }
+    if (!is_fusable(*n)) continue;
+    const SizeVec& shape = n->tensor_meta().sizes;
+    std::vector<int> candidates;
+    for (Node* in : n->input_nodes()) {
+      auto it = group_of.find(in);
+      if (it == group_of.end()) continue;
+      const int id = it->second;
+      if (groups[id].open && groups[id].nodes.front()->tensor_meta().sizes == shape &&
+          std::find(candidates.begin(), candidates.end(), id) == candidates.end()) {
+        candidates.push_back(id);
+      }
+    }
+    std::vector<int> chosen;
+    if (!candidates.empty() && convex(members_of(candidates, n))) {
+      chosen = candidates;
+    } else {
+      for (int id : candidates) {
+        if (convex(members_of({id}, n))) {
+          chosen = {id};
+          break;
+        }
+      }
+    }
+    if (chosen.empty()) {
+      groups.push_back(Group{{n}});
+      group_of[n] = static_cast<int>(groups.size()) - 1;
+      continue;
+    }
+    Group& into = groups[chosen[0]];
+    for (size_t k = 1; k < chosen.size(); ++k) {
+      for (Node* m : groups[chosen[k]].nodes) {
+        into.nodes.push_back(m);
+        group_of[m] = chosen[0];
+      }
+      groups[chosen[k]].nodes.clear();
+      groups[chosen[k]].open = false;
+    }
+    into.nodes.push_back(n);
+    group_of[n] = chosen[0];
+    std::sort(into.nodes.begin(), into.nodes.end(), [&](Node* a, Node* b) { return pos.at(a) < pos.at(b); });
+  }
+
+  std::vector<Group*> kept;
+  for (Group& grp : groups) {
+    if (grp.nodes.size() >= 2) kept.push_back(&grp);
+  }
+  std::sort(kept.begin(), kept.end(), [&](Group* a, Group* b) { return pos.at(a->nodes[0]) < pos.at(b->nodes[0]); });
+
+  std::vector<FusionGroup> result;
+  for (Group* grp : kept) {
+    FusionGroup fg;
+    fg.name = group_name(grp->nodes, static_cast<int64_t>(result.size()));
+    fg.nodes = grp->nodes;
+    const absl::flat_hash_set<const Node*> members(fg.nodes.begin(), fg.nodes.end());
+    auto program = std::make_shared<FusedProgram>(fg.nodes.front()->tensor_meta().sizes);
+    Lowerer lowerer{*program};
+    std::vector<int> out_regs;
+    for (Node* m : fg.nodes) {
+      const int reg = lowerer.lower(*m);
+      const bool used_outside =
+          std::any_of(m->users().begin(), m->users().end(), [&](const Node* u) { return !members.contains(u); });
+      if (used_outside) {
+        fg.outputs.push_back(m);
+        out_regs.push_back(reg);
+      }
+    }
+    for (int reg : out_regs) program->add_output(reg);
+    program->finalize();
+    fg.inputs = std::move(lowerer.inputs);
+    fg.program = std::move(program);
+    result.push_back(std::move(fg));
+  }
+  return result;
+}
+
+}  // namespace opspec

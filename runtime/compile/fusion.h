@@ -1,0 +1,53 @@
+// fusion.h: the fused backend's partitioning pass: which graph nodes can run
+// inside a fused elementwise kernel, how they are grouped, and the
+// FusedProgram each group becomes. See Note [Fusion].
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/fused.h"
+#include "runtime/graph/graph.h"
+
+namespace opspec {
+
+// Note [Fusion]
+// Fusable nodes (is_fusable) are calls of the builtin elementwise ops of the
+// rule table in fusion.cc (the non-mutating unary, binary and ternary ops of
+// op_table.def) on cpu tensors whose arguments are nodes, wrapped-number
+// scalars or Scalar arguments, and which lower to a FusedProgram: lowering
+// runs the op's own shape function (unary_meta, binary_meta, where_meta), so
+// a node eager would reject never fuses and fails in its normal kernel.
+// Grouping walks the graph in order; a fusable node joins the group(s) of
+// its fusable producers when it has the group's shape (inputs may broadcast,
+// results may not) and the union stays convex (no path leaves the group and
+// comes back, which would make the group wait for itself). When it can merge
+// every such group it does; otherwise it joins the first group it can, or
+// starts a new one. Mutating and random (nondeterministic_seeded) nodes are
+// barriers: no group grows across one, so running a group at its last member
+// never moves a read past a write or reorders random draws. A group's outputs
+// are its members used outside it; groups of one node are dropped (nothing to
+// save). Each group's program mirrors eager step for step (See Note [Fused
+// kernels]), so results are bit-identical to eager.
+
+// FusionGroup: call nodes run as one fused kernel.
+struct FusionGroup {
+  // name: "fused_" + the ops' base names in graph order + "_" + a per-graph
+  // counter, e.g. "fused_relu_mul_add_0" (long op lists are cut, ending "_etc").
+  std::string name;
+  std::vector<Node*> nodes;    // members, in graph order
+  std::vector<Node*> inputs;   // nodes outside the group it reads, in first-use order
+  std::vector<Node*> outputs;  // members used outside the group, in graph order
+  // program: inputs -> outputs, finalized; shared by every run.
+  std::shared_ptr<const internal::FusedProgram> program;
+};
+
+// is_fusable: whether node may join a fused kernel. See Note [Fusion].
+bool is_fusable(const Node& node);
+
+// partition_graph: g's fusion groups (each of at least two nodes), ordered by
+// their first member. See Note [Fusion].
+std::vector<FusionGroup> partition_graph(const Graph& g);
+
+}  // namespace opspec
