@@ -12,24 +12,6 @@
 namespace opspec::internal {
 namespace {
 
-// arith_t<T>: the compute type of arithmetic on storage type T; bool
-// arithmetic runs on int32 (add = or, mul = and, max = or, ...) and is stored
-// back as `!= 0`.
-template <class T>
-using arith_t = std::conditional_t<std::is_same_v<T, bool>, int32_t, opmath_t<T>>;
-
-// scalar_as<T>: a Scalar (alpha, an exponent) as T's compute type, rounded to
-// T first as PyTorch's `scalar.to<scalar_t>()` does.
-template <class T>
-arith_t<T> scalar_as(const Scalar& s) {
-  if constexpr (std::is_same_v<T, bool>) {
-    return s.to_bool() ? 1 : 0;
-  } else if constexpr (std::is_integral_v<T>) {
-    return static_cast<T>(s.to_int());
-  } else {
-    return static_cast<arith_t<T>>(static_cast<T>(s.to<opmath_t<T>>()));
-  }
-}
 
 // arith_into: out = make<T>()(a, b) for out's dtype T, a and b cast to T.
 // kFloatingOnly skips instantiating integer loops for ops that never need them.

@@ -68,22 +68,6 @@ int op_arity(FusedOp op) {
 // through the same contiguous_loop, so fused and eager values agree bit for
 // bit. See Note [Shared elementwise functors].
 
-// arith_t<T>: bool arithmetic computes in int32, as binary.cc's arith_t.
-template <class T>
-using arith_t = std::conditional_t<std::is_same_v<T, bool>, int32_t, opmath_t<T>>;
-
-// scalar_as<T>: alpha or an exponent as T's compute type, rounded to T first
-// (binary.cc's scalar_as, PyTorch's `scalar.to<scalar_t>()`).
-template <class T>
-arith_t<T> scalar_as(const Scalar& s) {
-  if constexpr (std::is_same_v<T, bool>) {
-    return s.to_bool() ? 1 : 0;
-  } else if constexpr (std::is_integral_v<T>) {
-    return static_cast<T>(s.to_int());
-  } else {
-    return static_cast<arith_t<T>>(static_cast<T>(s.to<opmath_t<T>>()));
-  }
-}
 
 // launch: out[i] = f(args[0][i], ...) for n elements; bit k of mask marks
 // argument k as one broadcast value.

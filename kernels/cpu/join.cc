@@ -80,19 +80,7 @@ Tensor stack_cpu(TensorList tensors, int64_t dim) {
 Scalar local_scalar_dense_cpu(const Tensor& self) {
   OPSPEC_CHECK(self.numel() == 1, "aten::_local_scalar_dense: a Tensor with ", self.numel(),
                " elements cannot be converted to Scalar");
-  // One element: its address is the storage offset whatever the strides.
-  return OPSPEC_DISPATCH_ALL_DTYPES(self.dtype(), "aten::_local_scalar_dense", [&]() -> Scalar {
-    const scalar_t v = *static_cast<const scalar_t*>(self.raw_data());
-    if constexpr (std::is_same_v<scalar_t, bool>) {
-      return Scalar(v);
-    } else if constexpr (std::is_integral_v<scalar_t>) {
-      return Scalar(static_cast<int64_t>(v));
-    } else if constexpr (std::is_same_v<scalar_t, double>) {
-      return Scalar(v);
-    } else {
-      return Scalar(static_cast<double>(static_cast<float>(v)));  // f32, f16, bf16 widen exactly
-    }
-  });
+  return read_scalar(self);
 }
 
 }  // namespace opspec::internal

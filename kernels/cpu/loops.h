@@ -123,6 +123,25 @@ template <> struct OpMath<Half> { using type = float; };
 template <> struct OpMath<BFloat16> { using type = float; };
 template <class T> using opmath_t = typename OpMath<T>::type;
 
+// arith_t<T>: the compute type of arithmetic on storage type T; bool
+// arithmetic runs on int32 (add = or, mul = and, max = or, ...) and is stored
+// back as `!= 0`.
+template <class T>
+using arith_t = std::conditional_t<std::is_same_v<T, bool>, int32_t, opmath_t<T>>;
+
+// scalar_as<T>: a Scalar (alpha, an exponent) as T's compute type, rounded to
+// T first as PyTorch's `scalar.to<scalar_t>()` does.
+template <class T>
+arith_t<T> scalar_as(const Scalar& s) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return s.to_bool() ? 1 : 0;
+  } else if constexpr (std::is_integral_v<T>) {
+    return static_cast<T>(s.to_int());
+  } else {
+    return static_cast<arith_t<T>>(static_cast<T>(s.to<opmath_t<T>>()));
+  }
+}
+
 // select_bits: c ? a : b as integer masking, so GCC neither branches nor
 // refuses to if-convert around floating-point ops (-ftrapping-math).
 inline uint32_t select_bits(bool c, uint32_t a, uint32_t b) {

@@ -11,6 +11,7 @@
 #include "runtime/compile/backend.h"
 #include "runtime/compile/fusion.h"
 #include "runtime/compile/logging.h"
+#include "runtime/graph/interpreter.h"
 #include "runtime/dispatch/dispatcher.h"
 #include "runtime/dispatch/kernel_record.h"
 
@@ -120,42 +121,6 @@ std::vector<Step> schedule(const Plan& plan, const std::vector<Node*>& nodes) {
   return steps;
 }
 
-// check_input: as run_graph: dtype, device and sizes of the traced placeholder.
-void check_input(const Tensor& t, const Node& p, size_t i) {
-  const TensorMeta& want = p.tensor_meta();
-  OPSPEC_CHECK(t.defined(), "fused_backend: input ", i, " (%", p.name(),
-               ") is undefined but the graph was traced with ", want.str());
-  const bool same_sizes = std::equal(t.sizes().begin(), t.sizes().end(), want.sizes.begin(), want.sizes.end());
-  OPSPEC_CHECK(same_sizes && t.dtype() == want.dtype && t.device() == want.device, "fused_backend: input ", i, " (%",
-               p.name(), ") is ", TensorMeta::of(t).str(), " but the graph was traced with ", want.str());
-}
-
-// run_call: one node through the dispatcher, exactly as run_graph runs it.
-std::vector<Value> run_call(const Node& n, absl::FunctionRef<const Value&(const Node*)> value_of) {
-  Stack stack;
-  stack.reserve(n.args().size());
-  for (const NodeArg& a : n.args()) {
-    if (a.is_value()) {
-      stack.push_back(a.as_value());
-    } else if (a.is_node()) {
-      stack.push_back(value_of(a.as_node()));
-    } else {
-      std::vector<Tensor> list;
-      for (const Node* x : a.as_node_list()) list.push_back(value_of(x).to_tensor());
-      stack.push_back(std::move(list));
-    }
-  }
-  try {
-    n.target()->schema().check_stack(stack);
-    Dispatcher::singleton().call_boxed(*n.target(), stack);
-  } catch (const NotImplementedError& e) {
-    throw NotImplementedError(str_cat("fused_backend: node %", n.name(), " (", n.target()->name(), "): ", e.what()));
-  } catch (const Error& e) {
-    throw Error(str_cat("fused_backend: node %", n.name(), " (", n.target()->name(), "): ", e.what()));
-  }
-  return stack;
-}
-
 // run_group: allocates the group's outputs and launches its fused kernel,
 // reported to kernel observers (DebugMode) with pre/post hashes.
 std::vector<Tensor> run_group(const FusionGroup& group, const std::vector<Tensor>& ins) {
@@ -190,7 +155,7 @@ std::vector<Tensor> Plan::run(const std::vector<Tensor>& inputs) const {
                  o->append("%" + p->name());
                }),
                ") but ", inputs.size(), " were given");
-  for (size_t i = 0; i < inputs.size(); ++i) check_input(inputs[i], *placeholders[i], i);
+  for (size_t i = 0; i < inputs.size(); ++i) internal::check_graph_input(inputs[i], *placeholders[i], i, /*check_sizes=*/true, "fused_backend");
   std::vector<std::vector<Value>> values(num_nodes);
   auto value_of = [&](const Node* producer, const Node& user) -> const Value& {
     const std::vector<Value>& v = values[pos.at(producer)];
@@ -225,7 +190,7 @@ std::vector<Tensor> Plan::run(const std::vector<Tensor>& inputs) const {
           slot = {call[static_cast<size_t>(n.index())]};
           break;
         }
-        case NodeOp::kCall: slot = run_call(n, [&](const Node* p) -> const Value& { return value_of(p, n); }); break;
+        case NodeOp::kCall: slot = internal::run_call_node(n, [&](const Node* p) -> const Value& { return value_of(p, n); }, "fused_backend"); break;
         case NodeOp::kOutput: break;
       }
     }

@@ -110,21 +110,6 @@ struct Operand {
 // ResolveFn: the operand for argument i of the node being lowered.
 using ResolveFn = absl::FunctionRef<Operand(size_t i)>;
 
-// wrapped_value: the value of a wrapped-number tensor, in its own dtype.
-Scalar wrapped_value(const Tensor& t) {
-  return OPSPEC_DISPATCH_ALL_DTYPES(t.dtype(), "fusion", [&]() -> Scalar {
-    const scalar_t v = *static_cast<const scalar_t*>(t.raw_data());
-    if constexpr (std::is_same_v<scalar_t, bool>) {
-      return Scalar(v);
-    } else if constexpr (std::is_integral_v<scalar_t>) {
-      return Scalar(static_cast<int64_t>(v));
-    } else if constexpr (std::is_same_v<scalar_t, double>) {
-      return Scalar(v);
-    } else {
-      return Scalar(static_cast<double>(static_cast<float>(v)));
-    }
-  });
-}
 
 // scalar_operand: a wrapped number or Scalar argument as a constant register.
 std::optional<Operand> scalar_operand(FusedProgram& p, const Value& v) {
@@ -137,7 +122,7 @@ std::optional<Operand> scalar_operand(FusedProgram& p, const Value& v) {
   } else {
     return std::nullopt;
   }
-  return Operand{p.add_constant(wrapped_value(t), t.dtype()), t};
+  return Operand{p.add_constant(internal::read_scalar(t), t.dtype()), t};
 }
 
 Operand cast(FusedProgram& p, const Operand& x, DType d) { return {p.add_cast(x.reg, d), x.proxy}; }

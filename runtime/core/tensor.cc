@@ -195,6 +195,23 @@ Tensor make_wrapped_number(const Scalar& s) {
   return t;
 }
 
+Scalar read_scalar(const Tensor& t) {
+  OPSPEC_INTERNAL_ASSERT(t.numel() == 1 && t.impl()->storage()->device().is_cpu());
+  // One element: its address is the storage offset whatever the strides.
+  return OPSPEC_DISPATCH_ALL_DTYPES(t.dtype(), "read_scalar", [&]() -> Scalar {
+    const scalar_t v = *static_cast<const scalar_t*>(t.raw_data());
+    if constexpr (std::is_same_v<scalar_t, bool>) {
+      return Scalar(v);
+    } else if constexpr (std::is_integral_v<scalar_t>) {
+      return Scalar(static_cast<int64_t>(v));
+    } else if constexpr (std::is_same_v<scalar_t, double>) {
+      return Scalar(v);
+    } else {
+      return Scalar(static_cast<double>(static_cast<float>(v)));
+    }
+  });
+}
+
 double read_element_as_double(const Tensor& t, int64_t linear_index) {
   int64_t off = 0;
   for (int64_t d = t.dim() - 1; d >= 0; --d) {

@@ -220,6 +220,9 @@ Tensor make_strided(IntArrayRef sizes, IntArrayRef strides, DType dtype, Device 
 Tensor make_view(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset);
 // make_wrapped_number: a 0-dim tensor holding s, flagged as a wrapped number.
 Tensor make_wrapped_number(const Scalar& s);
+// read_scalar: the value of a one-element CPU tensor as a Scalar of its kind
+// (bool, int64 exactly, or double; f32/f16/bf16 widen exactly).
+Scalar read_scalar(const Tensor& t);
 // read_element_as_double: the element at a linear row-major index of a CPU tensor.
 double read_element_as_double(const Tensor& t, int64_t linear_index);
 

@@ -53,11 +53,8 @@ Scalar Value::to_scalar() const {
   if (auto* i = std::get_if<int64_t>(&v_)) return Scalar(*i);
   if (auto* d = std::get_if<double>(&v_)) return Scalar(*d);
   if (auto* b = std::get_if<bool>(&v_)) return Scalar(*b);
-  if (auto* t = std::get_if<Tensor>(&v_); t && t->defined() && t->numel() == 1 && t->device().is_cpu()) {
-    const double v = internal::read_element_as_double(*t, 0);
-    if (t->dtype() == DType::kBool) return Scalar(v != 0);
-    if (is_integral(t->dtype(), false)) return Scalar(static_cast<int64_t>(v));
-    return Scalar(v);
+  if (auto* t = std::get_if<Tensor>(&v_); t && t->defined() && t->numel() == 1 && t->impl()->storage()->device().is_cpu()) {
+    return internal::read_scalar(*t);
   }
   type_error(*this, "Scalar");
 }

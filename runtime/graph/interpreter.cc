@@ -15,18 +15,6 @@ const Value& single_value(const std::vector<Value>& values, const Node& producer
   return values[0];
 }
 
-// check_input: an input must match the placeholder's dtype, device and sizes
-// (strides may differ: the ops handle any layout).
-void check_input(const Tensor& t, const Node& p, size_t i, bool check_sizes) {
-  const TensorMeta& want = p.tensor_meta();
-  OPSPEC_CHECK(t.defined(), "run_graph: input ", i, " (%", p.name(), ") is undefined but the graph was traced with ",
-               want.str());
-  const bool same_sizes = check_sizes ? std::equal(t.sizes().begin(), t.sizes().end(), want.sizes.begin(), want.sizes.end())
-                                      : t.dim() == static_cast<int64_t>(want.sizes.size());
-  OPSPEC_CHECK(same_sizes && t.dtype() == want.dtype && t.device() == want.device, "run_graph: input ", i, " (%",
-               p.name(), ") is ", TensorMeta::of(t).str(), " but the graph was traced with ", want.str());
-}
-
 // constant_value: a constant's tensor, which must hold data (not meta, not fake).
 const Tensor& constant_value(const Node& n) {
   const Tensor& t = n.constant();
@@ -38,6 +26,47 @@ const Tensor& constant_value(const Node& n) {
 
 }  // namespace
 
+namespace internal {
+
+// Strides may differ: the ops handle any layout.
+void check_graph_input(const Tensor& t, const Node& p, size_t i, bool check_sizes, std::string_view who) {
+  const TensorMeta& want = p.tensor_meta();
+  OPSPEC_CHECK(t.defined(), who, ": input ", i, " (%", p.name(), ") is undefined but the graph was traced with ",
+               want.str());
+  const bool same_sizes = check_sizes ? std::equal(t.sizes().begin(), t.sizes().end(), want.sizes.begin(), want.sizes.end())
+                                      : t.dim() == static_cast<int64_t>(want.sizes.size());
+  OPSPEC_CHECK(same_sizes && t.dtype() == want.dtype && t.device() == want.device, who, ": input ", i, " (%",
+               p.name(), ") is ", TensorMeta::of(t).str(), " but the graph was traced with ", want.str());
+}
+
+Stack run_call_node(const Node& n, absl::FunctionRef<const Value&(const Node*)> value_of, std::string_view who) {
+  Stack stack;
+  stack.reserve(n.args().size());
+  for (const NodeArg& a : n.args()) {
+    if (a.is_value()) {
+      stack.push_back(a.as_value());
+    } else if (a.is_node()) {
+      stack.push_back(value_of(a.as_node()));
+    } else {
+      std::vector<Tensor> list;
+      for (const Node* x : a.as_node_list()) list.push_back(value_of(x).to_tensor());
+      stack.push_back(std::move(list));
+    }
+  }
+  // Full dispatch, as eager code does, so active modes see the op.
+  try {
+    n.target()->schema().check_stack(stack);
+    Dispatcher::singleton().call_boxed(*n.target(), stack);
+  } catch (const NotImplementedError& e) {
+    throw NotImplementedError(str_cat(who, ": node %", n.name(), " (", n.target()->name(), "): ", e.what()));
+  } catch (const Error& e) {
+    throw Error(str_cat(who, ": node %", n.name(), " (", n.target()->name(), "): ", e.what()));
+  }
+  return stack;
+}
+
+}  // namespace internal
+
 std::vector<Tensor> run_graph(const Graph& g, absl::Span<const Tensor> inputs) { return run_graph(g, inputs, {}); }
 
 std::vector<Tensor> run_graph(const Graph& g, absl::Span<const Tensor> inputs, const RunGraphOptions& options) {
@@ -48,7 +77,7 @@ std::vector<Tensor> run_graph(const Graph& g, absl::Span<const Tensor> inputs, c
                  o->append("%" + p->name());
                }),
                ") but ", inputs.size(), " were given");
-  for (size_t i = 0; i < inputs.size(); ++i) check_input(inputs[i], *placeholders[i], i, options.check_sizes);
+  for (size_t i = 0; i < inputs.size(); ++i) internal::check_graph_input(inputs[i], *placeholders[i], i, options.check_sizes, "run_graph");
   const Node* output = g.output();
   OPSPEC_CHECK(output != nullptr, "run_graph: the graph has no output node");
 
@@ -81,32 +110,11 @@ std::vector<Tensor> run_graph(const Graph& g, absl::Span<const Tensor> inputs, c
         values[i] = {call[static_cast<size_t>(n.index())]};
         break;
       }
-      case NodeOp::kCall: {
-        Stack stack;
-        stack.reserve(n.args().size());
-        for (const NodeArg& a : n.args()) {
-          if (a.is_value()) {
-            stack.push_back(a.as_value());
-          } else if (a.is_node()) {
-            stack.push_back(value_of(a.as_node(), n));
-          } else {
-            std::vector<Tensor> list;
-            for (const Node* x : a.as_node_list()) list.push_back(value_of(x, n).to_tensor());
-            stack.push_back(std::move(list));
-          }
-        }
-        // Full dispatch, as eager code does, so active modes see the op.
-        try {
-          n.target()->schema().check_stack(stack);
-          Dispatcher::singleton().call_boxed(*n.target(), stack);
-        } catch (const NotImplementedError& e) {
-          throw NotImplementedError(str_cat("run_graph: node %", n.name(), " (", n.target()->name(), "): ", e.what()));
-        } catch (const Error& e) {
-          throw Error(str_cat("run_graph: node %", n.name(), " (", n.target()->name(), "): ", e.what()));
-        }
-        values[i] = std::move(stack);
+      case NodeOp::kCall:
+        values[i] = internal::run_call_node(n, [&](const Node* producer) -> const Value& {
+          return value_of(producer, n);
+        }, "run_graph");
         break;
-      }
       case NodeOp::kOutput:
         for (const NodeArg& a : n.args()) {
           const Value& v = value_of(a.as_node(), n);

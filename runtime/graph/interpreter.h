@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/types/span.h"
 #include "runtime/graph/graph.h"
 
@@ -24,5 +25,15 @@ struct RunGraphOptions {
 };
 // run_graph: as above, with options.
 std::vector<Tensor> run_graph(const Graph& g, absl::Span<const Tensor> inputs, const RunGraphOptions& options);
+
+namespace internal {
+// check_graph_input: input i must have placeholder p's dtype, device and (with
+// check_sizes) sizes; errors start with who ("run_graph").
+void check_graph_input(const Tensor& t, const Node& p, size_t i, bool check_sizes, std::string_view who);
+// run_call_node: dispatches call node n on its arguments (value_of gives each
+// input node's value) exactly as run_graph does, returning its results; an op
+// error is rethrown with "<who>: node %name (op): " in front.
+Stack run_call_node(const Node& n, absl::FunctionRef<const Value&(const Node*)> value_of, std::string_view who);
+}  // namespace internal
 
 }  // namespace opspec
