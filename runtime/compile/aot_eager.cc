@@ -1,6 +1,5 @@
 #include "runtime/compile/aot_eager.h"
 
-#include <algorithm>
 #include <memory>
 
 #include "runtime/compile/logging.h"
@@ -16,9 +15,7 @@ Backend make_aot_eager_backend(const DecompositionTable* decompositions) {
         make_fx([&graph](const std::vector<Tensor>& in) { return run_graph(graph, in); },
                 {.decomposition_table = decompositions})(example_inputs));
     log_message("graph_code", str_cat("aot_eager graph:\n", aten->str()));
-    const bool dynamic = std::any_of(example_inputs.begin(), example_inputs.end(),
-                                     [](const Tensor& t) { return t.impl()->dynamic_dims() != 0; });
-    const RunGraphOptions options{.check_sizes = !dynamic};
+    const RunGraphOptions options{.check_sizes = !has_dynamic_dims(example_inputs)};
     return [aten, options](const std::vector<Tensor>& inputs) { return run_graph(*aten, inputs, options); };
   };
 }

@@ -13,12 +13,6 @@
 namespace opspec {
 namespace {
 
-// has_dynamic_dims: some example input has dims marked dynamic (see Note [Guards]).
-bool has_dynamic_dims(const std::vector<Tensor>& example_inputs) {
-  return std::any_of(example_inputs.begin(), example_inputs.end(),
-                     [](const Tensor& t) { return t.impl()->dynamic_dims() != 0; });
-}
-
 struct BackendRegistry {
   std::mutex mu;
   std::map<std::string, Backend, std::less<>> backends;
@@ -36,6 +30,11 @@ BackendRegistry& backend_registry() {
 }
 
 }  // namespace
+
+bool has_dynamic_dims(const std::vector<Tensor>& example_inputs) {
+  return std::any_of(example_inputs.begin(), example_inputs.end(),
+                     [](const Tensor& t) { return t.impl()->dynamic_dims() != 0; });
+}
 
 CompiledGraph eager_backend(const Graph& graph, const std::vector<Tensor>& example_inputs) {
   auto g = std::make_shared<const Graph>(graph.clone());

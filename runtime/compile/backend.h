@@ -38,6 +38,10 @@ Backend lookup_backend(std::string_view name);
 // list_backends: the registered names, sorted.
 std::vector<std::string> list_backends();
 
+// has_dynamic_dims: some example input has dims marked dynamic, which the
+// compiled graph must accept at any size (see Note [Guards]).
+bool has_dynamic_dims(const std::vector<Tensor>& example_inputs);
+
 // eager_backend: runs the graph node by node through the dispatcher.
 CompiledGraph eager_backend(const Graph& graph, const std::vector<Tensor>& example_inputs);
 // fused_backend: groups elementwise chains into fused CPU kernels; other ops

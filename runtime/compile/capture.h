@@ -41,6 +41,8 @@ struct CompiledState {
   CompiledGraph compiled_for(const Graph& graph, const std::vector<Tensor>& inputs,
                              const std::vector<std::string>& names, size_t position);
   void record_break(const GraphBreak& b);
+  // clear: forgets every cache entry and statistic (mu must be held).
+  void clear();
 };
 
 // CaptureSession: one call of a compiled function under capture.

@@ -81,6 +81,12 @@ std::vector<std::string> ops_of(const Graph& g) {
 
 }  // namespace
 
+void CompiledState::clear() {
+  positions.clear();
+  entries = 0;
+  stats = CompileStats();
+}
+
 void CompiledState::record_break(const GraphBreak& b) {
   std::lock_guard<std::mutex> lock(mu);
   stats.breaks.push_back(b);
@@ -176,9 +182,7 @@ CompileStats CompiledFunction::stats() const {
 
 void CompiledFunction::reset() const {
   std::lock_guard<std::mutex> lock(state_->mu);
-  state_->positions.clear();
-  state_->entries = 0;
-  state_->stats = CompileStats();
+  state_->clear();
 }
 
 void reset() {
@@ -192,9 +196,7 @@ void reset() {
   }
   for (const auto& s : states) {
     std::lock_guard<std::mutex> lock(s->mu);
-    s->positions.clear();
-    s->entries = 0;
-    s->stats = CompileStats();
+    s->clear();
   }
 }
 
