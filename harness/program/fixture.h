@@ -1,0 +1,70 @@
+// fixture.h: the fixture registry: named C++ programs that spec cases run
+// (`fixture: mlp`) and that inline programs call (`y = mlp(x)`).
+// See Note [Fixtures].
+#pragma once
+
+#include <functional>
+#include <source_location>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "runtime/core/tensor.h"
+
+namespace opspec {
+
+// Note [Fixtures]
+// A fixture is a C++ program registered by name. Registration gives a factory
+// (`make`) rather than the program itself: the runner seeds the generator and
+// calls make() once per case, so a module's parameters are created once, from
+// the case's seed, and stay the same across the eager run and every compiled
+// call. A fixture also declares its default inputs, so a spec may name it
+// without an `inputs:` section.
+
+// FixtureInput: one default input of a fixture (used when a case gives none).
+struct FixtureInput {
+  std::string name;
+  SizeVec shape;
+  DType dtype = DType::kFloat32;
+  std::string init = "randn";  // randn | rand | zeros | ones | arange
+};
+
+// FixtureFn: the program: tensors in (in FixtureInput order), tensors out.
+using FixtureFn = std::function<std::vector<Tensor>(const std::vector<Tensor>& inputs)>;
+
+// Fixture: a registered program.
+struct Fixture {
+  std::string name;
+  std::string description;
+  std::vector<FixtureInput> inputs;
+  // make: builds the program (creating parameters with the current generator state).
+  std::function<FixtureFn()> make;
+  std::string file;  // where it was registered, for `opspec list`
+  int line = 0;
+};
+
+// register_fixture: adds f; a second fixture of the same name is an error.
+void register_fixture(Fixture f);
+// find_fixture: the fixture called name, or null.
+const Fixture* find_fixture(std::string_view name);
+// list_fixtures: every registered fixture, sorted by name.
+std::vector<const Fixture*> list_fixtures();
+
+namespace internal {
+// FixtureRegistrar: registers a fixture from a static initializer (OPSPEC_FIXTURE).
+struct FixtureRegistrar {
+  FixtureRegistrar(Fixture f, std::source_location loc = std::source_location::current());
+};
+}  // namespace internal
+
+}  // namespace opspec
+
+// OPSPEC_FIXTURE(name, description, inputs, make): registers a fixture at
+// start-up. Put it in a source file linked into the executable (or an OBJECT
+// library), not a static library, so the linker keeps it. Example:
+//   OPSPEC_FIXTURE(gelu_chain, "gelu(x) * x + 1", {{"x", {8, 8}}},
+//                  [] { return [](const std::vector<Tensor>& in) { ... }; });
+// (Variadic so that braces with commas in inputs need no extra parentheses.)
+#define OPSPEC_FIXTURE(name, description, ...)                                                \
+  static ::opspec::internal::FixtureRegistrar opspec_fixture_registrar_##name(::opspec::Fixture{ \
+      #name, description, __VA_ARGS__})

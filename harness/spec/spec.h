@@ -1,0 +1,118 @@
+// spec.h: the model of a YAML spec suite (schema v1), as the loader builds
+// it and the runner reads it. See docs/spec-format.md for the file format.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/program/program.h"
+#include "runtime/core/dtype.h"
+#include "runtime/core/shape_utils.h"
+
+namespace opspec::spec {
+
+// InputSpec: one input tensor: `x: {shape: [4], init: randn, dtype: f32, device: cpu}`.
+struct InputSpec {
+  std::string name;
+  SizeVec shape;
+  std::optional<DType> dtype;    // the case's default dtype when absent
+  std::string device;            // "" = the case's device
+  // init: randn | rand | zeros | ones | arange | full | values
+  std::string init = "randn";
+  double fill = 0;               // init: full
+  std::vector<double> values;    // init: values (numel must match shape)
+  SourceLocation where;
+};
+
+// CompileSpec: the `compile:` section.
+struct CompileSpec {
+  std::string backend = "eager";   // defaults.backend, then "eager"
+  bool fullgraph = false;
+  bool dynamic = false;            // every dim dynamic (CompileOptions::dynamic)
+  std::vector<std::string> disallow_in_graph;   // op names (as written, e.g. "sub" or "aten::sub")
+  std::vector<std::pair<std::string, int64_t>> mark_dynamic;  // dynamic: [x.0] -> {"x", 0}
+  std::vector<std::pair<std::string, int64_t>> mark_static;   // static: [x.1]
+  int cache_size_limit = 8;
+  bool error_on_recompile = false;
+  // calls: further calls of the compiled function after the first, each
+  // overriding some inputs (e.g. a new shape to provoke a recompile).
+  std::vector<std::vector<InputSpec>> calls;
+  SourceLocation where;
+};
+
+// Tolerance: `equivalent:` — bitwise, or assert_close with optional rtol/atol.
+struct EquivalenceSpec {
+  bool bitwise = false;
+  std::optional<double> rtol;      // both or neither (the loader checks)
+  std::optional<double> atol;
+  std::string hash = "norm";       // DebugMode hash used for the divergence report
+  SourceLocation where;
+};
+
+// GraphBreakSpec: one expected break: a substring of its reason.
+struct GraphBreakSpec {
+  std::string reason;
+};
+
+// ExpectSpec: the `expect:` section; every field is optional.
+struct ExpectSpec {
+  std::optional<std::vector<std::string>> ops;           // exact eager aten sequence
+  std::optional<std::vector<std::string>> ops_contain;   // ordered subsequence
+  std::optional<std::vector<std::string>> ops_exclude;
+  std::optional<std::vector<std::string>> function_ops;  // function-mode level, exact
+  std::optional<int> graphs;
+  std::optional<int> graph_break_count;                  // `graph_breaks: 2`
+  std::optional<std::vector<GraphBreakSpec>> graph_breaks;  // `graph_breaks: [{reason: ..}]`
+  std::optional<int> recompiles;
+  std::optional<int> fused_kernels;
+  std::optional<EquivalenceSpec> equivalent;
+  std::optional<std::string> check;          // FileCheck directives over the debug string
+  std::optional<std::string> check_graphs;   // FileCheck directives over the printed graphs
+  std::optional<std::string> debug_string;   // exact golden text
+  SourceLocation debug_string_where;         // for --accept: where the golden text sits
+  std::optional<std::string> error;          // regex the case's error must match
+  std::optional<std::vector<double>> outputs;  // values of the (single) output, f64 compare
+  SourceLocation where;
+};
+
+// DebugSpec: the `debug:` section: how the DebugMode behind `check:` and
+// `debug_string:` records (defaults: outputs only, no hashes).
+struct DebugSpec {
+  std::optional<std::string> hash;   // norm | hash_tensor | bitwise: log_tensor_hashes
+  bool hash_inputs = false;
+  bool record_ids = false;
+  bool function_level = false;
+  bool record_output = true;
+};
+
+// CaseSpec: one case of a suite.
+struct CaseSpec {
+  std::string name;
+  std::string description;
+  std::vector<InputSpec> inputs;
+  std::optional<Program> program;   // exactly one of program / fixture
+  std::string fixture;
+  std::optional<CompileSpec> compile;
+  ExpectSpec expect;
+  DebugSpec debug;
+  std::vector<std::string> skip_if;     // no_cuda | cuda | no_gpu ...
+  std::optional<std::string> xfail;     // reason
+  std::vector<std::string> devices;     // {"cpu"} by default
+  DType dtype = DType::kFloat32;        // from defaults
+  uint64_t seed = 0;
+  // load_error: a problem found in this case alone (bad program, unknown op):
+  // the case fails with it, unless expect.error matches it.
+  std::optional<std::string> load_error;
+  SourceLocation where;                 // the case's `- name:` line
+};
+
+// SuiteSpec: one YAML file.
+struct SuiteSpec {
+  std::string name;   // `suite:` or the file's stem
+  std::string file;
+  std::vector<CaseSpec> cases;
+};
+
+}  // namespace opspec::spec
