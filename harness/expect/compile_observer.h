@@ -1,0 +1,60 @@
+// compile_observer.h: observe_compile, which runs a function compiled afresh
+// on several calls and keeps what the compiler did (stats, the graphs the
+// backend received, fused kernels, the first call's DebugMode log), plus the
+// checks over it behind EXPECT_GRAPH_BREAKS and friends.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/check_result.h"
+#include "harness/debug_mode.h"
+#include "harness/tensor_hash.h"
+#include "runtime/compile/compile.h"
+
+namespace opspec {
+
+// CompileObservation: what one observe_compile saw.
+struct CompileObservation {
+  CompileStats stats;                        // after all calls
+  std::vector<CompileStats> stats_per_call;  // a snapshot after each call
+  std::vector<std::string> graphs;           // every graph the backend compiled (Graph::str()), in order
+  int graphs_first_call = 0;                 // graphs run by the first call
+  int fused_kernels = 0;                     // kernel entries with prefix "fused" in the first call's log
+  std::vector<std::string> kernel_names;     // names of every kernel entry in the first call's log
+  std::vector<std::vector<Tensor>> outputs;  // per call
+  std::vector<DebugCall> log;                // DebugMode log of the first call
+  std::string debug_string;                  // its debug_string()
+  std::string explain;                       // explain()'s layout for the first call (graph/break counts, reasons, ops)
+};
+
+// observe_compile: compiles fn afresh with options (so caches belong to this
+// observation), wrapping the backend (options.backend_fn, else
+// lookup_backend(options.backend)) to keep each graph it compiles, and calls
+// it once per entry of calls, the first call under a DebugMode with debug's
+// options (and tensor hashes of kind *hash when given). Errors from fn or
+// the compiler propagate.
+CompileObservation observe_compile(const TracedFunction& fn, const std::vector<std::vector<Tensor>>& calls,
+                                   const CompileOptions& options, const DebugModeOptions& debug = {},
+                                   std::optional<HashKind> hash = std::nullopt);
+
+// check_graph_breaks: exactly `expected` breaks. Failure: "expected 1 graph
+// break, got 2:\n  break 1: <reason> at <user site>\n  ...".
+CheckResult check_graph_breaks(const CompileStats& stats, int expected);
+
+// check_graph_breaks: as many breaks as reason_substrings, break i's reason
+// containing reason_substrings[i].
+CheckResult check_graph_breaks(const CompileStats& stats, const std::vector<std::string>& reason_substrings);
+
+// check_graphs: graphs_first_call == expected. Failure names both counts and
+// prints the graphs the backend compiled.
+CheckResult check_graphs(const CompileObservation& obs, int expected);
+
+// check_recompiles: stats.recompiles == expected. Failure lists recompile_reasons.
+CheckResult check_recompiles(const CompileStats& stats, int expected);
+
+// check_fused_kernels: obs.fused_kernels == expected. Failure lists the kernels launched.
+CheckResult check_fused_kernels(const CompileObservation& obs, int expected);
+
+}  // namespace opspec

@@ -1,0 +1,81 @@
+// op_log.h: OpRecorder, a light mode that records the name and tensor
+// metadata of every op called while it is alive (cheaper than DebugMode, which
+// keeps boxed arguments), and op_name_matches, the name patterns the op
+// checks and matchers accept. See Note [Op name patterns].
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "runtime/core/tensor.h"
+
+namespace opspec {
+
+// OpLevel: which layer of the dispatcher an OpRecorder listens at.
+enum class OpLevel : uint8_t {
+  kAten,      // the Python key (PyTorch's TorchDispatchMode): aten ops, factories included
+  kFunction,  // the FunctionMode key (TorchFunctionMode): composites as called (linear, matmul)
+};
+
+// RecordedOp: one recorded call: the op's full name and, in argument order,
+// the sizes and dtypes of its tensor arguments (tensor lists flattened).
+struct RecordedOp {
+  std::string name;             // "aten::add.Tensor"
+  std::vector<SizeVec> shapes;  // one per tensor argument
+  std::vector<DType> dtypes;    // parallel to shapes
+
+  // str: "aten::add.Tensor(f32[2, 3], f32[])".
+  std::string str() const;
+};
+
+// operator==(RecordedOp, name): exact name equality, so gMock's
+// ElementsAre("aten::relu") applies to a std::vector<RecordedOp>.
+bool operator==(const RecordedOp& op, std::string_view name);
+inline bool operator==(std::string_view name, const RecordedOp& op) { return op == name; }
+
+// PrintTo: gtest's printer for RecordedOp (its str()).
+void PrintTo(const RecordedOp& op, std::ostream* os);
+std::ostream& operator<<(std::ostream& os, const RecordedOp& op);
+
+// OpRecorder: records every op dispatched at its level on this thread while
+// it is alive (RAII; push on construction, pop on destruction). Ops that user
+// modes would not see (HideUserModesGuard) are not recorded.
+class OpRecorder {
+ public:
+  explicit OpRecorder(OpLevel level = OpLevel::kAten);
+  ~OpRecorder();
+  OpRecorder(const OpRecorder&) = delete;
+  OpRecorder& operator=(const OpRecorder&) = delete;
+
+  // ops: what was recorded so far, in call order.
+  const std::vector<RecordedOp>& ops() const;
+  // names: the recorded ops' names.
+  std::vector<std::string> names() const;
+  OpLevel level() const { return level_; }
+
+ private:
+  class Mode;
+  OpLevel level_;
+  std::shared_ptr<Mode> mode_;
+};
+
+// record_ops: runs fn under an OpRecorder and returns what it recorded.
+// Exceptions from fn propagate (the recorder is popped first).
+std::vector<RecordedOp> record_ops(const std::function<void()>& fn, OpLevel level = OpLevel::kAten);
+
+// Note [Op name patterns]
+// An expected op name is a pattern: with an overload ("aten::add.Tensor") it
+// matches only that name; without one ("aten::add") it matches the overload
+// packet: "aten::add" and any "aten::add.<overload>"; a name with no
+// namespace ("add", "add.Tensor") means "aten::"; other namespaces
+// ("myns::op") work the same way. Matching is exact otherwise (case matters).
+
+// op_name_matches: whether the op name `name` matches pattern; see Note [Op name patterns].
+bool op_name_matches(std::string_view pattern, std::string_view name);
+
+}  // namespace opspec
