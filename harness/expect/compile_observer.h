@@ -22,7 +22,7 @@ struct CompileObservation {
   std::vector<std::string> graphs;           // every graph the backend compiled (Graph::str()), in order
   int graphs_first_call = 0;                 // graphs run by the first call
   int fused_kernels = 0;                     // kernel entries with prefix "fused" in the first call's log
-  std::vector<std::string> kernel_names;     // names of every kernel entry in the first call's log
+  std::vector<std::string> kernel_names;     // every kernel entry of the first call's log: "[fused] fused_mul_add_0"
   std::vector<std::vector<Tensor>> outputs;  // per call
   std::vector<DebugCall> log;                // DebugMode log of the first call
   std::string debug_string;                  // its debug_string()
@@ -44,17 +44,23 @@ CompileObservation observe_compile(const TracedFunction& fn, const std::vector<s
 CheckResult check_graph_breaks(const CompileStats& stats, int expected);
 
 // check_graph_breaks: as many breaks as reason_substrings, break i's reason
-// containing reason_substrings[i].
+// containing reason_substrings[i]. Failures: "expected 2 graph breaks (reasons
+// containing 'a', 'b'), got 1:\n  break 1: ..." or "graph break 1's reason
+// does not contain 'disallow':\n  break 1: ...".
 CheckResult check_graph_breaks(const CompileStats& stats, const std::vector<std::string>& reason_substrings);
 
-// check_graphs: graphs_first_call == expected. Failure names both counts and
-// prints the graphs the backend compiled.
+// check_graphs: graphs_first_call == expected. Failure: "expected 1 graph,
+// got 2 (in the first call)\n", the breaks ("graph breaks:\n  break 1: ...")
+// and each graph the backend compiled ("--- graph 1 of 2 compiled ---\n<Graph::str()>").
 CheckResult check_graphs(const CompileObservation& obs, int expected);
 
-// check_recompiles: stats.recompiles == expected. Failure lists recompile_reasons.
+// check_recompiles: stats.recompiles == expected. Failure: "expected 0
+// recompiles, got 1:\n  recompile 1: tensor 'x' size mismatch at index 0. expected 3, actual 5\n".
 CheckResult check_recompiles(const CompileStats& stats, int expected);
 
-// check_fused_kernels: obs.fused_kernels == expected. Failure lists the kernels launched.
+// check_fused_kernels: obs.fused_kernels == expected. Failure: "expected 2
+// fused kernels, got 1 (in the first call); kernels launched:\n  [fused] fused_mul_add_relu_0\n"
+// (or "; no kernel was launched outside the dispatcher").
 CheckResult check_fused_kernels(const CompileObservation& obs, int expected);
 
 }  // namespace opspec

@@ -29,14 +29,28 @@ struct EquivalenceResult {
   CompileStats stats;
 };
 
-// check_eager_compiled_equivalent: runs fn eagerly and compiled afresh, each
-// on clones of inputs (fn may mutate them), each under a DebugMode logging
-// tensor hashes of options.hash, and compares the outputs with assert_close.
-// Failure message:
-//   "eager and compiled (backend 'fused') outputs differ\n"
-//   "output 0: Tensor-likes are not close!\n\nMismatched elements: ...\n"
-//   "\nfirst divergent op: ..." (from diff_logs over the op entries of the two logs)
-// An exception from either run propagates.
+// check_eager_compiled_equivalent: runs fn eagerly and compiled afresh
+// (options.compile), each on copies of inputs made without dispatching (fn
+// may mutate them; the caller's tensors are untouched), each under a
+// DebugMode logging tensor hashes of options.hash, then compares the
+// outputs, and the inputs after the call, with assert_close(compiled, eager,
+// options.close). Failure message:
+//   "eager and compiled (backend 'fused') results differ\n"    ("a custom backend" for backend_fn)
+//   "output 0: Tensor-likes are not close!\n\nMismatched elements: 16 / 16 (100.0%)\n"
+//   "Greatest absolute difference: ... at index (3,) (up to 1e-05 allowed)\n"
+//   "Greatest relative difference: ...\n\n"                     ("input 0 after the call: ..." for inputs)
+// then where the DebugMode logs part (see Note [Locating the divergence] in
+// equivalence.cc): "DebugMode logs (log 1: eager, log 2: compiled): first
+// divergence at entry 0: aten::relu output hash differs ..." when they align;
+// "first divergent op both runs made: aten::add.Tensor (eager entry 2,
+// compiled entry 2)\n  eager: ...\n  compiled: ...\nbefore it the runs made
+// different entries (- eager only, + compiled only), where the divergence
+// likely starts:\n- [1] aten::cos\n+ [1] aten::sin" when the compiled run made
+// other ops (decompositions, fused kernels); "every entry both runs made has
+// equal hashes; they differ in these entries ...:\n" + a sequence_diff of the
+// entry names; or "the DebugMode logs show no divergence ...". Norm hashes are
+// compared with the rtol in force. Exceptions from either run propagate;
+// giving only one of rtol/atol throws as assert_close does.
 EquivalenceResult check_eager_compiled_equivalent(const TracedFunction& fn, const std::vector<Tensor>& inputs,
                                                   const EquivalenceOptions& options = {});
 

@@ -16,19 +16,24 @@ namespace opspec {
 CheckResult check_ops_exact(const std::vector<std::string>& actual, const std::vector<std::string>& expected);
 
 // check_ops_contain: expected (patterns) occurs in actual as an ordered
-// subsequence. Failure: "expected op 'aten::mm' (#2 of 3) not found after
-// 'aten::add.Tensor' at index 4\n" (or "... not found in the 7 recorded ops"
-// when nothing matched yet) followed by the actual ops, numbered, with the
-// matched ones marked and long unmatched runs elided.
+// subsequence (earliest matches). Failure:
+//   "expected op 'aten::sin' (#2 of 3) not found after 'aten::add.Tensor' at index 1 (matching 'aten::add')\n"
+//   ("... not found in the 4 ops recorded\n" when nothing matched), then
+//   "(it was called earlier, at index 0)\n" when it occurs before that point,
+//   "recorded ops (4), '*' marks the matched ones:\n" and one line per op,
+//   "* [1] aten::add.Tensor  (#1)\n" or "  [2] aten::mm\n", long unmatched runs
+//   elided to "  ... 47 ops ...\n" (15 ops kept after the last match).
 CheckResult check_ops_contain(const std::vector<std::string>& actual, const std::vector<std::string>& expected);
 
 // check_ops_exclude: no actual op matches any excluded pattern. Failure: one
-// line per excluded pattern that matched, "excluded op 'aten::_to_copy' was
-// called: aten::_to_copy.default at index 3, 7".
+// line per excluded pattern that matched, grouped by the op's full name, then
+// the count: "excluded op 'add' was called: aten::add.Tensor at index 1;
+// aten::add.Scalar at indices 3, 5\n(7 ops recorded)".
 CheckResult check_ops_exclude(const std::vector<std::string>& actual, const std::vector<std::string>& excluded);
 
 // check_text_equal: golden text comparison. Failure: "text differs from the
-// expected (golden) text:\n" + line_diff(expected, actual).
+// expected (golden) text (- expected, + actual):\n" + line_diff(expected,
+// actual); when only a trailing newline differs, a line saying which side has it.
 CheckResult check_text_equal(std::string_view actual, std::string_view expected);
 
 }  // namespace opspec

@@ -16,6 +16,8 @@
 
 namespace opspec {
 
+class ModeGuard;  // runtime/dispatch/mode.h
+
 // OpLevel: which layer of the dispatcher an OpRecorder listens at.
 enum class OpLevel : uint8_t {
   kAten,      // the Python key (PyTorch's TorchDispatchMode): aten ops, factories included
@@ -43,11 +45,14 @@ void PrintTo(const RecordedOp& op, std::ostream* os);
 std::ostream& operator<<(std::ostream& os, const RecordedOp& op);
 
 // OpRecorder: records every op dispatched at its level on this thread while
-// it is alive (RAII; push on construction, pop on destruction). Ops that user
-// modes would not see (HideUserModesGuard) are not recorded.
+// it is alive (RAII; push on construction, pop on destruction). Like
+// DebugMode's defaults, it records ops on real tensors only (include_fake
+// adds those on fake tensors, e.g. during compile()'s capture) and not what
+// user modes are hidden from (HideUserModesGuard). An op a handler runs
+// inside another op's kernel is not seen, as with DebugMode.
 class OpRecorder {
  public:
-  explicit OpRecorder(OpLevel level = OpLevel::kAten);
+  explicit OpRecorder(OpLevel level = OpLevel::kAten, bool include_fake = false);
   ~OpRecorder();
   OpRecorder(const OpRecorder&) = delete;
   OpRecorder& operator=(const OpRecorder&) = delete;
@@ -62,11 +67,16 @@ class OpRecorder {
   class Mode;
   OpLevel level_;
   std::shared_ptr<Mode> mode_;
+  std::unique_ptr<ModeGuard> guard_;
 };
 
 // record_ops: runs fn under an OpRecorder and returns what it recorded.
 // Exceptions from fn propagate (the recorder is popped first).
-std::vector<RecordedOp> record_ops(const std::function<void()>& fn, OpLevel level = OpLevel::kAten);
+std::vector<RecordedOp> record_ops(const std::function<void()>& fn, OpLevel level = OpLevel::kAten,
+                                   bool include_fake = false);
+
+// op_names: the names of ops, in order.
+std::vector<std::string> op_names(const std::vector<RecordedOp>& ops);
 
 // Note [Op name patterns]
 // An expected op name is a pattern: with an overload ("aten::add.Tensor") it

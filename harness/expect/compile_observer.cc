@@ -1,0 +1,160 @@
+// compile_observer.cc: observe_compile and the compile checks.
+#include "harness/expect/compile_observer.h"
+
+#include <memory>
+#include <mutex>
+
+#include "runtime/compile/explain.h"
+
+namespace opspec {
+namespace {
+
+std::string plural(int64_t n, std::string_view noun) { return str_cat(n, " ", noun, n == 1 ? "" : "s"); }
+
+std::string list_breaks(const CompileStats& stats) {
+  std::string out;
+  for (size_t i = 0; i < stats.breaks.size(); ++i) {
+    const GraphBreak& b = stats.breaks[i];
+    str_append(&out, "  break ", i + 1, ": ", b.reason, " at ", b.user_site.empty() ? "<unknown>" : b.user_site, "\n");
+  }
+  return out;
+}
+
+std::string quoted_list(const std::vector<std::string>& items) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) str_append(&out, i ? ", " : "", "'", items[i], "'");
+  return out;
+}
+
+}  // namespace
+
+CompileObservation observe_compile(const TracedFunction& fn, const std::vector<std::vector<Tensor>>& calls,
+                                   const CompileOptions& options, const DebugModeOptions& debug,
+                                   std::optional<HashKind> hash) {
+  struct Captured {
+    std::mutex mu;
+    std::vector<std::string> graphs;
+  };
+  auto captured = std::make_shared<Captured>();
+  Backend inner = options.backend_fn ? options.backend_fn : lookup_backend(options.backend);
+  CompileOptions opts = options;
+  opts.backend_fn = [inner = std::move(inner), captured](const Graph& graph, const std::vector<Tensor>& examples) {
+    {
+      std::lock_guard<std::mutex> lock(captured->mu);
+      captured->graphs.push_back(graph.str());
+    }
+    return inner(graph, examples);
+  };
+  CompiledFunction compiled(fn, std::move(opts));
+
+  CompileObservation obs;
+  for (size_t c = 0; c < calls.size(); ++c) {
+    if (c == 0) {
+      DebugMode dm(debug);
+      {
+        auto scope = dm.enter();
+        std::optional<DebugMode::HashScope> hashes;
+        if (hash.has_value()) hashes.emplace(std::vector<HashKind>{*hash}, false, false);
+        obs.outputs.push_back(compiled(calls[c]));
+      }
+      obs.log = dm.logs();
+      obs.debug_string = dm.debug_string();
+    } else {
+      obs.outputs.push_back(compiled(calls[c]));
+    }
+    obs.stats_per_call.push_back(compiled.stats());
+  }
+  obs.stats = compiled.stats();
+  {
+    std::lock_guard<std::mutex> lock(captured->mu);
+    obs.graphs = captured->graphs;
+  }
+  for (const DebugCall& entry : obs.log) {
+    if (entry.kind != DebugCall::Kind::kKernel) continue;
+    obs.kernel_names.push_back(str_cat("[", entry.kernel_prefix, "] ", entry.name));
+    obs.fused_kernels += entry.kernel_prefix == "fused";
+  }
+  if (!obs.stats_per_call.empty()) {
+    // explain() of the first call: a fresh function's first call compiles
+    // every graph it runs, so its stats are what explain() reports.
+    const CompileStats& first = obs.stats_per_call.front();
+    obs.graphs_first_call = first.graphs_run;
+    ExplainOutput ex;
+    ex.graph_count = first.graphs_run;
+    ex.graph_break_count = static_cast<int>(first.breaks.size());
+    ex.break_reasons = first.breaks;
+    ex.ops_per_graph = first.ops_per_graph;
+    for (const auto& ops : first.ops_per_graph) ex.op_count += static_cast<int>(ops.size());
+    ex.guards = first.guards;
+    obs.explain = ex.str();
+  }
+  return obs;
+}
+
+CheckResult check_graph_breaks(const CompileStats& stats, int expected) {
+  const int got = static_cast<int>(stats.breaks.size());
+  if (got == expected) return CheckResult::pass();
+  std::string msg = str_cat("expected ", plural(expected, "graph break"), ", got ", got);
+  if (got > 0) str_append(&msg, ":\n", list_breaks(stats));
+  return CheckResult::fail(std::move(msg));
+}
+
+CheckResult check_graph_breaks(const CompileStats& stats, const std::vector<std::string>& reason_substrings) {
+  const size_t got = stats.breaks.size();
+  if (got != reason_substrings.size()) {
+    std::string msg = str_cat("expected ", plural(static_cast<int64_t>(reason_substrings.size()), "graph break"));
+    if (!reason_substrings.empty()) str_append(&msg, " (reasons containing ", quoted_list(reason_substrings), ")");
+    str_append(&msg, ", got ", got);
+    if (got > 0) str_append(&msg, ":\n", list_breaks(stats));
+    return CheckResult::fail(std::move(msg));
+  }
+  for (size_t i = 0; i < got; ++i) {
+    if (stats.breaks[i].reason.find(reason_substrings[i]) == std::string::npos) {
+      return CheckResult::fail(str_cat("graph break ", i + 1, "'s reason does not contain '", reason_substrings[i],
+                                       "':\n", list_breaks(stats)));
+    }
+  }
+  return CheckResult::pass();
+}
+
+CheckResult check_graphs(const CompileObservation& obs, int expected) {
+  if (obs.graphs_first_call == expected) return CheckResult::pass();
+  std::string msg = str_cat("expected ", plural(expected, "graph"), ", got ", obs.graphs_first_call,
+                            " (in the first call)\n");
+  if (!obs.stats_per_call.empty() && !obs.stats_per_call.front().breaks.empty()) {
+    str_append(&msg, "graph breaks:\n", list_breaks(obs.stats_per_call.front()));
+  }
+  if (obs.graphs.empty()) {
+    msg += "the backend compiled no graph\n";
+  }
+  for (size_t i = 0; i < obs.graphs.size(); ++i) {
+    str_append(&msg, "--- graph ", i + 1, " of ", obs.graphs.size(), " compiled ---\n", obs.graphs[i]);
+    if (!obs.graphs[i].empty() && obs.graphs[i].back() != '\n') msg += '\n';
+  }
+  return CheckResult::fail(std::move(msg));
+}
+
+CheckResult check_recompiles(const CompileStats& stats, int expected) {
+  if (stats.recompiles == expected) return CheckResult::pass();
+  std::string msg = str_cat("expected ", plural(expected, "recompile"), ", got ", stats.recompiles);
+  if (!stats.recompile_reasons.empty()) msg += ":\n";
+  for (size_t i = 0; i < stats.recompile_reasons.size(); ++i) {
+    str_append(&msg, "  recompile ", i + 1, ": ", stats.recompile_reasons[i], "\n");
+  }
+  return CheckResult::fail(std::move(msg));
+}
+
+CheckResult check_fused_kernels(const CompileObservation& obs, int expected) {
+  if (obs.fused_kernels == expected) return CheckResult::pass();
+  std::string msg = str_cat("expected ", plural(expected, "fused kernel"), ", got ", obs.fused_kernels,
+                            " (in the first call)");
+  if (obs.kernel_names.empty()) {
+    msg += "; no kernel was launched outside the dispatcher";
+  } else {
+    msg += "; kernels launched:\n";
+    for (const std::string& k : obs.kernel_names) str_append(&msg, "  ", k, "\n");
+  }
+  return CheckResult::fail(std::move(msg));
+}
+
+}  // namespace opspec

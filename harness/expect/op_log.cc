@@ -1,0 +1,112 @@
+// op_log.cc: OpRecorder and op-name patterns.
+#include "harness/expect/op_log.h"
+
+#include <utility>
+
+#include "runtime/dispatch/mode.h"
+#include "runtime/fake/fake_tensor.h"
+
+namespace opspec {
+
+std::string RecordedOp::str() const {
+  std::string out = name;
+  out += '(';
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    if (i > 0) out += ", ";
+    str_append(&out, dtype_short_name(dtypes[i]), format_sizes(shapes[i]));
+  }
+  out += ')';
+  return out;
+}
+
+bool operator==(const RecordedOp& op, std::string_view name) { return op.name == name; }
+
+void PrintTo(const RecordedOp& op, std::ostream* os) { *os << op.str(); }
+
+std::ostream& operator<<(std::ostream& os, const RecordedOp& op) { return os << op.str(); }
+
+// OpRecorder::Mode: the mode an OpRecorder pushes; the key depends on the level.
+class OpRecorder::Mode : public DispatchMode {
+ public:
+  Mode(OpLevel level, bool include_fake) : level_(level), include_fake_(include_fake) {}
+
+  bool dispatch(OpCall& call) override {
+    bool fake = false;
+    RecordedOp op;
+    op.name = call.name();
+    auto add = [&](const Tensor& t) {
+      if (!t.defined()) return;
+      fake |= is_fake(t);
+      op.shapes.emplace_back(t.sizes().begin(), t.sizes().end());
+      op.dtypes.push_back(t.dtype());
+    };
+    for (const Value& v : call.stack()) {
+      // Wrapped numbers (`x + 1.0`) are scalars to a mode, as in PyTorch.
+      if (v.is_tensor() && !(v.to_tensor().defined() && v.to_tensor().is_wrapped_number())) {
+        add(v.to_tensor());
+      } else if (v.is_tensor_list()) {
+        for (const Tensor& t : v.to_tensor_list()) add(t);
+      }
+    }
+    fake |= infra_mode(ModeKind::kFake) != nullptr;
+    if (fake && !include_fake_) return false;
+    ops_.push_back(std::move(op));
+    call.proceed();
+    return true;
+  }
+  DispatchKey key() const override {
+    return level_ == OpLevel::kFunction ? DispatchKey::kFunctionMode : DispatchKey::kPython;
+  }
+  std::string_view name() const override {
+    return level_ == OpLevel::kFunction ? "OpRecorder(function level)" : "OpRecorder";
+  }
+
+  std::vector<RecordedOp> ops_;
+
+ private:
+  OpLevel level_;
+  bool include_fake_;
+};
+
+OpRecorder::OpRecorder(OpLevel level, bool include_fake)
+    : level_(level), mode_(std::make_shared<Mode>(level, include_fake)), guard_(std::make_unique<ModeGuard>(mode_)) {}
+
+OpRecorder::~OpRecorder() = default;
+
+const std::vector<RecordedOp>& OpRecorder::ops() const { return mode_->ops_; }
+
+std::vector<std::string> OpRecorder::names() const { return op_names(mode_->ops_); }
+
+std::vector<std::string> op_names(const std::vector<RecordedOp>& ops) {
+  std::vector<std::string> out;
+  out.reserve(ops.size());
+  for (const RecordedOp& op : ops) out.push_back(op.name);
+  return out;
+}
+
+std::vector<RecordedOp> record_ops(const std::function<void()>& fn, OpLevel level, bool include_fake) {
+  std::vector<RecordedOp> ops;
+  {
+    OpRecorder recorder(level, include_fake);
+    fn();
+    ops = recorder.ops();
+  }
+  return ops;
+}
+
+bool op_name_matches(std::string_view pattern, std::string_view name) {
+  // Normalise the pattern to "ns::op[.overload]". See Note [Op name patterns].
+  std::string full;
+  if (pattern.find("::") == std::string_view::npos) {
+    full = str_cat("aten::", pattern);
+    pattern = full;
+  }
+  if (name == pattern) return true;
+  const size_t ns_end = pattern.find("::");
+  const bool has_overload = pattern.find('.', ns_end + 2) != std::string_view::npos;
+  if (has_overload) return false;
+  return name.size() > pattern.size() + 1 && name.substr(0, pattern.size()) == pattern &&
+         name[pattern.size()] == '.';
+}
+
+}  // namespace opspec
