@@ -8,6 +8,7 @@
 #include "runtime/dispatch/dispatcher.h"
 #include "runtime/dispatch/library.h"
 #include "runtime/dispatch/mode.h"
+#include "runtime/ops/op_table.h"
 #include "runtime/ops/ops.h"
 
 namespace opspec::internal {
@@ -28,11 +29,19 @@ bool is_tensor_subclass_like(const Tensor& t) {
   return dispatch_mode_enabled() || (t.defined() && !(t.key_set() & kSubclassLike).empty());
 }
 
+// clone_contiguous: PyTorch's self.clone(at::MemoryFormat::Contiguous), which
+// logs memory_format=torch.contiguous_format (reshape's copy path, contiguous()).
+Tensor clone_contiguous(const Tensor& self) {
+  constexpr int64_t kContiguousFormat = 0;  // see FunctionSchema::format_value
+  return Dispatcher::singleton().call<Tensor, const Tensor&, std::optional<int64_t>>(builtin_op(OpId::clone), self,
+                                                                                      kContiguousFormat);
+}
+
 // PyTorch's reshape: a view when strides allow, else clone + _unsafe_view.
 Tensor reshape_impl(const Tensor& self, IntArrayRef proposed) {
   const SizeVec shape = infer_size(proposed, self.numel(), "aten::reshape");
   if (compute_view_strides(self.sizes(), self.strides(), shape)) return ops::view(self, shape);
-  return ops::_unsafe_view(ops::clone(self), shape);
+  return ops::_unsafe_view(clone_contiguous(self), shape);
 }
 
 Tensor reshape_kernel(const Tensor& self, IntArrayRef shape) { return reshape_impl(self, shape); }
@@ -61,7 +70,7 @@ Tensor numpy_T_kernel(const Tensor& self) {
 
 Tensor contiguous_kernel(const Tensor& self, int64_t memory_format) {
   if (self.is_contiguous()) return self;
-  return ops::clone(self);
+  return clone_contiguous(self);
 }
 
 // PyTorch's _to_impl: no-op when nothing changes and no copy is asked for.

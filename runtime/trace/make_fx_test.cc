@@ -153,7 +153,7 @@ TEST_F(MakeFxTest, OperatorsScalarsReshapesAndFactories) {
             "%add = aten::add.Tensor(%arg0_1, 1.0) : f32[4, 3]\n"
             "%rsub = aten::rsub.Scalar(%add, 1.0) : f32[4, 3]\n"
             "%t = aten::t(%rsub) : f32[3, 4]\n"
-            "%clone = aten::clone(%t) : f32[3, 4]\n"
+            "%clone = aten::clone(%t, memory_format=torch.contiguous_format) : f32[3, 4]\n"
             "%_unsafe_view = aten::_unsafe_view(%clone, [12]) : f32[12]\n"
             "%_to_copy = aten::_to_copy(%_unsafe_view, dtype=torch.float64) : f64[12]\n"
             "%randn = aten::randn([12], dtype=torch.float64, device=cpu, pin_memory=False) : f64[12]\n"
