@@ -31,9 +31,10 @@ std::string value_text(const RecordedValue& v) {
     case RecordedValue::Kind::kOther: break;
   }
   if (!v.rendered.empty()) return v.rendered;
+  // Python's str(): strings print bare at top level (approximate=tanh).
+  if (v.value.is_string()) return v.value.to_string();
   if (v.type != nullptr) return FunctionSchema::format_value(*v.type, v.value);
-  // Python's str(): strings print bare at top level.
-  return v.value.is_string() ? v.value.to_string() : v.value.repr();
+  return v.value.repr();
 }
 
 std::string args_text(const std::vector<RecordedValue>& args) {
