@@ -67,6 +67,7 @@ void on_data_access(const TensorImpl*, const char* what) {
 }  // namespace
 
 std::string format_site(const std::source_location* loc) {
+  if (const std::string* label = current_site_label()) return *label;  // a spec program's line
   if (loc == nullptr) return "";
   std::string_view file = loc->file_name();
   if (auto slash = file.rfind('/'); slash != std::string_view::npos) file.remove_prefix(slash + 1);

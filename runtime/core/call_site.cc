@@ -2,4 +2,5 @@
 
 namespace opspec::internal {
 constinit thread_local CallSiteSlot tls_call_site{};
+constinit thread_local const std::string* tls_site_label = nullptr;
 }  // namespace opspec::internal

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <source_location>
+#include <string>
 
 namespace opspec {
 
@@ -14,6 +15,7 @@ struct CallSiteSlot {
   bool set = false;
 };
 extern constinit thread_local CallSiteSlot tls_call_site;
+extern constinit thread_local const std::string* tls_site_label;
 }  // namespace internal
 
 // current_call_site: where the outermost public op call on this thread was
@@ -42,5 +44,25 @@ class CallSiteScope {
  private:
   bool set_;
 };
+
+// SiteLabelScope: names the current user site as text ("specs/a.yaml:7:5"),
+// for programs that are not C++ (the spec program language). While one is
+// active, the compiler's break reports and errors name it instead of a C++
+// source location. label must outlive the scope.
+class SiteLabelScope {
+ public:
+  explicit SiteLabelScope(const std::string& label) : previous_(internal::tls_site_label) {
+    internal::tls_site_label = &label;
+  }
+  ~SiteLabelScope() { internal::tls_site_label = previous_; }
+  SiteLabelScope(const SiteLabelScope&) = delete;
+  SiteLabelScope& operator=(const SiteLabelScope&) = delete;
+
+ private:
+  const std::string* previous_;
+};
+
+// current_site_label: the innermost SiteLabelScope's text, or null.
+inline const std::string* current_site_label() { return internal::tls_site_label; }
 
 }  // namespace opspec
