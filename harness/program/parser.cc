@@ -1,0 +1,280 @@
+// parser.cc: tokens to statements. See parser.h and Note [Program language].
+#include "harness/program/parser.h"
+
+#include <limits>
+#include <set>
+
+#include "runtime/core/error.h"
+
+namespace opspec::internal::prog {
+namespace {
+
+class Parser {
+ public:
+  Parser(const std::vector<Token>& toks, LexError* error) : toks_(toks), error_(error) {}
+
+  bool program(std::vector<Stmt>* out) {
+    bool seen_return = false;
+    while (peek().kind != TokKind::kEnd) {
+      if (peek().kind == TokKind::kNewline) {
+        ++i_;
+        continue;
+      }
+      Stmt s;
+      if (!statement(&s)) return false;
+      if (seen_return) {
+        return fail(s.pos, "statement after 'return': 'return' must be the program's last statement");
+      }
+      seen_return = s.kind == StmtKind::kReturn;
+      if (peek().kind == TokKind::kEquals && s.kind == StmtKind::kExpr) {
+        return fail(s.pos, "cannot assign to an expression: only names can be assigned");
+      }
+      if (peek().kind != TokKind::kNewline && peek().kind != TokKind::kEnd) {
+        return fail(peek().pos, str_cat("expected end of line, got ", describe(peek())));
+      }
+      out->push_back(std::move(s));
+    }
+    return true;
+  }
+
+ private:
+  const Token& peek(size_t ahead = 0) const {
+    const size_t j = i_ + ahead;
+    return j < toks_.size() ? toks_[j] : toks_.back();  // toks_ ends with kEnd
+  }
+  const Token& next() {
+    const Token& t = peek();
+    if (i_ < toks_.size() - 1) ++i_;
+    return t;
+  }
+  bool fail(Pos pos, std::string message) {
+    error_->pos = pos;
+    error_->message = std::move(message);
+    return false;
+  }
+
+  bool statement(Stmt* s) {
+    const Token& first = peek();
+    s->pos = first.pos;
+    if (first.kind == TokKind::kName && first.text == "return") {
+      next();
+      s->kind = StmtKind::kReturn;
+      if (peek().kind == TokKind::kNewline || peek().kind == TokKind::kEnd) return true;
+      while (true) {
+        Expr e;
+        if (!expr(&e, 1)) return false;
+        s->values.push_back(std::move(e));
+        if (peek().kind != TokKind::kComma) return true;
+        next();
+      }
+    }
+    if (first.kind == TokKind::kName &&
+        (peek(1).kind == TokKind::kEquals || peek(1).kind == TokKind::kComma)) {
+      s->kind = StmtKind::kAssign;
+      while (true) {
+        const Token& t = peek();
+        if (t.kind != TokKind::kName) return fail(t.pos, str_cat("expected a name to assign to, got ", describe(t)));
+        if (!is_identifier(t.text) || t.text == "return" || literal_name(t.text, nullptr)) {
+          return fail(t.pos, str_cat("cannot assign to '", t.text, "'"));
+        }
+        s->targets.push_back(t.text);
+        s->target_pos.push_back(t.pos);
+        next();
+        if (peek().kind == TokKind::kEquals) break;
+        if (peek().kind != TokKind::kComma) return fail(peek().pos, str_cat("expected ',' or '=', got ", describe(peek())));
+        next();
+      }
+      next();  // '='
+      Expr e;
+      if (!expr(&e, 1)) return false;
+      s->values.push_back(std::move(e));
+      return true;
+    }
+    s->kind = StmtKind::kExpr;
+    Expr e;
+    if (!expr(&e, 1)) return false;
+    s->values.push_back(std::move(e));
+    return true;
+  }
+
+  bool expr(Expr* out, int depth) {
+    const Token& t = peek();
+    if (depth > kMaxDepth) {
+      return fail(t.pos, str_cat("expression nested too deeply (more than ", kMaxDepth, " levels)"));
+    }
+    out->pos = t.pos;
+    switch (t.kind) {
+      case TokKind::kMinus: {
+        next();
+        Expr operand;
+        if (!expr(&operand, depth + 1)) return false;
+        if (operand.kind == ExprKind::kInt) {  // fold: literals are at most INT64_MAX, so this cannot overflow
+          operand.ival = -operand.ival;
+        } else if (operand.kind == ExprKind::kFloat) {
+          operand.dval = -operand.dval;
+        } else {
+          out->kind = ExprKind::kNeg;
+          out->items.push_back(std::move(operand));
+          return true;
+        }
+        operand.pos = t.pos;
+        *out = std::move(operand);
+        return true;
+      }
+      case TokKind::kLParen: {
+        next();
+        if (!expr(out, depth + 1)) return false;
+        if (peek().kind != TokKind::kRParen) {
+          return fail(peek().pos, str_cat("expected ')', got ", describe(peek()), " (tuples are not supported)"));
+        }
+        next();
+        return true;
+      }
+      case TokKind::kLBracket: {
+        next();
+        out->kind = ExprKind::kList;
+        while (peek().kind != TokKind::kRBracket) {
+          Expr item;
+          if (!expr(&item, depth + 1)) return false;
+          out->items.push_back(std::move(item));
+          if (peek().kind == TokKind::kComma) {
+            next();
+          } else if (peek().kind != TokKind::kRBracket) {
+            return fail(peek().pos, str_cat("expected ',' or ']' in a list, got ", describe(peek())));
+          }
+        }
+        next();
+        return true;
+      }
+      case TokKind::kInt:
+        out->kind = ExprKind::kInt;
+        out->ival = next().ival;
+        return true;
+      case TokKind::kFloat:
+        out->kind = ExprKind::kFloat;
+        out->dval = next().dval;
+        return true;
+      case TokKind::kString:
+        out->kind = ExprKind::kString;
+        out->text = next().text;
+        return true;
+      case TokKind::kName:
+        if (peek(1).kind == TokKind::kLParen) return call(out, depth);
+        return name(out);
+      default:
+        return fail(t.pos, str_cat("expected an expression, got ", describe(t)));
+    }
+  }
+
+  bool name(Expr* out) {
+    const Token& t = next();
+    if (literal_name(t.text, out)) return true;
+    if (t.text == "return") return fail(t.pos, "'return' must start a statement");
+    if (!is_identifier(t.text)) {
+      if (t.text.find("::") != std::string::npos) {
+        return fail(t.pos, str_cat("'", t.text, "' is an operator name: call it, as ", t.text, "(...)"));
+      }
+      if (t.text.starts_with("torch.")) return fail(t.pos, str_cat("unknown constant '", t.text, "'"));
+      return fail(t.pos, str_cat("attribute access is not supported: '", t.text, "'"));
+    }
+    out->kind = ExprKind::kName;
+    out->text = t.text;
+    return true;
+  }
+
+  bool call(Expr* out, int depth) {
+    const Token& callee = next();
+    if (literal_name(callee.text, nullptr) || callee.text == "return") {
+      return fail(callee.pos, str_cat("'", callee.text, "' is not callable"));
+    }
+    out->kind = ExprKind::kCall;
+    out->text = callee.text;
+    next();  // '('
+    bool seen_keyword = false;
+    std::set<std::string> keywords;
+    while (peek().kind != TokKind::kRParen) {
+      if (peek().kind == TokKind::kName && peek(1).kind == TokKind::kEquals) {
+        const Token& key = next();
+        if (!is_identifier(key.text)) return fail(key.pos, str_cat("invalid keyword argument name '", key.text, "'"));
+        if (!keywords.insert(key.text).second) {
+          return fail(key.pos, str_cat("keyword argument repeated: '", key.text, "'"));
+        }
+        next();  // '='
+        Kwarg kw;
+        kw.name = key.text;
+        kw.name_pos = key.pos;
+        if (!expr(&kw.value, depth + 1)) return false;
+        out->kwargs.push_back(std::move(kw));
+        seen_keyword = true;
+      } else {
+        if (seen_keyword) return fail(peek().pos, "positional argument follows keyword argument");
+        Expr arg;
+        if (!expr(&arg, depth + 1)) return false;
+        out->items.push_back(std::move(arg));
+      }
+      if (peek().kind == TokKind::kComma) {
+        next();
+      } else if (peek().kind != TokKind::kRParen) {
+        return fail(peek().pos, str_cat("expected ',' or ')' in a call, got ", describe(peek())));
+      }
+    }
+    next();  // ')'
+    return true;
+  }
+
+  const std::vector<Token>& toks_;
+  LexError* error_;
+  size_t i_ = 0;
+};
+
+}  // namespace
+
+bool is_identifier(std::string_view name) {
+  return !name.empty() && name.find(':') == std::string_view::npos && name.find('.') == std::string_view::npos;
+}
+
+bool literal_name(std::string_view name, Expr* out) {
+  Expr e;
+  if (name == "True" || name == "true" || name == "False" || name == "false") {
+    e.kind = ExprKind::kBool;
+    e.bval = name[0] == 'T' || name[0] == 't';
+  } else if (name == "None") {
+    e.kind = ExprKind::kNone;
+  } else if (name == "inf" || name == "nan") {
+    e.kind = ExprKind::kFloat;
+    e.dval = name == "inf" ? std::numeric_limits<double>::infinity() : std::numeric_limits<double>::quiet_NaN();
+  } else if (name == "torch.strided") {
+    e.kind = ExprKind::kLayout;
+    e.ival = 0;
+  } else if (name == "torch.contiguous_format" || name == "torch.preserve_format") {
+    e.kind = ExprKind::kMemoryFormat;
+    e.ival = name == "torch.contiguous_format" ? 0 : 1;
+  } else {
+    // Bare dtype names are the short and the PyTorch ones; Python's own
+    // `float`/`int` are not dtypes here (they would mean f64/i64 in PyTorch).
+    static constexpr std::string_view kBare[] = {"f32",     "f64",     "f16",     "bf16",     "i64",   "i32",
+                                                 "b8",      "float32", "float64", "float16",  "bfloat16",
+                                                 "int64",   "int32",   "bool"};
+    bool bare = false;
+    for (std::string_view b : kBare) bare = bare || name == b;
+    std::optional<DType> d;
+    if (bare || name.starts_with("torch.")) d = parse_dtype(name);
+    if (!d) return false;
+    e.kind = ExprKind::kDType;
+    e.dtype = *d;
+  }
+  if (out != nullptr) {
+    const Pos pos = out->pos;
+    *out = std::move(e);
+    out->pos = pos;
+  }
+  return true;
+}
+
+bool parse_statements(std::string_view text, std::vector<Stmt>* stmts, LexError* error) {
+  std::vector<Token> toks;
+  if (!lex(text, &toks, error)) return false;
+  return Parser(toks, error).program(stmts);
+}
+
+}  // namespace opspec::internal::prog
