@@ -202,8 +202,10 @@ CheckResult compare_values(const Tensor& actual, const Tensor& expected, Toleran
       // f32, as torch's int64 / int64 true division gives.
       const int64_t a = load_int(adt, ap), e = load_int(edt, ep);
       close = a == e;
-      const __int128 d = static_cast<__int128>(a) - e;
-      const double ad = static_cast<double>(d < 0 ? -d : d);
+      // |a - e| as uint64_t is exact for any two int64 values (modular arithmetic).
+      const uint64_t d = a > e ? static_cast<uint64_t>(a) - static_cast<uint64_t>(e)
+                               : static_cast<uint64_t>(e) - static_cast<uint64_t>(a);
+      const double ad = static_cast<double>(d);
       if (!close && !equality) close = ad <= tol.atol + tol.rtol * std::abs(static_cast<double>(e));
       if (!close) {
         abs_diff = ad;
@@ -229,11 +231,11 @@ CheckResult compare_values(const Tensor& actual, const Tensor& expected, Toleran
   std::string abs_text;
   if (integral) {
     // Exact, even past 2^53.
-    const __int128 a = load_int(adt, a_ptrs[static_cast<size_t>(max_abs.index)]);
-    const __int128 e = load_int(edt, max_abs_e);
-    const unsigned __int128 d = static_cast<unsigned __int128>(a > e ? a - e : e - a);
-    abs_text = d > static_cast<unsigned __int128>(UINT64_MAX) ? format_double(static_cast<double>(d))
-                                                              : str_cat(static_cast<uint64_t>(d));
+    const int64_t a = load_int(adt, a_ptrs[static_cast<size_t>(max_abs.index)]);
+    const int64_t e = load_int(edt, max_abs_e);
+    const uint64_t d = a > e ? static_cast<uint64_t>(a) - static_cast<uint64_t>(e)
+                             : static_cast<uint64_t>(e) - static_cast<uint64_t>(a);
+    abs_text = str_cat(d);
   } else {
     abs_text = format_double(max_abs.value);
   }

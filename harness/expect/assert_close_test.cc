@@ -107,6 +107,8 @@ TEST(AssertClose, IntegersAndBoolMustBeEqual) {
   // Large int64 values compare exactly (not through double).
   const Tensor big_a = ops::full({1}, int64_t{(1LL << 60) + 1});
   const Tensor big_b = ops::full({1}, int64_t{1LL << 60});
+  ASSERT_EQ(big_a.dtype(), DType::kInt64);
+  ASSERT_EQ(big_a.data_ptr<int64_t>()[0] - big_b.data_ptr<int64_t>()[0], 1);
   EXPECT_THAT(assert_close(big_a, big_b).message, HasSubstr("Greatest absolute difference: 1 at index (0,)"));
 }
 

@@ -30,7 +30,7 @@ std::string quoted_list(const std::vector<std::string>& items) {
 
 CompileObservation observe_compile(const TracedFunction& fn, const std::vector<std::vector<Tensor>>& calls,
                                    const CompileOptions& options, const DebugModeOptions& debug,
-                                   std::optional<HashKind> hash) {
+                                   std::optional<HashKind> hash, bool hash_inputs) {
   struct Captured {
     std::mutex mu;
     std::vector<std::string> graphs;
@@ -54,7 +54,7 @@ CompileObservation observe_compile(const TracedFunction& fn, const std::vector<s
       {
         auto scope = dm.enter();
         std::optional<DebugMode::HashScope> hashes;
-        if (hash.has_value()) hashes.emplace(std::vector<HashKind>{*hash}, false, false);
+        if (hash.has_value()) hashes.emplace(std::vector<HashKind>{*hash}, hash_inputs, false);
         obs.outputs.push_back(compiled(calls[c]));
       }
       obs.log = dm.logs();

@@ -33,11 +33,12 @@ struct CompileObservation {
 // observation), wrapping the backend (options.backend_fn, else
 // lookup_backend(options.backend)) to keep each graph it compiles, and calls
 // it once per entry of calls, the first call under a DebugMode with debug's
-// options (and tensor hashes of kind *hash when given). Errors from fn or
+// options (and tensor hashes of kind *hash when given, of inputs too with
+// hash_inputs). Errors from fn or
 // the compiler propagate.
 CompileObservation observe_compile(const TracedFunction& fn, const std::vector<std::vector<Tensor>>& calls,
                                    const CompileOptions& options, const DebugModeOptions& debug = {},
-                                   std::optional<HashKind> hash = std::nullopt);
+                                   std::optional<HashKind> hash = std::nullopt, bool hash_inputs = false);
 
 // check_graph_breaks: exactly `expected` breaks. Failure: "expected 1 graph
 // break, got 2:\n  break 1: <reason> at <user site>\n  ...".
