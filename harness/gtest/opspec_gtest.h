@@ -1,0 +1,40 @@
+// opspec_gtest.h: opspec's GoogleTest/GoogleMock assertions, the one header
+// tests include (link opspec::gtest). What it offers, by header:
+//
+// ops_assertions.h   EXPECT_OPS / ASSERT_OPS (aten level), EXPECT_FUNCTION_OPS /
+//                    ASSERT_FUNCTION_OPS (function level): run a statement,
+//                    match the recorded ops with any gMock matcher.
+// op_matchers.h      Op("aten::add").WithShapes({{2, 3}, {2, 3}}).WithDtypes({...}),
+//                    OpsInOrder(...), NoOp(...).
+// compile_assertions.h
+//                    EXPECT_EAGER_COMPILED_EQUIVALENT(fn, inputs [, options]),
+//                    EXPECT_GRAPH_BREAKS(fn, inputs, n [, reasons...] [, options]),
+//                    EXPECT_GRAPHS / EXPECT_RECOMPILES / EXPECT_FUSED_KERNELS
+//                    (fn, inputs|calls, n [, options]), and ASSERT_ forms.
+// text_assertions.h  EXPECT_DEBUG_STRING(statement, "golden") (+ _WITH(options, ...)),
+//                    with accept mode (OPSPEC_ACCEPT=1, accept.h), and
+//                    EXPECT_FILECHECK(text, checks [, options]); ASSERT_ forms.
+//
+// Every macro streams extra text like gtest's (`EXPECT_OPS(s, m) << "why";`)
+// and fails with a compact expected-vs-actual message rather than a dump.
+// Example:
+//
+//   #include "harness/gtest/opspec_gtest.h"
+//   using ::testing::ElementsAre;
+//   using namespace opspec;
+//
+//   TEST(MyOp, Decomposes) {
+//     Tensor x = ops::randn({4, 4});
+//     EXPECT_OPS(ops::mm(ops::relu(x), x), ElementsAre("aten::relu", "aten::mm"));
+//     EXPECT_OPS({ auto h = ops::relu(x); ops::add(h, h); },
+//                OpsInOrder("relu", Op("add").WithShapes({{4, 4}, {4, 4}})));
+//     EXPECT_EAGER_COMPILED_EQUIVALENT([](const Tensor& a) { return ops::relu(a); }, {x},
+//                                      {.backend = "fused"});
+//   }
+#pragma once
+
+#include "harness/gtest/accept.h"
+#include "harness/gtest/compile_assertions.h"
+#include "harness/gtest/op_matchers.h"
+#include "harness/gtest/ops_assertions.h"
+#include "harness/gtest/text_assertions.h"
