@@ -69,7 +69,9 @@ struct ExpectSpec {
   std::optional<int> fused_kernels;
   std::optional<EquivalenceSpec> equivalent;
   std::optional<std::string> check;          // FileCheck directives over the debug string
+  SourceLocation check_where;                // where the directives' first line sits (for messages)
   std::optional<std::string> check_graphs;   // FileCheck directives over the printed graphs
+  SourceLocation check_graphs_where;
   std::optional<std::string> debug_string;   // exact golden text
   SourceLocation debug_string_where;         // for --accept: where the golden text sits
   std::optional<std::string> error;          // regex the case's error must match
@@ -84,6 +86,7 @@ struct DebugSpec {
   bool hash_inputs = false;
   bool record_ids = false;
   bool function_level = false;
+  bool record_nn_module = false;   // "[nn.Mod] Bar.abc.l1" module boundaries
   bool record_output = true;
 };
 

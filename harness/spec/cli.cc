@@ -1,0 +1,363 @@
+// cli.cc: `opspec run|list|show`. See harness/spec/cli.h and docs/spec-format.md.
+#include "harness/spec/cli.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <regex>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+#include "harness/program/fixture.h"
+#include "harness/spec/isolate.h"
+#include "harness/spec/report.h"
+#include "harness/spec/runner.h"
+#include "harness/spec/spec_accept.h"
+#include "harness/spec/spec_loader.h"
+
+namespace opspec::spec {
+namespace {
+
+constexpr const char* kUsage = R"(usage: opspec run  [PATH...] [options]   run spec cases (PATH: files or directories; default: specs)
+       opspec list [PATH...] [--filter REGEX] [--fixtures]
+       opspec show FILE::CASE                 run one case and print its logs, graphs and breaks
+
+options of run:
+  --filter REGEX   only cases whose id (suite::case) matches REGEX (a search, like gtest --gtest_filter's role)
+  --jobs N, -j N   run N cases at once, each in a child process
+  --shard I/N      run the I-th of N shards (1-based, like lit); GTEST_TOTAL_SHARDS and
+                   GTEST_SHARD_INDEX (0-based) are honoured too
+  --timeout S      fail a case that runs longer than S seconds (implies --isolate)
+  --isolate        run each case in a child process: a crash or hang fails that case only
+  --accept         rewrite differing `debug_string:` goldens in the YAML files (a .orig backup is kept)
+  --junit FILE     write JUnit XML results
+  --json FILE      write JSON results
+  -v, --verbose    one line per case
+  -q, --quiet      print only failures and the summary
+)";
+
+struct Args {
+  std::string command;
+  std::vector<std::string> paths;
+  std::string filter;
+  int jobs = 1;
+  int shard_index = -1, shard_count = 0;  // 0-based index
+  double timeout = 0;
+  bool isolate = false, accept = false, verbose = false, quiet = false, fixtures = false;
+  std::string junit, json;
+};
+
+[[noreturn]] void usage_error(const std::string& message) {
+  std::cerr << "opspec: " << message << "\n\n" << kUsage;
+  std::exit(2);
+}
+
+Args parse_args(int argc, char** argv) {
+  Args a;
+  if (argc < 2) usage_error("no command given");
+  a.command = argv[1];
+  if (a.command == "-h" || a.command == "--help" || a.command == "help") {
+    std::cout << kUsage;
+    std::exit(0);
+  }
+  if (a.command != "run" && a.command != "list" && a.command != "show")
+    usage_error(str_cat("unknown command '", a.command, "'"));
+  for (int i = 2; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&](std::string_view flag) -> std::string {
+      if (i + 1 >= argc) usage_error(str_cat(flag, " needs a value"));
+      return argv[++i];
+    };
+    if (arg == "--filter") {
+      a.filter = value(arg);
+    } else if (arg == "--jobs" || arg == "-j") {
+      std::string v = value(arg);
+      if (!absl::SimpleAtoi(v, &a.jobs) || a.jobs < 1) usage_error(str_cat("--jobs: not a positive integer: ", v));
+    } else if (arg == "--shard") {
+      std::string v = value(arg);
+      std::vector<std::string> parts = absl::StrSplit(v, '/');
+      int i1 = 0, n = 0;
+      if (parts.size() != 2 || !absl::SimpleAtoi(parts[0], &i1) || !absl::SimpleAtoi(parts[1], &n) || n < 1 ||
+          i1 < 1 || i1 > n)
+        usage_error(str_cat("--shard: expected I/N with 1 <= I <= N, got '", v, "'"));
+      a.shard_index = i1 - 1;
+      a.shard_count = n;
+    } else if (arg == "--timeout") {
+      std::string v = value(arg);
+      if (!absl::SimpleAtod(v, &a.timeout) || a.timeout <= 0)
+        usage_error(str_cat("--timeout: not a positive number of seconds: ", v));
+      a.isolate = true;
+    } else if (arg == "--isolate") {
+      a.isolate = true;
+    } else if (arg == "--accept") {
+      a.accept = true;
+    } else if (arg == "--junit") {
+      a.junit = value(arg);
+    } else if (arg == "--json") {
+      a.json = value(arg);
+    } else if (arg == "-v" || arg == "--verbose") {
+      a.verbose = true;
+    } else if (arg == "-q" || arg == "--quiet") {
+      a.quiet = true;
+    } else if (arg == "--fixtures") {
+      a.fixtures = true;
+    } else if (arg == "-h" || arg == "--help") {
+      std::cout << kUsage;
+      std::exit(0);
+    } else if (!arg.empty() && arg[0] == '-') {
+      usage_error(str_cat("unknown option '", arg, "'"));
+    } else {
+      a.paths.push_back(arg);
+    }
+  }
+  // gtest's sharding protocol, so a CI matrix can shard opspec the same way.
+  const char* total = std::getenv("GTEST_TOTAL_SHARDS");
+  const char* index = std::getenv("GTEST_SHARD_INDEX");
+  if (a.shard_count == 0 && total != nullptr && index != nullptr) {
+    int n = 0, i = 0;
+    if (!absl::SimpleAtoi(total, &n) || !absl::SimpleAtoi(index, &i) || n < 1 || i < 0 || i >= n)
+      usage_error(str_cat("invalid GTEST_TOTAL_SHARDS=", total, " / GTEST_SHARD_INDEX=", index));
+    a.shard_count = n;
+    a.shard_index = i;
+    // gtest touches this file to tell the caller it understood sharding.
+    if (const char* status = std::getenv("GTEST_SHARD_STATUS_FILE")) {
+      if (std::FILE* f = std::fopen(status, "w")) std::fclose(f);
+    }
+  }
+  if (a.paths.empty() && a.command != "show") a.paths.push_back("specs");
+  return a;
+}
+
+// Loaded: the suites that loaded, and one failed result per file that did not.
+struct Loaded {
+  std::vector<SuiteSpec> suites;
+  std::vector<CaseResult> load_failures;
+};
+
+Loaded load(const std::vector<std::string>& paths) {
+  Loaded out;
+  absl::StatusOr<std::vector<std::string>> files = find_spec_files(paths);
+  if (!files.ok()) throw Error(std::string(files.status().message()));
+  for (const std::string& f : *files) {
+    absl::StatusOr<SuiteSpec> s = load_suite_file(f);
+    if (s.ok()) {
+      out.suites.push_back(*std::move(s));
+      continue;
+    }
+    CaseResult r;
+    r.id = str_cat(f, "::<load>");
+    r.suite = f;
+    r.name = "<load>";
+    r.file = f;
+    r.outcome = Outcome::kFailed;
+    r.message = std::string(s.status().message());
+    out.load_failures.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::vector<CaseRef> select(const std::vector<SuiteSpec>& suites, const Args& a) {
+  std::vector<CaseRef> all = expand_cases(suites);
+  std::vector<CaseRef> out;
+  std::optional<std::regex> filter;
+  if (!a.filter.empty()) {
+    try {
+      filter.emplace(a.filter);
+    } catch (const std::regex_error& e) {
+      usage_error(str_cat("--filter: invalid regex '", a.filter, "': ", e.what()));
+    }
+  }
+  size_t k = 0;
+  for (const CaseRef& r : all) {
+    if (filter && !std::regex_search(r.id(), *filter)) continue;
+    // Sharding counts only the cases the filter kept, as gtest does.
+    if (a.shard_count > 0 && static_cast<int>(k++ % static_cast<size_t>(a.shard_count)) != a.shard_index) continue;
+    out.push_back(r);
+  }
+  return out;
+}
+
+std::string indent(std::string_view text, std::string_view prefix = "    ") {
+  return str_cat(prefix, absl::StrReplaceAll(std::string(text), {{"\n", str_cat("\n", prefix)}}));
+}
+
+// Progress: a one-line bar on a terminal, else nothing until the summary.
+class Progress {
+ public:
+  Progress(size_t total, bool enabled) : total_(total), enabled_(enabled) {}
+  void clear() {
+    if (drawn_) std::fprintf(stderr, "\r\033[K"), drawn_ = false;
+  }
+  void update(size_t done, int failed) {
+    if (!enabled_) return;
+    constexpr int kWidth = 30;
+    const int filled = total_ ? static_cast<int>(kWidth * done / total_) : kWidth;
+    std::fprintf(stderr, "\r[%s%s] %zu/%zu%s", std::string(filled, '#').c_str(),
+                 std::string(kWidth - filled, '.').c_str(), done, total_,
+                 failed ? str_cat("  ", failed, " failed").c_str() : "");
+    std::fflush(stderr);
+    drawn_ = true;
+  }
+
+ private:
+  size_t total_;
+  bool enabled_;
+  bool drawn_ = false;
+};
+
+void print_result(const CaseResult& r, const Args& a) {
+  const std::string where = str_cat(r.file, ":", r.line);
+  if (r.outcome == Outcome::kFailed) {
+    std::cout << "FAIL: " << r.id << " (" << where << ")\n" << indent(r.message) << "\n";
+  } else if (a.verbose) {
+    std::string tag = r.outcome == Outcome::kPassed    ? "PASS"
+                      : r.outcome == Outcome::kSkipped ? "SKIP"
+                                                       : "XFAIL";
+    std::cout << tag << ": " << r.id << absl::StrFormat(" (%.3f s)", r.seconds);
+    if (r.outcome != Outcome::kPassed) std::cout << " - " << r.message.substr(0, r.message.find('\n'));
+    std::cout << "\n";
+  }
+  std::cout.flush();
+}
+
+int accept_results(const std::vector<CaseResult>& results) {
+  std::map<std::string, std::vector<std::pair<std::string, std::string>>> by_file;
+  for (const CaseResult& r : results)
+    if (r.accepted_debug_string) by_file[r.file].emplace_back(r.name, *r.accepted_debug_string);
+  int status = 0;
+  for (const auto& [file, texts] : by_file) {
+    absl::Status s = accept_debug_strings(file, texts);
+    if (!s.ok()) {
+      std::cerr << "opspec: --accept: " << s.message() << "\n";
+      status = 1;
+    } else {
+      std::cout << "Accepted " << texts.size() << " new debug_string golden" << (texts.size() == 1 ? "" : "s")
+                << " in " << file << " (backup: " << file << ".orig)\n";
+    }
+  }
+  return status;
+}
+
+int command_run(const Args& a) {
+  auto start = std::chrono::steady_clock::now();
+  Loaded loaded = load(a.paths);
+  std::vector<CaseRef> cases = select(loaded.suites, a);
+  RunOptions options{.accept = a.accept};
+  Summary summary;
+  std::vector<CaseResult> results = loaded.load_failures;
+  for (const CaseResult& r : loaded.load_failures) print_result(r, a), summary.add(r);
+
+  Progress progress(cases.size(), !a.verbose && !a.quiet && ::isatty(STDERR_FILENO));
+  size_t done = 0;
+  auto on_done = [&](const CaseResult& r) {
+    progress.clear();
+    print_result(r, a);
+    summary.add(r);
+    progress.update(++done, summary.failed);
+  };
+  if (a.isolate || a.jobs > 1) {
+    std::vector<CaseResult> rs = run_isolated(cases, options, {.jobs = a.jobs, .timeout_seconds = a.timeout}, on_done);
+    results.insert(results.end(), rs.begin(), rs.end());
+  } else {
+    for (const CaseRef& ref : cases) {
+      CaseResult r = run_case(ref, options);
+      on_done(r);
+      results.push_back(std::move(r));
+    }
+  }
+  progress.clear();
+  summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  int status = summary.failed > 0 ? 1 : 0;
+  if (a.accept && accept_results(results) != 0) status = 1;
+  if (!a.junit.empty()) {
+    absl::Status s = write_junit(a.junit, results, summary);
+    if (!s.ok()) std::cerr << "opspec: " << s.message() << "\n", status = 1;
+  }
+  if (!a.json.empty()) {
+    absl::Status s = write_json(a.json, results, summary);
+    if (!s.ok()) std::cerr << "opspec: " << s.message() << "\n", status = 1;
+  }
+  if (cases.empty() && loaded.load_failures.empty()) std::cout << "no cases selected\n";
+  std::cout << summary.str() << "\n";
+  return status;
+}
+
+int command_list(const Args& a) {
+  if (a.fixtures) {
+    for (const Fixture* f : list_fixtures()) {
+      std::vector<std::string> ins;
+      for (const FixtureInput& in : f->inputs)
+        ins.push_back(str_cat(in.name, ": ", dtype_short_name(in.dtype), format_sizes(in.shape)));
+      std::cout << f->name << "(" << absl::StrJoin(ins, ", ") << ")  " << f->description << "\n";
+    }
+    return 0;
+  }
+  Loaded loaded = load(a.paths);
+  for (const CaseResult& r : loaded.load_failures) std::cerr << r.message << "\n";
+  for (const CaseRef& r : select(loaded.suites, a))
+    std::cout << r.id() << "  (" << r.suite->file << ":" << r.spec->where.line << ")\n";
+  return loaded.load_failures.empty() ? 0 : 2;
+}
+
+void print_section(std::string_view title, const std::string& body) {
+  if (body.empty()) return;
+  std::cout << "\n== " << title << " ==\n" << body;
+  if (body.back() != '\n') std::cout << "\n";
+}
+
+int command_show(const Args& a) {
+  if (a.paths.size() != 1) usage_error("show takes one FILE::CASE (or SUITE::CASE)");
+  const std::string& target = a.paths[0];
+  const size_t sep = target.rfind("::");
+  if (sep == std::string::npos) usage_error(str_cat("show: expected FILE::CASE, got '", target, "'"));
+  std::string where = target.substr(0, sep), name = target.substr(sep + 2);
+  std::string device;
+  if (size_t at = name.find('@'); at != std::string::npos) device = name.substr(at + 1), name = name.substr(0, at);
+  std::error_code ec;
+  Loaded loaded = load({std::filesystem::exists(where, ec) ? where : std::string("specs")});
+  for (const CaseResult& r : loaded.load_failures) std::cerr << r.message << "\n";
+  for (const CaseRef& ref : expand_cases(loaded.suites)) {
+    if (ref.spec->name != name || (ref.suite->file != where && ref.suite->name != where)) continue;
+    if (!device.empty() && ref.device != device) continue;
+    CaseResult r = run_case(ref, {});
+    std::cout << r.id << "  (" << r.file << ":" << r.line << ")\n";
+    if (!ref.spec->description.empty()) std::cout << ref.spec->description << "\n";
+    std::cout << "outcome: " << outcome_name(r.outcome) << "\n";
+    if (!r.message.empty()) std::cout << indent(r.message) << "\n";
+    if (!r.error.empty()) print_section("error raised", r.error);
+    print_section("eager debug string", r.eager_debug_string);
+    print_section("compiled debug string", r.compiled_debug_string);
+    for (size_t i = 0; i < r.graphs.size(); ++i) print_section(str_cat("graph ", i), r.graphs[i]);
+    print_section("graph breaks", absl::StrJoin(r.graph_breaks, "\n"));
+    print_section("fused kernels", absl::StrJoin(r.fused_kernels, "\n"));
+    return r.outcome == Outcome::kFailed ? 1 : 0;
+  }
+  std::cerr << "opspec: show: no case '" << name << "' in " << where << "\n";
+  return 2;
+}
+
+}  // namespace
+
+int run_cli(int argc, char** argv) {
+  Args a = parse_args(argc, argv);
+  try {
+    if (a.command == "run") return command_run(a);
+    if (a.command == "list") return command_list(a);
+    return command_show(a);
+  } catch (const std::exception& e) {
+    std::cerr << "opspec: " << e.what() << "\n";
+    return 2;
+  }
+}
+
+}  // namespace opspec::spec

@@ -1,0 +1,165 @@
+// report.cc: summary, JUnit XML and JSON output.
+#include "harness/spec/report.h"
+
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "nlohmann/json.hpp"
+
+namespace opspec::spec {
+namespace {
+
+using nlohmann::json;
+
+// xml_escape: text safe inside XML attributes and elements; control
+// characters other than tab and newline are dropped (XML 1.0 forbids them).
+std::string xml_escape(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char ch : s) {
+    switch (ch) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&apos;"; break;
+      default:
+        if (static_cast<unsigned char>(ch) < 0x20 && ch != '\n' && ch != '\t' && ch != '\r') break;
+        out += ch;
+    }
+  }
+  return out;
+}
+
+absl::Status write_file(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary);
+  if (!f) return absl::InvalidArgumentError(str_cat("cannot write ", path));
+  f << text;
+  f.close();
+  if (!f) return absl::InvalidArgumentError(str_cat("error writing ", path));
+  return absl::OkStatus();
+}
+
+json to_json_object(const CaseResult& r) {
+  json j = {{"id", r.id},           {"suite", r.suite},     {"name", r.name},
+            {"file", r.file},       {"line", r.line},       {"outcome", std::string(outcome_name(r.outcome))},
+            {"message", r.message}, {"seconds", r.seconds}};
+  return j;
+}
+
+}  // namespace
+
+void Summary::add(const CaseResult& r) {
+  switch (r.outcome) {
+    case Outcome::kPassed: ++passed; break;
+    case Outcome::kFailed: ++failed; break;
+    case Outcome::kSkipped: ++skipped; break;
+    case Outcome::kXfailed: ++xfailed; break;
+  }
+}
+
+std::string Summary::str() const {
+  return absl::StrFormat("%d passed, %d failed, %d skipped, %d xfailed in %.2f s", passed, failed, skipped, xfailed,
+                         seconds);
+}
+
+std::string result_to_json(const CaseResult& r) {
+  json j = to_json_object(r);
+  j["eager_debug_string"] = r.eager_debug_string;
+  j["compiled_debug_string"] = r.compiled_debug_string;
+  j["graphs"] = r.graphs;
+  j["graph_breaks"] = r.graph_breaks;
+  j["fused_kernels"] = r.fused_kernels;
+  j["error"] = r.error;
+  if (r.accepted_debug_string) j["accepted_debug_string"] = *r.accepted_debug_string;
+  // Invalid UTF-8 in a message (e.g. a program's string literal) must not throw.
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+absl::StatusOr<CaseResult> result_from_json(std::string_view text) {
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) return absl::InvalidArgumentError("malformed case result");
+  try {
+    CaseResult r;
+    r.id = j.at("id");
+    r.suite = j.at("suite");
+    r.name = j.at("name");
+    r.file = j.at("file");
+    r.line = j.at("line");
+    const std::string outcome = j.at("outcome");
+    r.outcome = outcome == "passed"    ? Outcome::kPassed
+                : outcome == "skipped" ? Outcome::kSkipped
+                : outcome == "xfailed" ? Outcome::kXfailed
+                                       : Outcome::kFailed;
+    r.message = j.at("message");
+    r.seconds = j.at("seconds");
+    r.eager_debug_string = j.value("eager_debug_string", "");
+    r.compiled_debug_string = j.value("compiled_debug_string", "");
+    r.graphs = j.value("graphs", std::vector<std::string>{});
+    r.graph_breaks = j.value("graph_breaks", std::vector<std::string>{});
+    r.fused_kernels = j.value("fused_kernels", std::vector<std::string>{});
+    r.error = j.value("error", "");
+    if (j.contains("accepted_debug_string")) r.accepted_debug_string = j["accepted_debug_string"].get<std::string>();
+    return r;
+  } catch (const json::exception& e) {
+    return absl::InvalidArgumentError(str_cat("malformed case result: ", e.what()));
+  }
+}
+
+absl::Status write_junit(const std::string& path, const std::vector<CaseResult>& results, const Summary& summary) {
+  // Group by suite, keeping first-seen order.
+  std::vector<std::string> suites;
+  for (const CaseResult& r : results)
+    if (std::find(suites.begin(), suites.end(), r.suite) == suites.end()) suites.push_back(r.suite);
+  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  absl::StrAppendFormat(&out, "<testsuites name=\"opspec\" tests=\"%d\" failures=\"%d\" skipped=\"%d\" time=\"%.3f\">\n",
+                        summary.total(), summary.failed, summary.skipped + summary.xfailed, summary.seconds);
+  for (const std::string& suite : suites) {
+    Summary s;
+    for (const CaseResult& r : results)
+      if (r.suite == suite) s.add(r), s.seconds += r.seconds;
+    absl::StrAppendFormat(&out, "  <testsuite name=\"%s\" tests=\"%d\" failures=\"%d\" skipped=\"%d\" time=\"%.3f\">\n",
+                          xml_escape(suite), s.total(), s.failed, s.skipped + s.xfailed, s.seconds);
+    for (const CaseResult& r : results) {
+      if (r.suite != suite) continue;
+      absl::StrAppendFormat(&out, "    <testcase classname=\"%s\" name=\"%s\" file=\"%s\" line=\"%d\" time=\"%.3f\"",
+                            xml_escape(r.suite), xml_escape(r.id.substr(r.suite.size() + 2)), xml_escape(r.file),
+                            r.line, r.seconds);
+      switch (r.outcome) {
+        case Outcome::kPassed: out += "/>\n"; break;
+        case Outcome::kFailed: {
+          std::string first_line = r.message.substr(0, r.message.find('\n'));
+          str_append(&out, ">\n      <failure message=\"", xml_escape(first_line), "\">", xml_escape(r.message),
+                          "</failure>\n    </testcase>\n");
+          break;
+        }
+        case Outcome::kSkipped:
+        case Outcome::kXfailed:
+          str_append(&out, ">\n      <skipped message=\"",
+                          xml_escape(str_cat(outcome_name(r.outcome), ": ",
+                                                  r.message.substr(0, r.message.find('\n')))),
+                          "\"/>\n    </testcase>\n");
+          break;
+      }
+    }
+    out += "  </testsuite>\n";
+  }
+  out += "</testsuites>\n";
+  return write_file(path, out);
+}
+
+absl::Status write_json(const std::string& path, const std::vector<CaseResult>& results, const Summary& summary) {
+  json cases = json::array();
+  for (const CaseResult& r : results) cases.push_back(to_json_object(r));
+  json j = {{"summary",
+             {{"passed", summary.passed},
+              {"failed", summary.failed},
+              {"skipped", summary.skipped},
+              {"xfailed", summary.xfailed},
+              {"seconds", summary.seconds}}},
+            {"cases", cases}};
+  return write_file(path, j.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
+}
+
+}  // namespace opspec::spec

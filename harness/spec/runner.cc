@@ -1,0 +1,324 @@
+// runner.cc: run_case. See Note [Running a case].
+#include "harness/spec/runner.h"
+
+#include <chrono>
+#include <regex>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "harness/debug_mode.h"
+#include "harness/expect/assert_close.h"
+#include "harness/expect/compile_observer.h"
+#include "harness/expect/equivalence.h"
+#include "harness/expect/op_checks.h"
+#include "harness/expect/op_log.h"
+#include "harness/filecheck.h"
+#include "harness/program/fixture.h"
+#include "harness/spec/case_inputs.h"
+#include "runtime/compile/controls.h"
+#include "runtime/compile/guards.h"
+#include "runtime/dispatch/dispatcher.h"
+#include "runtime/dispatch/mode.h"
+
+namespace opspec::spec {
+namespace {
+
+// Failures: every failed expectation of one case, in the order checked.
+struct Failures {
+  std::vector<std::string> items;
+  void add(std::string_view what, const CheckResult& r) {
+    if (!r.ok) items.push_back(str_cat(what, ": ", r.message));
+  }
+  void add(std::string message) { items.push_back(std::move(message)); }
+  bool empty() const { return items.empty(); }
+  std::string str() const { return absl::StrJoin(items, "\n\n"); }
+};
+
+// error_matches: std::regex search of pattern in text; a bad pattern fails with why.
+CheckResult error_matches(const std::string& pattern, const std::string& text) {
+  try {
+    if (std::regex_search(text, std::regex(pattern))) return CheckResult::pass();
+  } catch (const std::regex_error& e) {
+    return CheckResult::fail(str_cat("expect.error is not a valid regex (", e.what(), "): ", pattern));
+  }
+  return CheckResult::fail(str_cat("the error does not match /", pattern, "/:\n  ", text));
+}
+
+// needs_compile: whether the case runs compiled (see Note [Running a case], step 5).
+bool needs_compile(const CaseSpec& c) {
+  const ExpectSpec& e = c.expect;
+  return c.compile.has_value() || e.graphs || e.graph_break_count || e.graph_breaks || e.recompiles ||
+         e.fused_kernels || e.equivalent || e.check_graphs;
+}
+
+// DisallowScope: disallow_in_graph for the case's op names, undone on exit (the
+// setting is global). A bare name disallows every overload, as the spec says `sub`.
+class DisallowScope {
+ public:
+  explicit DisallowScope(const std::vector<std::string>& patterns) {
+    for (const std::string& p : patterns) {
+      bool any = false;
+      for (const OperatorHandle* op : Dispatcher::singleton().ops()) {
+        if (!op_name_matches(p, op->name())) continue;
+        disallow_in_graph(op->name());
+        names_.push_back(op->name());
+        any = true;
+      }
+      OPSPEC_CHECK(any, "compile.disallow_in_graph: no operator is called '", p, "'");
+    }
+  }
+  ~DisallowScope() {
+    for (const std::string& n : names_) allow_op_in_graph(n);
+  }
+
+ private:
+  std::vector<std::string> names_;
+};
+
+DebugModeOptions debug_options(const DebugSpec& d) {
+  DebugModeOptions o;
+  o.record_output = d.record_output;
+  o.record_ids = d.record_ids;
+  o.record_function_level = d.function_level;
+  o.record_nn_module = d.record_nn_module;
+  return o;
+}
+
+std::optional<HashKind> debug_hash(const DebugSpec& d) {
+  if (!d.hash) return std::nullopt;
+  std::optional<HashKind> k = parse_hash_kind(*d.hash);
+  OPSPEC_CHECK(k.has_value(), "debug.hash: unknown hash '", *d.hash, "' (norm, hash_tensor or bitwise)");
+  return k;
+}
+
+CompileOptions compile_options(const CaseSpec& c, const CaseFunction& fn) {
+  CompileSpec cs = c.compile.value_or(CompileSpec{});
+  CompileOptions o;
+  o.backend = cs.backend;
+  o.fullgraph = cs.fullgraph;
+  o.dynamic = cs.dynamic;
+  o.cache_size_limit = cs.cache_size_limit;
+  o.error_on_recompile = cs.error_on_recompile;
+  o.input_names = fn.input_names;
+  o.name = c.name;
+  return o;
+}
+
+// check_text: FileCheck of text against a `check:`-style block of the case.
+CheckResult run_file_check(const std::string& text, const std::string& checks, const SourceLocation& where,
+                           std::string input_name) {
+  FileCheckOptions o;
+  o.check_name = where.file;
+  o.check_first_line = where.line;
+  o.check_column_offset = where.column > 0 ? where.column - 1 : 0;
+  o.input_name = std::move(input_name);
+  return file_check(text, checks, o);
+}
+
+// run_expectations: steps 4-7 of Note [Running a case]; throws on the first error.
+void run_expectations(const CaseRef& ref, const RunOptions& options, CaseResult& result, Failures& failures) {
+  const CaseSpec& c = *ref.spec;
+  const ExpectSpec& e = c.expect;
+  CaseFunction fn = make_case_function(c, ref.device);
+
+  // Step 4: eager.
+  std::vector<Tensor> eager_outputs;
+  std::vector<std::string> aten_ops, function_ops;
+  {
+    std::vector<Tensor> inputs = fn.make_inputs();
+    DebugMode dm(debug_options(c.debug));
+    std::optional<HashKind> hash = debug_hash(c.debug);
+    auto scope = dm.enter();
+    std::optional<DebugMode::HashScope> hashes;
+    if (hash) hashes.emplace(std::vector<HashKind>{*hash}, c.debug.hash_inputs, false);
+    OpRecorder functions(OpLevel::kFunction);
+    OpRecorder aten(OpLevel::kAten);
+    eager_outputs = fn.fn(inputs);
+    aten_ops = aten.names();
+    function_ops = functions.names();
+    hashes.reset();
+    result.eager_debug_string = dm.debug_string();
+  }
+  if (e.ops) failures.add("expect.ops", check_ops_exact(aten_ops, *e.ops));
+  if (e.ops_contain) failures.add("expect.ops_contain", check_ops_contain(aten_ops, *e.ops_contain));
+  if (e.ops_exclude) failures.add("expect.ops_exclude", check_ops_exclude(aten_ops, *e.ops_exclude));
+  if (e.function_ops) failures.add("expect.function_ops", check_ops_exact(function_ops, *e.function_ops));
+  if (e.outputs) {
+    OPSPEC_CHECK(!eager_outputs.empty(), "expect.outputs: the case returned no tensor");
+    std::vector<double> values = e.outputs.value();
+    Tensor expected = expected_tensor(values, eager_outputs[0]);
+    failures.add("expect.outputs", assert_close(eager_outputs[0], expected,
+                                                       CloseOptions{.equal_nan = true, .check_dtype = false}));
+  }
+
+  // Step 5: compiled.
+  const bool compiles = needs_compile(c);
+  if (compiles) {
+    CompileOptions copts = compile_options(c, fn);
+    DisallowScope disallow(c.compile ? c.compile->disallow_in_graph : std::vector<std::string>{});
+    std::vector<std::vector<Tensor>> calls;
+    calls.push_back(fn.make_inputs());
+    if (c.compile) {
+      mark_inputs(*c.compile, fn.input_names, calls[0]);
+      for (const auto& overrides : c.compile->calls) {
+        calls.push_back(fn.make_inputs(overrides));
+        mark_inputs(*c.compile, fn.input_names, calls.back());
+      }
+    }
+    CompileObservation obs = observe_compile(fn.fn, calls, copts, debug_options(c.debug), debug_hash(c.debug),
+                                             c.debug.hash_inputs);
+    result.compiled_debug_string = obs.debug_string;
+    result.graphs = obs.graphs;
+    for (const GraphBreak& b : obs.stats.breaks)
+      result.graph_breaks.push_back(b.user_site.empty() ? b.reason : str_cat(b.reason, " (at ", b.user_site, ")"));
+    result.fused_kernels = obs.kernel_names;
+    if (e.graphs) failures.add("expect.graphs", check_graphs(obs, *e.graphs));
+    if (e.graph_break_count) failures.add("expect.graph_breaks", check_graph_breaks(obs.stats, *e.graph_break_count));
+    if (e.graph_breaks) {
+      std::vector<std::string> reasons;
+      for (const GraphBreakSpec& b : *e.graph_breaks) reasons.push_back(b.reason);
+      failures.add("expect.graph_breaks", check_graph_breaks(obs.stats, reasons));
+    }
+    if (e.recompiles) failures.add("expect.recompiles", check_recompiles(obs.stats, *e.recompiles));
+    if (e.fused_kernels) failures.add("expect.fused_kernels", check_fused_kernels(obs, *e.fused_kernels));
+    if (e.check_graphs)
+      failures.add("expect.check_graphs", run_file_check(absl::StrJoin(obs.graphs, "\n"), *e.check_graphs,
+                                                         e.check_graphs_where.line ? e.check_graphs_where : e.where,
+                                                         "<graphs>"));
+  }
+
+  // Step 6: the debug string.
+  const std::string& debug_string = compiles ? result.compiled_debug_string : result.eager_debug_string;
+  if (e.check) failures.add("expect.check", run_file_check(debug_string, *e.check,
+                                                           e.check_where.line ? e.check_where : e.where, "<debug string>"));
+  if (e.debug_string) {
+    // Trailing newlines are not compared: a YAML `|` block ends with one, a
+    // debug string does not, and neither carries meaning.
+    auto trimmed = [](std::string_view s) {
+      while (!s.empty() && s.back() == '\n') s.remove_suffix(1);
+      return s;
+    };
+    CheckResult r = check_text_equal(trimmed(debug_string), trimmed(*e.debug_string));
+    if (!r.ok && options.accept && !c.xfail) {  // an xfail's golden documents the wanted text
+      result.accepted_debug_string = str_cat(trimmed(debug_string), "\n");
+    } else {
+      failures.add("expect.debug_string", r);
+    }
+  }
+
+  // Step 7: equivalence.
+  if (e.equivalent) {
+    EquivalenceOptions eo;
+    eo.compile = compile_options(c, fn);
+    eo.close.bitwise = e.equivalent->bitwise;
+    eo.close.rtol = e.equivalent->rtol;
+    eo.close.atol = e.equivalent->atol;
+    std::optional<HashKind> k = parse_hash_kind(e.equivalent->hash);
+    OPSPEC_CHECK(k.has_value(), "expect.equivalent.hash: unknown hash '", e.equivalent->hash, "'");
+    eo.hash = *k;
+    DisallowScope disallow(c.compile ? c.compile->disallow_in_graph : std::vector<std::string>{});
+    EquivalenceResult r = check_eager_compiled_equivalent(fn.fn, fn.make_inputs(), eo);
+    failures.add("expect.equivalent", r.result);
+  }
+}
+
+}  // namespace
+
+std::string_view outcome_name(Outcome o) {
+  switch (o) {
+    case Outcome::kPassed: return "passed";
+    case Outcome::kFailed: return "failed";
+    case Outcome::kSkipped: return "skipped";
+    case Outcome::kXfailed: return "xfailed";
+  }
+  return "?";
+}
+
+std::string CaseRef::id() const {
+  std::string id = str_cat(suite->name, "::", spec->name);
+  if (spec->devices.size() > 1 || device != "cpu") str_append(&id, "@", device);
+  return id;
+}
+
+std::vector<CaseRef> expand_cases(const std::vector<SuiteSpec>& suites) {
+  std::vector<CaseRef> out;
+  for (const SuiteSpec& s : suites) {
+    for (const CaseSpec& c : s.cases) {
+      if (c.devices.empty()) {
+        out.push_back({&s, &c, "cpu"});
+        continue;
+      }
+      for (const std::string& d : c.devices) out.push_back({&s, &c, d});
+    }
+  }
+  return out;
+}
+
+bool device_available(const std::string& device) {
+  try {
+    Device d = Device::parse(device);
+    return !d.is_cuda();  // the CUDA backend is not built yet
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+CaseResult run_case(const CaseRef& ref, const RunOptions& options) {
+  const CaseSpec& c = *ref.spec;
+  CaseResult result;
+  result.id = ref.id();
+  result.suite = ref.suite->name;
+  result.name = c.name;
+  result.file = ref.suite->file;
+  result.line = c.where.line;
+  auto start = std::chrono::steady_clock::now();
+  auto finish = [&](Outcome o, std::string message) {
+    result.outcome = o;
+    result.message = std::move(message);
+    result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return result;
+  };
+
+  // Step 1: skips.
+  const bool cuda = device_available("cuda");
+  for (const std::string& cond : c.skip_if) {
+    if (cond == "always") return finish(Outcome::kSkipped, "skip_if always");
+    if ((cond == "no_cuda" || cond == "no_gpu") && !cuda)
+      return finish(Outcome::kSkipped, str_cat("skip_if ", cond, ": CUDA is not available"));
+    if (cond == "cuda" && cuda) return finish(Outcome::kSkipped, "skip_if cuda: CUDA is available");
+  }
+  if (!device_available(ref.device))
+    return finish(Outcome::kSkipped, str_cat("device ", ref.device, " is not available"));
+
+  // Steps 2-7; the first error ends the case.
+  Failures failures;
+  std::optional<std::string> error = c.load_error;
+  if (!error) {
+    try {
+      run_expectations(ref, options, result, failures);
+    } catch (const std::exception& ex) {
+      error = ex.what();
+    }
+    result.error = error.value_or("");
+  }
+  if (error) {
+    if (c.expect.error) {
+      CheckResult r = error_matches(*c.expect.error, *error);
+      if (!r.ok) failures.add("expect.error", r);
+    } else {
+      failures.add(str_cat("error: ", *error));
+    }
+  } else if (c.expect.error) {
+    failures.add(str_cat("expect.error: expected an error matching /", *c.expect.error,
+                              "/, but the case ran without one"));
+  }
+
+  if (c.xfail) {
+    if (failures.empty()) return finish(Outcome::kFailed, str_cat("unexpected pass (xfail: ", *c.xfail, ")"));
+    return finish(Outcome::kXfailed, str_cat(*c.xfail, "\n", failures.str()));
+  }
+  if (!failures.empty()) return finish(Outcome::kFailed, failures.str());
+  return finish(Outcome::kPassed, "");
+}
+
+}  // namespace opspec::spec

@@ -1,0 +1,84 @@
+// runner.h: running spec cases: one case (eager, then compiled) and its
+// expectations, producing a CaseResult. See Note [Running a case].
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/spec/spec.h"
+
+namespace opspec::spec {
+
+// Note [Running a case]
+// A case runs in this order, each step only when the case needs it:
+//  1. skip_if and devices decide whether it runs at all (skipped: why).
+//  2. A case-level load error (bad program, unknown op) fails it, unless
+//     expect.error matches the error text.
+//  3. The generator is seeded with the case's seed, the inputs are created
+//     (in the order written), then the program is instantiated (fixtures
+//     create their parameters here), so the same seed gives the same values.
+//  4. Eager run under a DebugMode and op recorders: ops, ops_contain,
+//     ops_exclude and function_ops are checked against it.
+//  5. Compiled run, when the case has `compile:` or expects graphs, graph
+//     breaks, recompiles or fused kernels: the first call with the inputs,
+//     then one call per entry of compile.calls.
+//  6. `check:` and `debug_string:` read the compiled run's debug string when
+//     the case compiles, else the eager one; `check_graphs:` the printed graphs.
+//  7. `equivalent:` runs eager and compiled again on fresh copies of the inputs,
+//     with hashes, and compares outputs (see harness/expect/equivalence.h).
+// The first error thrown by any step ends the case: with expect.error it must
+// match (std::regex search), otherwise the case fails with it. Every failed
+// expectation is reported, not just the first. xfail inverts the outcome.
+
+// Outcome: what happened to one case.
+enum class Outcome : uint8_t { kPassed, kFailed, kSkipped, kXfailed };
+// outcome_name: "passed", "failed", "skipped", "xfailed".
+std::string_view outcome_name(Outcome o);
+
+// CaseRef: one runnable case: a case of a suite on one device.
+struct CaseRef {
+  const SuiteSpec* suite = nullptr;
+  const CaseSpec* spec = nullptr;
+  std::string device = "cpu";
+  // id: "suite::case", or "suite::case@cuda" for devices other than the first.
+  std::string id() const;
+};
+
+// expand_cases: every (case, device) of the suites, in file order.
+std::vector<CaseRef> expand_cases(const std::vector<SuiteSpec>& suites);
+
+// CaseResult: a case's outcome, its message, and what `opspec show` prints.
+struct CaseResult {
+  std::string id;
+  std::string suite;
+  std::string name;
+  std::string file;
+  int line = 0;
+  Outcome outcome = Outcome::kPassed;
+  std::string message;       // failure text, skip reason, or xfail reason
+  std::string error;         // the error the case raised, if any (expected or not)
+  double seconds = 0;
+  // Observations (filled as far as the case got).
+  std::string eager_debug_string;
+  std::string compiled_debug_string;
+  std::vector<std::string> graphs;
+  std::vector<std::string> graph_breaks;   // "reason (at site)"
+  std::vector<std::string> fused_kernels;  // kernel names launched by the first compiled call
+  // accepted_debug_string: with RunOptions::accept, the new golden text to
+  // write when the case's debug_string differs (the case then passes).
+  std::optional<std::string> accepted_debug_string;
+};
+
+// RunOptions: how cases run.
+struct RunOptions {
+  bool accept = false;  // differing debug_string goldens are accepted, not failures
+};
+
+// run_case: runs one case in this process and never throws for a user error.
+CaseResult run_case(const CaseRef& ref, const RunOptions& options = {});
+
+// device_available: whether tensors can be made on device ("cpu", "cuda:1", ...).
+bool device_available(const std::string& device);
+
+}  // namespace opspec::spec

@@ -1,0 +1,237 @@
+// runner_test.cc: run_case on small suites: every expectation's pass and
+// fail path, errors, xfail, skips, accept. See Note [Running a case].
+#include "harness/spec/runner.h"
+
+#include "absl/strings/str_format.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "harness/spec/spec_loader.h"
+
+namespace opspec::spec {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+SuiteSpec load(std::string_view yaml) {
+  absl::StatusOr<SuiteSpec> s = load_suite_string(yaml, "runner_test.yaml");
+  EXPECT_TRUE(s.ok()) << s.status();
+  return s.ok() ? *std::move(s) : SuiteSpec{};
+}
+
+CaseResult run_one(std::string_view yaml, RunOptions options = {}) {
+  static std::vector<std::unique_ptr<SuiteSpec>> keep;  // CaseRef points into the suite
+  keep.push_back(std::make_unique<SuiteSpec>(load(yaml)));
+  std::vector<CaseRef> refs = expand_cases({*keep.back()});
+  EXPECT_EQ(refs.size(), 1u);
+  if (refs.empty()) return {};
+  // expand_cases over a copy would dangle: rebuild the ref on the kept suite.
+  CaseRef ref{keep.back().get(), &keep.back()->cases[0], refs[0].device};
+  return run_case(ref, options);
+}
+
+constexpr const char* kAddSub = R"(
+cases:
+  - name: add_sub
+    inputs:
+      x: {shape: [4], init: arange}
+    program: |
+      a = add(x, 1)
+      b = sub(a, 1)
+      return add(b, 1)
+    expect:
+      %s
+)";
+
+std::string with_expect(std::string_view expect) { return absl::StrFormat(kAddSub, expect); }
+
+TEST(SpecRunner, OpsPassAndFail) {
+  CaseResult ok = run_one(with_expect("ops: [aten::add.Tensor, aten::sub.Tensor, aten::add]"));
+  EXPECT_EQ(ok.outcome, Outcome::kPassed) << ok.message;
+  CaseResult bad = run_one(with_expect("ops: [aten::add.Tensor, aten::mul.Tensor, aten::add.Tensor]"));
+  EXPECT_EQ(bad.outcome, Outcome::kFailed);
+  EXPECT_THAT(bad.message, HasSubstr("expect.ops"));
+  EXPECT_THAT(bad.message, HasSubstr("aten::mul.Tensor"));
+  EXPECT_THAT(bad.message, HasSubstr("aten::sub.Tensor"));
+}
+
+TEST(SpecRunner, ContainAndExclude) {
+  EXPECT_EQ(run_one(with_expect("ops_contain: [aten::sub, aten::add]")).outcome, Outcome::kPassed);
+  EXPECT_EQ(run_one(with_expect("ops_contain: [aten::add, aten::mul]")).outcome, Outcome::kFailed);
+  EXPECT_EQ(run_one(with_expect("ops_exclude: [aten::mul]")).outcome, Outcome::kPassed);
+  CaseResult bad = run_one(with_expect("ops_exclude: [sub]"));
+  EXPECT_EQ(bad.outcome, Outcome::kFailed);
+  EXPECT_THAT(bad.message, HasSubstr("aten::sub.Tensor"));
+}
+
+TEST(SpecRunner, Outputs) {
+  EXPECT_EQ(run_one(with_expect("outputs: [1, 2, 3, 4]")).outcome, Outcome::kPassed);
+  CaseResult bad = run_one(with_expect("outputs: [1, 2, 3, 5]"));
+  EXPECT_EQ(bad.outcome, Outcome::kFailed);
+  EXPECT_THAT(bad.message, HasSubstr("Mismatched elements: 1 / 4"));
+}
+
+TEST(SpecRunner, GraphBreaksFromDisallowInGraph) {
+  constexpr const char* yaml = R"(
+cases:
+  - name: disallowed_sub_breaks_graph
+    inputs:
+      x: {shape: [4], init: randn}
+    program: |
+      a = add(x, 1)
+      b = sub(a, 1)
+      return add(b, 1)
+    compile: {backend: aot_eager, disallow_in_graph: [sub]}
+    expect:
+      graphs: %d
+      graph_breaks: [{reason: "disallow"}]
+      equivalent: {rtol: 1e-6, atol: 1e-5}
+)";
+  CaseResult ok = run_one(absl::StrFormat(yaml, 2));
+  EXPECT_EQ(ok.outcome, Outcome::kPassed) << ok.message;
+  EXPECT_EQ(ok.graph_breaks.size(), 1u);
+  EXPECT_EQ(ok.graphs.size(), 2u);
+  CaseResult bad = run_one(absl::StrFormat(yaml, 1));
+  EXPECT_EQ(bad.outcome, Outcome::kFailed);
+  EXPECT_THAT(bad.message, HasSubstr("expect.graphs"));
+}
+
+TEST(SpecRunner, ErrorExpectation) {
+  constexpr const char* yaml = R"(
+cases:
+  - name: mm_shape_error
+    inputs:
+      a: {shape: [2, 3]}
+      b: {shape: [4, 5]}
+    program: |
+      return mm(a, b)
+    expect:
+      error: "%s"
+)";
+  EXPECT_EQ(run_one(absl::StrFormat(yaml, "aten::mm.*shape")).outcome, Outcome::kPassed);
+  CaseResult bad = run_one(absl::StrFormat(yaml, "no such text"));
+  EXPECT_EQ(bad.outcome, Outcome::kFailed);
+  EXPECT_THAT(bad.message, HasSubstr("does not match /no such text/"));
+  CaseResult no_error = run_one(with_expect("error: \"anything\""));
+  EXPECT_EQ(no_error.outcome, Outcome::kFailed);
+  EXPECT_THAT(no_error.message, HasSubstr("ran without one"));
+}
+
+TEST(SpecRunner, UnexpectedErrorFailsWithLocation) {
+  CaseResult r = run_one(R"(
+cases:
+  - name: bad
+    inputs: {a: {shape: [2, 3]}, b: {shape: [4, 5]}}
+    program: |
+      c = relu(a)
+      return mm(c, b)
+)");
+  EXPECT_EQ(r.outcome, Outcome::kFailed);
+  EXPECT_THAT(r.message, HasSubstr("runner_test.yaml:7:"));
+  EXPECT_THAT(r.message, HasSubstr("aten::mm"));
+}
+
+TEST(SpecRunner, LoadErrorOfOneCaseCanBeExpected) {
+  constexpr const char* yaml = R"(
+cases:
+  - name: unknown_op
+    inputs: {x: {shape: [2]}}
+    program: |
+      return frobnicate(x)
+    expect:
+      %s
+)";
+  CaseResult expected = run_one(absl::StrFormat(yaml, "error: \"unknown op.*frobnicate\""));
+  EXPECT_EQ(expected.outcome, Outcome::kPassed) << expected.message;
+  CaseResult unexpected = run_one(absl::StrFormat(yaml, "ops: []"));
+  EXPECT_EQ(unexpected.outcome, Outcome::kFailed);
+  EXPECT_THAT(unexpected.message, HasSubstr("runner_test.yaml:6:14"));
+}
+
+TEST(SpecRunner, XfailAndSkip) {
+  constexpr const char* yaml = R"(
+cases:
+  - name: c
+    inputs: {x: {shape: [2], init: ones}}
+    program: |
+      return relu(x)
+    %s
+    expect:
+      outputs: [%s]
+)";
+  EXPECT_EQ(run_one(absl::StrFormat(yaml, "xfail: known bug", "0, 0")).outcome, Outcome::kXfailed);
+  CaseResult xpass = run_one(absl::StrFormat(yaml, "xfail: known bug", "1, 1"));
+  EXPECT_EQ(xpass.outcome, Outcome::kFailed);
+  EXPECT_THAT(xpass.message, HasSubstr("unexpected pass (xfail: known bug)"));
+  EXPECT_EQ(run_one(absl::StrFormat(yaml, "skip_if: [always]", "0, 0")).outcome, Outcome::kSkipped);
+  CaseResult cuda = run_one(absl::StrFormat(yaml, "devices: [cuda]", "1, 1"));
+  EXPECT_EQ(cuda.outcome, Outcome::kSkipped);
+  EXPECT_THAT(cuda.message, HasSubstr("not available"));
+}
+
+TEST(SpecRunner, CheckAndDebugStringWithAccept) {
+  constexpr const char* yaml = R"(
+cases:
+  - name: c
+    inputs: {x: {shape: [2, 2], init: ones}}
+    program: |
+      return relu(x)
+    expect:
+      check: |
+        CHECK: aten::relu(t: f32[2, 2])
+      debug_string: "%s"
+)";
+  const std::string golden = "    aten::relu(t: f32[2, 2])  ->  t: f32[2, 2]";
+  CaseResult ok = run_one(absl::StrFormat(yaml, golden));
+  EXPECT_EQ(ok.outcome, Outcome::kPassed) << ok.message;
+  // A trailing newline (a YAML `|` block has one) is not a difference.
+  CaseResult ok_newline = run_one(absl::StrFormat(yaml, golden + "\\n"));
+  EXPECT_EQ(ok_newline.outcome, Outcome::kPassed) << ok_newline.message;
+  CaseResult bad = run_one(absl::StrFormat(yaml, "wrong\\n"));
+  EXPECT_EQ(bad.outcome, Outcome::kFailed);
+  EXPECT_THAT(bad.message, HasSubstr("expect.debug_string"));
+  CaseResult accepted = run_one(absl::StrFormat(yaml, "wrong\\n"), {.accept = true});
+  EXPECT_EQ(accepted.outcome, Outcome::kPassed) << accepted.message;
+  ASSERT_TRUE(accepted.accepted_debug_string.has_value());
+  EXPECT_EQ(*accepted.accepted_debug_string, "    aten::relu(t: f32[2, 2])  ->  t: f32[2, 2]\n");
+}
+
+TEST(SpecRunner, RecompileOnNewShapeAndDynamicMark) {
+  constexpr const char* yaml = R"(
+cases:
+  - name: c
+    inputs: {x: {shape: [4]}}
+    program: |
+      return mul(relu(x), 2)
+    compile:
+      backend: eager
+      %s
+      calls: [{x: {shape: [8]}}]
+    expect:
+      recompiles: %d
+)";
+  CaseResult static_shape = run_one(absl::StrFormat(yaml, "", 1));
+  EXPECT_EQ(static_shape.outcome, Outcome::kPassed) << static_shape.message;
+  CaseResult dynamic = run_one(absl::StrFormat(yaml, "dynamic: [x.0]", 0));
+  EXPECT_EQ(dynamic.outcome, Outcome::kPassed) << dynamic.message;
+  CaseResult wrong = run_one(absl::StrFormat(yaml, "", 0));
+  EXPECT_EQ(wrong.outcome, Outcome::kFailed);
+  EXPECT_THAT(wrong.message, HasSubstr("expect.recompiles"));
+}
+
+TEST(SpecRunner, FixtureCaseAndFusedKernels) {
+  CaseResult r = run_one(R"(
+cases:
+  - name: gelu_chain_fuses
+    fixture: gelu_chain
+    compile: {backend: fused}
+    expect:
+      fused_kernels: 1
+      equivalent: true
+)");
+  EXPECT_EQ(r.outcome, Outcome::kPassed) << r.message;
+  EXPECT_EQ(r.fused_kernels.size(), 1u);
+}
+
+}  // namespace
+}  // namespace opspec::spec

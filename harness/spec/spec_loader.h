@@ -1,0 +1,62 @@
+// spec_loader.h: reads YAML spec suites (schema v1) into the model of
+// spec.h, with file:line:col errors. See docs/spec-format.md.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "harness/spec/spec.h"
+
+namespace opspec::spec {
+
+// Note [Two kinds of load errors]
+// A problem with the file's structure (bad YAML, an unknown key, a wrong
+// type, a bad shape or init, a duplicate case name, ...) rejects the whole
+// file: the loader returns InvalidArgumentError listing every such problem,
+// one "file:line:col: error: ..." line each, sorted by position. A problem
+// confined to one case's program (a syntax error, an unknown op, an undefined
+// name) or an unknown fixture goes into CaseSpec::load_error instead
+// ("file:line:col: ..." with the real position in the YAML file): that case
+// fails when run, unless its `expect.error` regex matches the message, so
+// negative spec cases can test the program language's errors.
+
+// kSchemaVersion: the only `schema:` value this loader reads.
+inline constexpr int kSchemaVersion = 1;
+
+// kMaxReportedErrors: file-level errors listed before "N more errors".
+inline constexpr int kMaxReportedErrors = 20;
+
+// kMaxSpecNumel: the largest input a spec may ask for (elements); larger
+// shapes are errors, so a typo cannot make the runner allocate terabytes.
+inline constexpr int64_t kMaxSpecNumel = int64_t{1} << 28;
+
+// kSkipConditions: the values `skip_if` accepts. no_cuda / no_gpu: skip
+// where no CUDA device is available; cuda: skip where one is; always: skip.
+inline constexpr std::string_view kSkipConditions[] = {"always", "cuda", "no_cuda", "no_gpu"};
+
+// kInitKinds: the values of an input's `init`.
+inline constexpr std::string_view kInitKinds[] = {"randn", "rand", "zeros", "ones", "arange", "full", "values"};
+
+// load_suite_string: parses one suite from yaml_text; file_name is used in
+// messages and locations, and its stem is the default suite name.
+absl::StatusOr<SuiteSpec> load_suite_string(std::string_view yaml_text, std::string_view file_name);
+
+// load_suite_file: reads and parses the file at path (NotFoundError when it
+// cannot be read).
+absl::StatusOr<SuiteSpec> load_suite_file(const std::string& path);
+
+// find_spec_files: expands paths into spec files: a file is taken as is, a
+// directory is searched recursively for *.yaml / *.yml (hidden entries
+// skipped), each directory's files sorted by path. Duplicates are dropped;
+// a missing path is a NotFoundError.
+absl::StatusOr<std::vector<std::string>> find_spec_files(const std::vector<std::string>& paths);
+
+// load_suites: loads every file find_spec_files finds. Errors of all files
+// are reported together; two suites with the same name are an error (their
+// cases would get the same test names).
+absl::StatusOr<std::vector<SuiteSpec>> load_suites(const std::vector<std::string>& paths);
+
+}  // namespace opspec::spec
