@@ -242,12 +242,12 @@ class EntryComparer {
     if (k1.empty()) return true;
     if (!tuple_flags_agree()) return false;
     for (const auto& [name, h1] : k1) {
-      auto it = std::find_if(k2.begin(), k2.end(), [&](const auto& e) { return e.first == name; });
+      auto it = std::find_if(k2.begin(), k2.end(), [&, &name = name](const auto& e) { return e.first == name; });
       if (it == k2.end()) return fail(str_cat(what, " of buffer '", name, "' in log 1 only"));
       if (!hashes(h1, it->second, name, is_input)) return false;
     }
     for (const auto& [name, h2] : k2) {
-      auto it = std::find_if(k1.begin(), k1.end(), [&](const auto& e) { return e.first == name; });
+      auto it = std::find_if(k1.begin(), k1.end(), [&, &name = name](const auto& e) { return e.first == name; });
       if (it == k1.end()) return fail(str_cat(what, " of buffer '", name, "' in log 2 only"));
     }
     return true;
