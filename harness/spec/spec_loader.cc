@@ -5,22 +5,24 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
-#include "absl/strings/str_cat.h"
-#include "runtime/core/error.h"
 #include "harness/program/fixture.h"
 #include "harness/tensor_hash.h"
 #include "runtime/core/device.h"
+#include "runtime/core/error.h"
 
 namespace opspec::spec {
 namespace {
@@ -236,11 +238,10 @@ struct MapView {
   std::vector<Entry> entries;
   Pos pos;
   bool had_unknown = false;  // an unknown key was reported: "missing key" errors would only repeat it
+  std::map<std::string, size_t, std::less<>> index;  // name -> entries[i]
   const Entry* get(std::string_view name) const {
-    for (const Entry& e : entries) {
-      if (e.name == name) return &e;
-    }
-    return nullptr;
+    auto it = index.find(name);
+    return it == index.end() ? nullptr : &entries[it->second];
   }
 };
 
@@ -346,6 +347,7 @@ std::optional<MapView> Loader::read_map(const Node& n, Pos where, std::string_vi
                              fp.col, ")"));
       continue;
     }
+    view.index.emplace(e.name, view.entries.size());
     view.entries.push_back(std::move(e));
   }
   return view;
