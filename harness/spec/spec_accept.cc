@@ -5,7 +5,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <filesystem>
+#include <cctype>
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -90,8 +90,10 @@ std::string quoted(std::string_view text) {
       case '\t': out += "\\t"; break;
       case '\r': out += "\\r"; break;
       default:
-        if (c < 0x20 || c == 0x7f) out += str_cat("\\x", std::string(1, kHex[c >> 4]), std::string(1, kHex[c & 15]));
-        else out += ch;
+        if (c < 0x20 || c == 0x7f)
+          out += str_cat("\\x", std::string(1, kHex[c >> 4]), std::string(1, kHex[c & 15]));
+        else
+          out += ch;
     }
   }
   return out + "\"";
@@ -191,14 +193,16 @@ class Rewriter {
     int last = line;
     for (int l = line + 1; l < t_.lines(); ++l) {
       if (t_.blank(l)) continue;
-      if (t_.indent(l) >= col) last = l;
-      else if (!t_.comment(l)) break;
+      if (t_.indent(l) >= col)
+        last = l;
+      else if (!t_.comment(l))
+        break;
     }
     return last;
   }
   absl::Status unsupported(const Node& n, std::string_view what) const {
-    return absl::InvalidArgumentError(str_cat(file_, ":", n.Mark().line + 1, ":", n.Mark().column + 1,
-                                              ": error: cannot accept into ", what));
+    return absl::InvalidArgumentError(
+        str_cat(file_, ":", n.Mark().line + 1, ":", n.Mark().column + 1, ": error: cannot accept into ", what));
   }
 
   Text t_;
@@ -235,12 +239,13 @@ absl::Status Rewriter::replace_value(const Node& key, const Node& value, const s
     while (p < s.size() && s[p] == ' ') ++p;
   }
   char c = p < s.size() ? s[p] : '\0';
-  size_t ve = p;           // the end of the value's text on the header line...
-  int last_line = kline;   // ...and its last line
+  size_t ve = p;          // the end of the value's text on the header line...
+  int last_line = kline;  // ...and its last line
   size_t content_begin = t_.next(kline), content_end = content_begin;
   if (c == '|' || c == '>') {
     int explicit_indent = 0;
-    for (ve = p + 1; ve < s.size() && (std::isdigit(static_cast<unsigned char>(s[ve])) || s[ve] == '+' || s[ve] == '-'); ++ve) {
+    for (ve = p + 1; ve < s.size() && (std::isdigit(static_cast<unsigned char>(s[ve])) || s[ve] == '+' || s[ve] == '-');
+         ++ve) {
       if (s[ve] >= '1' && s[ve] <= '9') explicit_indent = s[ve] - '0';
     }
     int hline = t_.line_of(p);
@@ -262,9 +267,12 @@ absl::Status Rewriter::replace_value(const Node& key, const Node& value, const s
   if (c == '[' || c == '{') return unsupported(value, "a debug_string that is not a string");
   if (c == '"' || c == '\'') {
     for (ve = p + 1; ve < s.size(); ++ve) {
-      if (c == '"' && s[ve] == '\\') ++ve;
-      else if (s[ve] == c && c == '\'' && ve + 1 < s.size() && s[ve + 1] == '\'') ++ve;
-      else if (s[ve] == c) break;
+      if (c == '"' && s[ve] == '\\')
+        ++ve;
+      else if (s[ve] == c && c == '\'' && ve + 1 < s.size() && s[ve + 1] == '\'')
+        ++ve;
+      else if (s[ve] == c)
+        break;
     }
     ve = std::min(ve + 1, s.size());
     last_line = t_.line_of(ve == 0 ? 0 : ve - 1);
@@ -335,9 +343,8 @@ absl::Status Rewriter::add(const Node& root, const std::string& name, const std:
 }
 
 absl::StatusOr<std::string> Rewriter::apply() {
-  std::stable_sort(edits_.begin(), edits_.end(), [](const Edit& a, const Edit& b) {
-    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
-  });
+  std::stable_sort(edits_.begin(), edits_.end(),
+                   [](const Edit& a, const Edit& b) { return a.begin != b.begin ? a.begin < b.begin : a.end < b.end; });
   std::string out;
   size_t pos = 0;
   for (const Edit& e : edits_) {
@@ -387,8 +394,8 @@ absl::StatusOr<std::string> rewrite_debug_strings(
       }
     }
   } catch (const YAML::Exception& ex) {
-    return absl::InternalError(str_cat(file_name, ": error: accepting would break the file (", ex.what(),
-                                       "); file left as is"));
+    return absl::InternalError(
+        str_cat(file_name, ": error: accepting would break the file (", ex.what(), "); file left as is"));
   }
   return out;
 }
@@ -410,7 +417,8 @@ absl::Status accept_debug_strings(const std::string& file,
     out.close();
     return static_cast<bool>(out);
   };
-  if (!write(file + ".orig", original)) return absl::InternalError(str_cat(file, ".orig: error: cannot write the backup"));
+  if (!write(file + ".orig", original))
+    return absl::InternalError(str_cat(file, ".orig: error: cannot write the backup"));
   if (!write(file, *updated)) return absl::InternalError(str_cat(file, ": error: cannot write the file"));
   return absl::OkStatus();
 }

@@ -41,11 +41,16 @@ std::optional<std::string> golden(std::string_view yaml, std::string_view name) 
 std::string printable(std::string_view s) {
   std::string out;
   for (char c : s) {
-    if (c == '\n') out += "\\n";
-    else if (c == '\t') out += "\\t";
-    else if (c == '\r') out += "\\r";
-    else if (static_cast<unsigned char>(c) < 0x20) out += "\\x" + std::to_string(static_cast<int>(c));
-    else out += c;
+    if (c == '\n')
+      out += "\\n";
+    else if (c == '\t')
+      out += "\\t";
+    else if (c == '\r')
+      out += "\\r";
+    else if (static_cast<unsigned char>(c) < 0x20)
+      out += "\\x" + std::to_string(static_cast<int>(c));
+    else
+      out += c;
   }
   return out;
 }
@@ -84,8 +89,9 @@ const std::vector<std::string> kTrickyTexts = {
 
 // The layouts the value may sit in. @ marks where case a's debug_string part goes.
 const std::vector<std::pair<std::string, std::string>> kLayouts = {
-    {"block", "    expect:\n      ops: [x]   # ops comment\n      debug_string: |\n        old text\n\n        more\n"
-              "      graphs: 1\n"},
+    {"block",
+     "    expect:\n      ops: [x]   # ops comment\n      debug_string: |\n        old text\n\n        more\n"
+     "      graphs: 1\n"},
     {"block_with_comment", "    expect:\n      debug_string: |-  # keep this comment\n        old\n      graphs: 1\n"},
     {"keep_block", "    expect:\n      debug_string: |+\n        old\n\n\n      graphs: 1\n"},
     {"indicator_block", "    expect:\n      debug_string: |4\n            deep\n      graphs: 1\n"},
@@ -109,7 +115,8 @@ std::string layout_file(const std::string& layout) {
 TEST(SpecAccept, EveryTrickyTextRoundTripsInEveryLayout) {
   for (const auto& [layout_name, layout] : kLayouts) {
     std::string file = layout_file(layout);
-    ASSERT_TRUE(load_suite_string(file, "t.yaml").ok()) << layout_name << ": " << load_suite_string(file, "t.yaml").status();
+    ASSERT_TRUE(load_suite_string(file, "t.yaml").ok())
+        << layout_name << ": " << load_suite_string(file, "t.yaml").status();
     for (const std::string& text : kTrickyTexts) {
       SCOPED_TRACE(str_cat("layout ", layout_name, ", text \"", printable(text), "\""));
       std::string out = rewrite(file, {{"a", text}});
@@ -117,13 +124,14 @@ TEST(SpecAccept, EveryTrickyTextRoundTripsInEveryLayout) {
       EXPECT_EQ(golden(out, "b"), "b's text");
       // Everything before case a's part and after it is unchanged.
       EXPECT_TRUE(out.starts_with("# header comment\ncases:\n  - name: a   # comment a\n    program: return 1\n"));
-      EXPECT_TRUE(out.ends_with("\n  - name: b\n    program: return 2\n    expect:\n      debug_string: \"b's text\"\n"))
+      EXPECT_TRUE(
+          out.ends_with("\n  - name: b\n    program: return 2\n    expect:\n      debug_string: \"b's text\"\n"))
           << out;
       if (layout.find("graphs: 1") != std::string::npos) {
         EXPECT_THAT(out, HasSubstr("      graphs: 1\n"));
       }
-      for (std::string_view comment : {"# ops comment", "# keep this comment", "# note", "# fill me",
-                                       "# a comment after expect"}) {
+      for (std::string_view comment :
+           {"# ops comment", "# keep this comment", "# note", "# fill me", "# a comment after expect"}) {
         if (layout.find(comment) != std::string::npos) {
           EXPECT_THAT(out, HasSubstr(comment));
         }
@@ -188,18 +196,21 @@ cases:
 }
 
 TEST(SpecAccept, WindowsLineEndingsAreKept) {
-  std::string file = "cases:\r\n  - name: a\r\n    program: return 1\r\n    expect:\r\n      debug_string: |\r\n"
-                     "        old\r\n      graphs: 1\r\n";
+  std::string file =
+      "cases:\r\n  - name: a\r\n    program: return 1\r\n    expect:\r\n      debug_string: |\r\n"
+      "        old\r\n      graphs: 1\r\n";
   std::string out = rewrite(file, {{"a", "new\nlines\n"}});
-  EXPECT_EQ(out, "cases:\r\n  - name: a\r\n    program: return 1\r\n    expect:\r\n      debug_string: |\r\n"
-                 "        new\r\n        lines\r\n      graphs: 1\r\n");
+  EXPECT_EQ(out,
+            "cases:\r\n  - name: a\r\n    program: return 1\r\n    expect:\r\n      debug_string: |\r\n"
+            "        new\r\n        lines\r\n      graphs: 1\r\n");
   EXPECT_EQ(golden(out, "a"), "new\nlines\n");
 }
 
 TEST(SpecAccept, FileWithoutFinalNewline) {
-  for (std::string file : {"cases:\n  - name: a\n    program: return 1",
-                           "cases:\n  - name: a\n    program: return 1\n    expect:\n      debug_string: old",
-                           "cases:\n  - name: a\n    program: return 1\n    expect:\n      debug_string: |-\n        old"}) {
+  for (std::string file :
+       {"cases:\n  - name: a\n    program: return 1",
+        "cases:\n  - name: a\n    program: return 1\n    expect:\n      debug_string: old",
+        "cases:\n  - name: a\n    program: return 1\n    expect:\n      debug_string: |-\n        old"}) {
     for (const std::string& text : kTrickyTexts) {
       SCOPED_TRACE(str_cat(printable(file), " <- \"", printable(text), "\""));
       std::string out = rewrite(file, {{"a", text}});
@@ -209,8 +220,9 @@ TEST(SpecAccept, FileWithoutFinalNewline) {
 }
 
 TEST(SpecAccept, Refusals) {
-  std::string file = "cases:\n  - name: a\n    program: return 1\n  - {name: f, program: return 1}\n"
-                     "  - name: g\n    program: return 1\n    expect: {ops: [x]}\n";
+  std::string file =
+      "cases:\n  - name: a\n    program: return 1\n  - {name: f, program: return 1}\n"
+      "  - name: g\n    program: return 1\n    expect: {ops: [x]}\n";
   auto unknown = rewrite_debug_strings(file, "t.yaml", {{"nope", "x"}});
   EXPECT_EQ(unknown.status().code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(unknown.status().message(), "t.yaml: error: no case named 'nope'");
@@ -224,9 +236,10 @@ TEST(SpecAccept, Refusals) {
   EXPECT_EQ(twice.status().message(), "t.yaml: error: more than one case is named 'a'");
   auto bad = rewrite_debug_strings("cases: [\n", "t.yaml", {{"a", "x"}});
   EXPECT_EQ(bad.status().message(), "t.yaml:2:1: error: end of sequence flow not found");
-  auto not_string = rewrite_debug_strings(
-      "cases:\n  - name: a\n    expect:\n      debug_string: [1]\n", "t.yaml", {{"a", "x"}});
-  EXPECT_EQ(not_string.status().message(), "t.yaml:4:21: error: cannot accept into a debug_string that is not a string");
+  auto not_string =
+      rewrite_debug_strings("cases:\n  - name: a\n    expect:\n      debug_string: [1]\n", "t.yaml", {{"a", "x"}});
+  EXPECT_EQ(not_string.status().message(),
+            "t.yaml:4:21: error: cannot accept into a debug_string that is not a string");
 }
 
 std::string read(const std::filesystem::path& p) {

@@ -132,7 +132,8 @@ size_t edit_distance(std::string_view a, std::string_view b) {
   for (size_t i = 1; i <= a.size(); ++i) {
     for (size_t j = 1; j <= b.size(); ++j) {
       d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1])});
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
     }
   }
   return d[a.size()][b.size()];
@@ -170,7 +171,8 @@ std::string shape_str(const SizeVec& shape) { return str_cat("[", join(shape, ",
 
 bool is_identifier(std::string_view s) {
   if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
 }
 
 // nesting_too_deep: the position where flow brackets or `- - -` chains first
@@ -184,8 +186,10 @@ std::optional<Pos> nesting_too_deep(std::string_view text) {
   for (char c : text) {
     if (c == '[' || c == '{') ++depth;
     if ((c == ']' || c == '}') && depth > 0) --depth;
-    if (line_start && c == '-') ++dashes;
-    else if (c != ' ') line_start = false;
+    if (line_start && c == '-')
+      ++dashes;
+    else if (c != ' ')
+      line_start = false;
     if (depth > kMaxNesting || dashes > kMaxNesting) return p;
     if (c == '\n') {
       ++p.line, p.col = 1, line_start = true, dashes = 0;
@@ -255,7 +259,12 @@ struct Defaults {
 
 class Loader {
  public:
-  Loader(std::string_view text, std::string file) : text_(text), file_(std::move(file)) {}
+  Loader(std::string_view text, std::string file) : text_(text), file_(std::move(file)) {
+    line_starts_.push_back(0);
+    for (size_t i = 0; i < text.size(); ++i) {
+      if (text[i] == '\n') line_starts_.push_back(i + 1);
+    }
+  }
 
   absl::StatusOr<SuiteSpec> run();
 
@@ -314,6 +323,7 @@ class Loader {
 
   std::string_view text_;
   std::string file_;
+  std::vector<size_t> line_starts_;  // offset of each line of text_
   std::vector<Diag> errors_;
 };
 
@@ -338,13 +348,13 @@ std::optional<MapView> Loader::read_map(const Node& n, Pos where, std::string_vi
     if (allowed.size() != 0 && std::find(allowed.begin(), allowed.end(), e.name) == allowed.end()) {
       view.had_unknown = true;
       error(kp, str_cat("unknown key '", e.name, "' ", context, did_you_mean(e.name, allowed),
-                             " (allowed: ", quoted_list(allowed), ")"));
+                        " (allowed: ", quoted_list(allowed), ")"));
       continue;
     }
     if (const Entry* first = view.get(e.name)) {
       Pos fp = key_pos(*first);
-      error(kp, str_cat("duplicate key '", e.name, "' ", context, " (first at line ", fp.line, ", column ",
-                             fp.col, ")"));
+      error(kp,
+            str_cat("duplicate key '", e.name, "' ", context, " (first at line ", fp.line, ", column ", fp.col, ")"));
       continue;
     }
     view.index.emplace(e.name, view.entries.size());
@@ -445,10 +455,10 @@ std::optional<DType> Loader::get_dtype(const Entry& e) {
   if (auto d = parse_dtype(*s)) return d;
   static const std::vector<std::string_view> kNames = {"f32", "f64", "f16", "bf16", "i64", "i32", "b8"};
   static const std::vector<std::string_view> kAllNames = {
-      "f32",     "f64",     "f16",     "bf16",  "i64",   "i32",  "b8",   "float32", "float64", "float16",
+      "f32",      "f64",   "f16",   "bf16", "i64",   "i32",    "b8",   "float32", "float64", "float16",
       "bfloat16", "int64", "int32", "bool", "float", "double", "half", "long",    "int"};
-  error(val_pos(e), str_cat("unknown dtype '", *s, "'", did_you_mean(*s, kAllNames), " (allowed: ",
-                                 quoted_list(kNames), ", or torch names like float32)"));
+  error(val_pos(e), str_cat("unknown dtype '", *s, "'", did_you_mean(*s, kAllNames), " (allowed: ", quoted_list(kNames),
+                            ", or torch names like float32)"));
   return std::nullopt;
 }
 
@@ -464,13 +474,14 @@ bool Loader::check_device(const std::string& d, Pos p) {
 
 Defaults Loader::parse_defaults(const Entry& e) {
   Defaults d;
-  auto m = read_map(e.value, val_pos(e), "'defaults'", "in defaults",
-                    {"dtype", "seed", "backend", "device", "devices"});
+  auto m =
+      read_map(e.value, val_pos(e), "'defaults'", "in defaults", {"dtype", "seed", "backend", "device", "devices"});
   if (!m) return d;
   if (const Entry* x = m->get("dtype")) d.dtype = get_dtype(*x).value_or(d.dtype);
   if (const Entry* x = m->get("seed")) d.seed = get_int(*x, 0, std::numeric_limits<int64_t>::max()).value_or(0);
   if (const Entry* x = m->get("backend")) d.backend = get_string(*x).value_or(d.backend);
-  if (m->get("device") && m->get("devices")) error(key_pos(*m->get("devices")), "give 'device' or 'devices' in defaults, not both");
+  if (m->get("device") && m->get("devices"))
+    error(key_pos(*m->get("devices")), "give 'device' or 'devices' in defaults, not both");
   if (const Entry* x = m->get("device")) {
     if (auto s = get_string(*x); s && check_device(*s, val_pos(*x))) d.devices = {*s};
   }
@@ -511,8 +522,7 @@ std::optional<InputSpec> Loader::parse_input(const Entry& e, const std::string& 
           error(dp, str_cat("shape dims must be integers, got ", kind_name(dk)));
           ok = false;
         } else if (!absl::SimpleAtoi(it->Scalar(), &v) || v < 0 || v > kMaxSpecNumel) {
-          error(dp, str_cat("shape dim ", it->Scalar(), " is ",
-                                 it->Scalar()[0] == '-' ? "negative" : "out of range"));
+          error(dp, str_cat("shape dim ", it->Scalar(), " is ", it->Scalar()[0] == '-' ? "negative" : "out of range"));
           ok = false;
         }
         shape.push_back(v);
@@ -525,7 +535,7 @@ std::optional<InputSpec> Loader::parse_input(const Entry& e, const std::string& 
       for (int64_t d : shape) numel = (d != 0 && numel > kMaxSpecNumel / d) ? kMaxSpecNumel + 1 : numel * d;
       if (ok && numel > kMaxSpecNumel) {
         error(val_pos(*s), str_cat("shape ", shape_str(shape), " has more than ", kMaxSpecNumel,
-                                        " elements, the most a spec input may have"));
+                                   " elements, the most a spec input may have"));
         ok = false;
       }
       if (ok) in.shape = shape, have_shape = true;
@@ -550,18 +560,19 @@ std::optional<InputSpec> Loader::parse_input(const Entry& e, const std::string& 
     static const std::vector<std::string_view> kKinds(std::begin(kInitKinds), std::end(kInitKinds));
     if (auto s = get_string(*init)) {
       if (*s == "full" || *s == "values") {
-        error(val_pos(*init), str_cat("init '", *s, "' needs its value: write init: {", *s,
-                                           *s == "full" ? ": 2.5}" : ": [1, 2, 3]}"));
+        error(val_pos(*init),
+              str_cat("init '", *s, "' needs its value: write init: {", *s, *s == "full" ? ": 2.5}" : ": [1, 2, 3]}"));
       } else if (std::find(kKinds.begin(), kKinds.end(), *s) == kKinds.end()) {
-        error(val_pos(*init), str_cat("unknown init '", *s, "'", did_you_mean(*s, kKinds), " (allowed: ",
-                                           quoted_list(kKinds), ")"));
+        error(val_pos(*init),
+              str_cat("unknown init '", *s, "'", did_you_mean(*s, kKinds), " (allowed: ", quoted_list(kKinds), ")"));
       } else {
         in.init = *s, in.values.clear(), in.fill = 0;
       }
     }
   }
   if (full) {
-    if (auto v = get_double(full->value, val_pos(*full), "'full'", false)) in.init = "full", in.fill = *v, in.values.clear();
+    if (auto v = get_double(full->value, val_pos(*full), "'full'", false))
+      in.init = "full", in.fill = *v, in.values.clear();
   }
   if (values) {
     Kind k = kind_of(values->value);
@@ -592,8 +603,8 @@ std::optional<InputSpec> Loader::parse_input(const Entry& e, const std::string& 
     int64_t numel = numel_of(in.shape);
     if (numel != static_cast<int64_t>(in.values.size())) {
       Pos p = values ? val_pos(*values) : m->pos;
-      error(p, str_cat("init values has ", in.values.size(), " elements but shape ", shape_str(in.shape),
-                            " needs ", numel));
+      error(p, str_cat("init values has ", in.values.size(), " elements but shape ", shape_str(in.shape), " needs ",
+                       numel));
     }
   }
   if (const Entry* d = m->get("dtype")) {
@@ -605,7 +616,6 @@ std::optional<InputSpec> Loader::parse_input(const Entry& e, const std::string& 
   if (errors_.size() != before) return std::nullopt;
   return in;
 }
-
 
 std::vector<InputSpec> Loader::parse_inputs(const Entry& e, const std::string& where,
                                             const std::vector<InputSpec>* base) {
@@ -622,14 +632,16 @@ std::vector<InputSpec> Loader::parse_inputs(const Entry& e, const std::string& w
         std::vector<std::string_view> names;
         for (const InputSpec& in : *base) names.push_back(in.name);
         error(key_pos(x), str_cat("'", x.name, "' is not an input of ", where, did_you_mean(x.name, names),
-                                       " (inputs: ", quoted_list(names), ")"));
+                                  " (inputs: ", quoted_list(names), ")"));
         continue;
       }
       b = &*it;
     }
     if (auto in = parse_input(x, where, b)) {
-      if (b) out[b - base->data()] = *in;
-      else out.push_back(*in);
+      if (b)
+        out[b - base->data()] = *in;
+      else
+        out.push_back(*in);
     }
   }
   return out;
@@ -642,10 +654,9 @@ ProgramOrigin Loader::program_origin(const Entry& e) const {
   o.file = file_;
   Pos vp = val_pos(e);
   // Offsets from line/column (yaml-cpp's pos does not count a byte-order mark).
-  size_t off = 0;
-  for (int line = 1; line < vp.line && off < text_.size(); ++off) line += text_[off] == '\n';
-  off = std::min(off + vp.col - 1, text_.size());
-  int col = vp.col - 1;  // 0-based
+  size_t line_start = vp.line - 1 < static_cast<int>(line_starts_.size()) ? line_starts_[vp.line - 1] : text_.size();
+  size_t off = std::min(line_start + vp.col - 1, text_.size());
+  int col = vp.col - 1;                                                     // 0-based
   while (off < text_.size() && (text_[off] == '!' || text_[off] == '&')) {  // a tag or an anchor
     while (off < text_.size() && text_[off] != ' ' && text_[off] != '\n') ++off, ++col;
     while (off < text_.size() && text_[off] == ' ') ++off, ++col;
@@ -707,9 +718,9 @@ bool Loader::read_fixture(const Entry& e, CaseSpec& c, bool have_inputs) {
   if (f == nullptr) {
     std::vector<std::string_view> names;
     for (const Fixture* g : list_fixtures()) names.push_back(g->name);
-    c.load_error = str_cat(loc(val_pos(e)), ": unknown fixture '", *name, "'", did_you_mean(*name, names),
-                                names.empty() ? " (no fixtures are registered)"
-                                              : str_cat(" (registered: ", quoted_list(names), ")"));
+    c.load_error =
+        str_cat(loc(val_pos(e)), ": unknown fixture '", *name, "'", did_you_mean(*name, names),
+                names.empty() ? " (no fixtures are registered)" : str_cat(" (registered: ", quoted_list(names), ")"));
     return have_inputs;
   }
   if (!have_inputs) {
@@ -733,7 +744,7 @@ bool Loader::read_fixture(const Entry& e, CaseSpec& c, bool have_inputs) {
     for (const FixtureInput& fi : f->inputs) want.push_back(fi.name);
     for (const InputSpec& in : c.inputs) got.push_back(in.name);
     c.load_error = str_cat(loc(val_pos(e)), ": fixture '", *name, "' takes inputs (", quoted_list(want),
-                                ") but the case gives (", quoted_list(got), ")");
+                           ") but the case gives (", quoted_list(got), ")");
     return true;
   }
   c.inputs = std::move(ordered);
@@ -765,13 +776,13 @@ void Loader::parse_marks(const Entry& e, const CaseSpec& c, bool inputs_known,
       if (in == c.inputs.end()) {
         std::vector<std::string_view> names;
         for (const InputSpec& i : c.inputs) names.push_back(i.name);
-        error(p, str_cat("'", e.name, "' entry '", *s, "': '", name, "' is not an input of case '", c.name,
-                              "'", did_you_mean(name, names), " (inputs: ", quoted_list(names), ")"));
+        error(p, str_cat("'", e.name, "' entry '", *s, "': '", name, "' is not an input of case '", c.name, "'",
+                         did_you_mean(name, names), " (inputs: ", quoted_list(names), ")"));
         continue;
       }
       if (dim >= static_cast<int64_t>(in->shape.size())) {
         error(p, str_cat("'", e.name, "' entry '", *s, "': dim ", dim, " is out of range for input '", name,
-                              "' of shape ", shape_str(in->shape)));
+                         "' of shape ", shape_str(in->shape)));
         continue;
       }
     }
@@ -797,14 +808,19 @@ std::optional<CompileSpec> Loader::parse_compile(const Entry& e, const CaseSpec&
   }
   if (const Entry* x = m->get("fullgraph")) cs.fullgraph = get_bool(*x).value_or(false);
   if (const Entry* x = m->get("dynamic")) {
-    if (kind_of(x->value) == Kind::kBool) cs.dynamic = get_bool(*x).value_or(false);
-    else if (kind_of(x->value) == Kind::kSeq) parse_marks(*x, c, inputs_known, cs.mark_dynamic);
-    else error(val_pos(*x), str_cat("'dynamic' must be a boolean or a list of NAME.DIM marks (e.g. [x.0]), got ",
-                                         kind_name(kind_of(x->value))));
+    if (kind_of(x->value) == Kind::kBool)
+      cs.dynamic = get_bool(*x).value_or(false);
+    else if (kind_of(x->value) == Kind::kSeq)
+      parse_marks(*x, c, inputs_known, cs.mark_dynamic);
+    else
+      error(val_pos(*x), str_cat("'dynamic' must be a boolean or a list of NAME.DIM marks (e.g. [x.0]), got ",
+                                 kind_name(kind_of(x->value))));
   }
   if (const Entry* x = m->get("static")) parse_marks(*x, c, inputs_known, cs.mark_static);
-  if (const Entry* x = m->get("disallow_in_graph")) cs.disallow_in_graph = get_string_list(*x).value_or(std::vector<std::string>{});
-  if (const Entry* x = m->get("cache_size_limit")) cs.cache_size_limit = static_cast<int>(get_int(*x, 0, 1 << 20).value_or(8));
+  if (const Entry* x = m->get("disallow_in_graph"))
+    cs.disallow_in_graph = get_string_list(*x).value_or(std::vector<std::string>{});
+  if (const Entry* x = m->get("cache_size_limit"))
+    cs.cache_size_limit = static_cast<int>(get_int(*x, 0, 1 << 20).value_or(8));
   if (const Entry* x = m->get("error_on_recompile")) cs.error_on_recompile = get_bool(*x).value_or(false);
   if (const Entry* x = m->get("calls")) {
     Kind ck = kind_of(x->value);
@@ -866,8 +882,8 @@ void Loader::parse_equivalent(const Entry& e, ExpectSpec& x) {
     return;
   }
   if (k != Kind::kMap) {
-    error(p, str_cat("'equivalent' must be 'bitwise', true or a mapping {hash, rtol, atol}, got ",
-                          kind_name(k), k == Kind::kString ? str_cat(" '", e.value.Scalar(), "'") : ""));
+    error(p, str_cat("'equivalent' must be 'bitwise', true or a mapping {hash, rtol, atol}, got ", kind_name(k),
+                     k == Kind::kString ? str_cat(" '", e.value.Scalar(), "'") : ""));
     return;
   }
   auto m = read_map(e.value, p, "'equivalent'", "in equivalent", {"bitwise", "hash", "rtol", "atol"});
@@ -875,8 +891,10 @@ void Loader::parse_equivalent(const Entry& e, ExpectSpec& x) {
   if (const Entry* b = m->get("bitwise")) eq.bitwise = get_bool(*b).value_or(false);
   if (const Entry* h = m->get("hash")) {
     if (auto s = get_string(*h)) {
-      if (parse_hash_kind(*s)) eq.hash = *s;
-      else error(val_pos(*h), str_cat("unknown hash '", *s, "' (allowed: norm, hash_tensor, bitwise)"));
+      if (parse_hash_kind(*s))
+        eq.hash = *s;
+      else
+        error(val_pos(*h), str_cat("unknown hash '", *s, "' (allowed: norm, hash_tensor, bitwise)"));
     }
   }
   const Entry* rtol = m->get("rtol");
@@ -889,8 +907,8 @@ void Loader::parse_equivalent(const Entry& e, ExpectSpec& x) {
     }
   }
   if ((rtol == nullptr) != (atol == nullptr) && !m->had_unknown) {
-    error(key_pos(rtol ? *rtol : *atol), str_cat("'", rtol ? "rtol" : "atol", "' given without '",
-                                                      rtol ? "atol" : "rtol", "': give both or neither"));
+    error(key_pos(rtol ? *rtol : *atol),
+          str_cat("'", rtol ? "rtol" : "atol", "' given without '", rtol ? "atol" : "rtol", "': give both or neither"));
   }
   if (eq.bitwise && (rtol || atol)) error(m->pos, "'bitwise' excludes 'rtol' and 'atol'");
   x.equivalent = eq;
@@ -950,8 +968,10 @@ void Loader::parse_debug(const Entry& e, DebugSpec& d, const std::string& where)
   if (!m) return;
   if (const Entry* h = m->get("hash")) {
     if (auto s = get_string(*h)) {
-      if (parse_hash_kind(*s)) d.hash = *s;
-      else error(val_pos(*h), str_cat("unknown hash '", *s, "' (allowed: norm, hash_tensor, bitwise)"));
+      if (parse_hash_kind(*s))
+        d.hash = *s;
+      else
+        error(val_pos(*h), str_cat("unknown hash '", *s, "' (allowed: norm, hash_tensor, bitwise)"));
     }
   }
   if (const Entry* x = m->get("hash_inputs")) d.hash_inputs = get_bool(*x).value_or(false);
@@ -983,8 +1003,9 @@ void Loader::parse_case(const Node& n, int index, const Defaults& defaults, Suit
     if (c.name.empty() || !std::all_of(c.name.begin(), c.name.end(), [](char ch) {
           return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-' || ch == '.';
         })) {
-      error(val_pos(*x), str_cat("case name '", c.name, "' must be non-empty and use only letters, digits, "
-                                      "'_', '-' and '.'"));
+      error(val_pos(*x), str_cat("case name '", c.name,
+                                 "' must be non-empty and use only letters, digits, "
+                                 "'_', '-' and '.'"));
     }
   } else if (!m->had_unknown) {
     error(cp, str_cat("missing required key 'name' in ", where));
@@ -1014,8 +1035,8 @@ void Loader::parse_case(const Node& n, int index, const Defaults& defaults, Suit
     static const std::vector<std::string_view> kConds(std::begin(kSkipConditions), std::end(kSkipConditions));
     for (const std::string& s : get_string_list(*x).value_or(std::vector<std::string>{})) {
       if (std::find(kConds.begin(), kConds.end(), s) == kConds.end()) {
-        error(val_pos(*x), str_cat("unknown skip_if condition '", s, "'", did_you_mean(s, kConds), " (allowed: ",
-                                        quoted_list(kConds), ")"));
+        error(val_pos(*x), str_cat("unknown skip_if condition '", s, "'", did_you_mean(s, kConds),
+                                   " (allowed: ", quoted_list(kConds), ")"));
       }
       c.skip_if.push_back(s);
     }
@@ -1062,8 +1083,8 @@ void Loader::parse_root(const Node& root, SuiteSpec& suite) {
     if (c.name.empty()) continue;
     auto [it, inserted] = seen.emplace(c.name, Pos{c.where.line, c.where.column});
     if (!inserted) {
-      error({c.where.line, c.where.column}, str_cat("duplicate case name '", c.name, "' (first at ",
-                                                          loc(it->second), ")"));
+      error({c.where.line, c.where.column},
+            str_cat("duplicate case name '", c.name, "' (first at ", loc(it->second), ")"));
     }
   }
 }
@@ -1187,7 +1208,7 @@ absl::StatusOr<std::vector<SuiteSpec>> load_suites(const std::vector<std::string
     auto [it, inserted] = names.emplace(s->name, f);
     if (!inserted) {
       errors.push_back(str_cat(f, ": error: suite name '", s->name, "' is also the name of ", it->second,
-                                    "; set `suite:` in one of them"));
+                               "; set `suite:` in one of them"));
     }
     suites.push_back(*std::move(s));
   }

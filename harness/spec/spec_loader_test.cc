@@ -231,13 +231,13 @@ TEST(SpecLoaderErrors, BadYaml) {
   EXPECT_EQ(load_fails("cases:\n  - name: \"a\" b\n"), "t.yaml:2:15: error: end of map not found");
   EXPECT_EQ(load_fails("cases: 1\na: b: c\n"), "t.yaml:2:5: error: illegal map value");
   EXPECT_EQ(load_fails("cases: [a, b\n"), "t.yaml:2:1: error: end of sequence flow not found");
-  EXPECT_EQ(load_fails("cases:\n  - name: a\n   bad: indentation\n"),
-            "t.yaml:3:4: error: end of sequence not found");
+  EXPECT_EQ(load_fails("cases:\n  - name: a\n   bad: indentation\n"), "t.yaml:3:4: error: end of sequence not found");
 }
 
 TEST(SpecLoaderErrors, NotASpecFile) {
-  EXPECT_EQ(load_fails(""), "t.yaml:1:1: error: the file holds no YAML document; a spec file is a mapping with a "
-                            "'cases' list");
+  EXPECT_EQ(load_fails(""),
+            "t.yaml:1:1: error: the file holds no YAML document; a spec file is a mapping with a "
+            "'cases' list");
   EXPECT_EQ(load_fails("# only a comment\n"),
             "t.yaml:1:1: error: the file holds no YAML document; a spec file is a mapping with a 'cases' list");
   EXPECT_EQ(load_fails("- a\n- b\n"), "t.yaml:1:1: error: the top level must be a mapping, got a sequence");
@@ -324,8 +324,7 @@ TEST(SpecLoaderErrors, WrongType) {
 }
 
 TEST(SpecLoaderErrors, MissingRequiredKeys) {
-  EXPECT_EQ(load_fails("cases:\n  - program: return 1\n"),
-            "t.yaml:2:5: error: missing required key 'name' in case #1");
+  EXPECT_EQ(load_fails("cases:\n  - program: return 1\n"), "t.yaml:2:5: error: missing required key 'name' in case #1");
   EXPECT_EQ(load_fails("cases:\n  - name: a\n    description: no program\n"),
             "t.yaml:2:5: error: case 'a' needs 'program' or 'fixture'");
   EXPECT_EQ(load_fails("cases:\n  - name: a\n    program: return 1\n    fixture: loader_test_fixture\n"),
@@ -397,7 +396,8 @@ TEST(SpecLoaderErrors, BadEnumValues) {
   EXPECT_EQ(with("    skip_if: [nocuda]\n"),
             "t.yaml:4:14: error: unknown skip_if condition 'nocuda'; did you mean 'no_cuda'? (allowed: always, "
             "cuda, no_cuda, no_gpu)");
-  EXPECT_EQ(with("    devices: [cpu, tpu]\n"), "t.yaml:4:14: error: unknown device 'tpu' (allowed: cpu, cuda, cuda:N, meta)");
+  EXPECT_EQ(with("    devices: [cpu, tpu]\n"),
+            "t.yaml:4:14: error: unknown device 'tpu' (allowed: cpu, cuda, cuda:N, meta)");
   EXPECT_EQ(with("    devices: []\n"), "t.yaml:4:14: error: 'devices' must not be empty");
   EXPECT_EQ(with("    dtype: float33\n"),
             "t.yaml:4:12: error: unknown dtype 'float33'; did you mean 'float32'? (allowed: f32, f64, f16, bf16, i64, "
@@ -416,14 +416,16 @@ TEST(SpecLoaderErrors, ToleranceNeedsBoth) {
   EXPECT_EQ(with("    expect: {equivalent: {atol: 1e-6}}\n"),
             "t.yaml:4:27: error: 'atol' given without 'rtol': give both or neither");
   EXPECT_EQ(with("    expect: {equivalent: {rtol: -1, atol: 0}}\n"), "t.yaml:4:33: error: 'rtol' must be non-negative");
-  EXPECT_EQ(with("    expect: {equivalent: {rtol: .nan, atol: 0}}\n"), "t.yaml:4:33: error: 'rtol' must be finite, got .nan");
+  EXPECT_EQ(with("    expect: {equivalent: {rtol: .nan, atol: 0}}\n"),
+            "t.yaml:4:33: error: 'rtol' must be finite, got .nan");
   EXPECT_EQ(with("    expect: {equivalent: {bitwise: true, rtol: 0, atol: 0}}\n"),
             "t.yaml:4:26: error: 'bitwise' excludes 'rtol' and 'atol'");
 }
 
 TEST(SpecLoaderErrors, BadDynamicMark) {
   auto with = [](std::string_view compile) {
-    return load_fails(str_cat(kHead, "    inputs: {x: {shape: [4]}}\n    program: return x\n    compile: ", compile, "\n"));
+    return load_fails(
+        str_cat(kHead, "    inputs: {x: {shape: [4]}}\n    program: return x\n    compile: ", compile, "\n"));
   };
   EXPECT_EQ(with("{dynamic: [x0]}"),
             "t.yaml:5:25: error: 'dynamic' entry 'x0' must be NAME.DIM with a non-negative DIM, e.g. x.0");
@@ -437,8 +439,7 @@ TEST(SpecLoaderErrors, BadDynamicMark) {
             "t.yaml:5:24: error: 'static' entry 'x.3': dim 3 is out of range for input 'x' of shape [4]");
   EXPECT_EQ(with("{dynamic: x.0}"),
             "t.yaml:5:24: error: 'dynamic' must be a boolean or a list of NAME.DIM marks (e.g. [x.0]), got a string");
-  EXPECT_EQ(with("{calls: [{y: {shape: [2]}}]}"),
-            "t.yaml:5:24: error: 'y' is not an input of case 'c' (inputs: x)");
+  EXPECT_EQ(with("{calls: [{y: {shape: [2]}}]}"), "t.yaml:5:24: error: 'y' is not an input of case 'c' (inputs: x)");
   EXPECT_EQ(with("{calls: [{x: {values: [1, 2]}}], cache_size_limit: -2}"),
             "t.yaml:5:65: error: 'cache_size_limit' must be non-negative, got -2");
 }
@@ -576,11 +577,28 @@ TEST(SpecLoaderRobustness, HostileInputs) {
   // Binary junk, NUL bytes, a byte-order mark, tabs.
   load_fails(std::string("\0\x01\x02\xff\xfe", 5));
   load_fails("cases:\n\t- name: a\n");
-  EXPECT_TRUE(load_suite_string("\xEF\xBB\xBF" "cases: []\n", "t.yaml").ok());
+  EXPECT_TRUE(load_suite_string("\xEF\xBB\xBF"
+                                "cases: []\n",
+                                "t.yaml")
+                  .ok());
   load_fails("? [a]\n: b\ncases: []\n");
   load_fails("cases: [!!binary xyz]\n");
   load_fails("*unknown_alias\n");
   load_fails("cases:\n  - name: a\n    program: return 1\n    inputs: {x: {shape: [1], full: 1e999}}\n");
+}
+
+TEST(SpecLoaderRobustness, BigFilesLoadInLinearTime) {
+  std::string text = "cases:\n";
+  for (int i = 0; i < 3000; ++i) {
+    text += str_cat("  - name: c", i,
+                    "\n    inputs: {x: {shape: [2]}}\n    program: return x\n"
+                    "    expect: {ops: [], graphs: 1}\n");
+  }
+  text += "  - name: wide\n    program: return 1\n    inputs:\n";
+  for (int i = 0; i < 20000; ++i) text += str_cat("      x", i, ": {shape: [1]}\n");
+  SuiteSpec s = load_ok(text);
+  ASSERT_EQ(s.cases.size(), 3001u);
+  EXPECT_EQ(s.cases.back().inputs.size(), 20000u);
 }
 
 TEST(SpecLoaderRobustness, AnchorsAndAliasesWork) {
@@ -634,8 +652,8 @@ TEST(SpecLoaderFiles, ErrorsOfAllFilesAndDuplicateSuiteNames) {
   std::string msg(s.status().message());
   EXPECT_THAT(msg, HasSubstr(str_cat((dir / "bad1.yaml").string(), ":1:8: error: 'cases' must be a list")));
   EXPECT_THAT(msg, HasSubstr(str_cat((dir / "bad2.yaml").string(), ":2:1: error: end of sequence flow not found")));
-  EXPECT_THAT(msg, HasSubstr(str_cat((dir / "x" / "same.yaml").string(), ": error: suite name 'same' is also the name of ",
-                                     (dir / "same.yaml").string())));
+  EXPECT_THAT(msg, HasSubstr(str_cat((dir / "x" / "same.yaml").string(),
+                                     ": error: suite name 'same' is also the name of ", (dir / "same.yaml").string())));
 }
 
 }  // namespace
