@@ -73,12 +73,7 @@ int register_spec_tests(const std::vector<std::string>& paths) {
       continue;
     }
     const spec::SuiteSpec& s = loaded_suites().emplace_back(*std::move(suite));
-    std::vector<spec::CaseRef> refs;
-    for (const spec::CaseSpec& c : s.cases) {
-      if (c.devices.empty()) refs.push_back({&s, &c, "cpu"});
-      for (size_t i = 0; i < c.devices.size(); ++i) refs.push_back({&s, &c, c.devices[i]});
-    }
-    for (const spec::CaseRef& ref : refs) {
+    for (const spec::CaseRef& ref : spec::expand_cases(s)) {
       std::string test = gtest_name(ref.spec->name);
       if (ref.device != "cpu" || ref.spec->devices.size() > 1) str_append(&test, "_", gtest_name(ref.device));
       testing::RegisterTest(gtest_name(s.name).c_str(), test.c_str(), nullptr, nullptr, s.file.c_str(),

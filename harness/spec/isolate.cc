@@ -60,16 +60,6 @@ bool drain(int fd, std::string& into, size_t cap) {
   }
 }
 
-CaseResult base_result(const CaseRef& ref) {
-  CaseResult r;
-  r.id = ref.id();
-  r.suite = ref.suite->name;
-  r.name = ref.spec->name;
-  r.file = ref.suite->file;
-  r.line = ref.spec->where.line;
-  return r;
-}
-
 std::string tail(const std::string& s) {
   if (s.empty()) return "";
   std::string t = s.size() > kOutputTail ? str_cat("...", s.substr(s.size() - kOutputTail)) : s;
@@ -84,7 +74,7 @@ std::string tail(const std::string& s) {
   try {
     r = run_case(ref, options);
   } catch (const std::exception& e) {  // run_case should not throw; report it if it does
-    r = base_result(ref);
+    r = case_result(ref);
     r.outcome = Outcome::kFailed;
     r.message = str_cat("internal error: ", e.what());
   }
@@ -111,16 +101,16 @@ std::vector<CaseResult> run_isolated(const std::vector<CaseRef>& cases, const Ru
     absl::StatusOr<CaseResult> parsed = result_from_json(c.result);
     double seconds = std::chrono::duration<double>(Clock::now() - c.start).count();
     if (c.killed_for_timeout) {
-      r = base_result(ref);
+      r = case_result(ref);
       r.outcome = Outcome::kFailed;
       r.message = absl::StrFormat("timed out after %.1f s (killed)%s", pool.timeout_seconds, tail(c.output));
     } else if (WIFSIGNALED(status)) {
-      r = base_result(ref);
+      r = case_result(ref);
       r.outcome = Outcome::kFailed;
       const int sig = WTERMSIG(status);
       r.message = str_cat("crashed: signal ", sig, " (", strsignal(sig), ")", tail(c.output));
     } else if (!parsed.ok()) {
-      r = base_result(ref);
+      r = case_result(ref);
       r.outcome = Outcome::kFailed;
       r.message = str_cat("the case's process exited with status ", WEXITSTATUS(status),
                                " without reporting a result", tail(c.output));

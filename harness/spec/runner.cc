@@ -240,18 +240,32 @@ std::string CaseRef::id() const {
   return id;
 }
 
+std::vector<CaseRef> expand_cases(const SuiteSpec& suite) {
+  std::vector<CaseRef> out;
+  for (const CaseSpec& c : suite.cases) {
+    if (c.devices.empty()) out.push_back({&suite, &c, "cpu"});
+    for (const std::string& d : c.devices) out.push_back({&suite, &c, d});
+  }
+  return out;
+}
+
 std::vector<CaseRef> expand_cases(const std::vector<SuiteSpec>& suites) {
   std::vector<CaseRef> out;
   for (const SuiteSpec& s : suites) {
-    for (const CaseSpec& c : s.cases) {
-      if (c.devices.empty()) {
-        out.push_back({&s, &c, "cpu"});
-        continue;
-      }
-      for (const std::string& d : c.devices) out.push_back({&s, &c, d});
-    }
+    std::vector<CaseRef> refs = expand_cases(s);
+    out.insert(out.end(), refs.begin(), refs.end());
   }
   return out;
+}
+
+CaseResult case_result(const CaseRef& ref) {
+  CaseResult r;
+  r.id = ref.id();
+  r.suite = ref.suite->name;
+  r.name = ref.spec->name;
+  r.file = ref.suite->file;
+  r.line = ref.spec->where.line;
+  return r;
 }
 
 bool device_available(const std::string& device) {
@@ -265,12 +279,7 @@ bool device_available(const std::string& device) {
 
 CaseResult run_case(const CaseRef& ref, const RunOptions& options) {
   const CaseSpec& c = *ref.spec;
-  CaseResult result;
-  result.id = ref.id();
-  result.suite = ref.suite->name;
-  result.name = c.name;
-  result.file = ref.suite->file;
-  result.line = c.where.line;
+  CaseResult result = case_result(ref);
   auto start = std::chrono::steady_clock::now();
   auto finish = [&](Outcome o, std::string message) {
     result.outcome = o;

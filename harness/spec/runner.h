@@ -45,8 +45,10 @@ struct CaseRef {
   std::string id() const;
 };
 
-// expand_cases: every (case, device) of the suites, in file order.
+// expand_cases: every (case, device) of the suites, in file order. The refs
+// point into the suites, which must outlive them.
 std::vector<CaseRef> expand_cases(const std::vector<SuiteSpec>& suites);
+std::vector<CaseRef> expand_cases(const SuiteSpec& suite);
 
 // CaseResult: a case's outcome, its message, and what `opspec show` prints.
 struct CaseResult {
@@ -69,6 +71,9 @@ struct CaseResult {
   // write when the case's debug_string differs (the case then passes).
   std::optional<std::string> accepted_debug_string;
 };
+
+// case_result: a result naming ref's case (id, suite, name, file, line), outcome passed.
+CaseResult case_result(const CaseRef& ref);
 
 // RunOptions: how cases run.
 struct RunOptions {
