@@ -194,6 +194,50 @@ cases:
   EXPECT_EQ(*accepted.accepted_debug_string, "    aten::relu(t: f32[2, 2])  ->  t: f32[2, 2]\n");
 }
 
+TEST(SpecRunner, CheckFailurePointsAtTheDirectiveInTheYamlFile) {
+  // Line 10 holds the failing directive; its pattern starts at column 21.
+  CaseResult bad = run_one(R"(
+cases:
+  - name: c
+    inputs: {x: {shape: [2]}}
+    program: |
+      return relu(x)
+    expect:
+      check: |
+        CHECK: aten::relu
+        CHECK-NEXT: aten::mul
+)");
+  EXPECT_EQ(bad.outcome, Outcome::kFailed);
+  EXPECT_THAT(bad.message, HasSubstr("runner_test.yaml:10:21"));
+  CaseResult typo = run_one(R"(
+cases:
+  - name: c
+    inputs: {x: {shape: [2]}}
+    program: |
+      return relu(x)
+    compile: {backend: eager}
+    expect:
+      check_graphs: |
+          CHECK: relu
+          CHEKC-NEXT: output
+)");
+  EXPECT_EQ(typo.outcome, Outcome::kFailed);
+  EXPECT_THAT(typo.message, HasSubstr("runner_test.yaml:11:11"));
+}
+
+TEST(SpecRunner, RecordNnModuleShowsModuleScopes) {
+  CaseResult r = run_one(R"(
+cases:
+  - name: bar
+    fixture: bar
+    debug: {record_nn_module: true}
+    expect:
+      check: |
+        CHECK: [nn.Mod]
+)");
+  EXPECT_EQ(r.outcome, Outcome::kPassed) << r.message;
+}
+
 TEST(SpecRunner, RecompileOnNewShapeAndDynamicMark) {
   constexpr const char* yaml = R"(
 cases:

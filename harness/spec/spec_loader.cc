@@ -930,8 +930,14 @@ void Loader::parse_expect(const Entry& e, ExpectSpec& x, const std::string& wher
   if (const Entry* v = m->get("fused_kernels")) x.fused_kernels = get_int(*v, 0, kMaxCount);
   if (const Entry* v = m->get("graph_breaks")) parse_graph_breaks(*v, x);
   if (const Entry* v = m->get("equivalent")) parse_equivalent(*v, x);
-  if (const Entry* v = m->get("check")) x.check = get_string(*v);
-  if (const Entry* v = m->get("check_graphs")) x.check_graphs = get_string(*v);
+  // FileCheck directives report check-file positions; the block's origin
+  // makes them the YAML file's (as for programs).
+  auto check_where = [&](const Entry& v) {
+    ProgramOrigin o = program_origin(v);
+    return SourceLocation{file_, o.first_line, o.column_offset + 1};
+  };
+  if (const Entry* v = m->get("check")) x.check = get_string(*v), x.check_where = check_where(*v);
+  if (const Entry* v = m->get("check_graphs")) x.check_graphs = get_string(*v), x.check_graphs_where = check_where(*v);
   if (const Entry* v = m->get("debug_string")) {
     // An empty `debug_string:` is an empty golden text, for --accept to fill in.
     x.debug_string = kind_of(v->value) == Kind::kNull ? std::optional<std::string>("") : get_string(*v);
@@ -964,7 +970,7 @@ void Loader::parse_expect(const Entry& e, ExpectSpec& x, const std::string& wher
 
 void Loader::parse_debug(const Entry& e, DebugSpec& d, const std::string& where) {
   auto m = read_map(e.value, val_pos(e), "'debug'", str_cat("in debug of ", where),
-                    {"hash", "hash_inputs", "record_ids", "function_level", "record_output"});
+                    {"hash", "hash_inputs", "record_ids", "function_level", "record_output", "record_nn_module"});
   if (!m) return;
   if (const Entry* h = m->get("hash")) {
     if (auto s = get_string(*h)) {
@@ -978,6 +984,7 @@ void Loader::parse_debug(const Entry& e, DebugSpec& d, const std::string& where)
   if (const Entry* x = m->get("record_ids")) d.record_ids = get_bool(*x).value_or(false);
   if (const Entry* x = m->get("function_level")) d.function_level = get_bool(*x).value_or(false);
   if (const Entry* x = m->get("record_output")) d.record_output = get_bool(*x).value_or(true);
+  if (const Entry* x = m->get("record_nn_module")) d.record_nn_module = get_bool(*x).value_or(false);
 }
 
 void Loader::parse_case(const Node& n, int index, const Defaults& defaults, SuiteSpec& suite) {
