@@ -20,6 +20,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "harness/program/fixture.h"
+#include "harness/spec/internal/yaml_reader.h"
 #include "harness/tensor_hash.h"
 #include "runtime/core/device.h"
 #include "runtime/core/error.h"
@@ -27,137 +28,21 @@
 namespace opspec::spec {
 namespace {
 
-// Note [Hostile input]
-// The loader runs on untrusted text (and under a fuzzer), so it never
-// recurses over the YAML tree generically: it walks the schema, which bounds
-// the depth, and so an alias cycle (`&a [*a]`, which yaml-cpp builds as a
-// cyclic node) is just a value of the wrong type. yaml-cpp's own parser
-// recurses once per nesting level; flow collections nest one level per byte,
-// so nesting is measured before parsing and rejected past kMaxNesting.
-// YAML::LoadAll can loop forever on malformed input, so it is not used. Every
-// yaml-cpp exception is caught, numbers are parsed by hand with range checks,
-// and shapes are bounded by kMaxSpecNumel.
-constexpr int kMaxNesting = 64;
+using internal::did_you_mean;
+using internal::Entry;
+using internal::is_identifier;
+using internal::is_int_text;
+using internal::join;
+using internal::Kind;
+using internal::kind_name;
+using internal::kind_of;
+using internal::MapView;
+using internal::Pos;
+
 constexpr int64_t kMaxRank = 64;
 constexpr size_t kMaxRegexCheck = 4096;  // longer `error:` patterns are left to the runner
 
 using YAML::Node;
-using Names = std::initializer_list<std::string_view>;
-
-struct Pos {
-  int line = 1;
-  int col = 1;
-};
-
-struct Diag {
-  Pos pos;
-  std::string message;
-};
-
-enum class Kind { kNull, kBool, kInt, kFloat, kString, kSeq, kMap };
-
-bool is_int_text(std::string_view s) {
-  if (!s.empty() && (s[0] == '-' || s[0] == '+')) s.remove_prefix(1);
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
-
-bool is_special_float(std::string_view s) {
-  if (!s.empty() && (s[0] == '-' || s[0] == '+')) s.remove_prefix(1);
-  for (std::string_view w : {".inf", ".Inf", ".INF", ".nan", ".NaN", ".NAN", "inf", "nan"}) {
-    if (s == w) return true;
-  }
-  return false;
-}
-
-bool is_float_text(std::string_view s) {
-  if (is_special_float(s)) return true;
-  size_t i = 0;
-  if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
-  size_t digits = 0;
-  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i, ++digits;
-  if (i < s.size() && s[i] == '.') {
-    ++i;
-    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i, ++digits;
-  }
-  if (digits == 0) return false;
-  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
-    ++i;
-    if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
-    size_t exp = 0;
-    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i, ++exp;
-    if (exp == 0) return false;
-  }
-  return i == s.size();
-}
-
-std::optional<bool> bool_text(std::string_view s) {
-  if (s == "true" || s == "True" || s == "TRUE") return true;
-  if (s == "false" || s == "False" || s == "FALSE") return false;
-  return std::nullopt;
-}
-
-// kind_of: the YAML 1.2 core-schema type of a node; quoted and block scalars
-// (tag "!") and !!str are strings whatever they look like.
-Kind kind_of(const Node& n) {
-  if (!n.IsDefined() || n.IsNull()) return Kind::kNull;
-  if (n.IsSequence()) return Kind::kSeq;
-  if (n.IsMap()) return Kind::kMap;
-  const std::string& tag = n.Tag();
-  if (tag == "!" || tag == "tag:yaml.org,2002:str") return Kind::kString;
-  const std::string& s = n.Scalar();
-  if (bool_text(s)) return Kind::kBool;
-  if (is_int_text(s)) return Kind::kInt;
-  if (is_float_text(s)) return Kind::kFloat;
-  return Kind::kString;
-}
-
-std::string_view kind_name(Kind k) {
-  switch (k) {
-    case Kind::kNull: return "null";
-    case Kind::kBool: return "a boolean";
-    case Kind::kInt: return "an integer";
-    case Kind::kFloat: return "a float";
-    case Kind::kString: return "a string";
-    case Kind::kSeq: return "a sequence";
-    case Kind::kMap: return "a mapping";
-  }
-  return "?";
-}
-
-// edit_distance: optimal string alignment distance (a transposition is 1).
-size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
-  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
-  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    for (size_t j = 1; j <= b.size(); ++j) {
-      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1])});
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
-        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
-    }
-  }
-  return d[a.size()][b.size()];
-}
-
-// did_you_mean: "; did you mean 'x'?" for the closest candidate, or "".
-template <typename Range>
-std::string did_you_mean(std::string_view word, const Range& candidates) {
-  if (word.size() <= 2 || word.size() > 64) return "";  // too short to guess from, or absurd
-  std::string_view best;
-  size_t best_d = word.size() < 6 ? 1 : 2;
-  for (std::string_view c : candidates) {
-    size_t d = edit_distance(word, c);
-    if (d <= best_d && (best.empty() || d < best_d)) best = c, best_d = d;
-  }
-  return best.empty() ? "" : str_cat("; did you mean '", best, "'?");
-}
-
-template <typename Range>
-std::string join(const Range& items, std::string_view sep) {
-  std::string out;
-  for (const auto& item : items) str_append(&out, out.empty() ? "" : sep, item);
-  return out;
-}
 
 std::string quoted_list(const std::vector<std::string_view>& names) { return join(names, ", "); }
 
@@ -169,86 +54,6 @@ int64_t numel_of(const SizeVec& shape) {
 
 std::string shape_str(const SizeVec& shape) { return str_cat("[", join(shape, ", "), "]"); }
 
-bool is_identifier(std::string_view s) {
-  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
-  return std::all_of(s.begin(), s.end(),
-                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
-}
-
-// nesting_too_deep: the position where flow brackets or `- - -` chains first
-// nest deeper than kMaxNesting, if they do. A rough count (quotes and block
-// scalars are not excluded) that only errs on absurd files. See Note [Hostile input].
-std::optional<Pos> nesting_too_deep(std::string_view text) {
-  int depth = 0;
-  Pos p;
-  bool line_start = true;
-  int dashes = 0;
-  for (char c : text) {
-    if (c == '[' || c == '{') ++depth;
-    if ((c == ']' || c == '}') && depth > 0) --depth;
-    if (line_start && c == '-')
-      ++dashes;
-    else if (c != ' ')
-      line_start = false;
-    if (depth > kMaxNesting || dashes > kMaxNesting) return p;
-    if (c == '\n') {
-      ++p.line, p.col = 1, line_start = true, dashes = 0;
-    } else {
-      ++p.col;
-    }
-  }
-  return std::nullopt;
-}
-
-// second_document: where a second YAML document starts (a `---` or content
-// after a `...` at column 1, once the first document has content), if any.
-std::optional<Pos> second_document(std::string_view text) {
-  bool content = false, ended = false;
-  int line = 0;
-  for (size_t start = 0; start < text.size(); ++line) {
-    size_t end = std::min(text.find('\n', start), text.size());
-    std::string_view l = text.substr(start, end - start);
-    start = end + 1;
-    auto marker = [&](std::string_view m) {
-      return l.starts_with(m) && (l.size() == 3 || l[3] == ' ' || l[3] == '\t' || l[3] == '\r');
-    };
-    size_t first = l.find_first_not_of(" \t\r");
-    bool blank = first == std::string_view::npos || l[first] == '#';
-    if (marker("---")) {
-      if (content || ended) return Pos{line + 1, 1};
-      std::string_view rest = l.substr(3);
-      size_t r = rest.find_first_not_of(" \t\r");
-      content = r != std::string_view::npos && rest[r] != '#';
-    } else if (marker("...")) {
-      ended = ended || content;
-    } else if (!blank && !(l.starts_with('%') && !content)) {
-      if (ended) return Pos{line + 1, 1};
-      content = true;
-    }
-  }
-  return std::nullopt;
-}
-
-// Entry: one key: value pair of a mapping.
-struct Entry {
-  Node key;
-  Node value;
-  std::string name;
-};
-
-// MapView: a mapping's entries after key checks (first occurrence of each;
-// an empty allowed list allows any key).
-struct MapView {
-  std::vector<Entry> entries;
-  Pos pos;
-  bool had_unknown = false;  // an unknown key was reported: "missing key" errors would only repeat it
-  std::map<std::string, size_t, std::less<>> index;  // name -> entries[i]
-  const Entry* get(std::string_view name) const {
-    auto it = index.find(name);
-    return it == index.end() ? nullptr : &entries[it->second];
-  }
-};
-
 // Defaults: the `defaults:` section.
 struct Defaults {
   DType dtype = DType::kFloat32;
@@ -257,51 +62,13 @@ struct Defaults {
   std::vector<std::string> devices = {"cpu"};
 };
 
-class Loader {
+class Loader : public internal::YamlReader {
  public:
-  Loader(std::string_view text, std::string file) : text_(text), file_(std::move(file)) {
-    line_starts_.push_back(0);
-    for (size_t i = 0; i < text.size(); ++i) {
-      if (text[i] == '\n') line_starts_.push_back(i + 1);
-    }
-  }
+  Loader(std::string_view text, std::string file) : YamlReader(text, std::move(file)) {}
 
   absl::StatusOr<SuiteSpec> run();
 
  private:
-  void error(Pos p, std::string message) { errors_.push_back({p, std::move(message)}); }
-  std::string loc(Pos p) const { return str_cat(file_, ":", p.line, ":", p.col); }
-
-  Pos pos_of(const Node& n, Pos fallback) const {
-    YAML::Mark m = n.Mark();
-    if (m.is_null() || m.line < 0 || m.column < 0) return fallback;
-    return {m.line + 1, m.column + 1};
-  }
-  Pos key_pos(const Entry& e) const { return pos_of(e.key, {}); }
-  // val_pos: where the value is, or its key when the value is empty (yaml-cpp
-  // marks an empty value at the next token, possibly lines below).
-  Pos val_pos(const Entry& e) const {
-    Pos k = key_pos(e);
-    if (kind_of(e.value) == Kind::kNull) {
-      Pos v = pos_of(e.value, k);
-      return v.line == k.line ? v : k;
-    }
-    return pos_of(e.value, k);
-  }
-
-  std::optional<MapView> read_map(const Node& n, Pos where, std::string_view label, std::string_view context,
-                                  Names allowed);
-  std::optional<int64_t> get_int(const Entry& e, int64_t lo, int64_t hi);
-  std::optional<double> get_double(const Node& v, Pos p, std::string_view what, bool finite);
-  std::optional<bool> get_bool(const Entry& e);
-  std::optional<std::string> get_string(const Node& v, Pos p, std::string_view what);
-  std::optional<std::string> get_string(const Entry& e) {
-    return get_string(e.value, val_pos(e), str_cat("'", e.name, "'"));
-  }
-  std::optional<std::vector<std::string>> get_string_list(const Entry& e);
-  std::optional<DType> get_dtype(const Entry& e);
-  bool check_device(const std::string& d, Pos p);
-
   Defaults parse_defaults(const Entry& e);
   void parse_root(const Node& root, SuiteSpec& suite);
   void parse_case(const Node& n, int index, const Defaults& defaults, SuiteSpec& suite);
@@ -317,160 +84,8 @@ class Loader {
   void parse_equivalent(const Entry& e, ExpectSpec& x);
   void parse_graph_breaks(const Entry& e, ExpectSpec& x);
   void parse_debug(const Entry& e, DebugSpec& d, const std::string& where);
-  ProgramOrigin program_origin(const Entry& e) const;
-
-  absl::Status finish() const;
-
-  std::string_view text_;
-  std::string file_;
-  std::vector<size_t> line_starts_;  // offset of each line of text_
-  std::vector<Diag> errors_;
 };
 
-std::optional<MapView> Loader::read_map(const Node& n, Pos where, std::string_view label, std::string_view context,
-                                        Names allowed) {
-  Kind k = kind_of(n);
-  if (k != Kind::kMap) {
-    error(where, str_cat(label, " must be a mapping, got ", kind_name(k)));
-    return std::nullopt;
-  }
-  MapView view;
-  view.pos = pos_of(n, where);
-  for (auto it = n.begin(); it != n.end(); ++it) {
-    Entry e{it->first, it->second, ""};
-    Pos kp = pos_of(e.key, view.pos);
-    Kind kk = kind_of(e.key);
-    if (kk == Kind::kSeq || kk == Kind::kMap || kk == Kind::kNull) {
-      error(kp, str_cat("keys must be names, got ", kind_name(kk), " ", context));
-      continue;
-    }
-    e.name = e.key.Scalar();
-    if (allowed.size() != 0 && std::find(allowed.begin(), allowed.end(), e.name) == allowed.end()) {
-      view.had_unknown = true;
-      error(kp, str_cat("unknown key '", e.name, "' ", context, did_you_mean(e.name, allowed),
-                        " (allowed: ", quoted_list(allowed), ")"));
-      continue;
-    }
-    if (const Entry* first = view.get(e.name)) {
-      Pos fp = key_pos(*first);
-      error(kp,
-            str_cat("duplicate key '", e.name, "' ", context, " (first at line ", fp.line, ", column ", fp.col, ")"));
-      continue;
-    }
-    view.index.emplace(e.name, view.entries.size());
-    view.entries.push_back(std::move(e));
-  }
-  return view;
-}
-
-std::optional<int64_t> Loader::get_int(const Entry& e, int64_t lo, int64_t hi) {
-  Kind k = kind_of(e.value);
-  Pos p = val_pos(e);
-  if (k != Kind::kInt) {
-    error(p, str_cat("'", e.name, "' must be an integer, got ", kind_name(k)));
-    return std::nullopt;
-  }
-  std::string s = e.value.Scalar();
-  if (!s.empty() && s[0] == '+') s.erase(0, 1);
-  int64_t v = 0;
-  if (!absl::SimpleAtoi(s, &v) || v < lo || v > hi) {
-    if (lo == 0 && !s.empty() && s[0] == '-') {
-      error(p, str_cat("'", e.name, "' must be non-negative, got ", s));
-    } else {
-      error(p, str_cat("'", e.name, "' is out of range: ", s, " is not in [", lo, ", ", hi, "]"));
-    }
-    return std::nullopt;
-  }
-  return v;
-}
-
-std::optional<double> Loader::get_double(const Node& v, Pos p, std::string_view what, bool finite) {
-  Kind k = kind_of(v);
-  if (k != Kind::kInt && k != Kind::kFloat) {
-    error(p, str_cat(what, " must be a number, got ", kind_name(k)));
-    return std::nullopt;
-  }
-  std::string s = v.Scalar();
-  std::string t = s;
-  if (!t.empty() && (t[0] == '-' || t[0] == '+')) t.erase(0, 1);
-  double d = 0;
-  if (t[0] == '.' && is_special_float(t)) {
-    d = (t[1] == 'n' || t[1] == 'N') ? std::numeric_limits<double>::quiet_NaN()
-                                     : std::numeric_limits<double>::infinity();
-    if (s[0] == '-') d = -d;
-  } else if (!absl::SimpleAtod(s, &d)) {
-    error(p, str_cat(what, " is not a valid number: ", s));
-    return std::nullopt;
-  }
-  if (std::isinf(d) && !is_special_float(s)) {
-    error(p, str_cat(what, " is out of range: ", s));
-    return std::nullopt;
-  }
-  if (finite && !std::isfinite(d)) {
-    error(p, str_cat(what, " must be finite, got ", s));
-    return std::nullopt;
-  }
-  return d;
-}
-
-std::optional<bool> Loader::get_bool(const Entry& e) {
-  Kind k = kind_of(e.value);
-  if (k != Kind::kBool) {
-    error(val_pos(e), str_cat("'", e.name, "' must be a boolean (true or false), got ", kind_name(k)));
-    return std::nullopt;
-  }
-  return bool_text(e.value.Scalar());
-}
-
-std::optional<std::string> Loader::get_string(const Node& v, Pos p, std::string_view what) {
-  Kind k = kind_of(v);
-  if (k == Kind::kNull || k == Kind::kSeq || k == Kind::kMap) {
-    error(p, str_cat(what, " must be a string, got ", kind_name(k)));
-    return std::nullopt;
-  }
-  return v.Scalar();
-}
-
-std::optional<std::vector<std::string>> Loader::get_string_list(const Entry& e) {
-  Kind k = kind_of(e.value);
-  Pos p = val_pos(e);
-  if (k != Kind::kSeq) {
-    error(p, str_cat("'", e.name, "' must be a list of strings, got ", kind_name(k)));
-    return std::nullopt;
-  }
-  std::vector<std::string> out;
-  bool ok = true;
-  for (auto it = e.value.begin(); it != e.value.end(); ++it) {
-    auto s = get_string(*it, pos_of(*it, p), str_cat("an entry of '", e.name, "'"));
-    if (s) out.push_back(*s);
-    ok = ok && s.has_value();
-  }
-  if (!ok) return std::nullopt;
-  return out;
-}
-
-std::optional<DType> Loader::get_dtype(const Entry& e) {
-  auto s = get_string(e);
-  if (!s) return std::nullopt;
-  if (auto d = parse_dtype(*s)) return d;
-  static const std::vector<std::string_view> kNames = {"f32", "f64", "f16", "bf16", "i64", "i32", "b8"};
-  static const std::vector<std::string_view> kAllNames = {
-      "f32",      "f64",   "f16",   "bf16", "i64",   "i32",    "b8",   "float32", "float64", "float16",
-      "bfloat16", "int64", "int32", "bool", "float", "double", "half", "long",    "int"};
-  error(val_pos(e), str_cat("unknown dtype '", *s, "'", did_you_mean(*s, kAllNames), " (allowed: ", quoted_list(kNames),
-                            ", or torch names like float32)"));
-  return std::nullopt;
-}
-
-bool Loader::check_device(const std::string& d, Pos p) {
-  try {
-    (void)Device::parse(d);
-    return true;
-  } catch (const std::exception&) {
-    error(p, str_cat("unknown device '", d, "' (allowed: cpu, cuda, cuda:N, meta)"));
-    return false;
-  }
-}
 
 Defaults Loader::parse_defaults(const Entry& e) {
   Defaults d;
@@ -501,8 +116,8 @@ std::optional<InputSpec> Loader::parse_input(const Entry& e, const std::string& 
   if (!m) return std::nullopt;
   InputSpec in = base ? *base : InputSpec{};
   in.name = e.name;
-  in.where = {file_, key_pos(e).line, key_pos(e).col};
-  size_t before = errors_.size();
+  in.where = {file(), key_pos(e).line, key_pos(e).col};
+  size_t before = error_count();
   if (!base && !is_identifier(e.name)) {
     error(key_pos(e), str_cat("input name '", e.name, "' is not an identifier (letters, digits, '_')"));
   }
@@ -599,7 +214,7 @@ std::optional<InputSpec> Loader::parse_input(const Entry& e, const std::string& 
   if (!have_shape && !base && !m->get("shape") && !m->had_unknown) {
     error(m->pos, str_cat("missing required key 'shape' ", ctx));
   }
-  if (in.init == "values" && errors_.size() == before) {
+  if (in.init == "values" && error_count() == before) {
     int64_t numel = numel_of(in.shape);
     if (numel != static_cast<int64_t>(in.values.size())) {
       Pos p = values ? val_pos(*values) : m->pos;
@@ -613,7 +228,7 @@ std::optional<InputSpec> Loader::parse_input(const Entry& e, const std::string& 
   if (const Entry* d = m->get("device")) {
     if (auto s = get_string(*d); s && check_device(*s, val_pos(*d))) in.device = *s;
   }
-  if (errors_.size() != before) return std::nullopt;
+  if (error_count() != before) return std::nullopt;
   return in;
 }
 
@@ -647,55 +262,12 @@ std::vector<InputSpec> Loader::parse_inputs(const Entry& e, const std::string& w
   return out;
 }
 
-// program_origin: where a program's text starts in the file, so parse errors
-// point into the YAML file. See ProgramOrigin.
-ProgramOrigin Loader::program_origin(const Entry& e) const {
-  ProgramOrigin o;
-  o.file = file_;
-  Pos vp = val_pos(e);
-  // Offsets from line/column (yaml-cpp's pos does not count a byte-order mark).
-  size_t line_start = vp.line - 1 < static_cast<int>(line_starts_.size()) ? line_starts_[vp.line - 1] : text_.size();
-  size_t off = std::min(line_start + vp.col - 1, text_.size());
-  int col = vp.col - 1;                                                     // 0-based
-  while (off < text_.size() && (text_[off] == '!' || text_[off] == '&')) {  // a tag or an anchor
-    while (off < text_.size() && text_[off] != ' ' && text_[off] != '\n') ++off, ++col;
-    while (off < text_.size() && text_[off] == ' ') ++off, ++col;
-  }
-  char c = off < text_.size() ? text_[off] : '\0';
-  o.first_line = vp.line;
-  o.column_offset = col;
-  if (c == '"' || c == '\'') {
-    o.column_offset = col + 1;
-  } else if (c == '|' || c == '>') {
-    // A block scalar: its text starts on the next line, at the block's indentation.
-    o.first_line = vp.line + 1;
-    int explicit_indent = 0;
-    size_t i = off + 1;
-    for (; i < text_.size() && text_[i] != '\n' && text_[i] != ' ' && text_[i] != '#'; ++i) {
-      if (text_[i] >= '1' && text_[i] <= '9') explicit_indent = text_[i] - '0';
-    }
-    if (explicit_indent > 0) {
-      o.column_offset = key_pos(e).col - 1 + explicit_indent;
-    } else {
-      while (i < text_.size() && text_[i] != '\n') ++i;
-      while (i < text_.size()) {  // the first non-blank line sets the indentation
-        size_t start = ++i;
-        while (i < text_.size() && text_[i] == ' ') ++i;
-        if (i < text_.size() && text_[i] != '\n') {
-          o.column_offset = static_cast<int>(i - start);
-          break;
-        }
-      }
-    }
-  }
-  return o;
-}
 
 void Loader::read_program(const Entry& e, CaseSpec& c) {
   auto text = get_string(e);
   if (!text) return;
   try {
-    auto program = opspec::parse_program(*text, program_origin(e));
+    auto program = opspec::parse_program(*text, block_origin(e));
     if (!program.ok()) {
       c.load_error = std::string(program.status().message());
       return;
@@ -727,7 +299,7 @@ bool Loader::read_fixture(const Entry& e, CaseSpec& c, bool have_inputs) {
     for (const FixtureInput& fi : f->inputs) {
       InputSpec in;
       in.name = fi.name, in.shape = fi.shape, in.dtype = fi.dtype, in.init = fi.init;
-      in.where = {file_, val_pos(e).line, val_pos(e).col};
+      in.where = {file(), val_pos(e).line, val_pos(e).col};
       c.inputs.push_back(std::move(in));
     }
     return true;
@@ -794,7 +366,7 @@ std::optional<CompileSpec> Loader::parse_compile(const Entry& e, const CaseSpec&
                                                  const Defaults& defaults, const std::string& where) {
   CompileSpec cs;
   cs.backend = defaults.backend;
-  cs.where = {file_, val_pos(e).line, val_pos(e).col};
+  cs.where = {file(), val_pos(e).line, val_pos(e).col};
   Kind k = kind_of(e.value);
   if (k == Kind::kNull) return cs;  // `compile:` alone: every option at its default
   if (k == Kind::kBool) return get_bool(e).value_or(false) ? std::optional(cs) : std::nullopt;
@@ -870,7 +442,7 @@ void Loader::parse_graph_breaks(const Entry& e, ExpectSpec& x) {
 void Loader::parse_equivalent(const Entry& e, ExpectSpec& x) {
   EquivalenceSpec eq;
   Pos p = val_pos(e);
-  eq.where = {file_, p.line, p.col};
+  eq.where = {file(), p.line, p.col};
   Kind k = kind_of(e.value);
   if (k == Kind::kBool) {
     if (get_bool(e).value_or(false)) x.equivalent = eq;
@@ -919,7 +491,7 @@ void Loader::parse_expect(const Entry& e, ExpectSpec& x, const std::string& wher
                     {"ops", "ops_contain", "ops_exclude", "function_ops", "graphs", "graph_breaks", "recompiles",
                      "fused_kernels", "equivalent", "check", "check_graphs", "debug_string", "error", "outputs"});
   if (!m) return;
-  x.where = {file_, val_pos(e).line, val_pos(e).col};
+  x.where = {file(), val_pos(e).line, val_pos(e).col};
   constexpr int64_t kMaxCount = std::numeric_limits<int>::max();
   if (const Entry* v = m->get("ops")) x.ops = get_string_list(*v);
   if (const Entry* v = m->get("ops_contain")) x.ops_contain = get_string_list(*v);
@@ -933,8 +505,8 @@ void Loader::parse_expect(const Entry& e, ExpectSpec& x, const std::string& wher
   // FileCheck directives report check-file positions; the block's origin
   // makes them the YAML file's (as for programs).
   auto check_where = [&](const Entry& v) {
-    ProgramOrigin o = program_origin(v);
-    return SourceLocation{file_, o.first_line, o.column_offset + 1};
+    ProgramOrigin o = block_origin(v);
+    return SourceLocation{file(), o.first_line, o.column_offset + 1};
   };
   if (const Entry* v = m->get("check")) x.check = get_string(*v), x.check_where = check_where(*v);
   if (const Entry* v = m->get("check_graphs")) x.check_graphs = get_string(*v), x.check_graphs_where = check_where(*v);
@@ -942,7 +514,7 @@ void Loader::parse_expect(const Entry& e, ExpectSpec& x, const std::string& wher
     // An empty `debug_string:` is an empty golden text, for --accept to fill in.
     x.debug_string = kind_of(v->value) == Kind::kNull ? std::optional<std::string>("") : get_string(*v);
     Pos p = val_pos(*v);
-    x.debug_string_where = {file_, p.line, p.col};
+    x.debug_string_where = {file(), p.line, p.col};
   }
   if (const Entry* v = m->get("error")) {
     x.error = get_string(*v);
@@ -1003,7 +575,7 @@ void Loader::parse_case(const Node& n, int index, const Defaults& defaults, Suit
                      "xfail", "devices", "dtype", "seed"});
   if (!m) return;
   CaseSpec c;
-  c.where = {file_, cp.line, cp.col};
+  c.where = {file(), cp.line, cp.col};
   c.dtype = defaults.dtype, c.seed = defaults.seed, c.devices = defaults.devices;
   if (const Entry* x = m->get("name")) {
     c.name = get_string(*x).value_or("");
@@ -1098,53 +670,13 @@ void Loader::parse_root(const Node& root, SuiteSpec& suite) {
 
 absl::StatusOr<SuiteSpec> Loader::run() {
   SuiteSpec suite;
-  suite.file = file_;
-  suite.name = std::filesystem::path(file_).stem().string();
-  if (auto p = nesting_too_deep(text_)) {
-    error(*p, str_cat("nesting deeper than ", kMaxNesting, " levels"));
-    return finish();
-  }
-  try {
-    // YAML::LoadAll loops forever on some malformed input (yaml-cpp issue
-    // #1040, e.g. a lone ","), so only the first document is parsed and a
-    // second one is found by its marker.
-    Node root = YAML::Load(std::string(text_));
-    if (auto second = second_document(text_)) {
-      error(*second, "a spec file holds one YAML document; this starts a second one");
-    } else if (kind_of(root) == Kind::kNull) {
-      error({1, 1}, "the file holds no YAML document; a spec file is a mapping with a 'cases' list");
-    } else {
-      parse_root(root, suite);
-    }
-  } catch (const YAML::Exception& ex) {
-    Pos p = ex.mark.is_null() || ex.mark.line < 0 ? Pos{} : Pos{ex.mark.line + 1, ex.mark.column + 1};
-    error(p, ex.msg);
-  } catch (const std::exception& ex) {
-    error({1, 1}, str_cat("cannot read the file: ", ex.what()));
-  }
-  if (!errors_.empty()) return finish();
+  suite.file = file();
+  suite.name = std::filesystem::path(file()).stem().string();
+  if (std::optional<Node> root = load_document()) parse_root(*root, suite);
+  if (has_errors()) return finish();
   return suite;
 }
 
-absl::Status Loader::finish() const {
-  std::vector<Diag> errors = errors_;
-  std::stable_sort(errors.begin(), errors.end(), [](const Diag& a, const Diag& b) {
-    return std::tie(a.pos.line, a.pos.col) < std::tie(b.pos.line, b.pos.col);
-  });
-  errors.erase(std::unique(errors.begin(), errors.end(),
-                           [](const Diag& a, const Diag& b) {
-                             return a.pos.line == b.pos.line && a.pos.col == b.pos.col && a.message == b.message;
-                           }),
-               errors.end());
-  std::string out;
-  for (size_t i = 0; i < errors.size() && i < kMaxReportedErrors; ++i) {
-    str_append(&out, i ? "\n" : "", loc(errors[i].pos), ": error: ", errors[i].message);
-  }
-  if (errors.size() > kMaxReportedErrors) {
-    str_append(&out, "\n", file_, ": error: ", errors.size() - kMaxReportedErrors, " more errors not shown");
-  }
-  return absl::InvalidArgumentError(out);
-}
 
 }  // namespace
 

@@ -283,7 +283,7 @@ TEST(SpecLoaderErrors, UnknownKeyAtEachLevel) {
             "reason)");
   EXPECT_EQ(load_fails(str_cat(kHead, "    program: return 1\n    debug: {hashes: norm}\n")),
             "t.yaml:4:13: error: unknown key 'hashes' in debug of case 'c'; did you mean 'hash'? (allowed: hash, "
-            "hash_inputs, record_ids, function_level, record_output)");
+            "hash_inputs, record_ids, function_level, record_output, record_nn_module)");
   // No suggestion when nothing is close.
   EXPECT_EQ(load_fails("cases: []\nzzzzzz: 1\n"),
             "t.yaml:2:1: error: unknown key 'zzzzzz' at the top level (allowed: schema, suite, defaults, cases)");

@@ -1,0 +1,431 @@
+// yaml_reader.cc: typed, position-keeping YAML reads. See
+// harness/spec/internal/yaml_reader.h and Note [Hostile input].
+#include "harness/spec/internal/yaml_reader.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <limits>
+#include <tuple>
+
+#include "absl/strings/numbers.h"
+#include "harness/spec/spec_loader.h"
+#include "runtime/core/device.h"
+
+namespace opspec::spec::internal {
+namespace {
+
+// Note [Hostile input]
+// The loader runs on untrusted text (and under a fuzzer), so it never
+// recurses over the YAML tree generically: it walks the schema, which bounds
+// the depth, and so an alias cycle (`&a [*a]`, which yaml-cpp builds as a
+// cyclic node) is just a value of the wrong type. yaml-cpp's own parser
+// recurses once per nesting level; flow collections nest one level per byte,
+// so nesting is measured before parsing and rejected past kMaxNesting.
+// YAML::LoadAll can loop forever on malformed input, so it is not used. Every
+// yaml-cpp exception is caught, numbers are parsed by hand with range checks,
+// and shapes are bounded by kMaxSpecNumel.
+
+using YAML::Node;
+
+bool is_special_float(std::string_view s) {
+  if (!s.empty() && (s[0] == '-' || s[0] == '+')) s.remove_prefix(1);
+  for (std::string_view w : {".inf", ".Inf", ".INF", ".nan", ".NaN", ".NAN", "inf", "nan"}) {
+    if (s == w) return true;
+  }
+  return false;
+}
+
+bool is_float_text(std::string_view s) {
+  if (is_special_float(s)) return true;
+  size_t i = 0;
+  if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
+  size_t digits = 0;
+  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i, ++digits;
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i, ++digits;
+  }
+  if (digits == 0) return false;
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
+    size_t exp = 0;
+    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i, ++exp;
+    if (exp == 0) return false;
+  }
+  return i == s.size();
+}
+
+std::string quoted_list(Names names) { return join(names, ", "); }
+
+// nesting_too_deep: the position where flow brackets or `- - -` chains first
+// nest deeper than kMaxNesting, if they do. A rough count (quotes and block
+// scalars are not excluded) that only errs on absurd files. See Note [Hostile input].
+std::optional<Pos> nesting_too_deep(std::string_view text) {
+  int depth = 0;
+  Pos p;
+  bool line_start = true;
+  int dashes = 0;
+  for (char c : text) {
+    if (c == '[' || c == '{') ++depth;
+    if ((c == ']' || c == '}') && depth > 0) --depth;
+    if (line_start && c == '-')
+      ++dashes;
+    else if (c != ' ')
+      line_start = false;
+    if (depth > kMaxNesting || dashes > kMaxNesting) return p;
+    if (c == '\n') {
+      ++p.line, p.col = 1, line_start = true, dashes = 0;
+    } else {
+      ++p.col;
+    }
+  }
+  return std::nullopt;
+}
+
+// second_document: where a second YAML document starts (a `---` or content
+// after a `...` at column 1, once the first document has content), if any.
+std::optional<Pos> second_document(std::string_view text) {
+  bool content = false, ended = false;
+  int line = 0;
+  for (size_t start = 0; start < text.size(); ++line) {
+    size_t end = std::min(text.find('\n', start), text.size());
+    std::string_view l = text.substr(start, end - start);
+    start = end + 1;
+    auto marker = [&](std::string_view m) {
+      return l.starts_with(m) && (l.size() == 3 || l[3] == ' ' || l[3] == '\t' || l[3] == '\r');
+    };
+    size_t first = l.find_first_not_of(" \t\r");
+    bool blank = first == std::string_view::npos || l[first] == '#';
+    if (marker("---")) {
+      if (content || ended) return Pos{line + 1, 1};
+      std::string_view rest = l.substr(3);
+      size_t r = rest.find_first_not_of(" \t\r");
+      content = r != std::string_view::npos && rest[r] != '#';
+    } else if (marker("...")) {
+      ended = ended || content;
+    } else if (!blank && !(l.starts_with('%') && !content)) {
+      if (ended) return Pos{line + 1, 1};
+      content = true;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+bool is_int_text(std::string_view s) {
+  if (!s.empty() && (s[0] == '-' || s[0] == '+')) s.remove_prefix(1);
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+std::optional<bool> bool_text(std::string_view s) {
+  if (s == "true" || s == "True" || s == "TRUE") return true;
+  if (s == "false" || s == "False" || s == "FALSE") return false;
+  return std::nullopt;
+}
+
+Kind kind_of(const YAML::Node& n) {
+  if (!n.IsDefined() || n.IsNull()) return Kind::kNull;
+  if (n.IsSequence()) return Kind::kSeq;
+  if (n.IsMap()) return Kind::kMap;
+  const std::string& tag = n.Tag();
+  if (tag == "!" || tag == "tag:yaml.org,2002:str") return Kind::kString;
+  const std::string& s = n.Scalar();
+  if (bool_text(s)) return Kind::kBool;
+  if (is_int_text(s)) return Kind::kInt;
+  if (is_float_text(s)) return Kind::kFloat;
+  return Kind::kString;
+}
+
+std::string_view kind_name(Kind k) {
+  switch (k) {
+    case Kind::kNull: return "null";
+    case Kind::kBool: return "a boolean";
+    case Kind::kInt: return "an integer";
+    case Kind::kFloat: return "a float";
+    case Kind::kString: return "a string";
+    case Kind::kSeq: return "a sequence";
+    case Kind::kMap: return "a mapping";
+  }
+  return "?";
+}
+
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    for (size_t j = 1; j <= b.size(); ++j) {
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1])});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  }
+  return d[a.size()][b.size()];
+}
+
+bool is_identifier(std::string_view s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+}
+
+YamlReader::YamlReader(std::string_view text, std::string file) : text_(text), file_(std::move(file)) {
+  line_starts_.push_back(0);
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\n') line_starts_.push_back(i + 1);
+  }
+}
+
+std::optional<YAML::Node> YamlReader::load_document() {
+  if (auto p = nesting_too_deep(text_)) {
+    error(*p, str_cat("nesting deeper than ", kMaxNesting, " levels"));
+    return std::nullopt;
+  }
+  try {
+    // YAML::LoadAll loops forever on some malformed input (yaml-cpp issue
+    // #1040, e.g. a lone ","), so only the first document is parsed and a
+    // second one is found by its marker.
+    Node root = YAML::Load(std::string(text_));
+    if (auto second = second_document(text_)) {
+      error(*second, "a spec file holds one YAML document; this starts a second one");
+    } else if (kind_of(root) == Kind::kNull) {
+      error({1, 1}, "the file holds no YAML document; a spec file is a mapping with a 'cases' list");
+    } else {
+      return root;
+    }
+  } catch (const YAML::Exception& ex) {
+    Pos p = ex.mark.is_null() || ex.mark.line < 0 ? Pos{} : Pos{ex.mark.line + 1, ex.mark.column + 1};
+    error(p, ex.msg);
+  } catch (const std::exception& ex) {
+    error({1, 1}, str_cat("cannot read the file: ", ex.what()));
+  }
+  return std::nullopt;
+}
+
+Pos YamlReader::pos_of(const YAML::Node& n, Pos fallback) const {
+  YAML::Mark m = n.Mark();
+  if (m.is_null() || m.line < 0 || m.column < 0) return fallback;
+  return {m.line + 1, m.column + 1};
+}
+
+Pos YamlReader::val_pos(const Entry& e) const {
+  Pos k = key_pos(e);
+  if (kind_of(e.value) == Kind::kNull) {
+    Pos v = pos_of(e.value, k);
+    return v.line == k.line ? v : k;
+  }
+  return pos_of(e.value, k);
+}
+
+std::optional<MapView> YamlReader::read_map(const Node& n, Pos where, std::string_view label, std::string_view context,
+                                        Names allowed) {
+  Kind k = kind_of(n);
+  if (k != Kind::kMap) {
+    error(where, str_cat(label, " must be a mapping, got ", kind_name(k)));
+    return std::nullopt;
+  }
+  MapView view;
+  view.pos = pos_of(n, where);
+  for (auto it = n.begin(); it != n.end(); ++it) {
+    Entry e{it->first, it->second, ""};
+    Pos kp = pos_of(e.key, view.pos);
+    Kind kk = kind_of(e.key);
+    if (kk == Kind::kSeq || kk == Kind::kMap || kk == Kind::kNull) {
+      error(kp, str_cat("keys must be names, got ", kind_name(kk), " ", context));
+      continue;
+    }
+    e.name = e.key.Scalar();
+    if (allowed.size() != 0 && std::find(allowed.begin(), allowed.end(), e.name) == allowed.end()) {
+      view.had_unknown = true;
+      error(kp, str_cat("unknown key '", e.name, "' ", context, did_you_mean(e.name, allowed),
+                        " (allowed: ", quoted_list(allowed), ")"));
+      continue;
+    }
+    if (const Entry* first = view.get(e.name)) {
+      Pos fp = key_pos(*first);
+      error(kp,
+            str_cat("duplicate key '", e.name, "' ", context, " (first at line ", fp.line, ", column ", fp.col, ")"));
+      continue;
+    }
+    view.index.emplace(e.name, view.entries.size());
+    view.entries.push_back(std::move(e));
+  }
+  return view;
+}
+
+std::optional<int64_t> YamlReader::get_int(const Entry& e, int64_t lo, int64_t hi) {
+  Kind k = kind_of(e.value);
+  Pos p = val_pos(e);
+  if (k != Kind::kInt) {
+    error(p, str_cat("'", e.name, "' must be an integer, got ", kind_name(k)));
+    return std::nullopt;
+  }
+  std::string s = e.value.Scalar();
+  if (!s.empty() && s[0] == '+') s.erase(0, 1);
+  int64_t v = 0;
+  if (!absl::SimpleAtoi(s, &v) || v < lo || v > hi) {
+    if (lo == 0 && !s.empty() && s[0] == '-') {
+      error(p, str_cat("'", e.name, "' must be non-negative, got ", s));
+    } else {
+      error(p, str_cat("'", e.name, "' is out of range: ", s, " is not in [", lo, ", ", hi, "]"));
+    }
+    return std::nullopt;
+  }
+  return v;
+}
+
+std::optional<double> YamlReader::get_double(const Node& v, Pos p, std::string_view what, bool finite) {
+  Kind k = kind_of(v);
+  if (k != Kind::kInt && k != Kind::kFloat) {
+    error(p, str_cat(what, " must be a number, got ", kind_name(k)));
+    return std::nullopt;
+  }
+  std::string s = v.Scalar();
+  std::string t = s;
+  if (!t.empty() && (t[0] == '-' || t[0] == '+')) t.erase(0, 1);
+  double d = 0;
+  if (t[0] == '.' && is_special_float(t)) {
+    d = (t[1] == 'n' || t[1] == 'N') ? std::numeric_limits<double>::quiet_NaN()
+                                     : std::numeric_limits<double>::infinity();
+    if (s[0] == '-') d = -d;
+  } else if (!absl::SimpleAtod(s, &d)) {
+    error(p, str_cat(what, " is not a valid number: ", s));
+    return std::nullopt;
+  }
+  if (std::isinf(d) && !is_special_float(s)) {
+    error(p, str_cat(what, " is out of range: ", s));
+    return std::nullopt;
+  }
+  if (finite && !std::isfinite(d)) {
+    error(p, str_cat(what, " must be finite, got ", s));
+    return std::nullopt;
+  }
+  return d;
+}
+
+std::optional<bool> YamlReader::get_bool(const Entry& e) {
+  Kind k = kind_of(e.value);
+  if (k != Kind::kBool) {
+    error(val_pos(e), str_cat("'", e.name, "' must be a boolean (true or false), got ", kind_name(k)));
+    return std::nullopt;
+  }
+  return bool_text(e.value.Scalar());
+}
+
+std::optional<std::string> YamlReader::get_string(const Node& v, Pos p, std::string_view what) {
+  Kind k = kind_of(v);
+  if (k == Kind::kNull || k == Kind::kSeq || k == Kind::kMap) {
+    error(p, str_cat(what, " must be a string, got ", kind_name(k)));
+    return std::nullopt;
+  }
+  return v.Scalar();
+}
+
+std::optional<std::vector<std::string>> YamlReader::get_string_list(const Entry& e) {
+  Kind k = kind_of(e.value);
+  Pos p = val_pos(e);
+  if (k != Kind::kSeq) {
+    error(p, str_cat("'", e.name, "' must be a list of strings, got ", kind_name(k)));
+    return std::nullopt;
+  }
+  std::vector<std::string> out;
+  bool ok = true;
+  for (auto it = e.value.begin(); it != e.value.end(); ++it) {
+    auto s = get_string(*it, pos_of(*it, p), str_cat("an entry of '", e.name, "'"));
+    if (s) out.push_back(*s);
+    ok = ok && s.has_value();
+  }
+  if (!ok) return std::nullopt;
+  return out;
+}
+
+std::optional<DType> YamlReader::get_dtype(const Entry& e) {
+  auto s = get_string(e);
+  if (!s) return std::nullopt;
+  if (auto d = parse_dtype(*s)) return d;
+  static const std::vector<std::string_view> kNames = {"f32", "f64", "f16", "bf16", "i64", "i32", "b8"};
+  static const std::vector<std::string_view> kAllNames = {
+      "f32",      "f64",   "f16",   "bf16", "i64",   "i32",    "b8",   "float32", "float64", "float16",
+      "bfloat16", "int64", "int32", "bool", "float", "double", "half", "long",    "int"};
+  error(val_pos(e), str_cat("unknown dtype '", *s, "'", did_you_mean(*s, kAllNames), " (allowed: ", join(kNames, ", "),
+                            ", or torch names like float32)"));
+  return std::nullopt;
+}
+
+bool YamlReader::check_device(const std::string& d, Pos p) {
+  try {
+    (void)Device::parse(d);
+    return true;
+  } catch (const std::exception&) {
+    error(p, str_cat("unknown device '", d, "' (allowed: cpu, cuda, cuda:N, meta)"));
+    return false;
+  }
+}
+
+// block_origin: see the header.
+ProgramOrigin YamlReader::block_origin(const Entry& e) const {
+  ProgramOrigin o;
+  o.file = file_;
+  Pos vp = val_pos(e);
+  // Offsets from line/column (yaml-cpp's pos does not count a byte-order mark).
+  size_t line_start = vp.line - 1 < static_cast<int>(line_starts_.size()) ? line_starts_[vp.line - 1] : text_.size();
+  size_t off = std::min(line_start + vp.col - 1, text_.size());
+  int col = vp.col - 1;                                                     // 0-based
+  while (off < text_.size() && (text_[off] == '!' || text_[off] == '&')) {  // a tag or an anchor
+    while (off < text_.size() && text_[off] != ' ' && text_[off] != '\n') ++off, ++col;
+    while (off < text_.size() && text_[off] == ' ') ++off, ++col;
+  }
+  char c = off < text_.size() ? text_[off] : '\0';
+  o.first_line = vp.line;
+  o.column_offset = col;
+  if (c == '"' || c == '\'') {
+    o.column_offset = col + 1;
+  } else if (c == '|' || c == '>') {
+    // A block scalar: its text starts on the next line, at the block's indentation.
+    o.first_line = vp.line + 1;
+    int explicit_indent = 0;
+    size_t i = off + 1;
+    for (; i < text_.size() && text_[i] != '\n' && text_[i] != ' ' && text_[i] != '#'; ++i) {
+      if (text_[i] >= '1' && text_[i] <= '9') explicit_indent = text_[i] - '0';
+    }
+    if (explicit_indent > 0) {
+      o.column_offset = key_pos(e).col - 1 + explicit_indent;
+    } else {
+      while (i < text_.size() && text_[i] != '\n') ++i;
+      while (i < text_.size()) {  // the first non-blank line sets the indentation
+        size_t start = ++i;
+        while (i < text_.size() && text_[i] == ' ') ++i;
+        if (i < text_.size() && text_[i] != '\n') {
+          o.column_offset = static_cast<int>(i - start);
+          break;
+        }
+      }
+    }
+  }
+  return o;
+}
+
+absl::Status YamlReader::finish() const {
+  std::vector<Diag> errors = errors_;
+  std::stable_sort(errors.begin(), errors.end(), [](const Diag& a, const Diag& b) {
+    return std::tie(a.pos.line, a.pos.col) < std::tie(b.pos.line, b.pos.col);
+  });
+  errors.erase(std::unique(errors.begin(), errors.end(),
+                           [](const Diag& a, const Diag& b) {
+                             return a.pos.line == b.pos.line && a.pos.col == b.pos.col && a.message == b.message;
+                           }),
+               errors.end());
+  std::string out;
+  for (size_t i = 0; i < errors.size() && i < kMaxReportedErrors; ++i) {
+    str_append(&out, i ? "\n" : "", loc(errors[i].pos), ": error: ", errors[i].message);
+  }
+  if (errors.size() > kMaxReportedErrors) {
+    str_append(&out, "\n", file_, ": error: ", errors.size() - kMaxReportedErrors, " more errors not shown");
+  }
+  return absl::InvalidArgumentError(out);
+}
+
+}  // namespace opspec::spec::internal
