@@ -66,4 +66,3 @@ BENCHMARK(BM_Dispatch_debug_mode_hashed)->Name("BM_Dispatch/add_1elem/debug_mode
 }  // namespace
 }  // namespace opspec
 
-BENCHMARK_MAIN();
