@@ -3,15 +3,23 @@
 #include <array>
 #include <cstdlib>
 #include <new>
+#include <utility>
 
 #include "runtime/core/error.h"
 
 namespace opspec {
 
+// Note [Allocator counters]
+// Every tensor allocation updates the counters, so they cost what a 1-element
+// op can afford: an allocation is two atomic adds (bytes, allocations) and a
+// peak check that writes only when the peak grows; a free is two adds.
+// active_allocations and allocation_count are derived from the running totals.
+
 AllocatorStats Allocator::stats() const {
+  const int64_t allocs = allocs_.load(std::memory_order_relaxed);
   return {bytes_in_use_.load(std::memory_order_relaxed), peak_bytes_.load(std::memory_order_relaxed),
-          allocation_count_.load(std::memory_order_relaxed),
-          active_allocations_.load(std::memory_order_relaxed)};
+          allocs - allocs_at_reset_.load(std::memory_order_relaxed),
+          allocs - frees_.load(std::memory_order_relaxed)};
 }
 
 void Allocator::reset_peak_stats() {
@@ -19,7 +27,7 @@ void Allocator::reset_peak_stats() {
 }
 
 void Allocator::reset_stats() {
-  allocation_count_.store(0, std::memory_order_relaxed);
+  allocs_at_reset_.store(allocs_.load(std::memory_order_relaxed), std::memory_order_relaxed);
   reset_peak_stats();
 }
 
@@ -29,33 +37,77 @@ void Allocator::record_alloc(size_t nbytes) {
   int64_t peak = peak_bytes_.load(std::memory_order_relaxed);
   while (now > peak && !peak_bytes_.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
   }
-  allocation_count_.fetch_add(1, std::memory_order_relaxed);
-  active_allocations_.fetch_add(1, std::memory_order_relaxed);
+  allocs_.fetch_add(1, std::memory_order_relaxed);
 }
 
 void Allocator::record_free(size_t nbytes) {
   bytes_in_use_.fetch_sub(static_cast<int64_t>(nbytes), std::memory_order_relaxed);
-  active_allocations_.fetch_sub(1, std::memory_order_relaxed);
+  frees_.fetch_add(1, std::memory_order_relaxed);
 }
 
 namespace {
 
 constexpr size_t kAlignment = 64;
 
+// Note [Small block cache]
+// A 1-element op allocates a 64-byte block and frees one; glibc serves
+// aligned_alloc through its slow memalign path (hundreds of instructions, and
+// free then consolidates). Blocks of up to kSmallClasses * 64 bytes are kept
+// on per-thread free lists by size class instead (at most kCachedPerClass
+// each), so steady-state small ops reuse memory without touching malloc. The
+// counters still count every allocate and deallocate: cached memory is not
+// "in use". A block freed on another thread joins that thread's lists.
+constexpr size_t kSmallClasses = 8;    // 64, 128, ..., 512 bytes
+constexpr size_t kCachedPerClass = 64;
+
+struct SmallBlockCache {
+  struct Node {
+    Node* next;
+  };
+  Node* heads[kSmallClasses] = {};
+  size_t counts[kSmallClasses] = {};
+  // Tensors that outlive the thread's cache (statics freed at exit) bypass it.
+  bool destroyed = false;
+  ~SmallBlockCache() {
+    for (Node*& head : heads) {
+      while (head != nullptr) std::free(std::exchange(head, head->next));
+    }
+    destroyed = true;
+  }
+};
+
+thread_local SmallBlockCache small_blocks;
+
 class CpuAllocator final : public Allocator {
  public:
   void* allocate(size_t nbytes) override {
     if (nbytes == 0) return nullptr;
-    const size_t rounded = (nbytes + kAlignment - 1) / kAlignment * kAlignment;
-    void* p = std::aligned_alloc(kAlignment, rounded);
-    OPSPEC_CHECK(p != nullptr, "CPU out of memory: tried to allocate ", nbytes, " bytes");
+    const size_t cls = (nbytes - 1) / kAlignment;  // size class: rounded up to 64 bytes
+    void* p = nullptr;
+    if (cls < kSmallClasses && small_blocks.heads[cls] != nullptr) {
+      SmallBlockCache::Node* n = small_blocks.heads[cls];
+      small_blocks.heads[cls] = n->next;
+      --small_blocks.counts[cls];
+      p = n;
+    } else {
+      p = std::aligned_alloc(kAlignment, (cls + 1) * kAlignment);
+      OPSPEC_CHECK(p != nullptr, "CPU out of memory: tried to allocate ", nbytes, " bytes");
+    }
     record_alloc(nbytes);
     return p;
   }
   void deallocate(void* ptr, size_t nbytes) override {
     if (ptr == nullptr) return;
-    std::free(ptr);
     record_free(nbytes);
+    const size_t cls = (nbytes - 1) / kAlignment;
+    if (cls < kSmallClasses && small_blocks.counts[cls] < kCachedPerClass && !small_blocks.destroyed) {
+      auto* n = static_cast<SmallBlockCache::Node*>(ptr);
+      n->next = small_blocks.heads[cls];
+      small_blocks.heads[cls] = n;
+      ++small_blocks.counts[cls];
+      return;
+    }
+    std::free(ptr);
   }
 };
 

@@ -43,10 +43,12 @@ class Allocator {
   void record_free(size_t nbytes);
 
  private:
+  // Two atomic adds per allocation and per free (See Note [Allocator counters]).
   std::atomic<int64_t> bytes_in_use_{0};
   std::atomic<int64_t> peak_bytes_{0};
-  std::atomic<int64_t> allocation_count_{0};
-  std::atomic<int64_t> active_allocations_{0};
+  std::atomic<int64_t> allocs_{0};       // allocations ever made
+  std::atomic<int64_t> frees_{0};        // allocations ever freed
+  std::atomic<int64_t> allocs_at_reset_{0};
 };
 
 // get_allocator: the allocator for a device type. CUDA's throws unless the CUDA
