@@ -112,7 +112,8 @@ void run_chain(const OperatorHandle& op, DispatchKeySet ks, DispatchKey key, con
   const Handler& h = chain[i];
   std::optional<TemporarilyPopped> popped;
   if (h.mode) popped.emplace(h.mode);
-  OpCall call(op, stack, [&](Stack& s) { run_chain(op, ks, key, chain, i + 1, s); });
+  auto next = [&](Stack& s) { run_chain(op, ks, key, chain, i + 1, s); };  // outlives call (FunctionRef)
+  OpCall call(op, stack, next);
   const bool handled = h.mode ? h.mode->dispatch(call) : h.subclass->dispatch(call);
   if (!handled && !call.proceeded()) run_chain(op, ks, key, chain, i + 1, stack);
 }

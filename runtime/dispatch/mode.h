@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "runtime/dispatch/dispatcher.h"
 
 namespace opspec {
@@ -25,8 +26,9 @@ namespace opspec {
 // OpCall: one op call as a mode or subclass handler sees it.
 class OpCall {
  public:
-  OpCall(const OperatorHandle& op, Stack& stack, std::function<void(Stack&)> next)
-      : op_(op), stack_(stack), next_(std::move(next)) {}
+  // next must outlive the OpCall (a handler sees it only during dispatch()).
+  OpCall(const OperatorHandle& op, Stack& stack, absl::FunctionRef<void(Stack&)> next)
+      : op_(op), stack_(stack), next_(next) {}
 
   const OperatorHandle& op() const { return op_; }
   // name: "aten::add.Tensor".
@@ -45,7 +47,7 @@ class OpCall {
  private:
   const OperatorHandle& op_;
   Stack& stack_;
-  std::function<void(Stack&)> next_;
+  absl::FunctionRef<void(Stack&)> next_;  // not std::function: no allocation per call
   bool proceeded_ = false;
 };
 
