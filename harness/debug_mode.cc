@@ -101,7 +101,7 @@ void append_hook_output(std::vector<std::pair<std::string, std::string>>& into,
 }
 
 // Which arguments the dispatcher would show (see FunctionSchema::format_arguments).
-std::vector<size_t> shown_arguments(const FunctionSchema& schema, const Stack& args) {
+absl::InlinedVector<size_t, 8> shown_arguments(const FunctionSchema& schema, const Stack& args) {
   const auto& params = schema.arguments();
   const size_t n = std::min(args.size(), params.size());
   auto is_default = [&](size_t i) {
@@ -112,7 +112,7 @@ std::vector<size_t> shown_arguments(const FunctionSchema& schema, const Stack& a
   for (size_t i = 0; i < n && !params[i].kwarg_only; ++i) {
     if (!is_default(i)) last_positional = i + 1;
   }
-  std::vector<size_t> shown;
+  absl::InlinedVector<size_t, 8> shown;
   for (size_t i = 0; i < n; ++i) {
     if (params[i].kwarg_only ? !is_default(i) : i < last_positional) shown.push_back(i);
   }
@@ -204,11 +204,13 @@ bool DebugMode::dispatch(OpCall& call) {
   if (fake ? !options_.record_fake : !options_.record_real) return false;
 
   const FunctionSchema& schema = call.op().schema();
-  DebugCall entry;
+  // Built in place: a DebugCall is large, and moving one costs as much as filling it.
+  const size_t index = calls_.size();
+  DebugCall& entry = calls_.emplace_back();
   entry.kind = DebugCall::Kind::kOp;
   entry.depth = depth_ + 1;
   entry.name = call.name();
-  const std::vector<size_t> shown = shown_arguments(schema, call.stack());
+  const auto shown = shown_arguments(schema, call.stack());
   entry.args.reserve(shown.size());
   for (size_t i : shown) entry.args.push_back(record_value(call.arg(i), &schema.arguments()[i]));
   if (options_.record_stack_trace) {
@@ -232,10 +234,10 @@ bool DebugMode::dispatch(OpCall& call) {
     }
   }
   for (const HookConfig& h : tls.hook_scopes) {
-    if (h.pre_log_hook) append_hook_output(entry.log, h.pre_log_hook(call, nullptr));
+    if (!h.pre_log_hook) continue;
+    auto items = h.pre_log_hook(call, nullptr);  // may log kernels, growing calls_: index again
+    append_hook_output(calls_[index].log, std::move(items));
   }
-  const size_t index = calls_.size();
-  calls_.push_back(std::move(entry));
 
   call.proceed();
 
@@ -244,6 +246,7 @@ bool DebugMode::dispatch(OpCall& call) {
   const Stack& results = call.stack();
   if (options_.record_output) {
     done.has_outputs = true;
+    done.outputs.reserve(results.size());
     for (const Value& v : results) done.outputs.push_back(record_value(v, nullptr));
   }
   if (hash_this) {

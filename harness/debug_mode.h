@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "harness/tensor_hash.h"
 #include "runtime/dispatch/mode.h"
 
@@ -53,7 +54,7 @@ struct RecordedTensor {
 struct RecordedValue {
   enum class Kind : uint8_t { kTensor, kTensorList, kOther };
   Kind kind = Kind::kOther;
-  std::vector<RecordedTensor> tensors;  // one for kTensor
+  absl::InlinedVector<RecordedTensor, 1> tensors;  // one for kTensor (inline: no allocation)
   Value value;                          // kOther
   std::string name;                     // keyword name ("" for positional)
   const ArgType* type = nullptr;        // schema type, for rendering layouts etc.
