@@ -43,15 +43,24 @@ bool gelu_uses_tanh(std::string_view approximate) {
 }
 
 ElementwiseMeta binary_meta(const Tensor& self, const Tensor& other, BinaryKind kind, std::string_view op) {
-  const Tensor operands[] = {self, other};
-  const Device device = check_same_device(operands, op);
-  SizeVec sizes = broadcast_shapes(self.sizes(), other.sizes(), op);
-  const DType common = result_type(operands);
-  ElementwiseMeta m{std::move(sizes), common, common, device};
+  ElementwiseMeta m;
+  if (self.defined() && other.defined() && !self.is_wrapped_number() && !other.is_wrapped_number() &&
+      self.dtype() == other.dtype() && self.device() == other.device() &&
+      std::ranges::equal(self.sizes(), other.sizes())) {
+    // The common case, decided without copying the operands (each copy is two
+    // atomic refcount updates): same shape, dtype and device.
+    m = {SizeVec(self.sizes().begin(), self.sizes().end()), self.dtype(), self.dtype(), self.device()};
+  } else {
+    const Tensor operands[] = {self, other};
+    const Device device = check_same_device(operands, op);
+    SizeVec sizes = broadcast_shapes(self.sizes(), other.sizes(), op);
+    const DType common = result_type(operands);
+    m = {std::move(sizes), common, common, device};
+  }
   switch (kind) {
     case BinaryKind::kArithmetic: break;
     case BinaryKind::kTrueDivide:
-      if (is_integral(common, /*include_bool=*/true)) m.compute_dtype = m.result_dtype = kDefaultFloat;
+      if (is_integral(m.result_dtype, /*include_bool=*/true)) m.compute_dtype = m.result_dtype = kDefaultFloat;
       break;
     case BinaryKind::kComparison:
     case BinaryKind::kLogical: m.result_dtype = DType::kBool; break;
