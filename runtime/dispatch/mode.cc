@@ -121,13 +121,19 @@ void run_chain(const OperatorHandle& op, DispatchKeySet ks, DispatchKey key, con
 // See Note [Mode and subclass order].
 void python_fallback(const OperatorHandle& op, DispatchKeySet ks, Stack& stack) {
   HandlerChain chain;
+  // Few calls see a subclassed tensor: look once, and skip the three scans.
+  bool subclassed = false;
+  for (const Value& v : stack) {
+    if (v.is_tensor()) subclassed |= v.to_tensor().defined() && v.to_tensor().impl()->subclass() != nullptr;
+    if (v.is_tensor_list()) subclassed = true;  // rare: let add_subclasses look
+  }
   const auto& user = tls_modes.stacks[0];
   for (auto it = user.rbegin(); it != user.rend(); ++it) chain.push_back({*it, nullptr});
-  add_subclasses(stack, ModeKind::kUser, chain);
+  if (subclassed) add_subclasses(stack, ModeKind::kUser, chain);
   if (tls_modes.infra[0]) chain.push_back({tls_modes.infra[0], nullptr});
-  add_subclasses(stack, ModeKind::kProxy, chain);
+  if (subclassed) add_subclasses(stack, ModeKind::kProxy, chain);
   if (tls_modes.infra[1]) chain.push_back({tls_modes.infra[1], nullptr});
-  add_subclasses(stack, ModeKind::kFake, chain);
+  if (subclassed) add_subclasses(stack, ModeKind::kFake, chain);
   run_chain(op, ks, DispatchKey::kPython, chain, 0, stack);
 }
 
