@@ -51,21 +51,24 @@ void refresh_mode_keys() {
 // Takes a mode off its stack or slot for a handler's duration, and puts it back.
 class TemporarilyPopped {
  public:
-  explicit TemporarilyPopped(const std::shared_ptr<DispatchMode>& mode) : mode_(mode) {
+  // Moves the owning pointer out and back: no refcount traffic per call.
+  explicit TemporarilyPopped(const std::shared_ptr<DispatchMode>& mode) {
     if (!uses_infra_slot(*mode)) {
       auto& stack = tls_modes.stacks[stack_index(mode->key())];
       OPSPEC_INTERNAL_ASSERT(!stack.empty() && stack.back() == mode);
+      mode_ = std::move(stack.back());
       stack.pop_back();
     } else {
-      infra_slot(mode->kind()).reset();
+      mode_ = std::move(infra_slot(mode->kind()));
     }
     refresh_mode_keys();
   }
   ~TemporarilyPopped() {
     if (!uses_infra_slot(*mode_)) {
-      tls_modes.stacks[stack_index(mode_->key())].push_back(mode_);
+      tls_modes.stacks[stack_index(mode_->key())].push_back(std::move(mode_));
     } else {
-      infra_slot(mode_->kind()) = mode_;
+      DispatchMode& m = *mode_;
+      infra_slot(m.kind()) = std::move(mode_);
     }
     refresh_mode_keys();
   }
