@@ -229,14 +229,20 @@ absl::InlinedVector<R, 128> chunk_results(const Tensor& t, int64_t chunk_elems, 
   const Layout l = coalesce(t);
   absl::InlinedVector<R, 128> results(static_cast<size_t>((numel + chunk_elems - 1) / chunk_elems));
   const int64_t nchunks = static_cast<int64_t>(results.size());
-#pragma omp parallel if (may_parallelize(numel))
+  auto run_chunk = [&](int64_t c, Scratch& scratch) {
+    const int64_t begin = c * chunk_elems, end = std::min(numel, begin + chunk_elems);
+    results[c] = fn(chunk_data(base, l, begin, end, scratch), end - begin);
+  };
+  if (!may_parallelize(numel)) {  // no OpenMP region at all: even an if(false) one costs a microsecond
+    Scratch scratch;
+    for (int64_t c = 0; c < nchunks; ++c) run_chunk(c, scratch);
+    return results;
+  }
+#pragma omp parallel
   {
     Scratch scratch;
 #pragma omp for schedule(static)
-    for (int64_t c = 0; c < nchunks; ++c) {
-      const int64_t begin = c * chunk_elems, end = std::min(numel, begin + chunk_elems);
-      results[c] = fn(chunk_data(base, l, begin, end, scratch), end - begin);
-    }
+    for (int64_t c = 0; c < nchunks; ++c) run_chunk(c, scratch);
   }
   return results;
 }
