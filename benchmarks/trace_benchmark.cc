@@ -1,8 +1,9 @@
 // trace_benchmark.cc: what tracing costs: one op on fake tensors (the Fake
-// key's meta kernel), make_fx of a small MLP block, and running the traced
-// graph against running the same program eagerly.
+// key's meta kernel), make_fx of a small MLP block and of the `mlp` fixture,
+// and running the traced graph against running the same program eagerly.
 #include <benchmark/benchmark.h>
 
+#include "harness/program/fixture.h"
 #include "runtime/compile/compile.h"
 #include "runtime/fake/fake_tensor.h"
 #include "runtime/graph/interpreter.h"
@@ -65,13 +66,19 @@ void BM_Compiled_mlp_block(benchmark::State& state) {
 }
 BENCHMARK(BM_Compiled_mlp_block)->Name("BM_RunGraph/mlp_block/compiled_eager_backend");
 
-// The overhead alone: a compiled 1-element add against the plain call.
-void BM_Compiled_add_1elem(benchmark::State& state) {
-  const Tensor a = ops::ones({1}), b = ops::ones({1});
-  auto compiled = compile([](const Tensor& x, const Tensor& y) { return ops::add(x, y); });
-  for (auto _ : state) benchmark::DoNotOptimize(compiled(a, b));
+// make_fx of the `mlp` fixture (Linear 16->32, gelu, Linear 32->16 on x
+// [8, 16]) with fake tensors: tracing cost alone, nothing computes.
+void BM_FakeTrace_mlp(benchmark::State& state) {
+  const Fixture* fixture = find_fixture("mlp");
+  if (fixture == nullptr) {
+    state.SkipWithError("the mlp fixture is not linked in");
+    return;
+  }
+  const FixtureFn fn = fixture->make();
+  const Tensor x = ops::randn({8, 16});
+  for (auto _ : state) benchmark::DoNotOptimize(make_fx(fn)(x));
 }
-BENCHMARK(BM_Compiled_add_1elem)->Name("BM_Compile/add_1elem/call_overhead");
+BENCHMARK(BM_FakeTrace_mlp)->Name("BM_FakeTrace/mlp")->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace opspec

@@ -14,9 +14,10 @@ Backend make_aot_eager_backend(const DecompositionTable* decompositions) {
     auto aten = std::make_shared<const Graph>(
         make_fx([&graph](const std::vector<Tensor>& in) { return run_graph(graph, in); },
                 {.decomposition_table = decompositions})(example_inputs));
-    log_message("graph_code", str_cat("aot_eager graph:\n", aten->str()));
+    if (log_enabled("graph_code")) log_message("graph_code", str_cat("aot_eager graph:\n", aten->str()));
     const RunGraphOptions options{.check_sizes = !has_dynamic_dims(example_inputs)};
-    return [aten, options](const std::vector<Tensor>& inputs) { return run_graph(*aten, inputs, options); };
+    const GraphRunner runner(*aten, options);
+    return [aten, runner](const std::vector<Tensor>& inputs) { return runner(inputs); };
   };
 }
 

@@ -39,7 +39,8 @@ bool has_dynamic_dims(const std::vector<Tensor>& example_inputs) {
 CompiledGraph eager_backend(const Graph& graph, const std::vector<Tensor>& example_inputs) {
   auto g = std::make_shared<const Graph>(graph.clone());
   const RunGraphOptions options{.check_sizes = !has_dynamic_dims(example_inputs)};
-  return [g, options](const std::vector<Tensor>& inputs) { return run_graph(*g, inputs, options); };
+  const GraphRunner runner(*g, options);  // See Note [Graph runner plan]
+  return [g, runner](const std::vector<Tensor>& inputs) { return runner(inputs); };
 }
 
 void register_backend(std::string name, Backend backend) {

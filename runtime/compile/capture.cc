@@ -1,9 +1,12 @@
 #include "runtime/compile/capture.h"
 
+#include <algorithm>
+#include <bit>
 #include <optional>
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/container/inlined_vector.h"
 #include "runtime/compile/logging.h"
 #include "runtime/core/call_site.h"
 #include "runtime/dispatch/local_dispatch_key_set.h"
@@ -83,6 +86,30 @@ std::string format_site(const std::source_location* loc) {
 
 int& disabled_depth() { return tls_disabled_depth; }
 
+// ---- Replaying ----
+
+// Note [Replaying a capture]
+// Lazy capture runs fn on every call (see Note [Lazy capture]), but building
+// a Graph node by node, hashing it and looking it up costs several times what
+// the ops themselves cost on small tensors. So each graph a call compiles (or
+// finds in the cache) is kept as a Recording: the graph as captured, before
+// outputs and dead-code elimination, with the cache entry it ran. The next
+// call at that graph position matches its ops against the recording instead
+// of building a graph: an op matches when it is the recorded node's op with
+// equal values and the same producers (a tensor seen for the first time must
+// match a recorded placeholder of the same name and exact metadata). Equal
+// ops on equal inputs give equal results, so a matched functional op's fake
+// results are made straight from the recorded metadata, without running its
+// meta kernel, unless someone could see that kernel run (a user mode, a
+// tensor subclass, an outer tracer); views and in-place ops always run it,
+// for their aliasing. When the graph ends with every recorded node matched,
+// the same values held and the entry's guards passing, the entry's compiled
+// graph runs directly. At the first mismatch the graph captured so far is
+// rebuilt from the recording's prefix (node for node, so with the same
+// names) and capture goes on as usual; another recording whose prefix is
+// identical is tried first. Either way the graph, its cache entry and every
+// statistic are those of a plain capture. The comparisons are in replay.cc.
+
 // ---- The capture mode and the pending graph ----
 
 class CaptureSession::Impl : public ProxyTensorMode {
@@ -93,6 +120,7 @@ class CaptureSession::Impl : public ProxyTensorMode {
     for (size_t i = 0; i < fn_inputs.size(); ++i) {
       input_names_[fn_inputs[i].impl()] = i < input_names.size() ? input_names[i] : str_cat("x", i);
     }
+    start_graph();
   }
 
   bool dispatch(OpCall& call) override {
@@ -102,6 +130,7 @@ class CaptureSession::Impl : public ProxyTensorMode {
     if (op.schema().name() == "_local_scalar_dense") {
       return break_and_run_eagerly(call, BreakKind::kDataDependent, str_cat(op.name(), " (Tensor.item())"));
     }
+    if (replay_ != nullptr && replay(call)) return true;
     const Stack saved = call.stack();
     try {
       ProxyTensorMode::dispatch(call);
@@ -109,10 +138,7 @@ class CaptureSession::Impl : public ProxyTensorMode {
       call.stack() = saved;
       return break_and_run_eagerly(call, BreakKind::kNoMetaKernel, op.name());
     }
-    for (size_t i = 0; i < call.stack().size(); ++i) {
-      const Value& v = call.stack()[i];
-      if (v.is_tensor() && is_fake(v.to_tensor())) remember(v.to_tensor());
-    }
+    remember_results(call.stack());
     return true;
   }
 
@@ -123,6 +149,7 @@ class CaptureSession::Impl : public ProxyTensorMode {
   }
 
   bool has_pending_ops() const {
+    if (replayed_calls_ > 0) return true;
     for (Node* n : graph_.nodes()) {
       if (n->op() == NodeOp::kCall) return true;
     }
@@ -131,6 +158,8 @@ class CaptureSession::Impl : public ProxyTensorMode {
 
   void flush() {
     fake_.clear_memo();  // its references must not make fakes look held
+    if (replay_ != nullptr && replay_flush()) return;
+    if (replay_ != nullptr) diverge();
     std::vector<Node*> outputs;
     std::vector<Tensor> held;
     for (Tensor& t : captured_) {
@@ -140,6 +169,11 @@ class CaptureSession::Impl : public ProxyTensorMode {
         held.push_back(t);
       }
     }
+    // The graph as captured, before outputs and dead-code elimination, for
+    // later calls to replay (See Note [Replaying a capture]): a copy when
+    // something is about to be pruned, else graph_ itself once compiled.
+    std::shared_ptr<Recording> recording;
+    if (has_pending_ops() && prunable(outputs)) recording = std::make_shared<Recording>(record_copy(outputs));
     graph_.set_output(outputs);
     eliminate_dead_code(graph_);
     std::vector<Tensor> inputs;
@@ -153,26 +187,20 @@ class CaptureSession::Impl : public ProxyTensorMode {
       names.push_back(p->name());
     }
     if (has_pending_ops()) {
-      CompiledGraph compiled = session_.state_.compiled_for(graph_, inputs, names, position_++);
-      std::vector<Tensor> results;
-      {
-        SuspendCapture eager(&session_);
-        results = compiled(inputs);
+      CompiledFor found = session_.state_.compiled_for(graph_, inputs, names, position_);
+      if (found.entry != nullptr) {
+        if (recording == nullptr) {
+          recording = std::make_shared<Recording>(record_whole(std::move(graph_)));
+        } else {
+          for (const std::string& name : names) recording->inputs.push_back(recording->raw.find(name));
+        }
+        recording->entry = std::move(found.entry);
+        session_.state_.add_recording(position_, std::move(recording));
       }
-      OPSPEC_CHECK(results.size() == held.size(), "compile: the backend returned ", results.size(),
-                   " outputs for a graph with ", held.size());
-      for (size_t i = 0; i < held.size(); ++i) {
-        held[i].impl()->materialize_from(*results[i].impl());
-        materialized_.insert(held[i].impl());
-      }
-      std::lock_guard<std::mutex> lock(session_.state_.mu);
-      ++session_.state_.stats.graphs_run;
+      ++position_;
+      run_and_fill(found.compiled, inputs, held);
     }
-    graph_ = Graph();
-    bound_.clear();
-    captured_.clear();
-    captured_index_.clear();
-    forget();
+    end_graph();
   }
 
   CaptureFakeMode& fake() { return fake_; }
@@ -180,20 +208,25 @@ class CaptureSession::Impl : public ProxyTensorMode {
  protected:
   // A real tensor the graph has not produced is a graph input.
   Node* on_untracked(const Tensor& t) override {
-    std::string name;
-    if (auto it = input_names_.find(t.impl()); it != input_names_.end()) {
-      name = it->second;
-    } else if (materialized_.contains(t.impl())) {
-      name = str_cat("tmp", next_tmp_++);
-    } else {
-      name = str_cat("captured", next_captured_++);
-    }
-    Node* p = graph().add_placeholder(name, TensorMeta::of(t));
+    Node* p = graph().add_placeholder(take_input_name(t), TensorMeta::of(t));
     bound_[p] = t;
     return p;
   }
 
  private:
+  // input_name: the placeholder name for real tensor t (with `taken` more
+  // tmp/captured names handed out before it); take_input_name hands it out.
+  std::string input_name(const Tensor& t, int tmp_taken = 0, int captured_taken = 0) const {
+    if (auto it = input_names_.find(t.impl()); it != input_names_.end()) return it->second;
+    if (materialized_.contains(t.impl())) return str_cat("tmp", next_tmp_ + tmp_taken);
+    return str_cat("captured", next_captured_ + captured_taken);
+  }
+  std::string take_input_name(const Tensor& t) {
+    std::string name = input_name(t);
+    if (!input_names_.contains(t.impl())) ++(materialized_.contains(t.impl()) ? next_tmp_ : next_captured_);
+    return name;
+  }
+
   bool break_and_run_eagerly(OpCall& call, BreakKind kind, std::string_view subject) {
     session_.break_graph(kind, subject, format_site(current_call_site()));
     SuspendCapture eager(&session_);
@@ -201,6 +234,353 @@ class CaptureSession::Impl : public ProxyTensorMode {
     for (const Value& v : call.stack()) {
       if (v.is_tensor() && v.to_tensor().defined()) materialized_.insert(v.to_tensor().impl());
     }
+    return true;
+  }
+
+  void remember_results(const Stack& results) {
+    for (const Value& v : results) {
+      if (v.is_tensor() && is_fake(v.to_tensor())) remember(v.to_tensor());
+    }
+  }
+
+  // run_and_fill: runs a compiled graph on the real inputs and fills every
+  // held fake tensor in place with its real value.
+  void run_and_fill(const CompiledGraph& compiled, const std::vector<Tensor>& inputs, const std::vector<Tensor>& held) {
+    std::vector<Tensor> results;
+    {
+      SuspendCapture eager(&session_);
+      results = compiled(inputs);
+    }
+    OPSPEC_CHECK(results.size() == held.size(), "compile: the backend returned ", results.size(),
+                 " outputs for a graph with ", held.size());
+    for (size_t i = 0; i < held.size(); ++i) {
+      held[i].impl()->materialize_from(*results[i].impl());
+      materialized_.insert(held[i].impl());
+    }
+    std::lock_guard<std::mutex> lock(session_.state_.mu);
+    ++session_.state_.stats.graphs_run;
+  }
+
+  // start_graph / end_graph: per-graph state; a graph starts replaying the
+  // latest recording of its position, if any.
+  void start_graph() {
+    candidates_ = session_.state_.recordings_at(position_);
+    replay_ = candidates_.empty() ? nullptr : candidates_.front().get();
+    cursor_ = 0;
+    replayed_calls_ = 0;
+  }
+  void end_graph() {
+    graph_ = Graph();
+    bound_.clear();
+    captured_.clear();
+    captured_index_.clear();
+    forget();
+    start_graph();
+  }
+
+  // prunable: whether flush will remove nodes from graph_ once outputs are
+  // set (dead-code elimination, unused placeholders).
+  bool prunable(const std::vector<Node*>& outputs) const {
+    const absl::flat_hash_set<const Node*> out(outputs.begin(), outputs.end());
+    for (const Node* n : graph_.nodes()) {
+      if (n->users().empty() && !out.contains(n) && (n->op() == NodeOp::kPlaceholder || !is_impure(*n))) return true;
+    }
+    return false;
+  }
+
+  // record_copy: a Recording of a copy of graph_ as captured; outputs are the
+  // nodes held at flush. Its inputs are filled in once pruning is done.
+  Recording record_copy(const std::vector<Node*>& outputs) const {
+    Recording r;
+    r.raw = graph_.clone();
+    r.nodes = r.raw.nodes();
+    const std::vector<Node*> source = graph_.nodes();
+    absl::flat_hash_map<const Node*, uint32_t> source_position;
+    source_position.reserve(source.size());
+    for (size_t i = 0; i < source.size(); ++i) source_position[source[i]] = static_cast<uint32_t>(i);
+    r.position.reserve(r.nodes.size());
+    for (size_t i = 0; i < r.nodes.size(); ++i) r.position[r.nodes[i]] = static_cast<uint32_t>(i);
+    for (const Node* n : outputs) r.held.push_back(r.nodes[source_position.at(n)]);
+    return r;
+  }
+
+  // record_whole: a Recording of a finished graph that pruning left as
+  // captured (its output node aside), taking it over.
+  static Recording record_whole(Graph graph) {
+    Recording r;
+    r.raw = std::move(graph);
+    r.nodes = r.raw.nodes();
+    const Node* output = r.nodes.back();
+    r.nodes.pop_back();
+    r.position.reserve(r.nodes.size());
+    for (size_t i = 0; i < r.nodes.size(); ++i) r.position[r.nodes[i]] = static_cast<uint32_t>(i);
+    for (const NodeArg& a : output->args()) r.held.push_back(a.as_node());
+    for (const Node* p : r.raw.placeholders()) r.inputs.push_back(p);
+    return r;
+  }
+
+  // Resolved: an argument of the op being matched, as the recording sees it.
+  struct Resolved {
+    const Value* value = nullptr;  // a plain value, or
+    std::vector<const Node*> nodes;
+    bool is_list = false;
+  };
+
+  // match: whether the op on stack is the next node of replay_ (after the
+  // placeholders its new tensors need); on success inputs holds those new
+  // tensors with their placeholders and *call_at the call node's position.
+  bool match(const OperatorHandle& op, const Stack& stack, std::vector<std::pair<Tensor, Node*>>& inputs,
+             size_t* call_at) const {
+    const Recording& rec = *replay_;
+    size_t c = cursor_;
+    int tmp_taken = 0, captured_taken = 0;
+    auto producer = [&](const Tensor& t) -> const Node* {
+      if (Node* n = node_of(t)) return n;
+      for (const auto& [seen, p] : inputs) {
+        if (seen.is_same(t)) return p;
+      }
+      if (c >= rec.nodes.size()) return nullptr;
+      Node* p = rec.nodes[c];
+      if (p->op() != NodeOp::kPlaceholder || p->name() != input_name(t, tmp_taken, captured_taken) ||
+          !(p->tensor_meta() == TensorMeta::of(t))) {
+        return nullptr;
+      }
+      if (!input_names_.contains(t.impl())) ++(materialized_.contains(t.impl()) ? tmp_taken : captured_taken);
+      inputs.emplace_back(t, p);
+      ++c;
+      return p;
+    };
+    auto plain = [](const Value& v) {
+      return !v.is_tensor_list() &&
+             (!v.is_tensor() || !v.to_tensor().defined() || v.to_tensor().is_wrapped_number());
+    };
+    absl::InlinedVector<const Node*, 6> args;  // per argument: its producer (null for plain values)
+    std::vector<std::vector<const Node*>> lists;
+    for (const Value& v : stack) {
+      if (plain(v)) {
+        args.push_back(nullptr);
+      } else if (v.is_tensor()) {
+        const Node* p = producer(v.to_tensor());
+        if (p == nullptr) return false;
+        args.push_back(p);
+      } else {
+        std::vector<const Node*> list;
+        for (const Tensor& t : v.to_tensor_list()) {
+          const Node* p = t.defined() ? producer(t) : nullptr;
+          if (p == nullptr) return false;
+          list.push_back(p);
+        }
+        lists.push_back(std::move(list));
+        args.push_back(nullptr);
+      }
+    }
+    if (c >= rec.nodes.size()) return false;
+    const Node& n = *rec.nodes[c];
+    if (n.op() != NodeOp::kCall || n.target() != &op || n.args().size() != stack.size()) return false;
+    size_t next_list = 0;
+    for (size_t i = 0; i < stack.size(); ++i) {
+      const NodeArg& a = n.args()[i];
+      if (plain(stack[i])) {
+        // An undefined tensor is recorded as None (ProxyTensorMode::to_node_arg).
+        const bool undefined = stack[i].is_tensor() && !stack[i].to_tensor().defined();
+        if (!a.is_value() || (undefined ? !a.as_value().is_none() : !same_value(a.as_value(), stack[i]))) {
+          return false;
+        }
+      } else if (stack[i].is_tensor()) {
+        if (!a.is_node() || a.as_node() != args[i]) return false;
+      } else {
+        const std::vector<const Node*>& list = lists[next_list++];
+        if (!a.is_node_list() || a.as_node_list().size() != list.size() ||
+            !std::equal(list.begin(), list.end(), a.as_node_list().begin())) {
+          return false;
+        }
+      }
+    }
+    *call_at = c;
+    return true;
+  }
+
+  // replay: handles the call by matching it against replay_ (See Note
+  // [Replaying a capture]); false when it does not match, replay_ then being
+  // null and graph_ the graph captured so far.
+  bool replay(OpCall& call) {
+    const OperatorHandle& op = call.op();
+    std::vector<std::pair<Tensor, Node*>> inputs;
+    size_t call_at = 0;
+    std::vector<const Recording*> tried;
+    while (!match(op, call.stack(), inputs, &call_at)) {
+      inputs.clear();
+      tried.push_back(replay_);
+      if (!switch_recording(cursor_, [](const Recording&) { return true; }, tried)) {
+        diverge();
+        return false;
+      }
+    }
+    const Recording& rec = *replay_;
+    const Node& n = *rec.nodes[call_at];
+    // The results' nodes: the call itself, or one getitem per tensor result.
+    const size_t num_results = n.meta().size();
+    size_t end = call_at + 1;
+    if (num_results != 1) {
+      for (size_t i = 0; i < num_results; ++i) {
+        if (!n.meta()[i].has_value()) continue;
+        if (end >= rec.nodes.size() || rec.nodes[end]->op() != NodeOp::kGetItem ||
+            rec.nodes[end]->args()[0].as_node() != &n || rec.nodes[end]->index() != static_cast<int64_t>(i)) {
+          diverge();
+          return false;
+        }
+        ++end;
+      }
+    }
+    const bool all_tensors =
+        std::all_of(n.meta().begin(), n.meta().end(), [](const OutputMeta& m) { return m.has_value(); });
+    if (all_tensors && functional(op) && !observed(call.stack())) {
+      Stack& stack = call.stack();
+      stack.clear();
+      for (const OutputMeta& m : n.meta()) {
+        stack.emplace_back(internal::make_fake(m->sizes, m->strides, 0, m->dtype, m->device));
+      }
+    } else {
+      const Stack saved = call.stack();
+      try {
+        call.proceed();
+      } catch (...) {
+        rethrow_with_context(op);
+      }
+      if (!results_match(n, call.stack())) {
+        // The same op on the same inputs gave other results (a kernel was
+        // overridden in between): record it as captured.
+        diverge();
+        record_call(op, node_args(saved), call.stack());
+        remember_results(call.stack());
+        return true;
+      }
+    }
+    for (const auto& [t, p] : inputs) {
+      take_input_name(t);
+      bound_[p] = t;
+      track(t, p);
+    }
+    const Stack& results = call.stack();
+    if (num_results == 1) {
+      if (results[0].is_tensor() && results[0].to_tensor().defined()) track(results[0].to_tensor(), rec.nodes[call_at]);
+    } else {
+      size_t g = call_at + 1;
+      for (size_t i = 0; i < num_results; ++i) {
+        if (results[i].is_tensor() && results[i].to_tensor().defined()) track(results[i].to_tensor(), rec.nodes[g++]);
+      }
+    }
+    cursor_ = end;
+    ++replayed_calls_;
+    remember_results(results);
+    return true;
+  }
+
+  static bool results_match(const Node& n, const Stack& results) {
+    if (results.size() != n.meta().size()) return false;
+    for (size_t i = 0; i < results.size(); ++i) {
+      const Value& r = results[i];
+      const bool tensor = r.is_tensor() && r.to_tensor().defined();
+      if (tensor != n.meta()[i].has_value()) return false;
+      if (tensor && !(TensorMeta::of(r.to_tensor()) == *n.meta()[i])) return false;
+    }
+    return true;
+  }
+
+  // switch_recording: moves to another candidate whose first `prefix` nodes
+  // equal replay_'s and that accepts fits; the tracked nodes follow by position.
+  template <class Fits>
+  bool switch_recording(size_t prefix, Fits fits, const std::vector<const Recording*>& tried = {}) {
+    for (const auto& candidate : candidates_) {
+      const Recording* r = candidate.get();
+      if (r == replay_ || std::find(tried.begin(), tried.end(), r) != tried.end() || !fits(*r) ||
+          !same_prefix(*replay_, *r, prefix)) {
+        continue;
+      }
+      const Recording& from = *replay_;
+      remap_nodes([&](Node* old) { return r->nodes[from.position.at(old)]; });
+      absl::flat_hash_map<const Node*, Tensor> bound;
+      for (auto& [p, t] : bound_) bound[r->nodes[from.position.at(p)]] = std::move(t);
+      bound_ = std::move(bound);
+      replay_ = r;
+      return true;
+    }
+    return false;
+  }
+
+  // diverge: leaves replay: graph_ becomes the graph captured so far (the
+  // first cursor_ nodes of the recording, rebuilt in order, hence equally named).
+  void diverge() {
+    const Recording& rec = *replay_;
+    std::vector<Node*> made(cursor_);
+    auto remap = [&](const Node* old) { return made[rec.position.at(old)]; };
+    for (size_t i = 0; i < cursor_; ++i) {
+      const Node& n = *rec.nodes[i];
+      switch (n.op()) {
+        case NodeOp::kPlaceholder: made[i] = graph_.add_placeholder(n.name(), n.tensor_meta()); break;
+        case NodeOp::kConstant: made[i] = graph_.add_constant(n.constant(), n.name()); break;
+        case NodeOp::kGetItem: made[i] = graph_.add_getitem(remap(n.args()[0].as_node()), n.index()); break;
+        case NodeOp::kCall: {
+          std::vector<NodeArg> args;
+          args.reserve(n.args().size());
+          for (const NodeArg& a : n.args()) {
+            if (a.is_value()) {
+              args.push_back(a);
+            } else if (a.is_node()) {
+              args.push_back(NodeArg::node(remap(a.as_node())));
+            } else {
+              std::vector<Node*> list;
+              for (const Node* x : a.as_node_list()) list.push_back(remap(x));
+              args.push_back(NodeArg::nodes(std::move(list)));
+            }
+          }
+          made[i] = graph_.add_call(*n.target(), std::move(args), n.meta());
+          break;
+        }
+        case NodeOp::kOutput: OPSPEC_INTERNAL_ASSERT(false);
+      }
+    }
+    remap_nodes([&](Node* old) { return remap(old); });
+    absl::flat_hash_map<const Node*, Tensor> bound;
+    for (auto& [p, t] : bound_) bound[remap(p)] = std::move(t);
+    bound_ = std::move(bound);
+    replay_ = nullptr;
+    replayed_calls_ = 0;
+  }
+
+  // replay_flush: ends a graph that matched a recording to its last node with
+  // the same values held: runs the recording's compiled graph when its guards
+  // pass. False (nothing done) otherwise.
+  bool replay_flush() {
+    if (cursor_ == 0) {  // nothing captured
+      end_graph();
+      return true;
+    }
+    std::vector<const Node*> outputs;
+    std::vector<Tensor> held;
+    for (Tensor& t : captured_) {
+      if (t.impl()->use_count() > 1 && is_fake(t)) {
+        outputs.push_back(node_of(t));
+        held.push_back(t);
+      }
+    }
+    const size_t captured = cursor_;
+    auto fits = [&](const Recording& r) {
+      if (r.nodes.size() != captured || r.held.size() != outputs.size()) return false;
+      for (size_t i = 0; i < outputs.size(); ++i) {
+        if (r.held[i] != r.nodes[replay_->position.at(outputs[i])]) return false;
+      }
+      return true;
+    };
+    if (!fits(*replay_) && !switch_recording(captured, fits)) return false;
+    std::vector<Tensor> inputs;
+    inputs.reserve(replay_->inputs.size());
+    for (const Node* p : replay_->inputs) inputs.push_back(bound_.at(p));
+    if (replay_->entry->guards.first_failure(inputs)) return false;
+    const std::shared_ptr<const CacheEntry> entry = replay_->entry;
+    ++position_;
+    run_and_fill(entry->compiled, inputs, held);
+    end_graph();
     return true;
   }
 
@@ -215,6 +595,11 @@ class CaptureSession::Impl : public ProxyTensorMode {
   size_t position_ = 0;
   int next_tmp_ = 0;
   int next_captured_ = 0;
+  // Replay state (See Note [Replaying a capture]).
+  std::vector<std::shared_ptr<const Recording>> candidates_;  // this position's recordings
+  const Recording* replay_ = nullptr;  // the one being matched, or null: capturing into graph_
+  size_t cursor_ = 0;                  // its next node to match
+  size_t replayed_calls_ = 0;
 };
 
 // ---- CaptureSession ----
@@ -230,13 +615,21 @@ CaptureSession::~CaptureSession() { tls_session = previous_; }
 CaptureSession* CaptureSession::current() { return tls_session; }
 
 // While suspended, ops run as in eager code: the fake mode leaves its slot,
-// so modes such as DebugMode see real ops, not fake ones.
+// so modes such as DebugMode see real ops, not fake ones, and the capture
+// mode leaves the PreDispatch stack when it is on top (not while its own
+// handler runs), so a graph's ops do not pass through it on their way.
 void CaptureSession::suspend() {
-  if (suspended_++ == 0) parked_fake_ = exchange_infra_mode(ModeKind::kFake, nullptr);
+  if (suspended_++ != 0) return;
+  parked_fake_ = exchange_infra_mode(ModeKind::kFake, nullptr);
+  const std::vector<std::shared_ptr<DispatchMode>> pre = mode_stack(DispatchKey::kPreDispatch);
+  if (!pre.empty() && pre.back().get() == impl_.get()) parked_capture_ = pop_mode(DispatchKey::kPreDispatch);
 }
 
 void CaptureSession::resume() {
-  if (--suspended_ == 0) exchange_infra_mode(ModeKind::kFake, std::move(parked_fake_));
+  if (--suspended_ != 0) return;
+  if (parked_capture_ != nullptr) push_mode(std::move(parked_capture_));
+  parked_capture_ = nullptr;
+  exchange_infra_mode(ModeKind::kFake, std::move(parked_fake_));
 }
 
 bool CaptureSession::has_pending_ops() const { return impl_->has_pending_ops(); }

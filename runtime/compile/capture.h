@@ -21,6 +21,42 @@ struct CacheEntry {
   CompiledGraph compiled;
 };
 
+// CompiledFor: what CompiledState::compiled_for found or built: the compiled
+// graph, and its cache entry (null when it runs eagerly past cache_size_limit).
+struct CompiledFor {
+  CompiledGraph compiled;
+  std::shared_ptr<const CacheEntry> entry;
+};
+
+// Recording: one graph as a call captured it, kept so that later calls which
+// capture the same ops can skip building and looking up the graph. See Note
+// [Replaying a capture] in capture.cc.
+struct Recording {
+  Graph raw;                   // as captured (with its output node when pruning removed nothing)
+  std::vector<Node*> nodes;    // raw's nodes in order, the output node left out
+  absl::flat_hash_map<const Node*, uint32_t> position;  // index in nodes
+  std::vector<const Node*> held;    // the captured values still held at flush (the outputs), in order
+  std::vector<const Node*> inputs;  // the placeholders left after dead-code elimination, in order
+  std::shared_ptr<const CacheEntry> entry;  // what the graph compiled to, and its guards
+};
+
+// kMaxRecordings: recordings kept per graph position (most recent first).
+inline constexpr size_t kMaxRecordings = 8;
+
+// same_value: whether two op arguments are interchangeable when replaying:
+// by value for numbers (bitwise for doubles, so -0.0 is not 0.0) and for
+// wrapped-number scalars, by identity for other tensors.
+bool same_value(const Value& a, const Value& b);
+// same_prefix: the first n nodes of a and b are interchangeable (ops, names,
+// values, producers by position, metadata).
+bool same_prefix(const Recording& a, const Recording& b, size_t n);
+// observed: whether anything besides the capture could see an op with these
+// arguments run below the PreDispatch key (user modes at any key, an outer
+// tracer's proxy mode, tensor subclasses).
+bool observed(const Stack& stack);
+// functional: op neither writes nor aliases an argument (no alias annotation).
+bool functional(const OperatorHandle& op);
+
 // BreakKind: why a graph ended early; each kind has PyTorch-style text.
 enum class BreakKind : uint8_t { kUser, kDisallowedOp, kDataDependent, kDisabledFunction, kNoMetaKernel };
 
@@ -31,15 +67,20 @@ struct CompiledState {
   Backend backend;
 
   std::mutex mu;  // guards everything below
-  std::vector<std::vector<CacheEntry>> positions;  // entries by graph index within a call
+  std::vector<std::vector<std::shared_ptr<const CacheEntry>>> positions;  // entries by graph index within a call
+  std::vector<std::vector<std::shared_ptr<const Recording>>> recordings;   // by graph index, most recent first
   int entries = 0;
   CompileStats stats;
 
   // compiled_for: the compiled graph for graph (the position-th of its call)
   // on inputs: a cache hit, or the backend's result on a miss (a recompile
   // when the position had entries). Throws RecompileError under error_on_recompile.
-  CompiledGraph compiled_for(const Graph& graph, const std::vector<Tensor>& inputs,
-                             const std::vector<std::string>& names, size_t position);
+  CompiledFor compiled_for(const Graph& graph, const std::vector<Tensor>& inputs,
+                           const std::vector<std::string>& names, size_t position);
+  // recordings_at: the recordings of a graph position (takes mu).
+  std::vector<std::shared_ptr<const Recording>> recordings_at(size_t position);
+  // add_recording: keeps r first among its position's recordings (takes mu).
+  void add_recording(size_t position, std::shared_ptr<const Recording> r);
   void record_break(const GraphBreak& b);
   // clear: forgets every cache entry and statistic (mu must be held).
   void clear();
@@ -76,7 +117,8 @@ class CaptureSession {
   CompiledState& state_;
   std::vector<Tensor> inputs_;
   int suspended_ = 0;
-  std::shared_ptr<DispatchMode> parked_fake_;  // the fake mode, out of the way while suspended
+  std::shared_ptr<DispatchMode> parked_fake_;     // the fake mode, out of the way while suspended
+  std::shared_ptr<DispatchMode> parked_capture_;  // the capture mode, likewise (see suspend())
   std::unique_ptr<Impl> impl_;
   CaptureSession* previous_;
 };

@@ -83,6 +83,7 @@ std::vector<std::string> ops_of(const Graph& g) {
 
 void CompiledState::clear() {
   positions.clear();
+  recordings.clear();
   entries = 0;
   stats = CompileStats();
 }
@@ -92,17 +93,31 @@ void CompiledState::record_break(const GraphBreak& b) {
   stats.breaks.push_back(b);
 }
 
-CompiledGraph CompiledState::compiled_for(const Graph& graph, const std::vector<Tensor>& inputs,
-                                          const std::vector<std::string>& names, size_t position) {
+std::vector<std::shared_ptr<const Recording>> CompiledState::recordings_at(size_t position) {
+  std::lock_guard<std::mutex> lock(mu);
+  if (position >= recordings.size()) return {};
+  return recordings[position];
+}
+
+void CompiledState::add_recording(size_t position, std::shared_ptr<const Recording> r) {
+  std::lock_guard<std::mutex> lock(mu);
+  if (recordings.size() <= position) recordings.resize(position + 1);
+  auto& list = recordings[position];
+  list.insert(list.begin(), std::move(r));
+  if (list.size() > kMaxRecordings) list.pop_back();
+}
+
+CompiledFor CompiledState::compiled_for(const Graph& graph, const std::vector<Tensor>& inputs,
+                                        const std::vector<std::string>& names, size_t position) {
   const uint64_t program = graph.structural_hash(/*include_metadata=*/false);
   std::lock_guard<std::mutex> lock(mu);
   if (positions.size() <= position) positions.resize(position + 1);
-  std::vector<CacheEntry>& candidates = positions[position];
-  for (const CacheEntry& e : candidates) {
-    if (e.program == program && !e.guards.first_failure(inputs)) return e.compiled;
+  std::vector<std::shared_ptr<const CacheEntry>>& candidates = positions[position];
+  for (const auto& e : candidates) {
+    if (e->program == program && !e->guards.first_failure(inputs)) return {e->compiled, e};
   }
   if (!candidates.empty()) {
-    const CacheEntry& last = candidates.back();
+    const CacheEntry& last = *candidates.back();
     std::string reason = last.program != program ? std::string("the program changed (a different sequence of ops)")
                                                  : *last.guards.first_failure(inputs);
     const std::string message = str_cat("Recompiling function ", options.name, " (graph ", position,
@@ -123,24 +138,27 @@ CompiledGraph CompiledState::compiled_for(const Graph& graph, const std::vector<
                            stats.recompile_reasons.empty() ? "none" : stats.recompile_reasons.back(), "\n");
     }
     stats.fell_back_to_eager = true;
-    return eager_backend(graph, example_inputs(inputs, guards));
+    return {eager_backend(graph, example_inputs(inputs, guards)), nullptr};
   }
   const std::vector<Tensor> examples = example_inputs(inputs, guards);
-  log_message("graph_code", str_cat("Graph ", position, " of ", options.name, ":\n", graph.str()));
+  if (log_enabled("graph_code")) {
+    log_message("graph_code", str_cat("Graph ", position, " of ", options.name, ":\n", graph.str()));
+  }
   CompiledGraph compiled;
   if (guards.has_dynamic_dims() && (options.backend_fn || options.backend != "eager")) {
     compiled = specialize_per_shape(backend, std::make_shared<const Graph>(graph.clone()));
   } else {
     compiled = backend(graph, examples);
   }
-  candidates.push_back({program, guards, compiled});
+  auto entry = std::make_shared<const CacheEntry>(CacheEntry{program, guards, compiled});
+  candidates.push_back(entry);
   ++entries;
   ++stats.compiles;
   stats.ops_per_graph.push_back(ops_of(graph));
   std::vector<std::string> lines;
   for (const TensorGuard& g : guards.tensors) lines.push_back(g.str());
   stats.guards.push_back(absl::StrJoin(lines, "; "));
-  return compiled;
+  return {std::move(compiled), std::move(entry)};
 }
 
 }  // namespace internal

@@ -1,5 +1,6 @@
 #include "runtime/compile/controls.h"
 
+#include <atomic>
 #include <mutex>
 
 #include "absl/container/flat_hash_set.h"
@@ -13,6 +14,7 @@ namespace {
 struct Disallowed {
   std::mutex mu;
   absl::flat_hash_set<const OperatorHandle*> ops;
+  std::atomic<size_t> count{0};  // ops.size(), read without the lock: most programs disallow nothing
 };
 
 Disallowed& disallowed() {
@@ -26,6 +28,7 @@ namespace internal {
 
 bool op_disallowed(const OperatorHandle& op) {
   Disallowed& d = disallowed();
+  if (d.count.load(std::memory_order_acquire) == 0) return false;
   std::lock_guard<std::mutex> lock(d.mu);
   return d.ops.contains(&op);
 }
@@ -97,6 +100,7 @@ void disallow_in_graph(std::string_view op_name) {
   Disallowed& d = disallowed();
   std::lock_guard<std::mutex> lock(d.mu);
   d.ops.insert(&op);
+  d.count.store(d.ops.size(), std::memory_order_release);
 }
 
 void allow_op_in_graph(std::string_view op_name) {
@@ -104,6 +108,7 @@ void allow_op_in_graph(std::string_view op_name) {
   Disallowed& d = disallowed();
   std::lock_guard<std::mutex> lock(d.mu);
   d.ops.erase(&op);
+  d.count.store(d.ops.size(), std::memory_order_release);
 }
 
 }  // namespace opspec

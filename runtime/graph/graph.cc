@@ -82,10 +82,14 @@ const TensorMeta& Node::tensor_meta() const {
 
 std::vector<Node*> Node::input_nodes() const {
   std::vector<Node*> out;
+  auto add = [&out](Node* n) {
+    if (std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
+  };
   for (const NodeArg& a : args_) {
-    if (a.is_value()) continue;
-    for (Node* n : a.input_nodes()) {
-      if (std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
+    if (a.is_node()) {
+      add(a.as_node());
+    } else if (a.is_node_list()) {
+      for (Node* n : a.as_node_list()) add(n);
     }
   }
   return out;
@@ -271,7 +275,10 @@ Graph Graph::clone() const {
   Graph g;
   g.num_constants_ = num_constants_;
   g.next_suffix_ = next_suffix_;
+  g.nodes_.reserve(nodes_.size());
+  g.by_name_.reserve(nodes_.size());
   absl::flat_hash_map<const Node*, Node*> map;
+  map.reserve(nodes_.size());
   auto remap = [&](Node* n) { return map.at(n); };
   for (const auto& src : nodes_) {
     auto n = std::unique_ptr<Node>(new Node());
@@ -281,6 +288,7 @@ Graph Graph::clone() const {
     n->index_ = src->index_;
     n->meta_ = src->meta_;
     n->constant_ = src->constant_;
+    n->args_.reserve(src->args_.size());
     for (const NodeArg& a : src->args_) {
       if (a.is_value()) {
         n->args_.push_back(a);

@@ -8,13 +8,6 @@
 namespace opspec {
 namespace {
 
-// single_value: the one value a node produced, as an argument of a later node.
-const Value& single_value(const std::vector<Value>& values, const Node& producer, const Node& user) {
-  OPSPEC_CHECK(values.size() == 1, "run_graph: node %", user.name(), " uses %", producer.name(), ", which has ",
-               values.size(), " outputs; select one with a getitem node");
-  return values[0];
-}
-
 // constant_value: a constant's tensor, which must hold data (not meta, not fake).
 const Tensor& constant_value(const Node& n) {
   const Tensor& t = n.constant();
@@ -22,6 +15,19 @@ const Tensor& constant_value(const Node& n) {
   OPSPEC_CHECK(!no_data, "run_graph: constant %", n.name(), " is a ", t.device().is_meta() ? "meta" : "fake",
                " tensor (", t.meta_str(), ") and has no data; trace with real constants to run this graph");
   return t;
+}
+
+// dispatch_node: runs call node n on its argument stack through the full
+// dispatcher, as eager code does, so active modes see the op; errors name the node.
+void dispatch_node(const Node& n, Stack& stack, std::string_view who) {
+  try {
+    n.target()->schema().check_stack(stack);
+    Dispatcher::singleton().call_boxed(*n.target(), stack);
+  } catch (const NotImplementedError& e) {
+    throw NotImplementedError(str_cat(who, ": node %", n.name(), " (", n.target()->name(), "): ", e.what()));
+  } catch (const Error& e) {
+    throw Error(str_cat(who, ": node %", n.name(), " (", n.target()->name(), "): ", e.what()));
+  }
 }
 
 }  // namespace
@@ -53,80 +59,198 @@ Stack run_call_node(const Node& n, absl::FunctionRef<const Value&(const Node*)> 
       stack.push_back(std::move(list));
     }
   }
-  // Full dispatch, as eager code does, so active modes see the op.
-  try {
-    n.target()->schema().check_stack(stack);
-    Dispatcher::singleton().call_boxed(*n.target(), stack);
-  } catch (const NotImplementedError& e) {
-    throw NotImplementedError(str_cat(who, ": node %", n.name(), " (", n.target()->name(), "): ", e.what()));
-  } catch (const Error& e) {
-    throw Error(str_cat(who, ": node %", n.name(), " (", n.target()->name(), "): ", e.what()));
-  }
+  dispatch_node(n, stack, who);
   return stack;
 }
 
 }  // namespace internal
 
-std::vector<Tensor> run_graph(const Graph& g, absl::Span<const Tensor> inputs) { return run_graph(g, inputs, {}); }
+// ---- GraphRunner ----
 
-std::vector<Tensor> run_graph(const Graph& g, absl::Span<const Tensor> inputs, const RunGraphOptions& options) {
-  const std::vector<Node*> nodes = g.nodes();
-  const std::vector<Node*> placeholders = g.placeholders();
+// Note [Graph runner plan]
+// run_graph used to rebuild, on every run, a node -> position map and the
+// release lists, and to look each argument's producer up by hash. A plan
+// resolves all of it once: every node gets a value slot (its position), an
+// argument is a graph value, a slot or a list of slots, and each step lists
+// the slots whose last reader it is. Placeholders read the inputs directly.
+// Checks and errors are those of run_graph, raised at run time, in its order.
+struct GraphRunner::Plan {
+  // Source: one argument of a call node, or one entry of a list argument.
+  struct Source {
+    const Value* value = nullptr;  // a plain value (owned by the graph), or
+    uint32_t slot = 0;             // the slot of the producing node
+    uint32_t list_begin = 0, list_end = 0;  // a Tensor[] argument: list_slots[begin, end)
+    enum class Kind : uint8_t { kValue, kSlot, kList } kind = Kind::kValue;
+  };
+  struct Step {
+    const Node* node = nullptr;
+    uint32_t args_begin = 0, args_end = 0;          // call, getitem, output: sources[begin, end)
+    uint32_t release_begin = 0, release_end = 0;    // releases[begin, end)
+    uint32_t input = 0;                             // placeholder: its input index
+  };
+
+  const Graph* graph = nullptr;
+  RunGraphOptions options;
+  std::vector<Node*> nodes;
+  std::vector<Node*> placeholders;
+  std::vector<Step> steps;  // one per node, in order
+  std::vector<Source> sources;
+  std::vector<uint32_t> list_slots;
+  std::vector<uint32_t> releases;
+  Node* output = nullptr;
+
+  std::vector<Tensor> run(absl::Span<const Tensor> inputs) const;
+};
+
+GraphRunner::GraphRunner(const Graph& g, RunGraphOptions options) {
+  auto plan = std::make_shared<Plan>();
+  plan->graph = &g;
+  plan->options = options;
+  plan->nodes = g.nodes();
+  plan->placeholders = g.placeholders();
+  plan->output = g.output();
+  const std::vector<Node*>& nodes = plan->nodes;
+  absl::flat_hash_map<const Node*, uint32_t> position;
+  position.reserve(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) position[nodes[i]] = static_cast<uint32_t>(i);
+  // Values live from their node until their last user has run, and no longer,
+  // so the graph's peak memory matches eager execution (users are in graph order).
+  std::vector<std::vector<uint32_t>> release_after(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const std::vector<Node*>& users = nodes[i]->users();
+    release_after[users.empty() ? i : position.at(users.back())].push_back(static_cast<uint32_t>(i));
+  }
+  uint32_t next_input = 0;
+  plan->steps.resize(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const Node& n = *nodes[i];
+    Plan::Step& step = plan->steps[i];
+    step.node = &n;
+    if (n.op() == NodeOp::kPlaceholder) step.input = next_input++;
+    step.args_begin = static_cast<uint32_t>(plan->sources.size());
+    if (n.op() == NodeOp::kCall || n.op() == NodeOp::kGetItem || n.op() == NodeOp::kOutput) {
+      for (const NodeArg& a : n.args()) {
+        Plan::Source src;
+        if (a.is_value()) {
+          src.value = &a.as_value();
+        } else if (a.is_node()) {
+          src.kind = Plan::Source::Kind::kSlot;
+          src.slot = position.at(a.as_node());
+        } else {
+          src.kind = Plan::Source::Kind::kList;
+          src.list_begin = static_cast<uint32_t>(plan->list_slots.size());
+          for (const Node* x : a.as_node_list()) plan->list_slots.push_back(position.at(x));
+          src.list_end = static_cast<uint32_t>(plan->list_slots.size());
+        }
+        plan->sources.push_back(src);
+      }
+    }
+    step.args_end = static_cast<uint32_t>(plan->sources.size());
+    step.release_begin = static_cast<uint32_t>(plan->releases.size());
+    plan->releases.insert(plan->releases.end(), release_after[i].begin(), release_after[i].end());
+    step.release_end = static_cast<uint32_t>(plan->releases.size());
+  }
+  plan_ = std::move(plan);
+}
+
+std::vector<Tensor> GraphRunner::operator()(absl::Span<const Tensor> inputs) const { return plan_->run(inputs); }
+
+std::vector<Tensor> GraphRunner::Plan::run(absl::Span<const Tensor> inputs) const {
   OPSPEC_CHECK(inputs.size() == placeholders.size(), "run_graph: the graph takes ", placeholders.size(),
                " input(s) (", absl::StrJoin(placeholders, ", ", [](std::string* o, const Node* p) {
                  o->append("%" + p->name());
                }),
                ") but ", inputs.size(), " were given");
-  for (size_t i = 0; i < inputs.size(); ++i) internal::check_graph_input(inputs[i], *placeholders[i], i, options.check_sizes, "run_graph");
-  const Node* output = g.output();
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    internal::check_graph_input(inputs[i], *placeholders[i], i, options.check_sizes, "run_graph");
+  }
   OPSPEC_CHECK(output != nullptr, "run_graph: the graph has no output node");
 
-  // Values live from their node until their last user has run, and no longer,
-  // so the graph's peak memory matches eager execution.
-  absl::flat_hash_map<const Node*, size_t> position;
-  for (size_t i = 0; i < nodes.size(); ++i) position[nodes[i]] = i;
-  std::vector<std::vector<size_t>> release_after(nodes.size());
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    const std::vector<Node*>& users = nodes[i]->users();
-    // users are in graph order, so the last one is the last use.
-    release_after[users.empty() ? i : position.at(users.back())].push_back(i);
-  }
-
-  std::vector<std::vector<Value>> values(nodes.size());
-  auto value_of = [&](const Node* producer, const Node& user) -> const Value& {
-    return single_value(values[position.at(producer)], *producer, user);
+  // A node's results: one Value (nearly every node), or a Stack for a
+  // multi-output call; count is how many it has (0 once released).
+  std::vector<Value> one(nodes.size());
+  std::vector<Stack> many(nodes.size());
+  std::vector<uint32_t> count(nodes.size(), 0);
+  auto outputs_of = [&](uint32_t slot) -> absl::Span<const Value> {
+    return count[slot] == 1 ? absl::Span<const Value>(&one[slot], 1) : absl::Span<const Value>(many[slot]);
   };
-  size_t next_input = 0;
+  auto value_of = [&](uint32_t slot, const Node& user) -> const Value& {
+    OPSPEC_CHECK(count[slot] == 1, "run_graph: node %", user.name(), " uses %", nodes[slot]->name(), ", which has ",
+                 count[slot], " outputs; select one with a getitem node");
+    return one[slot];
+  };
+  auto set_one = [&](size_t slot, Value v) {
+    one[slot] = std::move(v);
+    count[slot] = 1;
+  };
+  Stack stack;  // reused by every call: results are moved out
   std::vector<Tensor> results;
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    const Node& n = *nodes[i];
+  for (const Step& step : steps) {
+    const Node& n = *step.node;
+    const size_t i = static_cast<size_t>(&step - steps.data());
     switch (n.op()) {
-      case NodeOp::kPlaceholder: values[i] = {inputs[next_input++]}; break;
-      case NodeOp::kConstant: values[i] = {constant_value(n)}; break;
+      case NodeOp::kPlaceholder: set_one(i, inputs[step.input]); break;
+      case NodeOp::kConstant: set_one(i, constant_value(n)); break;
       case NodeOp::kGetItem: {
-        const std::vector<Value>& call = values[position.at(n.args()[0].as_node())];
+        const Node* source = n.args()[0].as_node();
+        const absl::Span<const Value> call = outputs_of(sources[step.args_begin].slot);
         OPSPEC_CHECK(n.index() < static_cast<int64_t>(call.size()), "run_graph: node %", n.name(), " selects output ",
-                     n.index(), " of %", n.args()[0].as_node()->name(), ", which has ", call.size());
-        values[i] = {call[static_cast<size_t>(n.index())]};
+                     n.index(), " of %", source->name(), ", which has ", call.size());
+        set_one(i, call[static_cast<size_t>(n.index())]);
         break;
       }
-      case NodeOp::kCall:
-        values[i] = internal::run_call_node(n, [&](const Node* producer) -> const Value& {
-          return value_of(producer, n);
-        }, "run_graph");
+      case NodeOp::kCall: {
+        stack.clear();
+        for (uint32_t a = step.args_begin; a < step.args_end; ++a) {
+          const Source& src = sources[a];
+          switch (src.kind) {
+            case Source::Kind::kValue: stack.push_back(*src.value); break;
+            case Source::Kind::kSlot: stack.push_back(value_of(src.slot, n)); break;
+            case Source::Kind::kList: {
+              std::vector<Tensor> list;
+              list.reserve(src.list_end - src.list_begin);
+              for (uint32_t k = src.list_begin; k < src.list_end; ++k) {
+                list.push_back(value_of(list_slots[k], n).to_tensor());
+              }
+              stack.push_back(std::move(list));
+              break;
+            }
+          }
+        }
+        dispatch_node(n, stack, "run_graph");
+        if (stack.size() == 1) {
+          set_one(i, std::move(stack[0]));
+        } else {
+          count[i] = static_cast<uint32_t>(stack.size());
+          many[i] = std::move(stack);
+          stack = Stack();
+        }
         break;
+      }
       case NodeOp::kOutput:
-        for (const NodeArg& a : n.args()) {
-          const Value& v = value_of(a.as_node(), n);
-          OPSPEC_CHECK(v.is_tensor(), "run_graph: output %", a.as_node()->name(), " is a ", v.type_name(),
+        for (uint32_t a = step.args_begin; a < step.args_end; ++a) {
+          const uint32_t slot = sources[a].slot;
+          const Value& v = value_of(slot, n);
+          OPSPEC_CHECK(v.is_tensor(), "run_graph: output %", nodes[slot]->name(), " is a ", v.type_name(),
                        ", not a tensor");
           results.push_back(v.to_tensor());
         }
         break;
     }
-    for (size_t dead : release_after[i]) values[dead].clear();
+    for (uint32_t r = step.release_begin; r < step.release_end; ++r) {
+      const uint32_t slot = releases[r];
+      one[slot] = Value();
+      many[slot].clear();
+      count[slot] = 0;
+    }
   }
   return results;
+}
+
+std::vector<Tensor> run_graph(const Graph& g, absl::Span<const Tensor> inputs) { return run_graph(g, inputs, {}); }
+
+std::vector<Tensor> run_graph(const Graph& g, absl::Span<const Tensor> inputs, const RunGraphOptions& options) {
+  return GraphRunner(g, options)(inputs);
 }
 
 }  // namespace opspec

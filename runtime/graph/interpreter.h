@@ -2,6 +2,7 @@
 // the dispatcher (so modes such as DebugMode see every op it runs).
 #pragma once
 
+#include <memory>
 #include <vector>
 
 #include "absl/functional/function_ref.h"
@@ -25,6 +26,22 @@ struct RunGraphOptions {
 };
 // run_graph: as above, with options.
 std::vector<Tensor> run_graph(const Graph& g, absl::Span<const Tensor> inputs, const RunGraphOptions& options);
+
+// GraphRunner: runs one graph again and again exactly as run_graph does (same
+// results, checks and errors), with the per-graph set-up done once: where
+// each argument comes from and when each value dies. Backends keep one per
+// compiled graph. g must outlive it; copies share the set-up; thread-safe.
+class GraphRunner {
+ public:
+  explicit GraphRunner(const Graph& g, RunGraphOptions options = {});
+  // operator(): run_graph(g, inputs, options).
+  std::vector<Tensor> operator()(absl::Span<const Tensor> inputs) const;
+
+  struct Plan;
+
+ private:
+  std::shared_ptr<const Plan> plan_;
+};
 
 namespace internal {
 // check_graph_input: input i must have placeholder p's dtype, device and (with

@@ -82,6 +82,27 @@ TEST(InterpreterTest, MatchesEagerBitForBit) {
   EXPECT_FALSE(out[2].is_alias_of(x));
 }
 
+TEST(InterpreterTest, GraphRunnerRunsAgainAndAgainLikeRunGraph) {
+  Tensor x = ops::randn({4, 5}), w = ops::randn({5, 5}), b = ops::randn({5});
+  Program p = linear_program(x, w, b);
+  const GraphRunner runner(p.g);
+  for (int run = 0; run < 3; ++run) {
+    std::vector<Tensor> out = runner({x, w, b});
+    ASSERT_EQ(out.size(), p.eager.size());
+    for (size_t i = 0; i < out.size(); ++i) {
+      SCOPED_TRACE(i);
+      expect_bitwise_equal(out[i], p.eager[i]);
+    }
+    EXPECT_TRUE(out[4].is_alias_of(w));
+    EXPECT_TRUE(out[3].is_same(out[2]));
+  }
+  EXPECT_THAT([&] { runner({x}); },
+              ThrowsMessage<Error>(HasSubstr("run_graph: the graph takes 3 input(s) (%x, %w, %b) but 1 were given")));
+  const GraphRunner any_size(p.g, {.check_sizes = false});
+  EXPECT_THAT([&] { any_size({ops::randn({4}), w, b}); },
+              ThrowsMessage<Error>(HasSubstr("run_graph: input 0 (%x) is f32[4] but the graph was traced with f32[4, 5]")));
+}
+
 TEST(InterpreterTest, AcceptsInputsWithOtherStrides) {
   Tensor x = ops::contiguous(ops::t(ops::randn({5, 4}))), w = ops::randn({5, 5}), b = ops::randn({5});
   Tensor xt = ops::t(ops::randn({5, 4}));  // f32[4, 5] with strides (1, 4)

@@ -95,15 +95,24 @@ bool ProxyTensorMode::dispatch(OpCall& call) {
     }
     return true;
   }
-  std::vector<NodeArg> args;
-  args.reserve(call.num_args());
-  for (const Value& v : call.stack()) args.push_back(to_node_arg(v));
+  std::vector<NodeArg> args = node_args(call.stack());
   try {
     call.proceed();
   } catch (...) {
     rethrow_with_context(op);
   }
-  const Stack& results = call.stack();
+  record_call(op, std::move(args), call.stack());
+  return true;
+}
+
+std::vector<NodeArg> ProxyTensorMode::node_args(const Stack& stack) {
+  std::vector<NodeArg> args;
+  args.reserve(stack.size());
+  for (const Value& v : stack) args.push_back(to_node_arg(v));
+  return args;
+}
+
+void ProxyTensorMode::record_call(const OperatorHandle& op, std::vector<NodeArg> args, const Stack& results) {
   std::vector<OutputMeta> meta;
   meta.reserve(results.size());
   for (const Value& r : results) {
@@ -116,14 +125,17 @@ bool ProxyTensorMode::dispatch(OpCall& call) {
   Node* node = graph_.add_call(op, std::move(args), std::move(meta));
   if (results.size() == 1) {
     if (results[0].is_tensor() && results[0].to_tensor().defined()) track(results[0].to_tensor(), node);
-    return true;
+    return;
   }
   for (size_t i = 0; i < results.size(); ++i) {
     if (results[i].is_tensor() && results[i].to_tensor().defined()) {
       track(results[i].to_tensor(), graph_.add_getitem(node, static_cast<int64_t>(i)));
     }
   }
-  return true;
+}
+
+void ProxyTensorMode::remap_nodes(absl::FunctionRef<Node*(Node*)> f) {
+  for (auto& [uid, node] : nodes_) node = f(node);
 }
 
 }  // namespace opspec

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
 #include "runtime/dispatch/mode.h"
 #include "runtime/graph/graph.h"
 #include "runtime/trace/decomposition_table.h"
@@ -59,11 +60,20 @@ class ProxyTensorMode : public DispatchMode {
   virtual Node* on_untracked(const Tensor& t);
   // set_error_prefix: what errors of traced ops start with ("make_fx").
   void set_error_prefix(std::string prefix) { error_prefix_ = std::move(prefix); }
+  // node_args: the arguments of a call node for an op's argument stack
+  // (tensors the mode never saw go through on_untracked).
+  std::vector<NodeArg> node_args(const Stack& stack);
+  // record_call: adds the call of op with args, its results' metadata taken
+  // from results, and makes the new node (or its getitems) their producer.
+  void record_call(const OperatorHandle& op, std::vector<NodeArg> args, const Stack& results);
+  // remap_nodes: every tracked tensor's producer n becomes f(n).
+  void remap_nodes(absl::FunctionRef<Node*(Node*)> f);
+  // rethrow_with_context: rethrows the current exception, keeping its type,
+  // with the op and the user's call site in front of its message.
+  [[noreturn]] void rethrow_with_context(const OperatorHandle& op);
 
  private:
   NodeArg to_node_arg(const Value& v);
-
-  [[noreturn]] void rethrow_with_context(const OperatorHandle& op);
 
   Graph& graph_;
   DispatchKey key_;

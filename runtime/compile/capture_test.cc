@@ -1,0 +1,237 @@
+// Replaying a recorded capture (See Note [Replaying a capture] in
+// capture.cc): warm calls skip graph building and meta kernels, yet every
+// result, graph and statistic is that of a fresh capture.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <limits>
+
+#include "runtime/compile/capture.h"
+#include "runtime/compile/compile.h"
+#include "runtime/compile/controls.h"
+#include "runtime/compile/explain.h"
+#include "runtime/dispatch/library.h"
+#include "runtime/dispatch/mode.h"
+#include "runtime/ops/ops.h"
+
+namespace opspec {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+void expect_same(const Tensor& a, const Tensor& b) {
+  ASSERT_EQ(a.sizes(), b.sizes());
+  EXPECT_EQ(a.to_vector<double>(), b.to_vector<double>());
+}
+
+// capture_test::triple: x * 3, with a Meta kernel that counts its runs.
+std::atomic<int> triple_meta_runs{0};
+
+const OperatorHandle& triple_op() {
+  static const bool registered = [] {
+    Library lib("capture_test");
+    lib.def("triple(Tensor x) -> Tensor", OpKind::kUnary)
+        .impl("triple", DispatchKey::kCPU, [](const Tensor& x) { return ops::mul(x, 3); })
+        .impl("triple", DispatchKey::kMeta, [](const Tensor& x) {
+          ++triple_meta_runs;
+          return internal::make_tensor(x.sizes(), x.dtype(), kMeta);
+        });
+    return true;
+  }();
+  (void)registered;
+  return Dispatcher::singleton().get("capture_test::triple");
+}
+
+Tensor triple_plus_one(const Tensor& x) { return ops::add(triple_op().call<Tensor>(x), 1); }
+
+// CallCounter: a user mode counting the calls of one op it sees.
+class CallCounter : public DispatchMode {
+ public:
+  explicit CallCounter(std::string op) : op_(std::move(op)) {}
+  bool dispatch(OpCall& call) override {
+    if (call.name() == op_) ++calls;
+    call.proceed();
+    return true;
+  }
+  int calls = 0;
+
+ private:
+  std::string op_;
+};
+
+TEST(Replay, ArgumentsMatchByValueAndTensorsByIdentity) {
+  using internal::same_value;
+  EXPECT_TRUE(same_value(Value(1.5), Value(1.5)));
+  EXPECT_FALSE(same_value(Value(0.0), Value(-0.0)));  // bitwise, as the structural hash
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_TRUE(same_value(Value(nan), Value(nan)));
+  EXPECT_FALSE(same_value(Value(int64_t{1}), Value(1.0)));
+  EXPECT_TRUE(same_value(Value(std::vector<int64_t>{2, 3}), Value(std::vector<int64_t>{2, 3})));
+  const auto wrapped = [](Scalar s) { return Value(internal::make_wrapped_number(s)); };
+  EXPECT_TRUE(same_value(wrapped(0.5), wrapped(0.5)));  // two tensors, one number
+  EXPECT_FALSE(same_value(wrapped(0.5), wrapped(0.25)));
+  EXPECT_FALSE(same_value(wrapped(0.5), wrapped(int64_t{0})));
+  const Tensor a = ops::ones({2}), b = ops::ones({2});
+  EXPECT_TRUE(same_value(Value(a), Value(a)));
+  EXPECT_FALSE(same_value(Value(a), Value(b)));  // equal values, different tensors
+  EXPECT_TRUE(same_value(Value(Tensor()), Value(Tensor())));
+}
+
+TEST(Replay, WarmCallsSkipMetaKernelsAndGraphBuilding) {
+  const Tensor x = ops::arange(0.0, 4.0);
+  CompileCounter counter;
+  auto cf = compile(&triple_plus_one, {.backend_fn = counter.backend()});
+  const int before = triple_meta_runs.load();
+  for (int i = 0; i < 3; ++i) expect_same(cf(x)[0], triple_plus_one(x));
+  EXPECT_EQ(triple_meta_runs.load() - before, 1);  // the first call's capture only
+  EXPECT_EQ(counter.frame_count(), 1);
+  const CompileStats stats = cf.stats();
+  EXPECT_EQ(stats.calls, 3);
+  EXPECT_EQ(stats.graphs_run, 3);
+  EXPECT_EQ(stats.compiles, 1);
+  EXPECT_EQ(stats.recompiles, 0);
+}
+
+TEST(Replay, ObservedOpsStillRunTheirMetaKernels) {
+  const Tensor x = ops::arange(0.0, 4.0);
+  auto cf = compile(&triple_plus_one);
+  CallCounter seen("capture_test::triple");
+  const int before = triple_meta_runs.load();
+  {
+    ModeGuard guard(seen);
+    for (int i = 0; i < 2; ++i) expect_same(cf(x)[0], triple_plus_one(x));
+  }
+  // Each call: the capture's fake op and the graph's real one.
+  EXPECT_EQ(seen.calls, 2 * 2 + 2);  // + the two eager reference calls
+  EXPECT_EQ(triple_meta_runs.load() - before, 2);
+  EXPECT_EQ(cf.stats().compiles, 1);
+}
+
+TEST(Replay, ChangedNumbersAreNotReplayed) {
+  double k = 2.0;
+  auto f = [&k](const Tensor& x) { return ops::add(ops::mul(x, k), 1.0); };
+  auto cf = compile(f);
+  const Tensor x = ops::arange(0.0, 4.0);
+  expect_same(cf(x)[0], f(x));
+  k = 3.0;
+  expect_same(cf(x)[0], f(x));
+  k = -0.0;  // differs from 0.0 bitwise, and so does its program
+  expect_same(cf(x)[0], f(x));
+  k = 0.0;
+  expect_same(cf(x)[0], f(x));
+  const CompileStats stats = cf.stats();
+  EXPECT_EQ(stats.compiles, 4);
+  EXPECT_THAT(stats.recompile_reasons, ElementsAre("the program changed (a different sequence of ops)",
+                                                   "the program changed (a different sequence of ops)",
+                                                   "the program changed (a different sequence of ops)"));
+  k = 3.0;  // an earlier program: replayed from its recording, no compile
+  expect_same(cf(x)[0], f(x));
+  EXPECT_EQ(cf.stats().compiles, 4);
+}
+
+TEST(Replay, ClosedOverTensorsAreBoundAnewOnEveryCall) {
+  Tensor w = ops::ones({4});
+  auto f = [&w](const Tensor& x) { return ops::add(x, w); };
+  auto cf = compile(f);
+  const Tensor x = ops::arange(0.0, 4.0);
+  expect_same(cf(x)[0], f(x));
+  w = ops::full({4}, 2.5);  // another tensor with the same metadata: same graph, new value
+  expect_same(cf(x)[0], f(x));
+  w = ops::full({2, 2}, 1.0);  // other metadata: a new placeholder, a recompile
+  expect_same(cf(ops::ones({2, 2}))[0], f(ops::ones({2, 2})));
+  EXPECT_EQ(cf.stats().compiles, 2);
+}
+
+TEST(Replay, ADifferentOpSequenceGivesTheGraphAFreshCaptureGives) {
+  bool negate = false;
+  auto f = [&negate](const Tensor& x) {
+    const Tensor a = ops::relu(x);
+    const Tensor b = negate ? ops::neg(a) : ops::exp(a);
+    return ops::add(b, x);
+  };
+  const Tensor x = ops::arange(-2.0, 2.0);
+  CompileCounter counter;
+  auto cf = compile(f, {.backend_fn = counter.backend(), .input_names = {"x"}});
+  for (int i = 0; i < 4; ++i) {
+    negate = i % 2 == 1;
+    expect_same(cf(x)[0], f(x));
+  }
+  EXPECT_EQ(cf.stats().compiles, 2);  // the alternation replays both recordings
+  ASSERT_EQ(counter.graphs().size(), 2u);
+  CompileCounter fresh;
+  negate = true;
+  compile(f, {.backend_fn = fresh.backend(), .input_names = {"x"}})(x);
+  EXPECT_EQ(counter.graphs()[1], fresh.graphs()[0]);
+}
+
+TEST(Replay, ViewsInPlaceAndMultiOutputOps) {
+  auto f = [](const Tensor& x, const Tensor& w) {
+    Tensor y = ops::mm(x, ops::t(w));
+    ops::add_(y, ops::ones({3}));
+    auto [out, mean, rstd] = ops::native_layer_norm(y, {3}, std::nullopt, std::nullopt, 1e-5);
+    return std::vector<Tensor>{out, mean, ops::transpose(y, 0, 1)};
+  };
+  const Tensor x = ops::randn({2, 4}), w = ops::randn({3, 4});
+  auto cf = compile(f);
+  for (int i = 0; i < 3; ++i) {
+    const std::vector<Tensor> got = cf(x, w), want = f(x, w);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t k = 0; k < got.size(); ++k) expect_same(got[k], want[k]);
+    EXPECT_EQ(got[2].strides(), want[2].strides());
+  }
+  EXPECT_EQ(cf.stats().compiles, 1);
+}
+
+TEST(Replay, EveryGraphOfABrokenProgramReplays) {
+  auto f = [](const Tensor& x) {
+    const Tensor a = ops::exp(x);
+    graph_break();
+    return ops::add(a, ops::sum(a));
+  };
+  const Tensor x = ops::arange(0.0, 3.0);
+  auto cf = compile(f);
+  for (int i = 0; i < 3; ++i) expect_same(cf(x)[0], f(x));
+  const CompileStats stats = cf.stats();
+  EXPECT_EQ(stats.compiles, 2);
+  EXPECT_EQ(stats.graphs_run, 6);
+  EXPECT_EQ(stats.breaks.size(), 3u);
+}
+
+TEST(Replay, DeadOpsReplayAndNewlyHeldValuesRecompile) {
+  std::vector<Tensor> kept;
+  bool keep = false;
+  auto f = [&](const Tensor& x) {
+    const Tensor a = ops::relu(x);
+    ops::exp(x);  // dead: not part of the compiled graph, but of the recording
+    if (keep) kept.push_back(ops::neg(a));
+    return ops::mul(a, 2);
+  };
+  const Tensor x = ops::arange(-2.0, 2.0);
+  auto cf = compile(f);
+  expect_same(cf(x)[0], f(x));
+  expect_same(cf(x)[0], f(x));
+  EXPECT_EQ(cf.stats().compiles, 1);
+  keep = true;  // a value the program now keeps is one more graph output
+  expect_same(cf(x)[0], f(x));
+  ASSERT_EQ(kept.size(), 2u);
+  expect_same(kept[0], kept[1]);  // the compiled one was filled in with its real value
+  EXPECT_EQ(cf.stats().compiles, 2);
+}
+
+TEST(Replay, SuspendedCaptureLeavesThePreDispatchStack) {
+  bool empty_inside = false;
+  auto eager_part = disable("eager_part", [&](const Tensor& x) {
+    empty_inside = mode_stack(DispatchKey::kPreDispatch).empty();
+    return ops::neg(x);
+  });
+  auto cf = compile([&](const Tensor& x) { return ops::exp(eager_part(ops::relu(x))); });
+  const Tensor x = ops::arange(-1.0, 2.0);
+  expect_same(cf(x)[0], ops::exp(ops::neg(ops::relu(x))));
+  EXPECT_TRUE(empty_inside);
+  EXPECT_THAT(mode_stack(DispatchKey::kPreDispatch), IsEmpty());
+}
+
+}  // namespace
+}  // namespace opspec

@@ -1,0 +1,100 @@
+// replay.cc: the comparisons and checks behind replaying a recorded capture.
+// See Note [Replaying a capture] in capture.cc.
+#include <algorithm>
+#include <bit>
+
+#include "runtime/compile/capture.h"
+
+namespace opspec::internal {
+
+bool same_value(const Value& a, const Value& b) {
+  if (a.is_tensor() && b.is_tensor()) {
+    const Tensor& x = a.to_tensor();
+    const Tensor& y = b.to_tensor();
+    if (!x.defined() || !y.defined()) return x.defined() == y.defined();
+    const bool host_numbers = x.is_wrapped_number() && y.is_wrapped_number() &&
+                              x.impl()->storage()->device().is_cpu() && y.impl()->storage()->device().is_cpu();
+    if (!host_numbers) return x.is_same(y);
+    // Read without the data-access hook (read_scalar), so matching never breaks the graph.
+    return x.dtype() == y.dtype() && same_value(Value(a.to_scalar()), Value(b.to_scalar()));
+  }
+  if (a.is_double() && b.is_double()) {
+    return std::bit_cast<uint64_t>(a.to_double()) == std::bit_cast<uint64_t>(b.to_double());
+  }
+  if (a.is_double_list() && b.is_double_list()) {
+    const auto& x = a.to_double_list();
+    const auto& y = b.to_double_list();
+    return x.size() == y.size() && std::equal(x.begin(), x.end(), y.begin(), [](double p, double q) {
+             return std::bit_cast<uint64_t>(p) == std::bit_cast<uint64_t>(q);
+           });
+  }
+  return a == b;
+}
+
+namespace {
+
+// same_node: node i of a and of b are interchangeable (op, name, target,
+// values, producers by position, metadata).
+bool same_node(const Recording& a, const Recording& b, size_t i) {
+  const Node& x = *a.nodes[i];
+  const Node& y = *b.nodes[i];
+  if (x.op() != y.op() || x.name() != y.name() || x.target() != y.target() || x.index() != y.index() ||
+      x.meta() != y.meta() || x.args().size() != y.args().size()) {
+    return false;
+  }
+  if (x.op() == NodeOp::kConstant && !x.constant().is_same(y.constant())) return false;
+  for (size_t k = 0; k < x.args().size(); ++k) {
+    const NodeArg& p = x.args()[k];
+    const NodeArg& q = y.args()[k];
+    if (p.is_value() != q.is_value() || p.is_node() != q.is_node()) return false;
+    if (p.is_value()) {
+      if (!same_value(p.as_value(), q.as_value())) return false;
+      continue;
+    }
+    const std::vector<Node*> pn = p.input_nodes(), qn = q.input_nodes();
+    if (pn.size() != qn.size()) return false;
+    for (size_t j = 0; j < pn.size(); ++j) {
+      if (a.position.at(pn[j]) != b.position.at(qn[j])) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+bool same_prefix(const Recording& a, const Recording& b, size_t n) {
+  if (a.nodes.size() < n || b.nodes.size() < n) return false;
+  for (size_t i = 0; i < n; ++i) {
+    if (!same_node(a, b, i)) return false;
+  }
+  return true;
+}
+
+bool observed(const Stack& stack) {
+  if (!mode_stack(DispatchKey::kPython).empty() || !mode_stack(DispatchKey::kFunctionMode).empty() ||
+      !mode_stack(DispatchKey::kPreDispatch).empty() || infra_mode(ModeKind::kProxy) != nullptr) {
+    return true;
+  }
+  for (const Value& v : stack) {
+    if (v.is_tensor() && v.to_tensor().defined() && v.to_tensor().impl()->subclass()) return true;
+    if (v.is_tensor_list()) {
+      for (const Tensor& t : v.to_tensor_list()) {
+        if (t.defined() && t.impl()->subclass()) return true;
+      }
+    }
+  }
+  return false;
+}
+
+bool functional(const OperatorHandle& op) {
+  const FunctionSchema& schema = op.schema();
+  for (const Argument& a : schema.arguments()) {
+    if (!a.alias_set.empty() || a.is_write) return false;
+  }
+  for (const Argument& r : schema.returns()) {
+    if (!r.alias_set.empty() || r.is_write) return false;
+  }
+  return true;
+}
+
+}  // namespace opspec::internal
