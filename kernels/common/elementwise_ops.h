@@ -8,11 +8,17 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "kernels/common/vec_math.h"
+
 #ifdef __CUDACC__
 #define OPSPEC_HOST_DEVICE __host__ __device__
 #else
 #define OPSPEC_HOST_DEVICE
 #endif
+// OPSPEC_FUNCTOR: a functor's call operator, always inlined so the loops that
+// call it stay vectorizable (GCC's inliner gives up on the larger math ones
+// in files that instantiate many loops).
+#define OPSPEC_FUNCTOR OPSPEC_HOST_DEVICE __attribute__((always_inline))
 
 namespace opspec::internal {
 
@@ -27,12 +33,13 @@ namespace opspec::internal {
 // state) and use only:
 //   - + - * / and comparisons (IEEE, exactly rounded; the library is built with
 //     -ffp-contract=off so no FMA is formed behind our back),
-//   - the C math functions of <math.h> (::expf, ::exp, ...) through the
-//     overloads in namespace math below, which exist with the same names on
-//     the host and in CUDA device code. sqrt and fabs are exactly rounded
-//     everywhere; transcendental functions (exp, log, sin, cos, tanh, erf) are
-//     bit-identical between the CPU paths (same libm) but may differ in the last
-//     ulp on CUDA, whose libdevice is a different implementation.
+//   - the math functions in namespace math below: on the host, f32 exp, log,
+//     sin, cos, tanh and erf are vec_math's vectorizable versions (See Note
+//     [Vectorizable float math]) and everything else (f64, pow) is <math.h>;
+//     CUDA device code calls <math.h>'s names (libdevice). sqrt and fabs are
+//     exactly rounded everywhere; transcendental functions are bit-identical
+//     between the CPU paths (same code) but may differ in the last ulps on
+//     CUDA, whose libdevice is a different implementation.
 // NaN tests are written `x != x` rather than std::isnan. Signed integer
 // arithmetic wraps (computed in the unsigned type), as PyTorch's does in
 // practice, instead of being undefined behaviour.
@@ -41,14 +48,24 @@ namespace math {
 #define OPSPEC_MATH_FN(name)                                                  \
   OPSPEC_HOST_DEVICE inline float name(float x) { return ::name##f(x); }      \
   OPSPEC_HOST_DEVICE inline double name(double x) { return ::name(x); }
-OPSPEC_MATH_FN(exp)
-OPSPEC_MATH_FN(log)
-OPSPEC_MATH_FN(sin)
-OPSPEC_MATH_FN(cos)
-OPSPEC_MATH_FN(tanh)
-OPSPEC_MATH_FN(erf)
+#ifdef __CUDA_ARCH__
+#define OPSPEC_F32_MATH(name, x) ::name##f(x)
+#else
+#define OPSPEC_F32_MATH(name, x) vec_math::name(x)
+#endif
+#define OPSPEC_VEC_MATH_FN(name)                                                                \
+  OPSPEC_HOST_DEVICE OPSPEC_VEC_INLINE float name(float x) { return OPSPEC_F32_MATH(name, x); } \
+  OPSPEC_HOST_DEVICE inline double name(double x) { return ::name(x); }
+OPSPEC_VEC_MATH_FN(exp)
+OPSPEC_VEC_MATH_FN(log)
+OPSPEC_VEC_MATH_FN(sin)
+OPSPEC_VEC_MATH_FN(cos)
+OPSPEC_VEC_MATH_FN(tanh)
+OPSPEC_VEC_MATH_FN(erf)
 OPSPEC_MATH_FN(sqrt)
 OPSPEC_MATH_FN(fabs)
+#undef OPSPEC_VEC_MATH_FN
+#undef OPSPEC_F32_MATH
 #undef OPSPEC_MATH_FN
 OPSPEC_HOST_DEVICE inline float pow(float x, float y) { return ::powf(x, y); }
 OPSPEC_HOST_DEVICE inline double pow(double x, double y) { return ::pow(x, y); }
@@ -93,7 +110,7 @@ template <class T> OPSPEC_HOST_DEVICE inline T wrap_neg(T a) { return wrap_sub(T
 template <class To>
 struct CastOp {
   template <class From>
-  OPSPEC_HOST_DEVICE To operator()(From v) const {
+  OPSPEC_FUNCTOR To operator()(From v) const {
     if constexpr (std::is_same_v<To, From>) {
       return v;
     } else if constexpr (std::is_same_v<To, bool>) {
@@ -113,11 +130,11 @@ struct CastOp {
 
 // NegOp: -x (wrapping for integers).
 struct NegOp {
-  template <class T> OPSPEC_HOST_DEVICE T operator()(T x) const { return wrap_neg(x); }
+  template <class T> OPSPEC_FUNCTOR T operator()(T x) const { return wrap_neg(x); }
 };
 // AbsOp: |x|; fabs for floats so abs(-0.0) is +0.0 and NaN stays NaN.
 struct AbsOp {
-  template <class T> OPSPEC_HOST_DEVICE T operator()(T x) const {
+  template <class T> OPSPEC_FUNCTOR T operator()(T x) const {
     if constexpr (std::is_floating_point_v<T>) {
       return math::fabs(x);
     } else if constexpr (std::is_same_v<T, bool>) {
@@ -129,50 +146,86 @@ struct AbsOp {
 };
 // ReluOp: max(x, 0) as PyTorch's clamp_min: NaN propagates, -0.0 stays -0.0.
 struct ReluOp {
-  template <class T> OPSPEC_HOST_DEVICE T operator()(T x) const { return x < T(0) ? T(0) : x; }
+  template <class T> OPSPEC_FUNCTOR T operator()(T x) const { return x < T(0) ? T(0) : x; }
 };
-// SinOp, CosOp, ExpOp, LogOp, TanhOp, ErfOp, SqrtOp: the libm functions.
+
+// Note [Functor fast paths]
+// A functor may add a vectorizable fast path for one compute type: `fast(x)`
+// and `needs_exact(x)`, with operator()(x) == fast(x) whenever !needs_exact(x).
+// SinOp and CosOp have one for float: their operator() calls libm beyond
+// vec_math::kTrigFastLimit, a branch no compiler vectorizes. cpu_kernel's
+// contiguous loops (and so fused kernels, which run them) check a block of
+// inputs with needs_exact first and run fast() vectorized when none needs
+// libm, else operator() element by element; every other caller just calls
+// operator(). Each element's value is therefore the same on every path.
+// Functors with `kComputeBound` (the transcendental ones) are limited by
+// arithmetic rather than memory; cpu_kernel compiles their f32 loops for
+// wider vector ISAs too (See Note [Wide vector clones] in kernels/cpu/loops.h).
+
+// SinOp, CosOp: sin, cos; f32 has a fast path (See Note [Functor fast paths]).
 struct SinOp {
-  template <class T> OPSPEC_HOST_DEVICE T operator()(T x) const { return math::sin(x); }
+  static constexpr bool kComputeBound = true;
+  template <class T> OPSPEC_FUNCTOR T operator()(T x) const { return math::sin(x); }
+  template <class T> OPSPEC_VEC_INLINE T fast(T x) const requires std::is_same_v<T, float> {
+    return vec_math::sin_fast(x);
+  }
+  template <class T> OPSPEC_VEC_INLINE bool needs_exact(T x) const requires std::is_same_v<T, float> {
+    return vec_math::trig_needs_libm(x);
+  }
 };
 struct CosOp {
-  template <class T> OPSPEC_HOST_DEVICE T operator()(T x) const { return math::cos(x); }
+  static constexpr bool kComputeBound = true;
+  template <class T> OPSPEC_FUNCTOR T operator()(T x) const { return math::cos(x); }
+  template <class T> OPSPEC_VEC_INLINE T fast(T x) const requires std::is_same_v<T, float> {
+    return vec_math::cos_fast(x);
+  }
+  template <class T> OPSPEC_VEC_INLINE bool needs_exact(T x) const requires std::is_same_v<T, float> {
+    return vec_math::trig_needs_libm(x);
+  }
 };
+// ExpOp, LogOp, TanhOp, ErfOp, SqrtOp: the math functions above.
 struct ExpOp {
-  template <class T> OPSPEC_HOST_DEVICE T operator()(T x) const { return math::exp(x); }
+  static constexpr bool kComputeBound = true;
+  template <class T> OPSPEC_FUNCTOR T operator()(T x) const { return math::exp(x); }
 };
 struct LogOp {
-  template <class T> OPSPEC_HOST_DEVICE T operator()(T x) const { return math::log(x); }
+  static constexpr bool kComputeBound = true;
+  template <class T> OPSPEC_FUNCTOR T operator()(T x) const { return math::log(x); }
 };
 struct TanhOp {
-  template <class T> OPSPEC_HOST_DEVICE T operator()(T x) const { return math::tanh(x); }
+  static constexpr bool kComputeBound = true;
+  template <class T> OPSPEC_FUNCTOR T operator()(T x) const { return math::tanh(x); }
 };
 struct ErfOp {
-  template <class T> OPSPEC_HOST_DEVICE T operator()(T x) const { return math::erf(x); }
+  static constexpr bool kComputeBound = true;
+  template <class T> OPSPEC_FUNCTOR T operator()(T x) const { return math::erf(x); }
 };
 struct SqrtOp {
-  template <class T> OPSPEC_HOST_DEVICE T operator()(T x) const { return math::sqrt(x); }
+  template <class T> OPSPEC_FUNCTOR T operator()(T x) const { return math::sqrt(x); }
 };
 // RsqrtOp: 1 / sqrt(x), as PyTorch computes it (not a hardware rsqrt estimate).
 struct RsqrtOp {
-  template <class T> OPSPEC_HOST_DEVICE T operator()(T x) const { return T(1) / math::sqrt(x); }
+  template <class T> OPSPEC_FUNCTOR T operator()(T x) const { return T(1) / math::sqrt(x); }
 };
 // ReciprocalOp: 1 / x.
 struct ReciprocalOp {
-  template <class T> OPSPEC_HOST_DEVICE T operator()(T x) const { return T(1) / x; }
+  template <class T> OPSPEC_FUNCTOR T operator()(T x) const { return T(1) / x; }
 };
 // SigmoidOp: 1 / (1 + exp(-x)), PyTorch's CPU formula.
 struct SigmoidOp {
-  template <class T> OPSPEC_HOST_DEVICE T operator()(T x) const { return T(1) / (T(1) + math::exp(-x)); }
+  static constexpr bool kComputeBound = true;
+  template <class T> OPSPEC_FUNCTOR T operator()(T x) const { return T(1) / (T(1) + math::exp(-x)); }
 };
 // SiluOp: x / (1 + exp(-x)).
 struct SiluOp {
-  template <class T> OPSPEC_HOST_DEVICE T operator()(T x) const { return x / (T(1) + math::exp(-x)); }
+  static constexpr bool kComputeBound = true;
+  template <class T> OPSPEC_FUNCTOR T operator()(T x) const { return x / (T(1) + math::exp(-x)); }
 };
 // GeluErfOp: gelu(approximate='none') = x * 0.5 * (1 + erf(x / sqrt(2))), in
 // PyTorch's evaluation order.
 struct GeluErfOp {
-  template <class T> OPSPEC_HOST_DEVICE T operator()(T x) const {
+  static constexpr bool kComputeBound = true;
+  template <class T> OPSPEC_FUNCTOR T operator()(T x) const {
     const T kAlpha = T(0.70710678118654752440);  // M_SQRT1_2
     return x * T(0.5) * (T(1) + math::erf(x * kAlpha));
   }
@@ -180,7 +233,8 @@ struct GeluErfOp {
 // GeluTanhOp: gelu(approximate='tanh') =
 // 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3))), in PyTorch's order.
 struct GeluTanhOp {
-  template <class T> OPSPEC_HOST_DEVICE T operator()(T x) const {
+  static constexpr bool kComputeBound = true;
+  template <class T> OPSPEC_FUNCTOR T operator()(T x) const {
     const T kBeta = T(1.41421356237309504880 * 1.12837916709551257390 * 0.5);  // M_SQRT2 * M_2_SQRTPI / 2
     const T kKappa = T(0.044715);
     const T x_cube = x * x * x;
@@ -190,53 +244,53 @@ struct GeluTanhOp {
 };
 // LogicalNotOp: x == 0, for any input type; the result is bool.
 struct LogicalNotOp {
-  template <class T> OPSPEC_HOST_DEVICE bool operator()(T x) const { return x == T(0); }
+  template <class T> OPSPEC_FUNCTOR bool operator()(T x) const { return x == T(0); }
 };
 // SquareOp, CubeOp, InvSquareOp: pow(x, 2), pow(x, 3), pow(x, -2) as PyTorch's
 // pow.Tensor_Scalar fast paths compute them.
 struct SquareOp {
-  template <class T> OPSPEC_HOST_DEVICE T operator()(T x) const { return wrap_mul(x, x); }
+  template <class T> OPSPEC_FUNCTOR T operator()(T x) const { return wrap_mul(x, x); }
 };
 struct CubeOp {
-  template <class T> OPSPEC_HOST_DEVICE T operator()(T x) const { return wrap_mul(wrap_mul(x, x), x); }
+  template <class T> OPSPEC_FUNCTOR T operator()(T x) const { return wrap_mul(wrap_mul(x, x), x); }
 };
 struct InvSquareOp {
-  template <class T> OPSPEC_HOST_DEVICE T operator()(T x) const { return T(1) / (x * x); }
+  template <class T> OPSPEC_FUNCTOR T operator()(T x) const { return T(1) / (x * x); }
 };
 
 // ---- Binary ----
 
 // AddOp / SubOp / MulOp: a + b, a - b, a * b (wrapping for integers).
 struct AddOp {
-  template <class T> OPSPEC_HOST_DEVICE T operator()(T a, T b) const { return wrap_add(a, b); }
+  template <class T> OPSPEC_FUNCTOR T operator()(T a, T b) const { return wrap_add(a, b); }
 };
 struct SubOp {
-  template <class T> OPSPEC_HOST_DEVICE T operator()(T a, T b) const { return wrap_sub(a, b); }
+  template <class T> OPSPEC_FUNCTOR T operator()(T a, T b) const { return wrap_sub(a, b); }
 };
 struct MulOp {
-  template <class T> OPSPEC_HOST_DEVICE T operator()(T a, T b) const { return wrap_mul(a, b); }
+  template <class T> OPSPEC_FUNCTOR T operator()(T a, T b) const { return wrap_mul(a, b); }
 };
 // AddAlphaOp<T> / SubAlphaOp<T>: a + alpha * b and a - alpha * b (add/sub with
 // alpha != 1), alpha already in the compute type.
 template <class T>
 struct AddAlphaOp {
   T alpha;
-  OPSPEC_HOST_DEVICE T operator()(T a, T b) const { return wrap_add(a, wrap_mul(alpha, b)); }
+  OPSPEC_FUNCTOR T operator()(T a, T b) const { return wrap_add(a, wrap_mul(alpha, b)); }
 };
 template <class T>
 struct SubAlphaOp {
   T alpha;
-  OPSPEC_HOST_DEVICE T operator()(T a, T b) const { return wrap_sub(a, wrap_mul(alpha, b)); }
+  OPSPEC_FUNCTOR T operator()(T a, T b) const { return wrap_sub(a, wrap_mul(alpha, b)); }
 };
 // DivOp: true division a / b (floating compute types only).
 struct DivOp {
-  template <class T> OPSPEC_HOST_DEVICE T operator()(T a, T b) const { return a / b; }
+  template <class T> OPSPEC_FUNCTOR T operator()(T a, T b) const { return a / b; }
 };
 // PowOp: a ** b. Integers use exponentiation by squaring (wrapping); a
 // negative integer exponent gives 1 for a == 1, +-1 for a == -1 and 0 otherwise,
 // as PyTorch's powi.
 struct PowOp {
-  template <class T> OPSPEC_HOST_DEVICE T operator()(T a, T b) const {
+  template <class T> OPSPEC_FUNCTOR T operator()(T a, T b) const {
     if constexpr (std::is_floating_point_v<T>) {
       return math::pow(a, b);
     } else {
@@ -257,48 +311,48 @@ struct PowOp {
 };
 // MaximumOp / MinimumOp: elementwise max / min; a NaN in either operand gives NaN.
 struct MaximumOp {
-  template <class T> OPSPEC_HOST_DEVICE T operator()(T a, T b) const {
+  template <class T> OPSPEC_FUNCTOR T operator()(T a, T b) const {
     return a != a ? a : (b != b ? b : (a > b ? a : b));
   }
 };
 struct MinimumOp {
-  template <class T> OPSPEC_HOST_DEVICE T operator()(T a, T b) const {
+  template <class T> OPSPEC_FUNCTOR T operator()(T a, T b) const {
     return a != a ? a : (b != b ? b : (a < b ? a : b));
   }
 };
 // EqOp .. GeOp: comparisons, bool results (IEEE: any comparison with NaN is
 // false except !=).
 struct EqOp {
-  template <class T> OPSPEC_HOST_DEVICE bool operator()(T a, T b) const { return a == b; }
+  template <class T> OPSPEC_FUNCTOR bool operator()(T a, T b) const { return a == b; }
 };
 struct NeOp {
-  template <class T> OPSPEC_HOST_DEVICE bool operator()(T a, T b) const { return a != b; }
+  template <class T> OPSPEC_FUNCTOR bool operator()(T a, T b) const { return a != b; }
 };
 struct LtOp {
-  template <class T> OPSPEC_HOST_DEVICE bool operator()(T a, T b) const { return a < b; }
+  template <class T> OPSPEC_FUNCTOR bool operator()(T a, T b) const { return a < b; }
 };
 struct LeOp {
-  template <class T> OPSPEC_HOST_DEVICE bool operator()(T a, T b) const { return a <= b; }
+  template <class T> OPSPEC_FUNCTOR bool operator()(T a, T b) const { return a <= b; }
 };
 struct GtOp {
-  template <class T> OPSPEC_HOST_DEVICE bool operator()(T a, T b) const { return a > b; }
+  template <class T> OPSPEC_FUNCTOR bool operator()(T a, T b) const { return a > b; }
 };
 struct GeOp {
-  template <class T> OPSPEC_HOST_DEVICE bool operator()(T a, T b) const { return a >= b; }
+  template <class T> OPSPEC_FUNCTOR bool operator()(T a, T b) const { return a >= b; }
 };
 // LogicalAndOp / LogicalOrOp: truthiness of both / either operand.
 struct LogicalAndOp {
-  template <class T> OPSPEC_HOST_DEVICE bool operator()(T a, T b) const { return (a != T(0)) & (b != T(0)); }
+  template <class T> OPSPEC_FUNCTOR bool operator()(T a, T b) const { return (a != T(0)) & (b != T(0)); }
 };
 struct LogicalOrOp {
-  template <class T> OPSPEC_HOST_DEVICE bool operator()(T a, T b) const { return (a != T(0)) | (b != T(0)); }
+  template <class T> OPSPEC_FUNCTOR bool operator()(T a, T b) const { return (a != T(0)) | (b != T(0)); }
 };
 
 // ---- Ternary ----
 
 // WhereOp: cond ? a : b.
 struct WhereOp {
-  template <class T> OPSPEC_HOST_DEVICE T operator()(bool cond, T a, T b) const { return cond ? a : b; }
+  template <class T> OPSPEC_FUNCTOR T operator()(bool cond, T a, T b) const { return cond ? a : b; }
 };
 
 }  // namespace opspec::internal

@@ -82,7 +82,11 @@ inline void launch(char* out, char* const* args, unsigned mask, int64_t n, const
 
 template <class T, class Op>
 void unary_kernel(const Instr&, char* out, char* const* args, unsigned mask, int64_t n) {
-  launch<T, T>(out, args, mask, n, [](opmath_t<T> x) { return Op{}(static_cast<arith_t<T>>(x)); });
+  if constexpr (std::is_floating_point_v<opmath_t<T>>) {
+    launch<T, T>(out, args, mask, n, Op{});  // as unary.cc: the functor's fast path shows
+  } else {
+    launch<T, T>(out, args, mask, n, [](opmath_t<T> x) { return Op{}(static_cast<arith_t<T>>(x)); });
+  }
 }
 
 // pow_scalar_kernel: pow.Tensor_Scalar's fast paths, exactly as binary.cc picks them.

@@ -1,6 +1,7 @@
 #include "kernels/cpu/loops.h"
 
 #include <algorithm>
+#include <atomic>
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -8,6 +9,14 @@
 
 namespace opspec::internal {
 
+// Note [parallel_for chunks]
+// Work is cut into up to kChunksPerThread contiguous chunks per thread, which
+// threads claim in order from a shared counter, rather than one equal slice
+// per thread: on a machine shared with other processes a thread that is
+// descheduled would otherwise hold up the whole op while its sibling waits at
+// the barrier. Chunks keep at least `grain` elements, start at multiples of
+// kChunkAlign (whole cache lines and vectors for any dtype) and cost one
+// atomic add each; what runs where never changes a result.
 void parallel_for(int64_t n, int64_t grain, absl::FunctionRef<void(int64_t, int64_t)> f) {
   if (n <= 0) return;
 #ifdef _OPENMP
@@ -15,14 +24,17 @@ void parallel_for(int64_t n, int64_t grain, absl::FunctionRef<void(int64_t, int6
     const int64_t max_threads = omp_get_max_threads();
     const int64_t nt = std::min<int64_t>(max_threads, (n + grain - 1) / std::max<int64_t>(grain, 1));
     if (nt > 1) {
+      constexpr int64_t kChunksPerThread = 4, kChunkAlign = 64;
+      int64_t chunk = std::max<int64_t>(grain, (n + nt * kChunksPerThread - 1) / (nt * kChunksPerThread));
+      chunk = (chunk + kChunkAlign - 1) / kChunkAlign * kChunkAlign;
+      const int64_t nchunks = (n + chunk - 1) / chunk;
+      std::atomic<int64_t> next{0};
 #pragma omp parallel num_threads(static_cast<int>(nt))
       {
-        const int64_t tid = omp_get_thread_num();
-        const int64_t count = omp_get_num_threads();
-        const int64_t chunk = (n + count - 1) / count;
-        const int64_t begin = tid * chunk;
-        const int64_t end = std::min(n, begin + chunk);
-        if (begin < end) f(begin, end);
+        for (int64_t c = next.fetch_add(1, std::memory_order_relaxed); c < nchunks;
+             c = next.fetch_add(1, std::memory_order_relaxed)) {
+          f(c * chunk, std::min(n, (c + 1) * chunk));
+        }
       }
       return;
     }

@@ -3,8 +3,10 @@
 // functor over it with vectorizable inner loops. See Note [TensorIterator].
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <bit>
+#include <concepts>
 #include <cstdint>
 #include <cstring>
 #include <tuple>
@@ -16,8 +18,11 @@
 
 #ifdef _OPENMP
 #define OPSPEC_SIMD _Pragma("omp simd")
+#define OPSPEC_SIMD_OR_REDUCTION(var) _Pragma(OPSPEC_PRAGMA_STR(omp simd reduction(| : var)))
+#define OPSPEC_PRAGMA_STR(x) #x
 #else
 #define OPSPEC_SIMD
+#define OPSPEC_SIMD_OR_REDUCTION(var)
 #endif
 
 namespace opspec::internal {
@@ -45,11 +50,12 @@ namespace opspec::internal {
 // input broadcast from one element) as a plain indexed loop the compiler
 // vectorizes (`omp simd`), and any other row as a strided loop.
 // Work of at least kGrainSize elements is split over OpenMP threads by linear
-// index range, so each thread gets a contiguous chunk (which may start or end
-// mid-row); elementwise results never depend on the thread count. When an
-// input walks the two innermost dims in the opposite order to the output (a
-// transposed input), blocks are kTileSize x kTileSize tiles instead, so the
-// strided reads of a tile stay in cache, and threads split the work by tile.
+// index range into contiguous chunks (which may start or end mid-row, See Note
+// [parallel_for chunks] in loops.cc); elementwise results never depend on the
+// thread count. When an input walks the two innermost dims in the opposite
+// order to the output (a transposed input), blocks are kTileSize x kTileSize
+// tiles instead, so the strided reads of a tile stay in cache, and threads
+// split the work by tile.
 // Inputs never overlap partially with the output: callers copy such inputs
 // first (an input that is exactly the output, as in x.add_(x), is fine
 // because element i is read before it is written).
@@ -62,7 +68,7 @@ inline constexpr int64_t kGrainSize = 32768;
 inline constexpr int64_t kTileSize = 8;
 
 // parallel_for: calls f(begin, end) over chunks of [0, n); OpenMP threads when
-// n >= grain and not already inside a parallel region.
+// n >= grain and not already inside a parallel region (See Note [parallel_for chunks]).
 void parallel_for(int64_t n, int64_t grain, absl::FunctionRef<void(int64_t, int64_t)> f);
 
 // TensorIterator: the iteration plan for out = f(inputs...). See Note [TensorIterator].
@@ -153,7 +159,7 @@ inline uint32_t select_bits(bool c, uint32_t a, uint32_t b) {
 // branches or loops (the FP16 library's algorithms, as c10::Half uses), so
 // loops over f16 vectorize. Bit-identical to Half::to_float / Half::from_float
 // for every input, NaN payloads included (copy_test checks).
-inline float half_bits_to_float(uint16_t h) {
+__attribute__((always_inline)) inline float half_bits_to_float(uint16_t h) {
   const uint32_t w = uint32_t{h} << 16;
   const uint32_t sign = w & 0x80000000u;
   const uint32_t two_w = w + w;
@@ -164,7 +170,7 @@ inline float half_bits_to_float(uint16_t h) {
   bits = select_bits((h & 0x7c00u) == 0x7c00u, 0x7f800000u | ((uint32_t{h} & 0x3ffu) << 13), bits);
   return std::bit_cast<float>(sign | bits);
 }
-inline uint16_t float_to_half_bits(float f) {
+__attribute__((always_inline)) inline uint16_t float_to_half_bits(float f) {
   const uint32_t w = std::bit_cast<uint32_t>(f);
   const uint32_t shl1_w = w + w;
   const uint32_t sign = w & 0x80000000u;
@@ -201,12 +207,81 @@ template <class T> struct Arg<T, false> {
 
 template <class... T> struct TypeList {};
 
+// HasFastPath<F, A...>: f has a vectorizable fast path for arguments A (See
+// Note [Functor fast paths] in elementwise_ops.h).
+template <class F, class... A>
+concept HasFastPath = requires(const F& f, A... a) {
+  f.fast(a...);
+  { f.needs_exact(a...) } -> std::convertible_to<bool>;
+};
+
+// kFastPathBlock: elements checked with needs_exact before a fast-path block runs.
+inline constexpr int64_t kFastPathBlock = 256;
+
+// contiguous_body: out[i] = f(args[i]...) over a contiguous row; bit k of
+// kMask marks input k as one broadcast value.
 template <unsigned kMask, class Out, class... In, class F, size_t... I>
-inline void contiguous_loop(char** data, int64_t n, const F& f, TypeList<In...>, std::index_sequence<I...>) {
+__attribute__((always_inline)) inline void contiguous_body(char** data, int64_t n, const F& f, TypeList<In...>,
+                                                           std::index_sequence<I...>) {
   Out* out = reinterpret_cast<Out*>(data[0]);
   std::tuple<Arg<In, ((kMask >> I) & 1u) != 0>...> args{Arg<In, ((kMask >> I) & 1u) != 0>(data[1 + I])...};
-  OPSPEC_SIMD
-  for (int64_t i = 0; i < n; ++i) store(out + i, f(std::get<I>(args)[i]...));
+  if constexpr (HasFastPath<F, opmath_t<In>...>) {
+    // Blocks whose inputs all take the fast path run it vectorized; a block
+    // with an input that needs the exact path runs operator() per element.
+    for (int64_t b = 0; b < n; b += kFastPathBlock) {
+      const int64_t e = std::min(n, b + kFastPathBlock);
+      unsigned exact = 0;
+      OPSPEC_SIMD_OR_REDUCTION(exact)
+      for (int64_t i = b; i < e; ++i) exact |= f.needs_exact(std::get<I>(args)[i]...) ? 1u : 0u;
+      if (exact == 0) {
+        OPSPEC_SIMD
+        for (int64_t i = b; i < e; ++i) store(out + i, f.fast(std::get<I>(args)[i]...));
+      } else {
+        for (int64_t i = b; i < e; ++i) store(out + i, f(std::get<I>(args)[i]...));
+      }
+    }
+  } else {
+    OPSPEC_SIMD
+    for (int64_t i = 0; i < n; ++i) store(out + i, f(std::get<I>(args)[i]...));
+  }
+}
+
+// Note [Wide vector clones]
+// The transcendental functors (kComputeBound in elementwise_ops.h) are limited
+// by arithmetic, not memory bandwidth, so their f32 loops are compiled three
+// times, for AVX-512 (x86-64-v4), AVX2 (x86-64-v3) and baseline x86-64, and
+// the widest the CPU runs is picked once at load time (GCC's target_clones,
+// an ifunc), as PyTorch's CPU-capability dispatch does; the binary still runs
+// on any x86-64. Results do not depend on the clone: each element goes
+// through the same IEEE operations (-ffp-contract=off forms no FMA), only
+// more of them per instruction. Other compilers and architectures, and ASan
+// builds (which check the code, not its speed), build the loop once for the
+// build's target.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
+#define OPSPEC_WIDE_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define OPSPEC_WIDE_CLONES
+#endif
+
+// ComputeBound<F, In...>: F is a transcendental functor computing in float.
+template <class F, class... In>
+concept ComputeBound = F::kComputeBound && (std::is_same_v<opmath_t<In>, float> && ...);
+
+template <unsigned kMask, class Out, class... In, class F, size_t... I>
+OPSPEC_WIDE_CLONES void contiguous_wide(char** data, int64_t n, const F& f, TypeList<In...> types,
+                                        std::index_sequence<I...> seq) {
+  contiguous_body<kMask, Out>(data, n, f, types, seq);
+}
+
+// contiguous_loop: contiguous_body, through the wide clones for compute-bound
+// functors over non-broadcast inputs (See Note [Wide vector clones]).
+template <unsigned kMask, class Out, class... In, class F, size_t... I>
+inline void contiguous_loop(char** data, int64_t n, const F& f, TypeList<In...> types, std::index_sequence<I...> seq) {
+  if constexpr (kMask == 0 && ComputeBound<F, In...>) {
+    contiguous_wide<kMask, Out>(data, n, f, types, seq);
+  } else {
+    contiguous_body<kMask, Out>(data, n, f, types, seq);
+  }
 }
 
 template <class Out, class... In, class F, size_t... I>

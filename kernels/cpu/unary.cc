@@ -19,9 +19,9 @@ Tensor unary_float_cpu(const Tensor& self, std::string_view op_name, Op op) {
   if (out.numel() == 0) return out;
   const Tensor in[] = {cast_for_compute(self, m.compute_dtype)};
   TensorIterator iter(out, in);
-  OPSPEC_DISPATCH_FLOATING_DTYPES(m.compute_dtype, op_name, [&] {
-    cpu_kernel<scalar_t, scalar_t>(iter, [op](opmath_t<scalar_t> x) { return op(x); });
-  });
+  // The functor itself, not a lambda around it, so cpu_kernel sees its fast
+  // path (See Note [Functor fast paths]).
+  OPSPEC_DISPATCH_FLOATING_DTYPES(m.compute_dtype, op_name, [&] { cpu_kernel<scalar_t, scalar_t>(iter, op); });
   return out;
 }
 
