@@ -66,7 +66,7 @@ void run_debug_mode(benchmark::State& state, bool hashed) {
   int64_t n = 0;
   for (auto _ : state) {
     benchmark::DoNotOptimize(ops::add(a, b));
-    if (++n % 100000 == 0) dm.reset();  // keep memory bounded
+    if (++n % 10000 == 0) dm.reset();  // a log of 10k ops, a large real program; bounds memory
   }
 }
 void BM_Dispatch_debug_mode(benchmark::State& state) { run_debug_mode(state, false); }
