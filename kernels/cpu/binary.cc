@@ -12,26 +12,11 @@
 namespace opspec::internal {
 namespace {
 
-
-// Note [Small contiguous fast path]
-// For a few elements, building a TensorIterator (shapes, strides, dim
-// coalescing) costs more than the arithmetic; a 1-element add spent most of
-// its time there. When out, a and b are contiguous, hold out's dtype and as
-// many elements (so element i of each lines up), and the work is below one
-// parallel grain, the loop runs directly over the three buffers with the same
-// functor, load and store as cpu_kernel, so results are bit-identical.
-bool small_contiguous(const Tensor& out, const Tensor& a, const Tensor& b) {
-  const int64_t n = out.numel();
-  return n < kGrainSize && out.is_contiguous() && a.is_contiguous() && b.is_contiguous() &&
-         a.dtype() == out.dtype() && b.dtype() == out.dtype() && a.numel() == n && b.numel() == n;
-}
-
 // arith_into: out = make<T>()(a, b) for out's dtype T, a and b cast to T.
 // kFloatingOnly skips instantiating integer loops for ops that never need them.
 template <bool kFloatingOnly = false, class Make>
 void arith_into(const Tensor& out, const Tensor& a, const Tensor& b, std::string_view op, const Make& make) {
   if (out.numel() == 0) return;
-  const bool small = small_contiguous(out, a, b);
   OPSPEC_DISPATCH_ALL_DTYPES(out.dtype(), op, [&] {
     if constexpr (kFloatingOnly && !std::is_floating_point_v<opmath_t<scalar_t>>) {
       OPSPEC_INTERNAL_ASSERT(false);
@@ -39,14 +24,7 @@ void arith_into(const Tensor& out, const Tensor& a, const Tensor& b, std::string
       using C = arith_t<scalar_t>;
       const auto f = make.template operator()<scalar_t>();
       const auto g = [f](opmath_t<scalar_t> x, opmath_t<scalar_t> y) { return f(static_cast<C>(x), static_cast<C>(y)); };
-      if (small) {  // See Note [Small contiguous fast path].
-        const auto* pa = static_cast<const scalar_t*>(a.raw_data());
-        const auto* pb = static_cast<const scalar_t*>(b.raw_data());
-        auto* po = static_cast<scalar_t*>(out.raw_data());
-        const int64_t n = out.numel();
-        for (int64_t i = 0; i < n; ++i) loops_detail::store(po + i, g(loops_detail::load(pa[i]), loops_detail::load(pb[i])));
-        return;
-      }
+      if (small_contiguous_kernel<scalar_t, scalar_t, scalar_t>(g, out, a, b)) return;  // See Note [Small contiguous fast path].
       const Tensor in[] = {cast_for_compute(a, out.dtype()), cast_for_compute(b, out.dtype())};
       TensorIterator iter(out, in);
       cpu_kernel<scalar_t, scalar_t, scalar_t>(iter, g);

@@ -340,4 +340,28 @@ void cpu_kernel(const TensorIterator& iter, const F& f) {
   });
 }
 
+// Note [Small contiguous fast path]
+// For a few elements, building a TensorIterator (shapes, strides, dim
+// coalescing) costs more than the arithmetic: a 1-element add spent most of
+// its time there. When out and every input are contiguous, already hold the
+// kernel's dtypes and as many elements (so element i of each lines up), and
+// the work is below one parallel grain, small_contiguous_kernel runs the
+// contiguous loop cpu_kernel would run on the one row, straight over the
+// buffers, so results are bit-identical; otherwise it returns false and the
+// caller builds the iterator (casting inputs as it must).
+
+// small_contiguous_kernel<Out, In...>(f, out, in...): out = f(in...) with no
+// TensorIterator when the Note's conditions hold; false (nothing done) if not.
+template <class Out, class... In, class F, class... Ts>
+bool small_contiguous_kernel(const F& f, const Tensor& out, const Ts&... in) {
+  static_assert(sizeof...(In) == sizeof...(Ts), "one input tensor per input type");
+  const int64_t n = out.numel();
+  if (n >= kGrainSize || !out.is_contiguous() || out.dtype() != dtype_of<Out>()) return false;
+  if (!((in.is_contiguous() && in.numel() == n && in.dtype() == dtype_of<In>()) && ...)) return false;
+  char* data[] = {static_cast<char*>(out.raw_data()), static_cast<char*>(in.raw_data())...};
+  loops_detail::contiguous_loop<0u, Out>(data, n, f, loops_detail::TypeList<In...>{},
+                                          std::index_sequence_for<In...>{});
+  return true;
+}
+
 }  // namespace opspec::internal

@@ -17,11 +17,13 @@ Tensor unary_float_cpu(const Tensor& self, std::string_view op_name, Op op) {
   require_cpu_device(m.device, op_name);
   Tensor out = make_tensor(m.sizes, m.result_dtype, kCPU);
   if (out.numel() == 0) return out;
-  const Tensor in[] = {cast_for_compute(self, m.compute_dtype)};
-  TensorIterator iter(out, in);
-  // The functor itself, not a lambda around it, so cpu_kernel sees its fast
+  // The functor itself, not a lambda around it, so the loops see its fast
   // path (See Note [Functor fast paths]).
-  OPSPEC_DISPATCH_FLOATING_DTYPES(m.compute_dtype, op_name, [&] { cpu_kernel<scalar_t, scalar_t>(iter, op); });
+  OPSPEC_DISPATCH_FLOATING_DTYPES(m.compute_dtype, op_name, [&] {
+    if (small_contiguous_kernel<scalar_t, scalar_t>(op, out, self)) return;  // See Note [Small contiguous fast path].
+    const Tensor in[] = {cast_for_compute(self, m.compute_dtype)};
+    cpu_kernel<scalar_t, scalar_t>(TensorIterator(out, in), op);
+  });
   return out;
 }
 
@@ -32,13 +34,14 @@ Tensor unary_keep_cpu(const Tensor& self, std::string_view op_name, Op op) {
   require_cpu_device(m.device, op_name);
   Tensor out = make_tensor(m.sizes, m.result_dtype, kCPU);
   if (out.numel() == 0) return out;
-  const Tensor in[] = {self};
-  TensorIterator iter(out, in);
   OPSPEC_DISPATCH_ALL_DTYPES(m.compute_dtype, op_name, [&] {
     if constexpr (std::is_same_v<scalar_t, bool>) {
       OPSPEC_INTERNAL_ASSERT(false);
     } else {
-      cpu_kernel<scalar_t, scalar_t>(iter, [op](opmath_t<scalar_t> x) { return op(x); });
+      const auto f = [op](opmath_t<scalar_t> x) { return op(x); };
+      if (small_contiguous_kernel<scalar_t, scalar_t>(f, out, self)) return;  // See Note [Small contiguous fast path].
+      const Tensor in[] = {self};
+      cpu_kernel<scalar_t, scalar_t>(TensorIterator(out, in), f);
     }
   });
   return out;

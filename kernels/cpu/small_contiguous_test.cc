@@ -1,6 +1,6 @@
-// binary_fast_path_test.cc: the small contiguous path of binary arithmetic
-// (Note [Small contiguous fast path]) gives bit-identical results to the
-// TensorIterator path it skips, for every dtype, alpha, and in place.
+// small_contiguous_test.cc: small_contiguous_kernel (Note [Small contiguous
+// fast path]) gives bit-identical results to the TensorIterator path it
+// skips: binary arithmetic for every dtype, alpha and in place; unary ops.
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -41,6 +41,19 @@ INSTANTIATE_TEST_SUITE_P(AllDtypes, SmallContiguousTest,
                          ::testing::Values(DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16,
                                            DType::kInt64, DType::kInt32),
                          [](const auto& info) { return std::string(dtype_short_name(info.param)); });
+
+TEST_P(SmallContiguousTest, UnaryOpsMatchTheIteratorPathBitForBit) {
+  const DType dtype = GetParam();
+  const bool floating = dtype != DType::kInt64 && dtype != DType::kInt32;
+  const Tensor a = ops::to(floating ? ops::randn({37}) * 4 : ops::arange(-18, 19), dtype);
+  const Tensor sa = strided(a);
+  EXPECT_TRUE(ops::equal(ops::relu(a), ops::relu(sa)));
+  EXPECT_TRUE(ops::equal(ops::abs(a), ops::abs(sa)));
+  EXPECT_TRUE(ops::equal(ops::neg(a), ops::neg(sa)));
+  EXPECT_TRUE(ops::equal(ops::sin(a), ops::sin(sa)));  // integers compute in f32 (a cast first)
+  EXPECT_TRUE(ops::equal(ops::exp(a), ops::exp(sa)));
+  EXPECT_TRUE(ops::equal(ops::tanh(a), ops::tanh(sa)));
+}
 
 TEST(SmallContiguousTest, MixedDtypesAndBroadcastsStillPromote) {
   const Tensor a = ops::arange(0, 4);  // i64
