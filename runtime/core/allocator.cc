@@ -77,6 +77,22 @@ struct SmallBlockCache {
   size_t counts[kSmallClasses] = {};
   // Tensors that outlive the thread's cache (statics freed at exit) bypass it.
   bool destroyed = false;
+
+  // take: a cached block of class cls, or null.
+  void* take(size_t cls) {
+    Node* n = heads[cls];
+    if (n == nullptr) return nullptr;
+    heads[cls] = n->next;
+    --counts[cls];
+    return n;
+  }
+  // keep: caches block p of class cls; false when that list is full or the cache is gone.
+  bool keep(void* p, size_t cls) {
+    if (destroyed || counts[cls] == kCachedPerClass) return false;
+    heads[cls] = new (p) Node{heads[cls]};
+    ++counts[cls];
+    return true;
+  }
   ~SmallBlockCache() {
     for (Node*& head : heads) {
       while (head != nullptr) std::free(std::exchange(head, head->next));
@@ -92,13 +108,8 @@ class CpuAllocator final : public Allocator {
   void* allocate(size_t nbytes) override {
     if (nbytes == 0) return nullptr;
     const size_t cls = (nbytes - 1) / kAlignment;  // size class: rounded up to 64 bytes
-    void* p = nullptr;
-    if (cls < kSmallClasses && small_blocks.heads[cls] != nullptr) {
-      SmallBlockCache::Node* n = small_blocks.heads[cls];
-      small_blocks.heads[cls] = n->next;
-      --small_blocks.counts[cls];
-      p = n;
-    } else {
+    void* p = cls < kSmallClasses ? small_blocks.take(cls) : nullptr;
+    if (p == nullptr) {
       p = std::aligned_alloc(kAlignment, (cls + 1) * kAlignment);
       OPSPEC_CHECK(p != nullptr, "CPU out of memory: tried to allocate ", nbytes, " bytes");
     }
@@ -109,14 +120,7 @@ class CpuAllocator final : public Allocator {
     if (ptr == nullptr) return;
     record_free(nbytes);
     const size_t cls = (nbytes - 1) / kAlignment;
-    if (cls < kSmallClasses && small_blocks.counts[cls] < kCachedPerClass && !small_blocks.destroyed) {
-      auto* n = static_cast<SmallBlockCache::Node*>(ptr);
-      n->next = small_blocks.heads[cls];
-      small_blocks.heads[cls] = n;
-      ++small_blocks.counts[cls];
-      return;
-    }
-    std::free(ptr);
+    if (cls >= kSmallClasses || !small_blocks.keep(ptr, cls)) std::free(ptr);
   }
 };
 
