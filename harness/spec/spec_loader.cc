@@ -44,7 +44,6 @@ constexpr size_t kMaxRegexCheck = 4096;  // longer `error:` patterns are left to
 
 using YAML::Node;
 
-std::string quoted_list(const std::vector<std::string_view>& names) { return join(names, ", "); }
 
 int64_t numel_of(const SizeVec& shape) {
   int64_t n = 1;
@@ -179,7 +178,7 @@ std::optional<InputSpec> Loader::parse_input(const Entry& e, const std::string& 
               str_cat("init '", *s, "' needs its value: write init: {", *s, *s == "full" ? ": 2.5}" : ": [1, 2, 3]}"));
       } else if (std::find(kKinds.begin(), kKinds.end(), *s) == kKinds.end()) {
         error(val_pos(*init),
-              str_cat("unknown init '", *s, "'", did_you_mean(*s, kKinds), " (allowed: ", quoted_list(kKinds), ")"));
+              str_cat("unknown init '", *s, "'", did_you_mean(*s, kKinds), " (allowed: ", join(kKinds, ", "), ")"));
       } else {
         in.init = *s, in.values.clear(), in.fill = 0;
       }
@@ -247,7 +246,7 @@ std::vector<InputSpec> Loader::parse_inputs(const Entry& e, const std::string& w
         std::vector<std::string_view> names;
         for (const InputSpec& in : *base) names.push_back(in.name);
         error(key_pos(x), str_cat("'", x.name, "' is not an input of ", where, did_you_mean(x.name, names),
-                                  " (inputs: ", quoted_list(names), ")"));
+                                  " (inputs: ", join(names, ", "), ")"));
         continue;
       }
       b = &*it;
@@ -292,7 +291,7 @@ bool Loader::read_fixture(const Entry& e, CaseSpec& c, bool have_inputs) {
     for (const Fixture* g : list_fixtures()) names.push_back(g->name);
     c.load_error =
         str_cat(loc(val_pos(e)), ": unknown fixture '", *name, "'", did_you_mean(*name, names),
-                names.empty() ? " (no fixtures are registered)" : str_cat(" (registered: ", quoted_list(names), ")"));
+                names.empty() ? " (no fixtures are registered)" : str_cat(" (registered: ", join(names, ", "), ")"));
     return have_inputs;
   }
   if (!have_inputs) {
@@ -315,8 +314,8 @@ bool Loader::read_fixture(const Entry& e, CaseSpec& c, bool have_inputs) {
     std::vector<std::string_view> want, got;
     for (const FixtureInput& fi : f->inputs) want.push_back(fi.name);
     for (const InputSpec& in : c.inputs) got.push_back(in.name);
-    c.load_error = str_cat(loc(val_pos(e)), ": fixture '", *name, "' takes inputs (", quoted_list(want),
-                           ") but the case gives (", quoted_list(got), ")");
+    c.load_error = str_cat(loc(val_pos(e)), ": fixture '", *name, "' takes inputs (", join(want, ", "),
+                           ") but the case gives (", join(got, ", "), ")");
     return true;
   }
   c.inputs = std::move(ordered);
@@ -349,7 +348,7 @@ void Loader::parse_marks(const Entry& e, const CaseSpec& c, bool inputs_known,
         std::vector<std::string_view> names;
         for (const InputSpec& i : c.inputs) names.push_back(i.name);
         error(p, str_cat("'", e.name, "' entry '", *s, "': '", name, "' is not an input of case '", c.name, "'",
-                         did_you_mean(name, names), " (inputs: ", quoted_list(names), ")"));
+                         did_you_mean(name, names), " (inputs: ", join(names, ", "), ")"));
         continue;
       }
       if (dim >= static_cast<int64_t>(in->shape.size())) {
@@ -615,7 +614,7 @@ void Loader::parse_case(const Node& n, int index, const Defaults& defaults, Suit
     for (const std::string& s : get_string_list(*x).value_or(std::vector<std::string>{})) {
       if (std::find(kConds.begin(), kConds.end(), s) == kConds.end()) {
         error(val_pos(*x), str_cat("unknown skip_if condition '", s, "'", did_you_mean(s, kConds),
-                                   " (allowed: ", quoted_list(kConds), ")"));
+                                   " (allowed: ", join(kConds, ", "), ")"));
       }
       c.skip_if.push_back(s);
     }

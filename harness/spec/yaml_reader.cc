@@ -57,7 +57,6 @@ bool is_float_text(std::string_view s) {
   return i == s.size();
 }
 
-std::string quoted_list(Names names) { return join(names, ", "); }
 
 // nesting_too_deep: the position where flow brackets or `- - -` chains first
 // nest deeper than kMaxNesting, if they do. A rough count (quotes and block
@@ -241,7 +240,7 @@ std::optional<MapView> YamlReader::read_map(const Node& n, Pos where, std::strin
     if (allowed.size() != 0 && std::find(allowed.begin(), allowed.end(), e.name) == allowed.end()) {
       view.had_unknown = true;
       error(kp, str_cat("unknown key '", e.name, "' ", context, did_you_mean(e.name, allowed),
-                        " (allowed: ", quoted_list(allowed), ")"));
+                        " (allowed: ", join(allowed, ", "), ")"));
       continue;
     }
     if (const Entry* first = view.get(e.name)) {
