@@ -169,30 +169,34 @@ int64_t DebugMode::tensor_id(const Tensor& t) {
 
 RecordedValue DebugMode::record_value(const Value& v, const Argument* arg) {
   RecordedValue r;
+  record_value_into(r, v, arg);
+  return r;
+}
+
+// Fills r (fresh) in place: the log's entries are appended, never moved in.
+void DebugMode::record_value_into(RecordedValue& r, const Value& v, const Argument* arg) {
   if (arg != nullptr) {
     r.type = &arg->type;
     if (arg->kwarg_only) r.name = arg->name;
   }
   auto record_tensor = [&](const Tensor& t) {
-    RecordedTensor rt;
+    RecordedTensor& rt = r.tensors.emplace_back();
     rt.dtype = t.dtype();
     rt.sizes.assign(t.sizes().begin(), t.sizes().end());
     rt.fake = is_fake(t);
     if (options_.record_ids) rt.id = tensor_id(t);
-    return rt;
   };
   if (v.is_tensor() && v.to_tensor().defined() && !v.to_tensor().is_wrapped_number()) {
     r.kind = RecordedValue::Kind::kTensor;
-    r.tensors.push_back(record_tensor(v.to_tensor()));
+    record_tensor(v.to_tensor());
   } else if (v.is_tensor() && v.to_tensor().defined()) {
     r.value = Value(v.to_scalar());  // wrapped numbers print as the Python number
   } else if (v.is_tensor_list()) {
     r.kind = RecordedValue::Kind::kTensorList;
-    for (const Tensor& t : v.to_tensor_list()) r.tensors.push_back(record_tensor(t));
+    for (const Tensor& t : v.to_tensor_list()) record_tensor(t);
   } else {
     r.value = v;
   }
-  return r;
 }
 
 bool DebugMode::dispatch(OpCall& call) {
@@ -212,7 +216,7 @@ bool DebugMode::dispatch(OpCall& call) {
   entry.name = call.name();
   const auto shown = shown_arguments(schema, call.stack());
   entry.args.reserve(shown.size());
-  for (size_t i : shown) entry.args.push_back(record_value(call.arg(i), &schema.arguments()[i]));
+  for (size_t i : shown) record_value_into(entry.args.emplace_back(), call.arg(i), &schema.arguments()[i]);
   if (options_.record_stack_trace) {
     if (const std::source_location* site = current_call_site()) entry.site = *site;
     if (options_.full_stack_traces) entry.stack = symbolized_stack();
@@ -247,7 +251,7 @@ bool DebugMode::dispatch(OpCall& call) {
   if (options_.record_output) {
     done.has_outputs = true;
     done.outputs.reserve(results.size());
-    for (const Value& v : results) done.outputs.push_back(record_value(v, nullptr));
+    for (const Value& v : results) record_value_into(done.outputs.emplace_back(), v, nullptr);
   }
   if (hash_this) {
     done.hashed = true;

@@ -209,6 +209,7 @@ class DebugMode : public DispatchMode {
   friend class KernelRecord;
   int64_t tensor_id(const Tensor& t);
   RecordedValue record_value(const Value& v, const Argument* arg);
+  void record_value_into(RecordedValue& r, const Value& v, const Argument* arg);
   void record_function_call(OpCall& call);
   void enter_module(std::string_view fqn);
   void exit_module();

@@ -1,6 +1,7 @@
 // small_contiguous_test.cc: small_contiguous_kernel (Note [Small contiguous
 // fast path]) gives bit-identical results to the TensorIterator path it
-// skips: binary arithmetic for every dtype, alpha and in place; unary ops.
+// skips: binary arithmetic for every dtype, alpha and in place, scalar
+// operands; unary ops.
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -53,6 +54,26 @@ TEST_P(SmallContiguousTest, UnaryOpsMatchTheIteratorPathBitForBit) {
   EXPECT_TRUE(ops::equal(ops::sin(a), ops::sin(sa)));  // integers compute in f32 (a cast first)
   EXPECT_TRUE(ops::equal(ops::exp(a), ops::exp(sa)));
   EXPECT_TRUE(ops::equal(ops::tanh(a), ops::tanh(sa)));
+}
+
+TEST_P(SmallContiguousTest, ScalarOperandsMatchTheIteratorPathBitForBit) {
+  // Wrapped C++ scalars are f64, i64 or bool tensors of one element, converted
+  // on the fast path as the iterator path converts them (copy_into).
+  const DType dtype = GetParam();
+  const bool floating = dtype != DType::kInt64 && dtype != DType::kInt32;
+  const Tensor a = ops::to(floating ? ops::randn({37}) * 3 : ops::arange(-18, 19), dtype);
+  const Tensor sa = strided(a);
+  EXPECT_TRUE(ops::equal(ops::mul(a, 3), ops::mul(sa, 3)));
+  EXPECT_TRUE(ops::equal(ops::add(a, 7), ops::add(sa, 7)));
+  EXPECT_TRUE(ops::equal(ops::add(a, true), ops::add(sa, true)));
+  if (floating) {
+    EXPECT_TRUE(ops::equal(ops::mul(a, 0.1), ops::mul(sa, 0.1)));  // 0.1 rounds to the dtype first
+    EXPECT_TRUE(ops::equal(ops::div(a, 0.3), ops::div(sa, 0.3)));
+    EXPECT_TRUE(ops::equal(ops::add(a, 1e-3, 2), ops::add(sa, 1e-3, 2)));
+  }
+  const Tensor one = ops::to(ops::full({1}, 2.5), dtype);  // a one-element tensor, left or right
+  EXPECT_TRUE(ops::equal(ops::sub(one, a), ops::sub(one, sa)));
+  EXPECT_TRUE(ops::equal(ops::mul(a, one), ops::mul(sa, one)));
 }
 
 TEST(SmallContiguousTest, MixedDtypesAndBroadcastsStillPromote) {

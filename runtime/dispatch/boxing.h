@@ -140,7 +140,7 @@ void call_unboxed_from_stack(Ret (*fn)(Args...), Stack& stack, std::index_sequen
 template <class... Args>
 Stack box_args(const Args&... args) {
   Stack s;
-  s.reserve(sizeof...(Args));
+  if constexpr (sizeof...(Args) > kStackInline) s.reserve(sizeof...(Args));
   (s.emplace_back(args), ...);
   return s;
 }

@@ -121,9 +121,23 @@ void run_chain(const OperatorHandle& op, DispatchKeySet ks, DispatchKey key, con
   if (!handled && !call.proceeded()) run_chain(op, ks, key, chain, i + 1, stack);
 }
 
+// run_only_mode: run_chain for a chain of one mode, without building the
+// chain (one active mode, no subclass, is how nearly every mode runs).
+// `active` is the mode's own stack entry or infra slot, which popping empties.
+void run_only_mode(const OperatorHandle& op, DispatchKeySet ks, DispatchKey key,
+                   const std::shared_ptr<DispatchMode>& active, Stack& stack) {
+  DispatchMode& mode = *active;
+  TemporarilyPopped popped(active);  // owns the mode until it is pushed back
+  auto next = [&](Stack& s) {
+    ExcludeDispatchKeyGuard exclude(key);
+    Dispatcher::singleton().redispatch_boxed(op, ks & DispatchKeySet::below(key), s);
+  };
+  OpCall call(op, stack, next);
+  if (!mode.dispatch(call) && !call.proceeded()) next(stack);
+}
+
 // See Note [Mode and subclass order].
 void python_fallback(const OperatorHandle& op, DispatchKeySet ks, Stack& stack) {
-  HandlerChain chain;
   // Few calls see a subclassed tensor: look once, and skip the three scans.
   bool subclassed = false;
   for (const Value& v : stack) {
@@ -131,6 +145,13 @@ void python_fallback(const OperatorHandle& op, DispatchKeySet ks, Stack& stack) 
     if (v.is_tensor_list()) subclassed = true;  // rare: let add_subclasses look
   }
   const auto& user = tls_modes.stacks[0];
+  const int infra_modes = (tls_modes.infra[0] ? 1 : 0) + (tls_modes.infra[1] ? 1 : 0);
+  if (!subclassed && user.size() + infra_modes == 1) {
+    run_only_mode(op, ks, DispatchKey::kPython,
+                  !user.empty() ? user.back() : tls_modes.infra[0] ? tls_modes.infra[0] : tls_modes.infra[1], stack);
+    return;
+  }
+  HandlerChain chain;
   for (auto it = user.rbegin(); it != user.rend(); ++it) chain.push_back({*it, nullptr});
   if (subclassed) add_subclasses(stack, ModeKind::kUser, chain);
   if (tls_modes.infra[0]) chain.push_back({tls_modes.infra[0], nullptr});
@@ -141,8 +162,9 @@ void python_fallback(const OperatorHandle& op, DispatchKeySet ks, Stack& stack) 
 }
 
 void mode_stack_fallback(DispatchKey key, const OperatorHandle& op, DispatchKeySet ks, Stack& stack) {
-  HandlerChain chain;
   const auto& modes = tls_modes.stacks[stack_index(key)];
+  if (modes.size() == 1) return run_only_mode(op, ks, key, modes.back(), stack);
+  HandlerChain chain;
   for (auto it = modes.rbegin(); it != modes.rend(); ++it) chain.push_back({*it, nullptr});
   run_chain(op, ks, key, chain, 0, stack);
 }

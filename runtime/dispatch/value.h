@@ -8,6 +8,7 @@
 #include <variant>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "runtime/core/device.h"
 #include "runtime/core/dtype.h"
 #include "runtime/core/scalar.h"
@@ -88,6 +89,9 @@ class Value {
 };
 
 // Stack: the boxed arguments of a call on entry, its results on return.
-using Stack = std::vector<Value>;
+// Inline room for kStackInline values: nearly every op has fewer arguments,
+// so a boxed call (a mode, the graph runner) allocates no stack memory.
+inline constexpr size_t kStackInline = 6;
+using Stack = absl::InlinedVector<Value, kStackInline>;
 
 }  // namespace opspec
