@@ -33,6 +33,9 @@ opspec_install_deps() {
 opspec_configure_and_build() {
   local build_type="${1:-RelWithDebInfo}"
   shift || true
-  cmake -S "$OPSPEC_ROOT" -B "$OPSPEC_BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="$build_type" "$@" >/dev/null
+  # The CUDA backend (issue 8) is not yet verified on a GPU nor timed cold in
+  # CI, so CI builds it only when asked (OPSPEC_CUDA=AUTO|ON); users get AUTO.
+  cmake -S "$OPSPEC_ROOT" -B "$OPSPEC_BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="$build_type" \
+    -DOPSPEC_CUDA="${OPSPEC_CUDA:-OFF}" "$@" >/dev/null
   cmake --build "$OPSPEC_BUILD_DIR" -j "$(nproc)"
 }

@@ -10,7 +10,9 @@
 # opspecConfig.cmake, which finds every dependency the exported targets name.
 # Static libraries carry their PRIVATE dependencies as $<LINK_ONLY:...> link
 # items, so the config finds those too (OpenMP, BLAS, xxHash, yaml-cpp,
-# nlohmann_json), not only the PUBLIC ones (Threads, absl, GTest).
+# nlohmann_json), not only the PUBLIC ones (Threads, absl, GTest), and, in a
+# build with the CUDA backend (See Note [CUDA build]), the CUDA toolkit
+# (cudart, cuBLAS, NVRTC): OPSPEC_PACKAGE_CUDA below tells the config.
 # The builtin fixtures (fixtures/, an OBJECT library so that their
 # OPSPEC_FIXTURE static registrars are never dropped by the linker) are
 # installed as object files: linking opspec::fixtures puts them into the
@@ -77,6 +79,13 @@ install(EXPORT opspecTargets
   NAMESPACE opspec::
   FILE opspecTargets.cmake
   DESTINATION ${OPSPEC_INSTALL_CMAKEDIR})
+
+# Whether the installed runtime library links CUDA (substituted into opspecConfig.cmake).
+if(OPSPEC_CUDA_ENABLED)
+  set(OPSPEC_PACKAGE_CUDA TRUE)
+else()
+  set(OPSPEC_PACKAGE_CUDA FALSE)
+endif()
 
 configure_package_config_file(
   ${PROJECT_SOURCE_DIR}/cmake/opspecConfig.cmake.in

@@ -1,5 +1,6 @@
 // tensor_hash.cc: norm, hash_tensor (xor) and bitwise hashes over the raw
-// data of CPU tensors of any dtype and strides, without the dispatcher.
+// data of CPU tensors of any dtype and strides, without the dispatcher;
+// device (cuda) tensors are hashed by their backend through the device seam.
 #include "harness/tensor_hash.h"
 
 #include <xxhash.h>
@@ -21,6 +22,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "kernels/cpu/loops.h"  // half_bits_to_float
+#include "runtime/core/device_hooks.h"
 #include "runtime/core/scalar.h"
 
 namespace opspec {
@@ -97,6 +99,32 @@ void check_hashable(const Tensor& t, std::string_view fn) {
                t.device().is_meta() ? "a meta tensor" : "a fake tensor", ")");
   OPSPEC_CHECK(storage_device.is_cpu(), fn, ": tensor ", t.meta_str(),
                " has no host data to hash; copy it to cpu first");
+}
+
+// Device tensors (cuda) are hashed by their backend on the device, through
+// the device seam (See Note [Device seam] in runtime/core/device_hooks.h),
+// with the same results; only a backend that cannot makes the hash copy the
+// tensor's bytes to the host first.
+
+// on_device: t's data lives in device memory.
+bool on_device(const Tensor& t) {
+  if (!t.defined()) return false;
+  const Device d = t.impl()->storage()->device();
+  return !d.is_cpu() && !d.is_meta();
+}
+
+// host_copy: a cpu tensor with t's sizes, strides and values (the span of
+// storage t views, copied from its device).
+Tensor host_copy(const Tensor& t) {
+  int64_t extent = t.numel() == 0 ? 0 : 1;
+  for (int64_t d = 0; d < t.dim() && extent > 0; ++d) extent += (t.sizes()[d] - 1) * t.strides()[d];
+  const Tensor span = internal::make_tensor({extent}, t.dtype(), kCPU);
+  const Device from = t.impl()->storage()->device();
+  if (extent > 0) {
+    get_device_hooks(from.type).copy_bytes(span.raw_data(), kCPU, t.raw_data(), from,
+                                           static_cast<size_t>(extent * t.element_size()));
+  }
+  return internal::make_view(span, t.sizes(), t.strides(), 0);
 }
 
 // Layout: t's geometry in elements with size-1 dims dropped and dims that
@@ -402,18 +430,30 @@ bool operator==(const HashValue& a, const HashValue& b) {
 }
 
 double norm_hash(const Tensor& t) {
+  if (on_device(t)) {
+    const std::optional<double> h = get_device_hooks(t.impl()->storage()->device().type).norm_hash(t);
+    return h ? *h : norm_hash(host_copy(t));
+  }
   check_hashable(t, "norm_hash");
   if (t.numel() == 0) return 0.0;
   return OPSPEC_DISPATCH_ALL_DTYPES(t.dtype(), "norm_hash", [&] { return norm_impl<scalar_t>(t); });
 }
 
 uint64_t xor_hash(const Tensor& t) {
+  if (on_device(t)) {
+    const std::optional<uint64_t> h = get_device_hooks(t.impl()->storage()->device().type).xor_hash(t);
+    return h ? *h : xor_hash(host_copy(t));
+  }
   check_hashable(t, "xor_hash");
   if (t.numel() == 0) return 0;
   return OPSPEC_DISPATCH_ALL_DTYPES(t.dtype(), "xor_hash", [&] { return xor_impl<scalar_t>(t); });
 }
 
 uint64_t bitwise_hash(const Tensor& t) {
+  if (on_device(t)) {
+    const std::optional<uint64_t> h = get_device_hooks(t.impl()->storage()->device().type).bitwise_hash(t);
+    return h ? *h : bitwise_hash(host_copy(t));
+  }
   check_hashable(t, "bitwise_hash");
   const uint64_t seed = bitwise_seed(t);
   if (t.numel() == 0) return XXH3_64bits_withSeed(nullptr, 0, seed);

@@ -17,5 +17,8 @@ void register_linalg_kernels(Dispatcher& d);
 void register_factory_kernels(Dispatcher& d);
 // View ops: one device-independent kernel registered at CPU and Meta.
 void register_view_kernels(Dispatcher& d);
+// The kernels of the device backends this build has (CUDA when built), at
+// their dispatch keys; defined in kernels/device_backends.cc (See Note [Device seam]).
+void register_device_backends(Dispatcher& d);
 
 }  // namespace opspec::internal

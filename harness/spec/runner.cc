@@ -1,6 +1,7 @@
 // runner.cc: run_case. See Note [Running a case].
 #include "harness/spec/runner.h"
 
+#include <algorithm>
 #include <chrono>
 #include <regex>
 
@@ -17,6 +18,7 @@
 #include "harness/spec/case_inputs.h"
 #include "runtime/compile/controls.h"
 #include "runtime/compile/guards.h"
+#include "runtime/core/device_hooks.h"
 #include "runtime/dispatch/dispatcher.h"
 #include "runtime/dispatch/mode.h"
 
@@ -270,8 +272,9 @@ CaseResult case_result(const CaseRef& ref) {
 
 bool device_available(const std::string& device) {
   try {
-    Device d = Device::parse(device);
-    return !d.is_cuda();  // the CUDA backend is not built yet
+    const Device d = Device::parse(device);
+    if (!d.is_cuda()) return true;
+    return std::max<int>(d.index, 0) < get_device_hooks(d.type).device_count();
   } catch (const Error&) {
     return false;
   }

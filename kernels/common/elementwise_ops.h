@@ -9,12 +9,7 @@
 #include <type_traits>
 
 #include "kernels/common/vec_math.h"
-
-#ifdef __CUDACC__
-#define OPSPEC_HOST_DEVICE __host__ __device__
-#else
-#define OPSPEC_HOST_DEVICE
-#endif
+#include "runtime/core/host_device.h"
 // OPSPEC_FUNCTOR: a functor's call operator, always inlined so the loops that
 // call it stay vectorizable (GCC's inliner gives up on the larger math ones
 // in files that instantiate many loops).

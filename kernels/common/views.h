@@ -7,6 +7,10 @@
 
 #include "runtime/core/tensor.h"
 
+namespace opspec {
+class Library;
+}  // namespace opspec
+
 namespace opspec::internal {
 
 // Note [Device-independent views]
@@ -46,5 +50,9 @@ Tensor slice_kernel(const Tensor& self, int64_t dim, std::optional<int64_t> star
 Tensor select_kernel(const Tensor& self, int64_t dim, int64_t index);
 // alias_kernel: aten::alias, a view with self's geometry.
 Tensor alias_kernel(const Tensor& self);
+
+// register_view_kernels_at: every view kernel above at one backend key (CPU
+// and Meta at start-up, CUDA when the backend is built).
+void register_view_kernels_at(Library& lib, DispatchKey key);
 
 }  // namespace opspec::internal

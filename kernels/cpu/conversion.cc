@@ -2,15 +2,15 @@
 // copy_into (kernels/cpu/copy.h).
 #include "kernels/cpu/copy.h"
 #include "kernels/meta/elementwise_meta.h"
+#include "runtime/core/device_hooks.h"
 
 namespace opspec::internal {
 namespace {
 
+// A cuda tensor dispatches to the CUDA backend's kernels (CUDA outranks CPU),
+// so these kernels only see one where the backend is missing.
 void check_not_cuda(Device d, std::string_view op, std::string_view direction) {
-  if (d.is_cuda()) {
-    throw_not_implemented(str_cat(op, ": CUDA is not available in this build (cannot copy ", direction, " ",
-                                  d.str(), ")"));
-  }
+  if (d.is_cuda()) throw_not_implemented(str_cat(op, ": cannot copy ", direction, " ", d.str(), ": ", kNoCudaBackendMessage));
 }
 
 Tensor copy__cpu(const Tensor& self, const Tensor& src, bool non_blocking) {
@@ -40,9 +40,17 @@ Tensor to_copy_cpu(const Tensor& self, std::optional<DType> dtype, std::optional
   constexpr std::string_view kOp = "aten::_to_copy";
   const Device target = device.value_or(self.device());
   const DType dt = dtype.value_or(self.dtype());
-  check_not_cuda(target, kOp, "to");
   check_not_cuda(self.device(), kOp, "from");
   if (target.is_meta()) return make_tensor(self.sizes(), dt, kMeta);
+  if (!target.is_cpu()) {
+    // cpu -> device: convert on the host, then one copy (See Note [Device seam]).
+    DeviceHooks& hooks = get_device_hooks(target.type);
+    const Device dev = hooks.check_device(target, kOp);
+    const Tensor host = contiguous_cpu(self, dt);
+    Tensor out = make_tensor(self.sizes(), dt, dev);
+    if (out.numel() != 0) hooks.copy_bytes(out.raw_data(), dev, host.raw_data(), kCPU, static_cast<size_t>(out.nbytes()));
+    return out;
+  }
   Tensor out = make_tensor(self.sizes(), dt, kCPU);
   copy_into(out, self);
   return out;

@@ -141,6 +141,12 @@ class FusedProgram {
     unsigned uniform_mask = 0;
     void (*fn)(const Instr&, char* out, char* const* args, unsigned uniform_mask, int64_t n) = nullptr;
   };
+  // regs / instrs / input_reg / output_reg: the planned program, for code
+  // generators (kernels/cuda/fused_codegen.h); instrs are the live ones, in order.
+  const std::vector<Reg>& regs() const { return regs_; }
+  const std::vector<Instr>& instrs() const { return instrs_; }
+  int input_reg(int k) const { return input_regs_.at(static_cast<size_t>(k)); }
+  int output_reg(int k) const { return outputs_.at(static_cast<size_t>(k)); }
 
  private:
   friend void run_fused(const FusedProgram&, TensorList, TensorList);

@@ -14,6 +14,8 @@
 #include <utility>
 
 #include "absl/functional/function_ref.h"
+#include "kernels/common/elementwise_ops.h"
+#include "kernels/common/opmath.h"
 #include "runtime/core/tensor.h"
 
 #ifdef _OPENMP
@@ -122,18 +124,7 @@ void require_cpu_device(Device device, std::string_view op);
 // same order (then an input must be cloned before the output is written).
 bool partial_overlap(const Tensor& a, const Tensor& b);
 
-// OpMath<T>::type: the type values of storage type T are computed in: float
-// for f16/bf16 (See Note [Reduced precision math]), T itself otherwise.
-template <class T> struct OpMath { using type = T; };
-template <> struct OpMath<Half> { using type = float; };
-template <> struct OpMath<BFloat16> { using type = float; };
-template <class T> using opmath_t = typename OpMath<T>::type;
-
-// arith_t<T>: the compute type of arithmetic on storage type T; bool
-// arithmetic runs on int32 (add = or, mul = and, max = or, ...) and is stored
-// back as `!= 0`.
-template <class T>
-using arith_t = std::conditional_t<std::is_same_v<T, bool>, int32_t, opmath_t<T>>;
+// opmath_t and arith_t, the compute types, are in kernels/common/opmath.h.
 
 // scalar_as<T>: a Scalar (alpha, an exponent) as T's compute type, rounded to
 // T first as PyTorch's `scalar.to<scalar_t>()` does.
@@ -343,24 +334,71 @@ void cpu_kernel(const TensorIterator& iter, const F& f) {
 // Note [Small contiguous fast path]
 // For a few elements, building a TensorIterator (shapes, strides, dim
 // coalescing) costs more than the arithmetic: a 1-element add spent most of
-// its time there. When out and every input are contiguous, already hold the
-// kernel's dtypes and as many elements (so element i of each lines up), and
-// the work is below one parallel grain, small_contiguous_kernel runs the
-// contiguous loop cpu_kernel would run on the one row, straight over the
-// buffers, so results are bit-identical; otherwise it returns false and the
+// its time there. When out is contiguous with the kernel's dtype, every input
+// either lines up with it (contiguous, the kernel's dtype, as many elements)
+// or is a single element, and the work is below one parallel grain,
+// small_contiguous_kernel runs the contiguous loop cpu_kernel would run on the
+// one row, straight over the buffers, so results are bit-identical. A
+// one-element input is read as a broadcast value, as cpu_kernel reads a
+// stride-0 operand; when it holds another dtype (a wrapped C++ scalar, `y *
+// 0.5`, is f64, i64 or bool) it is converted first exactly as copy_into
+// converts it for the iterator path. Otherwise it returns false and the
 // caller builds the iterator (casting inputs as it must).
+
+namespace loops_detail {
+
+// one_element_as: element 0 of t as T, converted as copy_into converts (load,
+// CastOp in compute types, store); false if t's dtype is not T, f64, i64 or bool.
+template <class T>
+bool one_element_as(const Tensor& t, T* out) {
+  const void* p = t.raw_data();
+  const auto from = [&]<class S>(const S*) {
+    store(out, CastOp<opmath_t<T>>{}(load(*static_cast<const S*>(p))));
+    return true;
+  };
+  switch (t.dtype()) {
+    case DType::kFloat64: return from(static_cast<const double*>(nullptr));
+    case DType::kInt64: return from(static_cast<const int64_t*>(nullptr));
+    case DType::kBool: return from(static_cast<const bool*>(nullptr));
+    default:
+      if (t.dtype() != dtype_of<T>()) return false;
+      *out = *static_cast<const T*>(p);
+      return true;
+  }
+}
+
+// bind_small_input: points data at input k of a small contiguous kernel, or at
+// slot holding its one element (setting bit k of mask); false if it fits neither.
+template <class T>
+bool bind_small_input(const Tensor& t, int64_t n, unsigned k, char*& data, T& slot, unsigned& mask) {
+  if (t.numel() == n && t.is_contiguous() && t.dtype() == dtype_of<T>()) {
+    data = static_cast<char*>(t.raw_data());
+    return true;
+  }
+  if (t.numel() != 1 || !one_element_as(t, &slot)) return false;
+  data = reinterpret_cast<char*>(&slot);
+  mask |= 1u << k;
+  return true;
+}
+
+}  // namespace loops_detail
 
 // small_contiguous_kernel<Out, In...>(f, out, in...): out = f(in...) with no
 // TensorIterator when the Note's conditions hold; false (nothing done) if not.
 template <class Out, class... In, class F, class... Ts>
 bool small_contiguous_kernel(const F& f, const Tensor& out, const Ts&... in) {
   static_assert(sizeof...(In) == sizeof...(Ts), "one input tensor per input type");
+  constexpr unsigned kN = sizeof...(In);
   const int64_t n = out.numel();
   if (n >= kGrainSize || !out.is_contiguous() || out.dtype() != dtype_of<Out>()) return false;
-  if (!((in.is_contiguous() && in.numel() == n && in.dtype() == dtype_of<In>()) && ...)) return false;
-  char* data[] = {static_cast<char*>(out.raw_data()), static_cast<char*>(in.raw_data())...};
-  loops_detail::contiguous_loop<0u, Out>(data, n, f, loops_detail::TypeList<In...>{},
-                                          std::index_sequence_for<In...>{});
+  char* data[kN + 1] = {static_cast<char*>(out.raw_data())};
+  std::tuple<In...> slots;  // converted one-element inputs
+  unsigned mask = 0;
+  const bool bound = [&]<size_t... I>(std::index_sequence<I...>) {
+    return (loops_detail::bind_small_input<In>(in, n, I, data[1 + I], std::get<I>(slots), mask) && ...);
+  }(std::index_sequence_for<In...>{});
+  if (!bound) return false;
+  loops_detail::dispatch_mask<0, (1u << kN) - 1, Out, In...>(mask, data, n, f);
   return true;
 }
 

@@ -11,6 +11,7 @@
 #include "runtime/compile/backend.h"
 #include "runtime/compile/fusion.h"
 #include "runtime/compile/logging.h"
+#include "runtime/core/device_hooks.h"
 #include "runtime/graph/interpreter.h"
 #include "runtime/dispatch/dispatcher.h"
 #include "runtime/dispatch/kernel_record.h"
@@ -121,27 +122,48 @@ std::vector<Step> schedule(const Plan& plan, const std::vector<Node*>& nodes) {
   return steps;
 }
 
+// zero_outputs: fills fresh outputs with zeros (device tensors through the
+// device seam's copies).
+void zero_outputs(const std::vector<Tensor>& outs, Device device) {
+  for (const Tensor& t : outs) {
+    if (device.is_cpu()) {
+      std::memset(t.raw_data(), 0, static_cast<size_t>(t.nbytes()));
+    } else if (t.nbytes() > 0) {  // ---- device groups (See Note [Fused CUDA kernels]) ----
+      const std::vector<char> zeros(static_cast<size_t>(t.nbytes()), 0);
+      get_device_hooks(device.type).copy_bytes(t.raw_data(), device, zeros.data(), kCPU, zeros.size());
+    }
+  }
+}
+
 // run_group: allocates the group's outputs and launches its fused kernel,
-// reported to kernel observers (DebugMode) with pre/post hashes.
+// reported to kernel observers (DebugMode) with pre/post hashes. A group on
+// a device runs through the device's hooks and is reported with the device
+// as its prefix: "[cuda] fused_relu_mul_add_0(...)".
 std::vector<Tensor> run_group(const FusionGroup& group, const std::vector<Tensor>& ins) {
+  const Device device = group.nodes.front()->tensor_meta().device;  // (a group may have no outputs)
   std::vector<Tensor> outs;
   for (const Node* n : group.outputs) {
     const TensorMeta& m = n->tensor_meta();
-    outs.push_back(internal::make_tensor(m.sizes, m.dtype, kCPU));
+    outs.push_back(internal::make_tensor(m.sizes, m.dtype, m.device));
   }
   internal::KernelRecordToken record;
   if (internal::kernel_observed()) {
     // Recorders hash the outputs before the launch too: zero them so the log
     // is deterministic (only while someone observes, so it costs nothing otherwise).
-    for (const Tensor& t : outs) std::memset(t.raw_data(), 0, static_cast<size_t>(t.nbytes()));
+    zero_outputs(outs, device);
     KernelArgs kwargs;
     for (size_t k = 0; k < ins.size(); ++k) kwargs.emplace_back(str_cat("in", k), ins[k]);
     for (size_t k = 0; k < outs.size(); ++k) kwargs.emplace_back(str_cat("out", k), outs[k]);
     kwargs.emplace_back("n", compute_numel(group.program->shape()));
-    record = internal::record_kernel("fused", group.name, kwargs);
+    record = internal::record_kernel(device.is_cpu() ? "fused" : device_type_name(device.type), group.name, kwargs);
   }
   try {
-    internal::run_fused(*group.program, ins, outs);
+    if (device.is_cpu()) {
+      internal::run_fused(*group.program, ins, outs);
+    } else {
+      get_device_hooks(device.type).run_fused(*group.program, group.name, ins.data(), ins.size(), outs.data(),
+                                              outs.size());
+    }
   } catch (const Error& e) {
     throw Error(str_cat("fused_backend: kernel ", group.name, ": ", e.what()));
   }
@@ -156,9 +178,9 @@ std::vector<Tensor> Plan::run(const std::vector<Tensor>& inputs) const {
                }),
                ") but ", inputs.size(), " were given");
   for (size_t i = 0; i < inputs.size(); ++i) internal::check_graph_input(inputs[i], *placeholders[i], i, /*check_sizes=*/true, "fused_backend");
-  std::vector<std::vector<Value>> values(num_nodes);
+  std::vector<Stack> values(num_nodes);
   auto value_of = [&](const Node* producer, const Node& user) -> const Value& {
-    const std::vector<Value>& v = values[pos.at(producer)];
+    const Stack& v = values[pos.at(producer)];
     OPSPEC_CHECK(v.size() == 1, "fused_backend: node %", user.name(), " uses %", producer->name(), ", which has ",
                  v.size(), " outputs; select one with a getitem node");
     return v[0];
@@ -172,7 +194,7 @@ std::vector<Tensor> Plan::run(const std::vector<Tensor>& inputs) const {
       for (size_t k = 0; k < outs.size(); ++k) values[pos.at(group.outputs[k])] = {std::move(outs[k])};
     } else {
       const Node& n = *step.node;
-      std::vector<Value>& slot = values[pos.at(&n)];
+      Stack& slot = values[pos.at(&n)];
       switch (n.op()) {
         case NodeOp::kPlaceholder: slot = {inputs[input_index.at(&n)]}; break;
         case NodeOp::kConstant: {
@@ -183,7 +205,7 @@ std::vector<Tensor> Plan::run(const std::vector<Tensor>& inputs) const {
           break;
         }
         case NodeOp::kGetItem: {
-          const std::vector<Value>& call = values[pos.at(n.args()[0].as_node())];
+          const Stack& call = values[pos.at(n.args()[0].as_node())];
           OPSPEC_CHECK(n.index() < static_cast<int64_t>(call.size()), "fused_backend: node %", n.name(),
                        " selects output ", n.index(), " of %", n.args()[0].as_node()->name(), ", which has ",
                        call.size());

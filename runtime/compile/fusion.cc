@@ -217,18 +217,22 @@ int lower_call(FusedProgram& p, const Node& n, ResolveFn operand) {
   OPSPEC_FAIL("fusion: unhandled rule for ", n.target()->name());
 }
 
-// single_cpu_tensor: the metadata of a node producing one cpu tensor, or null.
-const TensorMeta* single_cpu_tensor(const Node& n) {
-  if (n.meta().size() != 1 || !n.meta()[0].has_value() || !n.meta()[0]->device.is_cpu()) return nullptr;
-  return &*n.meta()[0];
+// single_tensor: the metadata of a node producing one tensor on cpu or, for
+// the CUDA backend's fused kernels, cuda (See Note [Fused CUDA kernels]); or null.
+const TensorMeta* single_tensor(const Node& n) {
+  if (n.meta().size() != 1 || !n.meta()[0].has_value()) return nullptr;
+  const Device d = n.meta()[0]->device;
+  return d.is_cpu() || d.is_cuda() ? &*n.meta()[0] : nullptr;
 }
 
 Tensor meta_proxy(const TensorMeta& m) { return internal::make_tensor(m.sizes, m.dtype, kMeta); }
 
 // Lowerer: builds one program, mapping nodes to registers: members already
-// lowered, and outside nodes as inputs (recorded in first-use order).
+// lowered, and outside nodes as inputs (recorded in first-use order), which
+// must be on the group's device.
 struct Lowerer {
   FusedProgram& program;
+  Device device;
   absl::flat_hash_map<const Node*, Operand> regs;
   std::vector<Node*> inputs;
 
@@ -242,8 +246,9 @@ struct Lowerer {
     OPSPEC_CHECK(arg.is_node(), "fusion: argument ", i, " of %", n.name(), " is a node list");
     Node* src = arg.as_node();
     if (auto it = regs.find(src); it != regs.end()) return it->second;
-    const TensorMeta* m = single_cpu_tensor(*src);
-    OPSPEC_CHECK(m != nullptr, "fusion: %", src->name(), " is not a single cpu tensor");
+    const TensorMeta* m = single_tensor(*src);
+    OPSPEC_CHECK(m != nullptr && m->device == device, "fusion: %", src->name(), " is not a single ", device.str(),
+                 " tensor");
     Operand op{program.add_input(m->dtype, m->sizes), meta_proxy(*m)};
     regs.emplace(src, op);
     inputs.push_back(src);
@@ -280,13 +285,13 @@ std::string group_name(const std::vector<Node*>& nodes, int64_t index) {
 
 bool is_fusable(const Node& node) {
   if (node.op() != NodeOp::kCall || rule_for(node.target()) == nullptr) return false;
-  const TensorMeta* out = single_cpu_tensor(node);
+  const TensorMeta* out = single_tensor(node);
   if (out == nullptr) return false;
   // A trial lowering with every node argument as an input: the op's own shape
   // function decides (See Note [Fusion]).
   try {
     FusedProgram program(out->sizes);
-    Lowerer lowerer{program};
+    Lowerer lowerer{program, out->device};
     lowerer.lower(node);
     return true;
   } catch (const Error&) {
@@ -393,7 +398,7 @@ std::vector<FusionGroup> partition_graph(const Graph& g) {
     fg.nodes = grp->nodes;
     const absl::flat_hash_set<const Node*> members(fg.nodes.begin(), fg.nodes.end());
     auto program = std::make_shared<FusedProgram>(fg.nodes.front()->tensor_meta().sizes);
-    Lowerer lowerer{*program};
+    Lowerer lowerer{*program, fg.nodes.front()->tensor_meta().device};
     std::vector<int> out_regs;
     for (Node* m : fg.nodes) {
       const int reg = lowerer.lower(*m);

@@ -15,10 +15,12 @@ namespace opspec {
 // Note [Fusion]
 // Fusable nodes (is_fusable) are calls of the builtin elementwise ops of the
 // rule table in fusion.cc (the non-mutating unary, binary and ternary ops of
-// op_table.def) on cpu tensors whose arguments are nodes, wrapped-number
-// scalars or Scalar arguments, and which lower to a FusedProgram: lowering
-// runs the op's own shape function (unary_meta, binary_meta, where_meta), so
-// a node eager would reject never fuses and fails in its normal kernel.
+// op_table.def) on cpu tensors, or cuda tensors (all of a group's tensors on
+// one device, See Note [Fused CUDA kernels]), whose arguments are nodes,
+// wrapped-number scalars or Scalar arguments, and which lower to a
+// FusedProgram: lowering runs the op's own shape function (unary_meta,
+// binary_meta, where_meta), so a node eager would reject never fuses and
+// fails in its normal kernel.
 // Grouping walks the graph in order; a fusable node joins the group(s) of
 // its fusable producers when it has the group's shape (inputs may broadcast,
 // results may not) and the union stays convex (no path leaves the group and

@@ -5,6 +5,7 @@
 #include <new>
 #include <utility>
 
+#include "runtime/core/device_hooks.h"
 #include "runtime/core/error.h"
 
 namespace opspec {
@@ -131,12 +132,10 @@ class MetaAllocator final : public Allocator {
   void deallocate(void*, size_t) override {}
 };
 
+// The CUDA backend replaces it when built (See Note [Device seam]).
 class MissingCudaAllocator final : public Allocator {
  public:
-  void* allocate(size_t) override {
-    internal::throw_not_implemented(
-        "CUDA requested but this build of opspec has no CUDA backend (or no device is available)");
-  }
+  void* allocate(size_t) override { internal::throw_not_implemented(std::string(kNoCudaBackendMessage)); }
   void deallocate(void*, size_t) override {}
 };
 
@@ -150,12 +149,21 @@ std::array<Allocator*, kNumDeviceTypes>& allocators() {
 
 }  // namespace
 
-Allocator* get_allocator(DeviceType type) { return allocators()[static_cast<int>(type)]; }
+Allocator* get_allocator(DeviceType type) {
+  if (type == DeviceType::kCUDA) internal::ensure_device_runtimes();
+  return allocators()[static_cast<int>(type)];
+}
 
 void set_allocator(DeviceType type, Allocator* allocator) {
   OPSPEC_CHECK(allocator != nullptr, "set_allocator: allocator for ", device_type_name(type),
                " must not be null");
-  allocators()[static_cast<int>(type)] = allocator;
+  // A backend installing its allocator later must not undo this one.
+  if (type == DeviceType::kCUDA) internal::ensure_device_runtimes();
+  internal::install_allocator(type, allocator);
 }
+
+namespace internal {
+void install_allocator(DeviceType type, Allocator* allocator) { allocators()[static_cast<int>(type)] = allocator; }
+}  // namespace internal
 
 }  // namespace opspec

@@ -27,7 +27,10 @@ class Allocator {
 
   // allocate: nbytes of memory aligned to 64 bytes (nullptr for zero bytes).
   virtual void* allocate(size_t nbytes) = 0;
-  // deallocate: frees what allocate returned; nbytes must match.
+  // allocate_on: nbytes on one device of this allocator's type (cuda:1); the
+  // default ignores the index (cpu and meta have one device each).
+  virtual void* allocate_on(Device device, size_t nbytes) { return allocate(nbytes); }
+  // deallocate: frees what allocate or allocate_on returned; nbytes must match.
   virtual void deallocate(void* ptr, size_t nbytes) = 0;
 
   // stats: the current counters.
@@ -52,11 +55,17 @@ class Allocator {
 };
 
 // get_allocator: the allocator for a device type. CUDA's throws unless the CUDA
-// backend registered one.
+// backend is built (See Note [Device seam] in runtime/core/device_hooks.h).
 Allocator* get_allocator(DeviceType type);
 
 // set_allocator: replaces a device type's allocator (backends and tests).
 // The previous allocator must outlive every tensor it allocated.
 void set_allocator(DeviceType type, Allocator* allocator);
+
+namespace internal {
+// install_allocator: set_allocator for a backend's own allocator, from
+// install_device_runtimes (See Note [Device seam] in runtime/core/device_hooks.h).
+void install_allocator(DeviceType type, Allocator* allocator);
+}  // namespace internal
 
 }  // namespace opspec

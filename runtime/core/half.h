@@ -7,20 +7,23 @@
 #include <cstdint>
 #include <cstring>
 
+#include "runtime/core/host_device.h"
+
 namespace opspec {
 
 // Note [Reduced precision math]
 // f16 and bf16 values are widened to float, computed, and rounded back after
 // every op, exactly like PyTorch's CPU kernels. A fused kernel must round at the
-// same points to stay bit-identical with eager.
+// same points to stay bit-identical with eager. The conversions below are
+// OPSPEC_HOST_DEVICE: CUDA kernels round with the same code.
 
 // BFloat16: the top 16 bits of an IEEE float32.
 struct BFloat16 {
   uint16_t bits = 0;
   BFloat16() = default;
-  BFloat16(float f) : bits(from_float(f)) {}  // NOLINT: implicit like PyTorch's
-  operator float() const { return std::bit_cast<float>(uint32_t{bits} << 16); }
-  static uint16_t from_float(float f) {
+  OPSPEC_HOST_DEVICE BFloat16(float f) : bits(from_float(f)) {}  // NOLINT: implicit like PyTorch's
+  OPSPEC_HOST_DEVICE operator float() const { return std::bit_cast<float>(uint32_t{bits} << 16); }
+  OPSPEC_HOST_DEVICE static uint16_t from_float(float f) {
     uint32_t u = std::bit_cast<uint32_t>(f);
     if ((u & 0x7fffffffu) > 0x7f800000u) return 0x7fc0;  // NaN stays quiet NaN
     uint32_t rounding_bias = 0x7fffu + ((u >> 16) & 1u);
@@ -32,10 +35,10 @@ struct BFloat16 {
 struct Half {
   uint16_t bits = 0;
   Half() = default;
-  Half(float f) : bits(from_float(f)) {}  // NOLINT: implicit like PyTorch's
-  operator float() const { return to_float(bits); }
+  OPSPEC_HOST_DEVICE Half(float f) : bits(from_float(f)) {}  // NOLINT: implicit like PyTorch's
+  OPSPEC_HOST_DEVICE operator float() const { return to_float(bits); }
 
-  static float to_float(uint16_t h) {
+  OPSPEC_HOST_DEVICE static float to_float(uint16_t h) {
     const uint32_t sign = uint32_t{h & 0x8000u} << 16;
     const uint32_t exp = (h >> 10) & 0x1fu;
     uint32_t mant = h & 0x3ffu;
@@ -57,7 +60,7 @@ struct Half {
     return std::bit_cast<float>(out);
   }
 
-  static uint16_t from_float(float f) {
+  OPSPEC_HOST_DEVICE static uint16_t from_float(float f) {
     const uint32_t u = std::bit_cast<uint32_t>(f);
     const uint32_t sign = (u >> 16) & 0x8000u;
     const uint32_t abs = u & 0x7fffffffu;

@@ -9,7 +9,7 @@ namespace opspec {
 
 StorageImpl::StorageImpl(size_t nbytes, Device device)
     : nbytes_(nbytes), device_(device), allocator_(get_allocator(device.type)) {
-  data_ = allocator_->allocate(nbytes);
+  data_ = allocator_->allocate_on(device, nbytes);
 }
 
 StorageImpl::~StorageImpl() { allocator_->deallocate(data_, nbytes_); }
@@ -24,6 +24,22 @@ TensorImpl::TensorImpl(Storage storage, IntArrayRef sizes, IntArrayRef strides, 
       device_(device),
       key_set_(backend_key(device.type)) {
   refresh();
+}
+
+TensorImpl::TensorImpl(Storage storage, IntArrayRef sizes, Contiguous c, DType dtype, Device device)
+    : storage_(std::move(storage)),
+      sizes_(sizes.begin(), sizes.end()),
+      storage_offset_(0),
+      numel_(c.numel),
+      dtype_(dtype),
+      device_(device),
+      key_set_(backend_key(device.type)) {
+  strides_.resize(sizes.size());
+  int64_t stride = 1;
+  for (size_t d = sizes.size(); d-- > 0;) {
+    strides_[d] = stride;
+    stride *= std::max<int64_t>(sizes[d], 1);
+  }
 }
 
 void TensorImpl::refresh() {
@@ -150,13 +166,13 @@ std::string format_sizes(IntArrayRef sizes) { return str_cat("[", absl::StrJoin(
 namespace internal {
 
 Tensor make_tensor(IntArrayRef sizes, DType dtype, Device device) {
+  int64_t n = 1;
   for (int64_t s : sizes) {
     OPSPEC_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", format_sizes(sizes));
+    n *= s;
   }
-  const int64_t n = compute_numel(sizes);
   auto storage = Storage::make(static_cast<size_t>(n * element_size(dtype)), device);
-  const SizeVec strides = contiguous_strides(sizes);
-  return Tensor(IntrusivePtr<TensorImpl>::make(std::move(storage), sizes, strides, 0, dtype, device));
+  return Tensor(IntrusivePtr<TensorImpl>::make(std::move(storage), sizes, TensorImpl::Contiguous{n}, dtype, device));
 }
 
 Tensor make_strided(IntArrayRef sizes, IntArrayRef strides, DType dtype, Device device) {

@@ -19,6 +19,7 @@
 #include "runtime/core/dtype.h"
 #include "runtime/core/error.h"
 #include "runtime/core/intrusive_ptr.h"
+#include "runtime/core/object_pool.h"
 #include "runtime/core/scalar.h"
 
 namespace opspec {
@@ -31,7 +32,7 @@ using IntArrayRef = absl::Span<const int64_t>;
 class TensorSubclass;  // runtime/dispatch/subclass.h
 
 // StorageImpl: a block of device memory shared by a tensor and its views.
-class StorageImpl : public RefCounted {
+class StorageImpl : public RefCounted, public internal::Pooled {  // See Note [Object pool].
  public:
   // Allocates nbytes on device with that device's allocator.
   StorageImpl(size_t nbytes, Device device);
@@ -53,10 +54,17 @@ using Storage = IntrusivePtr<StorageImpl>;
 
 // TensorImpl: sizes, strides, offset, dtype and device over a Storage, plus the
 // dispatch keys the tensor contributes and an optional subclass handler.
-class TensorImpl : public RefCounted {
+class TensorImpl : public RefCounted, public internal::Pooled {  // See Note [Object pool].
  public:
   TensorImpl(Storage storage, IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset,
              DType dtype, Device device);
+  // Contiguous: tag for the constructor of a fresh contiguous tensor of numel elements.
+  struct Contiguous {
+    int64_t numel;
+  };
+  // A contiguous tensor over all of storage: strides computed in place, no
+  // contiguity scan (every op's output is one of these).
+  TensorImpl(Storage storage, IntArrayRef sizes, Contiguous c, DType dtype, Device device);
 
   IntArrayRef sizes() const { return sizes_; }
   IntArrayRef strides() const { return strides_; }

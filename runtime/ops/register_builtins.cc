@@ -46,6 +46,7 @@ void register_builtins(Dispatcher& d) {
   register_linalg_kernels(d);
   register_factory_kernels(d);
   register_view_kernels(d);
+  register_device_backends(d);
   register_decompositions(d);
   register_mode_fallbacks(d);
   register_fake_fallback(d);

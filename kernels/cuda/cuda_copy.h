@@ -1,0 +1,27 @@
+// cuda_copy.h: copies of cuda tensors (converting dtype, broadcasting, any
+// strides) and between host and device, the primitives every CUDA kernel
+// family uses, like kernels/cpu/copy.h on the CPU. No dispatch.
+#pragma once
+
+#include <optional>
+
+#include "runtime/core/tensor.h"
+
+namespace opspec::internal::cuda {
+
+// device_copy: dst[...] = src[...] converted to dst's dtype, src broadcast to
+// dst's shape; both on the same cuda device, dst any strided view. A src
+// that partially overlaps dst is copied aside first. src may also be a
+// one-element cpu tensor (a scalar).
+void device_copy(const Tensor& dst, const Tensor& src);
+
+// contiguous_cuda: src itself if contiguous with `dtype` (src's when nullopt),
+// else a new contiguous copy on src's device.
+Tensor contiguous_cuda(const Tensor& src, std::optional<DType> dtype = std::nullopt);
+
+// copy_between: dst = src for any pair of cpu and cuda tensors (cpu <-> cuda,
+// cuda:i <-> cuda:j, or cuda <-> cuda on one device), with dtype conversion
+// and broadcasting, as copy_ does.
+void copy_between(const Tensor& dst, const Tensor& src);
+
+}  // namespace opspec::internal::cuda

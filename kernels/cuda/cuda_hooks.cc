@@ -1,0 +1,68 @@
+// cuda_hooks.cc: the CUDA backend's DeviceHooks and install_cuda_runtime,
+// which kernels/device_backends.cc calls once (See Note [Device seam] in
+// runtime/core/device_hooks.h).
+#include <cuda_runtime_api.h>
+
+#include "kernels/cuda/cuda_allocator.h"
+#include "kernels/cuda/cuda_device.h"
+#include "kernels/cuda/fused_codegen.h"
+#include "kernels/cuda/hash.h"
+#include "runtime/core/device_hooks.h"
+
+namespace opspec::internal {
+
+namespace {
+
+class CudaHooks final : public DeviceHooks {
+ public:
+  bool is_built() const override { return true; }
+  int device_count() const override { return cuda::device_count(); }
+  Device check_device(Device device, std::string_view op) const override {
+    OPSPEC_CHECK(device.is_cuda(), op, ": expected a cuda device, got ", device.str());
+    return cuda::require_device(device, op);
+  }
+
+  void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device, size_t nbytes) override {
+    if (nbytes == 0) return;
+    const Device dev = dst_device.is_cuda() ? dst_device : src_device;
+    OPSPEC_CHECK(dev.is_cuda(), "copy_bytes: neither ", dst_device.str(), " nor ", src_device.str(), " is a cuda device");
+    const Device checked = cuda::require_device(dev, "copy_bytes");
+    cuda::DeviceGuard guard(checked);
+    // Unified addressing tells host and device pointers apart; a copy from
+    // pageable host memory or to the host returns once dst holds the data.
+    cuda::check(cudaMemcpy(dst, src, nbytes, cudaMemcpyDefault),
+                str_cat("copying ", nbytes, " bytes from ", src_device.str(), " to ", dst_device.str()));
+    if (!dst_device.is_cuda()) return;
+    // A host-to-device copy may return before the device has the data;
+    // callers may free the host buffer at once.
+    if (!src_device.is_cuda()) cuda::check(cudaStreamSynchronize(nullptr), "copy_bytes");
+  }
+
+  void synchronize(Device device) override {
+    const Device checked = cuda::require_device(device, "synchronize");
+    cuda::DeviceGuard guard(checked);
+    cuda::check(cudaDeviceSynchronize(), str_cat("synchronizing ", checked.str()));
+  }
+
+  void empty_cache() override { cuda::cuda_allocator().empty_cache(); }
+
+  std::optional<double> norm_hash(const Tensor& t) override { return cuda_norm_hash(t); }
+  std::optional<uint64_t> xor_hash(const Tensor& t) override { return cuda_xor_hash(t); }
+  std::optional<uint64_t> bitwise_hash(const Tensor& t) override { return cuda_bitwise_hash(t); }
+
+  // Fused kernels generated with NVRTC (See Note [Fused CUDA kernels] in fused_codegen.cc).
+  void run_fused(const FusedProgram& program, std::string_view name, const Tensor* inputs, size_t num_inputs,
+                 const Tensor* outputs, size_t num_outputs) override {
+    run_fused_cuda(program, name, TensorList(inputs, num_inputs), TensorList(outputs, num_outputs));
+  }
+};
+
+}  // namespace
+
+void install_cuda_runtime() {
+  static CudaHooks hooks;
+  register_device_hooks(DeviceType::kCUDA, &hooks);
+  install_allocator(DeviceType::kCUDA, &cuda::cuda_allocator());
+}
+
+}  // namespace opspec::internal

@@ -1,0 +1,91 @@
+// cuda_test_util.h: helpers of the CUDA backend's tests: the skip for tests
+// that need a GPU, copies to and from the device, and cuda-claiming tensors
+// for host-only tests of the checks kernels run before touching data.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "runtime/core/device_hooks.h"
+#include "runtime/ops/ops.h"
+
+namespace opspec::testing {
+
+// kNoCudaDeviceSkip: the message tests that need a GPU skip with.
+inline constexpr char kNoCudaDeviceSkip[] = "no CUDA device available";
+
+// cuda_skip_reason: kNoCudaDeviceSkip where no CUDA device is usable, "" where one is.
+inline std::string cuda_skip_reason() {
+  return get_device_hooks(DeviceType::kCUDA).is_available() ? "" : kNoCudaDeviceSkip;
+}
+
+// OPSPEC_SKIP_WITHOUT_CUDA(): skips the test, with kNoCudaDeviceSkip, without a GPU.
+#define OPSPEC_SKIP_WITHOUT_CUDA()                                                              \
+  do {                                                                                          \
+    if (const std::string reason = ::opspec::testing::cuda_skip_reason(); !reason.empty()) {    \
+      GTEST_SKIP() << reason;                                                                   \
+    }                                                                                           \
+  } while (0)
+
+// kCuda0: cuda:0.
+inline constexpr Device kCuda0{DeviceType::kCUDA, 0};
+
+// to_cuda / to_cpu: copies through aten::to.
+inline Tensor to_cuda(const Tensor& t) { return ops::to(t, kCuda0); }
+inline Tensor to_cpu(const Tensor& t) { return ops::to(t, kCPU); }
+
+// claiming_cuda: a tensor over t's (cpu) storage whose device says cuda:0,
+// so it dispatches to the CUDA kernels; only for checks that fail before
+// any data is read (device and shape errors), which then need no GPU.
+inline Tensor claiming_cuda(const Tensor& t) {
+  return Tensor(IntrusivePtr<TensorImpl>::make(t.impl()->storage(), t.sizes(), t.strides(), t.storage_offset(),
+                                               t.dtype(), kCuda0));
+}
+
+// same_value: equal, or both NaN.
+inline bool same_value(double a, double b) { return a == b || (a != a && b != b); }
+
+// expect_same: got (cuda) has want's (cpu) dtype, sizes and values exactly
+// (compared as doubles: NaN matches NaN, and -0.0 matches 0.0).
+inline void expect_same(const Tensor& got, const Tensor& want, const std::string& what = "") {
+  ASSERT_TRUE(got.device().is_cuda()) << what << ": " << got.meta_str();
+  ASSERT_EQ(got.dtype(), want.dtype()) << what;
+  ASSERT_EQ(format_sizes(got.sizes()), format_sizes(want.sizes())) << what;
+  const std::vector<double> g = to_cpu(got).to_vector<double>(), w = want.to_vector<double>();
+  int64_t bad = 0;
+  for (size_t i = 0; i < g.size(); ++i) {
+    if (!same_value(g[i], w[i]) && bad++ < 5) ADD_FAILURE() << what << ": element " << i << ": cuda " << g[i] << ", cpu " << w[i];
+  }
+  EXPECT_EQ(bad, 0) << what << ": elements that differ";
+}
+
+// relative_tolerance: a few units in the last place of dtype (the CPU's and
+// CUDA's transcendental functions are different implementations).
+inline double relative_tolerance(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat64: return 1e-14;
+    case DType::kFloat16: return 2e-3;
+    case DType::kBFloat16: return 1.6e-2;
+    default: return 2e-6;
+  }
+}
+
+// expect_close: as expect_same, to relative_tolerance(dtype) * scale.
+inline void expect_close(const Tensor& got, const Tensor& want, const std::string& what = "", double scale = 1) {
+  ASSERT_TRUE(got.device().is_cuda()) << what << ": " << got.meta_str();
+  ASSERT_EQ(got.dtype(), want.dtype()) << what;
+  ASSERT_EQ(format_sizes(got.sizes()), format_sizes(want.sizes())) << what;
+  const std::vector<double> g = to_cpu(got).to_vector<double>(), w = want.to_vector<double>();
+  const double rtol = relative_tolerance(want.dtype()) * scale;
+  int64_t bad = 0;
+  for (size_t i = 0; i < g.size(); ++i) {
+    const bool ok = same_value(g[i], w[i]) || std::abs(g[i] - w[i]) <= rtol * std::max(1e-3, std::abs(w[i]));
+    if (!ok && bad++ < 5) ADD_FAILURE() << what << ": element " << i << ": cuda " << g[i] << ", cpu " << w[i];
+  }
+  EXPECT_EQ(bad, 0) << what << ": elements out of tolerance";
+}
+
+}  // namespace opspec::testing

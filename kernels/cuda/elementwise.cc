@@ -1,0 +1,336 @@
+// elementwise.cc: CUDA kernels of the elementwise unary and binary ops,
+// comparisons, where and the in-place add_/mul_/div_. Each mirrors its CPU
+// kernel (kernels/cpu/unary.cc, binary.cc): the same meta function decides
+// shape, dtype and device, and the same functor does the math on the device
+// (See Note [Shared elementwise functors]).
+#include <type_traits>
+
+#include "kernels/cpu/loops.h"  // scalar_as, partial_overlap
+#include "kernels/cuda/cuda_copy.h"
+#include "kernels/cuda/cuda_device.h"
+#include "kernels/cuda/elementwise_args.h"
+#include "kernels/meta/elementwise_meta.h"
+#include "runtime/dispatch/library.h"
+
+namespace opspec::internal::cuda {
+namespace {
+
+// param_for: a Scalar in the arithmetic type of storage dtype (PyTorch's
+// scalar.to<scalar_t>(), rounded to the dtype first).
+Param param_for(DType storage, const Scalar& s) {
+  Param p;
+  OPSPEC_DISPATCH_ALL_DTYPES(storage, "param", [&] {
+    const auto v = scalar_as<scalar_t>(s);
+    using V = std::decay_t<decltype(v)>;
+    if constexpr (std::is_same_v<V, double>) p.f = v;
+    else if constexpr (std::is_same_v<V, float>) p.f32 = v;
+    else p.i = static_cast<int64_t>(v);
+  });
+  return p;
+}
+
+// new_output: the op's output on the operands' device.
+Tensor new_output(const ElementwiseMeta& m, std::string_view op) {
+  return empty_cuda(m.sizes, m.result_dtype, require_device(m.device, op));
+}
+
+// ---- Unary ----
+
+Tensor unary_impl(const Tensor& self, UnaryKind kind, UnaryOp op, std::string_view name) {
+  const ElementwiseMeta m = unary_meta(self, kind, name);
+  Tensor out = new_output(m, name);
+  if (out.numel() == 0) return out;
+  DeviceGuard guard(out.device());
+  // logical_not reads self as stored; the others convert self to the compute dtype.
+  const DType storage = kind == UnaryKind::kLogical ? self.dtype() : m.compute_dtype;
+  launch_unary(op, code_of(storage), make_args(out, {self}, {storage}), {});
+  return out;
+}
+
+#define OPSPEC_UNARY_CUDA(name, kind, op)                                                    \
+  Tensor name##_cuda(const Tensor& self) { return unary_impl(self, kind, op, "aten::" #name); }
+OPSPEC_UNARY_CUDA(neg, UnaryKind::kKeepDtype, UnaryOp::kNeg)
+OPSPEC_UNARY_CUDA(abs, UnaryKind::kKeepDtype, UnaryOp::kAbs)
+OPSPEC_UNARY_CUDA(relu, UnaryKind::kKeepDtype, UnaryOp::kRelu)
+OPSPEC_UNARY_CUDA(sin, UnaryKind::kFloating, UnaryOp::kSin)
+OPSPEC_UNARY_CUDA(cos, UnaryKind::kFloating, UnaryOp::kCos)
+OPSPEC_UNARY_CUDA(exp, UnaryKind::kFloating, UnaryOp::kExp)
+OPSPEC_UNARY_CUDA(log, UnaryKind::kFloating, UnaryOp::kLog)
+OPSPEC_UNARY_CUDA(tanh, UnaryKind::kFloating, UnaryOp::kTanh)
+OPSPEC_UNARY_CUDA(sigmoid, UnaryKind::kFloating, UnaryOp::kSigmoid)
+OPSPEC_UNARY_CUDA(sqrt, UnaryKind::kFloating, UnaryOp::kSqrt)
+OPSPEC_UNARY_CUDA(rsqrt, UnaryKind::kFloating, UnaryOp::kRsqrt)
+OPSPEC_UNARY_CUDA(reciprocal, UnaryKind::kFloating, UnaryOp::kReciprocal)
+OPSPEC_UNARY_CUDA(erf, UnaryKind::kFloating, UnaryOp::kErf)
+OPSPEC_UNARY_CUDA(silu, UnaryKind::kFloating, UnaryOp::kSilu)
+OPSPEC_UNARY_CUDA(logical_not, UnaryKind::kLogical, UnaryOp::kLogicalNot)
+#undef OPSPEC_UNARY_CUDA
+
+Tensor gelu_cuda(const Tensor& self, std::string_view approximate) {
+  return unary_impl(self, UnaryKind::kFloating, gelu_uses_tanh(approximate) ? UnaryOp::kGeluTanh : UnaryOp::kGeluErf,
+                    "aten::gelu");
+}
+
+// ---- Binary arithmetic ----
+
+// arith_into: out = op(a, b) in out's dtype (kernels/cpu/binary.cc's arith_into).
+void arith_into(const Tensor& out, const Tensor& a, const Tensor& b, BinaryOp op, Param p = {}) {
+  if (out.numel() == 0) return;
+  DeviceGuard guard(out.device());
+  launch_binary(op, code_of(out.dtype()), make_args(out, {a, b}, {out.dtype(), out.dtype()}), p);
+}
+
+// reduced_scalar_rhs: f16/bf16 mul and div by a one-element cpu operand keep
+// its original value in float, as PyTorch does (and the CPU kernels).
+bool reduced_scalar_rhs(const Tensor& out, const Tensor& a, const Tensor& b, BinaryOp op) {
+  const DType dt = out.dtype();
+  if ((dt != DType::kFloat16 && dt != DType::kBFloat16) || b.numel() != 1 || !b.device().is_cpu()) return false;
+  DeviceGuard guard(out.device());
+  const float bv = static_cast<float>(read_element_as_double(b, 0));
+  launch_binary_scalar_rhs(op, code_of(dt), make_args(out, {a}, {dt}), bv);
+  return true;
+}
+
+void add_sub_into(const Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha, bool sub) {
+  if (alpha.to_double() == 1.0) return arith_into(out, a, b, sub ? BinaryOp::kSub : BinaryOp::kAdd);
+  arith_into(out, a, b, sub ? BinaryOp::kSubAlpha : BinaryOp::kAddAlpha, param_for(out.dtype(), alpha));
+}
+
+void mul_into(const Tensor& out, const Tensor& a, const Tensor& b) {
+  if (out.numel() == 0 || reduced_scalar_rhs(out, a, b, BinaryOp::kMul)) return;
+  arith_into(out, a, b, BinaryOp::kMul);
+}
+
+void div_into(const Tensor& out, const Tensor& a, const Tensor& b) {
+  if (out.numel() == 0 || reduced_scalar_rhs(out, a, b, BinaryOp::kDiv)) return;
+  arith_into(out, a, b, BinaryOp::kDiv);
+}
+
+Tensor add_sub_impl(const Tensor& a, const Tensor& b, const Scalar& alpha, bool sub, std::string_view op) {
+  if (sub) check_sub(a, b, op);
+  const ElementwiseMeta m = binary_meta(a, b, BinaryKind::kArithmetic, op);
+  check_alpha(m.result_dtype, alpha, op);
+  Tensor out = new_output(m, op);
+  add_sub_into(out, a, b, alpha, sub);
+  return out;
+}
+
+Tensor add_cuda(const Tensor& a, const Tensor& b, const Scalar& alpha) { return add_sub_impl(a, b, alpha, false, "aten::add"); }
+Tensor add_scalar_cuda(const Tensor& a, const Scalar& b, const Scalar& alpha) {
+  return add_sub_impl(a, make_wrapped_number(b), alpha, false, "aten::add");
+}
+Tensor sub_cuda(const Tensor& a, const Tensor& b, const Scalar& alpha) { return add_sub_impl(a, b, alpha, true, "aten::sub"); }
+Tensor sub_scalar_cuda(const Tensor& a, const Scalar& b, const Scalar& alpha) {
+  return add_sub_impl(a, make_wrapped_number(b), alpha, true, "aten::sub");
+}
+Tensor rsub_scalar_cuda(const Tensor& self, const Scalar& other, const Scalar& alpha) {
+  return add_sub_impl(make_wrapped_number(other), self, alpha, true, "aten::rsub");
+}
+
+Tensor mul_cuda(const Tensor& a, const Tensor& b) {
+  Tensor out = new_output(binary_meta(a, b, BinaryKind::kArithmetic, "aten::mul"), "aten::mul");
+  mul_into(out, a, b);
+  return out;
+}
+Tensor mul_scalar_cuda(const Tensor& a, const Scalar& b) { return mul_cuda(a, make_wrapped_number(b)); }
+
+Tensor div_cuda(const Tensor& a, const Tensor& b) {
+  Tensor out = new_output(binary_meta(a, b, BinaryKind::kTrueDivide, "aten::div"), "aten::div");
+  div_into(out, a, b);
+  return out;
+}
+Tensor div_scalar_cuda(const Tensor& a, const Scalar& b) { return div_cuda(a, make_wrapped_number(b)); }
+
+Tensor pow_cuda(const Tensor& self, const Tensor& exponent) {
+  const ElementwiseMeta m = binary_meta(self, exponent, BinaryKind::kArithmetic, "aten::pow");
+  check_pow(m.result_dtype);
+  Tensor out = new_output(m, "aten::pow");
+  arith_into(out, self, exponent, BinaryOp::kPow);
+  return out;
+}
+
+// pow.Tensor_Scalar: the CPU kernel's fast paths (none for f16) and parameter rounding.
+Tensor pow_scalar_cuda(const Tensor& self, const Scalar& exponent) {
+  check_pow_scalar(self, exponent);
+  const ElementwiseMeta m = binary_meta(self, make_wrapped_number(exponent), BinaryKind::kArithmetic, "aten::pow");
+  check_pow(m.result_dtype);
+  Tensor out = new_output(m, "aten::pow");
+  if (out.numel() == 0) return out;
+  const DType dt = m.compute_dtype;
+  const double e = exponent.to_double();
+  UnaryOp op = UnaryOp::kPowScalar;
+  Param p;
+  if (is_floating(dt)) {
+    const bool fast = dt != DType::kFloat16;
+    if (fast && e == 0.5) op = UnaryOp::kSqrt;
+    else if (fast && e == -0.5) op = UnaryOp::kRsqrt;
+    else if (fast && e == -1.0) op = UnaryOp::kReciprocal;
+    else if (fast && e == 2.0) op = UnaryOp::kSquare;
+    else if (fast && e == 3.0) op = UnaryOp::kCube;
+    else if (fast && e == -2.0) op = UnaryOp::kInvSquare;
+    if (dt == DType::kFloat16) p = param_for(dt, exponent);
+    else if (dt == DType::kFloat64) p.f = exponent.to<double>();
+    else p.f32 = exponent.to<float>();
+  } else {
+    if (e == 2.0) op = UnaryOp::kSquare;
+    else if (e == 3.0) op = UnaryOp::kCube;
+    p = param_for(dt, exponent);
+  }
+  DeviceGuard guard(out.device());
+  launch_unary(op, code_of(dt), make_args(out, {self}, {dt}), p);
+  return out;
+}
+
+Tensor maximum_cuda(const Tensor& a, const Tensor& b) {
+  Tensor out = new_output(binary_meta(a, b, BinaryKind::kArithmetic, "aten::maximum"), "aten::maximum");
+  arith_into(out, a, b, BinaryOp::kMaximum);
+  return out;
+}
+Tensor minimum_cuda(const Tensor& a, const Tensor& b) {
+  Tensor out = new_output(binary_meta(a, b, BinaryKind::kArithmetic, "aten::minimum"), "aten::minimum");
+  arith_into(out, a, b, BinaryOp::kMinimum);
+  return out;
+}
+
+// ---- Comparisons, logical ops, where ----
+
+Tensor predicate_cuda(const Tensor& a, const Tensor& b, BinaryKind kind, BinaryOp op, std::string_view name) {
+  const ElementwiseMeta m = binary_meta(a, b, kind, name);
+  Tensor out = new_output(m, name);
+  if (out.numel() == 0) return out;
+  DeviceGuard guard(out.device());
+  launch_compare(op, code_of(m.compute_dtype), make_args(out, {a, b}, {m.compute_dtype, m.compute_dtype}));
+  return out;
+}
+
+#define OPSPEC_COMPARE_CUDA(name, op)                                                                      \
+  Tensor name##_cuda(const Tensor& a, const Tensor& b) {                                                  \
+    return predicate_cuda(a, b, BinaryKind::kComparison, op, "aten::" #name);                             \
+  }                                                                                                       \
+  Tensor name##_scalar_cuda(const Tensor& a, const Scalar& b) {                                           \
+    return predicate_cuda(a, make_wrapped_number(b), BinaryKind::kComparison, op, "aten::" #name);        \
+  }
+OPSPEC_COMPARE_CUDA(eq, BinaryOp::kEq)
+OPSPEC_COMPARE_CUDA(ne, BinaryOp::kNe)
+OPSPEC_COMPARE_CUDA(lt, BinaryOp::kLt)
+OPSPEC_COMPARE_CUDA(le, BinaryOp::kLe)
+OPSPEC_COMPARE_CUDA(gt, BinaryOp::kGt)
+OPSPEC_COMPARE_CUDA(ge, BinaryOp::kGe)
+#undef OPSPEC_COMPARE_CUDA
+
+Tensor logical_and_cuda(const Tensor& a, const Tensor& b) {
+  return predicate_cuda(a, b, BinaryKind::kLogical, BinaryOp::kLogicalAnd, "aten::logical_and");
+}
+Tensor logical_or_cuda(const Tensor& a, const Tensor& b) {
+  return predicate_cuda(a, b, BinaryKind::kLogical, BinaryOp::kLogicalOr, "aten::logical_or");
+}
+
+Tensor where_cuda(const Tensor& condition, const Tensor& self, const Tensor& other) {
+  const ElementwiseMeta m = where_meta(condition, self, other);
+  Tensor out = new_output(m, "aten::where");
+  if (out.numel() == 0) return out;
+  DeviceGuard guard(out.device());
+  launch_where(code_of(m.compute_dtype),
+               make_args(out, {condition, self, other}, {DType::kBool, m.compute_dtype, m.compute_dtype}));
+  return out;
+}
+
+// ---- In-place ----
+
+// inplace_apply: kernels/cpu/binary.cc's inplace_apply on the device.
+template <class Kernel>
+Tensor inplace_apply(const Tensor& self, const Tensor& other, const ElementwiseMeta& m, std::string_view op,
+                     const Kernel& kernel) {
+  const Device dev = require_device(self.device(), op);
+  if (self.numel() != 0) {
+    Tensor b = other;
+    if (other.device().is_cuda() && partial_overlap(self, other)) {
+      b = empty_cuda(other.sizes(), other.dtype(), dev);
+      device_copy(b, other);
+    }
+    if (m.compute_dtype == self.dtype()) {
+      kernel(self, self, b);
+    } else {
+      Tensor tmp = empty_cuda(self.sizes(), m.compute_dtype, dev);
+      kernel(tmp, self, b);
+      device_copy(self, tmp);
+    }
+  }
+  self.impl()->bump_version();
+  return self;
+}
+
+Tensor add__cuda(const Tensor& self, const Tensor& other, const Scalar& alpha) {
+  constexpr std::string_view kOp = "aten::add_";
+  const ElementwiseMeta m = inplace_meta(self, other, BinaryKind::kArithmetic, kOp);
+  check_alpha(m.compute_dtype, alpha, kOp);
+  return inplace_apply(self, other, m, kOp, [&](const Tensor& out, const Tensor& a, const Tensor& b) {
+    add_sub_into(out, a, b, alpha, false);
+  });
+}
+
+Tensor mul__cuda(const Tensor& self, const Tensor& other) {
+  const ElementwiseMeta m = inplace_meta(self, other, BinaryKind::kArithmetic, "aten::mul_");
+  return inplace_apply(self, other, m, "aten::mul_", &mul_into);
+}
+
+Tensor div__scalar_cuda(const Tensor& self, const Scalar& other) {
+  const Tensor b = make_wrapped_number(other);
+  const ElementwiseMeta m = inplace_meta(self, b, BinaryKind::kTrueDivide, "aten::div_");
+  return inplace_apply(self, b, m, "aten::div_", &div_into);
+}
+
+}  // namespace
+
+void register_elementwise_cuda_kernels(Library& lib) {
+  constexpr DispatchKey kKey = DispatchKey::kCUDA;
+  lib.impl("neg", kKey, &neg_cuda)
+      .impl("abs", kKey, &abs_cuda)
+      .impl("relu", kKey, &relu_cuda)
+      .impl("sin", kKey, &sin_cuda)
+      .impl("cos", kKey, &cos_cuda)
+      .impl("exp", kKey, &exp_cuda)
+      .impl("log", kKey, &log_cuda)
+      .impl("tanh", kKey, &tanh_cuda)
+      .impl("sigmoid", kKey, &sigmoid_cuda)
+      .impl("sqrt", kKey, &sqrt_cuda)
+      .impl("rsqrt", kKey, &rsqrt_cuda)
+      .impl("reciprocal", kKey, &reciprocal_cuda)
+      .impl("erf", kKey, &erf_cuda)
+      .impl("gelu", kKey, &gelu_cuda)
+      .impl("silu", kKey, &silu_cuda)
+      .impl("logical_not", kKey, &logical_not_cuda);
+  lib.impl("add.Tensor", kKey, &add_cuda)
+      .impl("add.Scalar", kKey, &add_scalar_cuda)
+      .impl("sub.Tensor", kKey, &sub_cuda)
+      .impl("sub.Scalar", kKey, &sub_scalar_cuda)
+      .impl("rsub.Scalar", kKey, &rsub_scalar_cuda)
+      .impl("mul.Tensor", kKey, &mul_cuda)
+      .impl("mul.Scalar", kKey, &mul_scalar_cuda)
+      .impl("div.Tensor", kKey, &div_cuda)
+      .impl("div.Scalar", kKey, &div_scalar_cuda)
+      .impl("pow.Tensor_Tensor", kKey, &pow_cuda)
+      .impl("pow.Tensor_Scalar", kKey, &pow_scalar_cuda)
+      .impl("maximum", kKey, &maximum_cuda)
+      .impl("minimum", kKey, &minimum_cuda)
+      .impl("eq.Tensor", kKey, &eq_cuda)
+      .impl("ne.Tensor", kKey, &ne_cuda)
+      .impl("lt.Tensor", kKey, &lt_cuda)
+      .impl("le.Tensor", kKey, &le_cuda)
+      .impl("gt.Tensor", kKey, &gt_cuda)
+      .impl("ge.Tensor", kKey, &ge_cuda)
+      .impl("eq.Scalar", kKey, &eq_scalar_cuda)
+      .impl("ne.Scalar", kKey, &ne_scalar_cuda)
+      .impl("lt.Scalar", kKey, &lt_scalar_cuda)
+      .impl("le.Scalar", kKey, &le_scalar_cuda)
+      .impl("gt.Scalar", kKey, &gt_scalar_cuda)
+      .impl("ge.Scalar", kKey, &ge_scalar_cuda)
+      .impl("logical_and", kKey, &logical_and_cuda)
+      .impl("logical_or", kKey, &logical_or_cuda)
+      .impl("where.self", kKey, &where_cuda)
+      .impl("add_.Tensor", kKey, &add__cuda)
+      .impl("mul_.Tensor", kKey, &mul__cuda)
+      .impl("div_.Scalar", kKey, &div__scalar_cuda);
+}
+
+}  // namespace opspec::internal::cuda

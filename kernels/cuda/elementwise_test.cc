@@ -1,0 +1,204 @@
+// CUDA elementwise kernels against the CPU kernels (skipped without a GPU):
+// exact wherever the math is IEEE arithmetic, within a few ulps for the
+// transcendental functions (libdevice versus the CPU's vec_math).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "kernels/cuda/cuda_test_util.h"
+
+namespace opspec {
+namespace {
+
+using testing::expect_close;
+using testing::expect_same;
+using testing::kCuda0;
+using testing::to_cpu;
+using testing::to_cuda;
+
+constexpr DType kFloats[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16};
+constexpr DType kAll[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16,
+                          DType::kInt64,   DType::kInt32,   DType::kBool};
+
+// inputs: 1000 normal values times 3 and the special values, in dtype (cpu).
+Tensor inputs(DType dtype, uint64_t seed = 1) {
+  manual_seed(seed);
+  const Tensor r = ops::mul(ops::randn({1000}, {.dtype = DType::kFloat64}), 3.0);
+  const double inf = std::numeric_limits<double>::infinity();
+  const Tensor special = ops::tensor({0.0, -0.0, 1.0, -1.0, inf, -inf, std::nan(""), 1e30, -7.5, 2.0}, {10},
+                                     DType::kFloat64);
+  return ops::to(ops::cat({r, special}), dtype);
+}
+
+using Unary = std::function<Tensor(const Tensor&)>;
+
+TEST(CudaElementwiseTest, ExactUnaryOpsMatchTheCpuBitForBit) {
+  OPSPEC_SKIP_WITHOUT_CUDA();
+  const std::vector<std::pair<std::string, Unary>> ops_list = {
+      {"neg", [](const Tensor& x) { return ops::neg(x); }},
+      {"abs", [](const Tensor& x) { return ops::abs(x); }},
+      {"relu", [](const Tensor& x) { return ops::relu(x); }},
+      {"square", [](const Tensor& x) { return ops::pow(x, 2); }},
+      {"cube", [](const Tensor& x) { return ops::pow(x, 3); }},
+  };
+  for (DType dt : kAll) {
+    if (dt == DType::kBool) continue;  // neg/abs/relu refuse bool
+    const Tensor x = inputs(dt);
+    for (const auto& [name, f] : ops_list) expect_same(f(to_cuda(x)), f(x), name + " " + std::string(dtype_short_name(dt)));
+  }
+  for (DType dt : kFloats) {
+    const Tensor x = inputs(dt);
+    for (const auto& [name, f] : std::vector<std::pair<std::string, Unary>>{
+             {"sqrt", [](const Tensor& x) { return ops::sqrt(x); }},
+             {"rsqrt", [](const Tensor& x) { return ops::rsqrt(x); }},
+             {"reciprocal", [](const Tensor& x) { return ops::reciprocal(x); }},
+             {"pow(-2)", [](const Tensor& x) { return ops::pow(x, -2); }}}) {
+      expect_same(f(to_cuda(x)), f(x), name + " " + std::string(dtype_short_name(dt)));
+    }
+  }
+  for (DType dt : kAll) {
+    const Tensor x = inputs(dt);
+    expect_same(ops::logical_not(to_cuda(x)), ops::logical_not(x), "logical_not");
+  }
+  // Integer inputs of floating ops compute in f32, as on the CPU.
+  const Tensor i = ops::arange(-5, 20, {.dtype = DType::kInt64});
+  expect_same(ops::sqrt(to_cuda(i)), ops::sqrt(i), "sqrt i64");
+}
+
+TEST(CudaElementwiseTest, TranscendentalOpsAgreeWithTheCpuToAFewUlps) {
+  OPSPEC_SKIP_WITHOUT_CUDA();
+  const std::vector<std::pair<std::string, Unary>> ops_list = {
+      {"sin", [](const Tensor& x) { return ops::sin(x); }},
+      {"cos", [](const Tensor& x) { return ops::cos(x); }},
+      {"exp", [](const Tensor& x) { return ops::exp(x); }},
+      {"log", [](const Tensor& x) { return ops::log(ops::abs(x)); }},
+      {"tanh", [](const Tensor& x) { return ops::tanh(x); }},
+      {"sigmoid", [](const Tensor& x) { return ops::sigmoid(x); }},
+      {"erf", [](const Tensor& x) { return ops::erf(x); }},
+      {"gelu", [](const Tensor& x) { return ops::gelu(x); }},
+      {"gelu_tanh", [](const Tensor& x) { return ops::gelu(x, "tanh"); }},
+      {"silu", [](const Tensor& x) { return ops::silu(x); }},
+      {"pow(1.7)", [](const Tensor& x) { return ops::pow(ops::abs(x), 1.7); }},
+  };
+  for (DType dt : kFloats) {
+    const Tensor x = inputs(dt);
+    for (const auto& [name, f] : ops_list) {
+      const Tensor got = f(to_cuda(x));
+      EXPECT_TRUE(got.device().is_cuda());
+      expect_close(got, f(x), name + " " + std::string(dtype_short_name(dt)), name == "pow(1.7)" ? 4 : 1);
+    }
+  }
+}
+
+TEST(CudaElementwiseTest, BinaryOpsPromoteBroadcastAndMatchTheCpu) {
+  OPSPEC_SKIP_WITHOUT_CUDA();
+  using Binary = std::function<Tensor(const Tensor&, const Tensor&)>;
+  const std::vector<std::pair<std::string, Binary>> ops_list = {
+      {"add", [](const Tensor& a, const Tensor& b) { return ops::add(a, b); }},
+      {"add_alpha", [](const Tensor& a, const Tensor& b) { return ops::add(a, b, 3); }},
+      {"sub", [](const Tensor& a, const Tensor& b) { return ops::sub(a, b); }},
+      {"mul", [](const Tensor& a, const Tensor& b) { return ops::mul(a, b); }},
+      {"div", [](const Tensor& a, const Tensor& b) { return ops::div(a, b); }},
+      {"maximum", [](const Tensor& a, const Tensor& b) { return ops::maximum(a, b); }},
+      {"minimum", [](const Tensor& a, const Tensor& b) { return ops::minimum(a, b); }},
+      {"eq", [](const Tensor& a, const Tensor& b) { return ops::eq(a, b); }},
+      {"lt", [](const Tensor& a, const Tensor& b) { return ops::lt(a, b); }},
+      {"ge", [](const Tensor& a, const Tensor& b) { return ops::ge(a, b); }},
+      {"logical_and", [](const Tensor& a, const Tensor& b) { return ops::logical_and(a, b); }},
+      {"logical_or", [](const Tensor& a, const Tensor& b) { return ops::logical_or(a, b); }},
+  };
+  for (DType da : kAll) {
+    for (DType db : {DType::kFloat32, DType::kInt32, DType::kFloat16, DType::kBool}) {
+      // [10, 101] against a broadcast [101] row and a transposed [10, 101].
+      const Tensor a = ops::view(ops::slice(inputs(da, 2), 0, 0, 1010), {10, 101});
+      const Tensor row = ops::slice(inputs(db, 3), 0, 0, 101);
+      const Tensor tr = ops::t(ops::view(ops::slice(inputs(db, 4), 0, 0, 1010), {101, 10}));
+      for (const auto& [name, f] : ops_list) {
+        if (name == "sub" && (da == DType::kBool || db == DType::kBool)) continue;  // refused on both
+        if (name == "add_alpha" && da == DType::kBool && db == DType::kBool) continue;
+        const std::string what = name + " " + std::string(dtype_short_name(da)) + "," + std::string(dtype_short_name(db));
+        expect_same(f(to_cuda(a), to_cuda(row)), f(a, row), what + " row");
+        expect_same(f(to_cuda(a), to_cuda(tr)), f(a, tr), what + " transposed");
+      }
+    }
+  }
+}
+
+TEST(CudaElementwiseTest, ScalarOperandsIncludingCpuScalarTensors) {
+  OPSPEC_SKIP_WITHOUT_CUDA();
+  for (DType dt : kAll) {
+    const Tensor x = inputs(dt);
+    const Tensor xc = to_cuda(x);
+    const std::string name(dtype_short_name(dt));
+    if (dt != DType::kBool) {
+      expect_same(ops::add(xc, 2.5), ops::add(x, 2.5), "add scalar " + name);
+      expect_same(ops::rsub(xc, 1), ops::rsub(x, 1), "rsub " + name);
+      expect_same(ops::mul(xc, 0.1), ops::mul(x, 0.1), "mul scalar " + name);  // f16/bf16 keep 0.1 in float
+      expect_same(ops::div(xc, 3), ops::div(x, 3), "div scalar " + name);
+      expect_same(ops::sub(xc, 1, 2), ops::sub(x, 1, 2), "sub alpha " + name);
+    }
+    expect_same(ops::gt(xc, 0.5), ops::gt(x, 0.5), "gt scalar " + name);
+    // A 0-dim cpu tensor joins a cuda op as a scalar, on either side.
+    const Tensor s = ops::scalar_tensor(1.25, {.dtype = DType::kFloat64});
+    expect_same(ops::mul(xc, s), ops::mul(x, s), "mul cpu scalar tensor " + name);
+    expect_same(ops::maximum(s, xc), ops::maximum(s, x), "maximum cpu scalar tensor first " + name);
+    // A 0-dim cuda tensor broadcasts like any other.
+    expect_same(ops::mul(xc, to_cuda(s)), ops::mul(x, s), "mul cuda scalar tensor " + name);
+  }
+  const Tensor f = inputs(DType::kFloat32);
+  // powf is libdevice's on the device: close, not exact.
+  expect_close(ops::pow(to_cuda(f), to_cuda(ops::abs(f))), ops::pow(f, ops::abs(f)), "pow tensor f32", 4);
+  const Tensor i = ops::arange(-6, 6, {.dtype = DType::kInt32});
+  expect_same(ops::pow(to_cuda(i), 5), ops::pow(i, 5), "pow i32 scalar");
+  expect_same(ops::pow(to_cuda(i), to_cuda(ops::abs(i))), ops::pow(i, ops::abs(i)), "pow i32 tensor");
+}
+
+TEST(CudaElementwiseTest, WhereSelectsBitsAndPromotes) {
+  OPSPEC_SKIP_WITHOUT_CUDA();
+  for (DType dt : kAll) {
+    const Tensor x = inputs(dt, 5), y = inputs(DType::kFloat16, 6);
+    const Tensor cond = ops::gt(inputs(DType::kFloat32, 7), 0.0);
+    expect_same(ops::where(to_cuda(cond), to_cuda(x), to_cuda(y)), ops::where(cond, x, y),
+                "where " + std::string(dtype_short_name(dt)));
+    expect_same(ops::where(to_cuda(cond), to_cuda(x), 2.0), ops::where(cond, x, 2.0), "where scalar");
+  }
+}
+
+TEST(CudaElementwiseTest, InPlaceOpsWriteThroughViewsAndCast) {
+  OPSPEC_SKIP_WITHOUT_CUDA();
+  for (DType dt : {DType::kFloat32, DType::kFloat16, DType::kInt64}) {
+    Tensor cpu = ops::to(ops::view(ops::slice(inputs(DType::kFloat64, 8), 0, 0, 1000), {20, 50}), dt);
+    Tensor dev = to_cuda(cpu);
+    Tensor cpu_view = ops::t(cpu), dev_view = ops::t(dev);
+    const Tensor other = ops::to(ops::slice(inputs(DType::kFloat32, 9), 0, 0, 20), DType::kFloat32);
+    if (dt != DType::kInt64) {
+      ops::add_(cpu_view, other, 0.5);  // f32 other into self's dtype, through a transposed view
+      ops::add_(dev_view, to_cuda(other), 0.5);
+      ops::mul_(cpu_view, ops::scalar_tensor(3.0));
+      ops::mul_(dev_view, ops::scalar_tensor(3.0));
+      ops::div_(cpu, 7);
+      ops::div_(dev, 7);
+    } else {
+      ops::add_(cpu_view, ops::full({20}, 3, {.dtype = DType::kInt64}), 2);
+      ops::add_(dev_view, to_cuda(ops::full({20}, 3, {.dtype = DType::kInt64})), 2);
+    }
+    expect_same(dev, cpu, "in-place " + std::string(dtype_short_name(dt)));
+  }
+  // x.add_(x) and a partially overlapping other.
+  const Tensor base = inputs(DType::kFloat32, 10);
+  Tensor a = ops::clone(base), b = to_cuda(base);
+  ops::add_(a, a);
+  ops::add_(b, b);
+  expect_same(b, a, "add_ self");
+  Tensor head = ops::slice(a, 0, 1, 1001), dhead = ops::slice(b, 0, 1, 1001);
+  ops::add_(head, ops::slice(a, 0, 0, 1000));
+  ops::add_(dhead, ops::slice(b, 0, 0, 1000));
+  expect_same(b, a, "add_ overlapping");
+}
+
+}  // namespace
+}  // namespace opspec

@@ -1,0 +1,337 @@
+// factory.cc: CUDA kernels of the factories (empty, zeros, ones, full,
+// scalar_tensor, arange, *_like), fills, random ops (rand, randn, *_like,
+// bernoulli_, native_dropout), cat/stack and _local_scalar_dense. Values that
+// need checking and conversion (fill values) go through the CPU kernels on a
+// one-element host tensor, so errors and rounding are the CPU's; random
+// numbers come from the same generator offsets and Philox functions as the
+// CPU's (See Note [Counter-based randomness]).
+#include <cuda_runtime_api.h>
+
+#include <cstring>
+#include <tuple>
+
+#include "kernels/cuda/cuda_copy.h"
+#include "kernels/cuda/cuda_device.h"
+#include "kernels/cuda/elementwise_args.h"
+#include "kernels/meta/elementwise_meta.h"  // check_no_internal_overlap
+#include "kernels/meta/factory_meta.h"
+#include "runtime/core/generator.h"
+#include "runtime/dispatch/library.h"
+
+namespace opspec::internal {
+
+using OptDType = std::optional<DType>;
+using OptInt = std::optional<int64_t>;
+using OptDevice = std::optional<Device>;
+using OptBool = std::optional<bool>;
+
+// CPU kernels (kernels/cpu/factory.cc) whose checks and conversions the fills reuse.
+Tensor ones_cpu(IntArrayRef size, OptDType dtype, OptInt layout, OptDevice device, OptBool pin_memory);
+Tensor full_cpu(IntArrayRef size, const Scalar& fill_value, OptDType dtype, OptInt layout, OptDevice device,
+                OptBool pin_memory);
+Tensor scalar_tensor_cpu(const Scalar& s, OptDType dtype, OptInt layout, OptDevice device, OptBool pin_memory);
+Tensor full_like_cpu(const Tensor& self, const Scalar& fill_value, OptDType dtype, OptInt layout, OptDevice device,
+                     OptBool pin_memory, OptInt memory_format);
+Tensor fill_cpu(const Tensor& self, const Scalar& value);
+
+namespace cuda {
+namespace {
+
+Device target_device(OptDevice device, std::string_view op) {
+  return require_device(device.value_or(Device(DeviceType::kCUDA)), op);
+}
+
+// fill_with: every element of t = the one element of host (same dtype).
+void fill_with(const Tensor& t, const Tensor& host) {
+  OPSPEC_INTERNAL_ASSERT(host.numel() == 1 && host.dtype() == t.dtype());
+  if (t.numel() == 0) return;
+  uint64_t bits = 0;
+  std::memcpy(&bits, host.raw_data(), static_cast<size_t>(host.element_size()));
+  DeviceGuard guard(t.device());
+  launch_fill(make_args(t, {}, {}), static_cast<int>(t.element_size()), bits);
+}
+
+void zero_fill(const Tensor& t) {
+  if (t.numel() == 0) return;
+  DeviceGuard guard(t.device());
+  if (t.is_contiguous()) {
+    check(cudaMemsetAsync(t.raw_data(), 0, static_cast<size_t>(t.nbytes()), nullptr), "zeros");
+  } else {
+    launch_fill(make_args(t, {}, {}), static_cast<int>(t.element_size()), 0);
+  }
+}
+
+Tensor new_factory(IntArrayRef size, DType dtype, OptDevice device, std::string_view op) {
+  check_factory_size(size, op);
+  return empty_cuda(size, dtype, target_device(device, op));
+}
+
+Tensor empty_cuda_kernel(IntArrayRef size, OptDType dtype, OptInt, OptDevice device, OptBool, OptInt) {
+  return new_factory(size, dtype.value_or(kDefaultFloat), device, "aten::empty.memory_format");
+}
+
+Tensor empty_strided_cuda(IntArrayRef size, IntArrayRef stride, OptDType dtype, OptInt, OptDevice device, OptBool) {
+  check_factory_size(size, "aten::empty_strided");
+  return make_strided(size, stride, dtype.value_or(kDefaultFloat), target_device(device, "aten::empty_strided"));
+}
+
+Tensor zeros_cuda(IntArrayRef size, OptDType dtype, OptInt, OptDevice device, OptBool) {
+  Tensor out = new_factory(size, dtype.value_or(kDefaultFloat), device, "aten::zeros");
+  zero_fill(out);
+  return out;
+}
+
+Tensor ones_cuda(IntArrayRef size, OptDType dtype, OptInt, OptDevice device, OptBool) {
+  const DType dt = dtype.value_or(kDefaultFloat);
+  Tensor out = new_factory(size, dt, device, "aten::ones");
+  fill_with(out, ones_cpu({}, dt, std::nullopt, std::nullopt, std::nullopt));
+  return out;
+}
+
+Tensor full_cuda(IntArrayRef size, const Scalar& fill_value, OptDType dtype, OptInt, OptDevice device, OptBool) {
+  const DType dt = full_dtype(fill_value, dtype);
+  check_factory_size(size, "aten::full");
+  const Tensor host = full_cpu({}, fill_value, dt, std::nullopt, std::nullopt, std::nullopt);  // checks the value
+  Tensor out = new_factory(size, dt, device, "aten::full");
+  fill_with(out, host);
+  return out;
+}
+
+Tensor scalar_tensor_cuda(const Scalar& s, OptDType dtype, OptInt, OptDevice device, OptBool) {
+  const Tensor host = scalar_tensor_cpu(s, dtype, std::nullopt, std::nullopt, std::nullopt);
+  Tensor out = empty_cuda({}, host.dtype(), target_device(device, "aten::scalar_tensor"));
+  copy_between(out, host);
+  return out;
+}
+
+Tensor arange_impl(const Scalar& start, const Scalar& end, const Scalar& step, OptDType dtype, OptDevice device,
+                   std::string_view op) {
+  const ArangeGeometry g = arange_geometry(start, end, step, dtype, op);  // refuses b8
+  Tensor out = empty_cuda({g.numel}, g.dtype, target_device(device, op));
+  if (g.numel == 0) return out;
+  // The CPU's accumulation (kernels/cpu/factory.cc's arange_fill): int64 for integers, else float or double.
+  const bool integral = is_integral(g.dtype, /*include_bool=*/false);
+  DeviceGuard guard(out.device());
+  launch_arange(code_of(g.dtype), out.raw_data(), g.numel, integral ? 0.0 : start.to_double(),
+                integral ? 0.0 : step.to_double(), integral ? start.to_int() : 0, integral ? step.to_int() : 0);
+  return out;
+}
+
+Tensor arange_cuda(const Scalar& end, OptDType dtype, OptInt, OptDevice device, OptBool) {
+  return arange_impl(0, end, 1, dtype, device, "aten::arange");
+}
+Tensor arange_start_cuda(const Scalar& start, const Scalar& end, OptDType dtype, OptInt, OptDevice device, OptBool) {
+  return arange_impl(start, end, 1, dtype, device, "aten::arange.start");
+}
+Tensor arange_start_step_cuda(const Scalar& start, const Scalar& end, const Scalar& step, OptDType dtype, OptInt,
+                              OptDevice device, OptBool) {
+  return arange_impl(start, end, step, dtype, device, "aten::arange.start_step");
+}
+
+// like_cuda: a tensor shaped like self on self's device (or the factory on
+// the requested device when it is not cuda), filled by fill.
+template <class Fill>
+Tensor like_cuda(const Tensor& self, OptDType dtype, OptDevice device, std::string_view factory,
+                 std::vector<Value> extra, Fill fill) {
+  const DType out_dtype = dtype.value_or(self.dtype());
+  const Device target = device.value_or(self.device());
+  if (!target.is_cuda()) {
+    std::vector<Value> positional{Value(self.sizes())};
+    for (Value& v : extra) positional.push_back(std::move(v));
+    return factory_on_device(factory, std::move(positional), out_dtype, target);
+  }
+  Tensor out = empty_cuda(self.sizes(), out_dtype, require_device(target, factory));
+  fill(out);
+  return out;
+}
+
+Tensor empty_like_cuda(const Tensor& self, OptDType dtype, OptInt, OptDevice device, OptBool, OptInt) {
+  return like_cuda(self, dtype, device, "aten::empty.memory_format", {}, [](const Tensor&) {});
+}
+Tensor zeros_like_cuda(const Tensor& self, OptDType dtype, OptInt, OptDevice device, OptBool, OptInt) {
+  return like_cuda(self, dtype, device, "aten::zeros", {}, &zero_fill);
+}
+Tensor ones_like_cuda(const Tensor& self, OptDType dtype, OptInt, OptDevice device, OptBool, OptInt) {
+  return like_cuda(self, dtype, device, "aten::ones", {}, [](const Tensor& t) {
+    fill_with(t, ones_cpu({}, t.dtype(), std::nullopt, std::nullopt, std::nullopt));
+  });
+}
+Tensor full_like_cuda(const Tensor& self, const Scalar& fill_value, OptDType dtype, OptInt, OptDevice device,
+                      OptBool, OptInt) {
+  return like_cuda(self, dtype, device, "aten::full", {Value(fill_value)}, [&](const Tensor& t) {
+    const Tensor one = make_tensor({}, t.dtype(), kCPU);
+    fill_with(t, full_like_cpu(one, fill_value, t.dtype(), std::nullopt, std::nullopt, std::nullopt, std::nullopt));
+  });
+}
+
+Tensor fill_cuda(const Tensor& self, const Scalar& value) {
+  const Tensor host = make_tensor({}, self.dtype(), kCPU);
+  fill_cpu(host, value);  // the CPU's checks and conversion
+  fill_with(self, host);
+  self.impl()->bump_version();
+  return self;
+}
+
+Tensor zero_cuda(const Tensor& self) {
+  zero_fill(self);
+  self.impl()->bump_version();
+  return self;
+}
+
+// ---- Random ----
+
+// fill_random: a fresh contiguous floating tensor, drawn from the default generator.
+void fill_random(const Tensor& out, RandomKind kind) {
+  if (out.numel() == 0) return;
+  const GeneratorState rs = reserve_random_offsets(static_cast<uint64_t>(out.numel()));
+  DeviceGuard guard(out.device());
+  launch_random(kind, code_of(out.dtype()), out.raw_data(), out.numel(), rs.seed, rs.offset, 0);
+}
+
+Tensor rand_cuda(IntArrayRef size, OptDType dtype, OptInt, OptDevice device, OptBool) {
+  const DType t = dtype.value_or(kDefaultFloat);
+  check_random_dtype(t, "check_uniform_bounds", "aten::rand");
+  Tensor out = new_factory(size, t, device, "aten::rand");
+  fill_random(out, RandomKind::kUniform);
+  return out;
+}
+
+Tensor randn_cuda(IntArrayRef size, OptDType dtype, OptInt, OptDevice device, OptBool) {
+  const DType t = dtype.value_or(kDefaultFloat);
+  check_random_dtype(t, "normal_kernel_cuda", "aten::randn");
+  Tensor out = new_factory(size, t, device, "aten::randn");
+  fill_random(out, RandomKind::kNormal);
+  return out;
+}
+
+Tensor random_like_cuda(const Tensor& self, OptDType dtype, OptDevice device, std::string_view factory,
+                        std::string_view check_name, std::string_view op, RandomKind kind) {
+  const DType out_dtype = dtype.value_or(self.dtype());
+  check_random_dtype(out_dtype, check_name, op);
+  return like_cuda(self, dtype, device, factory, {}, [&](const Tensor& t) { fill_random(t, kind); });
+}
+
+Tensor rand_like_cuda(const Tensor& self, OptDType dtype, OptInt, OptDevice device, OptBool, OptInt) {
+  return random_like_cuda(self, dtype, device, "aten::rand", "check_uniform_bounds", "aten::rand_like",
+                          RandomKind::kUniform);
+}
+Tensor randn_like_cuda(const Tensor& self, OptDType dtype, OptInt, OptDevice device, OptBool, OptInt) {
+  return random_like_cuda(self, dtype, device, "aten::randn", "normal_kernel_cuda", "aten::randn_like",
+                          RandomKind::kNormal);
+}
+
+Tensor bernoulli_float_cuda(const Tensor& self, double p, OptInt generator) {
+  constexpr std::string_view op = "aten::bernoulli_.float";
+  OPSPEC_CHECK(!generator.has_value(), op, ": explicit generators are not supported; "
+               "use manual_seed on the default generator");
+  check_bernoulli_p(p, op);
+  check_no_internal_overlap(self, op);
+  const Device dev = require_device(self.device(), op);
+  const int64_t n = self.numel();
+  if (n > 0) {
+    const GeneratorState rs = reserve_random_offsets(static_cast<uint64_t>(n));
+    // Drawn in logical order into a contiguous buffer when self is strided.
+    const Tensor out = self.is_contiguous() ? self : empty_cuda(self.sizes(), self.dtype(), dev);
+    DeviceGuard guard(dev);
+    launch_random(RandomKind::kBernoulli, code_of(self.dtype()), out.raw_data(), n, rs.seed, rs.offset, p);
+    if (!out.is_same(self)) device_copy(self, out);
+  }
+  self.impl()->bump_version();
+  return self;
+}
+
+std::tuple<Tensor, Tensor> native_dropout_cuda(const Tensor& input, double p, OptBool train) {
+  check_dropout_args(input, p, train);
+  const Device dev = require_device(input.device(), "aten::native_dropout");
+  Tensor output = empty_cuda(input.sizes(), input.dtype(), dev);
+  Tensor mask = empty_cuda(input.sizes(), DType::kBool, dev);
+  const int64_t n = input.numel();
+  if (n == 0) return {output, mask};
+  if (!train.value_or(true)) {
+    device_copy(output, input);
+    DeviceGuard guard(dev);
+    check(cudaMemsetAsync(mask.raw_data(), 1, static_cast<size_t>(n), nullptr), "native_dropout");
+    return {output, mask};
+  }
+  // kernels/cpu/random.cc's arithmetic: input * mask * (1 / (1 - p)); p == 1 gives zeros.
+  const double p1m = 1.0 - p;
+  const double scale = p1m == 0 ? 0.0 : 1.0 / p1m;
+  const Tensor src = contiguous_cuda(input);
+  const GeneratorState rs = reserve_random_offsets(static_cast<uint64_t>(n));
+  DeviceGuard guard(dev);
+  launch_dropout(code_of(input.dtype()), src.raw_data(), output.raw_data(), static_cast<bool*>(mask.raw_data()), n,
+                 rs.seed, rs.offset, p1m, scale);
+  return {output, mask};
+}
+
+// ---- Joins and item ----
+
+Tensor cat_into(TensorList inputs, const CatGeometry& g, std::string_view op) {
+  Tensor out = empty_cuda(g.sizes, g.dtype, require_device(g.device, op));
+  if (out.numel() == 0) return out;
+  int64_t offset = 0;  // position along g.dim
+  for (const Tensor& t : inputs) {
+    if (is_skipped_in_cat(t)) continue;
+    const int64_t len = t.sizes()[g.dim];
+    if (t.numel() > 0) {
+      SizeVec sizes(g.sizes.begin(), g.sizes.end());
+      sizes[g.dim] = len;
+      device_copy(make_view(out, sizes, out.strides(), offset * out.strides()[g.dim]), t);
+    }
+    offset += len;
+  }
+  return out;
+}
+
+Tensor cat_cuda(TensorList tensors, int64_t dim) {
+  return cat_into(tensors, cat_geometry(tensors, dim, "aten::cat"), "aten::cat");
+}
+
+Tensor stack_cuda(TensorList tensors, int64_t dim) {
+  // stack is cat of the inputs unsqueezed at dim (views, no copies).
+  const std::vector<Tensor> inputs = stack_inputs(tensors, dim, "aten::stack");
+  const CatGeometry g = cat_geometry(inputs, wrap_dim(dim, tensors[0].dim() + 1, "aten::stack"), "aten::stack");
+  return cat_into(inputs, g, "aten::stack");
+}
+
+Scalar local_scalar_dense_cuda(const Tensor& self) {
+  OPSPEC_CHECK(self.numel() == 1, "aten::_local_scalar_dense: a Tensor with ", self.numel(),
+               " elements cannot be converted to Scalar");
+  require_device(self.device(), "aten::_local_scalar_dense");
+  Tensor host = make_tensor({}, self.dtype(), kCPU);
+  copy_between(host, make_view(self, {}, {}, self.storage_offset()));
+  return read_scalar(host);
+}
+
+}  // namespace
+
+void register_factory_cuda_kernels(Library& lib) {
+  constexpr DispatchKey kKey = DispatchKey::kCUDA;
+  lib.impl("empty.memory_format", kKey, &empty_cuda_kernel)
+      .impl("empty_strided", kKey, &empty_strided_cuda)
+      .impl("zeros", kKey, &zeros_cuda)
+      .impl("ones", kKey, &ones_cuda)
+      .impl("full", kKey, &full_cuda)
+      .impl("scalar_tensor", kKey, &scalar_tensor_cuda)
+      .impl("arange", kKey, &arange_cuda)
+      .impl("arange.start", kKey, &arange_start_cuda)
+      .impl("arange.start_step", kKey, &arange_start_step_cuda)
+      .impl("empty_like", kKey, &empty_like_cuda)
+      .impl("zeros_like", kKey, &zeros_like_cuda)
+      .impl("ones_like", kKey, &ones_like_cuda)
+      .impl("full_like", kKey, &full_like_cuda)
+      .impl("fill_.Scalar", kKey, &fill_cuda)
+      .impl("zero_", kKey, &zero_cuda);
+  lib.impl("rand", kKey, &rand_cuda)
+      .impl("randn", kKey, &randn_cuda)
+      .impl("rand_like", kKey, &rand_like_cuda)
+      .impl("randn_like", kKey, &randn_like_cuda)
+      .impl("bernoulli_.float", kKey, &bernoulli_float_cuda)
+      .impl("native_dropout", kKey, &native_dropout_cuda);
+  lib.impl("cat", kKey, &cat_cuda)
+      .impl("stack", kKey, &stack_cuda)
+      .impl("_local_scalar_dense", kKey, &local_scalar_dense_cuda);
+}
+
+}  // namespace cuda
+}  // namespace opspec::internal

@@ -1,0 +1,152 @@
+// CUDA factories, fills, random ops, joins and item() against the CPU
+// (skipped without a GPU). Random numbers are the CPU generator's: the same
+// seed gives the same values on both devices (See Note [Same random numbers
+// on every device] in runtime/core/philox.h).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <string>
+#include <tuple>
+
+#include "kernels/cuda/cuda_test_util.h"
+
+namespace opspec {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::ThrowsMessage;
+using testing::expect_same;
+using testing::kCuda0;
+using testing::to_cpu;
+using testing::to_cuda;
+
+constexpr DType kFloats[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16};
+constexpr DType kAll[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16,
+                          DType::kInt64,   DType::kInt32,   DType::kBool};
+
+TEST(CudaFactoryTest, ConstantFactoriesAndFills) {
+  OPSPEC_SKIP_WITHOUT_CUDA();
+  const TensorOptions on_cuda{.device = kCuda0};
+  for (DType dt : kAll) {
+    const TensorOptions o{.dtype = dt, .device = kCuda0}, c{.dtype = dt};
+    const std::string n(dtype_short_name(dt));
+    expect_same(ops::zeros({3, 4}, o), ops::zeros({3, 4}, c), "zeros " + n);
+    expect_same(ops::ones({3, 4}, o), ops::ones({3, 4}, c), "ones " + n);
+    expect_same(ops::full({5}, 1.7, o), ops::full({5}, 1.7, c), "full " + n);
+    expect_same(ops::scalar_tensor(-2.5, o), ops::scalar_tensor(-2.5, c), "scalar_tensor " + n);
+    Tensor d = ops::zeros({4, 6}, o), h = ops::zeros({4, 6}, c);
+    Tensor dv = ops::slice(d, 1, 1, 6, 2), hv = ops::slice(h, 1, 1, 6, 2);
+    ops::fill_(dv, 3);
+    ops::fill_(hv, 3);
+    expect_same(d, h, "fill_ strided " + n);
+    ops::zero_(dv);
+    ops::zero_(hv);
+    expect_same(d, h, "zero_ strided " + n);
+  }
+  EXPECT_EQ(ops::empty({2, 3}, on_cuda).device(), kCuda0);
+  const Tensor s = ops::empty_strided({2, 3}, {1, 2}, on_cuda);
+  EXPECT_EQ(s.strides()[1], 2);
+  EXPECT_TRUE(s.device().is_cuda());
+  // The CPU's value checks and messages.
+  EXPECT_THAT([] { ops::full({2}, 1e10, {.dtype = DType::kInt32, .device = kCuda0}); },
+              ThrowsMessage<Error>(HasSubstr("aten::full: value cannot be converted to type int32_t without overflow")));
+}
+
+TEST(CudaFactoryTest, LikeFactoriesFollowSelfOrTheRequestedDevice) {
+  OPSPEC_SKIP_WITHOUT_CUDA();
+  const Tensor d = ops::ones({2, 3}, {.dtype = DType::kFloat16, .device = kCuda0});
+  EXPECT_EQ(ops::zeros_like(d).device(), kCuda0);
+  expect_same(ops::full_like(d, 4), ops::full({2, 3}, 4, {.dtype = DType::kFloat16}), "full_like");
+  expect_same(ops::ones_like(d, {.dtype = DType::kInt32}), ops::ones({2, 3}, {.dtype = DType::kInt32}), "ones_like");
+  const Tensor on_cpu = ops::zeros_like(d, {.device = kCPU});
+  EXPECT_TRUE(on_cpu.device().is_cpu());
+  EXPECT_EQ(ops::empty_like(ops::ones({2}), {.device = kCuda0}).device(), kCuda0);
+}
+
+TEST(CudaFactoryTest, ArangeMatchesTheCpu) {
+  OPSPEC_SKIP_WITHOUT_CUDA();
+  for (DType dt : kAll) {
+    if (dt == DType::kBool) continue;
+    const TensorOptions o{.dtype = dt, .device = kCuda0}, c{.dtype = dt};
+    expect_same(ops::arange(0, 50, 3, o), ops::arange(0, 50, 3, c), "arange int step");
+    if (is_floating(dt)) expect_same(ops::arange(-1.5, 2.25, 0.1, o), ops::arange(-1.5, 2.25, 0.1, c), "arange float step");
+  }
+  expect_same(ops::arange(1000000, {.device = kCuda0}), ops::arange(1000000), "arange default");
+}
+
+TEST(CudaFactoryTest, RandomNumbersAreTheCpuGenerators) {
+  OPSPEC_SKIP_WITHOUT_CUDA();
+  for (DType dt : kFloats) {
+    const std::string n(dtype_short_name(dt));
+    manual_seed(42);
+    const Tensor r = ops::rand({100001}, {.dtype = dt, .device = kCuda0});
+    const Tensor rn = ops::randn({5000}, {.dtype = dt, .device = kCuda0});
+    const GeneratorState after_cuda = default_generator_state();
+    manual_seed(42);
+    const Tensor rc = ops::rand({100001}, {.dtype = dt});
+    const Tensor rnc = ops::randn({5000}, {.dtype = dt});
+    EXPECT_EQ(default_generator_state().offset, after_cuda.offset);
+    expect_same(r, rc, "rand " + n);
+    if (dt != DType::kFloat64) {
+      expect_same(rn, rnc, "randn " + n);
+    } else {
+      // Box-Muller's log and cos are libdevice's on the device: at most an ulp or two apart.
+      const std::vector<double> g = to_cpu(rn).to_vector<double>(), w = rnc.to_vector<double>();
+      for (size_t i = 0; i < g.size(); ++i) ASSERT_NEAR(g[i], w[i], 4e-16 * std::max(1.0, std::abs(w[i]))) << i;
+    }
+  }
+  manual_seed(7);
+  const Tensor like = ops::rand_like(ops::zeros({3, 3}, {.device = kCuda0}));
+  manual_seed(7);
+  expect_same(like, ops::rand({3, 3}), "rand_like");
+}
+
+TEST(CudaFactoryTest, BernoulliAndDropoutMasksAreTheCpus) {
+  OPSPEC_SKIP_WITHOUT_CUDA();
+  for (DType dt : {DType::kFloat32, DType::kFloat16, DType::kInt32, DType::kBool}) {
+    Tensor d = ops::zeros({30, 40}, {.dtype = dt, .device = kCuda0}), h = ops::zeros({30, 40}, {.dtype = dt});
+    Tensor dv = ops::t(d), hv = ops::t(h);  // strided: drawn in logical order
+    manual_seed(3);
+    ops::bernoulli_(dv, 0.3);
+    manual_seed(3);
+    ops::bernoulli_(hv, 0.3);
+    expect_same(d, h, "bernoulli_ " + std::string(dtype_short_name(dt)));
+  }
+  for (DType dt : kFloats) {
+    manual_seed(5);
+    const Tensor x = ops::randn({64, 33}, {.dtype = dt});
+    manual_seed(9);
+    auto [y, mask] = ops::native_dropout(to_cuda(x), 0.25, true);
+    manual_seed(9);
+    auto [ry, rmask] = ops::native_dropout(x, 0.25, true);
+    expect_same(mask, rmask, "dropout mask");
+    expect_same(y, ry, "dropout output");
+    auto [ey, emask] = ops::native_dropout(to_cuda(x), 0.25, false);
+    expect_same(ey, x, "dropout eval");
+    expect_same(emask, ops::ones({64, 33}, {.dtype = DType::kBool}), "dropout eval mask");
+  }
+}
+
+TEST(CudaFactoryTest, CatStackAndItem) {
+  OPSPEC_SKIP_WITHOUT_CUDA();
+  manual_seed(1);
+  const Tensor a = ops::randn({2, 3}), b = ops::to(ops::randn({4, 3}), DType::kFloat16);
+  const Tensor c = ops::t(ops::randn({3, 2}));
+  expect_same(ops::cat({to_cuda(a), to_cuda(b), to_cuda(c)}), ops::cat({a, b, c}), "cat dim 0");
+  expect_same(ops::cat({to_cuda(a), to_cuda(ops::zeros({0}))}), ops::cat({a, ops::zeros({0})}), "cat skips [0]");
+  expect_same(ops::cat({to_cuda(a), to_cuda(c)}, 1), ops::cat({a, c}, 1), "cat dim 1");
+  expect_same(ops::stack({to_cuda(a), to_cuda(c)}, 1), ops::stack({a, c}, 1), "stack");
+  for (DType dt : kAll) {
+    const Tensor x = ops::to(ops::tensor({0.0, -3.75, 2.0}, {3}), dt);
+    const Tensor d = to_cuda(x);
+    for (int64_t i = 0; i < 3; ++i) {
+      EXPECT_EQ(ops::select(d, 0, i).item<double>(), ops::select(x, 0, i).item<double>()) << dtype_short_name(dt);
+    }
+  }
+  EXPECT_THAT([&] { to_cuda(a).item(); }, ThrowsMessage<Error>(HasSubstr("a Tensor with 6 elements cannot be converted")));
+}
+
+}  // namespace
+}  // namespace opspec

@@ -1,0 +1,30 @@
+// register_cuda.cc: register_cuda_kernels, every CUDA kernel at
+// DispatchKey::kCUDA, called from kernels/device_backends.cc when the backend
+// is built (See Note [Device seam] in runtime/core/device_hooks.h).
+#include "kernels/common/views.h"
+#include "kernels/cuda/blas.h"
+#include "runtime/dispatch/library.h"
+
+namespace opspec::internal {
+
+namespace cuda {
+// kernels/cuda/elementwise.cc, conversion.cc, reduce.cc, factory.cc.
+void register_elementwise_cuda_kernels(Library& lib);
+void register_conversion_cuda_kernels(Library& lib);
+void register_reduction_cuda_kernels(Library& lib);
+void register_factory_cuda_kernels(Library& lib);
+}  // namespace cuda
+
+void register_cuda_kernels(Dispatcher& d) {
+  Library lib("aten", d);
+  cuda::register_elementwise_cuda_kernels(lib);
+  cuda::register_conversion_cuda_kernels(lib);
+  cuda::register_reduction_cuda_kernels(lib);
+  cuda::register_factory_cuda_kernels(lib);
+  register_cuda_blas_kernels(lib);
+  // Views only compute geometry: the CPU and Meta kernels serve CUDA too
+  // (See Note [Device-independent views]).
+  register_view_kernels_at(lib, DispatchKey::kCUDA);
+}
+
+}  // namespace opspec::internal

@@ -1,0 +1,64 @@
+#include "runtime/core/device_hooks.h"
+
+#include <array>
+#include <atomic>
+#include <mutex>
+
+#include "runtime/core/error.h"
+
+namespace opspec {
+
+namespace {
+
+// MissingBackendHooks: a device type whose backend is not built. Queries say
+// there are no devices; anything that would touch one throws.
+class MissingBackendHooks final : public DeviceHooks {
+ public:
+  bool is_built() const override { return false; }
+  int device_count() const override { return 0; }
+  Device check_device(Device device, std::string_view op) const override { fail(op); }
+  void copy_bytes(void*, Device, const void*, Device, size_t) override { fail("copy_bytes"); }
+  void synchronize(Device) override { fail("synchronize"); }
+
+ private:
+  [[noreturn]] static void fail(std::string_view op) {
+    internal::throw_not_implemented(str_cat(op, ": ", kNoCudaBackendMessage));
+  }
+};
+
+std::array<std::atomic<DeviceHooks*>, kNumDeviceTypes>& hooks_table() {
+  static std::array<std::atomic<DeviceHooks*>, kNumDeviceTypes> table{};
+  return table;
+}
+
+}  // namespace
+
+void DeviceHooks::run_fused(const internal::FusedProgram&, std::string_view name, const Tensor*, size_t,
+                            const Tensor*, size_t) {
+  internal::throw_not_implemented(str_cat("fused kernel ", name, ": this device backend has no fused kernels"));
+}
+
+DeviceHooks& get_device_hooks(DeviceType type) {
+  OPSPEC_CHECK(type != DeviceType::kCPU && type != DeviceType::kMeta, "get_device_hooks: ", device_type_name(type),
+               " has no device hooks (it is the host, or holds no data)");
+  internal::ensure_device_runtimes();
+  static MissingBackendHooks missing;
+  DeviceHooks* hooks = hooks_table()[static_cast<int>(type)].load(std::memory_order_acquire);
+  return hooks != nullptr ? *hooks : missing;
+}
+
+namespace internal {
+
+void register_device_hooks(DeviceType type, DeviceHooks* hooks) {
+  OPSPEC_INTERNAL_ASSERT(type != DeviceType::kCPU && type != DeviceType::kMeta);
+  hooks_table()[static_cast<int>(type)].store(hooks, std::memory_order_release);
+}
+
+void ensure_device_runtimes() {
+  static std::once_flag once;
+  std::call_once(once, &install_device_runtimes);
+}
+
+}  // namespace internal
+
+}  // namespace opspec
