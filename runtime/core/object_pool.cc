@@ -14,7 +14,8 @@ namespace {
 // each), as the CPU allocator keeps small data blocks (Note [Small block
 // cache]), so steady-state ops make tensors without calling malloc. An object
 // freed on another thread joins that thread's lists; lists beyond kPerClass
-// and everything after the thread's pool is destroyed go back to the heap.
+// and everything after the thread's pool is destroyed go back to the heap
+// (unsized delete: clang builds without -fsized-deallocation).
 constexpr size_t kClassBytes = 64;
 constexpr size_t kClasses = 8;  // 64, 128, ..., 512 bytes
 constexpr size_t kPerClass = 256;
@@ -29,7 +30,7 @@ struct ThreadPool {
 
   ~ThreadPool() {
     for (size_t c = 0; c < kClasses; ++c) {
-      while (heads[c] != nullptr) ::operator delete(std::exchange(heads[c], heads[c]->next), (c + 1) * kClassBytes);
+      while (heads[c] != nullptr) ::operator delete(std::exchange(heads[c], heads[c]->next));
     }
     destroyed = true;
   }
@@ -53,9 +54,9 @@ void* pooled_allocate(size_t nbytes) {
 
 void pooled_deallocate(void* ptr, size_t nbytes) noexcept {
   const size_t cls = (nbytes - 1) / kClassBytes;
-  if (cls >= kClasses) return ::operator delete(ptr, nbytes);
+  if (cls >= kClasses) return ::operator delete(ptr);
   ThreadPool& p = pool;
-  if (p.destroyed || p.counts[cls] == kPerClass) return ::operator delete(ptr, (cls + 1) * kClassBytes);
+  if (p.destroyed || p.counts[cls] == kPerClass) return ::operator delete(ptr);
   p.heads[cls] = new (ptr) ThreadPool::Node{p.heads[cls]};
   ++p.counts[cls];
 }
