@@ -64,14 +64,17 @@ if(NOT CMAKE_CUDA20_STANDARD_COMPILE_OPTION AND CMAKE_CUDA_COMPILER_VERSION VERS
   set(CMAKE_CUDA20_COMPILE_FEATURES cuda_std_20)
   list(APPEND CMAKE_CUDA_COMPILE_FEATURES cuda_std_20)
 endif()
+# opspec_runtime exists already, so its CUDA properties are set on it; the
+# variables serve targets made later. One cudart for the whole program: the
+# shared one, which CUDA::cudart names (not CMake's default cudart_static too).
 set(CMAKE_CUDA_STANDARD 20)
 set(CMAKE_CUDA_STANDARD_REQUIRED ON)
 set(CMAKE_CUDA_EXTENSIONS OFF)
-# One cudart for the whole program: the shared one, which CUDA::cudart names.
 set(CMAKE_CUDA_RUNTIME_LIBRARY Shared)
+set_target_properties(opspec_runtime PROPERTIES CUDA_STANDARD 20 CUDA_STANDARD_REQUIRED ON CUDA_EXTENSIONS OFF
+                                                CUDA_RUNTIME_LIBRARY Shared)
 if(CCACHE_PROGRAM)
   set(CMAKE_CUDA_COMPILER_LAUNCHER "${CCACHE_PROGRAM}")
-  # opspec_runtime exists already, so its launcher is set directly.
   set_property(TARGET opspec_runtime PROPERTY CUDA_COMPILER_LAUNCHER "${CCACHE_PROGRAM}")
 endif()
 

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/common/reduce_plan.h"
 #include "kernels/cpu/copy.h"
 #include "kernels/meta/reduce_meta.h"
 
@@ -130,60 +131,6 @@ typename R::acc_t reduce_run(const R& r, const typename R::in_t* p, int64_t n, i
   return pw.result();
 }
 
-// ReducePlan: the coalesced geometry of a reduction. See Note [Reduction engine].
-struct ReducePlan {
-  SizeVec kept_sizes, kept_strides;  // outermost first; the output is contiguous over them
-  SizeVec red_sizes, red_strides;    // largest stride first; never empty
-  int64_t n_out = 1, n_red = 1;
-};
-
-void coalesce(SizeVec& sizes, SizeVec& strides) {
-  SizeVec s2, st2;
-  for (size_t i = 0; i < sizes.size(); ++i) {
-    if (!s2.empty() && st2.back() == strides[i] * sizes[i]) {
-      s2.back() *= sizes[i];
-      st2.back() = strides[i];
-    } else {
-      s2.push_back(sizes[i]);
-      st2.push_back(strides[i]);
-    }
-  }
-  sizes = std::move(s2);
-  strides = std::move(st2);
-}
-
-ReducePlan make_plan(const Tensor& in, absl::Span<const bool> mask) {
-  ReducePlan p;
-  struct D {
-    int64_t size, stride;
-  };
-  absl::InlinedVector<D, 6> red;
-  for (int64_t d = 0; d < in.dim(); ++d) {
-    const int64_t size = in.sizes()[d];
-    if (size == 1) continue;
-    if (mask[d]) {
-      red.push_back({size, in.strides()[d]});
-    } else {
-      p.kept_sizes.push_back(size);
-      p.kept_strides.push_back(in.strides()[d]);
-    }
-  }
-  std::stable_sort(red.begin(), red.end(), [](const D& a, const D& b) { return std::abs(a.stride) > std::abs(b.stride); });
-  for (const D& d : red) {
-    p.red_sizes.push_back(d.size);
-    p.red_strides.push_back(d.stride);
-  }
-  if (p.red_sizes.empty()) {
-    p.red_sizes.push_back(1);
-    p.red_strides.push_back(1);
-  }
-  coalesce(p.kept_sizes, p.kept_strides);
-  coalesce(p.red_sizes, p.red_strides);
-  p.n_out = compute_numel(p.kept_sizes);
-  p.n_red = compute_numel(p.red_sizes);
-  return p;
-}
-
 // offset_of: the element offset of a row-major linear index over (sizes, strides).
 inline int64_t offset_of(int64_t linear, absl::Span<const int64_t> sizes, absl::Span<const int64_t> strides) {
   int64_t off = 0;
@@ -255,7 +202,7 @@ void run_reduction(const R& r, const Tensor& in, const Tensor& out, absl::Span<c
     return;
   }
   const In* src = static_cast<const In*>(in.raw_data());
-  const ReducePlan p = make_plan(in, mask);
+  const ReducePlan p = make_reduce_plan(in, mask);
   if (p.n_out == 1) {
     dst[0] = r.project(reduce_all(r, src, p));
     return;

@@ -48,7 +48,15 @@ TEST(CudaElementwiseTest, ExactUnaryOpsMatchTheCpuBitForBit) {
   for (DType dt : kAll) {
     if (dt == DType::kBool) continue;  // neg/abs/relu refuse bool
     const Tensor x = inputs(dt);
-    for (const auto& [name, f] : ops_list) expect_same(f(to_cuda(x)), f(x), name + " " + std::string(dtype_short_name(dt)));
+    for (const auto& [name, f] : ops_list) {
+      const std::string what = name + " " + std::string(dtype_short_name(dt));
+      // f16 has no pow fast paths (PyTorch's rule): it calls powf, which differs on the device.
+      if (dt == DType::kFloat16 && name != "neg" && name != "abs" && name != "relu") {
+        expect_close(f(to_cuda(x)), f(x), what);
+      } else {
+        expect_same(f(to_cuda(x)), f(x), what);
+      }
+    }
   }
   for (DType dt : kFloats) {
     const Tensor x = inputs(dt);
@@ -57,7 +65,12 @@ TEST(CudaElementwiseTest, ExactUnaryOpsMatchTheCpuBitForBit) {
              {"rsqrt", [](const Tensor& x) { return ops::rsqrt(x); }},
              {"reciprocal", [](const Tensor& x) { return ops::reciprocal(x); }},
              {"pow(-2)", [](const Tensor& x) { return ops::pow(x, -2); }}}) {
-      expect_same(f(to_cuda(x)), f(x), name + " " + std::string(dtype_short_name(dt)));
+      const std::string what = name + " " + std::string(dtype_short_name(dt));
+      if (dt == DType::kFloat16 && name == "pow(-2)") {
+        expect_close(f(to_cuda(x)), f(x), what);
+      } else {
+        expect_same(f(to_cuda(x)), f(x), what);
+      }
     }
   }
   for (DType dt : kAll) {

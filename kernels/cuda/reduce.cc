@@ -7,6 +7,7 @@
 #include <limits>
 #include <tuple>
 
+#include "kernels/common/reduce_plan.h"
 #include "kernels/cuda/cuda_copy.h"
 #include "kernels/cuda/cuda_device.h"
 #include "kernels/meta/reduce_meta.h"
@@ -15,51 +16,19 @@
 namespace opspec::internal::cuda {
 namespace {
 
-struct DimRun {
-  int64_t size, stride;
-};
-
-// coalesce: merges neighbours (outermost first) that step contiguously.
-absl::InlinedVector<DimRun, 8> coalesce(absl::Span<const DimRun> dims) {
-  absl::InlinedVector<DimRun, 8> out;
-  for (const DimRun& d : dims) {
-    if (!out.empty() && out.back().stride == d.stride * d.size) {
-      out.back() = {out.back().size * d.size, d.stride};
-    } else {
-      out.push_back(d);
-    }
-  }
-  return out;
-}
-
-// plan: the kept and reduced dims of in (size-1 dims dropped; reduced dims
-// largest stride first, as the CPU's make_plan orders them), coalesced;
-// false when either list is longer than kMaxDims.
+// plan: in's reduction geometry (the CPU's ReducePlan) as launch arguments;
+// false when either dim list is longer than kMaxDims.
 bool plan(const Tensor& in, absl::Span<const bool> mask, ReduceArgs& a) {
-  absl::InlinedVector<DimRun, 8> kept, red;
-  for (int64_t d = 0; d < in.dim(); ++d) {
-    if (in.sizes()[d] == 1) continue;
-    (mask[d] ? red : kept).push_back({in.sizes()[d], in.strides()[d]});
-  }
-  std::stable_sort(red.begin(), red.end(), [](const DimRun& x, const DimRun& y) { return x.stride > y.stride; });
-  kept = coalesce(kept);
-  red = coalesce(red);
-  if (static_cast<int>(kept.size()) > kMaxDims || static_cast<int>(red.size()) > kMaxDims) return false;
-  a.n_kept = static_cast<int>(kept.size());
-  a.n_red = static_cast<int>(red.size());
-  a.n_out = 1;
-  a.n_reduced = 1;
-  for (int i = 0; i < a.n_kept; ++i) {
-    a.kept_sizes[i] = kept[i].size;
-    a.kept_strides[i] = kept[i].stride;
-    a.n_out *= kept[i].size;
-  }
-  for (int i = 0; i < a.n_red; ++i) {
-    a.red_sizes[i] = red[i].size;
-    a.red_strides[i] = red[i].stride;
-    a.n_reduced *= red[i].size;
-  }
-  if (in.numel() == 0) a.n_reduced = 0;
+  const ReducePlan p = make_reduce_plan(in, mask);
+  if (static_cast<int>(p.kept_sizes.size()) > kMaxDims || static_cast<int>(p.red_sizes.size()) > kMaxDims) return false;
+  a.n_kept = static_cast<int>(p.kept_sizes.size());
+  a.n_red = static_cast<int>(p.red_sizes.size());
+  std::copy(p.kept_sizes.begin(), p.kept_sizes.end(), a.kept_sizes);
+  std::copy(p.kept_strides.begin(), p.kept_strides.end(), a.kept_strides);
+  std::copy(p.red_sizes.begin(), p.red_sizes.end(), a.red_sizes);
+  std::copy(p.red_strides.begin(), p.red_strides.end(), a.red_strides);
+  a.n_out = p.n_out;
+  a.n_reduced = in.numel() == 0 ? 0 : p.n_red;
   return true;
 }
 
@@ -69,8 +38,11 @@ void reduce_into(ReduceOp op, const Tensor& self, const ReductionGeometry& g, co
   ReduceArgs a;
   Tensor in = self;
   if (!plan(in, g.mask, a)) {
-    in = contiguous_cuda(self);
-    OPSPEC_INTERNAL_ASSERT(plan(in, g.mask, a));
+    in = contiguous_cuda(self);  // dims of a contiguous tensor coalesce further
+    if (!plan(in, g.mask, a)) {
+      throw_not_implemented(str_cat("CUDA reductions take at most ", kMaxDims, " kept and ", kMaxDims,
+                                    " reduced dims after coalescing; got more for ", self.meta_str()));
+    }
   }
   a.in = in.raw_data();
   a.out = out.raw_data();
@@ -78,7 +50,6 @@ void reduce_into(ReduceOp op, const Tensor& self, const ReductionGeometry& g, co
   a.out_code = code_of(out.dtype());
   a.divisor = static_cast<double>(g.reduced_numel);
   a.p = p;
-  if (in.numel() == 0) a.n_out = out.numel();  // every output is the identity
   DeviceGuard guard(out.device());
   const int64_t scratch_bytes = reduce_scratch_bytes(a);
   Tensor scratch;
