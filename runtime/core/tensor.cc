@@ -14,6 +14,17 @@ StorageImpl::StorageImpl(size_t nbytes, Device device)
 
 StorageImpl::~StorageImpl() { allocator_->deallocate(data_, nbytes_); }
 
+namespace {
+// fill_contiguous_strides: row-major strides of sizes into out (size-0 dims count as 1).
+void fill_contiguous_strides(IntArrayRef sizes, int64_t* out) {
+  int64_t acc = 1;
+  for (size_t d = sizes.size(); d-- > 0;) {
+    out[d] = acc;
+    acc *= std::max<int64_t>(sizes[d], 1);
+  }
+}
+}  // namespace
+
 TensorImpl::TensorImpl(Storage storage, IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset,
                        DType dtype, Device device)
     : storage_(std::move(storage)),
@@ -35,11 +46,7 @@ TensorImpl::TensorImpl(Storage storage, IntArrayRef sizes, Contiguous c, DType d
       device_(device),
       key_set_(backend_key(device.type)) {
   strides_.resize(sizes.size());
-  int64_t stride = 1;
-  for (size_t d = sizes.size(); d-- > 0;) {
-    strides_[d] = stride;
-    stride *= std::max<int64_t>(sizes[d], 1);
-  }
+  fill_contiguous_strides(sizes, strides_.data());
 }
 
 void TensorImpl::refresh() {
@@ -140,11 +147,7 @@ std::string Tensor::str() const {
 
 SizeVec contiguous_strides(IntArrayRef sizes) {
   SizeVec strides(sizes.size());
-  int64_t acc = 1;
-  for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 0; --d) {
-    strides[d] = acc;
-    acc *= std::max<int64_t>(sizes[d], 1);
-  }
+  fill_contiguous_strides(sizes, strides.data());
   return strides;
 }
 

@@ -105,13 +105,15 @@ void add_subclasses(const Stack& stack, ModeKind kind, HandlerChain& chain) {
 }
 
 // Runs chain[i:] then, past the end, the kernels below `key` with `key` excluded.
+// redispatch_below: what follows the last handler: the kernels below `key`, with `key` excluded.
+void redispatch_below(const OperatorHandle& op, DispatchKeySet ks, DispatchKey key, Stack& stack) {
+  ExcludeDispatchKeyGuard exclude(key);
+  Dispatcher::singleton().redispatch_boxed(op, ks & DispatchKeySet::below(key), stack);
+}
+
 void run_chain(const OperatorHandle& op, DispatchKeySet ks, DispatchKey key, const HandlerChain& chain,
                size_t i, Stack& stack) {
-  if (i == chain.size()) {
-    ExcludeDispatchKeyGuard exclude(key);
-    Dispatcher::singleton().redispatch_boxed(op, ks & DispatchKeySet::below(key), stack);
-    return;
-  }
+  if (i == chain.size()) return redispatch_below(op, ks, key, stack);
   const Handler& h = chain[i];
   std::optional<TemporarilyPopped> popped;
   if (h.mode) popped.emplace(h.mode);
@@ -128,10 +130,7 @@ void run_only_mode(const OperatorHandle& op, DispatchKeySet ks, DispatchKey key,
                    const std::shared_ptr<DispatchMode>& active, Stack& stack) {
   DispatchMode& mode = *active;
   TemporarilyPopped popped(active);  // owns the mode until it is pushed back
-  auto next = [&](Stack& s) {
-    ExcludeDispatchKeyGuard exclude(key);
-    Dispatcher::singleton().redispatch_boxed(op, ks & DispatchKeySet::below(key), s);
-  };
+  auto next = [&](Stack& s) { redispatch_below(op, ks, key, s); };
   OpCall call(op, stack, next);
   if (!mode.dispatch(call) && !call.proceeded()) next(stack);
 }
