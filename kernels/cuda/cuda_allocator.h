@@ -35,11 +35,11 @@ class CudaCachingAllocator final : public Allocator {
   void deallocate(void* ptr, size_t nbytes) override;
 
   // empty_cache: cudaFree every cached (free) block.
-  void empty_cache();
+  void empty_cache() override;
   // reserved_bytes: device memory held, in use or cached, on every device.
   int64_t reserved_bytes() const;
   // cached_bytes: device memory held in free blocks.
-  int64_t cached_bytes() const;
+  int64_t cached_bytes() const override;
 
   // round_size: the block size a request of nbytes gets.
   static size_t round_size(size_t nbytes);

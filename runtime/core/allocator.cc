@@ -2,8 +2,10 @@
 
 #include <array>
 #include <cstdlib>
+#include <mutex>
 #include <new>
 #include <utility>
+#include <vector>
 
 #include "runtime/core/device_hooks.h"
 #include "runtime/core/error.h"
@@ -48,14 +50,19 @@ void Allocator::record_free(size_t nbytes) {
 
 namespace {
 
-// Note [Large blocks are glibc's]
-// Large blocks (an elementwise op's 16 MB output) are not cached: glibc already
-// reuses them. The first free of an mmap'ed block raises its mmap threshold to
-// that size (up to 32 MB), so later blocks of that size come from the heap and
-// are reused without faulting pages in again. Issue 7's ten-op chain on 4M
-// floats allocates 40960 pages per call and faults about 1000 of them (perf
-// stat), under 5% of its time; a cache would only add memory that
-// bytes_in_use does not show.
+// Note [Large block cache]
+// An elementwise op on 4M floats allocates a 16 MB output. Left to glibc, a
+// block that size is mmap'ed and unmapped again on free, or trimmed off the
+// heap top, unless glibc's dynamic thresholds happen to keep it; every reuse
+// then faults 4096 fresh pages in and has the kernel zero them. That is
+// fragile: the same binary measured 14 ms or 52 ms for issue 7's ten-op
+// chain (30k page faults per call) depending on the heap's history. So blocks
+// of at least kLargeMin bytes, rounded up to kLargeRound, are kept after free
+// in one process-wide cache (they are often freed on another thread) and
+// handed out again for the same rounded size, most recently freed first. At
+// most cpu_cache_limit() bytes are kept; past it the oldest blocks go back
+// to glibc. Like the small block cache, cached memory is not "in use":
+// Allocator::cached_bytes() reports it and empty_cache() releases it.
 
 constexpr size_t kAlignment = 64;
 
@@ -104,25 +111,121 @@ struct SmallBlockCache {
 
 thread_local SmallBlockCache small_blocks;
 
+constexpr size_t kLargeMin = size_t{1} << 20;
+constexpr size_t kLargeRound = size_t{64} << 10;
+constexpr size_t kDefaultCpuCacheLimit = size_t{256} << 20;
+
+// LargeBlockCache: freed large blocks, oldest first (See Note [Large block cache]).
+class LargeBlockCache {
+ public:
+  // take: a cached block of exactly `size` bytes, or null.
+  void* take(size_t size) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (size_t i = blocks_.size(); i-- > 0;) {
+      if (blocks_[i].size != size) continue;
+      void* p = blocks_[i].ptr;
+      blocks_.erase(blocks_.begin() + static_cast<std::ptrdiff_t>(i));
+      cached_ -= size;
+      return p;
+    }
+    return nullptr;
+  }
+  // keep: caches p, then frees the oldest blocks until the limit holds.
+  void keep(void* p, size_t size) {
+    std::vector<void*> released;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      blocks_.push_back({p, size});
+      cached_ += size;
+      trim_locked(limit_, released);
+    }
+    for (void* q : released) std::free(q);
+  }
+  // set_limit: keeps at most `limit` bytes from now on.
+  void set_limit(size_t limit) {
+    std::vector<void*> released;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      limit_ = limit;
+      trim_locked(limit_, released);
+    }
+    for (void* q : released) std::free(q);
+  }
+  size_t limit() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return limit_;
+  }
+  void empty() {
+    std::vector<void*> released;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      trim_locked(0, released);
+    }
+    for (void* q : released) std::free(q);
+  }
+  int64_t cached() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return static_cast<int64_t>(cached_);
+  }
+
+ private:
+  struct Block {
+    void* ptr;
+    size_t size;
+  };
+  void trim_locked(size_t limit, std::vector<void*>& released) {
+    size_t drop = 0;
+    while (cached_ > limit && drop < blocks_.size()) {
+      cached_ -= blocks_[drop].size;
+      released.push_back(blocks_[drop++].ptr);
+    }
+    blocks_.erase(blocks_.begin(), blocks_.begin() + static_cast<std::ptrdiff_t>(drop));
+  }
+
+  mutable std::mutex mu_;
+  std::vector<Block> blocks_;  // a few dozen at most: a linear scan is cheap next to a 1 MB block
+  size_t cached_ = 0;
+  size_t limit_ = kDefaultCpuCacheLimit;
+};
+
+// large_blocks: never destroyed, since tensors may be freed during static destruction.
+LargeBlockCache& large_blocks() {
+  static LargeBlockCache* cache = new LargeBlockCache();
+  return *cache;
+}
+
+size_t large_block_size(size_t nbytes) { return (nbytes + kLargeRound - 1) / kLargeRound * kLargeRound; }
+
 class CpuAllocator final : public Allocator {
  public:
   void* allocate(size_t nbytes) override {
     if (nbytes == 0) return nullptr;
-    const size_t cls = (nbytes - 1) / kAlignment;  // size class: rounded up to 64 bytes
-    void* p = cls < kSmallClasses ? small_blocks.take(cls) : nullptr;
-    if (p == nullptr) {
-      p = std::aligned_alloc(kAlignment, (cls + 1) * kAlignment);
-      OPSPEC_CHECK(p != nullptr, "CPU out of memory: tried to allocate ", nbytes, " bytes");
+    void* p;
+    if (nbytes >= kLargeMin) {
+      const size_t size = large_block_size(nbytes);
+      p = large_blocks().take(size);
+      if (p == nullptr) p = std::aligned_alloc(kAlignment, size);
+    } else {
+      const size_t cls = (nbytes - 1) / kAlignment;  // size class: rounded up to 64 bytes
+      p = cls < kSmallClasses ? small_blocks.take(cls) : nullptr;
+      if (p == nullptr) p = std::aligned_alloc(kAlignment, (cls + 1) * kAlignment);
     }
+    OPSPEC_CHECK(p != nullptr, "CPU out of memory: tried to allocate ", nbytes, " bytes");
     record_alloc(nbytes);
     return p;
   }
   void deallocate(void* ptr, size_t nbytes) override {
     if (ptr == nullptr) return;
     record_free(nbytes);
+    if (nbytes >= kLargeMin) {
+      large_blocks().keep(ptr, large_block_size(nbytes));
+      return;
+    }
     const size_t cls = (nbytes - 1) / kAlignment;
     if (cls >= kSmallClasses || !small_blocks.keep(ptr, cls)) std::free(ptr);
   }
+  int64_t cached_bytes() const override { return large_blocks().cached(); }
+  void empty_cache() override { large_blocks().empty(); }
 };
 
 // Meta tensors own no memory; the allocator never counts anything.
@@ -161,6 +264,10 @@ void set_allocator(DeviceType type, Allocator* allocator) {
   if (type == DeviceType::kCUDA) internal::ensure_device_runtimes();
   internal::install_allocator(type, allocator);
 }
+
+size_t cpu_cache_limit() { return large_blocks().limit(); }
+
+void set_cpu_cache_limit(size_t bytes) { large_blocks().set_limit(bytes); }
 
 namespace internal {
 void install_allocator(DeviceType type, Allocator* allocator) { allocators()[static_cast<int>(type)] = allocator; }

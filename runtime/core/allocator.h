@@ -33,6 +33,12 @@ class Allocator {
   // deallocate: frees what allocate or allocate_on returned; nbytes must match.
   virtual void deallocate(void* ptr, size_t nbytes) = 0;
 
+  // cached_bytes: memory this allocator keeps for reuse, freed but not returned
+  // to the system (not part of bytes_in_use).
+  virtual int64_t cached_bytes() const { return 0; }
+  // empty_cache: returns the cached memory to the system (torch.cuda.empty_cache()).
+  virtual void empty_cache() {}
+
   // stats: the current counters.
   AllocatorStats stats() const;
   // reset_peak_stats: sets peak_bytes to the bytes in use now.
@@ -61,6 +67,12 @@ Allocator* get_allocator(DeviceType type);
 // set_allocator: replaces a device type's allocator (backends and tests).
 // The previous allocator must outlive every tensor it allocated.
 void set_allocator(DeviceType type, Allocator* allocator);
+
+// cpu_cache_limit: the most bytes of freed large CPU blocks kept for reuse
+// (256 MiB unless set; See Note [Large block cache] in allocator.cc).
+size_t cpu_cache_limit();
+// set_cpu_cache_limit: changes it; 0 turns the cache off. Excess blocks are freed at once.
+void set_cpu_cache_limit(size_t bytes);
 
 namespace internal {
 // install_allocator: set_allocator for a backend's own allocator, from
