@@ -53,6 +53,20 @@ void BM_Compile_cached_call(benchmark::State& state) {
 }
 BENCHMARK(BM_Compile_cached_call)->Name("BM_Compile/cached_call/100")->Unit(benchmark::kMicrosecond);
 
+// Warm, with CompileOptions::trace_once: guards on the inputs, then the
+// cached graph, without running fn (Note [Trace once]).
+void BM_Compile_cached_call_trace_once(benchmark::State& state) {
+  const Tensor x = ops::randn({8, 8}), w = ops::randn({8, 8});
+  auto compiled = compile(&program_100, {.trace_once = true});
+  compiled(x, w);
+  for (auto _ : state) benchmark::DoNotOptimize(compiled(x, w));
+  if (compiled.stats().traced_calls != compiled.stats().calls - 1) state.SkipWithError("fn ran on a warm call");
+  state.SetItemsProcessed(state.iterations() * kProgramOps);
+}
+BENCHMARK(BM_Compile_cached_call_trace_once)
+    ->Name("BM_Compile/cached_call/100/trace_once")
+    ->Unit(benchmark::kMicrosecond);
+
 // The same program run eagerly: the floor the compiled calls are measured against.
 void BM_Compile_eager(benchmark::State& state) {
   const Tensor x = ops::randn({8, 8}), w = ops::randn({8, 8});

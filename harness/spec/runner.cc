@@ -101,6 +101,7 @@ CompileOptions compile_options(const CaseSpec& c, const CaseFunction& fn) {
   o.dynamic = cs.dynamic;
   o.cache_size_limit = cs.cache_size_limit;
   o.error_on_recompile = cs.error_on_recompile;
+  o.trace_once = cs.trace_once;
   o.input_names = fn.input_names;
   o.name = c.name;
   return o;

@@ -30,6 +30,7 @@ struct InputSpec {
 struct CompileSpec {
   std::string backend = "eager";   // defaults.backend, then "eager"
   bool fullgraph = false;
+  bool trace_once = false;        // CompileOptions::trace_once
   bool dynamic = false;            // every dim dynamic (CompileOptions::dynamic)
   std::vector<std::string> disallow_in_graph;   // op names (as written, e.g. "sub" or "aten::sub")
   std::vector<std::pair<std::string, int64_t>> mark_dynamic;  // dynamic: [x.0] -> {"x", 0}

@@ -371,7 +371,7 @@ std::optional<CompileSpec> Loader::parse_compile(const Entry& e, const CaseSpec&
   if (k == Kind::kBool) return get_bool(e).value_or(false) ? std::optional(cs) : std::nullopt;
   auto m = read_map(e.value, val_pos(e), "'compile'", str_cat("in compile of ", where),
                     {"backend", "fullgraph", "dynamic", "static", "disallow_in_graph", "cache_size_limit",
-                     "error_on_recompile", "calls"});
+                     "error_on_recompile", "trace_once", "calls"});
   if (!m) return std::nullopt;
   if (const Entry* x = m->get("backend")) {
     cs.backend = get_string(*x).value_or(cs.backend);
@@ -393,6 +393,7 @@ std::optional<CompileSpec> Loader::parse_compile(const Entry& e, const CaseSpec&
   if (const Entry* x = m->get("cache_size_limit"))
     cs.cache_size_limit = static_cast<int>(get_int(*x, 0, 1 << 20).value_or(8));
   if (const Entry* x = m->get("error_on_recompile")) cs.error_on_recompile = get_bool(*x).value_or(false);
+  if (const Entry* x = m->get("trace_once")) cs.trace_once = get_bool(*x).value_or(false);
   if (const Entry* x = m->get("calls")) {
     Kind ck = kind_of(x->value);
     if (ck != Kind::kSeq) {

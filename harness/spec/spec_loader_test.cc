@@ -91,6 +91,7 @@ TEST(SpecLoader, FullFileMapsToTheModel) {
   EXPECT_THAT(cs.disallow_in_graph, ElementsAre("sub"));
   EXPECT_EQ(cs.cache_size_limit, 2);
   EXPECT_TRUE(cs.error_on_recompile);
+  EXPECT_TRUE(cs.trace_once);
   ASSERT_EQ(cs.calls.size(), 2u);
   ASSERT_EQ(cs.calls[0].size(), 4u);  // every input, the overridden ones replaced
   EXPECT_EQ(cs.calls[0][0].shape, SizeVec({8}));
@@ -120,7 +121,7 @@ TEST(SpecLoader, FullFileMapsToTheModel) {
   EXPECT_EQ(x.check, "CHECK: aten::add.Tensor\n");
   EXPECT_EQ(x.check_graphs, "CHECK: graph");
   EXPECT_EQ(x.debug_string, "golden\n");
-  EXPECT_EQ(x.debug_string_where.line, 43);
+  EXPECT_EQ(x.debug_string_where.line, 44);
   EXPECT_EQ(x.debug_string_where.column, 21);
   EXPECT_EQ(x.error, "some (regex)+");
   ASSERT_TRUE(x.outputs.has_value());
@@ -271,7 +272,8 @@ TEST(SpecLoaderErrors, UnknownKeyAtEachLevel) {
             "(allowed: full, values)");
   EXPECT_EQ(load_fails(str_cat(kHead, "    program: return 1\n    compile: {backned: fused}\n")),
             "t.yaml:4:15: error: unknown key 'backned' in compile of case 'c'; did you mean 'backend'? (allowed: "
-            "backend, fullgraph, dynamic, static, disallow_in_graph, cache_size_limit, error_on_recompile, calls)");
+            "backend, fullgraph, dynamic, static, disallow_in_graph, cache_size_limit, error_on_recompile, trace_once, "
+            "calls)");
   EXPECT_THAT(load_fails(str_cat(kHead, "    program: return 1\n    expect:\n      opps: []\n")),
               HasSubstr("t.yaml:5:7: error: unknown key 'opps' in expect of case 'c'; did you mean 'ops'? (allowed: "
                         "ops, ops_contain,"));

@@ -63,7 +63,9 @@ class CaptureFakeMode : public FakeTensorMode {
 
 void on_data_access(const TensorImpl*, const char* what) {
   CaptureSession* s = tls_session;
-  if (s == nullptr || s->suspended() || !s->has_pending_ops()) return;
+  if (s == nullptr || s->suspended()) return;
+  s->note_data_read();  // even of a real tensor: fn's next ops may depend on it (Note [Trace once])
+  if (!s->has_pending_ops()) return;
   s->break_graph(BreakKind::kDataDependent, str_cat("Tensor::", what), format_site(current_call_site()));
 }
 
@@ -188,6 +190,7 @@ class CaptureSession::Impl : public ProxyTensorMode {
     }
     if (has_pending_ops()) {
       CompiledFor found = session_.state_.compiled_for(graph_, inputs, names, position_);
+      remember_last(inputs, held, found.entry);
       if (found.entry != nullptr) {
         if (recording == nullptr) {
           recording = std::make_shared<Recording>(record_whole(std::move(graph_)));
@@ -204,6 +207,10 @@ class CaptureSession::Impl : public ProxyTensorMode {
   }
 
   CaptureFakeMode& fake() { return fake_; }
+  // graphs_run: how many graphs this call ran so far; last_graph: the latest
+  // one's inputs, results and entry (kept only under trace_once).
+  size_t graphs_run() const { return position_; }
+  const LastGraph& last_graph() const { return last_; }
 
  protected:
   // A real tensor the graph has not produced is a graph input.
@@ -235,6 +242,15 @@ class CaptureSession::Impl : public ProxyTensorMode {
       if (v.is_tensor() && v.to_tensor().defined()) materialized_.insert(v.to_tensor().impl());
     }
     return true;
+  }
+
+  void remember_last(const std::vector<Tensor>& inputs, const std::vector<Tensor>& held,
+                     std::shared_ptr<const CacheEntry> entry) {
+    if (!session_.state_.options.trace_once) return;
+    last_.inputs = inputs;
+    last_.results.clear();
+    for (const Tensor& t : held) last_.results.push_back(t.impl());
+    last_.entry = std::move(entry);
   }
 
   void remember_results(const Stack& results) {
@@ -579,6 +595,7 @@ class CaptureSession::Impl : public ProxyTensorMode {
     if (replay_->entry->guards.first_failure(inputs)) return false;
     const std::shared_ptr<const CacheEntry> entry = replay_->entry;
     ++position_;
+    remember_last(inputs, held, entry);
     run_and_fill(entry->compiled, inputs, held);
     end_graph();
     return true;
@@ -600,6 +617,7 @@ class CaptureSession::Impl : public ProxyTensorMode {
   const Recording* replay_ = nullptr;  // the one being matched, or null: capturing into graph_
   size_t cursor_ = 0;                  // its next node to match
   size_t replayed_calls_ = 0;
+  LastGraph last_;
 };
 
 // ---- CaptureSession ----
@@ -640,6 +658,7 @@ void CaptureSession::flush() {
 }
 
 void CaptureSession::break_graph(BreakKind kind, std::string_view subject, std::string user_site) {
+  broke_ = true;
   const BreakText text = break_text(kind, subject);
   if (state_.options.fullgraph) {
     std::string message = str_cat("compile(", state_.options.name, ", fullgraph=true): graph break: ", text.title,
@@ -656,18 +675,25 @@ void CaptureSession::break_graph(BreakKind kind, std::string_view subject, std::
 }
 
 std::vector<Tensor> CaptureSession::run() {
-  // Restored in reverse on any exception: a throwing fn leaves no mode, guard
-  // or hook behind, and nothing of the unfinished graph is cached.
-  EnablePreDispatchGuard pre_dispatch;
-  ModeGuard fake(impl_->fake());
-  ModeGuard capture(*impl_);
-  struct HookGuard {
-    DataAccessHook saved = tls_data_access_hook;
-    HookGuard() { tls_data_access_hook = &on_data_access; }
-    ~HookGuard() { tls_data_access_hook = saved; }
-  } hook;
-  std::vector<Tensor> outputs = state_.fn(inputs_);
-  flush();
+  std::vector<Tensor> outputs;
+  {
+    // Restored in reverse on any exception: a throwing fn leaves no mode, guard
+    // or hook behind, and nothing of the unfinished graph is cached.
+    EnablePreDispatchGuard pre_dispatch;
+    ModeGuard fake(impl_->fake());
+    ModeGuard capture(*impl_);
+    struct HookGuard {
+      DataAccessHook saved = tls_data_access_hook;
+      HookGuard() { tls_data_access_hook = &on_data_access; }
+      ~HookGuard() { tls_data_access_hook = saved; }
+    } hook;
+    outputs = state_.fn(inputs_);
+    flush();
+  }
+  // One graph, no break, no data read: later calls may skip fn (Note [Trace once]).
+  if (state_.options.trace_once && !broke_ && !data_read_ && impl_->graphs_run() <= 1) {
+    keep_plan(state_, inputs_, outputs, impl_->graphs_run() == 1 ? &impl_->last_graph() : nullptr);
+  }
   return outputs;
 }
 

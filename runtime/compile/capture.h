@@ -57,6 +57,38 @@ bool observed(const Stack& stack);
 // functional: op neither writes nor aliases an argument (no alias annotation).
 bool functional(const OperatorHandle& op);
 
+// TracedPlan: a call of a trace_once function kept so that later calls with
+// inputs like its own run the graph without running fn. See Note [Trace
+// once] in trace_once.cc.
+struct TracedPlan {
+  // InputMeta: what one fn input must look like (all of it: no dim is dynamic).
+  struct InputMeta {
+    bool defined = false;
+    DType dtype = DType::kFloat32;
+    Device device = kCPU;
+    SizeVec sizes, strides;
+    size_t same_as = 0;  // the first input that is this very tensor (itself when none)
+  };
+  std::vector<InputMeta> inputs;
+  DispatchKeySet included, excluded;  // the thread's key adjustments during the trace
+  // graph_inputs: per graph input, >= 0: fn input i; < 0: kept[-1 - i], a
+  // tensor fn closed over.
+  std::vector<int> graph_inputs;
+  std::vector<Tensor> kept;
+  // outputs: per fn output, >= 0: graph result k; kUndefined; else fn input -2 - o.
+  static constexpr int kUndefined = -1;
+  std::vector<int> outputs;
+  size_t num_results = 0;
+  std::shared_ptr<const CacheEntry> entry;  // null when fn ran no op
+};
+
+// LastGraph: what the last graph of a call ran with (kept under trace_once).
+struct LastGraph {
+  std::vector<Tensor> inputs;              // the graph's real inputs, in order
+  std::vector<const TensorImpl*> results;  // the captured tensors it filled, in order
+  std::shared_ptr<const CacheEntry> entry;
+};
+
 // BreakKind: why a graph ended early; each kind has PyTorch-style text.
 enum class BreakKind : uint8_t { kUser, kDisallowedOp, kDataDependent, kDisabledFunction, kNoMetaKernel };
 
@@ -70,6 +102,7 @@ struct CompiledState {
   std::vector<std::vector<std::shared_ptr<const CacheEntry>>> positions;  // entries by graph index within a call
   std::vector<std::vector<std::shared_ptr<const Recording>>> recordings;   // by graph index, most recent first
   int entries = 0;
+  std::vector<std::shared_ptr<const TracedPlan>> plans;  // trace_once only, most recent first
   CompileStats stats;
 
   // compiled_for: the compiled graph for graph (the position-th of its call)
@@ -109,6 +142,8 @@ class CaptureSession {
   bool has_pending_ops() const;
   // current: this thread's innermost session, or null.
   static CaptureSession* current();
+  // note_data_read: fn read a tensor's data (the call's ops may depend on it).
+  void note_data_read() { data_read_ = true; }
 
   class Impl;
 
@@ -117,6 +152,8 @@ class CaptureSession {
   CompiledState& state_;
   std::vector<Tensor> inputs_;
   int suspended_ = 0;
+  bool data_read_ = false;  // for Note [Trace once]
+  bool broke_ = false;
   std::shared_ptr<DispatchMode> parked_fake_;     // the fake mode, out of the way while suspended
   std::shared_ptr<DispatchMode> parked_capture_;  // the capture mode, likewise (see suspend())
   std::unique_ptr<Impl> impl_;
@@ -138,6 +175,15 @@ class SuspendCapture {
  private:
   CaptureSession* s_;
 };
+
+// find_plan: a trace_once plan of state whose inputs are like these, or null
+// (mu must be held). keep_plan: makes a plan of the call that just returned
+// outputs having run one graph (last) or none (null), when it qualifies.
+// run_plan: runs a plan. See Note [Trace once] in trace_once.cc.
+std::shared_ptr<const TracedPlan> find_plan(const CompiledState& state, const std::vector<Tensor>& inputs);
+void keep_plan(CompiledState& state, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
+               const LastGraph* last);
+std::vector<Tensor> run_plan(CompiledState& state, const TracedPlan& plan, const std::vector<Tensor>& inputs);
 
 // op_disallowed: op was marked with disallow_in_graph (controls.cc).
 bool op_disallowed(const OperatorHandle& op);

@@ -84,6 +84,7 @@ std::vector<std::string> ops_of(const Graph& g) {
 void CompiledState::clear() {
   positions.clear();
   recordings.clear();
+  plans.clear();
   entries = 0;
   stats = CompileStats();
 }
@@ -178,10 +179,12 @@ CompiledFunction::CompiledFunction(TracedFunction fn, CompileOptions options)
 
 std::vector<Tensor> CompiledFunction::operator()(const std::vector<Tensor>& inputs) const {
   bool eager;
+  std::shared_ptr<const internal::TracedPlan> plan;
   {
     std::lock_guard<std::mutex> lock(state_->mu);
     ++state_->stats.calls;
     eager = state_->stats.fell_back_to_eager;
+    if (state_->options.trace_once) plan = internal::find_plan(*state_, inputs);
   }
   internal::CaptureSession* outer = internal::CaptureSession::current();
   // Inside a recursive disable() nothing compiles; inside another compiled
@@ -189,6 +192,7 @@ std::vector<Tensor> CompiledFunction::operator()(const std::vector<Tensor>& inpu
   if (eager || internal::disabled_depth() > 0 || (outer != nullptr && !outer->suspended())) {
     return state_->fn(inputs);
   }
+  if (plan != nullptr) return internal::run_plan(*state_, *plan, inputs);  // See Note [Trace once].
   internal::CaptureSession session(*state_, inputs);
   return session.run();
 }

@@ -32,7 +32,9 @@ namespace opspec {
 // disable(), and an op without a meta kernel. The op or function behind a
 // break runs eagerly between the two graphs. Graph inputs are fn's tensor
 // arguments (named by CompileOptions::input_names), tensors fn closed over,
-// and tensors a previous graph produced.
+// and tensors a previous graph produced. A function that promises its ops
+// depend only on its inputs' metadata can skip running fn on warm calls
+// (CompileOptions::trace_once, See Note [Trace once] in trace_once.cc).
 
 // CompileOptions: how compile() compiles.
 struct CompileOptions {
@@ -49,6 +51,11 @@ struct CompileOptions {
   int cache_size_limit = 8;
   // error_on_recompile: a recompile throws RecompileError instead.
   bool error_on_recompile = false;
+  // trace_once: fn's ops depend only on its inputs' dtypes, devices, sizes and
+  // strides (no branch on a value, no state of its own), as under jax.jit: a
+  // call with inputs like an earlier one's runs that call's graph without
+  // running fn again (See Note [Trace once] in trace_once.cc).
+  bool trace_once = false;
   // input_names: the names guards and logs use for fn's inputs ("x0", "x1", ... when absent).
   std::vector<std::string> input_names;
   // name: the function's name in logs and errors.
@@ -84,6 +91,7 @@ struct CompileStats {
   std::vector<std::string> guards;                // for each compile, its guards
   std::vector<std::string> recompile_reasons;     // why each recompile happened
   bool fell_back_to_eager = false;                // cache_size_limit was reached
+  int traced_calls = 0;  // calls that ran a trace_once plan without running fn
 };
 
 namespace internal {
