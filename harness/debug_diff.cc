@@ -280,7 +280,7 @@ std::string entry_label(const DebugCall& c, bool with_kind) {
 
 }  // namespace
 
-LogDiff diff_logs(const std::vector<DebugCall>& a, const std::vector<DebugCall>& b, const DiffOptions& options) {
+LogDiff diff_logs(absl::Span<const DebugCall> a, absl::Span<const DebugCall> b, const DiffOptions& options) {
   LogDiff diff;
   diff.entries1 = a.size();
   diff.entries2 = b.size();
@@ -315,7 +315,7 @@ LogDiff diff_logs(const std::vector<DebugCall>& a, const std::vector<DebugCall>&
   }
   if (i == n && a.size() != b.size()) {
     const bool first_longer = a.size() > b.size();
-    const std::vector<DebugCall>& longer = first_longer ? a : b;
+    const absl::Span<const DebugCall> longer = first_longer ? a : b;
     set_break(n, str_cat("log ", first_longer ? 2 : 1, " ends after ", n, " entries; log ", first_longer ? 1 : 2,
                          " continues with ", longer.size() - n, " more:\n  log ", first_longer ? 1 : 2, ": ",
                          shown_line(longer[n], options.render)));

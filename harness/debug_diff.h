@@ -73,6 +73,6 @@ struct LogDiff {
 };
 
 // diff_logs: compares log a ("log 1") with log b ("log 2").
-LogDiff diff_logs(const std::vector<DebugCall>& a, const std::vector<DebugCall>& b, const DiffOptions& options = {});
+LogDiff diff_logs(absl::Span<const DebugCall> a, absl::Span<const DebugCall> b, const DiffOptions& options = {});
 
 }  // namespace opspec

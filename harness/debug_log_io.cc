@@ -499,7 +499,7 @@ std::vector<DebugCall> load_document(std::string_view text) {
 
 }  // namespace
 
-std::string save_log_json(const std::vector<DebugCall>& log, const DebugModeOptions& options) {
+std::string save_log_json(absl::Span<const DebugCall> log, const DebugModeOptions& options) {
   // One entry per line: readable, and line-oriented tools (diff, grep) work on it.
   std::string out = str_cat("{\"format\": \"", kFormat, "\", \"version\": ", kVersion, ", \"entries\": [");
   for (size_t i = 0; i < log.size(); ++i) str_append(&out, i ? ",\n" : "\n", dump(entry_json(log[i])));
@@ -518,7 +518,7 @@ absl::StatusOr<std::vector<DebugCall>> load_log_json(std::string_view text) {
   }
 }
 
-absl::Status save_log_file(const std::string& path, const std::vector<DebugCall>& log, const DebugModeOptions& options) {
+absl::Status save_log_file(const std::string& path, absl::Span<const DebugCall> log, const DebugModeOptions& options) {
   const std::string text = save_log_json(log, options);
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) return absl::UnavailableError(str_cat("cannot write debug log to '", path, "': ", std::strerror(errno)));

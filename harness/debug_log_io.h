@@ -33,7 +33,7 @@ namespace opspec {
 
 // save_log_json: the log as JSON text (format version 1). options is kept for
 // symmetry with rendering; every field is saved whatever it says.
-std::string save_log_json(const std::vector<DebugCall>& log, const DebugModeOptions& options = {});
+std::string save_log_json(absl::Span<const DebugCall> log, const DebugModeOptions& options = {});
 
 // load_log_json: parses save_log_json's output. Malformed or truncated input
 // gives an InvalidArgument status naming what is wrong and where (byte
@@ -41,7 +41,7 @@ std::string save_log_json(const std::vector<DebugCall>& log, const DebugModeOpti
 absl::StatusOr<std::vector<DebugCall>> load_log_json(std::string_view text);
 
 // save_log_file: save_log_json written to path; errors name the path.
-absl::Status save_log_file(const std::string& path, const std::vector<DebugCall>& log,
+absl::Status save_log_file(const std::string& path, absl::Span<const DebugCall> log,
                            const DebugModeOptions& options = {});
 
 // load_log_file: load_log_json of the file's contents; errors name the path.

@@ -266,7 +266,7 @@ std::vector<DebugCall> record_program(const DebugModeOptions& options) {
     const Tensor y = ops::sum(r, std::vector<int64_t>{1}, /*keepdim=*/true);
     ops::sum(ops::add(y, 1.5)).item();
   }
-  return dm.logs();
+  return {dm.logs().begin(), dm.logs().end()};
 }
 
 void expect_round_trip_through_file(const std::vector<DebugCall>& log, const DebugModeOptions& options) {

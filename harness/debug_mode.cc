@@ -154,8 +154,47 @@ class FunctionRecorder : public FunctionMode {
 DebugMode::DebugMode(DebugModeOptions options) : options_(options) {}
 DebugMode::~DebugMode() = default;
 
+// Note [Reused log entries]
+// An entry owns several heap buffers (the op name, its arguments and
+// outputs); allocating them for every op and freeing them at reset() cost
+// more than the op itself on small tensors. reset() therefore only empties
+// the log: the entries stay, and the next ops refill them in place, so a
+// mode that logs and resets in a loop allocates nothing once warm. The memory
+// goes when the DebugMode does.
+
+void DebugCall::clear() {
+  kind = Kind::kOp;
+  depth = 0;
+  name.clear();
+  kernel_prefix.clear();
+  args.clear();
+  outputs.clear();
+  has_outputs = false;
+  site.reset();
+  site_text.clear();
+  stack.clear();
+  input_hash.reset();
+  output_hash.reset();
+  hash_tuple = false;
+  hashed = false;
+  log.clear();
+  record.clear();
+  pre_kernel_hashes.clear();
+  post_kernel_hashes.clear();
+}
+
+DebugCall& DebugMode::append_entry() {
+  if (size_ == calls_.size()) {
+    ++size_;
+    return calls_.emplace_back();
+  }
+  DebugCall& entry = calls_[size_++];
+  entry.clear();
+  return entry;
+}
+
 void DebugMode::reset() {
-  calls_.clear();
+  size_ = 0;
   ids_.clear();
   next_id_ = 0;
   depth_ = 0;
@@ -209,8 +248,8 @@ bool DebugMode::dispatch(OpCall& call) {
 
   const FunctionSchema& schema = call.op().schema();
   // Built in place: a DebugCall is large, and moving one costs as much as filling it.
-  const size_t index = calls_.size();
-  DebugCall& entry = calls_.emplace_back();
+  const size_t index = size_;
+  DebugCall& entry = append_entry();
   entry.kind = DebugCall::Kind::kOp;
   entry.depth = depth_ + 1;
   entry.name = call.name();
@@ -283,8 +322,8 @@ void DebugMode::record_function_call(OpCall& call) {
   if (options_.record_stack_trace) {
     if (const std::source_location* site = current_call_site()) entry.site = *site;
   }
-  const size_t index = calls_.size();
-  calls_.push_back(std::move(entry));
+  const size_t index = size_;
+  append_entry() = std::move(entry);
   ++depth_;
   struct DepthRestore {
     int& depth;
@@ -303,7 +342,7 @@ void DebugMode::enter_module(std::string_view fqn) {
   entry.kind = DebugCall::Kind::kModule;
   entry.depth = depth_ + 1;
   entry.name = std::string(fqn);
-  calls_.push_back(std::move(entry));
+  append_entry() = std::move(entry);
   ++depth_;
 }
 
@@ -379,8 +418,8 @@ DebugMode::KernelRecord DebugMode::record_kernel(std::string_view prefix, std::s
         entry.pre_kernel_hashes.emplace_back(k, std::move(hashes));
       }
     }
-    record.entries_.emplace_back(mode, mode->calls_.size());
-    mode->calls_.push_back(std::move(entry));
+    record.entries_.emplace_back(mode, mode->size_);
+    mode->append_entry() = std::move(entry);
   }
   record.kwargs_ = std::move(kwargs);
   return record;
@@ -390,7 +429,8 @@ void DebugMode::KernelRecord::finish() {
   const HashConfig* hashing = active_hash_config();
   if (hashing == nullptr) return;
   for (auto [mode, index] : entries_) {
-    DebugCall& entry = mode->calls_.at(index);
+    if (index >= mode->size_) continue;  // the mode was reset meanwhile
+    DebugCall& entry = mode->calls_[index];
     entry.post_kernel_hashes.clear();
     for (const auto& [k, v] : kwargs_) {
       if (!v.is_tensor() || !has_data(v.to_tensor())) continue;

@@ -14,6 +14,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
+#include "absl/types/span.h"
 #include "harness/tensor_hash.h"
 #include "runtime/dispatch/mode.h"
 
@@ -98,6 +99,9 @@ struct DebugCall {
   std::vector<std::pair<std::string, std::vector<HashValue>>> pre_kernel_hashes;
   std::vector<std::pair<std::string, std::vector<HashValue>>> post_kernel_hashes;
 
+  // clear: empties the entry like a new one but keeps its buffers, for reuse.
+  void clear();
+
   // render: this entry's text without indentation (one line, or several for kernels).
   std::string render(const DebugModeOptions& options) const;
   // site_summary: "model.cc:59 in run_once" or "" when no site was recorded.
@@ -133,7 +137,7 @@ class DebugMode : public DispatchMode {
   [[nodiscard]] Scope enter() { return Scope(*this); }
 
   // logs: the recorded entries.
-  const std::vector<DebugCall>& logs() const { return calls_; }
+  absl::Span<const DebugCall> logs() const { return {calls_.data(), size_}; }
   // reset: clears the log and the tensor ids.
   void reset();
   // debug_string: the log as text; stack-trace headers when show_stack_trace
@@ -215,7 +219,12 @@ class DebugMode : public DispatchMode {
   void exit_module();
 
   DebugModeOptions options_;
+  // calls_[0, size_) is the log; entries past it are kept from before the last
+  // reset() for reuse (See Note [Reused log entries] in debug_mode.cc).
   std::vector<DebugCall> calls_;
+  size_t size_ = 0;
+  // append_entry: the next log entry, emptied (a reused one keeps its buffers).
+  DebugCall& append_entry();
   int depth_ = 0;
   bool enabled_ = true;
   // Ids by TensorImpl uid (never reused), as PyTorch's id tracker by identity.

@@ -45,6 +45,29 @@ TEST(DebugModeTest, QuickStartMatchesPyTorchsFourLines) {
   EXPECT_EQ(dm.logs()[3].depth, 1);
 }
 
+TEST(DebugModeTest, ResetEmptiesTheLogAndReusedEntriesCarryNothingOver) {
+  DebugMode dm;
+  auto scope = dm.enter();
+  {
+    // The first log's entries have hashes, several arguments and outputs.
+    auto hashes = DebugMode::log_tensor_hashes(std::vector<HashKind>{HashKind::kNorm}, /*hash_inputs=*/true);
+    run_once();
+  }
+  const Tensor x = ops::ones({2});
+  ASSERT_EQ(dm.logs().size(), 5u);
+  dm.reset();
+  EXPECT_TRUE(dm.logs().empty());
+  EXPECT_EQ(dm.debug_string(), "");
+  ops::neg(x);
+  ASSERT_EQ(dm.logs().size(), 1u);
+  const DebugCall& c = dm.logs()[0];
+  EXPECT_EQ(c.name, "aten::neg");
+  EXPECT_EQ(c.args.size(), 1u);
+  EXPECT_FALSE(c.input_hash.has_value());
+  EXPECT_FALSE(c.hashed);
+  EXPECT_EQ(dm.debug_string(), "    aten::neg(t: f32[2])  ->  t: f32[2]");
+}
+
 TEST(DebugModeTest, IdsStackTracesAndHashesAsInTheReference) {
   DebugModeOptions options;
   options.record_stack_trace = true;

@@ -189,7 +189,7 @@ std::string DebugMode::debug_string(std::optional<bool> show_stack_trace) const 
   const bool show = show_stack_trace.value_or(options_.record_stack_trace);
   std::vector<std::string> lines;
   std::string previous_site;
-  for (const DebugCall& c : calls_) {
+  for (const DebugCall& c : logs()) {
     const std::string indent(static_cast<size_t>(2 + 2 * c.depth), ' ');
     if (show) {
       const std::string site = c.site_summary();

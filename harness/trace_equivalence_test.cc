@@ -26,7 +26,7 @@ std::vector<DebugCall> hashed_log(F&& run) {
     auto hashes = DebugMode::log_tensor_hashes();
     run();
   }
-  return dm.logs();
+  return {dm.logs().begin(), dm.logs().end()};
 }
 
 Tensor program(const Tensor& x) { return ops::add(ops::cos(ops::relu(x)), 1.0); }

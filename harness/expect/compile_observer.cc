@@ -57,7 +57,7 @@ CompileObservation observe_compile(const TracedFunction& fn, const std::vector<s
         if (hash.has_value()) hashes.emplace(std::vector<HashKind>{*hash}, hash_inputs, false);
         obs.outputs.push_back(compiled(calls[c]));
       }
-      obs.log = dm.logs();
+      obs.log.assign(dm.logs().begin(), dm.logs().end());
       obs.debug_string = dm.debug_string();
     } else {
       obs.outputs.push_back(compiled(calls[c]));

@@ -173,7 +173,7 @@ EquivalenceResult check_eager_compiled_equivalent(const TracedFunction& fn, cons
       auto hashes = DebugMode::log_tensor_hashes(options.hash);
       r.eager_outputs = fn(eager_inputs);
     }
-    r.eager_log = dm.logs();
+    r.eager_log.assign(dm.logs().begin(), dm.logs().end());
   }
   {
     CompiledFunction compiled(fn, options.compile);
@@ -183,7 +183,7 @@ EquivalenceResult check_eager_compiled_equivalent(const TracedFunction& fn, cons
       auto hashes = DebugMode::log_tensor_hashes(options.hash);
       r.compiled_outputs = compiled(compiled_inputs);
     }
-    r.compiled_log = dm.logs();
+    r.compiled_log.assign(dm.logs().begin(), dm.logs().end());
     r.stats = compiled.stats();
   }
 
