@@ -42,21 +42,10 @@ bool gelu_uses_tanh(std::string_view approximate) {
   return false;
 }
 
-ElementwiseMeta binary_meta(const Tensor& self, const Tensor& other, BinaryKind kind, std::string_view op) {
-  ElementwiseMeta m;
-  if (self.defined() && other.defined() && !self.is_wrapped_number() && !other.is_wrapped_number() &&
-      self.dtype() == other.dtype() && self.device() == other.device() &&
-      std::ranges::equal(self.sizes(), other.sizes())) {
-    // The common case, decided without copying the operands (each copy is two
-    // atomic refcount updates): same shape, dtype and device.
-    m = {SizeVec(self.sizes().begin(), self.sizes().end()), self.dtype(), self.dtype(), self.device()};
-  } else {
-    const Tensor operands[] = {self, other};
-    const Device device = check_same_device(operands, op);
-    SizeVec sizes = broadcast_shapes(self.sizes(), other.sizes(), op);
-    const DType common = result_type(operands);
-    m = {std::move(sizes), common, common, device};
-  }
+namespace {
+
+// with_kind: m with the result dtype rule of kind applied.
+ElementwiseMeta& with_kind(ElementwiseMeta& m, BinaryKind kind) {
   switch (kind) {
     case BinaryKind::kArithmetic: break;
     case BinaryKind::kTrueDivide:
@@ -65,6 +54,27 @@ ElementwiseMeta binary_meta(const Tensor& self, const Tensor& other, BinaryKind 
     case BinaryKind::kComparison:
     case BinaryKind::kLogical: m.result_dtype = DType::kBool; break;
   }
+  return m;
+}
+
+}  // namespace
+
+ElementwiseMeta binary_meta(const Tensor& self, const Tensor& other, BinaryKind kind, std::string_view op) {
+  if (self.defined() && other.defined() && !self.is_wrapped_number() && !other.is_wrapped_number() &&
+      self.dtype() == other.dtype() && self.device() == other.device() &&
+      std::ranges::equal(self.sizes(), other.sizes())) {
+    // The common case, decided without copying the operands (each copy is two
+    // atomic refcount updates): same shape, dtype and device; built in place.
+    ElementwiseMeta m{SizeVec(self.sizes().begin(), self.sizes().end()), self.dtype(), self.dtype(), self.device()};
+    with_kind(m, kind);
+    return m;
+  }
+  const Tensor operands[] = {self, other};
+  const Device device = check_same_device(operands, op);
+  SizeVec sizes = broadcast_shapes(self.sizes(), other.sizes(), op);
+  const DType common = result_type(operands);
+  ElementwiseMeta m{std::move(sizes), common, common, device};
+  with_kind(m, kind);
   return m;
 }
 
