@@ -21,6 +21,7 @@
 #endif
 
 #include "absl/container/inlined_vector.h"
+#include "kernels/common/hash_format.h"
 #include "kernels/cpu/loops.h"  // half_bits_to_float
 #include "runtime/core/device_hooks.h"
 #include "runtime/core/scalar.h"
@@ -361,20 +362,6 @@ uint64_t xxh3_slice(const void* p, size_t n, uint64_t seed) {
 #endif
 }
 
-uint64_t bitwise_seed(const Tensor& t) {
-  const std::string_view name = dtype_short_name(t.dtype());
-  absl::InlinedVector<char, 128> header(name.begin(), name.end());
-  header.push_back('\0');
-  auto put = [&](int64_t v) {
-    char b[sizeof v];
-    std::memcpy(b, &v, sizeof v);
-    header.insert(header.end(), b, b + sizeof v);
-  };
-  put(t.dim());
-  for (const int64_t s : t.sizes()) put(s);
-  return XXH3_64bits(header.data(), header.size());
-}
-
 // bitwise_impl: See Note [Bitwise tensor hash]. U is an unsigned type of the
 // element's size (only the bytes matter).
 template <class U>
@@ -383,10 +370,7 @@ uint64_t bitwise_impl(const Tensor& t, uint64_t seed) {
   const auto hashes = chunk_results<U, uint64_t>(t, kSliceElems, [seed](const U* p, int64_t n) {
     return xxh3_slice(p, static_cast<size_t>(n) * sizeof(U), seed);
   });
-  // Up to one slice the hash is the slice's own; an empty tensor hashes no bytes.
-  if (hashes.empty()) return XXH3_64bits_withSeed(nullptr, 0, seed);
-  if (hashes.size() == 1) return hashes[0];
-  return XXH3_64bits_withSeed(hashes.data(), hashes.size() * sizeof(uint64_t), seed);
+  return internal::combine_slice_hashes(hashes.data(), static_cast<int64_t>(hashes.size()), seed);
 }
 
 }  // namespace
@@ -455,8 +439,8 @@ uint64_t bitwise_hash(const Tensor& t) {
     return h ? *h : bitwise_hash(host_copy(t));
   }
   check_hashable(t, "bitwise_hash");
-  const uint64_t seed = bitwise_seed(t);
-  if (t.numel() == 0) return XXH3_64bits_withSeed(nullptr, 0, seed);
+  const uint64_t seed = internal::bitwise_seed(t);
+  if (t.numel() == 0) return internal::combine_slice_hashes(nullptr, 0, seed);
   switch (t.element_size()) {
     case 1: return bitwise_impl<uint8_t>(t, seed);
     case 2: return bitwise_impl<uint16_t>(t, seed);

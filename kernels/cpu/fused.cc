@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "absl/strings/str_join.h"
+#include "kernels/common/coalesce.h"
 #include "kernels/common/elementwise_ops.h"
 #include "kernels/cpu/loops.h"
 
@@ -299,36 +300,9 @@ void fill_elements(char* dst, const char* value, int64_t n, int64_t es) {
   }
 }
 
-// Geometry: an input's element strides per output dim, coalesced (size-1 dims
-// dropped, adjacent dims merged where the input steps over the outer one as
-// far as over the whole inner one), so linear output index -> input offset
-// is a short odometer.
-struct Geometry {
-  SizeVec sizes, strides;
-  bool dense = false;  // one stride-1 dim over the whole shape: read in place
-};
-
-Geometry coalesce(const Tensor& t, IntArrayRef shape) {
-  Geometry g;
-  const int64_t nd = static_cast<int64_t>(shape.size()), lead = nd - t.dim();
-  for (int64_t d = 0; d < nd; ++d) {
-    if (shape[d] == 1) continue;
-    const int64_t s = d >= lead && t.sizes()[d - lead] != 1 ? t.strides()[d - lead] : 0;
-    if (!g.sizes.empty() && g.strides.back() == s * shape[d]) {
-      g.sizes.back() *= shape[d];
-      g.strides.back() = s;
-    } else {
-      g.sizes.push_back(shape[d]);
-      g.strides.push_back(s);
-    }
-  }
-  g.dense = g.sizes.size() == 1 && g.strides[0] == 1;
-  return g;
-}
-
 // gather_as: dst[0, n) = the input elements of output indices [begin, begin + n).
 template <class U>
-void gather_as(U* dst, const U* src, const Geometry& g, int64_t begin, int64_t n) {
+void gather_as(U* dst, const U* src, const CoalescedGeometry& g, int64_t begin, int64_t n) {
   const int nd = static_cast<int>(g.sizes.size());
   if (nd == 0) {
     for (int64_t i = 0; i < n; ++i) dst[i] = src[0];
@@ -371,7 +345,7 @@ void gather_as(U* dst, const U* src, const Geometry& g, int64_t begin, int64_t n
   }
 }
 
-void gather(char* dst, const char* src, int64_t es, const Geometry& g, int64_t begin, int64_t n) {
+void gather(char* dst, const char* src, int64_t es, const CoalescedGeometry& g, int64_t begin, int64_t n) {
   switch (es) {
     case 1: return gather_as(reinterpret_cast<uint8_t*>(dst), reinterpret_cast<const uint8_t*>(src), g, begin, n);
     case 2: return gather_as(reinterpret_cast<uint16_t*>(dst), reinterpret_cast<const uint16_t*>(src), g, begin, n);
@@ -667,8 +641,8 @@ void run_fused(const FusedProgram& p, TensorList inputs, TensorList outputs) {
     ins.fn(ins, uniform_ptr(ins.out), args, ins.uniform_mask, 1);
   }
 
-  std::vector<Geometry> geometry;
-  for (int r : p.tile_inputs_) geometry.push_back(coalesce(inputs[p.regs_[r].input], p.shape_));
+  std::vector<CoalescedGeometry> geometry;
+  for (int r : p.tile_inputs_) geometry.push_back(coalesce_over(inputs[p.regs_[r].input], p.shape_));
 
   parallel_for(p.numel_, kGrainSize, [&](int64_t begin, int64_t end) {
     RawBuffer scratch = allocate(static_cast<size_t>(p.num_slots_) * kFusedTile * 8);
@@ -688,7 +662,7 @@ void run_fused(const FusedProgram& p, TensorList inputs, TensorList outputs) {
         const Tensor& in = inputs[p.regs_[r].input];
         const int64_t es = in.element_size();
         char* base = static_cast<char*>(in.raw_data());
-        if (geometry[j].dense) {
+        if (geometry[j].dense()) {
           ptr[r] = base + t0 * es;
         } else {
           gather(slot_ptr[r], base, es, geometry[j], t0, n);

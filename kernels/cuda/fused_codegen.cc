@@ -13,6 +13,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_join.h"
+#include "kernels/common/coalesce.h"
 #include "kernels/common/opmath.h"
 #include "kernels/cpu/loops.h"  // scalar_as: the CPU's parameter conversions
 #include "kernels/cuda/cuda_device.h"
@@ -221,30 +222,6 @@ std::string constant_line(const FusedProgram& p, int r, std::string_view indent)
   });
 }
 
-// Geometry: an input's coalesced sizes and element strides over the output
-// shape (fused.cc's coalesce: size-1 dims dropped, mergeable dims merged).
-struct Geometry {
-  SizeVec sizes, strides;
-  bool dense() const { return sizes.size() == 1 && strides[0] == 1; }
-};
-
-Geometry coalesce(const Tensor& t, IntArrayRef shape) {
-  Geometry g;
-  const int64_t nd = static_cast<int64_t>(shape.size()), lead = nd - t.dim();
-  for (int64_t d = 0; d < nd; ++d) {
-    if (shape[d] == 1) continue;
-    const int64_t s = d >= lead && t.sizes()[d - lead] != 1 ? t.strides()[d - lead] : 0;
-    if (!g.sizes.empty() && g.strides.back() == s * shape[d]) {
-      g.sizes.back() *= shape[d];
-      g.strides.back() = s;
-    } else {
-      g.sizes.push_back(shape[d]);
-      g.strides.push_back(s);
-    }
-  }
-  return g;
-}
-
 // used_registers: registers a live instruction or an output reads.
 std::vector<bool> used_registers(const FusedProgram& p) {
   std::vector<bool> used(p.regs().size(), false);
@@ -353,7 +330,7 @@ FusedCudaLayout fused_cuda_layout(const FusedProgram& p, TensorList inputs) {
     } else if (p.regs()[r].uniform) {
       kind = FusedCudaInput::kUniform;
     } else {
-      const Geometry g = coalesce(inputs[k], p.shape());
+      const CoalescedGeometry g = coalesce_over(inputs[k], p.shape());
       if (!g.dense()) {
         kind = FusedCudaInput::kStrided;
         dims = static_cast<int>(g.sizes.size());
@@ -538,7 +515,7 @@ FusedCudaArgs fused_cuda_args(const FusedProgram& p, const FusedCudaLayout& layo
   for (int k = 0; k < p.num_inputs(); ++k) {
     add_pointer(inputs[k]);
     if (layout.inputs[k] != FusedCudaInput::kStrided) continue;
-    const Geometry g = coalesce(inputs[k], p.shape());
+    const CoalescedGeometry g = coalesce_over(inputs[k], p.shape());
     OPSPEC_CHECK(static_cast<int>(g.sizes.size()) == layout.dims[k], "fused_cuda_args: input ", k, " (",
                  inputs[k].meta_str(), ") does not have the layout ", layout.str());
     // Geometry<index_t, N>: N sizes then N strides.

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
+#include "kernels/common/hash_format.h"
 #include "kernels/cuda/cuda_device.h"
 #include "kernels/cuda/hash.h"
 #include "runtime/core/tensor.h"
@@ -144,26 +145,6 @@ std::vector<T> to_host(const T* device, size_t n, const Tensor& t) {
 
 }  // namespace
 
-uint64_t cuda_bitwise_seed(const Tensor& t) {
-  const std::string_view name = dtype_short_name(t.dtype());
-  absl::InlinedVector<char, 128> header(name.begin(), name.end());
-  header.push_back('\0');
-  auto put = [&](int64_t v) {
-    char b[sizeof v];
-    std::memcpy(b, &v, sizeof v);
-    header.insert(header.end(), b, b + sizeof v);
-  };
-  put(t.dim());
-  for (const int64_t s : t.sizes()) put(s);
-  return XXH3_64bits(header.data(), header.size());
-}
-
-uint64_t combine_slice_hashes(const uint64_t* slice_hashes, int64_t n, uint64_t seed) {
-  if (n == 0) return XXH3_64bits_withSeed(nullptr, 0, seed);
-  if (n == 1) return slice_hashes[0];
-  return XXH3_64bits_withSeed(slice_hashes, static_cast<size_t>(n) * sizeof(uint64_t), seed);
-}
-
 double cuda_norm_hash(const Tensor& t) {
   check_device_tensor(t, "norm_hash");
   if (t.numel() == 0) return 0.0;
@@ -192,7 +173,7 @@ uint64_t cuda_xor_hash(const Tensor& t) {
 
 uint64_t cuda_bitwise_hash(const Tensor& t) {
   check_device_tensor(t, "bitwise_hash");
-  const uint64_t seed = cuda_bitwise_seed(t);
+  const uint64_t seed = bitwise_seed(t);
   if (t.numel() == 0) return combine_slice_hashes(nullptr, 0, seed);
   cuda::DeviceGuard guard(t.device());
   const ContiguousData data(t, /*align8=*/true);

@@ -22,10 +22,7 @@ double cuda_norm_hash(const Tensor& t);
 uint64_t cuda_xor_hash(const Tensor& t);
 uint64_t cuda_bitwise_hash(const Tensor& t);
 
-// cuda_bitwise_seed: bitwise_hash's seed for t (its dtype and sizes; any device).
-uint64_t cuda_bitwise_seed(const Tensor& t);
-// combine_slice_hashes: bitwise_hash from the XXH3 digests of its n 1 MiB slices.
-uint64_t combine_slice_hashes(const uint64_t* slice_hashes, int64_t n, uint64_t seed);
+// bitwise_seed and combine_slice_hashes, shared with the CPU: kernels/common/hash_format.h.
 
 }  // namespace opspec::internal
 

@@ -1,5 +1,6 @@
 // Device tensor hashes against the harness's CPU hashes of the same data.
 // The seed and slice-combination steps run without a GPU; the rest skip.
+#include "kernels/common/hash_format.h"
 #include "kernels/cuda/hash.h"
 
 #include <gtest/gtest.h>
@@ -36,7 +37,7 @@ TEST(CudaHashTest, BitwiseSeedIsTheHarnesss) {
   for (DType d : kAllDTypes) {
     for (const SizeVec& sizes : {SizeVec{}, SizeVec{1}, SizeVec{3, 5}, SizeVec{2, 1, 4}}) {
       const Tensor t = ops::contiguous(sample(sizes, d));
-      EXPECT_EQ(XXH3_64bits_withSeed(t.raw_data(), static_cast<size_t>(t.nbytes()), cuda_bitwise_seed(t)),
+      EXPECT_EQ(XXH3_64bits_withSeed(t.raw_data(), static_cast<size_t>(t.nbytes()), bitwise_seed(t)),
                 bitwise_hash(t))
           << t.meta_str();
     }
@@ -47,7 +48,7 @@ TEST(CudaHashTest, SliceDigestsCombineAsTheHarnessDoes) {
   manual_seed(2);
   // 2.5 MiB of f32: two full slices and a half one; and an empty tensor.
   const Tensor t = sample({5 * (1 << 17)}, DType::kFloat32);
-  const uint64_t seed = cuda_bitwise_seed(t);
+  const uint64_t seed = bitwise_seed(t);
   std::vector<uint64_t> digests;
   const char* bytes = static_cast<const char*>(t.raw_data());
   for (int64_t at = 0; at < t.nbytes(); at += cuda_hash::kSliceBytes) {
@@ -57,9 +58,9 @@ TEST(CudaHashTest, SliceDigestsCombineAsTheHarnessDoes) {
   ASSERT_EQ(digests.size(), 3u);
   EXPECT_EQ(combine_slice_hashes(digests.data(), 3, seed), bitwise_hash(t));
   const Tensor empty = make_tensor({0, 3}, DType::kInt32, kCPU);
-  EXPECT_EQ(combine_slice_hashes(nullptr, 0, cuda_bitwise_seed(empty)), bitwise_hash(empty));
-  EXPECT_EQ(cuda_bitwise_seed(make_tensor({3, 2}, DType::kFloat32, kCPU)) ==
-                cuda_bitwise_seed(make_tensor({2, 3}, DType::kFloat32, kCPU)),
+  EXPECT_EQ(combine_slice_hashes(nullptr, 0, bitwise_seed(empty)), bitwise_hash(empty));
+  EXPECT_EQ(bitwise_seed(make_tensor({3, 2}, DType::kFloat32, kCPU)) ==
+                bitwise_seed(make_tensor({2, 3}, DType::kFloat32, kCPU)),
             false);
 }
 
