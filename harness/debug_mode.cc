@@ -240,7 +240,7 @@ void DebugMode::record_value_into(RecordedValue& r, const Value& v, const Argume
 
 bool DebugMode::dispatch(OpCall& call) {
   if (!enabled_) return false;
-  bool fake = infra_mode(ModeKind::kFake) != nullptr;
+  bool fake = has_infra_mode(ModeKind::kFake);
   for (const Value& v : call.stack()) {
     if (v.is_tensor()) fake |= is_fake(v.to_tensor());
   }

@@ -48,7 +48,7 @@ class OpRecorder::Mode : public DispatchMode {
         for (const Tensor& t : v.to_tensor_list()) add(t);
       }
     }
-    fake |= infra_mode(ModeKind::kFake) != nullptr;
+    fake |= has_infra_mode(ModeKind::kFake);
     if (fake && !include_fake_) return false;
     ops_.push_back(std::move(op));
     call.proceed();

@@ -71,8 +71,8 @@ bool same_prefix(const Recording& a, const Recording& b, size_t n) {
 }
 
 bool observed(const Stack& stack) {
-  if (!mode_stack(DispatchKey::kPython).empty() || !mode_stack(DispatchKey::kFunctionMode).empty() ||
-      !mode_stack(DispatchKey::kPreDispatch).empty() || infra_mode(ModeKind::kProxy) != nullptr) {
+  if (!mode_stack_empty(DispatchKey::kPython) || !mode_stack_empty(DispatchKey::kFunctionMode) ||
+      !mode_stack_empty(DispatchKey::kPreDispatch) || has_infra_mode(ModeKind::kProxy)) {
     return true;
   }
   for (const Value& v : stack) {

@@ -209,7 +209,11 @@ std::vector<std::shared_ptr<DispatchMode>> mode_stack(DispatchKey key) {
   return tls_modes.stacks[stack_index(key)];
 }
 
+bool mode_stack_empty(DispatchKey key) { return tls_modes.stacks[stack_index(key)].empty(); }
+
 std::shared_ptr<DispatchMode> infra_mode(ModeKind kind) { return infra_slot(kind); }
+
+bool has_infra_mode(ModeKind kind) { return infra_slot(kind) != nullptr; }
 
 bool dispatch_mode_enabled() { return local_dispatch_key_set().modes.has(DispatchKey::kPython); }
 

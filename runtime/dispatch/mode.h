@@ -101,8 +101,12 @@ void push_mode(std::shared_ptr<DispatchMode> mode);
 std::shared_ptr<DispatchMode> pop_mode(DispatchKey key = DispatchKey::kPython);
 // mode_stack: the user modes of key, outermost first.
 std::vector<std::shared_ptr<DispatchMode>> mode_stack(DispatchKey key = DispatchKey::kPython);
+// mode_stack_empty: whether key has no user mode (mode_stack without the copy).
+bool mode_stack_empty(DispatchKey key = DispatchKey::kPython);
 // infra_mode: the mode in an infra slot (proxy or fake) or null.
 std::shared_ptr<DispatchMode> infra_mode(ModeKind kind);
+// has_infra_mode: whether an infra slot is filled (infra_mode without the copy).
+bool has_infra_mode(ModeKind kind);
 // dispatch_mode_enabled: any mode or infra mode at the Python key (PyTorch's
 // check, used by composites such as reshape and linear).
 bool dispatch_mode_enabled();
