@@ -32,7 +32,9 @@ TEST_P(SmallContiguousTest, MatchesTheIteratorPathBitForBit) {
   EXPECT_TRUE(ops::equal(ops::add(a, b, 3), ops::add(sa, sb, 3)));
   EXPECT_TRUE(ops::equal(ops::sub(a, b, 2), ops::sub(sa, sb, 2)));
   EXPECT_TRUE(ops::equal(ops::mul(a, b), ops::mul(sa, sb)));
-  if (floating) EXPECT_TRUE(ops::equal(ops::div(a, b), ops::div(sa, sb)));
+  if (floating) {
+    EXPECT_TRUE(ops::equal(ops::div(a, b), ops::div(sa, sb)));
+  }
   Tensor in_place = ops::clone(a);
   ops::add_(in_place, b, 2);
   EXPECT_TRUE(ops::equal(in_place, ops::add(sa, sb, 2)));
