@@ -169,10 +169,12 @@ std::vector<Tensor> GraphRunner::Plan::run(absl::Span<const Tensor> inputs) cons
   // A node's results: one Value (nearly every node), or a Stack for a
   // multi-output call; count is how many it has (0 once released).
   std::vector<Value> one(nodes.size());
-  std::vector<Stack> many(nodes.size());
+  absl::flat_hash_map<uint32_t, Stack> many;  // few nodes have several outputs: no Stack per node
   std::vector<uint32_t> count(nodes.size(), 0);
   auto outputs_of = [&](uint32_t slot) -> absl::Span<const Value> {
-    return count[slot] == 1 ? absl::Span<const Value>(&one[slot], 1) : absl::Span<const Value>(many[slot]);
+    if (count[slot] == 1) return absl::Span<const Value>(&one[slot], 1);
+    const auto it = many.find(slot);
+    return it == many.end() ? absl::Span<const Value>() : absl::Span<const Value>(it->second);
   };
   auto value_of = [&](uint32_t slot, const Node& user) -> const Value& {
     OPSPEC_CHECK(count[slot] == 1, "run_graph: node %", user.name(), " uses %", nodes[slot]->name(), ", which has ",
@@ -240,7 +242,7 @@ std::vector<Tensor> GraphRunner::Plan::run(absl::Span<const Tensor> inputs) cons
     for (uint32_t r = step.release_begin; r < step.release_end; ++r) {
       const uint32_t slot = releases[r];
       one[slot] = Value();
-      many[slot].clear();
+      if (count[slot] > 1) many.erase(slot);
       count[slot] = 0;
     }
   }
