@@ -165,9 +165,28 @@ void matmul_into(const Tensor& a, const Tensor& b, const Tensor& c, const Scalar
 
 }  // namespace
 
+// gemm_in_place: c = a @ b by one gemm on the 2-D operands when BLAS can read
+// both where they are (the call blas_matmul would make for a batch of one,
+// without building [1, n, k] views: on 8x8 matrices those cost a quarter of
+// the product). False, with nothing done, otherwise.
+template <class T>
+bool gemm_in_place(const Tensor& a, const Tensor& b, const Tensor& c) {
+  const int64_t n = a.sizes()[0], k = a.sizes()[1], m = b.sizes()[1];
+  if (a.dtype() != dtype_of<T>() || b.dtype() != dtype_of<T>() || n == 0 || m == 0 || k == 0) return false;
+  const auto la = blas_layout(n, k, a.strides()[0], a.strides()[1]);
+  const auto lb = blas_layout(k, m, b.strides()[0], b.strides()[1]);
+  if (!la || !lb || n >= INT_MAX || k >= INT_MAX || m >= INT_MAX || la->second >= INT_MAX || lb->second >= INT_MAX) {
+    return false;
+  }
+  gemm(la->first, lb->first, n, m, k, 1.0, static_cast<const T*>(a.raw_data()), la->second,
+       static_cast<const T*>(b.raw_data()), lb->second, 0.0, c.data_ptr<T>());
+  return true;
+}
+
 Tensor mm_cpu(const Tensor& self, const Tensor& mat2) {
   const SizeVec shape = mm_shape(self, mat2, "aten::mm");
   Tensor out = make_tensor(shape, self.dtype(), kCPU);
+  if (gemm_in_place<float>(self, mat2, out) || gemm_in_place<double>(self, mat2, out)) return out;
   matmul_into(as_batch(self), as_batch(mat2), as_batch(out), 1, 0, /*accumulate=*/false, "aten::mm");
   return out;
 }

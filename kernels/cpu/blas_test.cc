@@ -92,6 +92,27 @@ TEST(MmTest, RandomAgainstNaiveWithEveryLayout) {
   }
 }
 
+// mm reads BLAS-readable 2-D operands in place; bmm on the same operands as
+// batches of one goes through the batched path. Same gemm call, same bits.
+TEST(MmTest, InPlaceGemmMatchesTheBatchedPathBitForBit) {
+  auto as_batch = [](const Tensor& m) {
+    return make_view(m, {1, m.sizes()[0], m.sizes()[1]}, {0, m.strides()[0], m.strides()[1]}, m.storage_offset());
+  };
+  for (DType dt : {DType::kFloat32, DType::kFloat64}) {
+    SCOPED_TRACE(dtype_short_name(dt));
+    const Tensor big = random({60, 80}, dt, 8);
+    const std::vector<std::pair<Tensor, Tensor>> pairs = {
+        {random({8, 8}, dt, 9), random({8, 8}, dt, 10)},
+        {transposed(random({53, 37}, dt, 11)), random({53, 29}, dt, 12)},
+        {make_view(big, {37, 53}, {80, 1}, 3), transposed(random({29, 53}, dt, 13))},
+        {random({1, 5}, dt, 14), random({5, 1}, dt, 15)},
+    };
+    for (const auto& [a, b] : pairs) {
+      EXPECT_EQ(values(ops::mm(a, b)), values(ops::bmm(as_batch(a), as_batch(b))));
+    }
+  }
+}
+
 TEST(MmTest, ReducedPrecisionAndIntegers) {
   for (DType dt : {DType::kFloat16, DType::kBFloat16}) {
     const Tensor a = random({9, 17}, dt, 8);
