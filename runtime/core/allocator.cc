@@ -9,6 +9,7 @@
 
 #include "runtime/core/device_hooks.h"
 #include "runtime/core/error.h"
+#include "runtime/core/internal/free_lists.h"
 
 namespace opspec {
 
@@ -77,39 +78,12 @@ constexpr size_t kAlignment = 64;
 constexpr size_t kSmallClasses = 8;    // 64, 128, ..., 512 bytes
 constexpr size_t kCachedPerClass = 64;
 
-struct SmallBlockCache {
-  struct Node {
-    Node* next;
-  };
-  Node* heads[kSmallClasses] = {};
-  size_t counts[kSmallClasses] = {};
-  // Tensors that outlive the thread's cache (statics freed at exit) bypass it.
-  bool destroyed = false;
-
-  // take: a cached block of class cls, or null.
-  void* take(size_t cls) {
-    Node* n = heads[cls];
-    if (n == nullptr) return nullptr;
-    heads[cls] = n->next;
-    --counts[cls];
-    return n;
-  }
-  // keep: caches block p of class cls; false when that list is full or the cache is gone.
-  bool keep(void* p, size_t cls) {
-    if (destroyed || counts[cls] == kCachedPerClass) return false;
-    heads[cls] = new (p) Node{heads[cls]};
-    ++counts[cls];
-    return true;
-  }
-  ~SmallBlockCache() {
-    for (Node*& head : heads) {
-      while (head != nullptr) std::free(std::exchange(head, head->next));
-    }
-    destroyed = true;
-  }
+struct Free {
+  void operator()(void* p) const { std::free(p); }
 };
 
-thread_local SmallBlockCache small_blocks;
+// Tensors that outlive the thread's cache (statics freed at exit) bypass it.
+thread_local internal::FreeLists<kSmallClasses, kCachedPerClass, Free> small_blocks;
 
 constexpr size_t kLargeMin = size_t{1} << 20;
 constexpr size_t kLargeRound = size_t{64} << 10;

@@ -1,7 +1,8 @@
 #include "runtime/core/object_pool.h"
 
 #include <new>
-#include <utility>
+
+#include "runtime/core/internal/free_lists.h"
 
 namespace opspec::internal {
 namespace {
@@ -20,45 +21,24 @@ constexpr size_t kClassBytes = 64;
 constexpr size_t kClasses = 8;  // 64, 128, ..., 512 bytes
 constexpr size_t kPerClass = 256;
 
-struct ThreadPool {
-  struct Node {
-    Node* next;
-  };
-  Node* heads[kClasses] = {};
-  size_t counts[kClasses] = {};
-  bool destroyed = false;
-
-  ~ThreadPool() {
-    for (size_t c = 0; c < kClasses; ++c) {
-      while (heads[c] != nullptr) ::operator delete(std::exchange(heads[c], heads[c]->next));
-    }
-    destroyed = true;
-  }
+struct OperatorDelete {
+  void operator()(void* p) const { ::operator delete(p); }
 };
 
-thread_local ThreadPool pool;
+thread_local FreeLists<kClasses, kPerClass, OperatorDelete> pool;
 
 }  // namespace
 
 void* pooled_allocate(size_t nbytes) {
   const size_t cls = (nbytes - 1) / kClassBytes;
   if (cls >= kClasses) return ::operator new(nbytes);
-  ThreadPool& p = pool;
-  if (ThreadPool::Node* n = p.heads[cls]) {
-    p.heads[cls] = n->next;
-    --p.counts[cls];
-    return n;
-  }
+  if (void* p = pool.take(cls)) return p;
   return ::operator new((cls + 1) * kClassBytes);
 }
 
 void pooled_deallocate(void* ptr, size_t nbytes) noexcept {
   const size_t cls = (nbytes - 1) / kClassBytes;
-  if (cls >= kClasses) return ::operator delete(ptr);
-  ThreadPool& p = pool;
-  if (p.destroyed || p.counts[cls] == kPerClass) return ::operator delete(ptr);
-  p.heads[cls] = new (ptr) ThreadPool::Node{p.heads[cls]};
-  ++p.counts[cls];
+  if (cls >= kClasses || !pool.keep(ptr, cls)) ::operator delete(ptr);
 }
 
 }  // namespace opspec::internal
