@@ -10,7 +10,7 @@
 
 #include <vector>
 
-#include "harness/program/fixture.h"
+#include "benchmarks/chain_program.h"
 #include "runtime/compile/compile.h"
 #include "runtime/core/device_hooks.h"
 #include "runtime/ops/ops.h"
@@ -29,19 +29,6 @@ bool skip_without_cuda(benchmark::State& state) {
 
 void synchronize() { get_device_hooks(DeviceType::kCUDA).synchronize(kCuda0); }
 
-void set_bytes(benchmark::State& state, int64_t n) {
-  state.SetBytesProcessed(state.iterations() * 2 * n * static_cast<int64_t>(sizeof(float)));
-}
-
-std::vector<Tensor> elementwise_chain(const std::vector<Tensor>& in) {
-  static const FixtureFn chain = [] {
-    const Fixture* f = find_fixture("elementwise_chain");
-    OPSPEC_CHECK(f != nullptr, "the elementwise_chain fixture is not linked in");
-    return f->make();
-  }();
-  return chain(in);
-}
-
 // The bandwidth ceiling: one read and one write of the buffer, device to device.
 void BM_CopyD2D(benchmark::State& state) {
   if (skip_without_cuda(state)) return;
@@ -53,7 +40,7 @@ void BM_CopyD2D(benchmark::State& state) {
     get_device_hooks(DeviceType::kCUDA).copy_bytes(dst.raw_data(), kCuda0, src.raw_data(), kCuda0, nbytes);
     synchronize();
   }
-  set_bytes(state, n);
+  set_chain_bytes(state, n);
 }
 BENCHMARK(BM_CopyD2D)->Name("BM_CopyD2D")->Arg(kElements)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
@@ -65,7 +52,7 @@ void BM_ElementwiseChain_eager_cuda(benchmark::State& state) {
     benchmark::DoNotOptimize(elementwise_chain(in));
     synchronize();
   }
-  set_bytes(state, n);
+  set_chain_bytes(state, n);
 }
 BENCHMARK(BM_ElementwiseChain_eager_cuda)
     ->Name("BM_ElementwiseChain/eager_cuda")
@@ -84,7 +71,7 @@ void BM_ElementwiseChain_fused_cuda(benchmark::State& state) {
     benchmark::DoNotOptimize(cf(in));
     synchronize();
   }
-  set_bytes(state, n);
+  set_chain_bytes(state, n);
   if (cf.stats().compiles != 1) state.SkipWithError("the chain did not run as one cached graph");
 }
 BENCHMARK(BM_ElementwiseChain_fused_cuda)

@@ -11,36 +11,21 @@
 
 #include <vector>
 
-#include "harness/program/fixture.h"
+#include "benchmarks/chain_program.h"
 #include "runtime/compile/compile.h"
 #include "runtime/ops/ops.h"
 
 namespace opspec {
 namespace {
 
-// elementwise_chain: the chain of issue 7, as the `elementwise_chain` fixture
-// (fixtures/elementwise.cc) defines it, so specs and benchmarks run one program.
-std::vector<Tensor> elementwise_chain(const std::vector<Tensor>& in) {
-  static const FixtureFn chain = [] {
-    const Fixture* f = find_fixture("elementwise_chain");
-    OPSPEC_CHECK(f != nullptr, "the elementwise_chain fixture is not linked in");
-    return f->make();
-  }();
-  return chain(in);
-}
-
 // sin_exp_tanh: the chain's transcendental ops alone.
 std::vector<Tensor> sin_exp_tanh(const std::vector<Tensor>& in) { return {ops::tanh(ops::exp(ops::sin(in.at(0))))}; }
-
-void set_bytes(benchmark::State& state, int64_t n) {
-  state.SetBytesProcessed(state.iterations() * 2 * n * static_cast<int64_t>(sizeof(float)));
-}
 
 void BM_ElementwiseChain_eager(benchmark::State& state) {
   const int64_t n = state.range(0);
   const std::vector<Tensor> in = {ops::randn({n})};
   for (auto _ : state) benchmark::DoNotOptimize(elementwise_chain(in));
-  set_bytes(state, n);
+  set_chain_bytes(state, n);
 }
 BENCHMARK(BM_ElementwiseChain_eager)->Name("BM_ElementwiseChain/eager")->Arg(int64_t{1} << 22)->UseRealTime();
 
@@ -51,7 +36,7 @@ void run_compiled(benchmark::State& state, std::vector<Tensor> (*fn)(const std::
   const CompiledFunction cf = compile(fn, {.backend = "fused", .name = name});
   benchmark::DoNotOptimize(cf(in));  // capture, compile and fill the cache
   for (auto _ : state) benchmark::DoNotOptimize(cf(in));
-  set_bytes(state, n);
+  set_chain_bytes(state, n);
   if (cf.stats().compiles != 1 || cf.stats().graphs_run != static_cast<int>(state.iterations()) + 1) {
     state.SkipWithError("the chain did not run as one cached graph");
   }
