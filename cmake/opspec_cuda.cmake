@@ -71,8 +71,11 @@ set(CMAKE_CUDA_STANDARD 20)
 set(CMAKE_CUDA_STANDARD_REQUIRED ON)
 set(CMAKE_CUDA_EXTENSIONS OFF)
 set(CMAKE_CUDA_RUNTIME_LIBRARY Shared)
+# Its CUDA_ARCHITECTURES too: it was initialized, empty, before the language
+# was enabled, and CMake refuses to generate with it empty.
 set_target_properties(opspec_runtime PROPERTIES CUDA_STANDARD 20 CUDA_STANDARD_REQUIRED ON CUDA_EXTENSIONS OFF
-                                                CUDA_RUNTIME_LIBRARY Shared)
+                                                CUDA_RUNTIME_LIBRARY Shared
+                                                CUDA_ARCHITECTURES "${CMAKE_CUDA_ARCHITECTURES}")
 if(CCACHE_PROGRAM)
   set(CMAKE_CUDA_COMPILER_LAUNCHER "${CCACHE_PROGRAM}")
   set_property(TARGET opspec_runtime PROPERTY CUDA_COMPILER_LAUNCHER "${CCACHE_PROGRAM}")
