@@ -12,12 +12,18 @@ namespace {
 // The three keys that have mode stacks, and their slot in ModeState::stacks.
 constexpr DispatchKey kModeKeys[] = {DispatchKey::kPython, DispatchKey::kFunctionMode, DispatchKey::kPreDispatch};
 
-int stack_index(DispatchKey key) {
-  for (int i = 0; i < 3; ++i) {
-    if (kModeKeys[i] == key) return i;
-  }
+[[noreturn]] void not_a_mode_key(DispatchKey key) {
   OPSPEC_FAIL("modes can be pushed at the Python, FunctionMode or PreDispatch key, not ",
               dispatch_key_name(key));
+}
+
+int stack_index(DispatchKey key) {
+  switch (key) {
+    case DispatchKey::kPython: return 0;
+    case DispatchKey::kFunctionMode: return 1;
+    case DispatchKey::kPreDispatch: return 2;
+    default: not_a_mode_key(key);
+  }
 }
 
 struct ModeState {
@@ -51,24 +57,25 @@ void refresh_mode_keys() {
 // Takes a mode off its stack or slot for a handler's duration, and puts it back.
 class TemporarilyPopped {
  public:
-  // Moves the owning pointer out and back: no refcount traffic per call.
+  // Moves the owning pointer out and back: no refcount traffic per call. The
+  // place it came from is kept, so putting it back asks the mode nothing.
   explicit TemporarilyPopped(const std::shared_ptr<DispatchMode>& mode) {
     if (!uses_infra_slot(*mode)) {
-      auto& stack = tls_modes.stacks[stack_index(mode->key())];
-      OPSPEC_INTERNAL_ASSERT(!stack.empty() && stack.back() == mode);
-      mode_ = std::move(stack.back());
-      stack.pop_back();
+      stack_ = &tls_modes.stacks[stack_index(mode->key())];
+      OPSPEC_INTERNAL_ASSERT(!stack_->empty() && stack_->back() == mode);
+      mode_ = std::move(stack_->back());
+      stack_->pop_back();
     } else {
-      mode_ = std::move(infra_slot(mode->kind()));
+      slot_ = &infra_slot(mode->kind());
+      mode_ = std::move(*slot_);
     }
     refresh_mode_keys();
   }
   ~TemporarilyPopped() {
-    if (!uses_infra_slot(*mode_)) {
-      tls_modes.stacks[stack_index(mode_->key())].push_back(std::move(mode_));
+    if (stack_ != nullptr) {
+      stack_->push_back(std::move(mode_));
     } else {
-      DispatchMode& m = *mode_;
-      infra_slot(m.kind()) = std::move(mode_);
+      *slot_ = std::move(mode_);
     }
     refresh_mode_keys();
   }
@@ -77,6 +84,8 @@ class TemporarilyPopped {
 
  private:
   std::shared_ptr<DispatchMode> mode_;
+  std::vector<std::shared_ptr<DispatchMode>>* stack_ = nullptr;  // its stack, or
+  std::shared_ptr<DispatchMode>* slot_ = nullptr;                // its infra slot
 };
 
 // One handler in the chain: a mode or a subclass.

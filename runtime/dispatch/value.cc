@@ -21,34 +21,10 @@ std::string_view Value::type_name() const {
   return kNames[v_.index()];
 }
 
-namespace {
-[[noreturn]] void type_error(const Value& v, std::string_view wanted) {
-  OPSPEC_FAIL("expected a value of type ", wanted, " but got ", v.type_name(), " (", v.repr(), ")");
+void Value::type_error(std::string_view wanted) const {
+  OPSPEC_FAIL("expected a value of type ", wanted, " but got ", type_name(), " (", repr(), ")");
 }
-}  // namespace
 
-const Tensor& Value::to_tensor() const {
-  if (auto* t = std::get_if<Tensor>(&v_)) return *t;
-  type_error(*this, "Tensor");
-}
-Tensor& Value::to_tensor() {
-  if (auto* t = std::get_if<Tensor>(&v_)) return *t;
-  type_error(*this, "Tensor");
-}
-int64_t Value::to_int() const {
-  if (auto* i = std::get_if<int64_t>(&v_)) return *i;
-  if (auto* b = std::get_if<bool>(&v_)) return *b;
-  type_error(*this, "int");
-}
-double Value::to_double() const {
-  if (auto* d = std::get_if<double>(&v_)) return *d;
-  if (auto* i = std::get_if<int64_t>(&v_)) return static_cast<double>(*i);
-  type_error(*this, "float");
-}
-bool Value::to_bool() const {
-  if (auto* b = std::get_if<bool>(&v_)) return *b;
-  type_error(*this, "bool");
-}
 Scalar Value::to_scalar() const {
   if (auto* i = std::get_if<int64_t>(&v_)) return Scalar(*i);
   if (auto* d = std::get_if<double>(&v_)) return Scalar(*d);
@@ -56,35 +32,27 @@ Scalar Value::to_scalar() const {
   if (auto* t = std::get_if<Tensor>(&v_); t && t->defined() && t->numel() == 1 && t->impl()->storage()->device().is_cpu()) {
     return internal::read_scalar(*t);
   }
-  type_error(*this, "Scalar");
+  type_error("Scalar");
 }
 const std::vector<int64_t>& Value::to_int_list() const {
   if (auto* l = std::get_if<std::vector<int64_t>>(&v_)) return *l;
-  type_error(*this, "int[]");
+  type_error("int[]");
 }
 const std::vector<double>& Value::to_double_list() const {
   if (auto* l = std::get_if<std::vector<double>>(&v_)) return *l;
-  type_error(*this, "float[]");
-}
-const std::vector<Tensor>& Value::to_tensor_list() const {
-  if (auto* l = std::get_if<std::vector<Tensor>>(&v_)) return *l;
-  type_error(*this, "Tensor[]");
-}
-std::vector<Tensor>& Value::to_tensor_list() {
-  if (auto* l = std::get_if<std::vector<Tensor>>(&v_)) return *l;
-  type_error(*this, "Tensor[]");
+  type_error("float[]");
 }
 DType Value::to_dtype() const {
   if (auto* d = std::get_if<DType>(&v_)) return *d;
-  type_error(*this, "ScalarType");
+  type_error("ScalarType");
 }
 Device Value::to_device() const {
   if (auto* d = std::get_if<Device>(&v_)) return *d;
-  type_error(*this, "Device");
+  type_error("Device");
 }
 const std::string& Value::to_string() const {
   if (auto* s = std::get_if<std::string>(&v_)) return *s;
-  type_error(*this, "str");
+  type_error("str");
 }
 
 std::string Value::repr() const {

@@ -57,17 +57,41 @@ class Value {
   bool is_device() const { return std::holds_alternative<Device>(v_); }
   bool is_string() const { return std::holds_alternative<std::string>(v_); }
 
-  // Accessors throw opspec::Error naming both types on a mismatch.
-  const Tensor& to_tensor() const;
-  Tensor& to_tensor();
-  int64_t to_int() const;
-  double to_double() const;  // accepts ints too
-  bool to_bool() const;
+  // Accessors throw opspec::Error naming both types on a mismatch. The hot
+  // ones are inline (every boxed call reads its tensors through them).
+  const Tensor& to_tensor() const {
+    if (const auto* t = std::get_if<Tensor>(&v_)) return *t;
+    type_error("Tensor");
+  }
+  Tensor& to_tensor() {
+    if (auto* t = std::get_if<Tensor>(&v_)) return *t;
+    type_error("Tensor");
+  }
+  int64_t to_int() const {
+    if (const auto* i = std::get_if<int64_t>(&v_)) return *i;
+    if (const auto* b = std::get_if<bool>(&v_)) return *b;
+    type_error("int");
+  }
+  double to_double() const {  // accepts ints too
+    if (const auto* d = std::get_if<double>(&v_)) return *d;
+    if (const auto* i = std::get_if<int64_t>(&v_)) return static_cast<double>(*i);
+    type_error("float");
+  }
+  bool to_bool() const {
+    if (const auto* b = std::get_if<bool>(&v_)) return *b;
+    type_error("bool");
+  }
   Scalar to_scalar() const;  // int, double or bool; a wrapped-number tensor too
   const std::vector<int64_t>& to_int_list() const;
   const std::vector<double>& to_double_list() const;
-  const std::vector<Tensor>& to_tensor_list() const;
-  std::vector<Tensor>& to_tensor_list();
+  const std::vector<Tensor>& to_tensor_list() const {
+    if (const auto* l = std::get_if<std::vector<Tensor>>(&v_)) return *l;
+    type_error("Tensor[]");
+  }
+  std::vector<Tensor>& to_tensor_list() {
+    if (auto* l = std::get_if<std::vector<Tensor>>(&v_)) return *l;
+    type_error("Tensor[]");
+  }
   DType to_dtype() const;
   Device to_device() const;
   const std::string& to_string() const;
@@ -83,6 +107,9 @@ class Value {
   friend bool operator==(const Value& a, const Value& b);
 
  private:
+  // type_error: throws "expected a value of type <wanted> but got ..." (cold).
+  [[noreturn]] void type_error(std::string_view wanted) const;
+
   std::variant<std::monostate, Tensor, int64_t, double, bool, std::vector<int64_t>, std::vector<double>,
                std::vector<Tensor>, DType, Device, std::string>
       v_;
