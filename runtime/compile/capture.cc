@@ -145,10 +145,9 @@ class CaptureSession::Impl : public ProxyTensorMode {
   }
 
   // remember: a tensor this graph produced, filled in at flush if still held.
-  void remember(const Tensor& t) {
-    auto [it, inserted] = captured_index_.try_emplace(t.impl(), captured_.size());
-    if (inserted) captured_.push_back(t);
-  }
+  // A tensor may be remembered more than once (an in-place op returns its
+  // input); held_tensors() accounts for that instead of a lookup per result.
+  void remember(const Tensor& t) { captured_.push_back(t); }
 
   bool has_pending_ops() const {
     if (replayed_calls_ > 0) return true;
@@ -162,15 +161,9 @@ class CaptureSession::Impl : public ProxyTensorMode {
     fake_.clear_memo();  // its references must not make fakes look held
     if (replay_ != nullptr && replay_flush()) return;
     if (replay_ != nullptr) diverge();
+    const std::vector<Tensor> held = held_tensors();
     std::vector<Node*> outputs;
-    std::vector<Tensor> held;
-    for (Tensor& t : captured_) {
-      // One reference is captured_'s own: any other means the program holds it.
-      if (t.impl()->use_count() > 1 && is_fake(t)) {
-        outputs.push_back(node_of(t));
-        held.push_back(t);
-      }
-    }
+    for (const Tensor& t : held) outputs.push_back(node_of(t));
     // The graph as captured, before outputs and dead-code elimination, for
     // later calls to replay (See Note [Replaying a capture]): a copy when
     // something is about to be pruned, else graph_ itself once compiled.
@@ -253,6 +246,26 @@ class CaptureSession::Impl : public ProxyTensorMode {
     last_.entry = std::move(entry);
   }
 
+  // held_tensors: the remembered fake tensors the program still holds, in the
+  // order first remembered. Each of captured_'s entries is one reference of
+  // its own, so a tensor listed k times is held when it has more than k.
+  std::vector<Tensor> held_tensors() const {
+    std::vector<const Tensor*> candidates;  // entries with a reference besides this one
+    for (const Tensor& t : captured_) {
+      if (t.impl()->use_count() > 1 && is_fake(t)) candidates.push_back(&t);
+    }
+    absl::flat_hash_map<const TensorImpl*, int64_t> listed;
+    for (const Tensor* t : candidates) ++listed[t->impl()];
+    std::vector<Tensor> held;
+    for (const Tensor* t : candidates) {
+      auto it = listed.find(t->impl());
+      if (it->second == 0) continue;  // already decided at its first entry
+      if (static_cast<int64_t>(t->impl()->use_count()) > it->second) held.push_back(*t);
+      it->second = 0;
+    }
+    return held;
+  }
+
   void remember_results(const Stack& results) {
     for (const Value& v : results) {
       if (v.is_tensor() && is_fake(v.to_tensor())) remember(v.to_tensor());
@@ -284,12 +297,15 @@ class CaptureSession::Impl : public ProxyTensorMode {
     replay_ = candidates_.empty() ? nullptr : candidates_.front().get();
     cursor_ = 0;
     replayed_calls_ = 0;
+    if (replay_ != nullptr) {  // likely as many tensors as last time
+      reserve_tracking(replay_->nodes.size());
+      captured_.reserve(replay_->nodes.size());
+    }
   }
   void end_graph() {
     graph_ = Graph();
     bound_.clear();
     captured_.clear();
-    captured_index_.clear();
     forget();
     start_graph();
   }
@@ -572,14 +588,9 @@ class CaptureSession::Impl : public ProxyTensorMode {
       end_graph();
       return true;
     }
+    const std::vector<Tensor> held = held_tensors();
     std::vector<const Node*> outputs;
-    std::vector<Tensor> held;
-    for (Tensor& t : captured_) {
-      if (t.impl()->use_count() > 1 && is_fake(t)) {
-        outputs.push_back(node_of(t));
-        held.push_back(t);
-      }
-    }
+    for (const Tensor& t : held) outputs.push_back(node_of(t));
     const size_t captured = cursor_;
     auto fits = [&](const Recording& r) {
       if (r.nodes.size() != captured || r.held.size() != outputs.size()) return false;
@@ -606,8 +617,7 @@ class CaptureSession::Impl : public ProxyTensorMode {
   CaptureFakeMode fake_;
   absl::flat_hash_map<const TensorImpl*, std::string> input_names_;
   absl::flat_hash_map<const Node*, Tensor> bound_;  // placeholder -> real tensor
-  std::vector<Tensor> captured_;
-  absl::flat_hash_map<const TensorImpl*, size_t> captured_index_;
+  std::vector<Tensor> captured_;  // remembered results, possibly more than once each
   absl::flat_hash_set<const TensorImpl*> materialized_;
   size_t position_ = 0;
   int next_tmp_ = 0;

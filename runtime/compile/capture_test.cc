@@ -184,6 +184,46 @@ TEST(Replay, ViewsInPlaceAndMultiOutputOps) {
   EXPECT_EQ(cf.stats().compiles, 1);
 }
 
+// An in-place op returns its input, so the capture remembers a tensor once per
+// op that mutates it; it is a graph output only when the program holds it.
+TEST(Replay, ATensorMutatedSeveralTimesIsAnOutputOnlyWhenHeld) {
+  bool keep = false;
+  Tensor kept;
+  auto f = [&](const Tensor& x) {
+    Tensor y = ops::mul(x, 2);
+    ops::add_(y, ops::ones({3}));
+    ops::add_(y, ops::ones({3}));
+    ops::mul_(y, ops::full({3}, 3.0));
+    if (keep) kept = y;
+    return ops::relu(y);
+  };
+  auto last_line = [](const std::string& graph) {
+    const std::string body = graph.substr(0, graph.size() - 1);
+    return body.substr(body.rfind('\n') + 1);
+  };
+  const Tensor x = ops::arange(-1.0, 2.0);
+  CompileCounter counter;
+  auto cf = compile(f, {.backend_fn = counter.backend(), .input_names = {"x"}});
+  for (int i = 0; i < 2; ++i) expect_same(cf(x)[0], f(x));
+  ASSERT_EQ(counter.graphs().size(), 1u);
+  EXPECT_EQ(last_line(counter.graphs()[0]), "return %relu");  // y dies inside the call
+  keep = true;
+  for (int i = 0; i < 2; ++i) {
+    kept = Tensor();
+    const Tensor got = cf(x)[0];
+    ASSERT_TRUE(kept.defined());
+    const Tensor held = kept;
+    keep = false;
+    const Tensor want = f(x);
+    keep = true;
+    expect_same(got, want);
+    expect_same(held, ops::mul(ops::add(ops::mul(x, 2), 2.0), 3.0));  // filled with real values
+  }
+  ASSERT_EQ(counter.graphs().size(), 2u);
+  EXPECT_THAT(last_line(counter.graphs()[1]), ::testing::HasSubstr("return ("));
+  EXPECT_EQ(cf.stats().compiles, 2);
+}
+
 TEST(Replay, EveryGraphOfABrokenProgramReplays) {
   auto f = [](const Tensor& x) {
     const Tensor a = ops::exp(x);

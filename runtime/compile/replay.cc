@@ -71,8 +71,12 @@ bool same_prefix(const Recording& a, const Recording& b, size_t n) {
 }
 
 bool observed(const Stack& stack) {
-  if (!mode_stack_empty(DispatchKey::kPython) || !mode_stack_empty(DispatchKey::kFunctionMode) ||
-      !mode_stack_empty(DispatchKey::kPreDispatch) || has_infra_mode(ModeKind::kProxy)) {
+  // The thread's mode keys say which stacks are non-empty; at the Python key
+  // the capture's own fake mode is expected, any other mode there is not.
+  const DispatchKeySet modes = local_dispatch_key_set().modes;
+  if (modes.has(DispatchKey::kFunctionMode) || modes.has(DispatchKey::kPreDispatch)) return true;
+  if (modes.has(DispatchKey::kPython) &&
+      (!mode_stack_empty(DispatchKey::kPython) || has_infra_mode(ModeKind::kProxy))) {
     return true;
   }
   for (const Value& v : stack) {

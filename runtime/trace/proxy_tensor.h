@@ -52,6 +52,9 @@ class ProxyTensorMode : public DispatchMode {
   Node* node_or_constant(const Tensor& t);
   // forget: drops every tensor -> node mapping (a new graph starts).
   void forget() { nodes_.clear(); }
+  // reserve_tracking: room for n tracked tensors, so a graph of known size
+  // is tracked without growing the map step by step.
+  void reserve_tracking(size_t n) { nodes_.reserve(n); }
 
  protected:
   Graph& graph() { return graph_; }
