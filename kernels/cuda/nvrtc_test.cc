@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/gtest/gtest_test_util.h"
 #include "runtime/core/error.h"
 
 namespace opspec::internal {
@@ -32,29 +33,7 @@ bool has_device() {
   return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
 }
 
-// ScopedEnv: sets (or unsets, with nullopt) an environment variable for the scope.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, std::optional<std::string> value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value) {
-      setenv(name, value->c_str(), 1);
-    } else {
-      unsetenv(name);
-    }
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      setenv(name_, old_->c_str(), 1);
-    } else {
-      unsetenv(name_);
-    }
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
+using testing_util::ScopedEnv;
 
 // TempDir: a fresh directory, removed with its contents at the end of the scope.
 class TempDir {
