@@ -61,6 +61,20 @@ Tensor flatten_kernel(const Tensor& self, int64_t start_dim, int64_t end_dim) {
   return reshape_impl(self, shape);
 }
 
+// PyTorch's narrow: a slice of `length` elements from `start` (which may
+// count from the end); modes see aten::slice.Tensor.
+Tensor narrow_kernel(const Tensor& self, int64_t dim, int64_t start, int64_t length) {
+  OPSPEC_CHECK(self.dim() > 0, "aten::narrow: narrow() cannot be applied to a 0-dim tensor.");
+  OPSPEC_CHECK(length >= 0, "aten::narrow: narrow(): length must be non-negative.");
+  const int64_t size = self.size(wrap_dim(dim, self.dim(), "aten::narrow"));
+  OPSPEC_CHECK(-size <= start && start <= size, "aten::narrow: start out of range (expected to be in range of [",
+               -size, ", ", size, "], but got ", start, ")");
+  if (start < 0) start += size;
+  OPSPEC_CHECK(start <= size - length, "aten::narrow: start (", start, ") + length (", length,
+               ") exceeds dimension size (", size, ").");
+  return ops::slice(self, dim, start, start + length, 1);
+}
+
 Tensor numpy_T_kernel(const Tensor& self) {
   if (self.dim() < 2) return self;
   SizeVec dims(static_cast<size_t>(self.dim()));
@@ -235,6 +249,7 @@ void register_decompositions(Dispatcher& d) {
   lib.impl("reshape", kKey, &reshape_kernel)
       .impl("flatten.using_ints", kKey, &flatten_kernel)
       .impl("numpy_T", kKey, &numpy_T_kernel)
+      .impl("narrow", kKey, &narrow_kernel)
       .impl("contiguous", kKey, &contiguous_kernel)
       .impl("to.dtype", kKey, &to_dtype_kernel)
       .impl("to.device", kKey, &to_device_kernel)

@@ -13,6 +13,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
+using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
 // Records op names and, for kwarg checks, each op's non-default keyword arguments.
@@ -151,6 +152,37 @@ TEST_F(DecompositionTest, ReshapeFamily) {
   // Values survive the copy path of reshape.
   const Tensor r = ops::reshape(ops::t(x2), {12});
   EXPECT_EQ(r.to_vector<float>(), ops::contiguous(ops::t(x2)).to_vector<float>());
+}
+
+TEST_F(DecompositionTest, NarrowIsASliceOfItsDim) {
+  EXPECT_THAT(ops_of([&] { ops::narrow(x2, 0, 1, 2); }), ElementsAre("aten::slice.Tensor"));
+  const Tensor x = ops::reshape(ops::arange(0.0, 12.0), {3, 4});
+  const Tensor n = ops::narrow(x, 1, -3, 2);  // columns 1 and 2
+  EXPECT_EQ(n.sizes(), (SizeVec{3, 2}));
+  EXPECT_EQ(n.to_vector<float>(), (std::vector<float>{1, 2, 5, 6, 9, 10}));
+  EXPECT_TRUE(n.is_alias_of(x));
+  EXPECT_EQ(ops::narrow(x, -2, 3, 0).sizes(), (SizeVec{0, 4}));  // empty at the end is allowed
+  EXPECT_EQ(ops::narrow(x, 0, -3, 3).to_vector<float>(), x.to_vector<float>());
+}
+
+TEST_F(DecompositionTest, NarrowErrorsAreTorchs) {
+  const Tensor x = ops::zeros({3, 4});
+  auto error_of = [](auto&& f) -> std::string {
+    try {
+      f();
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  EXPECT_THAT(error_of([&] { ops::narrow(x, 1, 3, 2); }),
+              HasSubstr("aten::narrow: start (3) + length (2) exceeds dimension size (4)."));
+  EXPECT_THAT(error_of([&] { ops::narrow(x, 1, 5, 0); }),
+              HasSubstr("start out of range (expected to be in range of [-4, 4], but got 5)"));
+  EXPECT_THAT(error_of([&] { ops::narrow(x, 0, 0, -1); }), HasSubstr("narrow(): length must be non-negative."));
+  EXPECT_THAT(error_of([&] { ops::narrow(ops::zeros({}), 0, 0, 0); }),
+              HasSubstr("narrow() cannot be applied to a 0-dim tensor."));
+  EXPECT_THAT(error_of([&] { ops::narrow(x, 2, 0, 1); }), HasSubstr("aten::narrow"));  // dim out of range
 }
 
 TEST_F(DecompositionTest, FactoriesAndItem) {

@@ -434,6 +434,10 @@ Tensor flatten(const Tensor& self, int64_t start_dim, int64_t end_dim, const std
   OPSPEC_SITE;
   return call<Tensor(const Tensor&, int64_t, int64_t)>(OpId::flatten_using_ints, self, start_dim, end_dim);
 }
+Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t length, const std::source_location& loc) {
+  OPSPEC_SITE;
+  return call<Tensor(const Tensor&, int64_t, int64_t, int64_t)>(OpId::narrow, self, dim, start, length);
+}
 Tensor alias(const Tensor& self, const std::source_location& loc) {
   OPSPEC_SITE;
   return call<UnarySig>(OpId::alias, self);

@@ -171,6 +171,8 @@ Tensor slice(const Tensor& self, int64_t dim = 0, std::optional<int64_t> start =
              std::optional<int64_t> end = std::nullopt, int64_t step = 1, OPSPEC_LOC);
 Tensor select(const Tensor& self, int64_t dim, int64_t index, OPSPEC_LOC);
 Tensor flatten(const Tensor& self, int64_t start_dim = 0, int64_t end_dim = -1, OPSPEC_LOC);
+// narrow: length elements of dim from start (negative counts from the end), as aten::slice.Tensor.
+Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t length, OPSPEC_LOC);
 Tensor alias(const Tensor& self, OPSPEC_LOC);
 // contiguous: self when already contiguous, else aten::clone.
 Tensor contiguous(const Tensor& self, OPSPEC_LOC);
