@@ -281,6 +281,11 @@ Tensor mul__cpu(const Tensor& self, const Tensor& other) {
   return inplace_apply(self, other, m, "aten::mul_", &mul_into);
 }
 
+Tensor div__cpu(const Tensor& self, const Tensor& other) {
+  const ElementwiseMeta m = inplace_meta(self, other, BinaryKind::kTrueDivide, "aten::div_");
+  return inplace_apply(self, other, m, "aten::div_", &div_into);
+}
+
 Tensor div__scalar_cpu(const Tensor& self, const Scalar& other) {
   const Tensor b = make_wrapped_number(other);
   const ElementwiseMeta m = inplace_meta(self, b, BinaryKind::kTrueDivide, "aten::div_");
@@ -321,6 +326,7 @@ void register_binary_cpu_kernels(Library& lib) {
       .impl("where.self", kKey, &where_cpu)
       .impl("add_.Tensor", kKey, &add__cpu)
       .impl("mul_.Tensor", kKey, &mul__cpu)
+      .impl("div_.Tensor", kKey, &div__cpu)
       .impl("div_.Scalar", kKey, &div__scalar_cpu);
 }
 

@@ -64,6 +64,8 @@ TEST(ElementwiseInplaceTest, AddMulDivWriteIntoSelfAndBumpVersion) {
   ops::div_(x, 4);
   EXPECT_THAT(values(x), ElementsAre(10.5, 21, 0, 0));
   EXPECT_EQ(x.dtype(), DType::kFloat32);
+  ops::div_(x, ops::tensor({2, -4}, {2}));  // aten::div_.Tensor, broadcast over rows
+  EXPECT_THAT(values(x), ElementsAre(5.25, -5.25, 0, 0));
 }
 
 TEST(ElementwiseInplaceTest, WritesThroughStridedViews) {
@@ -111,6 +113,9 @@ TEST(ElementwiseInplaceTest, AliasedOperands) {
 TEST(ElementwiseInplaceTest, Errors) {
   Tensor l = ops::tensor({1, 2}, {2}, DType::kInt64);
   EXPECT_THAT([&] { ops::div_(l, 2); },
+              ThrowsMessage<Error>(AllOf(HasSubstr("aten::div_"),
+                                         HasSubstr("result type Float can't be cast to the desired output type Long"))));
+  EXPECT_THAT([&] { ops::div_(l, ops::tensor({2, 4}, {2}, DType::kInt64)); },
               ThrowsMessage<Error>(AllOf(HasSubstr("aten::div_"),
                                          HasSubstr("result type Float can't be cast to the desired output type Long"))));
   EXPECT_THAT([&] { ops::add_(l, ops::tensor({0.5}, {1})); },

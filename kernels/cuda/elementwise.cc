@@ -274,6 +274,11 @@ Tensor mul__cuda(const Tensor& self, const Tensor& other) {
   return inplace_apply(self, other, m, "aten::mul_", &mul_into);
 }
 
+Tensor div__cuda(const Tensor& self, const Tensor& other) {
+  const ElementwiseMeta m = inplace_meta(self, other, BinaryKind::kTrueDivide, "aten::div_");
+  return inplace_apply(self, other, m, "aten::div_", &div_into);
+}
+
 Tensor div__scalar_cuda(const Tensor& self, const Scalar& other) {
   const Tensor b = make_wrapped_number(other);
   const ElementwiseMeta m = inplace_meta(self, b, BinaryKind::kTrueDivide, "aten::div_");
@@ -330,6 +335,7 @@ void register_elementwise_cuda_kernels(Library& lib) {
       .impl("where.self", kKey, &where_cuda)
       .impl("add_.Tensor", kKey, &add__cuda)
       .impl("mul_.Tensor", kKey, &mul__cuda)
+      .impl("div_.Tensor", kKey, &div__cuda)
       .impl("div_.Scalar", kKey, &div__scalar_cuda);
 }
 

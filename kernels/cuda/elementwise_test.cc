@@ -195,6 +195,8 @@ TEST(CudaElementwiseTest, InPlaceOpsWriteThroughViewsAndCast) {
       ops::mul_(dev_view, ops::scalar_tensor(3.0));
       ops::div_(cpu, 7);
       ops::div_(dev, 7);
+      ops::div_(cpu_view, ops::full({20}, 4.0));  // aten::div_.Tensor
+      ops::div_(dev_view, to_cuda(ops::full({20}, 4.0)));
     } else {
       ops::add_(cpu_view, ops::full({20}, 3, {.dtype = DType::kInt64}), 2);
       ops::add_(dev_view, to_cuda(ops::full({20}, 3, {.dtype = DType::kInt64})), 2);

@@ -289,6 +289,9 @@ void register_elementwise_meta_kernels(Library& lib) {
   lib.impl("mul_.Tensor", kKey, [](const Tensor& self, const Tensor& other) {
     return inplace_out(self, other, BinaryKind::kArithmetic, "aten::mul_");
   });
+  lib.impl("div_.Tensor", kKey, [](const Tensor& self, const Tensor& other) {
+    return inplace_out(self, other, BinaryKind::kTrueDivide, "aten::div_");
+  });
   lib.impl("div_.Scalar", kKey, [](const Tensor& self, const Scalar& other) {
     return inplace_out(self, make_wrapped_number(other), BinaryKind::kTrueDivide, "aten::div_");
   });

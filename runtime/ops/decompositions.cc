@@ -237,7 +237,9 @@ Tensor dropout_kernel(const Tensor& input, double p, bool train) {
   static const TypedOp<LikeSig> empty_like("aten::empty_like");
   Tensor noise = empty_like(input, std::nullopt, std::nullopt, std::nullopt, std::nullopt, int64_t{0});
   ops::bernoulli_(noise, 1 - p);
-  ops::div_(noise, 1 - p);
+  // PyTorch's C++ composite calls noise.div_(1 - p): the C++-only .Scalar overload.
+  Dispatcher::singleton().call<Tensor, const Tensor&, const Scalar&>(builtin_op(OpId::div__Scalar), noise,
+                                                                     Scalar(1 - p));
   return ops::mul(input, noise);
 }
 

@@ -188,9 +188,14 @@ Tensor& mul_(Tensor& self, const Tensor& other, const std::source_location& loc)
   call<BinarySig>(OpId::mul__Tensor, self, other);
   return self;
 }
+Tensor& div_(Tensor& self, const Tensor& other, const std::source_location& loc) {
+  OPSPEC_SITE;
+  call<BinarySig>(OpId::div__Tensor, self, other);
+  return self;
+}
 Tensor& div_(Tensor& self, const Scalar& other, const std::source_location& loc) {
   OPSPEC_SITE;
-  call<ScalarSig>(OpId::div__Scalar, self, other);
+  call<BinarySig>(OpId::div__Tensor, self, wrap(other));  // as x.div_(2) in Python, like div
   return self;
 }
 
