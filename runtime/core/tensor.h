@@ -113,6 +113,12 @@ class TensorImpl : public RefCounted, public internal::Pooled {  // See Note [Ob
   uint64_t version() const { return version_; }
   void bump_version() { ++version_; }
 
+  // trace_owner / trace_index: a slot one tracer may claim (owner 0: free) to
+  // find this tensor's record without a lookup. See Note [Trace slots] in
+  // runtime/trace/proxy_tensor.cc.
+  std::atomic<uint64_t>& trace_owner() const { return trace_owner_; }
+  uint32_t& trace_index() const { return trace_index_; }
+
  private:
   void refresh();
 
@@ -130,6 +136,8 @@ class TensorImpl : public RefCounted, public internal::Pooled {  // See Note [Ob
   uint64_t dynamic_dims_ = 0;
   uint64_t static_dims_ = 0;
   mutable std::atomic<uint64_t> uid_{0};
+  mutable std::atomic<uint64_t> trace_owner_{0};
+  mutable uint32_t trace_index_ = 0;  // read and written only by the owner's thread
   std::shared_ptr<TensorSubclass> subclass_;
 };
 

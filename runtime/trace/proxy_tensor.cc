@@ -1,5 +1,7 @@
 #include "runtime/trace/proxy_tensor.h"
 
+#include <atomic>
+#include <cstdint>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -25,23 +27,71 @@ std::string with_context(std::string_view tool, const OperatorHandle& op, std::s
   return out;
 }
 
+// Note [Trace slots]
+// Tracing asks "which node produced this tensor?" for every tensor argument
+// and answers it anew for every result. A hash map from tensor uid (an
+// address can be reused once a tensor dies) costs a hash, a probe and, for a
+// fresh tensor, a uid; so each TensorImpl has one slot a tracer may claim:
+// an owner word (0 while free) and an index into that tracer's table of
+// producers. A tracer claims a free slot with a compare-and-swap (a tensor
+// may be shared by threads tracing at once), finds its own slots by
+// comparing one word, and keeps tensors whose slot another tracer owns in
+// its map, so nested tracers (make_fx around a compiled function) each see
+// their own records. Owner words are never reused: each tracer, and each
+// graph it starts (forget()), takes a fresh one, so a stale slot can only
+// look foreign. Slots are never freed: a tensor an earlier tracer claimed
+// goes to the map of later ones, which is rare (inputs), and correct.
+
+// next_owner: a process-unique, nonzero tracer id (taken in blocks per thread).
+uint64_t next_owner() {
+  static std::atomic<uint64_t> next_block{1};
+  constexpr uint64_t kBlock = 256;
+  thread_local uint64_t next = 0, end = 0;
+  if (next == end) {
+    next = next_block.fetch_add(kBlock, std::memory_order_relaxed);
+    end = next + kBlock;
+  }
+  return next++;
+}
+
 }  // namespace
 
 ProxyTensorMode::ProxyTensorMode(Graph& graph, DispatchKey key, const DecompositionTable* decompositions)
-    : graph_(graph), key_(key), decompositions_(decompositions) {
+    : graph_(graph), key_(key), decompositions_(decompositions), owner_(next_owner()) {
   OPSPEC_CHECK(key == DispatchKey::kPython || key == DispatchKey::kPreDispatch,
                "ProxyTensorMode: traces at the Python or PreDispatch key, not ", dispatch_key_name(key));
 }
 
 void ProxyTensorMode::track(const Tensor& t, Node* node) {
   OPSPEC_CHECK(t.defined(), "ProxyTensorMode::track: tensor is undefined");
-  nodes_[t.impl()->uid()] = node;
+  const TensorImpl& impl = *t.impl();
+  uint64_t owner = impl.trace_owner().load(std::memory_order_relaxed);
+  if (owner == owner_) {
+    slots_[impl.trace_index()] = node;
+    return;
+  }
+  if (owner == 0 && slots_.size() < UINT32_MAX &&
+      impl.trace_owner().compare_exchange_strong(owner, owner_, std::memory_order_relaxed)) {
+    impl.trace_index() = static_cast<uint32_t>(slots_.size());
+    slots_.push_back(node);
+    return;
+  }
+  nodes_[impl.uid()] = node;
 }
 
 Node* ProxyTensorMode::node_of(const Tensor& t) const {
   if (!t.defined()) return nullptr;
-  auto it = nodes_.find(t.impl()->uid());
+  const TensorImpl& impl = *t.impl();
+  if (impl.trace_owner().load(std::memory_order_relaxed) == owner_) return slots_[impl.trace_index()];
+  if (nodes_.empty()) return nullptr;
+  auto it = nodes_.find(impl.uid());
   return it == nodes_.end() ? nullptr : it->second;
+}
+
+void ProxyTensorMode::forget() {
+  nodes_.clear();
+  slots_.clear();
+  owner_ = next_owner();  // every slot this mode claimed is stale now
 }
 
 Node* ProxyTensorMode::node_or_constant(const Tensor& t) {
@@ -135,6 +185,7 @@ void ProxyTensorMode::record_call(const OperatorHandle& op, std::vector<NodeArg>
 }
 
 void ProxyTensorMode::remap_nodes(absl::FunctionRef<Node*(Node*)> f) {
+  for (Node*& node : slots_) node = f(node);
   for (auto& [uid, node] : nodes_) node = f(node);
 }
 

@@ -15,8 +15,8 @@
 namespace opspec {
 
 // Note [Proxy tracing]
-// Tensors are not wrapped: the mode keeps a map from each traced tensor (by
-// its process-unique uid) to the node that produced it, which is what makes
+// Tensors are not wrapped: the mode keeps a record from each traced tensor to
+// the node that produced it (See Note [Trace slots]), which is what makes
 // "the same tensor used twice" one node. For every op call it builds the
 // node's arguments from that map (a tensor it never saw is a constant the
 // program closed over and becomes a constant node; wrapped numbers stay
@@ -51,10 +51,10 @@ class ProxyTensorMode : public DispatchMode {
   // node_or_constant: node_of(t), or the node on_untracked makes for t.
   Node* node_or_constant(const Tensor& t);
   // forget: drops every tensor -> node mapping (a new graph starts).
-  void forget() { nodes_.clear(); }
+  void forget();
   // reserve_tracking: room for n tracked tensors, so a graph of known size
-  // is tracked without growing the map step by step.
-  void reserve_tracking(size_t n) { nodes_.reserve(n); }
+  // is tracked without growing its table step by step.
+  void reserve_tracking(size_t n) { slots_.reserve(n); }
 
  protected:
   Graph& graph() { return graph_; }
@@ -82,7 +82,11 @@ class ProxyTensorMode : public DispatchMode {
   DispatchKey key_;
   const DecompositionTable* decompositions_;
   std::string error_prefix_ = "make_fx";
-  absl::flat_hash_map<uint64_t, Node*> nodes_;  // tensor uid -> producer
+  // See Note [Trace slots]: the producers of tensors whose slot this mode
+  // owns (by slot index), and of the others (by tensor uid).
+  uint64_t owner_;
+  std::vector<Node*> slots_;
+  absl::flat_hash_map<uint64_t, Node*> nodes_;
 };
 
 }  // namespace opspec

@@ -1,0 +1,122 @@
+// ProxyTensorMode's tensor -> producer records (Note [Trace slots]): found
+// until forget(), kept apart between tracers that see the same tensor (nested,
+// finished, or on other threads), and remapped as a whole.
+#include "runtime/trace/proxy_tensor.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+#include <vector>
+
+#include "runtime/ops/ops.h"
+
+namespace opspec {
+namespace {
+
+// Tracer: a ProxyTensorMode with remap_nodes reachable from tests.
+class Tracer : public ProxyTensorMode {
+ public:
+  explicit Tracer(Graph& g) : ProxyTensorMode(g, DispatchKey::kPython) {}
+  using ProxyTensorMode::remap_nodes;
+};
+
+Node* placeholder(Graph& g, const char* name, const Tensor& t) { return g.add_placeholder(name, TensorMeta::of(t)); }
+
+TEST(ProxyTensorModeTest, ATrackedTensorIsFoundUntilForget) {
+  Graph g;
+  Tracer tracer(g);
+  const Tensor t = ops::ones({2});
+  const Tensor other = ops::ones({2});
+  Node* a = placeholder(g, "a", t);
+  Node* b = placeholder(g, "b", t);
+  EXPECT_EQ(tracer.node_of(t), nullptr);
+  tracer.track(t, a);
+  EXPECT_EQ(tracer.node_of(t), a);
+  EXPECT_EQ(tracer.node_of(other), nullptr);
+  tracer.track(t, b);  // a later producer (an in-place op) replaces the record
+  EXPECT_EQ(tracer.node_of(t), b);
+  tracer.forget();
+  EXPECT_EQ(tracer.node_of(t), nullptr);
+  tracer.track(t, a);  // its slot is stale now: tracked again all the same
+  EXPECT_EQ(tracer.node_of(t), a);
+}
+
+TEST(ProxyTensorModeTest, NestedTracersKeepTheirOwnRecordsOfOneTensor) {
+  Graph outer_graph, inner_graph;
+  Tracer outer(outer_graph);
+  Tracer inner(inner_graph);
+  const Tensor t = ops::ones({3});
+  const Tensor inner_only = ops::ones({3});
+  Node* o = placeholder(outer_graph, "o", t);
+  Node* i = placeholder(inner_graph, "i", t);
+  Node* j = placeholder(inner_graph, "j", inner_only);
+  outer.track(t, o);  // the outer tracer claims the slot; the inner one keeps its own record
+  inner.track(inner_only, j);
+  inner.track(t, i);
+  EXPECT_EQ(outer.node_of(t), o);
+  EXPECT_EQ(inner.node_of(t), i);
+  EXPECT_EQ(inner.node_of(inner_only), j);
+  EXPECT_EQ(outer.node_of(inner_only), nullptr);
+  inner.forget();
+  EXPECT_EQ(inner.node_of(t), nullptr);
+  EXPECT_EQ(outer.node_of(t), o);
+}
+
+TEST(ProxyTensorModeTest, ATensorAFinishedTracerClaimedIsTrackedByTheNext) {
+  const Tensor t = ops::ones({2});
+  {
+    Graph g;
+    Tracer first(g);
+    first.track(t, placeholder(g, "first", t));
+  }
+  Graph g;
+  Tracer second(g);
+  EXPECT_EQ(second.node_of(t), nullptr);
+  Node* p = placeholder(g, "second", t);
+  second.track(t, p);
+  EXPECT_EQ(second.node_of(t), p);
+}
+
+TEST(ProxyTensorModeTest, RemapMovesEveryRecord) {
+  Graph g;
+  Tracer tracer(g);
+  Tracer other(g);
+  const Tensor mine = ops::ones({1});
+  const Tensor shared = ops::ones({1});
+  Node* a = placeholder(g, "a", mine);
+  Node* b = placeholder(g, "b", mine);
+  Node* c = placeholder(g, "c", mine);
+  other.track(shared, c);   // its slot is other's, so tracer records it in its map
+  tracer.track(mine, a);    // in a slot
+  tracer.track(shared, a);
+  tracer.remap_nodes([&](Node* n) { return n == a ? b : n; });
+  EXPECT_EQ(tracer.node_of(mine), b);
+  EXPECT_EQ(tracer.node_of(shared), b);
+  EXPECT_EQ(other.node_of(shared), c);
+}
+
+TEST(ProxyTensorModeTest, ThreadsTracingOneTensorEachSeeTheirOwnRecord) {
+  const Tensor shared = ops::ones({4});
+  constexpr int kThreads = 4;
+  std::vector<int> mismatches(kThreads, 0);
+  std::vector<std::thread> threads;
+  for (int k = 0; k < kThreads; ++k) {
+    threads.emplace_back([&, k] {
+      for (int round = 0; round < 200; ++round) {
+        Graph g;
+        Tracer tracer(g);
+        Node* p = placeholder(g, "x", shared);
+        tracer.track(shared, p);
+        const Tensor fresh = ops::ones({1});
+        Node* q = placeholder(g, "y", fresh);
+        tracer.track(fresh, q);
+        if (tracer.node_of(shared) != p || tracer.node_of(fresh) != q) ++mismatches[k];
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (int k = 0; k < kThreads; ++k) EXPECT_EQ(mismatches[k], 0) << "thread " << k;
+}
+
+}  // namespace
+}  // namespace opspec
