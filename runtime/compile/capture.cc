@@ -12,6 +12,7 @@
 #include "runtime/dispatch/local_dispatch_key_set.h"
 #include "runtime/fake/fake_tensor.h"
 #include "runtime/graph/passes.h"
+#include "runtime/ops/op_table.h"
 #include "runtime/trace/proxy_tensor.h"
 
 namespace opspec::internal {
@@ -129,7 +130,7 @@ class CaptureSession::Impl : public ProxyTensorMode {
     if (session_.suspended()) return false;
     const OperatorHandle& op = call.op();
     if (op_disallowed(op)) return break_and_run_eagerly(call, BreakKind::kDisallowedOp, op.name());
-    if (op.schema().name() == "_local_scalar_dense") {
+    if (&op == &builtin_op(OpId::_local_scalar_dense)) {
       return break_and_run_eagerly(call, BreakKind::kDataDependent, str_cat(op.name(), " (Tensor.item())"));
     }
     if (replay_ != nullptr && replay(call)) return true;
@@ -432,15 +433,39 @@ class CaptureSession::Impl : public ProxyTensorMode {
     return true;
   }
 
+  // match_tracked: match() in its common case, in one pass: the next
+  // recorded node is the op's call and every tensor argument is one this
+  // graph already tracks. False means "ask match()", not "no match".
+  bool match_tracked(const OperatorHandle& op, const Stack& stack) const {
+    const Recording& rec = *replay_;
+    if (cursor_ >= rec.nodes.size()) return false;
+    const Node& n = *rec.nodes[cursor_];
+    if (n.op() != NodeOp::kCall || n.target() != &op || n.args().size() != stack.size()) return false;
+    for (size_t i = 0; i < stack.size(); ++i) {
+      const Value& v = stack[i];
+      const NodeArg& a = n.args()[i];
+      if (v.is_tensor_list()) return false;
+      if (v.is_tensor() && v.to_tensor().defined() && !v.to_tensor().is_wrapped_number()) {
+        if (!a.is_node() || node_of(v.to_tensor()) != a.as_node()) return false;
+        continue;
+      }
+      // A plain value, as in match(); an undefined tensor is recorded as None.
+      if (!a.is_value()) return false;
+      const bool undefined = v.is_tensor() && !v.to_tensor().defined();
+      if (undefined ? !a.as_value().is_none() : !same_value(a.as_value(), v)) return false;
+    }
+    return true;
+  }
+
   // replay: handles the call by matching it against replay_ (See Note
   // [Replaying a capture]); false when it does not match, replay_ then being
   // null and graph_ the graph captured so far.
   bool replay(OpCall& call) {
     const OperatorHandle& op = call.op();
     std::vector<std::pair<Tensor, Node*>> inputs;
-    size_t call_at = 0;
+    size_t call_at = cursor_;
     std::vector<const Recording*> tried;
-    while (!match(op, call.stack(), inputs, &call_at)) {
+    while (!match_tracked(op, call.stack()) && !match(op, call.stack(), inputs, &call_at)) {
       inputs.clear();
       tried.push_back(replay_);
       if (!switch_recording(cursor_, [](const Recording&) { return true; }, tried)) {

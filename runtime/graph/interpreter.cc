@@ -1,5 +1,8 @@
 #include "runtime/graph/interpreter.h"
 
+#include <atomic>
+#include <memory>
+
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_join.h"
 #include "runtime/core/error.h"
@@ -18,10 +21,11 @@ const Tensor& constant_value(const Node& n) {
 }
 
 // dispatch_node: runs call node n on its argument stack through the full
-// dispatcher, as eager code does, so active modes see the op; errors name the node.
-void dispatch_node(const Node& n, Stack& stack, std::string_view who) {
+// dispatcher, as eager code does, so active modes see the op; errors name the
+// node. check: validate the stack against the op's schema first.
+void dispatch_node(const Node& n, Stack& stack, std::string_view who, bool check = true) {
   try {
-    n.target()->schema().check_stack(stack);
+    if (check) n.target()->schema().check_stack(stack);
     Dispatcher::singleton().call_boxed(*n.target(), stack);
   } catch (const NotImplementedError& e) {
     throw NotImplementedError(str_cat(who, ": node %", n.name(), " (", n.target()->name(), "): ", e.what()));
@@ -73,7 +77,9 @@ Stack run_call_node(const Node& n, absl::FunctionRef<const Value&(const Node*)> 
 // resolves all of it once: every node gets a value slot (its position), an
 // argument is a graph value, a slot or a list of slots, and each step lists
 // the slots whose last reader it is. Placeholders read the inputs directly.
-// Checks and errors are those of run_graph, raised at run time, in its order.
+// Checks and errors are those of run_graph, raised at run time, in its order;
+// a call's stack is checked against its schema on the step's first
+// successful run only, as the kinds of its values depend on the graph alone.
 struct GraphRunner::Plan {
   // Source: one argument of a call node, or one entry of a list argument.
   struct Source {
@@ -98,6 +104,7 @@ struct GraphRunner::Plan {
   std::vector<uint32_t> list_slots;
   std::vector<uint32_t> releases;
   Node* output = nullptr;
+  std::unique_ptr<std::atomic<bool>[]> checked;  // per step: its stack passed check_stack once
 
   std::vector<Tensor> run(absl::Span<const Tensor> inputs) const;
 };
@@ -122,6 +129,7 @@ GraphRunner::GraphRunner(const Graph& g, RunGraphOptions options) {
   }
   uint32_t next_input = 0;
   plan->steps.resize(nodes.size());
+  plan->checked = std::make_unique<std::atomic<bool>[]>(nodes.size());
   for (size_t i = 0; i < nodes.size(); ++i) {
     const Node& n = *nodes[i];
     Plan::Step& step = plan->steps[i];
@@ -219,7 +227,9 @@ std::vector<Tensor> GraphRunner::Plan::run(absl::Span<const Tensor> inputs) cons
             }
           }
         }
-        dispatch_node(n, stack, "run_graph");
+        const bool check = !checked[i].load(std::memory_order_relaxed);
+        dispatch_node(n, stack, "run_graph", check);
+        if (check) checked[i].store(true, std::memory_order_relaxed);
         if (stack.size() == 1) {
           set_one(i, std::move(stack[0]));
         } else {
