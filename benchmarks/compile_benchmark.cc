@@ -5,6 +5,9 @@
 #include <benchmark/benchmark.h>
 
 #include "runtime/compile/compile.h"
+#include "runtime/dispatch/local_dispatch_key_set.h"
+#include "runtime/dispatch/mode.h"
+#include "runtime/fake/fake_tensor.h"
 #include "runtime/ops/ops.h"
 
 namespace opspec {
@@ -74,6 +77,40 @@ void BM_Compile_eager(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * kProgramOps);
 }
 BENCHMARK(BM_Compile_eager)->Name("BM_Compile/eager/100")->Unit(benchmark::kMicrosecond);
+
+// FloorMode: the least a capture can do with an op at the PreDispatch key:
+// answer it with a fresh fake tensor shaped like its first argument, without
+// looking at anything else.
+class FloorMode : public DispatchMode {
+ public:
+  bool dispatch(OpCall& call) override {
+    const Tensor t = call.stack()[0].to_tensor();
+    call.stack().clear();
+    call.stack().emplace_back(internal::make_fake(t.sizes(), t.strides(), 0, t.dtype(), t.device()));
+    return true;
+  }
+  DispatchKey key() const override { return DispatchKey::kPreDispatch; }
+};
+
+// The floor of any warm call that runs fn (lazy capture, Note [Lazy
+// capture]): every op of fn reaches a pre-dispatch mode and gets a fresh
+// fake result, then the same ops run eagerly, as the eager backend's graph
+// runs them. What cached_call/100 adds to this is matching, tracking and
+// guards; trace_once skips the first half.
+void BM_Compile_lazy_floor(benchmark::State& state) {
+  const Tensor x = ops::randn({8, 8}), w = ops::randn({8, 8});
+  FloorMode mode;
+  for (auto _ : state) {
+    {
+      EnablePreDispatchGuard pre_dispatch;
+      ModeGuard guard(mode);
+      benchmark::DoNotOptimize(program_100(x, w));
+    }
+    benchmark::DoNotOptimize(program_100(x, w));
+  }
+  state.SetItemsProcessed(state.iterations() * kProgramOps);
+}
+BENCHMARK(BM_Compile_lazy_floor)->Name("BM_Compile/lazy_floor/100")->Unit(benchmark::kMicrosecond);
 
 // The overhead alone: a compiled 1-element add against the plain call
 // (BM_Dispatch/add_1elem/plain).
