@@ -334,6 +334,7 @@ class CaptureSession::Impl : public ProxyTensorMode {
     r.position.reserve(r.nodes.size());
     for (size_t i = 0; i < r.nodes.size(); ++i) r.position[r.nodes[i]] = static_cast<uint32_t>(i);
     for (const Node* n : outputs) r.held.push_back(r.nodes[source_position.at(n)]);
+    index_steps(r);
     return r;
   }
 
@@ -349,6 +350,7 @@ class CaptureSession::Impl : public ProxyTensorMode {
     for (size_t i = 0; i < r.nodes.size(); ++i) r.position[r.nodes[i]] = static_cast<uint32_t>(i);
     for (const NodeArg& a : output->args()) r.held.push_back(a.as_node());
     for (const Node* p : r.raw.placeholders()) r.inputs.push_back(p);
+    index_steps(r);
     return r;
   }
 
@@ -433,45 +435,53 @@ class CaptureSession::Impl : public ProxyTensorMode {
     return true;
   }
 
-  // match_tracked: match() in its common case, in one pass: the next
-  // recorded node is the op's call and every tensor argument is one this
-  // graph already tracks. False means "ask match()", not "no match".
-  bool match_tracked(const OperatorHandle& op, const Stack& stack) const {
+  // match_tracked: match() in its common case, in one pass over the
+  // recording's compact steps: the next node is the op's call and every
+  // tensor argument is one this graph already tracks. Null means "ask
+  // match()", not "no match"; else the step matched.
+  const Recording::Step* match_tracked(const OperatorHandle& op, const Stack& stack) const {
     const Recording& rec = *replay_;
-    if (cursor_ >= rec.nodes.size()) return false;
-    const Node& n = *rec.nodes[cursor_];
-    if (n.op() != NodeOp::kCall || n.target() != &op || n.args().size() != stack.size()) return false;
+    if (cursor_ >= rec.steps.size()) return nullptr;
+    const Recording::Step& step = rec.steps[cursor_];
+    if (step.op != &op || step.end == 0 || step.args_end - step.args_begin != stack.size()) return nullptr;
+    const Recording::StepArg* args = rec.step_args.data() + step.args_begin;
     for (size_t i = 0; i < stack.size(); ++i) {
       const Value& v = stack[i];
-      const NodeArg& a = n.args()[i];
-      if (v.is_tensor_list()) return false;
+      const Recording::StepArg& a = args[i];
+      if (v.is_tensor_list()) return nullptr;
       if (v.is_tensor() && v.to_tensor().defined() && !v.to_tensor().is_wrapped_number()) {
-        if (!a.is_node() || node_of(v.to_tensor()) != a.as_node()) return false;
+        if (a.kind != Recording::StepArg::Kind::kNode || node_of(v.to_tensor()) != a.node) return nullptr;
         continue;
       }
       // A plain value, as in match(); an undefined tensor is recorded as None.
-      if (!a.is_value()) return false;
-      const bool undefined = v.is_tensor() && !v.to_tensor().defined();
-      if (undefined ? !a.as_value().is_none() : !same_value(a.as_value(), v)) return false;
+      if (v.is_tensor() && !v.to_tensor().defined()) {
+        if (a.kind != Recording::StepArg::Kind::kNone) return nullptr;
+      } else if (a.kind == Recording::StepArg::Kind::kNone || a.kind == Recording::StepArg::Kind::kValue) {
+        if (!same_value(*a.value, v)) return nullptr;
+      } else {
+        return nullptr;
+      }
     }
-    return true;
+    return &step;
   }
 
   // replay: handles the call by matching it against replay_ (See Note
   // [Replaying a capture]); false when it does not match, replay_ then being
   // null and graph_ the graph captured so far.
   bool replay(OpCall& call) {
+    if (const Recording::Step* step = match_tracked(call.op(), call.stack())) return replay_tracked(call, *step);
     const OperatorHandle& op = call.op();
     std::vector<std::pair<Tensor, Node*>> inputs;
-    size_t call_at = cursor_;
+    size_t call_at = 0;
     std::vector<const Recording*> tried;
-    while (!match_tracked(op, call.stack()) && !match(op, call.stack(), inputs, &call_at)) {
+    while (!match(op, call.stack(), inputs, &call_at)) {
       inputs.clear();
       tried.push_back(replay_);
       if (!switch_recording(cursor_, [](const Recording&) { return true; }, tried)) {
         diverge();
         return false;
       }
+      if (const Recording::Step* step = match_tracked(op, call.stack())) return replay_tracked(call, *step);
     }
     const Recording& rec = *replay_;
     const Node& n = *rec.nodes[call_at];
@@ -530,6 +540,45 @@ class CaptureSession::Impl : public ProxyTensorMode {
     cursor_ = end;
     ++replayed_calls_;
     remember_results(results);
+    return true;
+  }
+
+
+  // replay_tracked: replay() for an op match_tracked matched to step (at cursor_).
+  bool replay_tracked(OpCall& call, const Recording::Step& step) {
+    const Recording& rec = *replay_;
+    Stack& stack = call.stack();
+    if (step.fresh_fakes && !observed(stack)) {
+      stack.clear();
+      for (uint32_t k = step.meta_begin; k < step.meta_end; ++k) {
+        const TensorMeta& m = *rec.step_meta[k];
+        stack.emplace_back(internal::make_fake(m.sizes, m.strides, 0, m.dtype, m.device));
+      }
+    } else {
+      const Stack saved = stack;
+      try {
+        call.proceed();
+      } catch (...) {
+        rethrow_with_context(call.op());
+      }
+      if (!results_match(*rec.nodes[cursor_], stack)) {
+        diverge();  // See replay()
+        record_call(call.op(), node_args(saved), stack);
+        remember_results(stack);
+        return true;
+      }
+    }
+    if (stack.size() == 1) {
+      if (stack[0].is_tensor() && stack[0].to_tensor().defined()) track(stack[0].to_tensor(), rec.nodes[cursor_]);
+    } else {
+      size_t g = cursor_ + 1;
+      for (const Value& r : stack) {
+        if (r.is_tensor() && r.to_tensor().defined()) track(r.to_tensor(), rec.nodes[g++]);
+      }
+    }
+    cursor_ = step.end;
+    ++replayed_calls_;
+    remember_results(stack);
     return true;
   }
 

@@ -32,13 +32,34 @@ struct CompiledFor {
 // capture the same ops can skip building and looking up the graph. See Note
 // [Replaying a capture] in capture.cc.
 struct Recording {
+  // Step / StepArg: a call node as replay compares against it, laid out
+  // contiguously (walking the nodes themselves missed the cache on every op).
+  struct StepArg {
+    enum class Kind : uint8_t { kNode, kValue, kNone, kOther } kind = Kind::kOther;  // kOther: a node list
+    const Node* node = nullptr;    // kNode: the producer
+    const Value* value = nullptr;  // kValue: the recorded value
+  };
+  struct Step {
+    const OperatorHandle* op = nullptr;  // null: not a call node
+    uint32_t args_begin = 0, args_end = 0;  // step_args[begin, end)
+    uint32_t end = 0;                       // the cursor after the call and its getitems
+    uint32_t meta_begin = 0, meta_end = 0;  // step_meta[begin, end): the node's meta, copied
+    bool fresh_fakes = false;               // results all tensors and op functional: see replay()
+  };
+
   Graph raw;                   // as captured (with its output node when pruning removed nothing)
   std::vector<Node*> nodes;    // raw's nodes in order, the output node left out
+  std::vector<Step> steps;     // per node (see index_steps)
+  std::vector<StepArg> step_args;
+  std::vector<OutputMeta> step_meta;
   absl::flat_hash_map<const Node*, uint32_t> position;  // index in nodes
   std::vector<const Node*> held;    // the captured values still held at flush (the outputs), in order
   std::vector<const Node*> inputs;  // the placeholders left after dead-code elimination, in order
   std::shared_ptr<const CacheEntry> entry;  // what the graph compiled to, and its guards
 };
+
+// index_steps: fills r.steps and r.step_args from r.nodes.
+void index_steps(Recording& r);
 
 // kMaxRecordings: recordings kept per graph position (most recent first).
 inline constexpr size_t kMaxRecordings = 8;

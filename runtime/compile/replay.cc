@@ -90,6 +90,51 @@ bool observed(const Stack& stack) {
   return false;
 }
 
+void index_steps(Recording& r) {
+  r.steps.assign(r.nodes.size(), Recording::Step());
+  r.step_args.clear();
+  r.step_meta.clear();
+  for (size_t i = 0; i < r.nodes.size(); ++i) {
+    const Node& n = *r.nodes[i];
+    if (n.op() != NodeOp::kCall) continue;
+    Recording::Step& step = r.steps[i];
+    step.op = n.target();
+    step.meta_begin = static_cast<uint32_t>(r.step_meta.size());
+    r.step_meta.insert(r.step_meta.end(), n.meta().begin(), n.meta().end());
+    step.meta_end = static_cast<uint32_t>(r.step_meta.size());
+    step.args_begin = static_cast<uint32_t>(r.step_args.size());
+    for (const NodeArg& a : n.args()) {
+      Recording::StepArg arg;
+      if (a.is_node()) {
+        arg = {Recording::StepArg::Kind::kNode, a.as_node(), nullptr};
+      } else if (a.is_value()) {
+        arg = {a.as_value().is_none() ? Recording::StepArg::Kind::kNone : Recording::StepArg::Kind::kValue, nullptr,
+               &a.as_value()};
+      }
+      r.step_args.push_back(arg);
+    }
+    step.args_end = static_cast<uint32_t>(r.step_args.size());
+    // The results' nodes: the call itself, or one getitem per tensor result
+    // (as record_call adds them); anything else is left to replay's checks.
+    size_t end = i + 1;
+    if (n.meta().size() != 1) {
+      for (size_t k = 0; k < n.meta().size(); ++k) {
+        if (!n.meta()[k].has_value()) continue;
+        if (end < r.nodes.size() && r.nodes[end]->op() == NodeOp::kGetItem && r.nodes[end]->args()[0].as_node() == &n &&
+            r.nodes[end]->index() == static_cast<int64_t>(k)) {
+          ++end;
+        } else {
+          end = 0;  // not laid out as captured: never the fast path
+          break;
+        }
+      }
+    }
+    step.end = static_cast<uint32_t>(end);
+    step.fresh_fakes = end != 0 && functional(*n.target()) &&
+                       std::all_of(n.meta().begin(), n.meta().end(), [](const OutputMeta& m) { return m.has_value(); });
+  }
+}
+
 bool functional(const OperatorHandle& op) {
   const FunctionSchema& schema = op.schema();
   for (const Argument& a : schema.arguments()) {
