@@ -251,13 +251,27 @@ class CaptureSession::Impl : public ProxyTensorMode {
   // order first remembered. Each of captured_'s entries is one reference of
   // its own, so a tensor listed k times is held when it has more than k.
   std::vector<Tensor> held_tensors() const {
-    std::vector<const Tensor*> candidates;  // entries with a reference besides this one
+    absl::InlinedVector<const Tensor*, 8> candidates;  // entries with a reference besides this one
     for (const Tensor& t : captured_) {
       if (t.impl()->use_count() > 1 && is_fake(t)) candidates.push_back(&t);
     }
+    std::vector<Tensor> held;
+    if (candidates.size() <= 16) {  // the usual few: count entries by scanning, no map
+      for (size_t i = 0; i < candidates.size(); ++i) {
+        const TensorImpl* impl = candidates[i]->impl();
+        bool seen = false;
+        int64_t entries = 0;
+        for (size_t j = 0; j < candidates.size(); ++j) {
+          if (candidates[j]->impl() != impl) continue;
+          if (j < i) seen = true;  // already decided at its first entry
+          ++entries;
+        }
+        if (!seen && static_cast<int64_t>(impl->use_count()) > entries) held.push_back(*candidates[i]);
+      }
+      return held;
+    }
     absl::flat_hash_map<const TensorImpl*, int64_t> listed;
     for (const Tensor* t : candidates) ++listed[t->impl()];
-    std::vector<Tensor> held;
     for (const Tensor* t : candidates) {
       auto it = listed.find(t->impl());
       if (it->second == 0) continue;  // already decided at its first entry
@@ -550,9 +564,11 @@ class CaptureSession::Impl : public ProxyTensorMode {
     Stack& stack = call.stack();
     if (step.fresh_fakes && !observed(stack)) {
       stack.clear();
+      size_t g = cursor_ + (step.meta_end - step.meta_begin == 1 ? 0 : 1);  // the call, or its first getitem
       for (uint32_t k = step.meta_begin; k < step.meta_end; ++k) {
         const TensorMeta& m = *rec.step_meta[k];
         stack.emplace_back(internal::make_fake(m.sizes, m.strides, 0, m.dtype, m.device));
+        track_new(stack.back().to_tensor(), rec.nodes[g++]);
       }
     } else {
       const Stack saved = stack;
@@ -567,13 +583,13 @@ class CaptureSession::Impl : public ProxyTensorMode {
         remember_results(stack);
         return true;
       }
-    }
-    if (stack.size() == 1) {
-      if (stack[0].is_tensor() && stack[0].to_tensor().defined()) track(stack[0].to_tensor(), rec.nodes[cursor_]);
-    } else {
-      size_t g = cursor_ + 1;
-      for (const Value& r : stack) {
-        if (r.is_tensor() && r.to_tensor().defined()) track(r.to_tensor(), rec.nodes[g++]);
+      if (stack.size() == 1) {
+        if (stack[0].is_tensor() && stack[0].to_tensor().defined()) track(stack[0].to_tensor(), rec.nodes[cursor_]);
+      } else {
+        size_t g = cursor_ + 1;
+        for (const Value& r : stack) {
+          if (r.is_tensor() && r.to_tensor().defined()) track(r.to_tensor(), rec.nodes[g++]);
+        }
       }
     }
     cursor_ = step.end;
@@ -723,8 +739,7 @@ CaptureSession* CaptureSession::current() { return tls_session; }
 void CaptureSession::suspend() {
   if (suspended_++ != 0) return;
   parked_fake_ = exchange_infra_mode(ModeKind::kFake, nullptr);
-  const std::vector<std::shared_ptr<DispatchMode>> pre = mode_stack(DispatchKey::kPreDispatch);
-  if (!pre.empty() && pre.back().get() == impl_.get()) parked_capture_ = pop_mode(DispatchKey::kPreDispatch);
+  if (innermost_mode(DispatchKey::kPreDispatch) == impl_.get()) parked_capture_ = pop_mode(DispatchKey::kPreDispatch);
 }
 
 void CaptureSession::resume() {

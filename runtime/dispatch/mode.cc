@@ -220,6 +220,11 @@ std::vector<std::shared_ptr<DispatchMode>> mode_stack(DispatchKey key) {
 
 bool mode_stack_empty(DispatchKey key) { return tls_modes.stacks[stack_index(key)].empty(); }
 
+DispatchMode* innermost_mode(DispatchKey key) {
+  const auto& stack = tls_modes.stacks[stack_index(key)];
+  return stack.empty() ? nullptr : stack.back().get();
+}
+
 std::shared_ptr<DispatchMode> infra_mode(ModeKind kind) { return infra_slot(kind); }
 
 bool has_infra_mode(ModeKind kind) { return infra_slot(kind) != nullptr; }
@@ -234,7 +239,9 @@ ModeGuard::ModeGuard(std::shared_ptr<DispatchMode> mode) : mode_(std::move(mode)
   push_mode(mode_);
 }
 
-ModeGuard::ModeGuard(DispatchMode& mode) : ModeGuard(std::shared_ptr<DispatchMode>(&mode, [](DispatchMode*) {})) {}
+// A non-owning handle (the aliasing constructor with no owner): no control
+// block to allocate, no count to touch; the caller keeps mode alive.
+ModeGuard::ModeGuard(DispatchMode& mode) : ModeGuard(std::shared_ptr<DispatchMode>(std::shared_ptr<void>(), &mode)) {}
 
 ModeGuard::~ModeGuard() {
   if (uses_infra_slot(*mode_)) {

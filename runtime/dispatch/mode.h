@@ -101,6 +101,8 @@ void push_mode(std::shared_ptr<DispatchMode> mode);
 std::shared_ptr<DispatchMode> pop_mode(DispatchKey key = DispatchKey::kPython);
 // mode_stack: the user modes of key, outermost first.
 std::vector<std::shared_ptr<DispatchMode>> mode_stack(DispatchKey key = DispatchKey::kPython);
+// innermost_mode: the innermost user mode of key, or null (mode_stack().back() without the copy).
+DispatchMode* innermost_mode(DispatchKey key = DispatchKey::kPython);
 // mode_stack_empty: whether key has no user mode (mode_stack without the copy).
 bool mode_stack_empty(DispatchKey key = DispatchKey::kPython);
 // infra_mode: the mode in an infra slot (proxy or fake) or null.

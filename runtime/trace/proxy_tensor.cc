@@ -79,6 +79,18 @@ void ProxyTensorMode::track(const Tensor& t, Node* node) {
   nodes_[impl.uid()] = node;
 }
 
+void ProxyTensorMode::track_new(const Tensor& t, Node* node) {
+  const TensorImpl& impl = *t.impl();
+  // A locked compare-and-swap on every fresh result was a visible part of replaying a capture.
+  if (impl.trace_owner().load(std::memory_order_relaxed) == 0 && slots_.size() < UINT32_MAX) {
+    impl.trace_owner().store(owner_, std::memory_order_relaxed);
+    impl.trace_index() = static_cast<uint32_t>(slots_.size());
+    slots_.push_back(node);
+    return;
+  }
+  track(t, node);
+}
+
 Node* ProxyTensorMode::node_of(const Tensor& t) const {
   if (!t.defined()) return nullptr;
   const TensorImpl& impl = *t.impl();

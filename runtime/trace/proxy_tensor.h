@@ -69,6 +69,9 @@ class ProxyTensorMode : public DispatchMode {
   // record_call: adds the call of op with args, its results' metadata taken
   // from results, and makes the new node (or its getitems) their producer.
   void record_call(const OperatorHandle& op, std::vector<NodeArg> args, const Stack& results);
+  // track_new: track() for a tensor this thread has just made and no other
+  // thread can reach yet: its free slot is claimed without a compare-and-swap.
+  void track_new(const Tensor& t, Node* node);
   // remap_nodes: every tracked tensor's producer n becomes f(n).
   void remap_nodes(absl::FunctionRef<Node*(Node*)> f);
   // rethrow_with_context: rethrows the current exception, keeping its type,

@@ -18,6 +18,7 @@ class Tracer : public ProxyTensorMode {
  public:
   explicit Tracer(Graph& g) : ProxyTensorMode(g, DispatchKey::kPython) {}
   using ProxyTensorMode::remap_nodes;
+  using ProxyTensorMode::track_new;
 };
 
 Node* placeholder(Graph& g, const char* name, const Tensor& t) { return g.add_placeholder(name, TensorMeta::of(t)); }
@@ -75,6 +76,24 @@ TEST(ProxyTensorModeTest, ATensorAFinishedTracerClaimedIsTrackedByTheNext) {
   Node* p = placeholder(g, "second", t);
   second.track(t, p);
   EXPECT_EQ(second.node_of(t), p);
+}
+
+TEST(ProxyTensorModeTest, TrackNewClaimsAFreeSlotAndLeavesAnOwnedOneAlone) {
+  Graph g;
+  Tracer owner(g);
+  Tracer tracer(g);
+  const Tensor fresh = ops::ones({2});
+  const Tensor owned = ops::ones({2});
+  Node* a = placeholder(g, "a", fresh);
+  Node* b = placeholder(g, "b", owned);
+  Node* c = placeholder(g, "c", owned);
+  owner.track(owned, c);
+  tracer.track_new(fresh, a);
+  tracer.track_new(owned, b);  // another tracer's slot: recorded in the map instead
+  EXPECT_EQ(tracer.node_of(fresh), a);
+  EXPECT_EQ(tracer.node_of(owned), b);
+  EXPECT_EQ(owner.node_of(owned), c);
+  EXPECT_EQ(owner.node_of(fresh), nullptr);
 }
 
 TEST(ProxyTensorModeTest, RemapMovesEveryRecord) {
