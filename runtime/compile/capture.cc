@@ -112,6 +112,10 @@ int& disabled_depth() { return tls_disabled_depth; }
 // names) and capture goes on as usual; another recording whose prefix is
 // identical is tried first. Either way the graph, its cache entry and every
 // statistic are those of a plain capture. The comparisons are in replay.cc.
+// Replay runs once per op on every warm call, so a recording also keeps its
+// call nodes as compact steps (op, argument producers and values, output
+// metadata; index_steps): the usual op, whose tensors are all tracked,
+// is matched and answered from them without touching the nodes.
 
 // ---- The capture mode and the pending graph ----
 
