@@ -122,11 +122,12 @@ int& disabled_depth() { return tls_disabled_depth; }
 class CaptureSession::Impl : public ProxyTensorMode {
  public:
   Impl(CaptureSession& session, const std::vector<Tensor>& fn_inputs, const std::vector<std::string>& input_names)
-      : ProxyTensorMode(graph_, DispatchKey::kPreDispatch), session_(session), fake_(session) {
+      : ProxyTensorMode(graph_, DispatchKey::kPreDispatch),
+        session_(session),
+        fake_(session),
+        fn_inputs_(fn_inputs),
+        fn_input_names_(input_names) {
     set_error_prefix("compile");
-    for (size_t i = 0; i < fn_inputs.size(); ++i) {
-      input_names_[fn_inputs[i].impl()] = i < input_names.size() ? input_names[i] : str_cat("x", i);
-    }
     start_graph();
   }
 
@@ -222,14 +223,24 @@ class CaptureSession::Impl : public ProxyTensorMode {
   // input_name: the placeholder name for real tensor t (with `taken` more
   // tmp/captured names handed out before it); take_input_name hands it out.
   std::string input_name(const Tensor& t, int tmp_taken = 0, int captured_taken = 0) const {
-    if (auto it = input_names_.find(t.impl()); it != input_names_.end()) return it->second;
+    if (const int i = fn_input_index(t); i >= 0) {
+      return static_cast<size_t>(i) < fn_input_names_.size() ? fn_input_names_[i] : str_cat("x", i);
+    }
     if (materialized_.contains(t.impl())) return str_cat("tmp", next_tmp_ + tmp_taken);
     return str_cat("captured", next_captured_ + captured_taken);
   }
   std::string take_input_name(const Tensor& t) {
     std::string name = input_name(t);
-    if (!input_names_.contains(t.impl())) ++(materialized_.contains(t.impl()) ? next_tmp_ : next_captured_);
+    if (fn_input_index(t) < 0) ++(materialized_.contains(t.impl()) ? next_tmp_ : next_captured_);
     return name;
+  }
+  // fn_input_index: which of fn's inputs t is (the last, when passed twice), or -1.
+  // A scan: fn has few inputs, and a map cost more to build every call than all lookups.
+  int fn_input_index(const Tensor& t) const {
+    for (size_t i = fn_inputs_.size(); i-- > 0;) {
+      if (fn_inputs_[i].impl() == t.impl()) return static_cast<int>(i);
+    }
+    return -1;
   }
 
   bool break_and_run_eagerly(OpCall& call, BreakKind kind, std::string_view subject) {
@@ -398,7 +409,7 @@ class CaptureSession::Impl : public ProxyTensorMode {
           !(p->tensor_meta() == TensorMeta::of(t))) {
         return nullptr;
       }
-      if (!input_names_.contains(t.impl())) ++(materialized_.contains(t.impl()) ? tmp_taken : captured_taken);
+      if (fn_input_index(t) < 0) ++(materialized_.contains(t.impl()) ? tmp_taken : captured_taken);
       inputs.emplace_back(t, p);
       ++c;
       return p;
@@ -709,7 +720,8 @@ class CaptureSession::Impl : public ProxyTensorMode {
   Graph graph_;  // constructed before the base class uses it: see the constructor
   CaptureSession& session_;
   CaptureFakeMode fake_;
-  absl::flat_hash_map<const TensorImpl*, std::string> input_names_;
+  const std::vector<Tensor>& fn_inputs_;               // the session's, which outlives this
+  const std::vector<std::string>& fn_input_names_;     // CompileOptions::input_names
   absl::flat_hash_map<const Node*, Tensor> bound_;  // placeholder -> real tensor
   std::vector<Tensor> captured_;  // remembered results, possibly more than once each
   absl::flat_hash_set<const TensorImpl*> materialized_;

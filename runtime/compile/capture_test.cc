@@ -19,7 +19,9 @@ namespace opspec {
 namespace {
 
 using ::testing::ElementsAre;
+using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 
 void expect_same(const Tensor& a, const Tensor& b) {
   ASSERT_EQ(a.sizes(), b.sizes());
@@ -164,6 +166,24 @@ TEST(Replay, ADifferentOpSequenceGivesTheGraphAFreshCaptureGives) {
   negate = true;
   compile(f, {.backend_fn = fresh.backend(), .input_names = {"x"}})(x);
   EXPECT_EQ(counter.graphs()[1], fresh.graphs()[0]);
+}
+
+TEST(Capture, PlaceholdersAreNamedAfterFnInputs) {
+  auto f = [](const Tensor& a, const Tensor& b, const Tensor& c) { return ops::add(ops::mul(a, b), c); };
+  const Tensor x = ops::ones({2}), y = ops::ones({2});
+  CompileCounter named;
+  compile(f, {.backend_fn = named.backend(), .input_names = {"p", "q"}})(x, y, y);
+  ASSERT_EQ(named.graphs().size(), 1u);
+  // p by its name; y, passed twice, by its last position (x2: a default name).
+  EXPECT_THAT(named.graphs()[0], HasSubstr("%p = placeholder"));
+  EXPECT_THAT(named.graphs()[0], HasSubstr("%x2 = placeholder"));
+  EXPECT_THAT(named.graphs()[0], Not(HasSubstr("%q = placeholder")));
+  CompileCounter unnamed;
+  compile(f, {.backend_fn = unnamed.backend()})(x, y, x);
+  ASSERT_EQ(unnamed.graphs().size(), 1u);
+  EXPECT_THAT(unnamed.graphs()[0], HasSubstr("%x2 = placeholder"));
+  EXPECT_THAT(unnamed.graphs()[0], HasSubstr("%x1 = placeholder"));
+  EXPECT_THAT(unnamed.graphs()[0], Not(HasSubstr("%x0 = placeholder")));
 }
 
 TEST(Replay, ViewsInPlaceAndMultiOutputOps) {
