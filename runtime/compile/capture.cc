@@ -512,78 +512,32 @@ class CaptureSession::Impl : public ProxyTensorMode {
       }
       if (const Recording::Step* step = match_tracked(op, call.stack())) return replay_tracked(call, *step);
     }
-    const Recording& rec = *replay_;
-    const Node& n = *rec.nodes[call_at];
-    // The results' nodes: the call itself, or one getitem per tensor result.
-    const size_t num_results = n.meta().size();
-    size_t end = call_at + 1;
-    if (num_results != 1) {
-      for (size_t i = 0; i < num_results; ++i) {
-        if (!n.meta()[i].has_value()) continue;
-        if (end >= rec.nodes.size() || rec.nodes[end]->op() != NodeOp::kGetItem ||
-            rec.nodes[end]->args()[0].as_node() != &n || rec.nodes[end]->index() != static_cast<int64_t>(i)) {
-          diverge();
-          return false;
-        }
-        ++end;
-      }
+    const Recording::Step& step = replay_->steps[call_at];
+    if (step.end == 0) {  // its results' nodes are not laid out as capture lays them out
+      diverge();
+      return false;
     }
-    const bool all_tensors =
-        std::all_of(n.meta().begin(), n.meta().end(), [](const OutputMeta& m) { return m.has_value(); });
-    if (all_tensors && functional(op) && !observed(call.stack())) {
-      Stack& stack = call.stack();
-      stack.clear();
-      for (const OutputMeta& m : n.meta()) {
-        stack.emplace_back(internal::make_fake(m->sizes, m->strides, 0, m->dtype, m->device));
-      }
-    } else {
-      const Stack saved = call.stack();
-      try {
-        call.proceed();
-      } catch (...) {
-        rethrow_with_context(op);
-      }
-      if (!results_match(n, call.stack())) {
-        // The same op on the same inputs gave other results (a kernel was
-        // overridden in between): record it as captured.
-        diverge();
-        record_call(op, node_args(saved), call.stack());
-        remember_results(call.stack());
-        return true;
-      }
-    }
-    for (const auto& [t, p] : inputs) {
-      take_input_name(t);
-      bound_[p] = t;
-      track(t, p);
-    }
-    const Stack& results = call.stack();
-    if (num_results == 1) {
-      if (results[0].is_tensor() && results[0].to_tensor().defined()) track(results[0].to_tensor(), rec.nodes[call_at]);
-    } else {
-      size_t g = call_at + 1;
-      for (size_t i = 0; i < num_results; ++i) {
-        if (results[i].is_tensor() && results[i].to_tensor().defined()) track(results[i].to_tensor(), rec.nodes[g++]);
-      }
-    }
-    cursor_ = end;
-    ++replayed_calls_;
-    remember_results(results);
-    return true;
+    return replay_matched(call, step, call_at, inputs);
   }
 
-
   // replay_tracked: replay() for an op match_tracked matched to step (at cursor_).
-  bool replay_tracked(OpCall& call, const Recording::Step& step) {
+  bool replay_tracked(OpCall& call, const Recording::Step& step) { return replay_matched(call, step, cursor_, {}); }
+
+  // replay_matched: answers a call matched to the recording's node call_at
+  // (step is its compact form; inputs, the placeholders match() found for
+  // tensors seen for the first time): fresh fakes made from the recorded
+  // metadata when nothing could see the meta kernel run, else the op run and
+  // its results checked against the recording.
+  bool replay_matched(OpCall& call, const Recording::Step& step, size_t call_at,
+                      const std::vector<std::pair<Tensor, Node*>>& inputs) {
     const Recording& rec = *replay_;
     Stack& stack = call.stack();
-    if (step.fresh_fakes && !observed(stack)) {
+    const bool fresh = step.fresh_fakes && !observed(stack);
+    if (fresh) {
       stack.clear();
-      size_t g = cursor_ + (step.meta_end - step.meta_begin == 1 ? 0 : 1);  // the call, or its first getitem
       for (uint32_t k = step.meta_begin; k < step.meta_end; ++k) {
         const TensorMeta& m = *rec.step_meta[k];
         stack.emplace_back(internal::make_fake(m.sizes, m.strides, 0, m.dtype, m.device));
-        track_new(stack.back().to_tensor(), rec.nodes[g++]);
       }
     } else {
       const Stack saved = stack;
@@ -592,19 +546,27 @@ class CaptureSession::Impl : public ProxyTensorMode {
       } catch (...) {
         rethrow_with_context(call.op());
       }
-      if (!results_match(*rec.nodes[cursor_], stack)) {
-        diverge();  // See replay()
+      if (!results_match(*rec.nodes[call_at], stack)) {
+        // The same op on the same inputs gave other results (a kernel was
+        // overridden in between): record it as captured.
+        diverge();
         record_call(call.op(), node_args(saved), stack);
         remember_results(stack);
         return true;
       }
-      if (stack.size() == 1) {
-        if (stack[0].is_tensor() && stack[0].to_tensor().defined()) track(stack[0].to_tensor(), rec.nodes[cursor_]);
+    }
+    for (const auto& [t, p] : inputs) {
+      take_input_name(t);
+      bound_[p] = t;
+      track(t, p);
+    }
+    size_t g = call_at + (stack.size() == 1 ? 0 : 1);  // the results' nodes: the call, or its getitems
+    for (const Value& r : stack) {
+      if (!r.is_tensor() || !r.to_tensor().defined()) continue;
+      if (fresh) {
+        track_new(r.to_tensor(), rec.nodes[g++]);
       } else {
-        size_t g = cursor_ + 1;
-        for (const Value& r : stack) {
-          if (r.is_tensor() && r.to_tensor().defined()) track(r.to_tensor(), rec.nodes[g++]);
-        }
+        track(r.to_tensor(), rec.nodes[g++]);
       }
     }
     cursor_ = step.end;

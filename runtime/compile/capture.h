@@ -42,9 +42,9 @@ struct Recording {
   struct Step {
     const OperatorHandle* op = nullptr;  // null: not a call node
     uint32_t args_begin = 0, args_end = 0;  // step_args[begin, end)
-    uint32_t end = 0;                       // the cursor after the call and its getitems
+    uint32_t end = 0;                       // the cursor after the call and its getitems (0: laid out otherwise)
     uint32_t meta_begin = 0, meta_end = 0;  // step_meta[begin, end): the node's meta, copied
-    bool fresh_fakes = false;               // results all tensors and op functional: see replay()
+    bool fresh_fakes = false;               // results all tensors and op functional: see replay_matched()
   };
 
   Graph raw;                   // as captured (with its output node when pruning removed nothing)
@@ -58,7 +58,7 @@ struct Recording {
   std::shared_ptr<const CacheEntry> entry;  // what the graph compiled to, and its guards
 };
 
-// index_steps: fills r.steps and r.step_args from r.nodes.
+// index_steps: fills r.steps, r.step_args and r.step_meta from r.nodes.
 void index_steps(Recording& r);
 
 // kMaxRecordings: recordings kept per graph position (most recent first).
@@ -75,8 +75,6 @@ bool same_prefix(const Recording& a, const Recording& b, size_t n);
 // arguments run below the PreDispatch key (user modes at any key, an outer
 // tracer's proxy mode, tensor subclasses).
 bool observed(const Stack& stack);
-// functional: op neither writes nor aliases an argument (no alias annotation).
-bool functional(const OperatorHandle& op);
 
 // TracedPlan: a call of a trace_once function kept so that later calls with
 // inputs like its own run the graph without running fn. See Note [Trace

@@ -90,6 +90,22 @@ bool observed(const Stack& stack) {
   return false;
 }
 
+namespace {
+
+// functional: op neither writes nor aliases an argument (no alias annotation).
+bool functional(const OperatorHandle& op) {
+  const FunctionSchema& schema = op.schema();
+  for (const Argument& a : schema.arguments()) {
+    if (!a.alias_set.empty() || a.is_write) return false;
+  }
+  for (const Argument& r : schema.returns()) {
+    if (!r.alias_set.empty() || r.is_write) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 void index_steps(Recording& r) {
   r.steps.assign(r.nodes.size(), Recording::Step());
   r.step_args.clear();
@@ -115,7 +131,7 @@ void index_steps(Recording& r) {
     }
     step.args_end = static_cast<uint32_t>(r.step_args.size());
     // The results' nodes: the call itself, or one getitem per tensor result
-    // (as record_call adds them); anything else is left to replay's checks.
+    // (as record_call adds them); replay diverges on anything else.
     size_t end = i + 1;
     if (n.meta().size() != 1) {
       for (size_t k = 0; k < n.meta().size(); ++k) {
@@ -124,7 +140,7 @@ void index_steps(Recording& r) {
             r.nodes[end]->index() == static_cast<int64_t>(k)) {
           ++end;
         } else {
-          end = 0;  // not laid out as captured: never the fast path
+          end = 0;
           break;
         }
       }
@@ -133,17 +149,6 @@ void index_steps(Recording& r) {
     step.fresh_fakes = end != 0 && functional(*n.target()) &&
                        std::all_of(n.meta().begin(), n.meta().end(), [](const OutputMeta& m) { return m.has_value(); });
   }
-}
-
-bool functional(const OperatorHandle& op) {
-  const FunctionSchema& schema = op.schema();
-  for (const Argument& a : schema.arguments()) {
-    if (!a.alias_set.empty() || a.is_write) return false;
-  }
-  for (const Argument& r : schema.returns()) {
-    if (!r.alias_set.empty() || r.is_write) return false;
-  }
-  return true;
 }
 
 }  // namespace opspec::internal
