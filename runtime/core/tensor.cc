@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "runtime/core/internal/unique_id.h"
 
 namespace opspec {
 
@@ -83,20 +84,12 @@ void TensorImpl::set_subclass(std::shared_ptr<TensorSubclass> s) {
 }
 
 uint64_t TensorImpl::uid() const {
-  // Each thread takes ids from the shared counter in blocks: tracing asks for
-  // one per op, and one atomic add per op was a visible part of its cost.
-  static std::atomic<uint64_t> next_block{1};
-  constexpr uint64_t kBlock = 1024;
-  thread_local uint64_t next = 0, end = 0;
+  // Tracing asks for one per op: ids come in per-thread blocks (next_unique_id).
   uint64_t id = uid_.load(std::memory_order_relaxed);
   if (id != 0) return id;
-  if (next == end) {
-    next = next_block.fetch_add(kBlock, std::memory_order_relaxed);
-    end = next + kBlock;
-  }
-  const uint64_t fresh = next;
+  struct TensorUids;
+  const uint64_t fresh = internal::next_unique_id<TensorUids>();
   if (!uid_.compare_exchange_strong(id, fresh, std::memory_order_relaxed)) return id;  // another thread won
-  ++next;
   return fresh;
 }
 

@@ -8,6 +8,7 @@
 
 #include "runtime/core/call_site.h"
 #include "runtime/core/error.h"
+#include "runtime/core/internal/unique_id.h"
 
 namespace opspec {
 namespace {
@@ -42,16 +43,10 @@ std::string with_context(std::string_view tool, const OperatorHandle& op, std::s
 // look foreign. Slots are never freed: a tensor an earlier tracer claimed
 // goes to the map of later ones, which is rare (inputs), and correct.
 
-// next_owner: a process-unique, nonzero tracer id (taken in blocks per thread).
+// next_owner: a fresh, nonzero owner word.
 uint64_t next_owner() {
-  static std::atomic<uint64_t> next_block{1};
-  constexpr uint64_t kBlock = 256;
-  thread_local uint64_t next = 0, end = 0;
-  if (next == end) {
-    next = next_block.fetch_add(kBlock, std::memory_order_relaxed);
-    end = next + kBlock;
-  }
-  return next++;
+  struct TracerOwners;
+  return internal::next_unique_id<TracerOwners>();
 }
 
 }  // namespace
