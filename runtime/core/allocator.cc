@@ -216,12 +216,17 @@ class MissingCudaAllocator final : public Allocator {
   void deallocate(void*, size_t) override {}
 };
 
+// One static (one initialization check per call): every storage asks for its allocator.
+struct Allocators {
+  CpuAllocator cpu;
+  MetaAllocator meta;
+  MissingCudaAllocator cuda;
+  std::array<Allocator*, kNumDeviceTypes> table = {&cpu, &meta, &cuda};
+};
+
 std::array<Allocator*, kNumDeviceTypes>& allocators() {
-  static CpuAllocator cpu;
-  static MetaAllocator meta;
-  static MissingCudaAllocator cuda;
-  static std::array<Allocator*, kNumDeviceTypes> table = {&cpu, &meta, &cuda};
-  return table;
+  static Allocators all;
+  return all.table;
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // intrusive_ptr.h: IntrusivePtr<T>, a shared pointer whose count lives in T.
 // Tensors are copied on every op; one atomic in the object (rather than a
-// separate control block) keeps that copy to one increment.
+// separate control block) keeps that copy to one increment. Creation and the
+// last release skip the locked instructions (no other owner can exist then).
 #pragma once
 
 #include <atomic>
@@ -48,7 +49,12 @@ class IntrusivePtr {
 
   template <class... Args>
   static IntrusivePtr make(Args&&... args) {
-    return IntrusivePtr(new T(std::forward<Args>(args)...));
+    // No other thread can see the new object yet: a plain store, not an atomic increment.
+    T* p = new T(std::forward<Args>(args)...);
+    p->refcount_.store(1, std::memory_order_relaxed);
+    IntrusivePtr out;
+    out.p_ = p;
+    return out;
   }
 
   T* get() const { return p_; }
@@ -58,7 +64,12 @@ class IntrusivePtr {
   void swap(IntrusivePtr& o) noexcept { std::swap(p_, o.p_); }
 
   void reset() {
-    if (p_ && p_->refcount_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete p_;
+    // The last owner (count 1: no other reference exists to copy from) deletes
+    // without the locked decrement; acquire pairs with the other owners' releases.
+    if (p_ && (p_->refcount_.load(std::memory_order_acquire) == 1 ||
+               p_->refcount_.fetch_sub(1, std::memory_order_acq_rel) == 1)) {
+      delete p_;
+    }
     p_ = nullptr;
   }
   // release: gives up ownership without decrementing (for upcasts).
