@@ -7,6 +7,7 @@
 #include "runtime/core/error.h"
 #include "runtime/dispatch/dispatcher.h"
 #include "runtime/dispatch/library.h"
+#include "runtime/dispatch/mode.h"
 #include "runtime/ops/ops.h"
 
 namespace opspec {
@@ -202,13 +203,88 @@ TEST(InterpreterTest, ReleasesValuesAfterTheirLastUse) {
   for (int i = 0; i < 6; ++i) n = g.add_call(op("aten::neg"), {N(n)}, M(x));
   g.set_output({n});
   Allocator* cpu = get_allocator(DeviceType::kCPU);
-  const int64_t before = cpu->stats().bytes_in_use;
-  cpu->reset_peak_stats();
-  std::vector<Tensor> out = run_graph(g, {x});
-  // Eager holds at most the previous and the current result: two buffers.
-  EXPECT_LE(cpu->stats().peak_bytes - before, 2 * bytes + bytes / 2);
-  EXPECT_EQ(cpu->stats().bytes_in_use - before, bytes);  // only the result remains
-  EXPECT_EQ(out[0].to_vector<float>(), x.to_vector<float>());
+  const GraphRunner runner(g);
+  for (int run = 0; run < 2; ++run) {  // the first run's steps are boxed, the second's typed
+    SCOPED_TRACE(run);
+    const int64_t before = cpu->stats().bytes_in_use;
+    cpu->reset_peak_stats();
+    std::vector<Tensor> out = runner({x});
+    // Eager holds at most the previous and the current result: two buffers.
+    EXPECT_LE(cpu->stats().peak_bytes - before, 2 * bytes + bytes / 2);
+    EXPECT_EQ(cpu->stats().bytes_in_use - before, bytes);  // only the result remains
+    EXPECT_EQ(out[0].to_vector<float>(), x.to_vector<float>());
+  }
+}
+
+// OpLog: a mode that records every op it sees, with its arguments' kinds.
+class OpLog : public DispatchMode {
+ public:
+  bool dispatch(OpCall& call) override {
+    std::string entry = call.name();
+    for (const Value& v : call.stack()) str_append(&entry, " ", v.type_name());
+    log.push_back(std::move(entry));
+    call.proceed();
+    return true;
+  }
+  std::vector<std::string> log;
+};
+
+// See Note [Typed graph steps]: from its second run on, a step whose op takes
+// only tensors and scalars runs unboxed; modes see the same calls, results equal eager.
+TEST(InterpreterTest, TypedStepsRunLikeTheBoxedFirstRun) {
+  const Tensor x = ops::randn({4, 4}), w = ops::randn({4, 4});
+  const Tensor mm = ops::mm(x, w);
+  const Tensor add = ops::add(mm, x, 2);
+  const Tensor mul = ops::mul(add, 0.5);
+  const Tensor relu = ops::relu(mul);
+  const Tensor add_s = ops::add(relu, 3.0, 0.5);
+  const Tensor addmm = ops::addmm(add_s, x, w, 0.5, 2.0);
+  Graph g;
+  Node* xn = g.add_placeholder("x", TensorMeta::of(x));
+  Node* wn = g.add_placeholder("w", TensorMeta::of(w));
+  Node* mm_n = g.add_call(op("aten::mm"), {N(xn), N(wn)}, M(mm));                              // TT
+  Node* add_n = g.add_call(op("aten::add.Tensor"), {N(mm_n), N(xn), V(2)}, M(add));            // TTS
+  Node* mul_n = g.add_call(op("aten::mul.Tensor"),
+                           {N(add_n), V(internal::make_wrapped_number(Scalar(0.5)))}, M(mul));  // TT
+  Node* relu_n = g.add_call(op("aten::relu"), {N(mul_n)}, M(relu));                            // T
+  Node* add_s_n = g.add_call(op("aten::add.Scalar"), {N(relu_n), V(3.0), V(0.5)}, M(add_s));   // TSS
+  Node* addmm_n = g.add_call(op("aten::addmm"), {N(add_s_n), N(xn), N(wn), V(0.5), V(2.0)}, M(addmm));  // TTTSS
+  g.set_output({mm_n, relu_n, addmm_n});
+  const GraphRunner runner(g);
+  std::vector<std::vector<std::string>> logs;
+  for (int run = 0; run < 3; ++run) {
+    SCOPED_TRACE(run);
+    OpLog seen;
+    std::vector<Tensor> out;
+    {
+      ModeGuard guard(seen);
+      out = runner({x, w});
+    }
+    ASSERT_EQ(out.size(), 3u);
+    expect_bitwise_equal(out[0], mm);
+    expect_bitwise_equal(out[1], relu);
+    expect_bitwise_equal(out[2], addmm);
+    logs.push_back(seen.log);
+  }
+  EXPECT_THAT(logs[0], ::testing::ElementsAre("aten::mm Tensor Tensor", "aten::add.Tensor Tensor Tensor int",
+                                              "aten::mul.Tensor Tensor Tensor", "aten::relu Tensor",
+                                              "aten::add.Scalar Tensor float float",
+                                              "aten::addmm Tensor Tensor Tensor float float"));
+  EXPECT_EQ(logs[1], logs[0]);
+  EXPECT_EQ(logs[2], logs[0]);
+}
+
+TEST(InterpreterTest, TypedStepErrorsNameTheNode) {
+  Graph g;
+  Node* xn = g.add_placeholder("x", TensorMeta::of(ops::randn({4, 5})));
+  Node* wn = g.add_placeholder("w", TensorMeta::of(ops::randn({5, 3})));
+  g.set_output({g.add_call(op("aten::mm"), {N(xn), N(wn)}, M(ops::randn({4, 3})))});
+  const GraphRunner any_size(g, {.check_sizes = false});
+  const Tensor r = any_size({ops::randn({4, 5}), ops::randn({5, 3})})[0];
+  EXPECT_EQ(r.size(0), 4);
+  EXPECT_EQ(r.size(1), 3);
+  EXPECT_THAT([&] { any_size({ops::randn({4, 6}), ops::randn({5, 3})}); },
+              ThrowsMessage<Error>(StartsWith("run_graph: node %mm (aten::mm): ")));
 }
 
 }  // namespace
