@@ -138,6 +138,7 @@ void run_chain(const OperatorHandle& op, DispatchKeySet ks, DispatchKey key, con
 void run_only_mode(const OperatorHandle& op, DispatchKeySet ks, DispatchKey key,
                    const std::shared_ptr<DispatchMode>& active, Stack& stack) {
   DispatchMode& mode = *active;
+  if (mode.answer_without_ops(op, stack)) return;  // See Note [Answers that run no op]
   TemporarilyPopped popped(active);  // owns the mode until it is pushed back
   auto next = [&](Stack& s) { redispatch_below(op, ks, key, s); };
   OpCall call(op, stack, next);
@@ -228,6 +229,11 @@ DispatchMode* innermost_mode(DispatchKey key) {
 std::shared_ptr<DispatchMode> infra_mode(ModeKind kind) { return infra_slot(kind); }
 
 bool has_infra_mode(ModeKind kind) { return infra_slot(kind) != nullptr; }
+
+ModeCensus mode_census() {
+  const ModeState& m = tls_modes;
+  return {m.stacks[0].size(), m.stacks[1].size(), m.stacks[2].size(), m.infra[0] != nullptr, m.infra[1] != nullptr};
+}
 
 bool dispatch_mode_enabled() { return local_dispatch_key_set().modes.has(DispatchKey::kPython); }
 

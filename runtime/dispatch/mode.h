@@ -70,7 +70,20 @@ class DispatchMode {
   virtual ModeKind kind() const { return ModeKind::kUser; }
   // name: for error messages and dumps.
   virtual std::string_view name() const { return "DispatchMode"; }
+  // answer_without_ops: may answer a call that its handler would answer
+  // without running any op: put the results on the stack and return true.
+  // Such a call skips taking the mode off its stack around dispatch() (See
+  // Note [Answers that run no op]); false (the default) means "ask dispatch()".
+  virtual bool answer_without_ops(const OperatorHandle& op, Stack& stack) { return false; }
 };
+
+// Note [Answers that run no op]
+// A handler runs with its mode off the stack only so that the ops it runs do
+// not come back to it. A mode that can answer a call from what it already
+// knows (a capture replaying a recorded op with fresh fakes) runs no op, so
+// for that call the pop and push, and the OpCall around it, are skipped: the
+// only difference it can see is itself on its stack, and it must allow for
+// that (See mode_census). Only a mode alone at its key is asked (run_only_mode).
 
 // FunctionMode: a mode that sits above decomposition (PyTorch's
 // TorchFunctionMode): it sees composite ops such as linear and matmul as called.
@@ -109,6 +122,14 @@ bool mode_stack_empty(DispatchKey key = DispatchKey::kPython);
 std::shared_ptr<DispatchMode> infra_mode(ModeKind kind);
 // has_infra_mode: whether an infra slot is filled (infra_mode without the copy).
 bool has_infra_mode(ModeKind kind);
+// ModeCensus: how many modes each mode key has on this thread, and which
+// infra slots are filled, read at once (one thread-local access).
+struct ModeCensus {
+  size_t python = 0, function = 0, pre_dispatch = 0;  // user modes on each stack
+  bool proxy = false, fake = false;                   // the Python key's infra slots
+};
+// mode_census: this thread's ModeCensus.
+ModeCensus mode_census();
 // dispatch_mode_enabled: any mode or infra mode at the Python key (PyTorch's
 // check, used by composites such as reshape and linear).
 bool dispatch_mode_enabled();
