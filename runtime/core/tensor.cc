@@ -50,6 +50,17 @@ TensorImpl::TensorImpl(Storage storage, IntArrayRef sizes, Contiguous c, DType d
   fill_contiguous_strides(sizes, strides_.data());
 }
 
+TensorImpl::TensorImpl(Storage storage, const TensorImpl& like, SameGeometry)
+    : storage_(std::move(storage)),
+      sizes_(like.sizes_),
+      strides_(like.strides_),
+      storage_offset_(like.storage_offset_),
+      numel_(like.numel_),
+      dtype_(like.dtype_),
+      device_(like.device_),
+      is_contiguous_(like.is_contiguous_),
+      key_set_(like.key_set_.remove(DispatchKey::kPython)) {}
+
 void TensorImpl::refresh() {
   numel_ = compute_numel(sizes_);
   // PyTorch's rule: size-1 dims may have any stride; empty tensors are contiguous.

@@ -65,6 +65,11 @@ class TensorImpl : public RefCounted, public internal::Pooled {  // See Note [Ob
   // A contiguous tensor over all of storage: strides computed in place, no
   // contiguity scan (every op's output is one of these).
   TensorImpl(Storage storage, IntArrayRef sizes, Contiguous c, DType dtype, Device device);
+  // SameGeometry: tag for the constructor of a tensor over storage with like's
+  // sizes, strides, offset, dtype, device and dispatch keys (nothing else of
+  // like's: no subclass, version, marks or identity), copied, not recomputed.
+  struct SameGeometry {};
+  TensorImpl(Storage storage, const TensorImpl& like, SameGeometry);
 
   IntArrayRef sizes() const { return sizes_; }
   IntArrayRef strides() const { return strides_; }

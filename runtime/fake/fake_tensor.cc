@@ -69,7 +69,6 @@ bool same_geometry(const Tensor& a, const Tensor& b) {
 
 }  // namespace
 
-bool is_fake(const Tensor& t) { return t.defined() && t.key_set().has(DispatchKey::kFake); }
 
 namespace internal {
 
@@ -85,6 +84,12 @@ Tensor make_fake(IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset,
   auto impl = IntrusivePtr<TensorImpl>::make(std::move(storage), sizes, strides, storage_offset, dtype, device);
   impl->set_backend_key(DispatchKey::kFake);
   return Tensor(std::move(impl));
+}
+
+Tensor make_fake_like(const Tensor& like) {
+  OPSPEC_INTERNAL_ASSERT(is_fake(like) && like.impl()->subclass() == nullptr);
+  auto storage = Storage::make(like.impl()->storage()->nbytes(), kMeta);
+  return Tensor(IntrusivePtr<TensorImpl>::make(std::move(storage), *like.impl(), TensorImpl::SameGeometry{}));
 }
 
 void run_fake_kernel(const OperatorHandle& op, Stack& stack) {

@@ -26,7 +26,7 @@ namespace opspec {
 // Composite ops decompose above the Python key, so fake mode sees their parts.
 
 // is_fake: t is a fake tensor (not a meta tensor, not a real one).
-bool is_fake(const Tensor& t);
+inline bool is_fake(const Tensor& t) { return t.defined() && t.key_set().has(DispatchKey::kFake); }
 
 // FakeTensorMode: inside it factories return fake tensors and every op runs its
 // meta kernel; real tensor arguments are converted to fake ones (memoized).
@@ -62,6 +62,10 @@ class FakeTensorMode : public DispatchMode {
 namespace internal {
 // make_fake: a fake tensor over fresh meta storage (no data) with this geometry.
 Tensor make_fake(IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset, DType dtype, Device device);
+// make_fake_like: a fake tensor over fresh meta storage with fake tensor
+// like's geometry, dtype and device: what make_fake would make for them, with
+// nothing recomputed (replay makes one per op; Note [Replaying a capture]).
+Tensor make_fake_like(const Tensor& like);
 // run_fake_kernel: runs op on the stack's fake (and meta) tensors through its
 // Meta kernel; the stack then holds fake results. Real arguments other than
 // 0-dim cpu scalars raise. See Note [Fake tensors].

@@ -231,5 +231,24 @@ TEST(FakeTensors, MetaAndFakeTensorsDoNotMix) {
               ThrowsMessage<Error>(HasSubstr("Expected all tensors to be on the same device")));
 }
 
+TEST(FakeTensors, MakeFakeLikeCopiesGeometryOntoStorageOfItsOwn) {
+  const Tensor like = internal::make_fake({2, 3}, {1, 2}, 1, DType::kFloat64, kCuda);  // not contiguous
+  const Tensor fake = internal::make_fake_like(like);
+  EXPECT_TRUE(is_fake(fake));
+  EXPECT_FALSE(fake.is_same(like));
+  EXPECT_FALSE(fake.is_alias_of(like));
+  EXPECT_THAT(fake.sizes(), ElementsAre(2, 3));
+  EXPECT_THAT(fake.strides(), ElementsAre(1, 2));
+  EXPECT_EQ(fake.storage_offset(), 1);
+  EXPECT_FALSE(fake.is_contiguous());
+  EXPECT_EQ(fake.numel(), 6);
+  EXPECT_EQ(fake.dtype(), DType::kFloat64);
+  EXPECT_EQ(fake.device(), kCuda);
+  EXPECT_EQ(fake.key_set(), like.key_set());
+  EXPECT_EQ(fake.impl()->storage()->nbytes(), like.impl()->storage()->nbytes());
+  EXPECT_TRUE(fake.impl()->storage()->device().is_meta());
+  EXPECT_NE(fake.impl()->uid(), like.impl()->uid());
+}
+
 }  // namespace
 }  // namespace opspec

@@ -40,8 +40,12 @@ std::string with_context(std::string_view tool, const OperatorHandle& op, std::s
 // its map, so nested tracers (make_fx around a compiled function) each see
 // their own records. Owner words are never reused: each tracer, and each
 // graph it starts (forget()), takes a fresh one, so a stale slot can only
-// look foreign. Slots are never freed: a tensor an earlier tracer claimed
-// goes to the map of later ones, which is rare (inputs), and correct.
+// look foreign. A tracer may give a slot back (release_slot) once it will not
+// ask about the tensor again: the compiler does so for a graph's inputs, which
+// every warm call tracks anew; a slot never given back keeps later tracers on
+// the map for that tensor, which is correct, only slower. Giving back is a
+// release store and claiming an acquiring compare-and-swap, so the index
+// written by the old owner happens before the new owner's.
 
 // next_owner: a fresh, nonzero owner word.
 uint64_t next_owner() {
@@ -66,7 +70,8 @@ void ProxyTensorMode::track(const Tensor& t, Node* node) {
     return;
   }
   if (owner == 0 && slots_.size() < UINT32_MAX &&
-      impl.trace_owner().compare_exchange_strong(owner, owner_, std::memory_order_relaxed)) {
+      impl.trace_owner().compare_exchange_strong(owner, owner_, std::memory_order_acquire,
+                                                 std::memory_order_relaxed)) {
     impl.trace_index() = static_cast<uint32_t>(slots_.size());
     slots_.push_back(node);
     return;
@@ -86,13 +91,16 @@ void ProxyTensorMode::track_new(const Tensor& t, Node* node) {
   track(t, node);
 }
 
-Node* ProxyTensorMode::node_of(const Tensor& t) const {
-  if (!t.defined()) return nullptr;
-  const TensorImpl& impl = *t.impl();
-  if (impl.trace_owner().load(std::memory_order_relaxed) == owner_) return slots_[impl.trace_index()];
-  if (nodes_.empty()) return nullptr;
-  auto it = nodes_.find(impl.uid());
+Node* ProxyTensorMode::node_of_untracked_slot(const Tensor& t) const {
+  if (!t.defined() || nodes_.empty()) return nullptr;
+  auto it = nodes_.find(t.impl()->uid());
   return it == nodes_.end() ? nullptr : it->second;
+}
+
+void ProxyTensorMode::release_slot(const Tensor& t) {
+  if (!t.defined()) return;
+  std::atomic<uint64_t>& owner = t.impl()->trace_owner();
+  if (owner.load(std::memory_order_relaxed) == owner_) owner.store(0, std::memory_order_release);
 }
 
 void ProxyTensorMode::forget() {

@@ -3,8 +3,10 @@
 // which applies a decomposition table above it. make_fx (make_fx.h) drives both.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/functional/function_ref.h"
@@ -47,7 +49,13 @@ class ProxyTensorMode : public DispatchMode {
   // track: makes node the producer of t (inputs become placeholders this way).
   void track(const Tensor& t, Node* node);
   // node_of: the node that produced t, or null if t was never seen.
-  Node* node_of(const Tensor& t) const;
+  Node* node_of(const Tensor& t) const {
+    // Inline for the usual tensor, whose slot this mode owns (Note [Trace slots]).
+    if (t.defined() && t.impl()->trace_owner().load(std::memory_order_relaxed) == owner_) {
+      return slots_[t.impl()->trace_index()];
+    }
+    return node_of_untracked_slot(t);
+  }
   // node_or_constant: node_of(t), or the node on_untracked makes for t.
   Node* node_or_constant(const Tensor& t);
   // forget: drops every tensor -> node mapping (a new graph starts).
@@ -72,6 +80,10 @@ class ProxyTensorMode : public DispatchMode {
   // track_new: track() for a tensor this thread has just made and no other
   // thread can reach yet: its free slot is claimed without a compare-and-swap.
   void track_new(const Tensor& t, Node* node);
+  // release_slot: gives t's slot back if this mode holds it, so that a later
+  // graph or tracer can claim it (Note [Trace slots]); t must not be asked
+  // about again before forget().
+  void release_slot(const Tensor& t);
   // remap_nodes: every tracked tensor's producer n becomes f(n).
   void remap_nodes(absl::FunctionRef<Node*(Node*)> f);
   // rethrow_with_context: rethrows the current exception, keeping its type,
@@ -80,6 +92,8 @@ class ProxyTensorMode : public DispatchMode {
 
  private:
   NodeArg to_node_arg(const Value& v);
+  // node_of_untracked_slot: node_of for a tensor whose slot another tracer owns (or none).
+  Node* node_of_untracked_slot(const Tensor& t) const;
 
   Graph& graph_;
   DispatchKey key_;

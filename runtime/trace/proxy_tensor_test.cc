@@ -17,6 +17,7 @@ namespace {
 class Tracer : public ProxyTensorMode {
  public:
   explicit Tracer(Graph& g) : ProxyTensorMode(g, DispatchKey::kPython) {}
+  using ProxyTensorMode::release_slot;
   using ProxyTensorMode::remap_nodes;
   using ProxyTensorMode::track_new;
 };
@@ -135,6 +136,28 @@ TEST(ProxyTensorModeTest, ThreadsTracingOneTensorEachSeeTheirOwnRecord) {
   }
   for (std::thread& t : threads) t.join();
   for (int k = 0; k < kThreads; ++k) EXPECT_EQ(mismatches[k], 0) << "thread " << k;
+}
+
+TEST(ProxyTensorModeTest, AReleasedSlotIsClaimedByTheNextTracer) {
+  Graph g1, g2;
+  Tracer first(g1), second(g2);
+  const Tensor t = ops::ones({2});
+  Node* a = placeholder(g1, "a", t);
+  Node* b = placeholder(g2, "b", t);
+  first.track(t, a);
+  const uint64_t first_owner = t.impl()->trace_owner().load();
+  EXPECT_NE(first_owner, 0u);
+  second.release_slot(t);  // not its slot: nothing changes
+  EXPECT_EQ(t.impl()->trace_owner().load(), first_owner);
+  first.release_slot(t);
+  EXPECT_EQ(t.impl()->trace_owner().load(), 0u);
+  first.forget();
+  second.track(t, b);
+  const uint64_t second_owner = t.impl()->trace_owner().load();
+  EXPECT_NE(second_owner, 0u);
+  EXPECT_NE(second_owner, first_owner);  // claimed, not kept on the map
+  EXPECT_EQ(second.node_of(t), b);
+  EXPECT_EQ(first.node_of(t), nullptr);
 }
 
 }  // namespace
