@@ -79,16 +79,18 @@ void BM_Compile_eager(benchmark::State& state) {
 BENCHMARK(BM_Compile_eager)->Name("BM_Compile/eager/100")->Unit(benchmark::kMicrosecond);
 
 // FloorMode: the least a capture can do with an op at the PreDispatch key:
-// answer it with a fresh fake tensor shaped like its first argument, without
-// looking at anything else.
+// answer it, the cheapest way a mode can (Note [Answers that run no op]), with
+// a fresh fake tensor like its first argument, without looking at anything else.
 class FloorMode : public DispatchMode {
  public:
-  bool dispatch(OpCall& call) override {
-    const Tensor t = call.stack()[0].to_tensor();
-    call.stack().clear();
-    call.stack().emplace_back(internal::make_fake(t.sizes(), t.strides(), 0, t.dtype(), t.device()));
+  bool answer_without_ops(const OperatorHandle&, Stack& stack) override {
+    const Tensor& t = stack[0].to_tensor();
+    Tensor fake = is_fake(t) ? internal::make_fake_like(t) : internal::make_fake(t.sizes(), t.strides(), 0, t.dtype(), t.device());
+    stack.clear();
+    stack.emplace_back(std::move(fake));
     return true;
   }
+  bool dispatch(OpCall& call) override { return answer_without_ops(call.op(), call.stack()); }
   DispatchKey key() const override { return DispatchKey::kPreDispatch; }
 };
 

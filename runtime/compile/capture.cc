@@ -113,9 +113,11 @@ int& disabled_depth() { return tls_disabled_depth; }
 // identical is tried first. Either way the graph, its cache entry and every
 // statistic are those of a plain capture. The comparisons are in replay.cc.
 // Replay runs once per op on every warm call, so a recording also keeps its
-// call nodes as compact steps (op, argument producers and values, output
-// metadata; index_steps): the usual op, whose tensors are all tracked,
-// is matched and answered from them without touching the nodes.
+// call nodes as compact steps (op, argument producers and values, and a fake
+// per result whose metadata fresh fakes copy; index_steps): the usual op,
+// whose tensors are all tracked, is matched and answered from them without
+// touching the nodes, and without leaving the mode stack (answer_without_ops,
+// See Note [Answers that run no op]).
 
 // ---- The capture mode and the pending graph ----
 
@@ -147,6 +149,18 @@ class CaptureSession::Impl : public ProxyTensorMode {
       return break_and_run_eagerly(call, BreakKind::kNoMetaKernel, op.name());
     }
     remember_results(call.stack());
+    return true;
+  }
+
+  // See Note [Answers that run no op]: the usual replayed op (the next
+  // recorded node, every tensor argument tracked, fresh fakes allowed) is
+  // answered here, with the capture still on its stack; replay() does the rest.
+  bool answer_without_ops(const OperatorHandle& op, Stack& stack) override {
+    if (replay_ == nullptr || session_.suspended() || cursor_ >= replay_->steps.size()) return false;
+    const Recording::Step& step = replay_->steps[cursor_];
+    if (!step.fresh_fakes || step.op != &op || op_disallowed(op)) return false;
+    if (match_tracked(op, stack) == nullptr || observed(stack, /*own_pre_dispatch_modes=*/1)) return false;
+    answer_fresh(step, cursor_, stack);
     return true;
   }
 
@@ -334,6 +348,7 @@ class CaptureSession::Impl : public ProxyTensorMode {
   }
   void end_graph() {
     graph_ = Graph();
+    for (const auto& [p, t] : bound_) release_slot(t);  // the next graph tracks its inputs anew
     bound_.clear();
     captured_.clear();
     forget();
@@ -532,47 +547,59 @@ class CaptureSession::Impl : public ProxyTensorMode {
                       const std::vector<std::pair<Tensor, Node*>>& inputs) {
     const Recording& rec = *replay_;
     Stack& stack = call.stack();
-    const bool fresh = step.fresh_fakes && !observed(stack);
-    if (fresh) {
-      stack.clear();
-      for (uint32_t k = step.meta_begin; k < step.meta_end; ++k) {
-        const TensorMeta& m = *rec.step_meta[k];
-        stack.emplace_back(internal::make_fake(m.sizes, m.strides, 0, m.dtype, m.device));
-      }
-    } else {
-      const Stack saved = stack;
-      try {
-        call.proceed();
-      } catch (...) {
-        rethrow_with_context(call.op());
-      }
-      if (!results_match(*rec.nodes[call_at], stack)) {
-        // The same op on the same inputs gave other results (a kernel was
-        // overridden in between): record it as captured.
-        diverge();
-        record_call(call.op(), node_args(saved), stack);
-        remember_results(stack);
-        return true;
-      }
+    if (step.fresh_fakes && !observed(stack)) {
+      track_inputs(inputs);
+      answer_fresh(step, call_at, stack);
+      return true;
     }
-    for (const auto& [t, p] : inputs) {
-      take_input_name(t);
-      bound_[p] = t;
-      track(t, p);
+    const Stack saved = stack;
+    try {
+      call.proceed();
+    } catch (...) {
+      rethrow_with_context(call.op());
     }
+    if (!results_match(*rec.nodes[call_at], stack)) {
+      // The same op on the same inputs gave other results (a kernel was
+      // overridden in between): record it as captured.
+      diverge();
+      record_call(call.op(), node_args(saved), stack);
+      remember_results(stack);
+      return true;
+    }
+    track_inputs(inputs);
     size_t g = call_at + (stack.size() == 1 ? 0 : 1);  // the results' nodes: the call, or its getitems
     for (const Value& r : stack) {
-      if (!r.is_tensor() || !r.to_tensor().defined()) continue;
-      if (fresh) {
-        track_new(r.to_tensor(), rec.nodes[g++]);
-      } else {
-        track(r.to_tensor(), rec.nodes[g++]);
-      }
+      if (r.is_tensor() && r.to_tensor().defined()) track(r.to_tensor(), rec.nodes[g++]);
     }
     cursor_ = step.end;
     ++replayed_calls_;
     remember_results(stack);
     return true;
+  }
+
+  // track_inputs: makes the placeholders match() found the producers of their new tensors.
+  void track_inputs(const std::vector<std::pair<Tensor, Node*>>& inputs) {
+    for (const auto& [t, p] : inputs) {
+      take_input_name(t);
+      bound_[p] = t;
+      track(t, p);
+    }
+  }
+
+  // answer_fresh: answers the op of fresh_fakes step, matched to the node at
+  // call_at, with fresh fakes copied from the recording's, tracked and remembered.
+  void answer_fresh(const Recording::Step& step, size_t call_at, Stack& stack) {
+    const Recording& rec = *replay_;
+    stack.clear();
+    size_t g = call_at + (step.fakes_end - step.fakes_begin == 1 ? 0 : 1);  // the call, or its getitems
+    for (uint32_t k = step.fakes_begin; k < step.fakes_end; ++k) {
+      Tensor fake = internal::make_fake_like(rec.step_fakes[k]);
+      track_new(fake, rec.nodes[g++]);
+      remember(fake);
+      stack.emplace_back(std::move(fake));
+    }
+    cursor_ = step.end;
+    ++replayed_calls_;
   }
 
   static bool results_match(const Node& n, const Stack& results) {
@@ -713,15 +740,25 @@ CaptureSession* CaptureSession::current() { return tls_session; }
 // While suspended, ops run as in eager code: the fake mode leaves its slot,
 // so modes such as DebugMode see real ops, not fake ones, and the capture
 // mode leaves the PreDispatch stack when it is on top (not while its own
-// handler runs), so a graph's ops do not pass through it on their way.
+// handler runs), so a graph's ops do not pass through it on their way. The
+// PreDispatch key run() enabled is lifted too: left on, every op of a graph
+// went through the boxed PreDispatch fallback to find no mode there.
 void CaptureSession::suspend() {
   if (suspended_++ != 0) return;
   parked_fake_ = exchange_infra_mode(ModeKind::kFake, nullptr);
   if (innermost_mode(DispatchKey::kPreDispatch) == impl_.get()) parked_capture_ = pop_mode(DispatchKey::kPreDispatch);
+  LocalDispatchKeySet& tls = local_dispatch_key_set();
+  pre_dispatch_lifted_ = enabled_pre_dispatch_ && tls.included.has(DispatchKey::kPreDispatch);
+  if (pre_dispatch_lifted_) tls.included = tls.included.remove(DispatchKey::kPreDispatch);
 }
 
 void CaptureSession::resume() {
   if (--suspended_ != 0) return;
+  if (pre_dispatch_lifted_) {
+    LocalDispatchKeySet& tls = local_dispatch_key_set();
+    tls.included = tls.included.add(DispatchKey::kPreDispatch);
+    pre_dispatch_lifted_ = false;
+  }
   if (parked_capture_ != nullptr) push_mode(std::move(parked_capture_));
   parked_capture_ = nullptr;
   exchange_infra_mode(ModeKind::kFake, std::move(parked_fake_));
@@ -756,6 +793,7 @@ std::vector<Tensor> CaptureSession::run() {
   {
     // Restored in reverse on any exception: a throwing fn leaves no mode, guard
     // or hook behind, and nothing of the unfinished graph is cached.
+    enabled_pre_dispatch_ = !local_dispatch_key_set().included.has(DispatchKey::kPreDispatch);
     EnablePreDispatchGuard pre_dispatch;
     ModeGuard fake(impl_->fake());
     ModeGuard capture(*impl_);

@@ -43,22 +43,22 @@ struct Recording {
     const OperatorHandle* op = nullptr;  // null: not a call node
     uint32_t args_begin = 0, args_end = 0;  // step_args[begin, end)
     uint32_t end = 0;                       // the cursor after the call and its getitems (0: laid out otherwise)
-    uint32_t meta_begin = 0, meta_end = 0;  // step_meta[begin, end): the node's meta, copied
-    bool fresh_fakes = false;               // results all tensors and op functional: see replay_matched()
+    uint32_t fakes_begin = 0, fakes_end = 0;  // fresh_fakes: step_fakes[begin, end), one per result
+    bool fresh_fakes = false;                 // results all tensors and op functional: see replay_matched()
   };
 
   Graph raw;                   // as captured (with its output node when pruning removed nothing)
   std::vector<Node*> nodes;    // raw's nodes in order, the output node left out
   std::vector<Step> steps;     // per node (see index_steps)
   std::vector<StepArg> step_args;
-  std::vector<OutputMeta> step_meta;
+  std::vector<Tensor> step_fakes;  // per result of a fresh_fakes step: a fake with its metadata, to copy
   absl::flat_hash_map<const Node*, uint32_t> position;  // index in nodes
   std::vector<const Node*> held;    // the captured values still held at flush (the outputs), in order
   std::vector<const Node*> inputs;  // the placeholders left after dead-code elimination, in order
   std::shared_ptr<const CacheEntry> entry;  // what the graph compiled to, and its guards
 };
 
-// index_steps: fills r.steps, r.step_args and r.step_meta from r.nodes.
+// index_steps: fills r.steps, r.step_args and r.step_fakes from r.nodes.
 void index_steps(Recording& r);
 
 // kMaxRecordings: recordings kept per graph position (most recent first).
@@ -73,8 +73,9 @@ bool same_value(const Value& a, const Value& b);
 bool same_prefix(const Recording& a, const Recording& b, size_t n);
 // observed: whether anything besides the capture could see an op with these
 // arguments run below the PreDispatch key (user modes at any key, an outer
-// tracer's proxy mode, tensor subclasses).
-bool observed(const Stack& stack);
+// tracer's proxy mode, tensor subclasses). own_pre_dispatch_modes: how many
+// PreDispatch modes are the capture itself (1 while it answers on its stack).
+bool observed(const Stack& stack, size_t own_pre_dispatch_modes = 0);
 
 // TracedPlan: a call of a trace_once function kept so that later calls with
 // inputs like its own run the graph without running fn. See Note [Trace
@@ -173,6 +174,8 @@ class CaptureSession {
   int suspended_ = 0;
   bool data_read_ = false;  // for Note [Trace once]
   bool broke_ = false;
+  bool enabled_pre_dispatch_ = false;  // run() turned the PreDispatch key on (it was off)
+  bool pre_dispatch_lifted_ = false;   // suspend() turned it off again
   std::shared_ptr<DispatchMode> parked_fake_;     // the fake mode, out of the way while suspended
   std::shared_ptr<DispatchMode> parked_capture_;  // the capture mode, likewise (see suspend())
   std::unique_ptr<Impl> impl_;

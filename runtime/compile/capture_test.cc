@@ -12,6 +12,7 @@
 #include "runtime/compile/controls.h"
 #include "runtime/compile/explain.h"
 #include "runtime/dispatch/library.h"
+#include "runtime/dispatch/local_dispatch_key_set.h"
 #include "runtime/dispatch/mode.h"
 #include "runtime/ops/ops.h"
 
@@ -291,6 +292,71 @@ TEST(Replay, SuspendedCaptureLeavesThePreDispatchStack) {
   expect_same(cf(x)[0], ops::exp(ops::neg(ops::relu(x))));
   EXPECT_TRUE(empty_inside);
   EXPECT_THAT(mode_stack(DispatchKey::kPreDispatch), IsEmpty());
+}
+
+// capture_test::probe: a copy of x whose CPU kernel records whether the
+// PreDispatch key was on when it ran (the kernel runs in the graph, not in capture).
+bool probe_saw_pre_dispatch = false;
+
+const OperatorHandle& probe_op() {
+  static const bool registered = [] {
+    Library lib("capture_test");
+    lib.def("probe(Tensor x) -> Tensor", OpKind::kUnary)
+        .impl("probe", DispatchKey::kCPU,
+              [](const Tensor& x) {
+                probe_saw_pre_dispatch = local_dispatch_key_set().included.has(DispatchKey::kPreDispatch);
+                return ops::clone(x);
+              })
+        .impl("probe", DispatchKey::kMeta,
+              [](const Tensor& x) { return internal::make_tensor(x.sizes(), x.dtype(), kMeta); });
+    return true;
+  }();
+  (void)registered;
+  return Dispatcher::singleton().get("capture_test::probe");
+}
+
+// While a graph runs (and inside disable()), ops run as in eager code: the
+// PreDispatch key the capture turned on is off, and back on for fn afterwards;
+// a key the caller turned on stays on.
+// A graph's inputs are tracked anew by every call: each graph gives their trace slots back.
+TEST(Replay, InputsLeaveTheirTraceSlotsFree) {
+  const Tensor x = ops::arange(0.0, 4.0);
+  auto cf = compile(&triple_plus_one);
+  for (int i = 0; i < 2; ++i) {
+    expect_same(cf(x)[0], triple_plus_one(x));
+    EXPECT_EQ(x.impl()->trace_owner().load(), 0u);
+  }
+}
+
+TEST(Replay, SuspendedCaptureLiftsThePreDispatchKeyItTurnedOn) {
+  bool on_inside_disable = true, on_after_disable = false;
+  auto eager_part = disable("eager_part", [&](const Tensor& x) {
+    on_inside_disable = local_dispatch_key_set().included.has(DispatchKey::kPreDispatch);
+    return ops::neg(x);
+  });
+  auto fn = [&](const Tensor& x) {
+    const Tensor y = eager_part(ops::relu(x));
+    on_after_disable = local_dispatch_key_set().included.has(DispatchKey::kPreDispatch);
+    return probe_op().call<Tensor>(ops::exp(y));
+  };
+  auto cf = compile(fn);
+  const Tensor x = ops::arange(-1.0, 2.0);
+  for (int call = 0; call < 2; ++call) {  // capture, then replay
+    SCOPED_TRACE(call);
+    probe_saw_pre_dispatch = true;
+    expect_same(cf(x)[0], ops::exp(ops::neg(ops::relu(x))));
+    EXPECT_FALSE(probe_saw_pre_dispatch);
+    EXPECT_FALSE(on_inside_disable);
+    EXPECT_TRUE(on_after_disable);
+  }
+  EXPECT_FALSE(local_dispatch_key_set().included.has(DispatchKey::kPreDispatch));
+  {
+    EnablePreDispatchGuard caller;
+    expect_same(cf(x)[0], ops::exp(ops::neg(ops::relu(x))));
+    EXPECT_TRUE(probe_saw_pre_dispatch);
+    EXPECT_TRUE(on_inside_disable);
+  }
+  EXPECT_FALSE(local_dispatch_key_set().included.has(DispatchKey::kPreDispatch));
 }
 
 }  // namespace

@@ -2,8 +2,11 @@
 // See Note [Replaying a capture] in capture.cc.
 #include <algorithm>
 #include <bit>
+#include <cstring>
 
 #include "runtime/compile/capture.h"
+#include "runtime/dispatch/mode.h"
+#include "runtime/fake/fake_tensor.h"
 
 namespace opspec::internal {
 
@@ -15,8 +18,9 @@ bool same_value(const Value& a, const Value& b) {
     const bool host_numbers = x.is_wrapped_number() && y.is_wrapped_number() &&
                               x.impl()->storage()->device().is_cpu() && y.impl()->storage()->device().is_cpu();
     if (!host_numbers) return x.is_same(y);
-    // Read without the data-access hook (read_scalar), so matching never breaks the graph.
-    return x.dtype() == y.dtype() && same_value(Value(a.to_scalar()), Value(b.to_scalar()));
+    // Bitwise, as doubles are compared below; raw_data() skips the data-access
+    // hook, so matching never breaks the graph.
+    return x.dtype() == y.dtype() && std::memcmp(x.raw_data(), y.raw_data(), x.element_size()) == 0;
   }
   if (a.is_double() && b.is_double()) {
     return std::bit_cast<uint64_t>(a.to_double()) == std::bit_cast<uint64_t>(b.to_double());
@@ -70,13 +74,10 @@ bool same_prefix(const Recording& a, const Recording& b, size_t n) {
   return true;
 }
 
-bool observed(const Stack& stack) {
-  // The thread's mode keys say which stacks are non-empty; at the Python key
-  // the capture's own fake mode is expected, any other mode there is not.
-  const DispatchKeySet modes = local_dispatch_key_set().modes;
-  if (modes.has(DispatchKey::kFunctionMode) || modes.has(DispatchKey::kPreDispatch)) return true;
-  if (modes.has(DispatchKey::kPython) &&
-      (!mode_stack_empty(DispatchKey::kPython) || has_infra_mode(ModeKind::kProxy))) {
+bool observed(const Stack& stack, size_t own_pre_dispatch_modes) {
+  // At the Python key the capture's own fake mode is expected, any other mode there is not.
+  const ModeCensus modes = mode_census();
+  if (modes.function > 0 || modes.pre_dispatch > own_pre_dispatch_modes || modes.python > 0 || modes.proxy) {
     return true;
   }
   for (const Value& v : stack) {
@@ -109,15 +110,12 @@ bool functional(const OperatorHandle& op) {
 void index_steps(Recording& r) {
   r.steps.assign(r.nodes.size(), Recording::Step());
   r.step_args.clear();
-  r.step_meta.clear();
+  r.step_fakes.clear();
   for (size_t i = 0; i < r.nodes.size(); ++i) {
     const Node& n = *r.nodes[i];
     if (n.op() != NodeOp::kCall) continue;
     Recording::Step& step = r.steps[i];
     step.op = n.target();
-    step.meta_begin = static_cast<uint32_t>(r.step_meta.size());
-    r.step_meta.insert(r.step_meta.end(), n.meta().begin(), n.meta().end());
-    step.meta_end = static_cast<uint32_t>(r.step_meta.size());
     step.args_begin = static_cast<uint32_t>(r.step_args.size());
     for (const NodeArg& a : n.args()) {
       Recording::StepArg arg;
@@ -148,6 +146,13 @@ void index_steps(Recording& r) {
     step.end = static_cast<uint32_t>(end);
     step.fresh_fakes = end != 0 && functional(*n.target()) &&
                        std::all_of(n.meta().begin(), n.meta().end(), [](const OutputMeta& m) { return m.has_value(); });
+    step.fakes_begin = static_cast<uint32_t>(r.step_fakes.size());
+    if (step.fresh_fakes) {
+      for (const OutputMeta& m : n.meta()) {
+        r.step_fakes.push_back(internal::make_fake(m->sizes, m->strides, 0, m->dtype, m->device));
+      }
+    }
+    step.fakes_end = static_cast<uint32_t>(r.step_fakes.size());
   }
 }
 
