@@ -101,10 +101,12 @@ TypedCall typed_call_for(const FunctionSchema& schema) {
   return nullptr;
 }
 
-// call_node_typed: what dispatch_node does, through a TypedCall (See Note [Typed graph steps]).
-Tensor call_node_typed(const Node& n, TypedCall call, const Value* const* args, std::string_view who) {
+// call_node_typed: what dispatch_node does for n (whose op is op), through a
+// TypedCall (See Note [Typed graph steps]).
+Tensor call_node_typed(const Node& n, const OperatorHandle& op, TypedCall call, const Value* const* args,
+                       std::string_view who) {
   try {
-    return call(*n.target(), args);
+    return call(op, args);
   } catch (const NotImplementedError& e) {
     throw NotImplementedError(str_cat(who, ": node %", n.name(), " (", n.target()->name(), "): ", e.what()));
   } catch (const Error& e) {
@@ -167,7 +169,9 @@ struct GraphRunner::Plan {
     enum class Kind : uint8_t { kValue, kSlot, kList } kind = Kind::kValue;
   };
   struct Step {
-    const Node* node = nullptr;
+    const Node* node = nullptr;  // read only on the boxed path and for errors (a cache miss per node)
+    NodeOp op = NodeOp::kPlaceholder;
+    const OperatorHandle* target = nullptr;  // a call's op
     uint32_t args_begin = 0, args_end = 0;          // call, getitem, output: sources[begin, end)
     uint32_t release_begin = 0, release_end = 0;    // releases[begin, end)
     uint32_t input = 0;                             // placeholder: its input index
@@ -213,6 +217,8 @@ GraphRunner::GraphRunner(const Graph& g, RunGraphOptions options) {
     const Node& n = *nodes[i];
     Plan::Step& step = plan->steps[i];
     step.node = &n;
+    step.op = n.op();
+    if (n.op() == NodeOp::kCall) step.target = n.target();
     if (n.op() == NodeOp::kPlaceholder) step.input = next_input++;
     step.args_begin = static_cast<uint32_t>(plan->sources.size());
     if (n.op() == NodeOp::kCall || n.op() == NodeOp::kGetItem || n.op() == NodeOp::kOutput) {
@@ -282,7 +288,7 @@ std::vector<Tensor> GraphRunner::Plan::run(absl::Span<const Tensor> inputs) cons
   for (const Step& step : steps) {
     const Node& n = *step.node;
     const size_t i = static_cast<size_t>(&step - steps.data());
-    switch (n.op()) {
+    switch (step.op) {
       case NodeOp::kPlaceholder: set_one(i, inputs[step.input]); break;
       case NodeOp::kConstant: set_one(i, constant_value(n)); break;
       case NodeOp::kGetItem: {
@@ -300,7 +306,7 @@ std::vector<Tensor> GraphRunner::Plan::run(absl::Span<const Tensor> inputs) cons
             const Source& src = sources[a];
             args[a - step.args_begin] = src.kind == Source::Kind::kValue ? src.value : &value_of(src.slot, n);
           }
-          set_one(i, call_node_typed(n, step.typed, args, "run_graph"));
+          set_one(i, call_node_typed(n, *step.target, step.typed, args, "run_graph"));
           break;
         }
         stack.clear();
