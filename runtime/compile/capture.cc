@@ -245,8 +245,28 @@ class CaptureSession::Impl : public ProxyTensorMode {
   }
   std::string take_input_name(const Tensor& t) {
     std::string name = input_name(t);
-    if (fn_input_index(t) < 0) ++(materialized_.contains(t.impl()) ? next_tmp_ : next_captured_);
+    count_input_name(t);
     return name;
+  }
+  // count_input_name: take_input_name without building the name (replay knows it).
+  void count_input_name(const Tensor& t) {
+    if (fn_input_index(t) < 0) ++(materialized_.contains(t.impl()) ? next_tmp_ : next_captured_);
+  }
+  // has_input_name: input_name(t, ...) == name, without building a string for
+  // fn's inputs (every warm call matches each of them against its placeholder).
+  bool has_input_name(const Tensor& t, std::string_view name, int tmp_taken, int captured_taken) const {
+    if (const int i = fn_input_index(t); i >= 0) {
+      if (static_cast<size_t>(i) < fn_input_names_.size()) return name == fn_input_names_[i];
+      // "x<i>", as input_name spells it: digits, no leading zero.
+      if (name.size() < 2 || name.size() > 11 || name[0] != 'x' || (name[1] == '0' && name.size() > 2)) return false;
+      int64_t index = 0;
+      for (char c : name.substr(1)) {
+        if (c < '0' || c > '9') return false;
+        index = index * 10 + (c - '0');
+      }
+      return index == i;
+    }
+    return name == input_name(t, tmp_taken, captured_taken);
   }
   // fn_input_index: which of fn's inputs t is (the last, when passed twice), or -1.
   // A scan: fn has few inputs, and a map cost more to build every call than all lookups.
@@ -420,7 +440,7 @@ class CaptureSession::Impl : public ProxyTensorMode {
       }
       if (c >= rec.nodes.size()) return nullptr;
       Node* p = rec.nodes[c];
-      if (p->op() != NodeOp::kPlaceholder || p->name() != input_name(t, tmp_taken, captured_taken) ||
+      if (p->op() != NodeOp::kPlaceholder || !has_input_name(t, p->name(), tmp_taken, captured_taken) ||
           !(p->tensor_meta() == TensorMeta::of(t))) {
         return nullptr;
       }
@@ -580,7 +600,7 @@ class CaptureSession::Impl : public ProxyTensorMode {
   // track_inputs: makes the placeholders match() found the producers of their new tensors.
   void track_inputs(const std::vector<std::pair<Tensor, Node*>>& inputs) {
     for (const auto& [t, p] : inputs) {
-      take_input_name(t);
+      count_input_name(t);
       bound_[p] = t;
       track(t, p);
     }

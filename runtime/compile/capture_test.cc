@@ -97,6 +97,20 @@ TEST(Replay, WarmCallsSkipMetaKernelsAndGraphBuilding) {
   EXPECT_EQ(stats.recompiles, 0);
 }
 
+// Placeholders named by CompileOptions::input_names match their inputs on warm calls too.
+TEST(Replay, NamedAndUnnamedInputsMatchTheirPlaceholders) {
+  const Tensor x = ops::arange(0.0, 4.0);
+  auto two = [](const Tensor& a, const Tensor& b) {  // each input first seen by a triple
+    const Tensor tb = triple_op().call<Tensor>(b);
+    return ops::add(tb, triple_op().call<Tensor>(a));
+  };
+  auto named = compile(two, {.input_names = {"first"}});  // the second input is x1
+  const int before = triple_meta_runs.load();
+  for (int i = 0; i < 3; ++i) expect_same(named(x, x * 2)[0], two(x, x * 2));
+  EXPECT_EQ(triple_meta_runs.load() - before, 2);  // the first call's capture only
+  EXPECT_EQ(named.stats().compiles, 1);
+}
+
 TEST(Replay, ObservedOpsStillRunTheirMetaKernels) {
   const Tensor x = ops::arange(0.0, 4.0);
   auto cf = compile(&triple_plus_one);
