@@ -1,5 +1,6 @@
 #include "runtime/core/allocator.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <mutex>
@@ -15,15 +16,93 @@ namespace opspec {
 
 // Note [Allocator counters]
 // Every tensor allocation updates the counters, so they cost what a 1-element
-// op can afford: an allocation is two atomic adds (bytes, allocations) and a
-// peak check that writes only when the peak grows; a free is two adds.
+// op can afford. Bytes in use are one shared atomic (its running value gives
+// the peak, which is written only when it grows). The allocation and free
+// counts are kept per thread, in counters only their thread writes (a load
+// and a store, not a locked add: locked instructions were a visible part of
+// small ops), and summed when stats() is read; a finished thread's counts
+// are folded into a total. Allocators past kCounterSlots, and a thread whose
+// counters are already gone (frees during its exit), use shared atomics.
 // active_allocations and allocation_count are derived from the running totals.
 
+namespace {
+
+constexpr int kCounterSlots = 32;
+
+struct ThreadCounts;
+
+// CountRegistry: the live threads' counters and the folded counts of finished ones.
+struct CountRegistry {
+  std::mutex mu;
+  std::vector<ThreadCounts*> live;
+  int64_t finished_allocs[kCounterSlots] = {};
+  int64_t finished_frees[kCounterSlots] = {};
+};
+CountRegistry& count_registry() {
+  static CountRegistry* r = new CountRegistry();  // never destroyed: threads may exit during static destruction
+  return *r;
+}
+
+constinit thread_local bool tls_counts_gone = false;
+
+struct ThreadCounts {
+  std::atomic<int64_t> allocs[kCounterSlots] = {};
+  std::atomic<int64_t> frees[kCounterSlots] = {};
+  ThreadCounts() {
+    CountRegistry& r = count_registry();
+    std::lock_guard<std::mutex> lock(r.mu);
+    r.live.push_back(this);
+  }
+  ~ThreadCounts() {
+    CountRegistry& r = count_registry();
+    std::lock_guard<std::mutex> lock(r.mu);
+    for (int i = 0; i < kCounterSlots; ++i) {
+      r.finished_allocs[i] += allocs[i].load(std::memory_order_relaxed);
+      r.finished_frees[i] += frees[i].load(std::memory_order_relaxed);
+    }
+    std::erase(r.live, this);
+    tls_counts_gone = true;
+  }
+};
+thread_local ThreadCounts tls_counts;
+
+// bump: adds one to a counter only this thread writes.
+void bump(std::atomic<int64_t>& c) { c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
+
+std::atomic<int> next_counter_slot{0};
+
+}  // namespace
+
+Allocator::Allocator() {
+  const int slot = next_counter_slot.fetch_add(1, std::memory_order_relaxed);
+  counter_slot_ = slot < kCounterSlots ? slot : -1;
+}
+
+int64_t Allocator::total_allocs() const {
+  int64_t n = allocs_.load(std::memory_order_relaxed);
+  if (counter_slot_ < 0) return n;
+  CountRegistry& r = count_registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  n += r.finished_allocs[counter_slot_];
+  for (const ThreadCounts* t : r.live) n += t->allocs[counter_slot_].load(std::memory_order_relaxed);
+  return n;
+}
+
+int64_t Allocator::total_frees() const {
+  int64_t n = frees_.load(std::memory_order_relaxed);
+  if (counter_slot_ < 0) return n;
+  CountRegistry& r = count_registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  n += r.finished_frees[counter_slot_];
+  for (const ThreadCounts* t : r.live) n += t->frees[counter_slot_].load(std::memory_order_relaxed);
+  return n;
+}
+
 AllocatorStats Allocator::stats() const {
-  const int64_t allocs = allocs_.load(std::memory_order_relaxed);
+  const int64_t allocs = total_allocs();
+  const int64_t frees = total_frees();
   return {bytes_in_use_.load(std::memory_order_relaxed), peak_bytes_.load(std::memory_order_relaxed),
-          allocs - allocs_at_reset_.load(std::memory_order_relaxed),
-          allocs - frees_.load(std::memory_order_relaxed)};
+          allocs - allocs_at_reset_.load(std::memory_order_relaxed), allocs - frees};
 }
 
 void Allocator::reset_peak_stats() {
@@ -31,7 +110,7 @@ void Allocator::reset_peak_stats() {
 }
 
 void Allocator::reset_stats() {
-  allocs_at_reset_.store(allocs_.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  allocs_at_reset_.store(total_allocs(), std::memory_order_relaxed);
   reset_peak_stats();
 }
 
@@ -41,12 +120,20 @@ void Allocator::record_alloc(size_t nbytes) {
   int64_t peak = peak_bytes_.load(std::memory_order_relaxed);
   while (now > peak && !peak_bytes_.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
   }
-  allocs_.fetch_add(1, std::memory_order_relaxed);
+  if (counter_slot_ >= 0 && !tls_counts_gone) {
+    bump(tls_counts.allocs[counter_slot_]);
+  } else {
+    allocs_.fetch_add(1, std::memory_order_relaxed);
+  }
 }
 
 void Allocator::record_free(size_t nbytes) {
   bytes_in_use_.fetch_sub(static_cast<int64_t>(nbytes), std::memory_order_relaxed);
-  frees_.fetch_add(1, std::memory_order_relaxed);
+  if (counter_slot_ >= 0 && !tls_counts_gone) {
+    bump(tls_counts.frees[counter_slot_]);
+  } else {
+    frees_.fetch_add(1, std::memory_order_relaxed);
+  }
 }
 
 namespace {

@@ -23,6 +23,7 @@ struct AllocatorStats {
 // test can prove that a fake or meta run allocated no data.
 class Allocator {
  public:
+  Allocator();
   virtual ~Allocator() = default;
 
   // allocate: nbytes of memory aligned to 64 bytes (nullptr for zero bytes).
@@ -52,11 +53,16 @@ class Allocator {
   void record_free(size_t nbytes);
 
  private:
-  // Two atomic adds per allocation and per free (See Note [Allocator counters]).
+  // total_allocs / total_frees: allocations ever made and freed, on every thread.
+  int64_t total_allocs() const;
+  int64_t total_frees() const;
+
+  // One atomic add per allocation and per free (See Note [Allocator counters]).
   std::atomic<int64_t> bytes_in_use_{0};
   std::atomic<int64_t> peak_bytes_{0};
-  std::atomic<int64_t> allocs_{0};       // allocations ever made
-  std::atomic<int64_t> frees_{0};        // allocations ever freed
+  int counter_slot_;                     // this allocator's per-thread counters, or -1: allocs_ and frees_
+  std::atomic<int64_t> allocs_{0};       // allocations ever made (or made after a thread's counters went)
+  std::atomic<int64_t> frees_{0};        // allocations ever freed (likewise)
   std::atomic<int64_t> allocs_at_reset_{0};
 };
 

@@ -1,6 +1,9 @@
 // allocator_small_blocks_test.cc: the CPU allocator's per-thread small block
 // cache (Note [Small block cache]) keeps the counters exact and reuses memory.
+#include <condition_variable>
+#include <mutex>
 #include <thread>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "runtime/core/allocator.h"
@@ -50,6 +53,46 @@ TEST(SmallBlockCacheTest, TensorsFreedOnAnotherThreadAndAfterItsExitAreSafe) {
   made_there = Tensor();  // freed here, into this thread's cache
   EXPECT_EQ(cpu->stats().bytes_in_use, before.bytes_in_use);
   EXPECT_EQ(cpu->stats().active_allocations, before.active_allocations);
+}
+
+// See Note [Allocator counters]: counts kept per thread add up, from live
+// threads and finished ones, wherever a block is freed.
+TEST(SmallBlockCacheTest, CountsOfLiveAndFinishedThreadsAddUp) {
+  Allocator* cpu = get_allocator(DeviceType::kCPU);
+  cpu->reset_stats();
+  const AllocatorStats before = cpu->stats();
+  std::mutex mu;
+  std::condition_variable cv;
+  bool allocated = false, may_exit = false;
+  std::vector<void*> blocks;
+  std::thread worker([&] {
+    for (int i = 0; i < 3; ++i) blocks.push_back(cpu->allocate(16));
+    std::unique_lock<std::mutex> lock(mu);
+    allocated = true;
+    cv.notify_all();
+    cv.wait(lock, [&] { return may_exit; });
+    cpu->deallocate(blocks[0], 16);  // one freed there
+  });
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return allocated; });
+    const AllocatorStats live = cpu->stats();  // the worker's counters, read while it runs
+    EXPECT_EQ(live.allocation_count - before.allocation_count, 3);
+    EXPECT_EQ(live.active_allocations - before.active_allocations, 3);
+    may_exit = true;
+    cv.notify_all();
+  }
+  worker.join();
+  AllocatorStats after = cpu->stats();  // the worker's counts, folded at its exit
+  EXPECT_EQ(after.allocation_count - before.allocation_count, 3);
+  EXPECT_EQ(after.active_allocations - before.active_allocations, 2);
+  cpu->deallocate(blocks[1], 16);  // the others freed here
+  cpu->deallocate(blocks[2], 16);
+  after = cpu->stats();
+  EXPECT_EQ(after.active_allocations, before.active_allocations);
+  EXPECT_EQ(after.bytes_in_use, before.bytes_in_use);
+  cpu->reset_stats();
+  EXPECT_EQ(cpu->stats().allocation_count, 0);
 }
 
 }  // namespace
