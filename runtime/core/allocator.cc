@@ -69,6 +69,15 @@ thread_local ThreadCounts tls_counts;
 // bump: adds one to a counter only this thread writes.
 void bump(std::atomic<int64_t>& c) { c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
 
+// summed: a slot's per-thread allocation (or free) counts, over finished and live threads.
+int64_t summed(int slot, bool frees) {
+  CountRegistry& r = count_registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  int64_t n = frees ? r.finished_frees[slot] : r.finished_allocs[slot];
+  for (const ThreadCounts* t : r.live) n += (frees ? t->frees[slot] : t->allocs[slot]).load(std::memory_order_relaxed);
+  return n;
+}
+
 std::atomic<int> next_counter_slot{0};
 
 }  // namespace
@@ -79,23 +88,13 @@ Allocator::Allocator() {
 }
 
 int64_t Allocator::total_allocs() const {
-  int64_t n = allocs_.load(std::memory_order_relaxed);
-  if (counter_slot_ < 0) return n;
-  CountRegistry& r = count_registry();
-  std::lock_guard<std::mutex> lock(r.mu);
-  n += r.finished_allocs[counter_slot_];
-  for (const ThreadCounts* t : r.live) n += t->allocs[counter_slot_].load(std::memory_order_relaxed);
-  return n;
+  const int64_t shared = allocs_.load(std::memory_order_relaxed);
+  return counter_slot_ < 0 ? shared : shared + summed(counter_slot_, /*frees=*/false);
 }
 
 int64_t Allocator::total_frees() const {
-  int64_t n = frees_.load(std::memory_order_relaxed);
-  if (counter_slot_ < 0) return n;
-  CountRegistry& r = count_registry();
-  std::lock_guard<std::mutex> lock(r.mu);
-  n += r.finished_frees[counter_slot_];
-  for (const ThreadCounts* t : r.live) n += t->frees[counter_slot_].load(std::memory_order_relaxed);
-  return n;
+  const int64_t shared = frees_.load(std::memory_order_relaxed);
+  return counter_slot_ < 0 ? shared : shared + summed(counter_slot_, /*frees=*/true);
 }
 
 AllocatorStats Allocator::stats() const {
