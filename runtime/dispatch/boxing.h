@@ -30,8 +30,8 @@ namespace internal {
 // Unbox<T>: reads an argument of C++ type T from a Value that lives on the
 // stack for the whole call (so spans into it stay valid).
 template <class T> struct Unbox;
-template <> struct Unbox<const Tensor&> {
-  static const Tensor& get(Value& v) { return v.to_tensor(); }
+template <> struct Unbox<const Tensor&> {  // reads only: the graph runner unboxes from const values
+  static const Tensor& get(const Value& v) { return v.to_tensor(); }
 };
 template <> struct Unbox<Tensor> {
   static Tensor get(Value& v) { return v.to_tensor(); }
@@ -43,7 +43,7 @@ template <> struct Unbox<const std::optional<Tensor>&> {
   }
 };
 template <> struct Unbox<const Scalar&> {
-  static Scalar get(Value& v) { return v.to_scalar(); }
+  static Scalar get(const Value& v) { return v.to_scalar(); }
 };
 template <> struct Unbox<const std::optional<Scalar>&> {
   static std::optional<Scalar> get(Value& v) {

@@ -9,6 +9,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_join.h"
 #include "runtime/core/error.h"
+#include "runtime/dispatch/boxing.h"
 #include "runtime/dispatch/dispatcher.h"
 
 namespace opspec {
@@ -50,18 +51,9 @@ void dispatch_node(const Node& n, Stack& stack, std::string_view who, bool check
 // TypedCall: calls op on args (one Value per schema argument) and returns its result.
 using TypedCall = Tensor (*)(const OperatorHandle& op, const Value* const* args);
 
-// ArgOf<A>: reads a typed argument from its Value.
-template <class A> struct ArgOf;
-template <> struct ArgOf<const Tensor&> {
-  static const Tensor& get(const Value& v) { return v.to_tensor(); }
-};
-template <> struct ArgOf<const Scalar&> {
-  static Scalar get(const Value& v) { return v.to_scalar(); }
-};
-
 template <class... A, size_t... I>
 Tensor call_typed(const OperatorHandle& op, const Value* const* args, std::index_sequence<I...>) {
-  return Dispatcher::singleton().call<Tensor, A...>(op, ArgOf<A>::get(*args[I])...);
+  return Dispatcher::singleton().call<Tensor, A...>(op, internal::Unbox<A>::get(*args[I])...);
 }
 template <class... A>
 Tensor call_typed(const OperatorHandle& op, const Value* const* args) {
