@@ -49,9 +49,22 @@ class IntrusivePtr {
 
   template <class... Args>
   static IntrusivePtr make(Args&&... args) {
-    // No other thread can see the new object yet: a plain store, not an atomic increment.
-    T* p = new T(std::forward<Args>(args)...);
+    return adopt_unowned(new T(std::forward<Args>(args)...));
+  }
+  // adopt_unowned: owns p, which nothing references (new, or handed back by
+  // T::release_last): no other thread can see it, so its count is set plainly.
+  static IntrusivePtr adopt_unowned(T* p) {
     p->refcount_.store(1, std::memory_order_relaxed);
+    IntrusivePtr out;
+    out.p_ = p;
+    return out;
+  }
+
+  // share_unpublished: another owner of p, which only this thread can reach
+  // (just made, no reference handed out yet): the count goes up with a plain
+  // store, as in make, not a locked increment.
+  static IntrusivePtr share_unpublished(T* p) {
+    p->refcount_.store(p->refcount_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     IntrusivePtr out;
     out.p_ = p;
     return out;
@@ -68,7 +81,12 @@ class IntrusivePtr {
     // without the locked decrement; acquire pairs with the other owners' releases.
     if (p_ && (p_->refcount_.load(std::memory_order_acquire) == 1 ||
                p_->refcount_.fetch_sub(1, std::memory_order_acq_rel) == 1)) {
-      delete p_;
+      // A class may keep its dead objects for reuse (TensorImpl::release_last).
+      if constexpr (requires(T* q) { T::release_last(q); }) {
+        T::release_last(p_);
+      } else {
+        delete p_;
+      }
     }
     p_ = nullptr;
   }

@@ -1,5 +1,6 @@
 #include "runtime/core/tensor.h"
 
+#include <algorithm>
 #include <atomic>
 
 #include "absl/strings/str_cat.h"
@@ -25,6 +26,127 @@ void fill_contiguous_strides(IntArrayRef sizes, int64_t* out) {
   }
 }
 }  // namespace
+
+// Note [Recycled tensors]
+// Every op makes a tensor and, in a chain, lets the previous one die: a
+// TensorImpl and its StorageImpl built, destroyed and given back to the pool
+// each time (on a warm compiled call, a third of the instructions went to the
+// lives of fakes and results). When the last owner lets a tensor go and its
+// storage has no other owner (no view, no subclass, CPU or meta memory), the
+// data goes back to the allocator as usual, which counts the free, but the
+// pair is kept on a short per-thread list; the thread's next fresh tensor
+// (make_tensor, make_like_geometry) resets it in place instead of allocating
+// two objects. Everything identity-related starts anew (uid, version, trace
+// slot, marks), so a recycled tensor is indistinguishable from a new one,
+// as a pooled one already was: only its address repeats.
+namespace internal {
+
+struct TensorRecycler {
+  static constexpr int kKept = 256;
+  TensorImpl* kept[kKept];
+  int count = 0;
+  bool destroyed = false;  // the thread's list is gone: delete as usual
+
+  ~TensorRecycler() {
+    destroyed = true;
+    while (count > 0) {
+      TensorImpl* impl = kept[--count];
+      // Its memory went back at keep(); the allocator it came from may be gone
+      // (set_allocator in a test), so the empty storage is deleted as meta.
+      impl->storage_->allocator_ = get_allocator(DeviceType::kMeta);
+      delete impl;
+    }
+  }
+
+  // keep: takes impl (last owner gone) unless it cannot be recycled.
+  bool keep(TensorImpl* impl) {
+    StorageImpl* storage = impl->storage_.get();
+    if (destroyed || count == kKept || storage == nullptr || storage->use_count() != 1 || impl->subclass_) {
+      return false;
+    }
+    const DeviceType type = storage->device_.type;
+    if (type != DeviceType::kCPU && type != DeviceType::kMeta) return false;
+    storage->allocator_->deallocate(std::exchange(storage->data_, nullptr), storage->nbytes_);
+    storage->nbytes_ = 0;
+    kept[count++] = impl;
+    return true;
+  }
+
+  // take: a kept pair whose storage now holds nbytes on storage_device (its
+  // TensorImpl's fields still the dead tensor's), or null.
+  TensorImpl* take(size_t nbytes, Device storage_device) {
+    if (count == 0 || (storage_device.type != DeviceType::kCPU && storage_device.type != DeviceType::kMeta)) {
+      return nullptr;
+    }
+    Allocator* allocator = get_allocator(storage_device.type);
+    void* data = allocator->allocate_on(storage_device, nbytes);  // may throw: nothing taken yet
+    TensorImpl* impl = kept[--count];
+    StorageImpl& storage = *impl->storage_;
+    storage.data_ = data;
+    storage.nbytes_ = nbytes;
+    storage.device_ = storage_device;
+    storage.allocator_ = allocator;
+    impl->storage_offset_ = 0;
+    impl->wrapped_number_ = false;
+    impl->version_ = 0;
+    impl->dynamic_dims_ = 0;
+    impl->static_dims_ = 0;
+    impl->uid_.store(0, std::memory_order_relaxed);
+    impl->trace_owner_.store(0, std::memory_order_relaxed);
+    impl->trace_index_ = 0;
+    return impl;
+  }
+
+  // assign_dims: v = dims; a recycled tensor usually has as many dims as the
+  // new one, and copying in place is far cheaper than InlinedVector::assign.
+  static void assign_dims(SizeVec& v, IntArrayRef dims) {
+    if (v.size() == dims.size()) {
+      std::copy(dims.begin(), dims.end(), v.begin());
+    } else {
+      v.assign(dims.begin(), dims.end());
+    }
+  }
+
+  // take_contiguous: take() set up as TensorImpl's Contiguous constructor sets up a new one.
+  TensorImpl* take_contiguous(IntArrayRef sizes, int64_t numel, size_t nbytes, DType dtype, Device device) {
+    TensorImpl* impl = take(nbytes, device);
+    if (impl == nullptr) return nullptr;
+    assign_dims(impl->sizes_, sizes);
+    if (impl->strides_.size() != sizes.size()) impl->strides_.resize(sizes.size());
+    fill_contiguous_strides(sizes, impl->strides_.data());
+    impl->numel_ = numel;
+    impl->dtype_ = dtype;
+    impl->device_ = device;
+    impl->is_contiguous_ = true;
+    impl->key_set_ = DispatchKeySet(backend_key(device.type));
+    return impl;
+  }
+
+  // take_like: take() set up as TensorImpl's SameGeometry constructor sets up a new one.
+  TensorImpl* take_like(const TensorImpl& like, size_t nbytes, Device storage_device) {
+    TensorImpl* impl = take(nbytes, storage_device);
+    if (impl == nullptr) return nullptr;
+    assign_dims(impl->sizes_, like.sizes_);
+    assign_dims(impl->strides_, like.strides_);
+    impl->storage_offset_ = like.storage_offset_;
+    impl->numel_ = like.numel_;
+    impl->dtype_ = like.dtype_;
+    impl->device_ = like.device_;
+    impl->is_contiguous_ = like.is_contiguous_;
+    impl->key_set_ = like.key_set_.remove(DispatchKey::kPython);
+    return impl;
+  }
+};
+
+namespace {
+thread_local TensorRecycler tls_recycler;
+}  // namespace
+
+}  // namespace internal
+
+void TensorImpl::release_last(TensorImpl* impl) noexcept {
+  if (!internal::tls_recycler.keep(impl)) delete impl;
+}
 
 TensorImpl::TensorImpl(Storage storage, IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset,
                        DType dtype, Device device)
@@ -188,8 +310,20 @@ Tensor make_tensor(IntArrayRef sizes, DType dtype, Device device) {
     OPSPEC_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", format_sizes(sizes));
     n *= s;
   }
-  auto storage = Storage::make(static_cast<size_t>(n * element_size(dtype)), device);
+  const size_t nbytes = static_cast<size_t>(n * element_size(dtype));
+  if (TensorImpl* impl = tls_recycler.take_contiguous(sizes, n, nbytes, dtype, device)) {  // Note [Recycled tensors]
+    return Tensor(IntrusivePtr<TensorImpl>::adopt_unowned(impl));
+  }
+  auto storage = Storage::make(nbytes, device);
   return Tensor(IntrusivePtr<TensorImpl>::make(std::move(storage), sizes, TensorImpl::Contiguous{n}, dtype, device));
+}
+
+Tensor make_like_geometry(const TensorImpl& like, size_t nbytes, Device storage_device) {
+  if (TensorImpl* impl = tls_recycler.take_like(like, nbytes, storage_device)) {  // Note [Recycled tensors]
+    return Tensor(IntrusivePtr<TensorImpl>::adopt_unowned(impl));
+  }
+  auto storage = Storage::make(nbytes, storage_device);
+  return Tensor(IntrusivePtr<TensorImpl>::make(std::move(storage), like, TensorImpl::SameGeometry{}));
 }
 
 Tensor make_strided(IntArrayRef sizes, IntArrayRef strides, DType dtype, Device device) {

@@ -30,6 +30,9 @@ using SizeVec = absl::InlinedVector<int64_t, 5>;
 using IntArrayRef = absl::Span<const int64_t>;
 
 class TensorSubclass;  // runtime/dispatch/subclass.h
+namespace internal {
+struct TensorRecycler;  // tensor.cc, See Note [Recycled tensors]
+}  // namespace internal
 
 // StorageImpl: a block of device memory shared by a tensor and its views.
 class StorageImpl : public RefCounted, public internal::Pooled {  // See Note [Object pool].
@@ -43,6 +46,7 @@ class StorageImpl : public RefCounted, public internal::Pooled {  // See Note [O
   Device device() const { return device_; }
 
  private:
+  friend struct internal::TensorRecycler;
   void* data_;
   size_t nbytes_;
   Device device_;
@@ -124,7 +128,13 @@ class TensorImpl : public RefCounted, public internal::Pooled {  // See Note [Ob
   std::atomic<uint64_t>& trace_owner() const { return trace_owner_; }
   uint32_t& trace_index() const { return trace_index_; }
 
+  // release_last: what IntrusivePtr does when the last owner lets go: keeps
+  // the object and its storage for the thread's next fresh tensor, or deletes
+  // them. See Note [Recycled tensors] in tensor.cc.
+  static void release_last(TensorImpl* impl) noexcept;
+
  private:
+  friend struct internal::TensorRecycler;
   void refresh();
 
   Storage storage_;
@@ -235,6 +245,10 @@ extern constinit thread_local DataAccessHook tls_data_access_hook;
 // make_tensor: a new contiguous tensor with uninitialised data, bypassing the
 // dispatcher (kernels use this for their outputs).
 Tensor make_tensor(IntArrayRef sizes, DType dtype, Device device);
+// make_like_geometry: a new tensor over fresh storage of nbytes on
+// storage_device with like's sizes, strides, offset, dtype, device and keys
+// (none of like's subclass, version, marks or identity).
+Tensor make_like_geometry(const TensorImpl& like, size_t nbytes, Device storage_device);
 // make_strided: a new tensor with the given strides over fresh storage large enough for them.
 Tensor make_strided(IntArrayRef sizes, IntArrayRef strides, DType dtype, Device device);
 // make_view: a tensor sharing base's storage with new geometry.

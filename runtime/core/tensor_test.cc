@@ -109,6 +109,79 @@ TEST(TensorTest, MetaTensorsHaveNoData) {
   EXPECT_EQ(get_allocator(DeviceType::kMeta)->stats().bytes_in_use, 0);
 }
 
+// See Note [Recycled tensors]: a tensor made from a dead one's objects must
+// look new in every respect, and a tensor whose storage lives on is not reused.
+TEST(RecycledTensorTest, ATensorMadeFromADeadOneStartsAnew) {
+  const Tensor room = internal::make_tensor({1}, DType::kFloat32, kCPU);  // the thread's list is not full
+  const TensorImpl* dead_impl = nullptr;
+  uint64_t dead_uid = 0;
+  {
+    Tensor dead = internal::make_tensor({2, 3, 4}, DType::kFloat64, kCPU);
+    dead.impl()->set_wrapped_number(true);
+    dead.impl()->bump_version();
+    dead.impl()->set_dim_marks(0b10, 0b01);
+    dead.impl()->trace_owner().store(12345);
+    dead_uid = dead.impl()->uid();
+    dead_impl = dead.impl();
+  }
+  Tensor fresh = internal::make_tensor({5}, DType::kInt32, kCPU);
+  EXPECT_EQ(fresh.impl(), dead_impl) << "the dead tensor's objects were not reused";
+  EXPECT_THAT(fresh.sizes(), ElementsAre(5));
+  EXPECT_THAT(fresh.strides(), ElementsAre(1));
+  EXPECT_EQ(fresh.numel(), 5);
+  EXPECT_EQ(fresh.dtype(), DType::kInt32);
+  EXPECT_TRUE(fresh.is_contiguous());
+  EXPECT_EQ(fresh.storage_offset(), 0);
+  EXPECT_FALSE(fresh.is_wrapped_number());
+  EXPECT_EQ(fresh.impl()->version(), 0u);
+  EXPECT_EQ(fresh.impl()->dynamic_dims(), 0u);
+  EXPECT_EQ(fresh.impl()->static_dims(), 0u);
+  EXPECT_EQ(fresh.impl()->trace_owner().load(), 0u);
+  EXPECT_NE(fresh.impl()->uid(), dead_uid);
+  EXPECT_EQ(fresh.key_set(), DispatchKeySet(DispatchKey::kCPU));
+  EXPECT_EQ(fresh.impl()->storage()->nbytes(), 20u);
+  EXPECT_EQ(fresh.impl()->storage()->use_count(), 1);
+  for (int i = 0; i < 5; ++i) fresh.data_ptr<int32_t>()[i] = i;
+  EXPECT_EQ(fresh.to_vector<int32_t>(), std::vector<int32_t>({0, 1, 2, 3, 4}));
+
+  // A meta tensor may reuse a CPU tensor's objects, and the other way round.
+  const TensorImpl* cpu_impl = fresh.impl();
+  fresh = Tensor();
+  Tensor meta = internal::make_tensor({3, 3}, DType::kFloat32, kMeta);
+  EXPECT_EQ(meta.impl(), cpu_impl);
+  EXPECT_TRUE(meta.device().is_meta());
+  EXPECT_EQ(meta.impl()->storage()->data(), nullptr);
+  EXPECT_EQ(meta.key_set(), DispatchKeySet(DispatchKey::kMeta));
+}
+
+TEST(RecycledTensorTest, ATensorWhoseStorageLivesOnIsNotReused) {
+  Tensor view;
+  {
+    Tensor base = internal::make_tensor({4}, DType::kInt64, kCPU);
+    for (int i = 0; i < 4; ++i) base.data_ptr<int64_t>()[i] = 10 + i;
+    view = internal::make_view(base, {2}, {1}, 2);
+  }
+  Tensor other = internal::make_tensor({4}, DType::kInt64, kCPU);
+  EXPECT_FALSE(other.is_alias_of(view));
+  for (int i = 0; i < 4; ++i) other.data_ptr<int64_t>()[i] = -1;
+  EXPECT_EQ(view.to_vector<int64_t>(), std::vector<int64_t>({12, 13}));  // the base's data is intact
+}
+
+TEST(RecycledTensorTest, AllocatorCountsStayExact) {
+  Allocator* cpu = get_allocator(DeviceType::kCPU);
+  cpu->reset_stats();
+  const AllocatorStats before = cpu->stats();
+  for (int i = 0; i < 10; ++i) {
+    Tensor t = internal::make_tensor({64}, DType::kFloat32, kCPU);  // 256 bytes, reusing the previous one's objects
+    EXPECT_EQ(cpu->stats().bytes_in_use - before.bytes_in_use, 256);
+  }
+  const AllocatorStats after = cpu->stats();
+  EXPECT_EQ(after.allocation_count, 10);
+  EXPECT_EQ(after.bytes_in_use, before.bytes_in_use);
+  EXPECT_EQ(after.active_allocations, before.active_allocations);
+  EXPECT_EQ(after.peak_bytes, before.bytes_in_use + 256);
+}
+
 TEST(AllocatorTest, CountsBytesPeakAndAllocationsAndResets) {
   Allocator* cpu = get_allocator(DeviceType::kCPU);
   cpu->reset_stats();

@@ -88,8 +88,7 @@ Tensor make_fake(IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset,
 
 Tensor make_fake_like(const Tensor& like) {
   OPSPEC_INTERNAL_ASSERT(is_fake(like) && like.impl()->subclass() == nullptr);
-  auto storage = Storage::make(like.impl()->storage()->nbytes(), kMeta);
-  return Tensor(IntrusivePtr<TensorImpl>::make(std::move(storage), *like.impl(), TensorImpl::SameGeometry{}));
+  return make_like_geometry(*like.impl(), like.impl()->storage()->nbytes(), kMeta);
 }
 
 void run_fake_kernel(const OperatorHandle& op, Stack& stack) {

@@ -233,7 +233,14 @@ TEST(FakeTensors, MetaAndFakeTensorsDoNotMix) {
 
 TEST(FakeTensors, MakeFakeLikeCopiesGeometryOntoStorageOfItsOwn) {
   const Tensor like = internal::make_fake({2, 3}, {1, 2}, 1, DType::kFloat64, kCuda);  // not contiguous
+  {
+    // A dead CPU tensor of other geometry, whose objects the fake may reuse (Note [Recycled tensors]).
+    Tensor dead = internal::make_tensor({4, 4, 4}, DType::kInt32, kCPU);
+    dead.impl()->set_wrapped_number(true);
+  }
   const Tensor fake = internal::make_fake_like(like);
+  EXPECT_FALSE(fake.is_wrapped_number());
+  EXPECT_EQ(fake.impl()->storage()->data(), nullptr);
   EXPECT_TRUE(is_fake(fake));
   EXPECT_FALSE(fake.is_same(like));
   EXPECT_FALSE(fake.is_alias_of(like));
