@@ -243,6 +243,14 @@ TEST(ElementwiseBinaryTest, TypePromotion) {
   EXPECT_EQ(ops::div(i32, i64).dtype(), DType::kFloat32);
   EXPECT_EQ(ops::div(f16, 2).dtype(), DType::kFloat16);
   EXPECT_EQ(ops::add(ops::tensor({1}, {1}, DType::kBFloat16), f16).dtype(), DType::kFloat32);
+  // A C++ number of no higher category keeps the tensor's dtype, device and shape; else it promotes.
+  EXPECT_EQ(ops::mul(b8, 2).dtype(), DType::kInt64);
+  EXPECT_THAT(values(ops::mul(b8, 2)), ElementsAre(2, 0));
+  EXPECT_EQ(ops::div(i32, 2).dtype(), DType::kFloat32);
+  EXPECT_THAT(values(ops::div(i32, 2)), ElementsAre(0.5, 1));
+  EXPECT_EQ(ops::mul(f64_0d, 2.5).dtype(), DType::kFloat64);
+  EXPECT_EQ(ops::mul(f64_0d, 2.5).dim(), 0);
+  EXPECT_EQ(ops::mul(i64, true).dtype(), DType::kInt64);
 }
 
 TEST(ElementwiseBinaryTest, ReducedPrecisionScalarOperands) {

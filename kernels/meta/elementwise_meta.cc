@@ -69,6 +69,15 @@ ElementwiseMeta binary_meta(const Tensor& self, const Tensor& other, BinaryKind 
     with_kind(m, kind);
     return m;
   }
+  if (self.defined() && other.defined() && !self.is_wrapped_number() && other.is_wrapped_number() &&
+      other.device().is_cpu() &&
+      (is_floating(self.dtype()) || (self.dtype() != DType::kBool && !is_floating(other.dtype())))) {
+    // A tensor and a C++ number (`x * 0.5`): a 0-dim CPU number of no higher
+    // category changes neither the shape, the device nor the dtype (result_type).
+    ElementwiseMeta m{SizeVec(self.sizes().begin(), self.sizes().end()), self.dtype(), self.dtype(), self.device()};
+    with_kind(m, kind);
+    return m;
+  }
   const Tensor operands[] = {self, other};
   const Device device = check_same_device(operands, op);
   SizeVec sizes = broadcast_shapes(self.sizes(), other.sizes(), op);
