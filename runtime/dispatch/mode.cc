@@ -33,6 +33,12 @@ struct ModeState {
 
 thread_local ModeState tls_modes;
 
+}  // namespace
+
+constinit thread_local ModeCensus internal::tls_mode_census;
+
+namespace {
+
 // Proxy and fake modes at the Python key have their own slots (consulted after
 // user subclasses); at the other keys every mode lives on that key's stack.
 bool uses_infra_slot(const DispatchMode& mode) {
@@ -52,6 +58,9 @@ void refresh_mode_keys() {
   }
   if (tls_modes.infra[0] || tls_modes.infra[1]) keys = keys.add(DispatchKey::kPython);
   local_dispatch_key_set().modes = keys;
+  const ModeState& m = tls_modes;
+  internal::tls_mode_census = {m.stacks[0].size(), m.stacks[1].size(), m.stacks[2].size(), m.infra[0] != nullptr,
+                               m.infra[1] != nullptr};
 }
 
 // Takes a mode off its stack or slot for a handler's duration, and puts it back.
@@ -230,10 +239,6 @@ std::shared_ptr<DispatchMode> infra_mode(ModeKind kind) { return infra_slot(kind
 
 bool has_infra_mode(ModeKind kind) { return infra_slot(kind) != nullptr; }
 
-ModeCensus mode_census() {
-  const ModeState& m = tls_modes;
-  return {m.stacks[0].size(), m.stacks[1].size(), m.stacks[2].size(), m.infra[0] != nullptr, m.infra[1] != nullptr};
-}
 
 bool dispatch_mode_enabled() { return local_dispatch_key_set().modes.has(DispatchKey::kPython); }
 

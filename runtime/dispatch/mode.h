@@ -128,8 +128,13 @@ struct ModeCensus {
   size_t python = 0, function = 0, pre_dispatch = 0;  // user modes on each stack
   bool proxy = false, fake = false;                   // the Python key's infra slots
 };
+namespace internal {
+// This thread's census, rewritten by every push and pop (it is read once per
+// replayed op, so it is a plain thread-local rather than a walk of the stacks).
+extern constinit thread_local ModeCensus tls_mode_census;
+}  // namespace internal
 // mode_census: this thread's ModeCensus.
-ModeCensus mode_census();
+inline ModeCensus mode_census() { return internal::tls_mode_census; }
 // dispatch_mode_enabled: any mode or infra mode at the Python key (PyTorch's
 // check, used by composites such as reshape and linear).
 bool dispatch_mode_enabled();
