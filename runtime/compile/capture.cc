@@ -159,7 +159,11 @@ class CaptureSession::Impl : public ProxyTensorMode {
     if (replay_ == nullptr || session_.suspended() || cursor_ >= replay_->steps.size()) return false;
     const Recording::Step& step = replay_->steps[cursor_];
     if (!step.fresh_fakes || step.op != &op || op_disallowed(op)) return false;
-    if (match_tracked(op, stack) == nullptr || observed(stack, /*own_pre_dispatch_modes=*/1)) return false;
+    // observed(stack, 1), its tensors' half asked by match_tracked as it reads them.
+    bool subclassed = false;
+    if (modes_observe(/*own_pre_dispatch_modes=*/1) || match_tracked(op, stack, &subclassed) == nullptr || subclassed) {
+      return false;
+    }
     answer_fresh(step, cursor_, stack);
     return true;
   }
@@ -188,7 +192,7 @@ class CaptureSession::Impl : public ProxyTensorMode {
     // later calls to replay (See Note [Replaying a capture]): a copy when
     // something is about to be pruned, else graph_ itself once compiled.
     std::shared_ptr<Recording> recording;
-    if (has_pending_ops() && prunable(outputs)) recording = std::make_shared<Recording>(record_copy(outputs));
+    if (has_pending_ops() && prunable(outputs)) recording = std::make_shared<Recording>(record_copy(graph_, outputs));
     graph_.set_output(outputs);
     eliminate_dead_code(graph_);
     std::vector<Tensor> inputs;
@@ -385,39 +389,6 @@ class CaptureSession::Impl : public ProxyTensorMode {
     return false;
   }
 
-  // record_copy: a Recording of a copy of graph_ as captured; outputs are the
-  // nodes held at flush. Its inputs are filled in once pruning is done.
-  Recording record_copy(const std::vector<Node*>& outputs) const {
-    Recording r;
-    r.raw = graph_.clone();
-    r.nodes = r.raw.nodes();
-    const std::vector<Node*> source = graph_.nodes();
-    absl::flat_hash_map<const Node*, uint32_t> source_position;
-    source_position.reserve(source.size());
-    for (size_t i = 0; i < source.size(); ++i) source_position[source[i]] = static_cast<uint32_t>(i);
-    r.position.reserve(r.nodes.size());
-    for (size_t i = 0; i < r.nodes.size(); ++i) r.position[r.nodes[i]] = static_cast<uint32_t>(i);
-    for (const Node* n : outputs) r.held.push_back(r.nodes[source_position.at(n)]);
-    index_steps(r);
-    return r;
-  }
-
-  // record_whole: a Recording of a finished graph that pruning left as
-  // captured (its output node aside), taking it over.
-  static Recording record_whole(Graph graph) {
-    Recording r;
-    r.raw = std::move(graph);
-    r.nodes = r.raw.nodes();
-    const Node* output = r.nodes.back();
-    r.nodes.pop_back();
-    r.position.reserve(r.nodes.size());
-    for (size_t i = 0; i < r.nodes.size(); ++i) r.position[r.nodes[i]] = static_cast<uint32_t>(i);
-    for (const NodeArg& a : output->args()) r.held.push_back(a.as_node());
-    for (const Node* p : r.raw.placeholders()) r.inputs.push_back(p);
-    index_steps(r);
-    return r;
-  }
-
   // Resolved: an argument of the op being matched, as the recording sees it.
   struct Resolved {
     const Value* value = nullptr;  // a plain value, or
@@ -503,7 +474,9 @@ class CaptureSession::Impl : public ProxyTensorMode {
   // recording's compact steps: the next node is the op's call and every
   // tensor argument is one this graph already tracks. Null means "ask
   // match()", not "no match"; else the step matched.
-  const Recording::Step* match_tracked(const OperatorHandle& op, const Stack& stack) const {
+  // subclassed, when given, is set if a tensor argument has a subclass (as
+  // observed() asks); only meaningful when a step is returned.
+  const Recording::Step* match_tracked(const OperatorHandle& op, const Stack& stack, bool* subclassed = nullptr) const {
     const Recording& rec = *replay_;
     if (cursor_ >= rec.steps.size()) return nullptr;
     const Recording::Step& step = rec.steps[cursor_];
@@ -512,10 +485,18 @@ class CaptureSession::Impl : public ProxyTensorMode {
     for (size_t i = 0; i < stack.size(); ++i) {
       const Value& v = stack[i];
       const Recording::StepArg& a = args[i];
-      if (v.is_tensor_list()) return nullptr;
-      if (v.is_tensor() && v.to_tensor().defined() && !v.to_tensor().is_wrapped_number()) {
-        if (a.kind != Recording::StepArg::Kind::kNode || node_of(v.to_tensor()) != a.node) return nullptr;
+      if (a.kind == Recording::StepArg::Kind::kNode) {  // the usual argument: a tracked tensor
+        if (!v.is_tensor() || !v.to_tensor().defined() || v.to_tensor().is_wrapped_number() ||
+            node_of(v.to_tensor()) != a.node) {
+          return nullptr;
+        }
+        if (subclassed != nullptr && v.to_tensor().impl()->subclass()) *subclassed = true;
         continue;
+      }
+      if (v.is_tensor_list()) return nullptr;
+      if (v.is_tensor() && v.to_tensor().defined() && !v.to_tensor().is_wrapped_number()) return nullptr;
+      if (subclassed != nullptr && v.is_tensor() && v.to_tensor().defined() && v.to_tensor().impl()->subclass()) {
+        *subclassed = true;
       }
       // A plain value, as in match(); an undefined tensor is recorded as None.
       if (v.is_tensor() && !v.to_tensor().defined()) {
@@ -615,22 +596,11 @@ class CaptureSession::Impl : public ProxyTensorMode {
     for (uint32_t k = step.fakes_begin; k < step.fakes_end; ++k) {
       Tensor fake = internal::make_fake_like(rec.step_fakes[k]);
       track_new(fake, rec.nodes[g++]);
-      remember(fake);
+      captured_.emplace_back(IntrusivePtr<TensorImpl>::share_unpublished(fake.impl()));  // remember(fake), unlocked
       stack.emplace_back(std::move(fake));
     }
     cursor_ = step.end;
     ++replayed_calls_;
-  }
-
-  static bool results_match(const Node& n, const Stack& results) {
-    if (results.size() != n.meta().size()) return false;
-    for (size_t i = 0; i < results.size(); ++i) {
-      const Value& r = results[i];
-      const bool tensor = r.is_tensor() && r.to_tensor().defined();
-      if (tensor != n.meta()[i].has_value()) return false;
-      if (tensor && !(TensorMeta::of(r.to_tensor()) == *n.meta()[i])) return false;
-    }
-    return true;
   }
 
   // switch_recording: moves to another candidate whose first `prefix` nodes

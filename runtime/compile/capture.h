@@ -3,6 +3,7 @@
 // capture] in compile.h.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -11,6 +12,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "runtime/compile/compile.h"
+#include "runtime/dispatch/mode.h"
 
 namespace opspec::internal {
 
@@ -60,6 +62,14 @@ struct Recording {
 
 // index_steps: fills r.steps, r.step_args and r.step_fakes from r.nodes.
 void index_steps(Recording& r);
+// record_copy: a Recording of a copy of graph as captured; outputs are the
+// nodes held at flush. Its inputs are filled in once pruning is done.
+Recording record_copy(const Graph& graph, const std::vector<Node*>& outputs);
+// record_whole: a Recording of a finished graph that pruning left as
+// captured (its output node aside), taking it over.
+Recording record_whole(Graph graph);
+// results_match: whether an op's results have call node n's recorded metadata.
+bool results_match(const Node& n, const Stack& results);
 
 // kMaxRecordings: recordings kept per graph position (most recent first).
 inline constexpr size_t kMaxRecordings = 8;
@@ -76,6 +86,11 @@ bool same_prefix(const Recording& a, const Recording& b, size_t n);
 // tracer's proxy mode, tensor subclasses). own_pre_dispatch_modes: how many
 // PreDispatch modes are the capture itself (1 while it answers on its stack).
 bool observed(const Stack& stack, size_t own_pre_dispatch_modes = 0);
+// modes_observe: observed()'s question about modes alone (no tensor's subclass).
+inline bool modes_observe(size_t own_pre_dispatch_modes) {
+  const ModeCensus modes = mode_census();
+  return modes.function > 0 || modes.pre_dispatch > own_pre_dispatch_modes || modes.python > 0 || modes.proxy;
+}
 
 // TracedPlan: a call of a trace_once function kept so that later calls with
 // inputs like its own run the graph without running fn. See Note [Trace
@@ -207,8 +222,15 @@ void keep_plan(CompiledState& state, const std::vector<Tensor>& inputs, const st
                const LastGraph* last);
 std::vector<Tensor> run_plan(CompiledState& state, const TracedPlan& plan, const std::vector<Tensor>& inputs);
 
-// op_disallowed: op was marked with disallow_in_graph (controls.cc).
-bool op_disallowed(const OperatorHandle& op);
+// disallowed_op_count: how many ops are marked with disallow_in_graph, read
+// without a lock (most programs mark none; every captured op asks).
+extern constinit std::atomic<size_t> disallowed_op_count;
+// op_disallowed_locked: op_disallowed's lookup (controls.cc).
+bool op_disallowed_locked(const OperatorHandle& op);
+// op_disallowed: op was marked with disallow_in_graph.
+inline bool op_disallowed(const OperatorHandle& op) {
+  return disallowed_op_count.load(std::memory_order_acquire) != 0 && op_disallowed_locked(op);
+}
 
 // format_site: "file.cc:42 in fn" ("" for null).
 std::string format_site(const std::source_location* loc);

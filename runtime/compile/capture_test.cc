@@ -126,6 +126,28 @@ TEST(Replay, ObservedOpsStillRunTheirMetaKernels) {
   EXPECT_EQ(cf.stats().compiles, 1);
 }
 
+// PassThrough: a tensor subclass that lets every op through.
+class PassThrough : public TensorSubclass {
+ public:
+  bool dispatch(OpCall& call) override {
+    call.proceed();
+    return true;
+  }
+  std::string_view name() const override { return "PassThrough"; }
+};
+
+// A subclass could see a meta kernel run, also once its tensor is tracked (its second use).
+TEST(Replay, OpsOnSubclassedTensorsStillRunTheirMetaKernels) {
+  const Tensor x = with_subclass(ops::arange(0.0, 4.0), std::make_shared<PassThrough>());
+  auto twice = [](const Tensor& t) { return ops::add(triple_op().call<Tensor>(t), triple_op().call<Tensor>(t)); };
+  auto cf = compile(twice);
+  cf(x);
+  const int before = triple_meta_runs.load();
+  for (int i = 0; i < 2; ++i) expect_same(cf(x)[0], twice(x));
+  EXPECT_EQ(triple_meta_runs.load() - before, 2 * 2);
+  EXPECT_EQ(cf.stats().compiles, 1);
+}
+
 TEST(Replay, ChangedNumbersAreNotReplayed) {
   double k = 2.0;
   auto f = [&k](const Tensor& x) { return ops::add(ops::mul(x, k), 1.0); };

@@ -14,7 +14,6 @@ namespace {
 struct Disallowed {
   std::mutex mu;
   absl::flat_hash_set<const OperatorHandle*> ops;
-  std::atomic<size_t> count{0};  // ops.size(), read without the lock: most programs disallow nothing
 };
 
 Disallowed& disallowed() {
@@ -26,9 +25,10 @@ Disallowed& disallowed() {
 
 namespace internal {
 
-bool op_disallowed(const OperatorHandle& op) {
+constinit std::atomic<size_t> disallowed_op_count{0};
+
+bool op_disallowed_locked(const OperatorHandle& op) {
   Disallowed& d = disallowed();
-  if (d.count.load(std::memory_order_acquire) == 0) return false;
   std::lock_guard<std::mutex> lock(d.mu);
   return d.ops.contains(&op);
 }
@@ -100,7 +100,7 @@ void disallow_in_graph(std::string_view op_name) {
   Disallowed& d = disallowed();
   std::lock_guard<std::mutex> lock(d.mu);
   d.ops.insert(&op);
-  d.count.store(d.ops.size(), std::memory_order_release);
+  internal::disallowed_op_count.store(d.ops.size(), std::memory_order_release);
 }
 
 void allow_op_in_graph(std::string_view op_name) {
@@ -108,7 +108,7 @@ void allow_op_in_graph(std::string_view op_name) {
   Disallowed& d = disallowed();
   std::lock_guard<std::mutex> lock(d.mu);
   d.ops.erase(&op);
-  d.count.store(d.ops.size(), std::memory_order_release);
+  internal::disallowed_op_count.store(d.ops.size(), std::memory_order_release);
 }
 
 }  // namespace opspec

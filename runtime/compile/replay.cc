@@ -1,4 +1,4 @@
-// replay.cc: the comparisons and checks behind replaying a recorded capture.
+// replay.cc: recordings of a capture, and the comparisons and checks behind replaying them.
 // See Note [Replaying a capture] in capture.cc.
 #include <algorithm>
 #include <bit>
@@ -98,11 +98,7 @@ bool same_prefix(const Recording& a, const Recording& b, size_t n) {
 }
 
 bool observed(const Stack& stack, size_t own_pre_dispatch_modes) {
-  // At the Python key the capture's own fake mode is expected, any other mode there is not.
-  const ModeCensus modes = mode_census();
-  if (modes.function > 0 || modes.pre_dispatch > own_pre_dispatch_modes || modes.python > 0 || modes.proxy) {
-    return true;
-  }
+  if (modes_observe(own_pre_dispatch_modes)) return true;
   for (const Value& v : stack) {
     if (v.is_tensor() && v.to_tensor().defined() && v.to_tensor().impl()->subclass()) return true;
     if (v.is_tensor_list()) {
@@ -129,6 +125,46 @@ bool functional(const OperatorHandle& op) {
 }
 
 }  // namespace
+
+Recording record_copy(const Graph& graph, const std::vector<Node*>& outputs) {
+  Recording r;
+  r.raw = graph.clone();
+  r.nodes = r.raw.nodes();
+  const std::vector<Node*> source = graph.nodes();
+  absl::flat_hash_map<const Node*, uint32_t> source_position;
+  source_position.reserve(source.size());
+  for (size_t i = 0; i < source.size(); ++i) source_position[source[i]] = static_cast<uint32_t>(i);
+  r.position.reserve(r.nodes.size());
+  for (size_t i = 0; i < r.nodes.size(); ++i) r.position[r.nodes[i]] = static_cast<uint32_t>(i);
+  for (const Node* n : outputs) r.held.push_back(r.nodes[source_position.at(n)]);
+  index_steps(r);
+  return r;
+}
+
+Recording record_whole(Graph graph) {
+  Recording r;
+  r.raw = std::move(graph);
+  r.nodes = r.raw.nodes();
+  const Node* output = r.nodes.back();
+  r.nodes.pop_back();
+  r.position.reserve(r.nodes.size());
+  for (size_t i = 0; i < r.nodes.size(); ++i) r.position[r.nodes[i]] = static_cast<uint32_t>(i);
+  for (const NodeArg& a : output->args()) r.held.push_back(a.as_node());
+  for (const Node* p : r.raw.placeholders()) r.inputs.push_back(p);
+  index_steps(r);
+  return r;
+}
+
+bool results_match(const Node& n, const Stack& results) {
+  if (results.size() != n.meta().size()) return false;
+  for (size_t i = 0; i < results.size(); ++i) {
+    const Value& r = results[i];
+    const bool tensor = r.is_tensor() && r.to_tensor().defined();
+    if (tensor != n.meta()[i].has_value()) return false;
+    if (tensor && !(TensorMeta::of(r.to_tensor()) == *n.meta()[i])) return false;
+  }
+  return true;
+}
 
 void index_steps(Recording& r) {
   r.steps.assign(r.nodes.size(), Recording::Step());
