@@ -502,7 +502,7 @@ class CaptureSession::Impl : public ProxyTensorMode {
       if (v.is_tensor() && !v.to_tensor().defined()) {
         if (a.kind != Recording::StepArg::Kind::kNone) return nullptr;
       } else if (a.kind == Recording::StepArg::Kind::kNone || a.kind == Recording::StepArg::Kind::kValue) {
-        if (!same_value(*a.value, v)) return nullptr;
+        if (!same_as_recorded(a, v)) return nullptr;
       } else {
         return nullptr;
       }

@@ -38,8 +38,13 @@ struct Recording {
   // contiguously (walking the nodes themselves missed the cache on every op).
   struct StepArg {
     enum class Kind : uint8_t { kNode, kValue, kNone, kOther } kind = Kind::kOther;  // kOther: a node list
+    // Numbers are compared against a copy of their bits kept here: the
+    // recorded Value lives in its node, a cache miss per replayed op.
+    enum class Bits : uint8_t { kNone, kInt, kDouble, kBool, kWrappedNumber } bits_kind = Bits::kNone;
+    DType wrapped_dtype = DType::kFloat32;  // kWrappedNumber: its dtype
     const Node* node = nullptr;    // kNode: the producer
     const Value* value = nullptr;  // kValue: the recorded value
+    uint64_t bits = 0;             // bits_kind's value, bitwise (a wrapped number's element, zero-padded)
   };
   struct Step {
     const OperatorHandle* op = nullptr;  // null: not a call node
@@ -74,6 +79,9 @@ bool results_match(const Node& n, const Stack& results);
 // kMaxRecordings: recordings kept per graph position (most recent first).
 inline constexpr size_t kMaxRecordings = 8;
 
+// same_as_recorded: same_value(*a.value, v) for a recorded value argument,
+// read from a's copy of its bits when it has one.
+bool same_as_recorded(const Recording::StepArg& a, const Value& v);
 // same_value: whether two op arguments are interchangeable when replaying:
 // by value for numbers (bitwise for doubles, so -0.0 is not 0.0) and for
 // wrapped-number scalars, by identity for other tensors.

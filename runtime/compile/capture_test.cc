@@ -170,6 +170,45 @@ TEST(Replay, ChangedNumbersAreNotReplayed) {
   EXPECT_EQ(cf.stats().compiles, 4);
 }
 
+// The same, for numbers of ops whose tensors are all tracked (compared
+// against the recording's copy of their bits): a wrapped number, an int and
+// a double alpha, a bool, and a number whose dtype changes but not its bytes.
+TEST(Replay, ChangedNumbersOfTrackedOpsAreNotReplayed) {
+  Scalar k = 2.0;
+  Scalar alpha = 1;
+  bool keepdim = false;
+  auto f = [&](const Tensor& x) {
+    const Tensor r = ops::mul(ops::relu(x), k);
+    return ops::sum(ops::add(r, r, alpha), {0}, keepdim);
+  };
+  auto cf = compile(f);
+  const Tensor x = ops::arange(0.0, 4.0);
+  int compiles = 0;
+  auto expect_compiles = [&](int added) {
+    expect_same(cf(x)[0], f(x));
+    compiles += added;
+    EXPECT_EQ(cf.stats().compiles, compiles);
+  };
+  expect_compiles(1);
+  expect_compiles(0);  // unchanged: replayed
+  k = 3.0;
+  expect_compiles(1);
+  alpha = 2;
+  expect_compiles(1);
+  alpha = 2.5;
+  expect_compiles(1);
+  alpha = 1.5;
+  expect_compiles(1);
+  keepdim = true;
+  expect_compiles(1);
+  k = 0.0;
+  expect_compiles(1);
+  k = int64_t{0};  // the same bytes as 0.0, another dtype
+  expect_compiles(1);
+  k = 3.0;  // back to an earlier program
+  expect_compiles(0);
+}
+
 TEST(Replay, ClosedOverTensorsAreBoundAnewOnEveryCall) {
   Tensor w = ops::ones({4});
   auto f = [&w](const Tensor& x) { return ops::add(x, w); };

@@ -33,6 +33,49 @@ bool same_bytes(const void* a, const void* b, size_t n) {
 
 }  // namespace
 
+namespace {
+
+// keep_bits: fills arg's copy of v's bits when v is a number (same_as_recorded reads it).
+void keep_bits(const Value& v, Recording::StepArg& arg) {
+  using Bits = Recording::StepArg::Bits;
+  if (v.is_int()) {
+    arg.bits_kind = Bits::kInt;
+    arg.bits = std::bit_cast<uint64_t>(v.to_int());
+  } else if (v.is_double()) {
+    arg.bits_kind = Bits::kDouble;
+    arg.bits = std::bit_cast<uint64_t>(v.to_double());
+  } else if (v.is_bool()) {
+    arg.bits_kind = Bits::kBool;
+    arg.bits = v.to_bool() ? 1 : 0;
+  } else if (v.is_tensor() && v.to_tensor().defined() && v.to_tensor().is_wrapped_number() &&
+             v.to_tensor().impl()->storage()->device().is_cpu() && v.to_tensor().element_size() <= 8) {
+    const Tensor& t = v.to_tensor();
+    arg.bits_kind = Bits::kWrappedNumber;
+    arg.wrapped_dtype = t.dtype();
+    std::memcpy(&arg.bits, t.raw_data(), static_cast<size_t>(t.element_size()));
+  }
+}
+
+}  // namespace
+
+bool same_as_recorded(const Recording::StepArg& a, const Value& v) {
+  using Bits = Recording::StepArg::Bits;
+  switch (a.bits_kind) {
+    case Bits::kInt: return v.is_int() && std::bit_cast<uint64_t>(v.to_int()) == a.bits;
+    case Bits::kDouble: return v.is_double() && std::bit_cast<uint64_t>(v.to_double()) == a.bits;
+    case Bits::kBool: return v.is_bool() && (v.to_bool() ? 1u : 0u) == a.bits;
+    case Bits::kWrappedNumber: {
+      // As same_value: two host wrapped numbers of one dtype and equal bytes.
+      if (!v.is_tensor() || !v.to_tensor().defined()) return false;
+      const Tensor& t = v.to_tensor();
+      return t.is_wrapped_number() && t.impl()->storage()->device().is_cpu() && t.dtype() == a.wrapped_dtype &&
+             same_bytes(t.raw_data(), &a.bits, static_cast<size_t>(t.element_size()));
+    }
+    case Bits::kNone: break;
+  }
+  return same_value(*a.value, v);
+}
+
 bool same_value(const Value& a, const Value& b) {
   if (a.is_tensor() && b.is_tensor()) {
     const Tensor& x = a.to_tensor();
@@ -179,10 +222,13 @@ void index_steps(Recording& r) {
     for (const NodeArg& a : n.args()) {
       Recording::StepArg arg;
       if (a.is_node()) {
-        arg = {Recording::StepArg::Kind::kNode, a.as_node(), nullptr};
+        arg.kind = Recording::StepArg::Kind::kNode;
+        arg.node = a.as_node();
       } else if (a.is_value()) {
-        arg = {a.as_value().is_none() ? Recording::StepArg::Kind::kNone : Recording::StepArg::Kind::kValue, nullptr,
-               &a.as_value()};
+        const Value& v = a.as_value();
+        arg.kind = v.is_none() ? Recording::StepArg::Kind::kNone : Recording::StepArg::Kind::kValue;
+        arg.value = &v;
+        keep_bits(v, arg);
       }
       r.step_args.push_back(arg);
     }
