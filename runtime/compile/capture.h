@@ -94,7 +94,9 @@ bool same_prefix(const Recording& a, const Recording& b, size_t n);
 // tracer's proxy mode, tensor subclasses). own_pre_dispatch_modes: how many
 // PreDispatch modes are the capture itself (1 while it answers on its stack).
 bool observed(const Stack& stack, size_t own_pre_dispatch_modes = 0);
-// modes_observe: observed()'s question about modes alone (no tensor's subclass).
+// modes_observe: observed()'s question about modes alone (no tensor's
+// subclass). At the Python key the capture's own fake mode is expected; any
+// other mode there is not.
 inline bool modes_observe(size_t own_pre_dispatch_modes) {
   const ModeCensus modes = mode_census();
   return modes.function > 0 || modes.pre_dispatch > own_pre_dispatch_modes || modes.python > 0 || modes.proxy;

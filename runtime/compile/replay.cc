@@ -31,10 +31,6 @@ bool same_bytes(const void* a, const void* b, size_t n) {
   }
 }
 
-}  // namespace
-
-namespace {
-
 // keep_bits: fills arg's copy of v's bits when v is a number (same_as_recorded reads it).
 void keep_bits(const Value& v, Recording::StepArg& arg) {
   using Bits = Recording::StepArg::Bits;
