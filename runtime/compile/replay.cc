@@ -31,6 +31,16 @@ bool same_bytes(const void* a, const void* b, size_t n) {
   }
 }
 
+// host_number: t is a wrapped number in host memory, compared by value when replaying.
+bool host_number(const Tensor& t) { return t.is_wrapped_number() && t.impl()->storage()->device().is_cpu(); }
+
+// same_number: host number t has this dtype and element bytes (bitwise, as
+// doubles are compared; raw_data() skips the data-access hook, so matching
+// never breaks the graph).
+bool same_number(const Tensor& t, DType dtype, const void* bytes) {
+  return t.dtype() == dtype && same_bytes(t.raw_data(), bytes, static_cast<size_t>(t.element_size()));
+}
+
 // keep_bits: fills arg's copy of v's bits when v is a number (same_as_recorded reads it).
 void keep_bits(const Value& v, Recording::StepArg& arg) {
   using Bits = Recording::StepArg::Bits;
@@ -43,8 +53,8 @@ void keep_bits(const Value& v, Recording::StepArg& arg) {
   } else if (v.is_bool()) {
     arg.bits_kind = Bits::kBool;
     arg.bits = v.to_bool() ? 1 : 0;
-  } else if (v.is_tensor() && v.to_tensor().defined() && v.to_tensor().is_wrapped_number() &&
-             v.to_tensor().impl()->storage()->device().is_cpu() && v.to_tensor().element_size() <= 8) {
+  } else if (v.is_tensor() && v.to_tensor().defined() && host_number(v.to_tensor()) &&
+             v.to_tensor().element_size() <= 8) {
     const Tensor& t = v.to_tensor();
     arg.bits_kind = Bits::kWrappedNumber;
     arg.wrapped_dtype = t.dtype();
@@ -61,11 +71,9 @@ bool same_as_recorded(const Recording::StepArg& a, const Value& v) {
     case Bits::kDouble: return v.is_double() && std::bit_cast<uint64_t>(v.to_double()) == a.bits;
     case Bits::kBool: return v.is_bool() && (v.to_bool() ? 1u : 0u) == a.bits;
     case Bits::kWrappedNumber: {
-      // As same_value: two host wrapped numbers of one dtype and equal bytes.
+      // As same_value compares two host numbers.
       if (!v.is_tensor() || !v.to_tensor().defined()) return false;
-      const Tensor& t = v.to_tensor();
-      return t.is_wrapped_number() && t.impl()->storage()->device().is_cpu() && t.dtype() == a.wrapped_dtype &&
-             same_bytes(t.raw_data(), &a.bits, static_cast<size_t>(t.element_size()));
+      return host_number(v.to_tensor()) && same_number(v.to_tensor(), a.wrapped_dtype, &a.bits);
     }
     case Bits::kNone: break;
   }
@@ -77,12 +85,8 @@ bool same_value(const Value& a, const Value& b) {
     const Tensor& x = a.to_tensor();
     const Tensor& y = b.to_tensor();
     if (!x.defined() || !y.defined()) return x.defined() == y.defined();
-    const bool host_numbers = x.is_wrapped_number() && y.is_wrapped_number() &&
-                              x.impl()->storage()->device().is_cpu() && y.impl()->storage()->device().is_cpu();
-    if (!host_numbers) return x.is_same(y);
-    // Bitwise, as doubles are compared below; raw_data() skips the data-access
-    // hook, so matching never breaks the graph.
-    return x.dtype() == y.dtype() && same_bytes(x.raw_data(), y.raw_data(), static_cast<size_t>(x.element_size()));
+    if (!host_number(x) || !host_number(y)) return x.is_same(y);
+    return same_number(y, x.dtype(), x.raw_data());
   }
   if (a.is_double() && b.is_double()) {
     return std::bit_cast<uint64_t>(a.to_double()) == std::bit_cast<uint64_t>(b.to_double());

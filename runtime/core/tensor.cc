@@ -73,7 +73,11 @@ struct TensorRecycler {
   }
 
   // take: a kept pair whose storage now holds nbytes on storage_device (its
-  // TensorImpl's fields still the dead tensor's), or null.
+  // TensorImpl's fields still the dead tensor's), or null. It resets every
+  // field a constructor would set; the size check makes a new field a compile
+  // error here until it is reset too.
+  static_assert(sizeof(void*) != 8 || (sizeof(TensorImpl) == 208 && sizeof(StorageImpl) == 48),
+                "TensorImpl or StorageImpl changed: reset the new field in TensorRecycler::take");
   TensorImpl* take(size_t nbytes, Device storage_device) {
     if (count == 0 || (storage_device.type != DeviceType::kCPU && storage_device.type != DeviceType::kMeta)) {
       return nullptr;
