@@ -11,6 +11,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "harness/internal/filecheck_internal.h"
+#include "runtime/core/did_you_mean.h"
 
 namespace opspec::internal {
 namespace {
@@ -26,21 +27,6 @@ std::string to_upper(std::string_view s) {
 }
 
 bool iequals(std::string_view a, std::string_view b) { return to_upper(a) == to_upper(b); }
-
-// edit_distance: optimal string alignment distance (a swap of two adjacent
-// characters is one edit, the commonest typo).
-size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
-  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
-  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    for (size_t j = 1; j <= b.size(); ++j) {
-      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
-    }
-  }
-  return d[a.size()][b.size()];
-}
 
 // parse_count: the n of "COUNT-n": a positive integer of at most 7 digits.
 bool parse_count(std::string_view digits, int* n) {
@@ -80,13 +66,8 @@ std::string closest_suffix(std::string_view suffix) {
   DirectiveKind kind;
   int count = 0;
   if (parse_suffix(upper, &kind, &count)) return upper;
-  std::string best;
-  size_t best_distance = 3;  // suggest only within 2 edits
-  for (std::string_view known : {"-NEXT", "-SAME", "-NOT", "-DAG", "-LABEL", "-EMPTY", "-COUNT-<n>"}) {
-    const size_t d = edit_distance(upper, known);
-    if (d < best_distance) best_distance = d, best = known;
-  }
-  return best;
+  static constexpr std::string_view kKnown[] = {"-NEXT", "-SAME", "-NOT", "-DAG", "-LABEL", "-EMPTY", "-COUNT-<n>"};
+  return std::string(closest_match(upper, kKnown));
 }
 
 // LineScan: the directive (or directive error) found in one line.

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "absl/strings/str_join.h"
+#include "runtime/core/did_you_mean.h"
 #include "runtime/dispatch/dispatcher.h"
 
 namespace opspec::internal::prog {
@@ -155,23 +156,8 @@ bool hidden(const OperatorHandle& op, const std::vector<const OperatorHandle*>& 
                      [](const OperatorHandle* s) { return s->schema().overload() == "Tensor"; });
 }
 
-size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diag = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
-
 std::string suggestion(std::string_view name) {
-  if (name.size() > 64) return "";
+  if (max_suggestion_edits(name) == 0) return "";  // skip gathering names
   std::vector<std::string> names;
   for (std::string_view b : builtin_names()) names.emplace_back(b);
   for (const Fixture* f : list_fixtures()) names.push_back(f->name);
@@ -179,16 +165,7 @@ std::string suggestion(std::string_view name) {
     const FunctionSchema& s = op->schema();
     names.push_back(s.ns() == "aten" ? s.name() : s.base_name());
   }
-  std::string best;
-  size_t best_d = std::max<size_t>(1, std::min<size_t>(2, name.size() / 3)) + 1;
-  for (const std::string& n : names) {
-    const size_t d = edit_distance(name, n);
-    if (d < best_d) {
-      best_d = d;
-      best = n;
-    }
-  }
-  return best.empty() ? "" : str_cat("; did you mean '", best, "'?");
+  return did_you_mean(name, names);
 }
 
 bool fixture_callee(const Fixture& f, Callee* out) {

@@ -23,12 +23,12 @@
 #include "harness/spec/internal/yaml_reader.h"
 #include "harness/tensor_hash.h"
 #include "runtime/core/device.h"
+#include "runtime/core/did_you_mean.h"
 #include "runtime/core/error.h"
 
 namespace opspec::spec {
 namespace {
 
-using internal::did_you_mean;
 using internal::Entry;
 using internal::is_identifier;
 using internal::is_int_text;

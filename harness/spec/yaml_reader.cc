@@ -11,6 +11,7 @@
 #include "absl/strings/numbers.h"
 #include "harness/spec/spec_loader.h"
 #include "runtime/core/device.h"
+#include "runtime/core/did_you_mean.h"
 
 namespace opspec::spec::internal {
 namespace {
@@ -149,20 +150,6 @@ std::string_view kind_name(Kind k) {
     case Kind::kMap: return "a mapping";
   }
   return "?";
-}
-
-size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
-  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
-  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    for (size_t j = 1; j <= b.size(); ++j) {
-      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1])});
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
-        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
-    }
-  }
-  return d[a.size()][b.size()];
 }
 
 bool is_identifier(std::string_view s) {

@@ -55,22 +55,6 @@ bool is_int_text(std::string_view s);
 // bool_text: the value of a YAML 1.2 boolean scalar, if s is one.
 std::optional<bool> bool_text(std::string_view s);
 
-// edit_distance: optimal string alignment distance (a transposition is 1).
-size_t edit_distance(std::string_view a, std::string_view b);
-
-// did_you_mean: "; did you mean 'x'?" for the closest candidate, or "".
-template <typename Range>
-std::string did_you_mean(std::string_view word, const Range& candidates) {
-  if (word.size() <= 2 || word.size() > 64) return "";  // too short to guess from, or absurd
-  std::string_view best;
-  size_t best_d = word.size() < 6 ? 1 : 2;
-  for (std::string_view c : candidates) {
-    size_t d = edit_distance(word, c);
-    if (d <= best_d && (best.empty() || d < best_d)) best = c, best_d = d;
-  }
-  return best.empty() ? "" : str_cat("; did you mean '", best, "'?");
-}
-
 // join: the items, separated by sep.
 template <typename Range>
 std::string join(const Range& items, std::string_view sep) {
