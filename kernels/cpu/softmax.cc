@@ -1,14 +1,14 @@
 // softmax.cc: CPU kernels of _softmax and _log_softmax.
 #include <algorithm>
-#include <bit>
-#include <cstdint>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <type_traits>
 #include <vector>
 
+#include "kernels/common/reduce_meta.h"
+#include "kernels/common/vec_math.h"
 #include "kernels/cpu/copy.h"
-#include "kernels/meta/reduce_meta.h"
 
 namespace opspec::internal {
 
@@ -23,50 +23,14 @@ template <class T> using compute_t = std::conditional_t<std::is_same_v<T, double
 // Note [Vectorised exp in softmax]
 // glibc's expf cannot be vectorised without -ffast-math, and calling it per
 // element makes softmax several times slower than PyTorch's (which uses
-// Sleef's vectorised exp, not std::exp, either). exp_f32 is Cephes' expf in
-// branch-free form: round x / ln 2 with the 1.5 * 2^23 trick, a degree-6
-// polynomial on the remainder, and 2^n built from exponent bits in two halves
-// so subnormal results are right. Max error 1 ulp against glibc expf (checked
-// on every 7th float in range), NaN propagates, overflow gives inf and
-// underflow 0. f64 keeps std::exp. Compiled without -ffast-math, so the
-// loops calling it vectorise only because it has no float compares.
-inline float exp_f32(float x) {
-  constexpr float kMagic = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
-  // Range checks and clamps on the bit pattern: integer selects if-convert
-  // (so the loop vectorises) where float compares do not under -ftrapping-math.
-  const int32_t xb = std::bit_cast<int32_t>(x);
-  const int32_t ab = xb & 0x7fffffff;
-  const int32_t neg = xb >> 31;                                                  // -1 when the sign is set
-  const int32_t is_nan = -static_cast<int32_t>(ab > 0x7f800000);                 // -1 for NaN
-  const int32_t under = neg & -static_cast<int32_t>(ab > std::bit_cast<int32_t>(103.972076f));  // exp(x) < 2^-150
-  const int32_t over = ~neg & -static_cast<int32_t>(ab > std::bit_cast<int32_t>(88.7228394f));  // exp(x) > FLT_MAX
-  // Clamp to [-104, 88.8] (NaN to 0) so the arithmetic below stays in range.
-  int32_t cb = xb & ~is_nan;
-  cb = (cb & ~(under | over)) | (under & std::bit_cast<int32_t>(-104.0f)) | (over & std::bit_cast<int32_t>(88.8f));
-  const float xc = std::bit_cast<float>(cb);
-  const float t = xc * 1.44269504088896341f + kMagic;
-  const float n = t - kMagic;
-  const int32_t ni = std::bit_cast<int32_t>(t) - std::bit_cast<int32_t>(kMagic);
-  const float r = (xc - n * 0.693359375f) - n * -2.12194440e-4f;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * (r * r) + r + 1.0f;
-  const int32_t n1 = ni >> 1, n2 = ni - n1;
-  const float s1 = std::bit_cast<float>((n1 + 127) << 23), s2 = std::bit_cast<float>((n2 + 127) << 23);
-  const int32_t yb = std::bit_cast<int32_t>(p * s1 * s2);
-  // NaN passes through, overflow is inf, underflow 0.
-  const int32_t out = (yb & ~(under | over | is_nan)) | (over & 0x7f800000) | (is_nan & xb);
-  return std::bit_cast<float>(out);
-}
-
+// Sleef's vectorised exp, not std::exp, either). f32 uses vec_math::exp, the
+// branch-free Cephes expf the elementwise and fused kernels share (within 1
+// ulp of glibc; See Note [Vectorizable float math]), so softmax's exp rounds
+// like the exp op's. f64 keeps std::exp.
 template <class C>
 inline C exp_c(C x) {
   if constexpr (std::is_same_v<C, float>) {
-    return exp_f32(x);
+    return vec_math::exp(x);
   } else {
     return std::exp(x);
   }

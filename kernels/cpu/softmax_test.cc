@@ -122,7 +122,7 @@ TEST(SoftmaxTest, RowsSumToOneAndLogMatches) {
 }
 
 TEST(SoftmaxTest, Float32MatchesDoubleReference) {
-  // f32 softmax uses its own vectorised exp (see Note [Vectorised exp in softmax]).
+  // f32 softmax uses vec_math::exp, the exp op's (see Note [Vectorised exp in softmax]).
   const std::vector<double> v = random_values(6 * 200, 21, 8);
   const Tensor x = ops::tensor(v, {6, 200});  // rounded to f32
   const Tensor xd = ops::tensor(x.to_vector<double>(), {6, 200}, DType::kFloat64);
