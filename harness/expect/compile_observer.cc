@@ -79,14 +79,7 @@ CompileObservation observe_compile(const TracedFunction& fn, const std::vector<s
     // every graph it runs, so its stats are what explain() reports.
     const CompileStats& first = obs.stats_per_call.front();
     obs.graphs_first_call = first.graphs_run;
-    ExplainOutput ex;
-    ex.graph_count = first.graphs_run;
-    ex.graph_break_count = static_cast<int>(first.breaks.size());
-    ex.break_reasons = first.breaks;
-    ex.ops_per_graph = first.ops_per_graph;
-    for (const auto& ops : first.ops_per_graph) ex.op_count += static_cast<int>(ops.size());
-    ex.guards = first.guards;
-    obs.explain = ex.str();
+    obs.explain = explain_output(first).str();
   }
   return obs;
 }

@@ -19,17 +19,22 @@ std::string ExplainOutput::str() const {
   return s;
 }
 
-ExplainOutput Explainer::operator()(const std::vector<Tensor>& inputs) const {
-  CompiledFunction compiled(fn_, options_);
+ExplainOutput explain_output(const CompileStats& stats) {
   ExplainOutput out;
-  out.outputs = compiled(inputs);
-  const CompileStats stats = compiled.stats();
   out.graph_count = stats.graphs_run;
   out.graph_break_count = static_cast<int>(stats.breaks.size());
   out.break_reasons = stats.breaks;
   out.ops_per_graph = stats.ops_per_graph;
   for (const auto& ops : stats.ops_per_graph) out.op_count += static_cast<int>(ops.size());
   out.guards = stats.guards;
+  return out;
+}
+
+ExplainOutput Explainer::operator()(const std::vector<Tensor>& inputs) const {
+  CompiledFunction compiled(fn_, options_);
+  std::vector<Tensor> outputs = compiled(inputs);
+  ExplainOutput out = explain_output(compiled.stats());
+  out.outputs = std::move(outputs);
   return out;
 }
 

@@ -27,6 +27,11 @@ struct ExplainOutput {
   std::string str() const;
 };
 
+// explain_output: the ExplainOutput of a compiled function's stats, outputs
+// left empty. Given the stats after a fresh function's first call (which
+// compiles every graph it runs), it is what explain() reports.
+ExplainOutput explain_output(const CompileStats& stats);
+
 // Explainer: what explain() returns; call it with inputs.
 class Explainer {
  public:

@@ -64,7 +64,6 @@ class Dispatcher {
   void call_builtin_kernel(const OperatorHandle& op, DispatchKey key, DispatchKeySet ks, Stack& stack) const;
   // register_fallback: the boxed kernel for key used by every op without its own.
   void register_fallback(DispatchKey key, KernelFunction kernel);
-  bool has_fallback(DispatchKey key) const { return fallback_mask_.has(key); }
 
   // ResolvedKernel: the key a call goes to and its kernel.
   struct ResolvedKernel {

@@ -95,8 +95,6 @@ class OperatorHandle {
   // kernel: the kernel registered for key (may be invalid).
   const KernelFunction& kernel(DispatchKey key) const { return kernels_[static_cast<int>(key)]; }
   bool has_kernel(DispatchKey key) const { return kernel_mask_.has(key); }
-  // kernel_keys: keys with a kernel registered for this op.
-  DispatchKeySet kernel_keys() const { return kernel_mask_; }
   // override_kernel: the override for key (see Dispatcher::register_override; may be invalid).
   const KernelFunction& override_kernel(DispatchKey key) const { return overrides_[static_cast<int>(key)]; }
   // override_keys: keys with an override registered for this op.
