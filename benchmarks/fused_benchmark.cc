@@ -1,7 +1,7 @@
 // fused_benchmark.cc: the fused backend against eager execution: the chain
 // relu(x * y + z) * 0.5 on f32 tensors of 256K (cache-resident), 4M and 16M
 // elements, and gelu(x * s + bias) - x with a broadcast bias and a 0-dim scale
-// on 4M, each run as one fused kernel (`fused`; `kernel_only`: run_fused into a
+// on 4M, each run as one fused kernel (`fused`; `kernel_only`: the group's FusedKernel into a
 // preallocated output), eagerly (one kernel and one full-size temporary per op)
 // and through the graph interpreter (eager plus per-node overhead).
 #include <benchmark/benchmark.h>
@@ -47,7 +47,7 @@ void run(benchmark::State& state, Fn fn, bool bias, How how) {
   for (auto _ : state) {
     switch (how) {
       case kFused: benchmark::DoNotOptimize(fused(in)); break;
-      case kKernelOnly: internal::run_fused(*groups.at(0).program, in, {out}); break;
+      case kKernelOnly: groups.at(0).kernel->run(in, {out}); break;
       case kEager: benchmark::DoNotOptimize(fn(in[0], in[1], in[2])); break;
       case kInterpreter: benchmark::DoNotOptimize(run_graph(g, in)); break;
     }

@@ -21,8 +21,8 @@
 #endif
 
 #include "absl/container/inlined_vector.h"
-#include "kernels/common/hash_format.h"
-#include "kernels/cpu/loops.h"  // half_bits_to_float
+#include "runtime/core/bitwise_hash_format.h"
+#include "runtime/core/device_hashes.h"
 #include "runtime/core/device_hooks.h"
 #include "runtime/core/scalar.h"
 
@@ -112,6 +112,13 @@ bool on_device(const Tensor& t) {
   if (!t.defined()) return false;
   const Device d = t.impl()->storage()->device();
   return !d.is_cpu() && !d.is_meta();
+}
+
+// device_hash: t's hash of kind computed on its device by the backend, or
+// nullopt (no backend hash, or it declined): then the caller copies t to the host.
+std::optional<uint64_t> device_hash(const Tensor& t, DeviceHashKind kind) {
+  const DeviceHashFn fn = find_device_hash(t.impl()->storage()->device().type, kind);
+  return fn != nullptr ? fn(t) : std::nullopt;
 }
 
 // host_copy: a cpu tensor with t's sizes, strides and values (the span of
@@ -415,8 +422,8 @@ bool operator==(const HashValue& a, const HashValue& b) {
 
 double norm_hash(const Tensor& t) {
   if (on_device(t)) {
-    const std::optional<double> h = get_device_hooks(t.impl()->storage()->device().type).norm_hash(t);
-    return h ? *h : norm_hash(host_copy(t));
+    const std::optional<uint64_t> h = device_hash(t, DeviceHashKind::kNorm);
+    return h ? std::bit_cast<double>(*h) : norm_hash(host_copy(t));
   }
   check_hashable(t, "norm_hash");
   if (t.numel() == 0) return 0.0;
@@ -425,7 +432,7 @@ double norm_hash(const Tensor& t) {
 
 uint64_t xor_hash(const Tensor& t) {
   if (on_device(t)) {
-    const std::optional<uint64_t> h = get_device_hooks(t.impl()->storage()->device().type).xor_hash(t);
+    const std::optional<uint64_t> h = device_hash(t, DeviceHashKind::kXor);
     return h ? *h : xor_hash(host_copy(t));
   }
   check_hashable(t, "xor_hash");
@@ -435,7 +442,7 @@ uint64_t xor_hash(const Tensor& t) {
 
 uint64_t bitwise_hash(const Tensor& t) {
   if (on_device(t)) {
-    const std::optional<uint64_t> h = get_device_hooks(t.impl()->storage()->device().type).bitwise_hash(t);
+    const std::optional<uint64_t> h = device_hash(t, DeviceHashKind::kBitwise);
     return h ? *h : bitwise_hash(host_copy(t));
   }
   check_hashable(t, "bitwise_hash");

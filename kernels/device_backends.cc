@@ -1,7 +1,7 @@
 // device_backends.cc: the seam between the runtime and the optional device
 // backends, and the only file compiled with OPSPEC_HAS_CUDA (set by
 // cmake/opspec_cuda.cmake when the CUDA backend is built). See Note [Device seam].
-#include "kernels/registration.h"
+#include "kernels/common/registration.h"
 #include "runtime/core/device_hooks.h"
 
 namespace opspec::internal {

@@ -8,8 +8,9 @@
 
 #include "harness/debug_diff.h"
 #include "harness/expect/sequence_diff.h"
-#include "kernels/cpu/copy.h"
+#include "runtime/core/device_hooks.h"
 #include "runtime/core/scalar.h"
+#include "runtime/ops/untraced.h"
 
 namespace opspec {
 namespace {
@@ -26,11 +27,19 @@ namespace {
 // did, and the report shows those entries as a compact diff.
 
 // clone_input: a copy with the same strides and dim marks, made without
-// dispatching (modes see nothing; inputs are never shared between the runs).
+// dispatching (modes see nothing; inputs are never shared between the runs,
+// so an in-place fn does not taint the second run). Meta and fake tensors
+// (meta storage, whatever device they claim) hold no data and are shared.
 Tensor clone_input(const Tensor& t) {
-  if (!t.defined() || !t.device().is_cpu()) return t;
+  if (!t.defined() || t.impl()->storage()->device().is_meta()) return t;
   Tensor c = internal::make_strided(t.sizes(), t.strides(), t.dtype(), t.device());
-  internal::copy_into(c, t);
+  if (t.device().is_cpu()) {
+    copy_untraced(c, t);
+  } else if (const size_t nbytes = c.impl()->storage()->nbytes(); nbytes > 0) {
+    // The same strides over fresh storage: the bytes t's strides span map
+    // one to one onto c's storage, so one device-to-device copy clones it.
+    get_device_hooks(t.device().type).copy_bytes(c.raw_data(), c.device(), t.raw_data(), t.device(), nbytes);
+  }
   c.impl()->set_dim_marks(t.impl()->dynamic_dims(), t.impl()->static_dims());
   return c;
 }

@@ -5,8 +5,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "harness/expect/op_log.h"
 #include "runtime/compile/aot_eager.h"
+#include "runtime/core/device_hooks.h"
 #include "runtime/ops/ops.h"
 
 namespace opspec {
@@ -134,6 +137,38 @@ TEST(Equivalence, InputsAreClonedAndMutationsCompared) {
   EXPECT_TRUE(r.result.ok) << r.result.message;
   EXPECT_EQ(x.to_vector<float>(), before);  // the caller's tensor is untouched
   EXPECT_EQ(r.eager_outputs[0].to_vector<float>(), (std::vector<float>{0, 1, 2, 3}));
+}
+
+// double_in_place: doubles its input in place; a run that saw the other
+// run's input would return four times it.
+std::vector<Tensor> double_in_place(const std::vector<Tensor>& in) {
+  Tensor x = in[0];
+  ops::add_(x, x);
+  return {ops::relu(x)};
+}
+
+// expect_fresh_inputs_per_run: each run of an in-place fn gets its own copy
+// of a contiguous and of a strided input on device.
+void expect_fresh_inputs_per_run(Device device) {
+  const Tensor base = ops::to(ops::tensor({-1, 0, 1, 2, 3, 4}, {2, 3}), device);
+  for (const Tensor& x : {base, ops::t(base)}) {
+    const std::vector<float> before = ops::to(x, kCPU).to_vector<float>();
+    std::vector<float> want;
+    for (float v : before) want.push_back(std::max(0.0f, 2 * v));
+    const EquivalenceResult r = check_eager_compiled_equivalent(&double_in_place, {x}, {});
+    EXPECT_TRUE(r.result.ok) << r.result.message;
+    ASSERT_EQ(r.compiled_outputs.size(), 1u);
+    EXPECT_EQ(ops::to(r.eager_outputs[0], kCPU).to_vector<float>(), want);
+    EXPECT_EQ(ops::to(r.compiled_outputs[0], kCPU).to_vector<float>(), want);
+    EXPECT_EQ(ops::to(x, kCPU).to_vector<float>(), before);  // the caller's tensor is untouched
+  }
+}
+
+TEST(Equivalence, AnInPlaceFnGetsFreshInputsInEachRun) { expect_fresh_inputs_per_run(kCPU); }
+
+TEST(Equivalence, AnInPlaceFnGetsFreshCudaInputsInEachRun) {
+  if (!get_device_hooks(DeviceType::kCUDA).is_available()) GTEST_SKIP() << "no CUDA device";
+  expect_fresh_inputs_per_run(Device(DeviceType::kCUDA, 0));
 }
 
 TEST(Equivalence, OneToleranceOnlyThrows) {

@@ -1,7 +1,7 @@
 // register_views.cc: registers the device-independent view kernels of
 // kernels/common/views.h. See Note [Device-independent views].
 #include "kernels/common/views.h"
-#include "kernels/registration.h"
+#include "kernels/common/registration.h"
 #include "runtime/dispatch/library.h"
 
 namespace opspec::internal {

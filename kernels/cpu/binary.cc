@@ -7,7 +7,8 @@
 #include "kernels/common/elementwise_ops.h"
 #include "kernels/cpu/copy.h"
 #include "kernels/cpu/loops.h"
-#include "kernels/meta/elementwise_meta.h"
+#include "runtime/dispatch/library.h"
+#include "runtime/ops/elementwise_rules.h"
 
 namespace opspec::internal {
 namespace {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "kernels/cpu/copy.h"
-#include "kernels/meta/linalg_meta.h"
+#include "kernels/common/linalg_meta.h"
 
 namespace opspec::internal {
 

@@ -1,7 +1,8 @@
 // conversion.cc: CPU kernels of copy_, clone and _to_copy, all built on
 // copy_into (kernels/cpu/copy.h).
 #include "kernels/cpu/copy.h"
-#include "kernels/meta/elementwise_meta.h"
+#include "runtime/dispatch/library.h"
+#include "runtime/ops/elementwise_rules.h"
 #include "runtime/core/device_hooks.h"
 
 namespace opspec::internal {

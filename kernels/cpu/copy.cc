@@ -6,31 +6,11 @@
 
 #include "kernels/common/elementwise_ops.h"
 #include "kernels/cpu/loops.h"
+#include "runtime/ops/elementwise_rules.h"
 #include "runtime/core/shape_utils.h"
 
 namespace opspec::internal {
 namespace {
-
-// byte_range: [lowest, highest] byte address t touches (numel > 0).
-std::pair<const char*, const char*> byte_range(const Tensor& t) {
-  const char* base = static_cast<const char*>(t.raw_data());
-  int64_t lo = 0, hi = 0;
-  for (int64_t d = 0; d < t.dim(); ++d) {
-    const int64_t span = (t.sizes()[d] - 1) * t.strides()[d];
-    (span < 0 ? lo : hi) += span;
-  }
-  return {base + lo * t.element_size(), base + (hi + 1) * t.element_size() - 1};
-}
-
-// same_elements: a and b address the same elements in the same order.
-bool same_elements(const Tensor& a, const Tensor& b) {
-  if (a.raw_data() != b.raw_data() || a.dtype() != b.dtype()) return false;
-  if (!std::equal(a.sizes().begin(), a.sizes().end(), b.sizes().begin(), b.sizes().end())) return false;
-  for (int64_t d = 0; d < a.dim(); ++d) {
-    if (a.sizes()[d] != 1 && a.strides()[d] != b.strides()[d]) return false;
-  }
-  return true;
-}
 
 // copy_bits<U>: a same-dtype copy moves element bits with an unsigned type of
 // the element's size, so one loop serves every dtype of that size.
@@ -40,15 +20,6 @@ void copy_bits(const TensorIterator& iter) {
 }
 
 }  // namespace
-
-bool partial_overlap(const Tensor& a, const Tensor& b) {
-  if (!a.defined() || !b.defined() || a.numel() == 0 || b.numel() == 0) return false;
-  if (!a.impl()->storage() || !a.is_alias_of(b)) return false;
-  const auto [a_lo, a_hi] = byte_range(a);
-  const auto [b_lo, b_hi] = byte_range(b);
-  if (a_hi < b_lo || b_hi < a_lo) return false;
-  return !same_elements(a, b);
-}
 
 void copy_into(const Tensor& dst, const Tensor& src) {
   OPSPEC_CHECK(dst.device().is_cpu() && src.device().is_cpu(), "copy_into: expected cpu tensors, got ",

@@ -5,7 +5,7 @@
 #include <limits>
 #include <type_traits>
 
-#include "kernels/meta/factory_meta.h"
+#include "kernels/common/factory_meta.h"
 
 namespace opspec::internal {
 

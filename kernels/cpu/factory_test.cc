@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "kernels/meta/factory_meta.h"
+#include "kernels/common/factory_meta.h"
 #include "runtime/ops/ops.h"
 
 namespace opspec {

@@ -1,174 +1,13 @@
-// fused.h: the fused elementwise kernel executor: FusedProgram, a straight-line
-// program over per-tile registers, and run_fused, which evaluates it over an
-// output shape in one pass. The fused backend (runtime/compile/fusion.h) builds
-// these programs from graphs. See Note [Fused kernels].
+// fused.h: the CPU's fused elementwise kernels: run_fused evaluates a
+// FusedProgram (runtime/fused/fused_program.h) over its output shape in one
+// pass, tile by tile (See Note [Fused kernels]); the CPU's FusedKernel
+// factory does the same with its loops chosen once.
 #pragma once
 
-#include <cstdint>
-#include <initializer_list>
-#include <string>
-#include <string_view>
-#include <vector>
-
-#include "runtime/core/tensor.h"
+#include "runtime/fused/fused_kernel.h"
+#include "runtime/fused/fused_program.h"
 
 namespace opspec::internal {
-
-// Note [Fused kernels]
-// A fused kernel evaluates a chain (or DAG) of elementwise ops in one pass over
-// its output shape: each input is read once and each output written once,
-// instead of one full-size temporary per op. The program is a list of SSA
-// instructions over registers; a register holds one value per element of a
-// *tile* (kFusedTile consecutive output elements) in the register's storage
-// dtype. Execution, per tile:
-//   - inputs contiguous with the program's shape are read in place; any other
-//     input (broadcast, transposed, sliced) is gathered into a scratch slot
-//     with index arithmetic over its coalesced strides;
-//   - each instruction runs one loop over the tile, written as the eager
-//     kernels' loops (the same contiguous_loop of loops.h, so the compiler
-//     vectorizes them the same way), reading its inputs from scratch slots or
-//     input memory and writing a scratch slot, or the output tensor directly
-//     when the register is an output.
-// Registers whose value is the same for every element (scalar constants,
-// one-element inputs, and anything computed only from those) are *uniform*:
-// they are computed once per launch before the tiles and read as broadcast
-// scalars, as cpu_kernel treats stride-0 operands. Scratch slots are reused
-// once a register is dead, so a long chain touches a few tile-sized buffers
-// that stay in L1. Tiles are split over OpenMP threads above kGrainSize
-// elements; each element's value never depends on the split, so results are
-// deterministic whatever the thread count.
-//
-// Bit-identity with eager. The instructions are exactly the steps eager kernels
-// take: every op calls the shared functor of elementwise_ops.h (See Note
-// [Shared elementwise functors]) on its compute type, f16/bf16 registers are
-// widened on load and rounded on store at every instruction (See Note [Reduced
-// precision math]), and kCast converts with CastOp as cast_for_compute does.
-// The fuser emits one kCast wherever an eager kernel would have cast an input
-// (type promotion, wrapped-number scalars), so a fused chain reproduces eager's
-// rounding points one for one and its results are bit-identical in every dtype.
-
-// kFusedTile: output elements per tile. A scratch slot holds a tile of 8-byte
-// elements (8 KiB), so the few slots a chain keeps live and the tile's input
-// chunks stay in L1 while inputs stream from memory; long enough that the
-// per-instruction overhead (one indirect call per op per tile) is negligible.
-inline constexpr int64_t kFusedTile = 1024;
-
-// FusedOp: what one instruction computes. Operand dtypes (checked by
-// FusedProgram::add_op), with D the dtype of the first value operand:
-//   unary math (kNeg .. kPowScalar): x: D (not b8; floating only for the
-//     transcendental ones and kReciprocal, kRsqrt, kSqrt) -> D;
-//   kLogicalNot: x: any -> b8;
-//   arithmetic (kAdd .. kSubAlpha): a: D, b: D -> D (b8 computes in int32 as
-//     eager does); kMul and kDiv also take b: f32 with D f16/bf16, eager's
-//     "original scalar value" path for a one-element right operand;
-//   predicates (kEq .. kLogicalOr): a: D, b: D -> b8;
-//   kWhere: cond: b8, a: D, b: D -> D (selects bits);
-//   kCast: x: any -> the requested dtype (CastOp, as copies convert).
-// kAddAlpha / kSubAlpha take alpha, kPowScalar the exponent, as the param.
-enum class FusedOp : uint8_t {
-  kNeg, kAbs, kRelu, kSin, kCos, kExp, kLog, kTanh, kSigmoid, kSqrt, kRsqrt, kReciprocal, kErf, kGeluErf,
-  kGeluTanh, kSilu, kPowScalar,
-  kLogicalNot,
-  kAdd, kSub, kMul, kDiv, kPow, kMaximum, kMinimum, kAddAlpha, kSubAlpha,
-  kEq, kNe, kLt, kLe, kGt, kGe, kLogicalAnd, kLogicalOr,
-  kWhere,
-  kCast,
-};
-
-// fused_op_name: "neg", "gelu_tanh", "add_alpha", "where", "cast", ...
-std::string_view fused_op_name(FusedOp op);
-
-// FusedProgram: a fused kernel's instructions over one output shape. Build it
-// with the add_* functions (each returns the register it defines), then call
-// finalize() once; a finalized program is immutable and may be run from
-// several threads at once. Errors (bad register, dtype or shape) throw
-// opspec::Error naming the instruction.
-class FusedProgram {
- public:
-  explicit FusedProgram(IntArrayRef shape);
-
-  // add_input: the register of input k (k = the number of inputs so far), a
-  // tensor of dtype and sizes that broadcast to the program's shape.
-  int add_input(DType dtype, IntArrayRef sizes);
-  // add_constant: a uniform register holding value converted to dtype.
-  int add_constant(const Scalar& value, DType dtype);
-  // add_op: one elementwise op over registers; the result dtype follows the
-  // operand rules of FusedOp. param: alpha or exponent where the op takes one.
-  int add_op(FusedOp op, std::initializer_list<int> args, const Scalar& param = Scalar());
-  // add_cast: x converted to dtype (x itself when it already has it).
-  int add_cast(int x, DType dtype);
-  // add_output: output k (in call order) is register reg, written contiguous
-  // with the program's shape.
-  void add_output(int reg);
-  // finalize: plans the execution (dead-code removal, uniform registers,
-  // scratch slots, kernels). Required before run_fused.
-  void finalize();
-
-  IntArrayRef shape() const { return shape_; }
-  int num_inputs() const { return static_cast<int>(input_regs_.size()); }
-  int num_outputs() const { return static_cast<int>(outputs_.size()); }
-  // dtype: a register's storage dtype.
-  DType dtype(int reg) const;
-  // input_dtype / input_sizes / output_dtype: what run_fused expects.
-  DType input_dtype(int k) const { return dtype(input_regs_.at(k)); }
-  IntArrayRef input_sizes(int k) const;
-  DType output_dtype(int k) const { return dtype(outputs_.at(k)); }
-  // num_instructions: ops and casts (after finalize: the live ones).
-  int num_instructions() const { return static_cast<int>(instrs_.size()); }
-  // num_scratch_slots: tile buffers each thread needs (after finalize).
-  int num_scratch_slots() const { return num_slots_; }
-  bool finalized() const { return finalized_; }
-  // str: one line per instruction, e.g. "r3 = mul(r0, r2) : f32", "r1 = input 1 : f32[8, 1]".
-  std::string str() const;
-
-  // Reg: one register.
-  struct Reg {
-    DType dtype = DType::kFloat32;
-    int input = -1;         // input index, for input registers
-    bool constant = false;  // a scalar constant, whose bits are constant_bits
-    uint64_t constant_bits = 0;
-    bool uniform = false;   // one value for every element (set by finalize)
-    int slot = -1;          // scratch slot (set by finalize)
-  };
-  // Instr: one instruction; fn is its typed loop, uniform_mask marks its
-  // uniform operands (both set by finalize).
-  struct Instr {
-    FusedOp op;
-    int out = -1;
-    int args[3] = {-1, -1, -1};
-    int nargs = 0;
-    Scalar param;
-    unsigned uniform_mask = 0;
-    void (*fn)(const Instr&, char* out, char* const* args, unsigned uniform_mask, int64_t n) = nullptr;
-  };
-  // regs / instrs / input_reg / output_reg: the planned program, for code
-  // generators (kernels/cuda/fused_codegen.h); instrs are the live ones, in order.
-  const std::vector<Reg>& regs() const { return regs_; }
-  const std::vector<Instr>& instrs() const { return instrs_; }
-  int input_reg(int k) const { return input_regs_.at(static_cast<size_t>(k)); }
-  int output_reg(int k) const { return outputs_.at(static_cast<size_t>(k)); }
-
- private:
-  friend void run_fused(const FusedProgram&, TensorList, TensorList);
-  int new_reg(DType dtype);
-  void check_reg(int reg, std::string_view what) const;
-
-  SizeVec shape_;
-  int64_t numel_ = 0;
-  std::vector<Reg> regs_;
-  std::vector<Instr> instrs_;
-  std::vector<int> input_regs_;
-  std::vector<SizeVec> input_sizes_;
-  std::vector<int> outputs_;
-  // Planned by finalize (see fused.cc).
-  bool finalized_ = false;
-  int num_slots_ = 0;
-  std::vector<int> prologue_;        // uniform instructions, once per launch
-  std::vector<int> body_;            // per-tile instructions
-  std::vector<int> tile_inputs_;     // non-uniform input registers read per tile
-  std::vector<int> direct_output_;   // per register: output written in place, or -1
-  std::vector<int> stored_outputs_;  // outputs copied from their register per tile
-};
 
 // run_fused: evaluates a finalized program: inputs[k] must have input k's
 // dtype and sizes (any strides, cpu); outputs[k] must be contiguous cpu tensors
@@ -176,5 +15,9 @@ class FusedProgram {
 // output. Parallel across tiles for large shapes. Throws opspec::Error naming
 // the offending argument.
 void run_fused(const FusedProgram& program, TensorList inputs, TensorList outputs);
+
+// register_cpu_fused_kernels: registers the CPU's FusedKernelFactory (See
+// Note [Fused kernels per device]); called by the kernels' composition root.
+void register_cpu_fused_kernels();
 
 }  // namespace opspec::internal

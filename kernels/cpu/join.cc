@@ -3,7 +3,7 @@
 #include <type_traits>
 
 #include "kernels/cpu/copy.h"
-#include "kernels/meta/factory_meta.h"
+#include "kernels/common/factory_meta.h"
 
 namespace opspec::internal {
 

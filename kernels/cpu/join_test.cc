@@ -1,7 +1,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "kernels/meta/factory_meta.h"
+#include "kernels/common/factory_meta.h"
 #include "runtime/ops/ops.h"
 
 namespace opspec {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "kernels/cpu/copy.h"
-#include "kernels/meta/reduce_meta.h"
+#include "kernels/common/reduce_meta.h"
 
 namespace opspec::internal {
 

@@ -7,8 +7,8 @@
 #include <type_traits>
 
 #include "kernels/cpu/copy.h"
-#include "kernels/meta/elementwise_meta.h"  // check_no_internal_overlap
-#include "kernels/meta/factory_meta.h"
+#include "runtime/ops/elementwise_rules.h"  // check_no_internal_overlap
+#include "kernels/common/factory_meta.h"
 #include "runtime/core/generator.h"
 
 namespace opspec::internal {

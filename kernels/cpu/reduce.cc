@@ -11,7 +11,7 @@
 
 #include "kernels/common/reduce_plan.h"
 #include "kernels/cpu/copy.h"
-#include "kernels/meta/reduce_meta.h"
+#include "kernels/common/reduce_meta.h"
 
 namespace opspec::internal {
 

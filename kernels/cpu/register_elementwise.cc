@@ -1,5 +1,4 @@
-#include "kernels/meta/elementwise_meta.h"
-#include "kernels/registration.h"
+#include "kernels/common/registration.h"
 #include "runtime/dispatch/library.h"
 
 namespace opspec::internal {
@@ -13,7 +12,6 @@ void register_elementwise_kernels(Dispatcher& d) {
   register_unary_cpu_kernels(lib);
   register_binary_cpu_kernels(lib);
   register_conversion_cpu_kernels(lib);
-  register_elementwise_meta_kernels(lib);
 }
 
 }  // namespace opspec::internal

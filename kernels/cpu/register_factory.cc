@@ -4,8 +4,8 @@
 #include <optional>
 #include <tuple>
 
-#include "kernels/meta/factory_meta.h"
-#include "kernels/registration.h"
+#include "kernels/common/factory_meta.h"
+#include "kernels/common/registration.h"
 #include "runtime/dispatch/library.h"
 
 namespace opspec::internal {

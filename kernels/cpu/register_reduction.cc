@@ -3,9 +3,9 @@
 // products (register_linalg_kernels).
 #include <tuple>
 
-#include "kernels/meta/linalg_meta.h"
-#include "kernels/meta/reduce_meta.h"
-#include "kernels/registration.h"
+#include "kernels/common/linalg_meta.h"
+#include "kernels/common/reduce_meta.h"
+#include "kernels/common/registration.h"
 #include "runtime/dispatch/library.h"
 
 namespace opspec::internal {

@@ -12,7 +12,7 @@
 
 #include "kernels/cuda/cuda_copy.h"
 #include "kernels/cuda/cuda_device.h"
-#include "kernels/meta/linalg_meta.h"
+#include "kernels/common/linalg_meta.h"
 #include "runtime/dispatch/library.h"
 
 namespace opspec::internal {

@@ -7,7 +7,7 @@
 namespace opspec::internal {
 
 // register_cuda_blas_kernels: mm, bmm, addmm, dot and mv at DispatchKey::kCUDA
-// (their Meta kernels are the CPU's, kernels/meta/linalg_meta.h).
+// (their Meta kernels are the CPU's, kernels/common/linalg_meta.h).
 void register_cuda_blas_kernels(Library& lib);
 
 }  // namespace opspec::internal

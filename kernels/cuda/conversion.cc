@@ -3,7 +3,7 @@
 // a cuda tensor (CUDA outranks CPU), so it copies in every direction.
 #include "kernels/cuda/cuda_copy.h"
 #include "kernels/cuda/cuda_device.h"
-#include "kernels/meta/elementwise_meta.h"
+#include "runtime/ops/elementwise_rules.h"
 #include "runtime/dispatch/library.h"
 
 namespace opspec::internal::cuda {

@@ -2,25 +2,15 @@
 
 #include <algorithm>
 
-#include "kernels/cpu/copy.h"
-#include "kernels/cpu/loops.h"  // partial_overlap
 #include "kernels/cuda/cuda_device.h"
 #include "kernels/cuda/elementwise_args.h"
 #include "runtime/core/device_hooks.h"
 #include "runtime/core/shape_utils.h"
+#include "runtime/ops/elementwise_rules.h"  // partial_overlap, same_elements
+#include "runtime/ops/untraced.h"
 
 namespace opspec::internal::cuda {
 namespace {
-
-// same_elements: a and b address the same elements in the same order.
-bool same_elements(const Tensor& a, const Tensor& b) {
-  if (a.raw_data() != b.raw_data() || a.dtype() != b.dtype()) return false;
-  if (!std::equal(a.sizes().begin(), a.sizes().end(), b.sizes().begin(), b.sizes().end())) return false;
-  for (int64_t d = 0; d < a.dim(); ++d) {
-    if (a.sizes()[d] != 1 && a.strides()[d] != b.strides()[d]) return false;
-  }
-  return true;
-}
 
 bool same_sizes(const Tensor& a, const Tensor& b) {
   return std::equal(a.sizes().begin(), a.sizes().end(), b.sizes().begin(), b.sizes().end());
@@ -72,7 +62,11 @@ void copy_between(const Tensor& dst, const Tensor& src) {
     return device_copy(dst, landed);
   }
   if (dst.device().is_cuda()) {  // host -> device, converted on the host
-    const Tensor host = contiguous_cpu(src, dst.dtype());
+    Tensor host = src;
+    if (!src.is_contiguous() || src.dtype() != dst.dtype()) {
+      host = make_tensor(src.sizes(), dst.dtype(), kCPU);
+      copy_untraced(host, src);
+    }
     if (dst.is_contiguous() && same_sizes(dst, src)) return copy_bytes(dst, host);
     if (src.numel() == 1) return device_copy(dst, host);  // a scalar fills dst
     Tensor landed = empty_cuda(src.sizes(), dst.dtype(), require_device(dst.device(), "aten::copy_"));
@@ -84,7 +78,7 @@ void copy_between(const Tensor& dst, const Tensor& src) {
   if (dst.is_contiguous() && same_sizes(dst, src)) return copy_bytes(dst, packed);
   Tensor host = make_tensor(src.sizes(), dst.dtype(), kCPU);
   copy_bytes(host, packed);
-  copy_into(dst, host);
+  copy_untraced(dst, host);
 }
 
 }  // namespace opspec::internal::cuda

@@ -3,10 +3,13 @@
 // runtime/core/device_hooks.h).
 #include <cuda_runtime_api.h>
 
+#include <bit>
+#include <optional>
+
 #include "kernels/cuda/cuda_allocator.h"
 #include "kernels/cuda/cuda_device.h"
-#include "kernels/cuda/fused_codegen.h"
 #include "kernels/cuda/hash.h"
+#include "runtime/core/device_hashes.h"
 #include "runtime/core/device_hooks.h"
 
 namespace opspec::internal {
@@ -45,16 +48,6 @@ class CudaHooks final : public DeviceHooks {
   }
 
   void empty_cache() override { cuda::cuda_allocator().empty_cache(); }
-
-  std::optional<double> norm_hash(const Tensor& t) override { return cuda_norm_hash(t); }
-  std::optional<uint64_t> xor_hash(const Tensor& t) override { return cuda_xor_hash(t); }
-  std::optional<uint64_t> bitwise_hash(const Tensor& t) override { return cuda_bitwise_hash(t); }
-
-  // Fused kernels generated with NVRTC (See Note [Fused CUDA kernels] in fused_codegen.cc).
-  void run_fused(const FusedProgram& program, std::string_view name, const Tensor* inputs, size_t num_inputs,
-                 const Tensor* outputs, size_t num_outputs) override {
-    run_fused_cuda(program, name, TensorList(inputs, num_inputs), TensorList(outputs, num_outputs));
-  }
 };
 
 }  // namespace
@@ -62,6 +55,13 @@ class CudaHooks final : public DeviceHooks {
 void install_cuda_runtime() {
   static CudaHooks hooks;
   register_device_hooks(DeviceType::kCUDA, &hooks);
+  register_device_hash(DeviceType::kCUDA, DeviceHashKind::kNorm, [](const Tensor& t) -> std::optional<uint64_t> {
+    return std::bit_cast<uint64_t>(cuda_norm_hash(t));
+  });
+  register_device_hash(DeviceType::kCUDA, DeviceHashKind::kXor,
+                       [](const Tensor& t) -> std::optional<uint64_t> { return cuda_xor_hash(t); });
+  register_device_hash(DeviceType::kCUDA, DeviceHashKind::kBitwise,
+                       [](const Tensor& t) -> std::optional<uint64_t> { return cuda_bitwise_hash(t); });
   install_allocator(DeviceType::kCUDA, &cuda::cuda_allocator());
 }
 

@@ -5,11 +5,11 @@
 // (See Note [Shared elementwise functors]).
 #include <type_traits>
 
-#include "kernels/cpu/loops.h"  // scalar_as, partial_overlap
+#include "kernels/common/scalar_as.h"
 #include "kernels/cuda/cuda_copy.h"
 #include "kernels/cuda/cuda_device.h"
 #include "kernels/cuda/elementwise_args.h"
-#include "kernels/meta/elementwise_meta.h"
+#include "runtime/ops/elementwise_rules.h"
 #include "runtime/dispatch/library.h"
 
 namespace opspec::internal::cuda {
@@ -49,20 +49,10 @@ Tensor unary_impl(const Tensor& self, UnaryKind kind, UnaryOp op, std::string_vi
 
 #define OPSPEC_UNARY_CUDA(name, kind, op)                                                    \
   Tensor name##_cuda(const Tensor& self) { return unary_impl(self, kind, op, "aten::" #name); }
-OPSPEC_UNARY_CUDA(neg, UnaryKind::kKeepDtype, UnaryOp::kNeg)
-OPSPEC_UNARY_CUDA(abs, UnaryKind::kKeepDtype, UnaryOp::kAbs)
-OPSPEC_UNARY_CUDA(relu, UnaryKind::kKeepDtype, UnaryOp::kRelu)
-OPSPEC_UNARY_CUDA(sin, UnaryKind::kFloating, UnaryOp::kSin)
-OPSPEC_UNARY_CUDA(cos, UnaryKind::kFloating, UnaryOp::kCos)
-OPSPEC_UNARY_CUDA(exp, UnaryKind::kFloating, UnaryOp::kExp)
-OPSPEC_UNARY_CUDA(log, UnaryKind::kFloating, UnaryOp::kLog)
-OPSPEC_UNARY_CUDA(tanh, UnaryKind::kFloating, UnaryOp::kTanh)
-OPSPEC_UNARY_CUDA(sigmoid, UnaryKind::kFloating, UnaryOp::kSigmoid)
-OPSPEC_UNARY_CUDA(sqrt, UnaryKind::kFloating, UnaryOp::kSqrt)
-OPSPEC_UNARY_CUDA(rsqrt, UnaryKind::kFloating, UnaryOp::kRsqrt)
-OPSPEC_UNARY_CUDA(reciprocal, UnaryKind::kFloating, UnaryOp::kReciprocal)
-OPSPEC_UNARY_CUDA(erf, UnaryKind::kFloating, UnaryOp::kErf)
-OPSPEC_UNARY_CUDA(silu, UnaryKind::kFloating, UnaryOp::kSilu)
+#define OPSPEC_UNARY_OP(name, functor, dtype_rule, summary) \
+  OPSPEC_UNARY_CUDA(name, UnaryKind::dtype_rule, UnaryOp::k##functor)
+#include "runtime/ops/unary_ops.def"
+#undef OPSPEC_UNARY_OP
 OPSPEC_UNARY_CUDA(logical_not, UnaryKind::kLogical, UnaryOp::kLogicalNot)
 #undef OPSPEC_UNARY_CUDA
 
@@ -289,22 +279,10 @@ Tensor div__scalar_cuda(const Tensor& self, const Scalar& other) {
 
 void register_elementwise_cuda_kernels(Library& lib) {
   constexpr DispatchKey kKey = DispatchKey::kCUDA;
-  lib.impl("neg", kKey, &neg_cuda)
-      .impl("abs", kKey, &abs_cuda)
-      .impl("relu", kKey, &relu_cuda)
-      .impl("sin", kKey, &sin_cuda)
-      .impl("cos", kKey, &cos_cuda)
-      .impl("exp", kKey, &exp_cuda)
-      .impl("log", kKey, &log_cuda)
-      .impl("tanh", kKey, &tanh_cuda)
-      .impl("sigmoid", kKey, &sigmoid_cuda)
-      .impl("sqrt", kKey, &sqrt_cuda)
-      .impl("rsqrt", kKey, &rsqrt_cuda)
-      .impl("reciprocal", kKey, &reciprocal_cuda)
-      .impl("erf", kKey, &erf_cuda)
-      .impl("gelu", kKey, &gelu_cuda)
-      .impl("silu", kKey, &silu_cuda)
-      .impl("logical_not", kKey, &logical_not_cuda);
+#define OPSPEC_UNARY_OP(name, functor, dtype_rule, summary) lib.impl(#name, kKey, &name##_cuda);
+#include "runtime/ops/unary_ops.def"
+#undef OPSPEC_UNARY_OP
+  lib.impl("gelu", kKey, &gelu_cuda).impl("logical_not", kKey, &logical_not_cuda);
   lib.impl("add.Tensor", kKey, &add_cuda)
       .impl("add.Scalar", kKey, &add_scalar_cuda)
       .impl("sub.Tensor", kKey, &sub_cuda)

@@ -5,15 +5,15 @@
 #include <cstring>
 #include <limits>
 
-#include "kernels/cpu/copy.h"
 #include "kernels/cuda/cuda_device.h"
+#include "runtime/ops/untraced.h"
 
 namespace opspec::internal::cuda {
 
 uint64_t scalar_bits(const Tensor& cpu_scalar, DType dtype) {
   OPSPEC_INTERNAL_ASSERT(cpu_scalar.numel() == 1 && cpu_scalar.device().is_cpu());
   Tensor converted = make_tensor({}, dtype, kCPU);
-  copy_into(converted, cpu_scalar.dim() == 0 ? cpu_scalar : make_view(cpu_scalar, {}, {}, cpu_scalar.storage_offset()));
+  copy_untraced(converted, cpu_scalar.dim() == 0 ? cpu_scalar : make_view(cpu_scalar, {}, {}, cpu_scalar.storage_offset()));
   uint64_t bits = 0;
   std::memcpy(&bits, converted.raw_data(), static_cast<size_t>(converted.element_size()));
   return bits;

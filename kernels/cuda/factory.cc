@@ -13,8 +13,8 @@
 #include "kernels/cuda/cuda_copy.h"
 #include "kernels/cuda/cuda_device.h"
 #include "kernels/cuda/elementwise_args.h"
-#include "kernels/meta/elementwise_meta.h"  // check_no_internal_overlap
-#include "kernels/meta/factory_meta.h"
+#include "runtime/ops/elementwise_rules.h"  // check_no_internal_overlap
+#include "kernels/common/factory_meta.h"
 #include "runtime/core/generator.h"
 #include "runtime/dispatch/library.h"
 
@@ -106,8 +106,9 @@ Tensor scalar_tensor_cuda(const Scalar& s, OptDType dtype, OptInt, OptDevice dev
 
 Tensor arange_impl(const Scalar& start, const Scalar& end, const Scalar& step, OptDType dtype, OptDevice device,
                    std::string_view op) {
-  const ArangeGeometry g = arange_geometry(start, end, step, dtype, op);  // refuses b8
-  Tensor out = empty_cuda({g.numel}, g.dtype, target_device(device, op));
+  const Device target = target_device(device, op);
+  const ArangeGeometry g = arange_geometry(start, end, step, dtype, op, target);  // refuses b8
+  Tensor out = empty_cuda({g.numel}, g.dtype, target);
   if (g.numel == 0) return out;
   // The CPU's accumulation (kernels/cpu/factory.cc's arange_fill): int64 for integers, else float or double.
   const bool integral = is_integral(g.dtype, /*include_bool=*/false);

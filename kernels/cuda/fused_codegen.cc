@@ -15,8 +15,9 @@
 #include "absl/strings/str_join.h"
 #include "kernels/common/coalesce.h"
 #include "kernels/common/opmath.h"
-#include "kernels/cpu/loops.h"  // scalar_as: the CPU's parameter conversions
+#include "kernels/common/scalar_as.h"
 #include "kernels/cuda/cuda_device.h"
+#include "runtime/fused/fused_kernel.h"
 
 namespace opspec::internal {
 
@@ -106,22 +107,12 @@ std::string as_type(std::string_view type, const std::string& v) { return str_ca
 // functor: the elementwise_ops.h functor of a unary op.
 std::string_view unary_functor(FusedOp op) {
   switch (op) {
-    case FusedOp::kNeg: return "NegOp";
-    case FusedOp::kAbs: return "AbsOp";
-    case FusedOp::kRelu: return "ReluOp";
-    case FusedOp::kSin: return "SinOp";
-    case FusedOp::kCos: return "CosOp";
-    case FusedOp::kExp: return "ExpOp";
-    case FusedOp::kLog: return "LogOp";
-    case FusedOp::kTanh: return "TanhOp";
-    case FusedOp::kSigmoid: return "SigmoidOp";
-    case FusedOp::kSqrt: return "SqrtOp";
-    case FusedOp::kRsqrt: return "RsqrtOp";
-    case FusedOp::kReciprocal: return "ReciprocalOp";
-    case FusedOp::kErf: return "ErfOp";
+#define OPSPEC_UNARY_OP(name, functor, dtype_rule, summary) \
+  case FusedOp::k##functor: return #functor "Op";
+#include "runtime/ops/unary_ops.def"
+#undef OPSPEC_UNARY_OP
     case FusedOp::kGeluErf: return "GeluErfOp";
     case FusedOp::kGeluTanh: return "GeluTanhOp";
-    case FusedOp::kSilu: return "SiluOp";
     default: return {};
   }
 }
@@ -598,5 +589,30 @@ void run_fused_cuda(const FusedProgram& p, std::string_view name, TensorList inp
   FusedCudaArgs args = fused_cuda_args(p, layout, inputs, outputs);
   launch_compiled_kernel(*kernel, fused_cuda_launch_config(numel, cuda_multiprocessor_count()), args.pointers());
 }
+
+namespace {
+
+// CudaFusedKernel: generated and compiled at its first run (NVRTC, cached by source).
+class CudaFusedKernel final : public FusedKernel {
+ public:
+  CudaFusedKernel(std::shared_ptr<const FusedProgram> program, std::string_view name)
+      : program_(std::move(program)), name_(name) {}
+  void run(TensorList inputs, TensorList outputs) const override {
+    run_fused_cuda(*program_, name_, inputs, outputs);
+  }
+
+ private:
+  std::shared_ptr<const FusedProgram> program_;
+  std::string name_;
+};
+
+std::unique_ptr<FusedKernel> make_cuda_fused_kernel(std::shared_ptr<const FusedProgram> program,
+                                                    std::string_view name) {
+  return std::make_unique<CudaFusedKernel>(std::move(program), name);
+}
+
+}  // namespace
+
+void register_cuda_fused_kernels() { register_fused_kernel_factory(DeviceType::kCUDA, &make_cuda_fused_kernel); }
 
 }  // namespace opspec::internal

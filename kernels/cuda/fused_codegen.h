@@ -1,5 +1,5 @@
 // fused_codegen.h: CUDA C++ for fused elementwise programs (FusedProgram,
-// kernels/cpu/fused.h): the kernel source, the layout it is specialised for,
+// runtime/fused/fused_program.h): the kernel source, the layout it is specialised for,
 // its launch arguments, and run_fused_cuda, which compiles (NVRTC, cached)
 // and launches it. See Note [Fused CUDA kernels].
 #pragma once
@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "kernels/cpu/fused.h"
+#include "runtime/fused/fused_program.h"
 #include "kernels/cuda/nvrtc.h"
 
 namespace opspec::internal {
@@ -82,5 +82,9 @@ LaunchConfig fused_cuda_launch_config(int64_t numel, int multiprocessors);
 // (cached, See Note [Run-time CUDA compilation]) and launches kernel `name`.
 // Throws opspec::Error naming the kernel and the offending argument.
 void run_fused_cuda(const FusedProgram& program, std::string_view name, TensorList inputs, TensorList outputs);
+
+// register_cuda_fused_kernels: registers CUDA's FusedKernelFactory, whose
+// kernels run through run_fused_cuda (See Note [Fused kernels per device]).
+void register_cuda_fused_kernels();
 
 }  // namespace opspec::internal

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
-#include "kernels/common/hash_format.h"
+#include "runtime/core/bitwise_hash_format.h"
 #include "kernels/cuda/cuda_device.h"
 #include "kernels/cuda/hash.h"
 #include "runtime/core/tensor.h"

@@ -22,7 +22,7 @@ double cuda_norm_hash(const Tensor& t);
 uint64_t cuda_xor_hash(const Tensor& t);
 uint64_t cuda_bitwise_hash(const Tensor& t);
 
-// bitwise_seed and combine_slice_hashes, shared with the CPU: kernels/common/hash_format.h.
+// bitwise_seed and combine_slice_hashes, shared with the CPU: runtime/core/bitwise_hash_format.h.
 
 }  // namespace opspec::internal
 

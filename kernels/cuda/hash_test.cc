@@ -1,6 +1,6 @@
 // Device tensor hashes against the harness's CPU hashes of the same data.
 // The seed and slice-combination steps run without a GPU; the rest skip.
-#include "kernels/common/hash_format.h"
+#include "runtime/core/bitwise_hash_format.h"
 #include "kernels/cuda/hash.h"
 
 #include <gtest/gtest.h>

@@ -47,11 +47,14 @@ struct ElementwiseArgs {
   uint64_t scalar[kMaxOperands] = {};  // bits of a scalar input's value, in the op's storage type
 };
 
-// UnaryOp: unary functors of kernels/common/elementwise_ops.h (kPowScalar is
-// PowOp with a fixed exponent, passed as `param`).
+// UnaryOp: unary functors of kernels/common/elementwise_ops.h: one per row of
+// runtime/ops/unary_ops.def, then the rest (kPowScalar is PowOp with a fixed
+// exponent, passed as `param`).
 enum class UnaryOp : uint8_t {
-  kNeg, kAbs, kRelu, kSin, kCos, kExp, kLog, kTanh, kSigmoid, kSqrt, kRsqrt, kReciprocal, kErf, kGeluErf,
-  kGeluTanh, kSilu, kSquare, kCube, kInvSquare, kPowScalar, kLogicalNot,
+#define OPSPEC_UNARY_OP(name, functor, dtype_rule, summary) k##functor,
+#include "runtime/ops/unary_ops.def"
+#undef OPSPEC_UNARY_OP
+  kGeluErf, kGeluTanh, kSquare, kCube, kInvSquare, kPowScalar, kLogicalNot,
 };
 // BinaryOp: binary functors; the alpha variants take `param` as alpha.
 enum class BinaryOp : uint8_t {

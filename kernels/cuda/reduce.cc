@@ -10,7 +10,7 @@
 #include "kernels/common/reduce_plan.h"
 #include "kernels/cuda/cuda_copy.h"
 #include "kernels/cuda/cuda_device.h"
-#include "kernels/meta/reduce_meta.h"
+#include "kernels/common/reduce_meta.h"
 #include "runtime/dispatch/library.h"
 
 namespace opspec::internal::cuda {

@@ -3,6 +3,7 @@
 // is built (See Note [Device seam] in runtime/core/device_hooks.h).
 #include "kernels/common/views.h"
 #include "kernels/cuda/blas.h"
+#include "kernels/cuda/fused_codegen.h"
 #include "runtime/dispatch/library.h"
 
 namespace opspec::internal {
@@ -25,6 +26,7 @@ void register_cuda_kernels(Dispatcher& d) {
   // Views only compute geometry: the CPU and Meta kernels serve CUDA too
   // (See Note [Device-independent views]).
   register_view_kernels_at(lib, DispatchKey::kCUDA);
+  register_cuda_fused_kernels();
 }
 
 }  // namespace opspec::internal

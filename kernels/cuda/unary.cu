@@ -7,6 +7,10 @@
 namespace opspec::internal::cuda {
 namespace {
 
+// Rule: the dtype rules of unary_ops.def rows (UnaryKind's names; the host
+// header that declares UnaryKind is not compiled by nvcc).
+enum class Rule { kKeepDtype, kFloating };
+
 // PowScalarOp: PowOp with a fixed exponent (pow.Tensor_Scalar's general case).
 template <class C>
 struct PowScalarOp {
@@ -28,9 +32,14 @@ void unary_for(UnaryOp op, const ElementwiseArgs& a, const Param& p) {
   if (op == UnaryOp::kLogicalNot) return launch_elementwise<bool, S, 1>(a, LogicalNotOp{}, "logical_not");
   if constexpr (!std::is_same_v<S, bool>) {
     switch (op) {
-      case UnaryOp::kNeg: return launch_elementwise<S, S, 1>(a, NegOp{}, "neg");
-      case UnaryOp::kAbs: return launch_elementwise<S, S, 1>(a, AbsOp{}, "abs");
-      case UnaryOp::kRelu: return launch_elementwise<S, S, 1>(a, ReluOp{}, "relu");
+#define OPSPEC_UNARY_OP(name, functor, dtype_rule, summary)                                              \
+  case UnaryOp::k##functor:                                                                                \
+    if constexpr (Rule::dtype_rule == Rule::kKeepDtype) {                                                  \
+      return launch_elementwise<S, S, 1>(a, functor##Op{}, #name);                                        \
+    }                                                                                                      \
+    break;
+#include "runtime/ops/unary_ops.def"
+#undef OPSPEC_UNARY_OP
       case UnaryOp::kSquare: return launch_elementwise<S, S, 1>(a, SquareOp{}, "pow");
       case UnaryOp::kCube: return launch_elementwise<S, S, 1>(a, CubeOp{}, "pow");
       case UnaryOp::kPowScalar: return launch_elementwise<S, S, 1>(a, PowScalarOp<C>{param_as<C>(p)}, "pow");
@@ -38,19 +47,12 @@ void unary_for(UnaryOp op, const ElementwiseArgs& a, const Param& p) {
     }
     if constexpr (std::is_floating_point_v<C>) {
       switch (op) {
-        case UnaryOp::kSin: return launch_elementwise<S, S, 1>(a, SinOp{}, "sin");
-        case UnaryOp::kCos: return launch_elementwise<S, S, 1>(a, CosOp{}, "cos");
-        case UnaryOp::kExp: return launch_elementwise<S, S, 1>(a, ExpOp{}, "exp");
-        case UnaryOp::kLog: return launch_elementwise<S, S, 1>(a, LogOp{}, "log");
-        case UnaryOp::kTanh: return launch_elementwise<S, S, 1>(a, TanhOp{}, "tanh");
-        case UnaryOp::kSigmoid: return launch_elementwise<S, S, 1>(a, SigmoidOp{}, "sigmoid");
-        case UnaryOp::kSqrt: return launch_elementwise<S, S, 1>(a, SqrtOp{}, "sqrt");
-        case UnaryOp::kRsqrt: return launch_elementwise<S, S, 1>(a, RsqrtOp{}, "rsqrt");
-        case UnaryOp::kReciprocal: return launch_elementwise<S, S, 1>(a, ReciprocalOp{}, "reciprocal");
-        case UnaryOp::kErf: return launch_elementwise<S, S, 1>(a, ErfOp{}, "erf");
+#define OPSPEC_UNARY_OP(name, functor, dtype_rule, summary) \
+  case UnaryOp::k##functor: return launch_elementwise<S, S, 1>(a, functor##Op{}, #name);
+#include "runtime/ops/unary_ops.def"
+#undef OPSPEC_UNARY_OP
         case UnaryOp::kGeluErf: return launch_elementwise<S, S, 1>(a, GeluErfOp{}, "gelu");
         case UnaryOp::kGeluTanh: return launch_elementwise<S, S, 1>(a, GeluTanhOp{}, "gelu");
-        case UnaryOp::kSilu: return launch_elementwise<S, S, 1>(a, SiluOp{}, "silu");
         case UnaryOp::kInvSquare: return launch_elementwise<S, S, 1>(a, InvSquareOp{}, "pow");
         default: break;
       }

@@ -1,82 +1,11 @@
-// elementwise_meta.h: shape, dtype and device rules of the elementwise,
-// copy and conversion ops (PyTorch's), shared by their CPU and Meta kernels,
-// and the registration of the Meta kernels.
+// elementwise_meta.h: the registration of the Meta kernels of the
+// elementwise, in-place, copy and conversion ops (their shape rules are
+// runtime/ops/elementwise_rules.h).
 #pragma once
 
-#include <string_view>
-
-#include "runtime/core/tensor.h"
 #include "runtime/dispatch/library.h"
 
 namespace opspec::internal {
-
-// ElementwiseMeta: what an elementwise op's shape function decides: the
-// output sizes, the dtype inputs are computed in, the output dtype (b8 for
-// comparisons, the compute dtype otherwise) and the device of the operands.
-struct ElementwiseMeta {
-  SizeVec sizes;
-  DType compute_dtype;
-  DType result_dtype;
-  Device device;
-};
-
-// can_cast: PyTorch's canCast: no floating -> integral, no non-bool -> bool.
-bool can_cast(DType from, DType to);
-
-// UnaryKind: the dtype rule of a unary op.
-enum class UnaryKind {
-  kKeepDtype,  // neg, abs, relu: result has self's dtype (bool rejected)
-  kFloating,   // sin ... silu: integer and bool inputs compute in f32
-  kLogical,    // logical_not: any input, b8 result
-};
-
-// unary_meta: the geometry of a unary op; checks the dtype rules of neg, abs
-// and relu (op is "aten::neg" etc.).
-ElementwiseMeta unary_meta(const Tensor& self, UnaryKind kind, std::string_view op);
-
-// gelu_uses_tanh: true for approximate == "tanh", false for "none"; throws for
-// anything else.
-bool gelu_uses_tanh(std::string_view approximate);
-
-// BinaryKind: the dtype rule of a binary op.
-enum class BinaryKind {
-  kArithmetic,  // add, sub, mul, pow, maximum, minimum: result = promoted dtype
-  kTrueDivide,  // div: integral promoted dtypes compute in f32
-  kComparison,  // eq ... ge: compute in the promoted dtype, b8 result
-  kLogical,     // logical_and / logical_or: b8 result
-};
-
-// binary_meta: broadcast shape, promoted dtype (wrapped numbers count as
-// scalars) and common device of self and other.
-ElementwiseMeta binary_meta(const Tensor& self, const Tensor& other, BinaryKind kind, std::string_view op);
-
-// check_alpha: PyTorch's alpha_check for add/sub with result dtype `dtype`.
-void check_alpha(DType dtype, const Scalar& alpha, std::string_view op);
-// check_sub: PyTorch's sub_check (no bool operands for subtraction).
-void check_sub(const Tensor& self, const Tensor& other, std::string_view op);
-// check_pow: rejects b8 results (PyTorch has no bool pow kernel).
-void check_pow(DType dtype);
-// check_pow_scalar: pow.Tensor_Scalar also rejects an integral base with a
-// negative integral exponent ("Integers to negative integer powers are not allowed.").
-void check_pow_scalar(const Tensor& self, const Scalar& exponent);
-
-// where_meta: condition must be b8; self/other promote; three-way broadcast.
-ElementwiseMeta where_meta(const Tensor& condition, const Tensor& self, const Tensor& other);
-
-// check_no_internal_overlap: the written-to tensor has no two elements at
-// one address (an expanded tensor), as PyTorch's assert_no_internal_overlap.
-void check_no_internal_overlap(const Tensor& self, std::string_view op);
-
-// inplace_meta: for self.op_(other): other broadcasts to self's shape
-// (without growing it), the promoted dtype casts to self's dtype; the result
-// dtype is self's.
-ElementwiseMeta inplace_meta(const Tensor& self, const Tensor& other, BinaryKind kind, std::string_view op);
-
-// check_copy_shapes: src broadcasts to self's shape (copy_).
-void check_copy_shapes(const Tensor& self, const Tensor& src);
-
-// kMetaCopyError: PyTorch's message for copying out of a meta tensor.
-inline constexpr std::string_view kMetaCopyError = "Cannot copy out of meta tensor; no data!";
 
 // register_elementwise_meta_kernels: the Meta kernels of every elementwise,
 // in-place, copy and conversion op.

@@ -158,12 +158,7 @@ std::vector<Tensor> run_group(const FusionGroup& group, const std::vector<Tensor
     record = internal::record_kernel(device.is_cpu() ? "fused" : device_type_name(device.type), group.name, kwargs);
   }
   try {
-    if (device.is_cpu()) {
-      internal::run_fused(*group.program, ins, outs);
-    } else {
-      get_device_hooks(device.type).run_fused(*group.program, group.name, ins.data(), ins.size(), outs.data(),
-                                              outs.size());
-    }
+    group.kernel->run(ins, outs);
   } catch (const Error& e) {
     throw Error(str_cat("fused_backend: kernel ", group.name, ": ", e.what()));
   }

@@ -8,7 +8,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/functional/function_ref.h"
-#include "kernels/meta/elementwise_meta.h"
+#include "runtime/ops/elementwise_rules.h"
 #include "runtime/ops/op_table.h"
 
 namespace opspec {
@@ -19,8 +19,8 @@ using internal::FusedProgram;
 
 // Rule: how an op lowers; each mirrors its eager CPU kernel (unary.cc, binary.cc).
 enum class Rule : uint8_t {
-  kUnaryKeep,   // neg, abs, relu: same dtype in and out
-  kUnaryFloat,  // sin ... silu: integers compute in f32
+  kUnaryKeep,   // unary_ops.def rows with kKeepDtype: same dtype in and out
+  kUnaryFloat,  // unary_ops.def rows with kFloating: integers compute in f32
   kGelu,
   kLogicalNot,
   kAdd,
@@ -47,20 +47,11 @@ const FusionRule* rule_for(const OperatorHandle* op) {
   static const std::vector<std::optional<FusionRule>> kTable = [] {
     std::vector<std::optional<FusionRule>> t(static_cast<size_t>(OpId::kNumBuiltinOps));
     auto set = [&](OpId id, Rule r, FusedOp f) { t[static_cast<size_t>(id)] = FusionRule{r, f}; };
-    set(OpId::neg, Rule::kUnaryKeep, FusedOp::kNeg);
-    set(OpId::abs, Rule::kUnaryKeep, FusedOp::kAbs);
-    set(OpId::relu, Rule::kUnaryKeep, FusedOp::kRelu);
-    set(OpId::sin, Rule::kUnaryFloat, FusedOp::kSin);
-    set(OpId::cos, Rule::kUnaryFloat, FusedOp::kCos);
-    set(OpId::exp, Rule::kUnaryFloat, FusedOp::kExp);
-    set(OpId::log, Rule::kUnaryFloat, FusedOp::kLog);
-    set(OpId::tanh, Rule::kUnaryFloat, FusedOp::kTanh);
-    set(OpId::sigmoid, Rule::kUnaryFloat, FusedOp::kSigmoid);
-    set(OpId::sqrt, Rule::kUnaryFloat, FusedOp::kSqrt);
-    set(OpId::rsqrt, Rule::kUnaryFloat, FusedOp::kRsqrt);
-    set(OpId::reciprocal, Rule::kUnaryFloat, FusedOp::kReciprocal);
-    set(OpId::erf, Rule::kUnaryFloat, FusedOp::kErf);
-    set(OpId::silu, Rule::kUnaryFloat, FusedOp::kSilu);
+#define OPSPEC_UNARY_OP(name, functor, dtype_rule, summary)                                                \
+  set(OpId::name, internal::UnaryKind::dtype_rule == internal::UnaryKind::kFloating ? Rule::kUnaryFloat : Rule::kUnaryKeep, \
+      FusedOp::k##functor);
+#include "runtime/ops/unary_ops.def"
+#undef OPSPEC_UNARY_OP
     set(OpId::gelu, Rule::kGelu, FusedOp::kGeluErf);
     set(OpId::logical_not, Rule::kLogicalNot, FusedOp::kLogicalNot);
     set(OpId::add_Tensor, Rule::kAdd, FusedOp::kAdd);
@@ -413,6 +404,7 @@ std::vector<FusionGroup> partition_graph(const Graph& g) {
     program->finalize();
     fg.inputs = std::move(lowerer.inputs);
     fg.program = std::move(program);
+    fg.kernel = internal::make_fused_kernel(fg.nodes.front()->tensor_meta().device.type, fg.program, fg.name);
     result.push_back(std::move(fg));
   }
   return result;

@@ -7,7 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "kernels/cpu/fused.h"
+#include "runtime/fused/fused_kernel.h"
+#include "runtime/fused/fused_program.h"
 #include "runtime/graph/graph.h"
 
 namespace opspec {
@@ -43,6 +44,8 @@ struct FusionGroup {
   std::vector<Node*> outputs;  // members used outside the group, in graph order
   // program: inputs -> outputs, finalized; shared by every run.
   std::shared_ptr<const internal::FusedProgram> program;
+  // kernel: program on the group's device (See Note [Fused kernels per device]).
+  std::shared_ptr<const internal::FusedKernel> kernel;
 };
 
 // is_fusable: whether node may join a fused kernel. See Note [Fusion].

@@ -33,11 +33,6 @@ std::array<std::atomic<DeviceHooks*>, kNumDeviceTypes>& hooks_table() {
 
 }  // namespace
 
-void DeviceHooks::run_fused(const internal::FusedProgram&, std::string_view name, const Tensor*, size_t,
-                            const Tensor*, size_t) {
-  internal::throw_not_implemented(str_cat("fused kernel ", name, ": this device backend has no fused kernels"));
-}
-
 DeviceHooks& get_device_hooks(DeviceType type) {
   OPSPEC_CHECK(type != DeviceType::kCPU && type != DeviceType::kMeta, "get_device_hooks: ", device_type_name(type),
                " has no device hooks (it is the host, or holds no data)");

@@ -1,11 +1,10 @@
 // device_hooks.h: DeviceHooks, what the runtime and the harness need from a
 // device other than cpu and meta (cuda), without knowing whether its backend
-// was built. See Note [Device seam].
+// was built; device-side tensor hashes are device_hashes.h. See Note [Device seam].
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <optional>
 #include <string_view>
 
 #include "runtime/core/device.h"
@@ -13,9 +12,6 @@
 namespace opspec {
 
 class Tensor;
-namespace internal {
-class FusedProgram;  // kernels/cpu/fused.h
-}  // namespace internal
 
 // Note [Device seam]
 // Whether the CUDA backend is built is known in exactly two places: the build
@@ -25,10 +21,11 @@ class FusedProgram;  // kernels/cpu/fused.h
 // build has no CUDA symbols, stubs or #ifdefs anywhere else:
 //   - kernels: register_builtins calls register_device_backends(d), which
 //     registers the CUDA kernels at DispatchKey::kCUDA when built;
-//   - runtime services (allocator, copies, device queries, device-side hashes):
+//   - runtime services (allocator, copies, device queries, and the device-side
+//     hashes of device_hashes.h):
 //     the first get_device_hooks or get_allocator of a device type runs
-//     install_device_runtimes() once, which registers the CUDA hooks and the
-//     CUDA caching allocator when built. Until then, and forever in a build
+//     install_device_runtimes() once, which registers the CUDA hooks, the
+//     CUDA caching allocator and the CUDA hashes when built. Until then, and forever in a build
 //     without the backend, the type has placeholder hooks and allocator whose
 //     operations throw kNoCudaBackendMessage (queries answer "no devices").
 // A build with the backend on a machine without a GPU registers everything
@@ -63,22 +60,6 @@ class DeviceHooks {
   virtual void synchronize(Device device) = 0;
   // empty_cache: returns cached, unused device memory to the driver.
   virtual void empty_cache() {}
-
-  // norm_hash / xor_hash / bitwise_hash: the harness's tensor hashes computed
-  // on the device (equal to the CPU hashes of the same data); nullopt when
-  // the backend cannot, and the caller then copies the tensor to the host.
-  virtual std::optional<double> norm_hash(const Tensor& t) { return std::nullopt; }
-  virtual std::optional<uint64_t> xor_hash(const Tensor& t) { return std::nullopt; }
-  virtual std::optional<uint64_t> bitwise_hash(const Tensor& t) { return std::nullopt; }
-
-  // run_fused: runs a finalized fused elementwise program (kernels/cpu/fused.h)
-  // over inputs[k] (input k's dtype and sizes, any strides) into fresh
-  // contiguous outputs, all on this device, as kernel `name` (the fused
-  // backend's group name); the CUDA backend generates it with NVRTC (See Note
-  // [Fused CUDA kernels] in kernels/cuda/fused_codegen.cc). Throws
-  // NotImplementedError when the backend has no fused kernels.
-  virtual void run_fused(const internal::FusedProgram& program, std::string_view name, const Tensor* inputs,
-                         size_t num_inputs, const Tensor* outputs, size_t num_outputs);
 };
 
 // get_device_hooks: the hooks of a non-cpu, non-meta device type: the

@@ -77,4 +77,43 @@ struct Half {
   }
 };
 
+namespace internal {
+
+// select_bits: c ? a : b as integer masking, so GCC neither branches nor
+// refuses to if-convert around floating-point ops (-ftrapping-math).
+inline uint32_t select_bits(bool c, uint32_t a, uint32_t b) {
+  const uint32_t mask = 0u - static_cast<uint32_t>(c);
+  return (a & mask) | (b & ~mask);
+}
+
+// half_bits_to_float / float_to_half_bits: Half's conversions written without
+// branches or loops (the FP16 library's algorithms, as c10::Half uses), so
+// loops over f16 vectorize. Bit-identical to Half::to_float / Half::from_float
+// for every input, NaN payloads included (copy_test checks).
+__attribute__((always_inline)) inline float half_bits_to_float(uint16_t h) {
+  const uint32_t w = uint32_t{h} << 16;
+  const uint32_t sign = w & 0x80000000u;
+  const uint32_t two_w = w + w;
+  const float normalized = std::bit_cast<float>((two_w >> 4) + (0xE0u << 23)) * 0x1.0p-112f;
+  const float denormalized = std::bit_cast<float>((two_w >> 17) | (126u << 23)) - 0.5f;
+  uint32_t bits = select_bits(two_w < (1u << 27), std::bit_cast<uint32_t>(denormalized), std::bit_cast<uint32_t>(normalized));
+  // inf and NaN keep their payload unquietened, as Half::to_float does.
+  bits = select_bits((h & 0x7c00u) == 0x7c00u, 0x7f800000u | ((uint32_t{h} & 0x3ffu) << 13), bits);
+  return std::bit_cast<float>(sign | bits);
+}
+__attribute__((always_inline)) inline uint16_t float_to_half_bits(float f) {
+  const uint32_t w = std::bit_cast<uint32_t>(f);
+  const uint32_t shl1_w = w + w;
+  const uint32_t sign = w & 0x80000000u;
+  float base = (std::bit_cast<float>(w & 0x7fffffffu) * 0x1.0p+112f) * 0x1.0p-110f;
+  const uint32_t exp_bits = shl1_w & 0xff000000u;
+  const uint32_t bias = select_bits(exp_bits < 0x71000000u, 0x71000000u, exp_bits);
+  base = std::bit_cast<float>((bias >> 1) + 0x07800000u) + base;
+  const uint32_t bits = std::bit_cast<uint32_t>(base);
+  const uint32_t nonsign = ((bits >> 13) & 0x7c00u) + (bits & 0x0fffu);
+  return static_cast<uint16_t>((sign >> 16) | select_bits(shl1_w > 0xff000000u, 0x7e00u, nonsign));
+}
+
+}  // namespace internal
+
 }  // namespace opspec

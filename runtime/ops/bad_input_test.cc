@@ -25,6 +25,22 @@ TEST(BadInputTest, ShapeMismatch) {
               ThrowsMessage<Error>(HasSubstr("Sizes of tensors must match except in dimension 0")));
 }
 
+// A dtype a kernel refuses is named by the kernel of the device that refused,
+// as PyTorch's dispatch macros do ("abs_cpu", "arange_cuda"), never the CPU's
+// name for a meta tensor.
+TEST(BadInputTest, RefusedDtypesNameTheDevicesKernel) {
+  const Tensor b = ops::ones({2}, {.dtype = DType::kBool});
+  EXPECT_THAT([&] { ops::abs(b); }, ThrowsMessage<Error>(HasSubstr("\"abs_cpu\" not implemented for 'Bool'")));
+  const Tensor m = ops::empty({2}, {.dtype = DType::kBool, .device = kMeta});
+  EXPECT_THAT([&] { ops::abs(m); }, ThrowsMessage<Error>(HasSubstr("\"abs_meta\" not implemented for 'Bool'")));
+  EXPECT_THAT([] { ops::arange(4, {.dtype = DType::kBool}); },
+              ThrowsMessage<Error>(HasSubstr("\"arange_cpu\" not implemented for 'Bool'")));
+  EXPECT_THAT([] { ops::arange(4, {.dtype = DType::kBool, .device = kMeta}); },
+              ThrowsMessage<Error>(HasSubstr("\"arange_meta\" not implemented for 'Bool'")));
+  EXPECT_THAT([] { ops::randn({2}, {.dtype = DType::kInt64, .device = kMeta}); },
+              ThrowsMessage<Error>(HasSubstr("\"normal_kernel_meta\" not implemented for 'Long'")));
+}
+
 TEST(BadInputTest, WrongDtype) {
   EXPECT_THAT([] { ops::mm(ops::ones({2, 2}), ops::ones({2, 2}, {.dtype = DType::kFloat64})); },
               ThrowsMessage<Error>(HasSubstr("aten::mm")));

@@ -8,6 +8,17 @@
 
 namespace opspec {
 
+// Note [One row per op]
+// Each builtin op's facts are written once: its schema, kind and whether it
+// is composite in op_table.def, and, for an elementwise unary op, its functor
+// and dtype rule in unary_ops.def. Every layer expands those rows with
+// X-macros instead of restating them: ops.h/ops.cc (the ops:: functions), the
+// Meta, CPU and CUDA kernels and their registrations (kernels/), the fused
+// backend's FusedOp and rule table (runtime/fused/, runtime/compile/fusion.cc)
+// and the CUDA fused code generator. Adding an elementwise unary op is its
+// row, its functor in kernels/common/elementwise_ops.h and a test;
+// op_table_test.cc checks every row against the started dispatcher.
+
 // OpId: one enumerator per line of op_table.def, in order.
 enum class OpId : int {
 #define OPSPEC_OP(id, schema, kind, composite) id,

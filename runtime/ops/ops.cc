@@ -205,20 +205,9 @@ Tensor& div_(Tensor& self, const Scalar& other, const std::source_location& loc)
     OPSPEC_SITE;                                                    \
     return call<UnarySig>(OpId::name, self);                        \
   }
-OPSPEC_UNARY(neg)
-OPSPEC_UNARY(abs)
-OPSPEC_UNARY(relu)
-OPSPEC_UNARY(sin)
-OPSPEC_UNARY(cos)
-OPSPEC_UNARY(exp)
-OPSPEC_UNARY(log)
-OPSPEC_UNARY(tanh)
-OPSPEC_UNARY(sigmoid)
-OPSPEC_UNARY(sqrt)
-OPSPEC_UNARY(rsqrt)
-OPSPEC_UNARY(reciprocal)
-OPSPEC_UNARY(erf)
-OPSPEC_UNARY(silu)
+#define OPSPEC_UNARY_OP(name, functor, dtype_rule, summary) OPSPEC_UNARY(name)
+#include "runtime/ops/unary_ops.def"
+#undef OPSPEC_UNARY_OP
 OPSPEC_UNARY(logical_not)
 #undef OPSPEC_UNARY
 

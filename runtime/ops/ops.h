@@ -67,22 +67,14 @@ Tensor& div_(Tensor& self, const Tensor& other, OPSPEC_LOC);    // aten::div_.Te
 Tensor& div_(Tensor& self, const Scalar& other, OPSPEC_LOC);    // aten::div_.Tensor, a wrapped number
 
 // ---- Elementwise unary ----
-Tensor neg(const Tensor& self, OPSPEC_LOC);
-Tensor abs(const Tensor& self, OPSPEC_LOC);
-Tensor relu(const Tensor& self, OPSPEC_LOC);
-Tensor sin(const Tensor& self, OPSPEC_LOC);
-Tensor cos(const Tensor& self, OPSPEC_LOC);
-Tensor exp(const Tensor& self, OPSPEC_LOC);
-Tensor log(const Tensor& self, OPSPEC_LOC);
-Tensor tanh(const Tensor& self, OPSPEC_LOC);
-Tensor sigmoid(const Tensor& self, OPSPEC_LOC);
-Tensor sqrt(const Tensor& self, OPSPEC_LOC);
-Tensor rsqrt(const Tensor& self, OPSPEC_LOC);
-Tensor reciprocal(const Tensor& self, OPSPEC_LOC);
-Tensor erf(const Tensor& self, OPSPEC_LOC);
+// One function per row of unary_ops.def, computing what the row's summary
+// says (e.g. ops::erf, the error function); dtypes follow the row's rule.
+#define OPSPEC_UNARY_OP(name, functor, dtype_rule, summary) Tensor name(const Tensor& self, OPSPEC_LOC);
+#include "runtime/ops/unary_ops.def"
+#undef OPSPEC_UNARY_OP
 // gelu: approximate is "none" (erf form) or "tanh".
 Tensor gelu(const Tensor& self, std::string_view approximate = "none", OPSPEC_LOC);
-Tensor silu(const Tensor& self, OPSPEC_LOC);
+// logical_not: self == 0, a b8 result for any input dtype.
 Tensor logical_not(const Tensor& self, OPSPEC_LOC);
 
 // ---- Elementwise binary (broadcasting, type promotion) ----

@@ -2,7 +2,6 @@
 // op_table.def and their kernels. See Note [Builtin registration].
 #include <array>
 
-#include "kernels/registration.h"
 #include "runtime/dispatch/mode.h"
 #include "runtime/fake/fake_tensor.h"
 #include "runtime/ops/op_table.h"
@@ -11,13 +10,16 @@ namespace opspec {
 
 // Note [Builtin registration]
 // The dispatcher registers builtins the first time it is used, in one explicit
-// order: ops from the op table, then each kernel family, the
-// decompositions, and the mode fallbacks. Nothing relies on static initializers, so linking the static
-// library never drops a kernel.
+// order: ops from the op table, then the kernels (register_builtin_kernels,
+// the kernels' composition root in kernels/register_kernels.cc, which the
+// runtime knows only by this declaration, so no runtime header includes
+// kernels/), the decompositions, and the mode fallbacks. Nothing relies on
+// static initializers, so linking the static library never drops a kernel.
 
 namespace internal {
 const OperatorHandle* builtin_handles[static_cast<int>(OpId::kNumBuiltinOps)];
-void register_decompositions(Dispatcher& d);  // runtime/ops/decompositions.cc
+void register_decompositions(Dispatcher& d);    // runtime/ops/decompositions.cc
+void register_builtin_kernels(Dispatcher& d);  // kernels/register_kernels.cc
 }  // namespace internal
 
 absl::Span<const BuiltinOpInfo> builtin_op_table() {
@@ -41,12 +43,7 @@ void register_builtins(Dispatcher& d) {
 #include "runtime/ops/op_table.def"
 #undef OPSPEC_OP
 #undef OPSPEC_OP_TAG
-  register_elementwise_kernels(d);
-  register_reduction_kernels(d);
-  register_linalg_kernels(d);
-  register_factory_kernels(d);
-  register_view_kernels(d);
-  register_device_backends(d);
+  register_builtin_kernels(d);
   register_decompositions(d);
   register_mode_fallbacks(d);
   register_fake_fallback(d);

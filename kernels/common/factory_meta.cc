@@ -1,10 +1,10 @@
-#include "kernels/meta/factory_meta.h"
+#include "kernels/common/factory_meta.h"
 
 #include <cmath>
 #include <limits>
 
 #include "kernels/common/views.h"
-#include "kernels/meta/elementwise_meta.h"  // check_no_internal_overlap
+#include "runtime/ops/elementwise_rules.h"  // check_no_internal_overlap
 #include "runtime/core/shape_utils.h"
 #include "runtime/dispatch/dispatcher.h"
 
@@ -26,10 +26,10 @@ DType full_dtype(const Scalar& fill_value, std::optional<DType> dtype) {
 }
 
 ArangeGeometry arange_geometry(const Scalar& start, const Scalar& end, const Scalar& step,
-                               std::optional<DType> dtype, std::string_view op) {
+                               std::optional<DType> dtype, std::string_view op, Device device) {
   const bool all_integral = !start.is_floating_point() && !end.is_floating_point() && !step.is_floating_point();
   const DType out = dtype.value_or(all_integral ? DType::kInt64 : kDefaultFloat);
-  OPSPEC_CHECK(out != DType::kBool, op, ": \"arange_cpu\" not implemented for 'Bool'");
+  OPSPEC_CHECK(out != DType::kBool, op, ": \"", device_kernel_name("arange", device), "\" not implemented for 'Bool'");
   const double dstart = start.to_double(), dend = end.to_double(), dstep = step.to_double();
   OPSPEC_CHECK(std::isfinite(dstart) && std::isfinite(dend), op, ": unsupported range: ", start.str(), " -> ",
                end.str());
@@ -56,6 +56,10 @@ ArangeGeometry arange_geometry(const Scalar& start, const Scalar& end, const Sca
   }
   OPSPEC_CHECK(size_d >= 0 && size_d < 9223372036854775808.0, op, ": invalid size, possible overflow?");
   return {static_cast<int64_t>(size_d), out};
+}
+
+std::string device_kernel_name(std::string_view base, Device device) {
+  return str_cat(base, "_", device_type_name(device.type));
 }
 
 void check_random_dtype(DType dtype, std::string_view kernel_name, std::string_view op) {
@@ -190,22 +194,23 @@ Tensor scalar_tensor_meta(const Scalar&, std::optional<DType> dtype, std::option
   return make_tensor({}, dtype.value_or(kDefaultFloat), kMeta);
 }
 
-Tensor arange_meta(const Scalar& end, std::optional<DType> dtype, std::optional<int64_t>, std::optional<Device>,
+Tensor arange_meta(const Scalar& end, std::optional<DType> dtype, std::optional<int64_t>, std::optional<Device> device,
                    std::optional<bool>) {
-  const ArangeGeometry g = arange_geometry(0, end, 1, dtype, "aten::arange");
+  const ArangeGeometry g = arange_geometry(0, end, 1, dtype, "aten::arange", device.value_or(kCPU));
   return make_tensor({g.numel}, g.dtype, kMeta);
 }
 
 Tensor arange_start_meta(const Scalar& start, const Scalar& end, std::optional<DType> dtype, std::optional<int64_t>,
-                         std::optional<Device>, std::optional<bool>) {
-  const ArangeGeometry g = arange_geometry(start, end, 1, dtype, "aten::arange.start");
+                         std::optional<Device> device, std::optional<bool>) {
+  const ArangeGeometry g = arange_geometry(start, end, 1, dtype, "aten::arange.start", device.value_or(kCPU));
   return make_tensor({g.numel}, g.dtype, kMeta);
 }
 
 Tensor arange_start_step_meta(const Scalar& start, const Scalar& end, const Scalar& step,
-                              std::optional<DType> dtype, std::optional<int64_t>, std::optional<Device>,
+                              std::optional<DType> dtype, std::optional<int64_t>, std::optional<Device> device,
                               std::optional<bool>) {
-  const ArangeGeometry g = arange_geometry(start, end, step, dtype, "aten::arange.start_step");
+  const ArangeGeometry g =
+      arange_geometry(start, end, step, dtype, "aten::arange.start_step", device.value_or(kCPU));
   return make_tensor({g.numel}, g.dtype, kMeta);
 }
 
@@ -216,10 +221,10 @@ Tensor rand_meta(IntArrayRef size, std::optional<DType> dtype, std::optional<int
   return meta_factory(size, t, "aten::rand");
 }
 
-Tensor randn_meta(IntArrayRef size, std::optional<DType> dtype, std::optional<int64_t>, std::optional<Device>,
+Tensor randn_meta(IntArrayRef size, std::optional<DType> dtype, std::optional<int64_t>, std::optional<Device> device,
                   std::optional<bool>) {
   const DType t = dtype.value_or(kDefaultFloat);
-  check_random_dtype(t, "normal_kernel_cpu", "aten::randn");
+  check_random_dtype(t, device_kernel_name("normal_kernel", device.value_or(kCPU)), "aten::randn");
   return meta_factory(size, t, "aten::randn");
 }
 
@@ -252,7 +257,8 @@ Tensor rand_like_meta(const Tensor& self, std::optional<DType> dtype, std::optio
 
 Tensor randn_like_meta(const Tensor& self, std::optional<DType> dtype, std::optional<int64_t>,
                        std::optional<Device> device, std::optional<bool>, std::optional<int64_t>) {
-  check_random_dtype(dtype.value_or(self.dtype()), "normal_kernel_cpu", "aten::randn_like");
+  check_random_dtype(dtype.value_or(self.dtype()), device_kernel_name("normal_kernel", device.value_or(self.device())),
+                     "aten::randn_like");
   return like_meta(self, dtype, device, "aten::randn", {});
 }
 

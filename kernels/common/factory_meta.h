@@ -24,8 +24,13 @@ struct ArangeGeometry {
 };
 // arange_geometry: i64 when start, end and step are all integral, else f32;
 // size = ceil((end - start) / step) as PyTorch computes it for that dtype.
+// device: where the result goes, which names the refusing kernel ("arange_cuda").
 ArangeGeometry arange_geometry(const Scalar& start, const Scalar& end, const Scalar& step,
-                               std::optional<DType> dtype, std::string_view op);
+                               std::optional<DType> dtype, std::string_view op, Device device = kCPU);
+
+// device_kernel_name: PyTorch's name of a kernel on device ("normal_kernel" on
+// cuda is "normal_kernel_cuda"), as its dtype errors say it.
+std::string device_kernel_name(std::string_view base, Device device);
 
 // check_random_dtype: rand/randn only fill floating dtypes; kernel_name is
 // PyTorch's ("\"normal_kernel_cpu\" not implemented for 'Long'").

@@ -1,6 +1,7 @@
 // registration.h: the entry points that register each kernel family with the
-// dispatcher. Called once, in this order, from runtime/ops/register_builtins.cc.
-// See Note [Builtin registration].
+// dispatcher. Called once, in this order, by register_builtin_kernels, the
+// kernels' composition root (kernels/register_kernels.cc). See Note [Builtin
+// registration] in runtime/ops/register_builtins.cc.
 #pragma once
 
 #include "runtime/dispatch/dispatcher.h"
@@ -8,7 +9,8 @@
 namespace opspec::internal {
 
 // Elementwise unary/binary/ternary ops, in-place variants, copies and
-// conversions (clone, _to_copy, copy_): CPU and Meta kernels.
+// conversions (clone, _to_copy, copy_): CPU kernels (their Meta kernels are
+// kernels/meta/elementwise_meta.h).
 void register_elementwise_kernels(Dispatcher& d);
 // Reductions, softmax, layer norm and matrix products: CPU and Meta kernels.
 void register_reduction_kernels(Dispatcher& d);

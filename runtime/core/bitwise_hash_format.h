@@ -1,4 +1,4 @@
-// hash_format.h: the parts of bitwise_hash that every device computes the
+// bitwise_hash_format.h: the parts of bitwise_hash that every device computes the
 // same way (See Note [Bitwise tensor hash] in harness/tensor_hash.cc): the seed
 // from the tensor's dtype and sizes, and the final combination of its 1 MiB
 // slices' XXH3 digests. The harness (CPU) and the CUDA backend both use it,

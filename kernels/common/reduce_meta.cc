@@ -1,4 +1,4 @@
-#include "kernels/meta/reduce_meta.h"
+#include "kernels/common/reduce_meta.h"
 
 #include <cmath>
 

@@ -1,6 +1,6 @@
-#include "kernels/meta/linalg_meta.h"
+#include "kernels/common/linalg_meta.h"
 
-#include "kernels/meta/reduce_meta.h"
+#include "kernels/common/reduce_meta.h"
 
 namespace opspec::internal {
 

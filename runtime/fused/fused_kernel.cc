@@ -1,0 +1,38 @@
+// fused_kernel.cc: the per-device table of fused kernel factories. See Note
+// [Fused kernels per device].
+#include "runtime/fused/fused_kernel.h"
+
+#include <array>
+#include <atomic>
+
+#include "runtime/dispatch/dispatcher.h"
+
+namespace opspec::internal {
+namespace {
+
+// Written while the dispatcher starts (or by a test), read by every compile.
+std::array<std::atomic<FusedKernelFactory>, kNumDeviceTypes>& factories() {
+  static std::array<std::atomic<FusedKernelFactory>, kNumDeviceTypes> table{};
+  return table;
+}
+
+}  // namespace
+
+void register_fused_kernel_factory(DeviceType type, FusedKernelFactory factory) {
+  factories()[static_cast<size_t>(type)].store(factory, std::memory_order_release);
+}
+
+std::unique_ptr<FusedKernel> make_fused_kernel(DeviceType type, std::shared_ptr<const FusedProgram> program,
+                                               std::string_view name) {
+  (void)Dispatcher::singleton();  // backends register their factories as it starts
+  OPSPEC_CHECK(program != nullptr && program->finalized(), "make_fused_kernel: ", name,
+               ": the program is not finalized");
+  const FusedKernelFactory factory = factories()[static_cast<size_t>(type)].load(std::memory_order_acquire);
+  if (factory == nullptr) {
+    throw NotImplementedError(str_cat("fused kernels: no backend runs fused programs on ", device_type_name(type),
+                                      " tensors (kernel ", name, ")"));
+  }
+  return factory(std::move(program), name);
+}
+
+}  // namespace opspec::internal

@@ -1,0 +1,47 @@
+// fused_kernel.h: FusedKernel, a finalized FusedProgram made runnable on one
+// device, and the per-device table of kernel factories that backends fill.
+// See Note [Fused kernels per device].
+#pragma once
+
+#include <memory>
+#include <string_view>
+
+#include "runtime/core/device.h"
+#include "runtime/fused/fused_program.h"
+
+namespace opspec::internal {
+
+// Note [Fused kernels per device]
+// The fused backend knows the IR (FusedProgram), never a device's way of
+// running it: each backend registers a FusedKernelFactory for its device
+// type while the dispatcher starts (the CPU's interprets the program with
+// typed loops, CUDA's generates and compiles source), and the backend asks
+// make_fused_kernel for the group's device. A device type with no factory
+// fails with an error naming it, never a branch on the device in the compiler.
+
+// FusedKernel: one program, ready to run on one device type.
+class FusedKernel {
+ public:
+  virtual ~FusedKernel() = default;
+  // run: evaluates the program: inputs[k] has input k's dtype and sizes (any
+  // strides); outputs are fresh contiguous tensors of the program's shape and
+  // output dtypes; all on the kernel's device. Throws opspec::Error naming
+  // the offending argument.
+  virtual void run(TensorList inputs, TensorList outputs) const = 0;
+};
+
+// FusedKernelFactory: makes a device's kernel for a finalized program; name is
+// the fused group's name (a kernel name for profilers and generated source).
+using FusedKernelFactory = std::unique_ptr<FusedKernel> (*)(std::shared_ptr<const FusedProgram> program,
+                                                            std::string_view name);
+
+// register_fused_kernel_factory: installs how device type runs fused programs
+// (called by backends at dispatcher start; a later call replaces it).
+void register_fused_kernel_factory(DeviceType type, FusedKernelFactory factory);
+
+// make_fused_kernel: program's kernel on device type; throws
+// NotImplementedError naming the device when no backend runs fused programs there.
+std::unique_ptr<FusedKernel> make_fused_kernel(DeviceType type, std::shared_ptr<const FusedProgram> program,
+                                               std::string_view name);
+
+}  // namespace opspec::internal
