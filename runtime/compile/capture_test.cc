@@ -7,7 +7,7 @@
 #include <atomic>
 #include <limits>
 
-#include "runtime/compile/capture.h"
+#include "runtime/compile/internal/capture.h"
 #include "runtime/compile/compile.h"
 #include "runtime/compile/controls.h"
 #include "runtime/compile/explain.h"

@@ -4,7 +4,7 @@
 #include <mutex>
 
 #include "absl/strings/str_join.h"
-#include "runtime/compile/capture.h"
+#include "runtime/compile/internal/capture.h"
 #include "runtime/compile/logging.h"
 #include "runtime/fake/fake_tensor.h"
 #include "runtime/graph/interpreter.h"

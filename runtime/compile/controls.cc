@@ -4,7 +4,7 @@
 #include <mutex>
 
 #include "absl/container/flat_hash_set.h"
-#include "runtime/compile/capture.h"
+#include "runtime/compile/internal/capture.h"
 #include "runtime/core/call_site.h"
 #include "runtime/dispatch/library.h"
 

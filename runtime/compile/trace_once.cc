@@ -2,7 +2,7 @@
 // graph without running fn. See Note [Trace once].
 #include <algorithm>
 
-#include "runtime/compile/capture.h"
+#include "runtime/compile/internal/capture.h"
 #include "runtime/dispatch/local_dispatch_key_set.h"
 #include "runtime/fake/fake_tensor.h"
 

@@ -1,6 +1,6 @@
 // capture.h: internal: the state of a compiled function (its cache and
-// statistics) and the capture session one call runs under. See Note [Lazy
-// capture] in compile.h.
+// statistics) and the capture session one call runs under. See Note [The
+// warm path] below and Note [Lazy capture] in compile.h.
 #pragma once
 
 #include <atomic>
@@ -11,96 +11,41 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "runtime/compile/internal/break_policy.h"
 #include "runtime/compile/compile.h"
+#include "runtime/compile/internal/recording.h"
 #include "runtime/dispatch/mode.h"
 
 namespace opspec::internal {
 
-// CacheEntry: one compiled graph, for one program at one graph position.
-struct CacheEntry {
-  uint64_t program = 0;  // Graph::structural_hash(false)
-  GuardSet guards;
-  CompiledGraph compiled;
-};
+// Note [The warm path]
+// One call of a compiled function, from call to result, file by file:
+//  1. compile.cc, CompiledFunction::operator(): counts the call; falls back to
+//     fn when compiling is off; under trace_once runs a kept plan instead of
+//     fn when the inputs fit one (trace_once.cc, Note [Trace once]).
+//  2. capture.cc, CaptureSession::run: pushes the capture's fake mode and its
+//     CaptureMode at PreDispatch, installs the data-access hook, runs fn.
+//  3. Each op fn calls reaches the CaptureMode (capture_mode.cc):
+//     - break_policy.h decides first whether the op ends the graph
+//       (disallow_in_graph, item()); then the op runs eagerly between graphs;
+//     - while a recording of this graph position is being matched, the
+//       Replayer (replay.cc, Note [Replaying a capture]) answers the op with
+//       fresh fakes copied from the recording, most ops without leaving the
+//       mode stack (answer_without_ops); at the first mismatch it rebuilds the
+//       graph captured so far and capture goes on;
+//     - otherwise ProxyTensorMode records the op as a graph node on fakes.
+//  4. At a break (break_policy.h: an error under fullgraph) and when fn
+//     returns, CaptureMode::flush ends the graph: a fully matched recording
+//     runs its cache entry's compiled graph once its guards pass; a captured
+//     graph is pruned, kept as a Recording for later calls (recording.h: the
+//     graph as captured plus its compact steps and its cache entry), looked
+//     up by program and guards in CompiledState (compile.cc: a hit, or the
+//     backend compiles it), and run; every fake the program still holds is
+//     then filled with its value.
+//  5. fn returns real tensors; under trace_once a call that ran one graph
+//     and read no data keeps a plan for later calls (trace_once.cc).
 
-// CompiledFor: what CompiledState::compiled_for found or built: the compiled
-// graph, and its cache entry (null when it runs eagerly past cache_size_limit).
-struct CompiledFor {
-  CompiledGraph compiled;
-  std::shared_ptr<const CacheEntry> entry;
-};
-
-// Recording: one graph as a call captured it, kept so that later calls which
-// capture the same ops can skip building and looking up the graph. See Note
-// [Replaying a capture] in capture.cc.
-struct Recording {
-  // Step / StepArg: a call node as replay compares against it, laid out
-  // contiguously (walking the nodes themselves missed the cache on every op).
-  struct StepArg {
-    enum class Kind : uint8_t { kNode, kValue, kNone, kOther } kind = Kind::kOther;  // kOther: a node list
-    // Numbers are compared against a copy of their bits kept here: the
-    // recorded Value lives in its node, a cache miss per replayed op.
-    enum class Bits : uint8_t { kNone, kInt, kDouble, kBool, kWrappedNumber } bits_kind = Bits::kNone;
-    DType wrapped_dtype = DType::kFloat32;  // kWrappedNumber: its dtype
-    const Node* node = nullptr;    // kNode: the producer
-    const Value* value = nullptr;  // kValue: the recorded value
-    uint64_t bits = 0;             // bits_kind's value, bitwise (a wrapped number's element, zero-padded)
-  };
-  struct Step {
-    const OperatorHandle* op = nullptr;  // null: not a call node
-    uint32_t args_begin = 0, args_end = 0;  // step_args[begin, end)
-    uint32_t end = 0;                       // the cursor after the call and its getitems (0: laid out otherwise)
-    uint32_t fakes_begin = 0, fakes_end = 0;  // fresh_fakes: step_fakes[begin, end), one per result
-    bool fresh_fakes = false;                 // results all tensors and op functional: see replay_matched()
-  };
-
-  Graph raw;                   // as captured (with its output node when pruning removed nothing)
-  std::vector<Node*> nodes;    // raw's nodes in order, the output node left out
-  std::vector<Step> steps;     // per node (see index_steps)
-  std::vector<StepArg> step_args;
-  std::vector<Tensor> step_fakes;  // per result of a fresh_fakes step: a fake with its metadata, to copy
-  absl::flat_hash_map<const Node*, uint32_t> position;  // index in nodes
-  std::vector<const Node*> held;    // the captured values still held at flush (the outputs), in order
-  std::vector<const Node*> inputs;  // the placeholders left after dead-code elimination, in order
-  std::shared_ptr<const CacheEntry> entry;  // what the graph compiled to, and its guards
-};
-
-// index_steps: fills r.steps, r.step_args and r.step_fakes from r.nodes.
-void index_steps(Recording& r);
-// record_copy: a Recording of a copy of graph as captured; outputs are the
-// nodes held at flush. Its inputs are filled in once pruning is done.
-Recording record_copy(const Graph& graph, const std::vector<Node*>& outputs);
-// record_whole: a Recording of a finished graph that pruning left as
-// captured (its output node aside), taking it over.
-Recording record_whole(Graph graph);
-// results_match: whether an op's results have call node n's recorded metadata.
-bool results_match(const Node& n, const Stack& results);
-
-// kMaxRecordings: recordings kept per graph position (most recent first).
-inline constexpr size_t kMaxRecordings = 8;
-
-// same_as_recorded: same_value(*a.value, v) for a recorded value argument,
-// read from a's copy of its bits when it has one.
-bool same_as_recorded(const Recording::StepArg& a, const Value& v);
-// same_value: whether two op arguments are interchangeable when replaying:
-// by value for numbers (bitwise for doubles, so -0.0 is not 0.0) and for
-// wrapped-number scalars, by identity for other tensors.
-bool same_value(const Value& a, const Value& b);
-// same_prefix: the first n nodes of a and b are interchangeable (ops, names,
-// values, producers by position, metadata).
-bool same_prefix(const Recording& a, const Recording& b, size_t n);
-// observed: whether anything besides the capture could see an op with these
-// arguments run below the PreDispatch key (user modes at any key, an outer
-// tracer's proxy mode, tensor subclasses). own_pre_dispatch_modes: how many
-// PreDispatch modes are the capture itself (1 while it answers on its stack).
-bool observed(const Stack& stack, size_t own_pre_dispatch_modes = 0);
-// modes_observe: observed()'s question about modes alone (no tensor's
-// subclass). At the Python key the capture's own fake mode is expected; any
-// other mode there is not.
-inline bool modes_observe(size_t own_pre_dispatch_modes) {
-  const ModeCensus modes = mode_census();
-  return modes.function > 0 || modes.pre_dispatch > own_pre_dispatch_modes || modes.python > 0 || modes.proxy;
-}
+class CaptureMode;
 
 // TracedPlan: a call of a trace_once function kept so that later calls with
 // inputs like its own run the graph without running fn. See Note [Trace
@@ -133,9 +78,6 @@ struct LastGraph {
   std::vector<const TensorImpl*> results;  // the captured tensors it filled, in order
   std::shared_ptr<const CacheEntry> entry;
 };
-
-// BreakKind: why a graph ended early; each kind has PyTorch-style text.
-enum class BreakKind : uint8_t { kUser, kDisallowedOp, kDataDependent, kDisabledFunction, kNoMetaKernel };
 
 // CompiledState: what a CompiledFunction shares between its copies and calls.
 struct CompiledState {
@@ -190,10 +132,8 @@ class CaptureSession {
   // note_data_read: fn read a tensor's data (the call's ops may depend on it).
   void note_data_read() { data_read_ = true; }
 
-  class Impl;
-
  private:
-  friend class Impl;
+  friend class CaptureMode;
   CompiledState& state_;
   std::vector<Tensor> inputs_;
   int suspended_ = 0;
@@ -203,7 +143,7 @@ class CaptureSession {
   bool pre_dispatch_lifted_ = false;   // suspend() turned it off again
   std::shared_ptr<DispatchMode> parked_fake_;     // the fake mode, out of the way while suspended
   std::shared_ptr<DispatchMode> parked_capture_;  // the capture mode, likewise (see suspend())
-  std::unique_ptr<Impl> impl_;
+  std::unique_ptr<CaptureMode> impl_;  // See capture_mode.h
   CaptureSession* previous_;
 };
 
@@ -231,16 +171,6 @@ std::shared_ptr<const TracedPlan> find_plan(const CompiledState& state, const st
 void keep_plan(CompiledState& state, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
                const LastGraph* last);
 std::vector<Tensor> run_plan(CompiledState& state, const TracedPlan& plan, const std::vector<Tensor>& inputs);
-
-// disallowed_op_count: how many ops are marked with disallow_in_graph, read
-// without a lock (most programs mark none; every captured op asks).
-extern constinit std::atomic<size_t> disallowed_op_count;
-// op_disallowed_locked: op_disallowed's lookup (controls.cc).
-bool op_disallowed_locked(const OperatorHandle& op);
-// op_disallowed: op was marked with disallow_in_graph.
-inline bool op_disallowed(const OperatorHandle& op) {
-  return disallowed_op_count.load(std::memory_order_acquire) != 0 && op_disallowed_locked(op);
-}
 
 // format_site: "file.cc:42 in fn" ("" for null).
 std::string format_site(const std::source_location* loc);
