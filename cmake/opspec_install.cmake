@@ -43,7 +43,7 @@ set_target_properties(opspec_warnings PROPERTIES EXPORT_NAME warnings)
 # The libraries, in dependency order; a harness folder still being written has
 # no target yet (opspec_add_part skips it), so only existing ones are listed.
 set(_opspec_install_libs opspec_warnings opspec_runtime)
-foreach(_t opspec_harness opspec_program opspec_expect opspec_spec opspec_gtest)
+foreach(_t opspec_harness opspec_program opspec_expect opspec_spec opspec_gtest opspec_cli)
   if(TARGET ${_t})
     list(APPEND _opspec_install_libs ${_t})
   endif()
@@ -66,13 +66,19 @@ if(TARGET opspec)
   install(TARGETS opspec EXPORT opspecTargets RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()
 
-# Headers: every .h (and op_table.def, which op_table.h includes) of the
-# runtime, the kernels (backend headers include kernels/cpu/fused.h) and the
-# harness, at their source paths.
-foreach(_dir runtime kernels harness)
+# Headers: the public ones of the runtime and the harness, at their source
+# paths (with the .def tables the op headers include). Not installed:
+# internal/ folders (what only the library's own sources include), test
+# utilities (*_test_util.h) and kernels/ (backends register into the
+# dispatcher; users reach ops through runtime/ops/ops.h and Library).
+# ci/check-layers keeps runtime/ and harness/ from including kernels/.
+foreach(_dir runtime harness)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${_dir}/
     DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/${_dir}
-    FILES_MATCHING PATTERN "*.h" PATTERN "*.def")
+    FILES_MATCHING PATTERN "*.h" PATTERN "*.def"
+    PATTERN "internal" EXCLUDE
+    PATTERN "*_test_util.h" EXCLUDE
+    PATTERN "testdata" EXCLUDE)
 endforeach()
 
 install(EXPORT opspecTargets

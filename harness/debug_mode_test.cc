@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "runtime/fake/fake_tensor.h"
-#include "runtime/nn/reference_models.h"
+#include "runtime/nn/reference_models_test_util.h"
 #include "runtime/ops/ops.h"
 
 namespace opspec {

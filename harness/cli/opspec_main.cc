@@ -1,5 +1,5 @@
 // opspec_main.cc: the `opspec` command: the builtin fixtures (linked in from
-// fixtures/) plus the spec runner's command line (harness/spec/cli.h).
-#include "harness/spec/cli.h"
+// fixtures/) plus the spec runner's command line (harness/cli/cli.h).
+#include "harness/cli/cli.h"
 
-int main(int argc, char** argv) { return opspec::spec::run_cli(argc, argv); }
+int main(int argc, char** argv) { return opspec::cli::run_cli(argc, argv); }

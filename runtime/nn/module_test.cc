@@ -11,7 +11,7 @@
 
 #include "runtime/dispatch/mode.h"
 #include "runtime/nn/layers.h"
-#include "runtime/nn/reference_models.h"
+#include "runtime/nn/reference_models_test_util.h"
 #include "runtime/nn/module.h"
 #include "runtime/ops/ops.h"
 

@@ -2,9 +2,9 @@
 // backends and fixture, then hands the command line to opspec, so
 // `acme_specs run specs/ --junit out.xml` runs specs that use them.
 #include "acme/acme.h"
-#include "harness/spec/cli.h"
+#include "harness/cli/cli.h"
 
 int main(int argc, char** argv) {
   acme::register_all();
-  return opspec::spec::run_cli(argc, argv);
+  return opspec::cli::run_cli(argc, argv);
 }

@@ -1,7 +1,7 @@
 // cli_test.cc: the `opspec` command (run_cli): exit status and summary,
 // --filter, --shard and gtest's sharding variables, --isolate with a crashing
 // and a hanging fixture, --timeout, --accept, --junit and --json.
-#include "harness/spec/cli.h"
+#include "harness/cli/cli.h"
 
 #include <cstdlib>
 #include <filesystem>
@@ -12,7 +12,8 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 
-namespace opspec::spec {
+namespace opspec::cli {
+
 namespace {
 
 using ::testing::HasSubstr;
@@ -226,4 +227,4 @@ TEST(OpspecCli, ListAndShow) {
 }
 
 }  // namespace
-}  // namespace opspec::spec
+}  // namespace opspec::cli

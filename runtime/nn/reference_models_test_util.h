@@ -1,4 +1,4 @@
-// reference_models.h: the small models of PyTorch's DebugMode documentation
+// reference_models_test_util.h: the small models of PyTorch's DebugMode documentation
 // (Foo and Bar), used by tests and fixtures that reproduce its examples.
 #pragma once
 

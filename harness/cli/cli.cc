@@ -1,5 +1,5 @@
-// cli.cc: `opspec run|list|show`. See harness/spec/cli.h and docs/spec-format.md.
-#include "harness/spec/cli.h"
+// cli.cc: `opspec run|list|show`. See harness/cli/cli.h and docs/spec-format.md.
+#include "harness/cli/cli.h"
 
 #include <unistd.h>
 
@@ -24,7 +24,9 @@
 #include "harness/spec/spec_accept.h"
 #include "harness/spec/spec_loader.h"
 
-namespace opspec::spec {
+namespace opspec::cli {
+
+using namespace ::opspec::spec;  // NOLINT: the runner's types, read as in harness/spec
 namespace {
 
 constexpr const char* kUsage = R"(usage: opspec run  [PATH...] [options]   run spec cases (PATH: files or directories; default: specs)
@@ -360,4 +362,4 @@ int run_cli(int argc, char** argv) {
   }
 }
 
-}  // namespace opspec::spec
+}  // namespace opspec::cli
