@@ -74,7 +74,7 @@ void CaptureMode::flush() {
   }
   if (has_pending_ops()) {
     CompiledFor found = session_.state_.compiled_for(graph_, inputs, names, position_);
-    remember_last(inputs, held, found.entry);
+    std::shared_ptr<const Recording> kept;  // none when the graph runs eagerly
     if (found.entry != nullptr) {
       if (recording == nullptr) {
         recording = std::make_shared<Recording>(record_whole(std::move(graph_)));
@@ -82,8 +82,10 @@ void CaptureMode::flush() {
         for (const std::string& name : names) recording->inputs.push_back(recording->raw.find(name));
       }
       recording->entry = std::move(found.entry);
+      kept = recording;
       session_.state_.add_recording(position_, std::move(recording));
     }
+    remember_last(inputs, held, std::move(kept));
     ++position_;
     run_and_fill(found.compiled, inputs, held);
   }
@@ -151,12 +153,12 @@ bool CaptureMode::break_and_run_eagerly(OpCall& call, BreakKind kind, std::strin
 }
 
 void CaptureMode::remember_last(const std::vector<Tensor>& inputs, const std::vector<Tensor>& held,
-                   std::shared_ptr<const CacheEntry> entry) {
+                   std::shared_ptr<const Recording> recording) {
   if (!session_.state_.options.trace_once) return;
   last_.inputs = inputs;
   last_.results.clear();
   for (const Tensor& t : held) last_.results.push_back(t.impl());
-  last_.entry = std::move(entry);
+  last_.recording = std::move(recording);
 }
 
 // held_tensors: the remembered fake tensors the program still holds, in the

@@ -363,7 +363,11 @@ bool Replayer::flush() {
   if (replay_->entry->guards.first_failure(inputs)) return false;
   const std::shared_ptr<const CacheEntry> entry = replay_->entry;
   ++mode_.position_;
-  mode_.remember_last(inputs, held, entry);
+  if (mode_.trace_once()) {  // a plan keeps the recording it replayed
+    for (const auto& candidate : candidates_) {
+      if (candidate.get() == replay_) mode_.remember_last(inputs, held, candidate);
+    }
+  }
   mode_.run_and_fill(entry->compiled, inputs, held);
   mode_.end_graph();
   return true;

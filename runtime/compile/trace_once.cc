@@ -77,7 +77,7 @@ std::shared_ptr<const TracedPlan> find_plan(const CompiledState& state, const st
 void keep_plan(CompiledState& state, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
                const LastGraph* last) {
   if (!plain_call(inputs)) return;
-  if (last != nullptr && last->entry == nullptr) return;  // past cache_size_limit: ran eagerly
+  if (last != nullptr && last->recording == nullptr) return;  // past cache_size_limit: ran eagerly
   auto plan = std::make_shared<TracedPlan>();
   const LocalDispatchKeySet& tls = local_dispatch_key_set();
   plan->included = tls.included;
@@ -113,7 +113,7 @@ void keep_plan(CompiledState& state, const std::vector<Tensor>& inputs, const st
         plan->graph_inputs.push_back(-static_cast<int>(plan->kept.size()));
       }
     }
-    plan->entry = last->entry;
+    plan->recording = last->recording;
   }
   plan->num_results = results.size();
   std::vector<int64_t> returned(results.size(), 0);  // how many outputs hold each result
@@ -147,13 +147,13 @@ void keep_plan(CompiledState& state, const std::vector<Tensor>& inputs, const st
 
 std::vector<Tensor> run_plan(CompiledState& state, const TracedPlan& plan, const std::vector<Tensor>& inputs) {
   std::vector<Tensor> results;
-  if (plan.entry != nullptr) {
+  if (plan.recording != nullptr) {
     std::vector<Tensor> graph_inputs;
     graph_inputs.reserve(plan.graph_inputs.size());
     for (int g : plan.graph_inputs) {
       graph_inputs.push_back(g >= 0 ? inputs[static_cast<size_t>(g)] : plan.kept[static_cast<size_t>(-1 - g)]);
     }
-    results = plan.entry->compiled(graph_inputs);
+    results = plan.recording->entry->compiled(graph_inputs);
   }
   OPSPEC_CHECK(results.size() == plan.num_results, "compile: the backend returned ", results.size(),
                " outputs for a graph with ", plan.num_results);
@@ -169,7 +169,7 @@ std::vector<Tensor> run_plan(CompiledState& state, const TracedPlan& plan, const
     }
   }
   std::lock_guard<std::mutex> lock(state.mu);
-  if (plan.entry != nullptr) ++state.stats.graphs_run;
+  if (plan.recording != nullptr) ++state.stats.graphs_run;
   ++state.stats.traced_calls;
   return outputs;
 }

@@ -41,7 +41,8 @@ namespace opspec::internal {
 //     graph as captured plus its compact steps and its cache entry), looked
 //     up by program and guards in CompiledState (compile.cc: a hit, or the
 //     backend compiles it), and run; every fake the program still holds is
-//     then filled with its value.
+//     then filled with its value. A trace_once plan keeps the recording of
+//     the graph it runs, so its entry is the one replay would run.
 //  5. fn returns real tensors; under trace_once a call that ran one graph
 //     and read no data keeps a plan for later calls (trace_once.cc).
 
@@ -69,14 +70,16 @@ struct TracedPlan {
   static constexpr int kUndefined = -1;
   std::vector<int> outputs;
   size_t num_results = 0;
-  std::shared_ptr<const CacheEntry> entry;  // null when fn ran no op
+  // recording: the graph's recording, whose cache entry runs (warm calls'
+  // replay and plans share it); null when fn ran no op.
+  std::shared_ptr<const Recording> recording;
 };
 
 // LastGraph: what the last graph of a call ran with (kept under trace_once).
 struct LastGraph {
   std::vector<Tensor> inputs;              // the graph's real inputs, in order
   std::vector<const TensorImpl*> results;  // the captured tensors it filled, in order
-  std::shared_ptr<const CacheEntry> entry;
+  std::shared_ptr<const Recording> recording;  // null when it ran eagerly (past cache_size_limit)
 };
 
 // CompiledState: what a CompiledFunction shares between its copies and calls.

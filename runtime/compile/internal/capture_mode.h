@@ -71,8 +71,11 @@ class CaptureMode : public ProxyTensorMode {
   int fn_input_index(const Tensor& t) const;
   // break_and_run_eagerly: applies the break policy, then runs the op eagerly.
   bool break_and_run_eagerly(OpCall& call, BreakKind kind, std::string_view subject);
+  // trace_once: the function keeps plans (See Note [Trace once]).
+  bool trace_once() const { return session_.state_.options.trace_once; }
+  // remember_last: under trace_once, what the graph just run ran with.
   void remember_last(const std::vector<Tensor>& inputs, const std::vector<Tensor>& held,
-                     std::shared_ptr<const CacheEntry> entry);
+                     std::shared_ptr<const Recording> recording);
   // held_tensors: the remembered fake tensors the program still holds, in the
   // order first remembered.
   std::vector<Tensor> held_tensors() const;
