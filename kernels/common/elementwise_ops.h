@@ -30,7 +30,8 @@ namespace opspec::internal {
 //     -ffp-contract=off so no FMA is formed behind our back),
 //   - the math functions in namespace math below: on the host, f32 exp, log,
 //     sin, cos, tanh and erf are vec_math's vectorizable versions (See Note
-//     [Vectorizable float math]) and everything else (f64, pow) is <math.h>;
+//     [Vectorizable float math]) and everything else (f64, pow, expm1,
+//     log1p) is <math.h>;
 //     CUDA device code calls <math.h>'s names (libdevice). sqrt and fabs are
 //     exactly rounded everywhere; transcendental functions are bit-identical
 //     between the CPU paths (same code) but may differ in the last ulps on
@@ -59,6 +60,8 @@ OPSPEC_VEC_MATH_FN(tanh)
 OPSPEC_VEC_MATH_FN(erf)
 OPSPEC_MATH_FN(sqrt)
 OPSPEC_MATH_FN(fabs)
+OPSPEC_MATH_FN(expm1)
+OPSPEC_MATH_FN(log1p)
 #undef OPSPEC_VEC_MATH_FN
 #undef OPSPEC_F32_MATH
 #undef OPSPEC_MATH_FN
@@ -197,6 +200,14 @@ struct ErfOp {
 };
 struct SqrtOp {
   template <class T> OPSPEC_FUNCTOR T operator()(T x) const { return math::sqrt(x); }
+};
+// Expm1Op, Log1pOp: exp(x) - 1 and log(1 + x) without the cancellation of
+// writing them so (libm's, within 1 ulp; PyTorch's CPU uses Sleef's, also 1 ulp).
+struct Expm1Op {
+  template <class T> OPSPEC_FUNCTOR T operator()(T x) const { return math::expm1(x); }
+};
+struct Log1pOp {
+  template <class T> OPSPEC_FUNCTOR T operator()(T x) const { return math::log1p(x); }
 };
 // RsqrtOp: 1 / sqrt(x), as PyTorch computes it (not a hardware rsqrt estimate).
 struct RsqrtOp {

@@ -89,6 +89,30 @@ TEST(ElementwiseUnaryTest, ValuesMatchHandComputedResults) {
   }
 }
 
+// expm1 and log1p keep the digits exp(x) - 1 and log(1 + x) lose near 0.
+TEST(ElementwiseUnaryTest, Expm1AndLog1pAreAccurateNearZero) {
+  for (DType dt : {DType::kFloat32, DType::kFloat64}) {
+    SCOPED_TRACE(dtype_short_name(dt));
+    const std::vector<double> in = {-2.0, -0.5, 0.0, 1e-10, 0.5, 2.0};
+    const Tensor x = ops::tensor(in, {6}, dt);
+    const std::vector<double> xs = values(x);  // as rounded to dt
+    std::vector<double> want_expm1, want_log1p;
+    for (double v : xs) {
+      want_expm1.push_back(std::expm1(v));
+      want_log1p.push_back(std::log1p(v));
+    }
+    EXPECT_THAT(values(ops::expm1(x)), NearVec(want_expm1));
+    EXPECT_THAT(values(ops::log1p(x)), NearVec(want_log1p));
+    // At 1e-10 the naive forms give 0 in f32; these give x itself to 1e-6.
+    EXPECT_NEAR(values(ops::expm1(x))[3] / xs[3], 1.0, 1e-6);
+    EXPECT_NEAR(values(ops::log1p(x))[3] / xs[3], 1.0, 1e-6);
+    EXPECT_EQ(values(ops::log1p(ops::tensor({-1.0}, {1}, dt)))[0], -kInf);
+    EXPECT_TRUE(std::isnan(values(ops::log1p(ops::tensor({-2.0}, {1}, dt)))[0]));
+  }
+  // Integers compute in f32, as every kFloating row.
+  EXPECT_EQ(ops::expm1(ops::arange(3)).dtype(), DType::kFloat32);
+}
+
 TEST(ElementwiseUnaryTest, SpecialFloatingValues) {
   const Tensor x = ops::tensor({-0.0, kNaN, -kInf, kInf}, {4});
   EXPECT_THAT(values(ops::relu(x)), NearVec(std::vector<double>{0, kNaN, 0, kInf}));
