@@ -48,13 +48,15 @@ void Replayer::start(std::vector<std::shared_ptr<const Recording>> candidates) {
 }
 
 // Defined here, beside the Replayer it calls, so the hot path stays in one
-// translation unit (the compiler inlines match_tracked and answer_fresh).
+// translation unit: the Replayer's per-op functions are `inline` (used only
+// in this file) so GCC folds answer_without_ops -> match_tracked ->
+// answer_fresh into one function, as it did when they were in-class members.
 bool CaptureMode::answer_without_ops(const OperatorHandle& op, Stack& stack) {
   if (session_.suspended()) return false;
   return replayer_.answer_without_ops(op, stack);
 }
 
-bool Replayer::answer_without_ops(const OperatorHandle& op, Stack& stack) {
+inline bool Replayer::answer_without_ops(const OperatorHandle& op, Stack& stack) {
   if (replay_ == nullptr || cursor_ >= replay_->steps.size()) return false;
   const Recording::Step& step = replay_->steps[cursor_];
   if (!step.fresh_fakes || step.op != &op || op_disallowed(op)) return false;
@@ -149,7 +151,7 @@ bool Replayer::match(const OperatorHandle& op, const Stack& stack, std::vector<s
 // match()", not "no match"; else the step matched.
 // subclassed, when given, is set if a tensor argument has a subclass (as
 // observed() asks); only meaningful when a step is returned.
-const Recording::Step* Replayer::match_tracked(const OperatorHandle& op, const Stack& stack, bool* subclassed) const {
+inline const Recording::Step* Replayer::match_tracked(const OperatorHandle& op, const Stack& stack, bool* subclassed) const {
   const Recording& rec = *replay_;
   if (cursor_ >= rec.steps.size()) return nullptr;
   const Recording::Step& step = rec.steps[cursor_];
@@ -210,14 +212,14 @@ bool Replayer::replay(OpCall& call) {
 }
 
 // replay_tracked: replay() for an op match_tracked matched to step (at cursor_).
-bool Replayer::replay_tracked(OpCall& call, const Recording::Step& step) { return replay_matched(call, step, cursor_, {}); }
+inline bool Replayer::replay_tracked(OpCall& call, const Recording::Step& step) { return replay_matched(call, step, cursor_, {}); }
 
 // replay_matched: answers a call matched to the recording's node call_at
 // (step is its compact form; inputs, the placeholders match() found for
 // tensors seen for the first time): fresh fakes made from the recorded
 // metadata when nothing could see the meta kernel run, else the op run and
 // its results checked against the recording.
-bool Replayer::replay_matched(OpCall& call, const Recording::Step& step, size_t call_at,
+inline bool Replayer::replay_matched(OpCall& call, const Recording::Step& step, size_t call_at,
                     const std::vector<std::pair<Tensor, Node*>>& inputs) {
   const Recording& rec = *replay_;
   Stack& stack = call.stack();
@@ -252,7 +254,7 @@ bool Replayer::replay_matched(OpCall& call, const Recording::Step& step, size_t 
 }
 
 // track_inputs: makes the placeholders match() found the producers of their new tensors.
-void Replayer::track_inputs(const std::vector<std::pair<Tensor, Node*>>& inputs) {
+inline void Replayer::track_inputs(const std::vector<std::pair<Tensor, Node*>>& inputs) {
   for (const auto& [t, p] : inputs) {
     mode_.count_input_name(t);
     mode_.bound_[p] = t;
@@ -262,7 +264,7 @@ void Replayer::track_inputs(const std::vector<std::pair<Tensor, Node*>>& inputs)
 
 // answer_fresh: answers the op of fresh_fakes step, matched to the node at
 // call_at, with fresh fakes copied from the recording's, tracked and remembered.
-void Replayer::answer_fresh(const Recording::Step& step, size_t call_at, Stack& stack) {
+inline void Replayer::answer_fresh(const Recording::Step& step, size_t call_at, Stack& stack) {
   const Recording& rec = *replay_;
   stack.clear();
   size_t g = call_at + (step.fakes_end - step.fakes_begin == 1 ? 0 : 1);  // the call, or its getitems
