@@ -111,7 +111,9 @@ CatGeometry cat_geometry(TensorList tensors, int64_t dim, std::string_view op) {
                    ". Expected size ", ref->sizes()[k], " but got size ", t.sizes()[k], " for tensor number ", i,
                    " in the list.");
     }
-    sizes[d] += t.sizes()[d];
+    // Expanded inputs have sizes with no storage behind them, so the sum can overflow.
+    OPSPEC_CHECK(!__builtin_add_overflow(sizes[d], t.sizes()[d], &sizes[d]), op, ": the sizes in dimension ", d,
+                 " add up to more than 2^63 - 1 (tensor number ", i, " has size ", t.sizes()[d], ")");
   }
   return {std::move(sizes), dtype, device, d};
 }

@@ -1,5 +1,7 @@
 #include "runtime/core/shape_utils.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 
 namespace opspec {
@@ -90,7 +92,11 @@ SizeVec infer_size(IntArrayRef shape, int64_t numel, std::string_view op) {
       infer = i;
     } else {
       OPSPEC_CHECK(shape[i] >= 0, op, ": invalid shape dimension ", shape[i], " in ", format_sizes(shape));
-      known *= shape[i];
+      // A product past int64 can equal no tensor's numel (a later 0 makes it 0).
+      if (__builtin_mul_overflow(known, shape[i], &known)) {
+        known = std::find(shape.begin(), shape.end(), 0) != shape.end() ? 0 : -1;
+        OPSPEC_CHECK(known == 0, op, ": shape '", format_sizes(shape), "' is invalid for input of size ", numel);
+      }
     }
   }
   if (infer) {

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "runtime/core/internal/unique_id.h"
 
@@ -16,16 +18,57 @@ StorageImpl::StorageImpl(size_t nbytes, Device device)
 
 StorageImpl::~StorageImpl() { allocator_->deallocate(data_, nbytes_); }
 
+// Note [Checked sizes]
+// Sizes come from users and spec files, so every product that geometry is
+// built from (numel, contiguous strides, a strided tensor's extent, byte
+// counts) is computed with overflow checks: `zeros([65536] * 4)` must fail
+// with a message, not wrap to an empty buffer that later views write past.
+// The bound is PyTorch's: the contiguous span of a tensor, its sizes with 0
+// counted as 1 times its element size, fits in int64 even when numel is 0,
+// so the strides of any tensor that exists can be computed without overflow.
 namespace {
-// fill_contiguous_strides: row-major strides of sizes into out (size-0 dims count as 1).
+
+// log2_of: log2 of the product of sizes (0 counted as 1), for messages.
+double log2_of(IntArrayRef sizes) {
+  double bits = 0;
+  for (int64_t s : sizes) bits += std::log2(static_cast<double>(std::max<int64_t>(s, 1)));
+  return bits;
+}
+
+// fill_contiguous_strides: row-major strides of sizes into out (size-0 dims
+// count as 1); throws when they overflow (See Note [Checked sizes]).
 void fill_contiguous_strides(IntArrayRef sizes, int64_t* out) {
   int64_t acc = 1;
   for (size_t d = sizes.size(); d-- > 0;) {
     out[d] = acc;
-    acc *= std::max<int64_t>(sizes[d], 1);
+    if (__builtin_mul_overflow(acc, std::max<int64_t>(sizes[d], 1), &acc)) {
+      internal::throw_too_large(sizes, std::nullopt, "contiguous strides");
+    }
   }
 }
+
 }  // namespace
+
+namespace internal {
+
+void throw_too_large(IntArrayRef sizes, std::optional<DType> dtype, std::string_view what) {
+  const double bits = log2_of(sizes) + (dtype ? std::log2(static_cast<double>(element_size(*dtype))) : 0.0);
+  OPSPEC_FAIL("Storage size calculation overflowed with sizes=", format_sizes(sizes), ": ", what, " of a ",
+              dtype ? str_cat(dtype_torch_name(*dtype), " ") : std::string(), "tensor of about 2^",
+              absl::StrFormat("%.1f", bits), dtype ? " bytes" : " elements",
+              " is too large (at most 2^63 - 1; a size-0 dim still counts as 1 in the strides)");
+}
+
+int64_t checked_span(IntArrayRef sizes, DType dtype, std::string_view what) {
+  int64_t span = element_size(dtype);
+  for (int64_t s : sizes) {
+    OPSPEC_CHECK(s >= 0, what, ": Trying to create tensor with negative dimension ", s, ": ", format_sizes(sizes));
+    if (__builtin_mul_overflow(span, std::max<int64_t>(s, 1), &span)) throw_too_large(sizes, dtype, what);
+  }
+  return span;
+}
+
+}  // namespace internal
 
 // Note [Recycled tensors]
 // Every op makes a tensor and, in a chain, lets the previous one die: a
@@ -293,7 +336,12 @@ SizeVec contiguous_strides(IntArrayRef sizes) {
 
 int64_t compute_numel(IntArrayRef sizes) {
   int64_t n = 1;
-  for (int64_t s : sizes) n *= s;
+  bool overflow = false;  // a later size-0 dim still makes the product 0
+  for (int64_t s : sizes) overflow |= __builtin_mul_overflow(n, s, &n);
+  if (__builtin_expect(overflow, 0)) {
+    if (std::find(sizes.begin(), sizes.end(), 0) != sizes.end()) return 0;
+    internal::throw_too_large(sizes, std::nullopt, "the number of elements");
+  }
   return n;
 }
 
@@ -310,10 +358,14 @@ namespace internal {
 
 Tensor make_tensor(IntArrayRef sizes, DType dtype, Device device) {
   int64_t n = 1;
+  int64_t span = element_size(dtype);  // See Note [Checked sizes]
+  bool overflow = false;
   for (int64_t s : sizes) {
     OPSPEC_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", format_sizes(sizes));
-    n *= s;
+    n *= s;  // cannot overflow when span does not
+    overflow |= __builtin_mul_overflow(span, s > 0 ? s : 1, &span);
   }
+  if (__builtin_expect(overflow, 0)) throw_too_large(sizes, dtype, "the storage");
   const size_t nbytes = static_cast<size_t>(n * element_size(dtype));
   if (TensorImpl* impl = tls_recycler.take_contiguous(sizes, n, nbytes, dtype, device)) {  // Note [Recycled tensors]
     return Tensor(IntrusivePtr<TensorImpl>::adopt_unowned(impl));
@@ -333,16 +385,22 @@ Tensor make_like_geometry(const TensorImpl& like, size_t nbytes, Device storage_
 Tensor make_strided(IntArrayRef sizes, IntArrayRef strides, DType dtype, Device device) {
   OPSPEC_CHECK(sizes.size() == strides.size(), "empty_strided: sizes ", format_sizes(sizes), " and strides ",
                format_sizes(strides), " have different lengths");
+  checked_span(sizes, dtype, "empty_strided");  // See Note [Checked sizes]
   int64_t extent = 1;  // elements needed: 1 + sum((size-1)*stride)
-  bool empty = false;
+  bool empty = false, overflow = false;
   for (size_t d = 0; d < sizes.size(); ++d) {
-    OPSPEC_CHECK(sizes[d] >= 0, "empty_strided: negative dimension ", sizes[d]);
     OPSPEC_CHECK(strides[d] >= 0, "empty_strided: negative stride ", strides[d]);
     if (sizes[d] == 0) empty = true;
-    extent += (sizes[d] - 1) * strides[d];
+    int64_t step = 0;
+    overflow |= __builtin_mul_overflow(std::max<int64_t>(sizes[d] - 1, 0), strides[d], &step);
+    overflow |= __builtin_add_overflow(extent, step, &extent);
   }
   if (empty) extent = 0;
-  auto storage = Storage::make(static_cast<size_t>(extent * element_size(dtype)), device);
+  int64_t nbytes = 0;
+  overflow |= __builtin_mul_overflow(extent, static_cast<int64_t>(element_size(dtype)), &nbytes);
+  OPSPEC_CHECK(!overflow, "empty_strided: sizes ", format_sizes(sizes), " with strides ", format_sizes(strides),
+               " need more than 2^63 - 1 bytes of ", dtype_torch_name(dtype), " storage");
+  auto storage = Storage::make(static_cast<size_t>(nbytes), device);
   return Tensor(IntrusivePtr<TensorImpl>::make(std::move(storage), sizes, strides, 0, dtype, device));
 }
 

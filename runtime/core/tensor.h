@@ -225,7 +225,8 @@ using TensorList = absl::Span<const Tensor>;
 // contiguous_strides: row-major strides for sizes.
 SizeVec contiguous_strides(IntArrayRef sizes);
 
-// compute_numel: product of sizes (1 for a 0-dim tensor).
+// compute_numel: product of sizes (1 for a 0-dim tensor); throws when it
+// overflows int64 (See Note [Checked sizes] in tensor.cc).
 int64_t compute_numel(IntArrayRef sizes);
 
 // wrap_dim: maps dim in [-ndim, ndim) to [0, ndim); throws naming op otherwise.
@@ -242,8 +243,17 @@ namespace internal {
 using DataAccessHook = void (*)(const TensorImpl* impl, const char* what);
 extern constinit thread_local DataAccessHook tls_data_access_hook;
 
+// throw_too_large: throws the error of a tensor whose geometry overflows int64
+// ("Storage size calculation overflowed with sizes=[...]"); what names the
+// quantity, dtype (when known) makes the figure a byte count.
+[[noreturn]] void throw_too_large(IntArrayRef sizes, std::optional<DType> dtype, std::string_view what);
+// checked_span: the contiguous span in bytes of a tensor of sizes and dtype
+// (size-0 dims count as 1); throws naming what on a negative size or overflow.
+int64_t checked_span(IntArrayRef sizes, DType dtype, std::string_view what);
+
 // make_tensor: a new contiguous tensor with uninitialised data, bypassing the
-// dispatcher (kernels use this for their outputs).
+// dispatcher (kernels use this for their outputs); throws on negative sizes
+// and on sizes whose span overflows int64 (See Note [Checked sizes]).
 Tensor make_tensor(IntArrayRef sizes, DType dtype, Device device);
 // make_like_geometry: a new tensor over fresh storage of nbytes on
 // storage_device with like's sizes, strides, offset, dtype, device and keys

@@ -101,5 +101,38 @@ TEST(BadInputTest, ReadingDataThatDoesNotExist) {
               ThrowsMessage<Error>(HasSubstr("a Tensor with 3 elements cannot be converted to Scalar")));
 }
 
+// Sizes whose products overflow int64 are a clear error at the op that makes
+// them, never a wrapped byte count that later views write past (issue 21.1;
+// each case crashed or corrupted the heap before See Note [Checked sizes]).
+TEST(BadInputTest, SizesThatOverflowAreAnErrorNotACorruptTensor) {
+  constexpr int64_t k2e16 = int64_t{1} << 16, k2e28 = int64_t{1} << 28, k2e62 = int64_t{1} << 62;
+  const auto too_large = ThrowsMessage<Error>(HasSubstr("Storage size calculation overflowed with sizes="));
+  // 2^64 elements wrapped to 0 bytes; select x3 and fill_ then wrote 256 KiB.
+  EXPECT_THAT([] { ops::zeros({k2e16, k2e16, k2e16, k2e16}); }, too_large);
+  EXPECT_THAT([] { ops::zeros({k2e16, k2e16, k2e16, k2e16}, {.device = kMeta}); }, too_large);
+  // 8 * (2^61 - 1) bytes wrapped to a tiny buffer (a heap-buffer-overflow write).
+  EXPECT_THAT([] { ops::empty({(int64_t{1} << 61) - 1}, {.dtype = DType::kFloat64}); },
+              ThrowsMessage<Error>(AllOf(HasSubstr("sizes=[2305843009213693951]"),
+                                         HasSubstr("torch.float64 tensor of about 2^64.0 bytes is too large"))));
+  // numel 0, but every other dim is real: a reduction over the 0 dim made 2^84 elements.
+  EXPECT_THAT([] { ops::zeros({0, k2e28, k2e28, k2e28}); }, too_large);
+  // An expanded view of 2^64 elements, and its contiguous copy.
+  const Tensor one = ops::ones({1, 1});
+  EXPECT_THAT([&] { ops::expand(one, {4, k2e62}); }, ThrowsMessage<Error>(HasSubstr("the number of elements")));
+  // Views of an empty tensor whose other dims overflow their strides.
+  const Tensor empty = ops::zeros({0});
+  EXPECT_THAT([&] { ops::view(empty, {0, k2e62, k2e62}); }, too_large);
+  EXPECT_THAT([&] { ops::view(empty, {k2e62, k2e62, -1}); }, ThrowsMessage<Error>(HasSubstr("is invalid for input of size 0")));
+  EXPECT_THAT([] { ops::empty_strided({k2e16, 2}, {k2e62, 1}); },
+              ThrowsMessage<Error>(HasSubstr("need more than 2^63 - 1 bytes of torch.float32 storage")));
+  // Expanded inputs have no storage behind their sizes, so cat's sum can overflow.
+  const Tensor big = ops::expand(ops::ones({1}), {k2e62 + (k2e62 - 1)});
+  EXPECT_THAT([&] { ops::cat(std::vector<Tensor>{big, big}, 0); },
+              ThrowsMessage<Error>(HasSubstr("aten::cat: the sizes in dimension 0 add up to more than 2^63 - 1")));
+  // The largest sizes that fit still make tensors (meta: no memory behind them).
+  EXPECT_EQ(ops::empty({int64_t{1} << 60}, {.dtype = DType::kFloat32, .device = kMeta}).numel(), int64_t{1} << 60);
+  EXPECT_EQ(ops::zeros({0, k2e28, k2e28}, {.device = kMeta}).numel(), 0);
+}
+
 }  // namespace
 }  // namespace opspec
