@@ -435,7 +435,7 @@ bool lookup_callee(std::string_view name, Callee* out, std::string* error) {
       out->candidates.push_back(op_candidate(*op));
       return true;
     }
-    *error = str_cat("unknown op '", name, "'", suggestion(name));
+    *error = str_cat("unknown op '", shorten(name), "'", suggestion(name));
     return false;
   }
   std::map<std::string, std::vector<const OperatorHandle*>> by_ns;
@@ -457,7 +457,7 @@ bool lookup_callee(std::string_view name, Callee* out, std::string* error) {
     return false;
   }
   if (chosen == nullptr) {
-    *error = str_cat("unknown op '", name, "'", suggestion(name));
+    *error = str_cat("unknown op '", shorten(name), "'", suggestion(name));
     return false;
   }
   for (const OperatorHandle* op : *chosen) {

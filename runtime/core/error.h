@@ -35,6 +35,11 @@ void str_append(std::string* out, const Args&... args) {
   absl::StrAppend(out, internal::to_alpha_num(args)...);
 }
 
+// shorten: s cut to about max bytes for a message, with how much was left out
+// ("aten::xxxx... (1048576 bytes)"); never splits a UTF-8 sequence. Names and
+// values users give are echoed through it, so a 1 MB op name is a short error.
+std::string shorten(std::string_view s, size_t max = 200);
+
 // Error: thrown for any error a caller of the runtime can cause (bad shapes,
 // dtypes, devices, unknown ops). The message names the op, the argument and
 // the expected vs actual value.

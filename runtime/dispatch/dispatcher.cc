@@ -89,8 +89,8 @@ const OperatorHandle& Dispatcher::get(std::string_view name) const {
     }
   }
   std::sort(close.begin(), close.end());
-  if (close.empty()) OPSPEC_FAIL("unknown op '", name, "'");
-  OPSPEC_FAIL("unknown op '", name, "'; did you mean one of: ", absl::StrJoin(close, ", "), "?");
+  if (close.empty()) OPSPEC_FAIL("unknown op '", shorten(name), "'");
+  OPSPEC_FAIL("unknown op '", shorten(name), "'; did you mean one of: ", absl::StrJoin(close, ", "), "?");
 }
 
 std::vector<const OperatorHandle*> Dispatcher::ops() const {

@@ -19,7 +19,7 @@ const OperatorHandle& Library::lookup(std::string_view op_name) const {
   std::string name(op_name);
   if (name.find("::") == std::string::npos) name = ns_ + "::" + name;
   const OperatorHandle* op = dispatcher_.find(name);
-  OPSPEC_CHECK(op != nullptr, "Library(", ns_, "): cannot register a kernel for unknown op '", name,
+  OPSPEC_CHECK(op != nullptr, "Library(", ns_, "): cannot register a kernel for unknown op '", shorten(name),
                "'; declare it with def() first");
   return *op;
 }
