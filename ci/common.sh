@@ -10,7 +10,8 @@ OPSPEC_BUILD_DIR="${OPSPEC_BUILD_DIR:-$OPSPEC_ROOT/build}"
 OPSPEC_PACKAGES=(
   g++ cmake ninja-build ccache pkg-config
   libgtest-dev libgmock-dev libbenchmark-dev libabsl-dev
-  libyaml-cpp-dev libopenblas-dev libxxhash-dev nlohmann-json3-dev
+  libyaml-cpp-dev libopenblas-dev libxxhash-dev nlohmann-json3-dev libre2-dev
+  libxml2-utils  # xmllint: the CLI tests check that JUnit reports are well-formed XML
 )
 
 opspec_install_deps() {

@@ -10,7 +10,7 @@
 # opspecConfig.cmake, which finds every dependency the exported targets name.
 # Static libraries carry their PRIVATE dependencies as $<LINK_ONLY:...> link
 # items, so the config finds those too (OpenMP, BLAS, xxHash, yaml-cpp,
-# nlohmann_json), not only the PUBLIC ones (Threads, absl, GTest), and, in a
+# nlohmann_json, RE2), not only the PUBLIC ones (Threads, absl, GTest), and, in a
 # build with the CUDA backend (See Note [CUDA build]), the CUDA toolkit
 # (cudart, cuBLAS, NVRTC): OPSPEC_PACKAGE_CUDA below tells the config.
 # The builtin fixtures (fixtures/, an OBJECT library so that their
@@ -105,6 +105,7 @@ install(FILES
   ${PROJECT_BINARY_DIR}/opspecConfig.cmake
   ${PROJECT_BINARY_DIR}/opspecConfigVersion.cmake
   ${PROJECT_SOURCE_DIR}/cmake/FindXXHash.cmake
+  ${PROJECT_SOURCE_DIR}/cmake/FindRE2.cmake
   DESTINATION ${OPSPEC_INSTALL_CMAKEDIR})
 
 unset(_opspec_install_libs)

@@ -8,13 +8,14 @@
 #include <exception>
 #include <list>
 #include <map>
-#include <regex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "harness/internal/filecheck_internal.h"
+#include "harness/regex.h"
 
 namespace opspec {
 namespace internal {
@@ -28,7 +29,7 @@ struct Found {
   size_t pos = 0;
   size_t len = 0;
   std::string undefined;     // a used variable without a value
-  std::string engine_error;  // std::regex gave up (complexity, stack)
+  std::string engine_error;  // the regex could not be built (a value made it too long, too many tries)
 };
 
 class Matcher {
@@ -45,7 +46,10 @@ class Matcher {
   size_t check_dag(const CheckString& cs, size_t begin, size_t end, std::vector<const Pattern*>* nots);
   bool check_not(size_t begin, size_t end, const std::vector<const Pattern*>& nots);  // true: failed
   Found match(const Pattern& p, size_t begin, size_t end, bool define);
-  Found search(const std::regex& re, const Pattern& p, size_t begin, size_t end, bool define);
+  const Regex* compiled(const Pattern* cache_key, const std::string& source, Found* f);
+  Found search(const Regex& re, const Pattern& p, size_t begin, size_t end, bool define);
+  Found search_with_backrefs(const Regex& superset, const std::vector<std::pair<std::string, std::string>>& defs,
+                             const Pattern& p, size_t begin, size_t end, bool define);
 
   // Reporting.
   std::string check_file(const Pattern& p) const;  // check_name, or the implicit pattern's name
@@ -70,7 +74,9 @@ class Matcher {
   const InputText& in_;
   const FileCheckOptions& options_;
   absl::flat_hash_map<std::string, std::string> vars_;  // all global, as in LLVM without --enable-var-scope
-  std::map<const Pattern*, std::regex> cache_;          // regexes of patterns that use no variables
+  std::map<const Pattern*, Regex> cache_;   // regexes of patterns that use no earlier variables
+  std::optional<Regex> scratch_;            // the regex of the pattern being matched, when not cached
+  absl::flat_hash_map<std::string, std::string> best_values_;  // definitions of the best backref match so far
   std::vector<Annotation> annotations_;
   std::string errors_;
   const Pattern* first_failure_ = nullptr;
@@ -262,49 +268,131 @@ Found Matcher::match(const Pattern& p, size_t begin, size_t end, bool define) {
     }
     return f;
   }
-  if (!p.has_uses) {
-    auto it = cache_.find(&p);
-    if (it == cache_.end()) {
-      std::string unused;
-      it = cache_.emplace(&p, std::regex(regex_source(p, [](const std::string&) { return nullptr; },
-                                                      options_.strict_whitespace, &unused),
-                                         std::regex::ECMAScript)).first;
-    }
-    return search(it->second, p, begin, end, define);
-  }
+  std::string undefined;
   const std::string source = regex_source(
-      p, [this](const std::string& name) { return value_of(name); }, options_.strict_whitespace, &f.undefined);
-  if (!f.undefined.empty()) return f;
-  return search(std::regex(source, std::regex::ECMAScript), p, begin, end, define);
+      p, [this](const std::string& name) { return value_of(name); }, options_.strict_whitespace, &undefined);
+  if (!undefined.empty()) {
+    f.undefined = undefined;
+    return f;
+  }
+  const Regex* re = compiled(p.has_uses ? nullptr : &p, source, &f);
+  if (re == nullptr) return f;
+  const std::vector<std::pair<std::string, std::string>> backrefs = backref_definitions(p);
+  if (!backrefs.empty()) return search_with_backrefs(*re, backrefs, p, begin, end, define);
+  return search(*re, p, begin, end, define);
 }
 
-Found Matcher::search(const std::regex& re, const Pattern& p, size_t begin, size_t end, bool define) {
-  // One line at a time: a match never spans lines, and std::regex (which
-  // recurses per character) only ever sees one line.
+const Regex* Matcher::compiled(const Pattern* cache_key, const std::string& source, Found* f) {
+  if (cache_key != nullptr) {
+    if (auto it = cache_.find(cache_key); it != cache_.end()) return &it->second;
+  }
+  absl::StatusOr<Regex> re = Regex::compile(source);
+  if (!re.ok()) {  // parsing checked the pattern; a variable's value can still make it too long
+    f->engine_error = std::string(re.status().message());
+    return nullptr;
+  }
+  if (cache_key == nullptr) {
+    scratch_ = *std::move(re);
+    return &*scratch_;
+  }
+  return &cache_.emplace(cache_key, *std::move(re)).first->second;
+}
+
+Found Matcher::search(const Regex& re, const Pattern& p, size_t begin, size_t end, bool define) {
+  // One line at a time: a match never spans lines; the line is the context of ^ and $.
   const std::string& t = in_.text();
-  const char* base = t.data();
   Found f;
   for (size_t s = std::min(begin, end);;) {
+    const size_t bol = s == 0 ? 0 : t.rfind('\n', s - 1) + 1;  // rfind's npos + 1 is 0
     size_t eol = t.find('\n', s);
     if (eol == kNpos) eol = t.size();
     const size_t e = std::min(eol, end);
-    auto flags = std::regex_constants::match_default;
-    if (s > 0 && t[s - 1] != '\n') flags |= std::regex_constants::match_prev_avail | std::regex_constants::match_not_bol;
-    if (e < eol) flags |= std::regex_constants::match_not_eol;
-    std::cmatch m;
-    try {
-      if (std::regex_search(base + s, base + e, m, re, flags)) {
-        f.ok = true;
-        f.pos = s + static_cast<size_t>(m.position(0));
-        f.len = static_cast<size_t>(m.length(0));
-        if (define) {
-          for (const auto& [name, group] : p.defs) vars_[name] = m[group].str();
-        }
+    const std::string_view line(t.data() + bol, eol - bol);
+    if (std::optional<RegexMatch> m = re.find(line, s - bol, e - bol, define && !p.defs.empty())) {
+      f.ok = true;
+      f.pos = bol + m->pos;
+      f.len = m->len;
+      if (define) {
+        for (const auto& [name, group] : p.defs) vars_[name] = std::string(m->groups[group].value_or(""));
+      }
+      return f;
+    }
+    if (eol >= t.size() || eol + 1 >= end) return f;
+    s = eol + 1;
+  }
+}
+
+Found Matcher::search_with_backrefs(const Regex& superset, const std::vector<std::pair<std::string, std::string>>& defs,
+                                    const Pattern& p, size_t begin, size_t end, bool define) {
+  // See Note [FileCheck backreferences]. Lines where the superset matches are
+  // tried with each combination of candidate values, at most kMaxTries.
+  constexpr size_t kMaxTries = 4096;
+  const std::string& t = in_.text();
+  Found f;
+  for (size_t s = std::min(begin, end);;) {
+    Found line_found = search(superset, p, s, end, false);
+    if (!line_found.ok) return line_found;
+    const size_t bol = line_found.pos == 0 ? 0 : t.rfind('\n', line_found.pos - 1) + 1;
+    size_t eol = t.find('\n', line_found.pos);
+    if (eol == kNpos) eol = t.size();
+    const size_t from = std::max(s, bol), to = std::min(eol, end);
+    const std::string_view line(t.data() + bol, eol - bol);
+    // Candidate values of each variable: the longest match of its regex at each position.
+    std::vector<std::vector<std::string>> values;
+    size_t tries = 1;
+    for (const auto& [name, def_re] : defs) {
+      absl::StatusOr<Regex> anchored = Regex::compile(cat("^(?:", def_re, ")"));
+      if (!anchored.ok()) {
+        f.engine_error = std::string(anchored.status().message());
         return f;
       }
-    } catch (const std::regex_error& ex) {
-      f.engine_error = ex.what();
-      return f;
+      std::vector<std::string> vs;
+      for (size_t i = from - bol; i <= to - bol; ++i) {
+        if (auto m = anchored->find(line.substr(i), 0, to - bol - i)) {
+          std::string v(line.substr(i, m->len));
+          if (std::find(vs.begin(), vs.end(), v) == vs.end()) vs.push_back(std::move(v));
+        }
+      }
+      tries *= std::max<size_t>(vs.size(), 1);
+      if (tries > kMaxTries) {
+        f.engine_error = cat("a pattern that uses a variable it defines has more than ", kMaxTries,
+                             " candidate values on input line ", in_.location(options_.input_name, bol));
+        return f;
+      }
+      values.push_back(std::move(vs));
+    }
+    std::optional<Found> best;
+    BackrefValues forced(defs.size());
+    std::vector<size_t> pick(defs.size(), 0);
+    for (size_t k = 0; k < tries && std::all_of(values.begin(), values.end(), [](const auto& v) { return !v.empty(); });
+         ++k) {
+      size_t rest = k;
+      for (size_t d = 0; d < defs.size(); ++d) {
+        forced[d] = {defs[d].first, values[d][rest % values[d].size()]};
+        rest /= values[d].size();
+      }
+      std::string undefined;
+      absl::StatusOr<Regex> exact = Regex::compile(regex_source(
+          p, [this](const std::string& name) { return value_of(name); }, options_.strict_whitespace, &undefined,
+          &forced));
+      if (!exact.ok()) continue;  // a value too long to quote
+      std::optional<RegexMatch> m = exact->find(line, from - bol, to - bol, define && !p.defs.empty());
+      if (!m || (best && bol + m->pos >= best->pos)) continue;
+      Found candidate;
+      candidate.ok = true;
+      candidate.pos = bol + m->pos;
+      candidate.len = m->len;
+      best = candidate;
+      if (define) {
+        for (const auto& [name, group] : p.defs) best_values_[name] = std::string(m->groups[group].value_or(""));
+      }
+    }
+    if (best) {
+      if (define) {
+        for (auto& [name, value] : best_values_) vars_[name] = std::move(value);
+        best_values_.clear();
+      }
+      return *best;
     }
     if (eol >= t.size() || eol + 1 >= end) return f;
     s = eol + 1;
@@ -401,7 +489,7 @@ CheckResult file_check(std::string_view input, std::string_view checks, const Fi
     internal::Matcher matcher(text, options);
     if (matcher.run(parsed.strings)) return CheckResult::pass();
     return CheckResult::fail(matcher.message());
-  } catch (const std::exception& e) {  // std::regex or allocation; never let a check crash a test run
+  } catch (const std::exception& e) {  // allocation; never let a check crash a test run
     return CheckResult::fail(internal::cat("file_check: internal error: ", e.what()));
   }
 }

@@ -2,7 +2,6 @@
 // See Note [FileCheck semantics] in harness/filecheck.h.
 #include <algorithm>
 #include <cctype>
-#include <regex>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -11,6 +10,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "harness/internal/filecheck_internal.h"
+#include "harness/regex.h"
 #include "runtime/core/did_you_mean.h"
 
 namespace opspec::internal {
@@ -131,8 +131,13 @@ LineScan scan_line(std::string_view line, std::string_view prefix) {
     }
     // A near miss: the prefix in another case or one edit away, followed
     // by nothing or a suffix (possibly with '_' for '-'), then ':'.
+    // Only splits with a head near the prefix's length and a tail no longer
+    // than a suffix can match, which keeps a long hyphenated token linear.
     if (!spaced) {
-      for (size_t split = 1; split <= token.size(); ++split) {
+      constexpr size_t kLongestSuffix = 14;  // "-COUNT-" and 7 digits
+      const size_t first = std::max<size_t>(1, token.size() > kLongestSuffix ? token.size() - kLongestSuffix : 1);
+      const size_t last = std::min(token.size(), prefix.size() + 1);
+      for (size_t split = first; split <= last; ++split) {
         if (split < token.size() && token[split] != '-' && token[split] != '_') continue;
         const std::string_view head = token.substr(0, split);
         std::string tail = to_upper(token.substr(split));
@@ -205,12 +210,12 @@ class Parser {
 
 int Parser::regex_groups(const std::string& re, std::string_view name, const Pattern& p, std::string_view line,
                          size_t byte) {
-  try {
-    return static_cast<int>(std::regex(canon(re), std::regex::ECMAScript).mark_count());
-  } catch (const std::regex_error& e) {
-    error(name, p.line, byte, line, cat("invalid regex '", re, "': ", e.what()));
+  absl::StatusOr<Regex> compiled = Regex::compile(canon(re));  // See Note [Regexes]
+  if (!compiled.ok()) {
+    error(name, p.line, byte, line, cat("invalid regex '", shorten(re), "': ", std::string(compiled.status().message())));
     return -1;
   }
+  return compiled->group_count();
 }
 
 bool Parser::parse_pattern(Pattern& p, std::string_view name, std::string_view line, size_t begin, size_t end,
@@ -297,7 +302,7 @@ bool Parser::parse_pattern(Pattern& p, std::string_view name, std::string_view l
         flush();
         local[var] = ++groups;
         p.defs.emplace_back(var, groups);
-        p.pieces.push_back({PatternPiece::Kind::kRegex, cat("(", canon(re), ")"), 0});
+        p.pieces.push_back({PatternPiece::Kind::kRegex, cat("(", canon(re), ")"), 0, var, n});
         groups += n;
       } else {
         const auto it = local.find(var);
@@ -320,14 +325,13 @@ bool Parser::parse_pattern(Pattern& p, std::string_view name, std::string_view l
   p.literal_only = !p.full_line && std::all_of(p.pieces.begin(), p.pieces.end(), [](const PatternPiece& piece) {
     return piece.kind == PatternPiece::Kind::kLiteral || (piece.kind == PatternPiece::Kind::kUse && !piece.backref);
   });
-  if (!p.literal_only) {  // the parts are valid; check the whole (backreferences) once
+  if (!p.literal_only) {  // the parts are valid; check the whole (size, nesting) once
     std::string undefined;
     const std::string empty;
-    try {
-      std::regex(regex_source(p, [&](const std::string&) { return &empty; }, options_.strict_whitespace, &undefined),
-                 std::regex::ECMAScript);
-    } catch (const std::regex_error& e) {
-      error(name, p.line, begin, line, cat("invalid regex: ", e.what()));
+    absl::StatusOr<Regex> whole = Regex::compile(
+        regex_source(p, [&](const std::string&) { return &empty; }, options_.strict_whitespace, &undefined));
+    if (!whole.ok()) {
+      error(name, p.line, begin, line, cat("invalid regex: ", std::string(whole.status().message())));
       return false;
     }
   }
@@ -499,30 +503,41 @@ std::string directive_label(const Pattern& pattern, int match_index) {
   return "";
 }
 
-std::string regex_escape(std::string_view s) {
-  std::string out;
-  out.reserve(s.size() * 2);
-  for (char c : s) {
-    if (std::string_view("^$\\.*+?()[]{}|/").find(c) != std::string_view::npos) out += '\\';
-    out += c;
-  }
-  return out;
-}
-
 std::string regex_source(const Pattern& pattern,
                          const std::function<const std::string*(const std::string&)>& value_of,
-                         bool strict_whitespace, std::string* undefined) {
+                         bool strict_whitespace, std::string* undefined, const BackrefValues* forced) {
+  const auto forced_value = [&](const std::string& var) -> const std::string* {
+    if (forced == nullptr) return nullptr;
+    for (const auto& [name, value] : *forced) {
+      if (name == var) return &value;
+    }
+    return nullptr;
+  };
   std::string out;
   if (pattern.full_line) out += strict_whitespace ? "^" : "^ ?";
   for (const PatternPiece& piece : pattern.pieces) {
     switch (piece.kind) {
-      case PatternPiece::Kind::kLiteral: out += regex_escape(piece.text); break;
-      case PatternPiece::Kind::kRegex: out += piece.text; break;
+      case PatternPiece::Kind::kLiteral: out += regex_quote(piece.text); break;
+      case PatternPiece::Kind::kRegex:
+        if (const std::string* v = piece.defines.empty() ? nullptr : forced_value(piece.defines)) {
+          // The value in the group, then empty groups where re's own were, so later numbers hold.
+          append(&out, "(", regex_quote(*v), ")");
+          for (int g = 0; g < piece.inner_groups; ++g) out += "()";
+        } else {
+          out += piece.text;
+        }
+        break;
       case PatternPiece::Kind::kUse:
-        if (piece.backref) {
-          append(&out, "\\", piece.backref);
+        if (piece.backref) {  // See Note [FileCheck backreferences]
+          if (const std::string* v = forced_value(piece.text)) {
+            out += regex_quote(*v);
+          } else {
+            for (const PatternPiece& def : pattern.pieces) {
+              if (def.defines == piece.text) append(&out, "(?:", std::string_view(def.text).substr(1, def.text.size() - 2), ")");
+            }
+          }
         } else if (const std::string* value = value_of(piece.text)) {
-          out += regex_escape(*value);
+          out += regex_quote(*value);
         } else if (undefined->empty()) {
           *undefined = piece.text;
         }
@@ -530,6 +545,18 @@ std::string regex_source(const Pattern& pattern,
     }
   }
   if (pattern.full_line) out += strict_whitespace ? "$" : " ?$";
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> backref_definitions(const Pattern& pattern) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const PatternPiece& piece : pattern.pieces) {
+    if (piece.kind != PatternPiece::Kind::kUse || !piece.backref) continue;
+    if (std::any_of(out.begin(), out.end(), [&](const auto& d) { return d.first == piece.text; })) continue;
+    for (const PatternPiece& def : pattern.pieces) {
+      if (def.defines == piece.text) out.emplace_back(piece.text, def.text.substr(1, def.text.size() - 2));
+    }
+  }
   return out;
 }
 

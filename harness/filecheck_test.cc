@@ -309,5 +309,43 @@ TEST(FileCheckTest, GraphText) {
   EXPECT_THAT(fails(graph, "CHECK: aten::cat([%add_1, %add], 1)"), HasSubstr("<input>:4:8: note: possible intended"));
 }
 
+// ---- hostile patterns and input (issue 21.2, 21.3): RE2 and linear parsing ----
+
+TEST(FileCheckHostile, PatternsThatBacktrackOrNestRunInLinearTime) {
+  const std::string as(5000, 'a');
+  // (a|aa)*b backtracks exponentially in std::regex; RE2 answers at once.
+  EXPECT_THAT(fails(as, "CHECK: {{(a|aa)*b}}"), HasSubstr("expected string not found"));
+  passes(as + "b", "CHECK: {{(a|aa)*b}}");
+  // .* over a 30k-character line recursed once per character in std::regex.
+  passes(std::string(30000, 'x') + " end", "CHECK: {{^.*end$}}");
+  // Groups nested 30,000 deep overflowed std::regex's stack; RE2 parses them without recursion.
+  passes("a", "CHECK: {{" + std::string(30000, '(') + "a" + std::string(30000, ')') + "}}");
+  EXPECT_THAT(fails("a", "CHECK: {{" + std::string(30000, '(') + "a}}"),
+              AllOf(HasSubstr("<checks>:1:"), HasSubstr("invalid regex"), HasSubstr("missing )")));
+  // What RE2 does not have is named in the error.
+  EXPECT_THAT(fails("ab", "CHECK: {{a(?=b)}}"), HasSubstr("no lookahead or lookbehind"));
+}
+
+TEST(FileCheckHostile, VariablesUsedInTheirOwnPatternMatchWithoutBackreferences) {
+  // See Note [FileCheck backreferences]: each value the definition matches on the line is tried.
+  passes("t: f32[12, 12]\n", "CHECK: f32[[[N:[0-9]+]], [[N]]]");
+  EXPECT_THAT(fails("t: f32[12, 2]\n", "CHECK: f32[[[N:[0-9]+]], [[N]]]"), HasSubstr("expected string not found"));
+  // The value may be a shorter match than the first one the line offers.
+  passes("12x2\n", "CHECK: [[N:[0-9]+]]x[[N]]");
+  // The earliest match on the line wins, and the definition takes its value.
+  passes("7-7 and 5-5\nsaw 7\n", "CHECK: [[V:[0-9]]]-[[V]]\nCHECK: saw [[V]]");
+  EXPECT_THAT(fails("5-5 then 7-7\nsaw 7\n", "CHECK: [[V:[0-9]]]-[[V]]\nCHECK: saw [[V]]"),
+              HasSubstr("expected string not found"));
+}
+
+TEST(FileCheckHostile, AHugeHyphenatedCheckLineIsReadInLinearTime) {
+  // scan_line upper-cased the rest of a token at every '-': a 160 KB line took
+  // 26-84 s. A 2 MB one would take hours that way; the test ends in well under ctest's timeout.
+  std::string line = "CHECK: aten::relu\n";
+  for (int i = 0; i < 1000000; ++i) line += "x-";
+  line += "x: not a directive\n";
+  passes("aten::relu\n", line);
+}
+
 }  // namespace
 }  // namespace opspec

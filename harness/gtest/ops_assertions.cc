@@ -3,12 +3,12 @@
 
 #include <exception>
 #include <optional>
-#include <regex>
 #include <sstream>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "harness/expect/sequence_diff.h"
+#include "harness/regex.h"
 
 namespace opspec::internal {
 namespace {
@@ -18,8 +18,8 @@ std::string count_ops(size_t n) { return str_cat(n, n == 1 ? " op" : " ops"); }
 // without_pointers: gMock prints a const char* as `0x55d0c8 pointing to "text"`;
 // the address only distracts, so descriptions drop it.
 std::string without_pointers(std::string_view desc) {
-  static const std::regex kPointer("0x[0-9a-fA-F]+ pointing to ");
-  return std::regex_replace(std::string(desc), kPointer, "");
+  static const Regex kPointer = *Regex::compile("0x[0-9a-fA-F]+ pointing to ");
+  return kPointer.replace_all(desc, "");
 }
 
 // describe: the matcher's description, without pointer values.

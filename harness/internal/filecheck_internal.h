@@ -57,6 +57,8 @@ struct PatternPiece {
   Kind kind = Kind::kLiteral;
   std::string text;  // literal or regex text, or the variable name
   int backref = 0;
+  std::string defines;  // a kRegex piece `(re)` that defines this variable
+  int inner_groups = 0;  // capture groups inside such a piece's re
 };
 
 // Pattern: one parsed directive.
@@ -97,8 +99,7 @@ std::string directive_name(const Pattern& pattern, std::string_view prefix);
 // directive_label: the dump's label: "next:3", "count:4'2", "implicit-not:1".
 std::string directive_label(const Pattern& pattern, int match_index = 0);
 
-// regex_escape: `s` as an ECMAScript regex matching it literally.
-std::string regex_escape(std::string_view s);
+
 
 // quote_location: "name:line:col: " + kind + ": " + message, then the quoted
 // line and a caret under byte `caret` (tabs kept so the caret lines up).
@@ -143,11 +144,28 @@ class InputText {
 // otherwise. Returns canonical {offset, length}.
 std::pair<size_t, size_t> fuzzy_match(const InputText& input, size_t begin, size_t end, std::string_view needle);
 
-// regex_source: the ECMAScript regex of a pattern that is not literal_only;
+// Note [FileCheck backreferences]
+// RE2 has no backreferences (See Note [Regexes]), so a variable used in the
+// pattern that defines it (`f32[[[N:[0-9]+]], [[N]]]`) is matched in two
+// steps: the use is first read as another copy of the definition's regex (a
+// superset, which finds the lines worth trying); then, on such a line, each
+// value the definition's regex matches there (its match at each position)
+// is tried in both places as literal text, and the earliest match wins.
+
+// BackrefValues: variables defined and used in one pattern, each with the value to try.
+using BackrefValues = std::vector<std::pair<std::string, std::string>>;
+
+// regex_source: the RE2 regex of a pattern that is not literal_only;
 // `value_of(name)` gives a used variable's value (nullptr: undefined, and
-// the name is stored in *undefined).
+// the name is stored in *undefined). A use of a variable the pattern itself
+// defines reads the definition's regex again, or with `forced` the variable's
+// value in both places (See Note [FileCheck backreferences]).
 std::string regex_source(const Pattern& pattern, const std::function<const std::string*(const std::string&)>& value_of,
-                         bool strict_whitespace, std::string* undefined);
+                         bool strict_whitespace, std::string* undefined, const BackrefValues* forced = nullptr);
+
+// backref_definitions: for each variable a pattern uses after defining it, the
+// definition's regex (canonical, without its group).
+std::vector<std::pair<std::string, std::string>> backref_definitions(const Pattern& pattern);
 
 // render_dump: the annotated input under `title` (see Note [FileCheck
 // failure message]).
