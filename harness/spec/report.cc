@@ -1,6 +1,7 @@
 // report.cc: summary, JUnit XML and JSON output.
 #include "harness/spec/report.h"
 
+#include <cstdint>
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
@@ -12,12 +13,14 @@ namespace {
 
 using nlohmann::json;
 
-// xml_escape: text safe inside XML attributes and elements; control
-// characters other than tab and newline are dropped (XML 1.0 forbids them).
+// xml_escape: text safe inside XML attributes and elements: valid UTF-8 (See
+// valid_utf8), markup characters escaped, and control characters other than
+// tab, newline and carriage return dropped (XML 1.0 forbids them).
 std::string xml_escape(std::string_view s) {
+  const std::string text = valid_utf8(s);
   std::string out;
-  out.reserve(s.size());
-  for (char ch : s) {
+  out.reserve(text.size());
+  for (char ch : text) {
     switch (ch) {
       case '&': out += "&amp;"; break;
       case '<': out += "&lt;"; break;
@@ -41,6 +44,27 @@ absl::Status write_file(const std::string& path, const std::string& text) {
   return absl::OkStatus();
 }
 
+// utf8_length: the length of the valid UTF-8 sequence at s[i], or 0.
+size_t utf8_length(std::string_view s, size_t i) {
+  const auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char b = byte(i);
+  if (b < 0x80) return 1;
+  size_t n = 0;
+  uint32_t cp = 0, min = 0;
+  if ((b & 0xE0) == 0xC0) n = 2, cp = b & 0x1F, min = 0x80;
+  else if ((b & 0xF0) == 0xE0) n = 3, cp = b & 0x0F, min = 0x800;
+  else if ((b & 0xF8) == 0xF0) n = 4, cp = b & 0x07, min = 0x10000;
+  else return 0;
+  if (i + n > s.size()) return 0;
+  for (size_t k = 1; k < n; ++k) {
+    if ((byte(i + k) & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (byte(i + k) & 0x3F);
+  }
+  // Overlong forms, surrogates, past U+10FFFF, and XML's forbidden U+FFFE/U+FFFF.
+  if (cp < min || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF || cp == 0xFFFE || cp == 0xFFFF) return 0;
+  return n;
+}
+
 json to_json_object(const CaseResult& r) {
   json j = {{"id", r.id},           {"suite", r.suite},     {"name", r.name},
             {"file", r.file},       {"line", r.line},       {"outcome", std::string(outcome_name(r.outcome))},
@@ -49,6 +73,33 @@ json to_json_object(const CaseResult& r) {
 }
 
 }  // namespace
+
+std::string valid_utf8(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    const size_t n = utf8_length(s, i);
+    if (n == 0) {
+      out += "\xEF\xBF\xBD";  // U+FFFD
+      ++i;
+    } else {
+      out.append(s.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
+}
+
+void make_reportable(CaseResult& r) {
+  for (std::string* s : {&r.id, &r.suite, &r.name, &r.file, &r.message, &r.error, &r.eager_debug_string,
+                         &r.compiled_debug_string}) {
+    *s = valid_utf8(*s);
+  }
+  for (std::vector<std::string>* v : {&r.graphs, &r.graph_breaks, &r.fused_kernels}) {
+    for (std::string& s : *v) s = valid_utf8(s);
+  }
+  if (r.accepted_debug_string) *r.accepted_debug_string = valid_utf8(*r.accepted_debug_string);
+}
 
 void Summary::add(const CaseResult& r) {
   switch (r.outcome) {
@@ -108,6 +159,10 @@ absl::StatusOr<CaseResult> result_from_json(std::string_view text) {
 }
 
 absl::Status write_junit(const std::string& path, const std::vector<CaseResult>& results, const Summary& summary) {
+  return write_file(path, junit_xml(results, summary));
+}
+
+std::string junit_xml(const std::vector<CaseResult>& results, const Summary& summary) {
   // Group by suite, keeping first-seen order.
   std::vector<std::string> suites;
   for (const CaseResult& r : results)
@@ -146,7 +201,7 @@ absl::Status write_junit(const std::string& path, const std::vector<CaseResult>&
     out += "  </testsuite>\n";
   }
   out += "</testsuites>\n";
-  return write_file(path, out);
+  return out;
 }
 
 absl::Status write_json(const std::string& path, const std::vector<CaseResult>& results, const Summary& summary) {

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <regex>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -14,8 +13,10 @@
 #include "harness/expect/op_checks.h"
 #include "harness/expect/op_log.h"
 #include "harness/filecheck.h"
+#include "harness/regex.h"
 #include "harness/program/fixture.h"
 #include "harness/spec/case_inputs.h"
+#include "harness/spec/report.h"
 #include "runtime/compile/controls.h"
 #include "runtime/compile/guards.h"
 #include "runtime/core/device_hooks.h"
@@ -36,14 +37,16 @@ struct Failures {
   std::string str() const { return absl::StrJoin(items, "\n\n"); }
 };
 
-// error_matches: std::regex search of pattern in text; a bad pattern fails with why.
+// error_matches: a regex search of pattern in text (See Note [Regexes]); a bad
+// pattern fails with why.
 CheckResult error_matches(const std::string& pattern, const std::string& text) {
-  try {
-    if (std::regex_search(text, std::regex(pattern))) return CheckResult::pass();
-  } catch (const std::regex_error& e) {
-    return CheckResult::fail(str_cat("expect.error is not a valid regex (", e.what(), "): ", pattern));
+  absl::StatusOr<Regex> re = Regex::compile(pattern);
+  if (!re.ok()) {
+    return CheckResult::fail(str_cat("expect.error is not a valid regex (", re.status().message(), "): ",
+                                     shorten(pattern)));
   }
-  return CheckResult::fail(str_cat("the error does not match /", pattern, "/:\n  ", text));
+  if (re->search(text)) return CheckResult::pass();
+  return CheckResult::fail(str_cat("the error does not match /", shorten(pattern), "/:\n  ", shorten(text, 4000)));
 }
 
 // needs_compile: whether the case runs compiled (see Note [Running a case], step 5).
@@ -289,6 +292,7 @@ CaseResult run_case(const CaseRef& ref, const RunOptions& options) {
     result.outcome = o;
     result.message = std::move(message);
     result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    make_reportable(result);  // the same text in this process as back from a worker
     return result;
   };
 
@@ -311,6 +315,11 @@ CaseResult run_case(const CaseRef& ref, const RunOptions& options) {
       run_expectations(ref, options, result, failures);
     } catch (const std::exception& ex) {
       error = ex.what();
+      // A program's errors name their statement's file:line:col; a fixture is
+      // C++, so its errors are located at the case that uses it.
+      if (!c.fixture.empty() && !error->starts_with(str_cat(c.where.file, ":"))) {
+        error = str_cat(c.where.str(), ": fixture '", c.fixture, "': ", *error);
+      }
     }
     result.error = error.value_or("");
   }
@@ -322,7 +331,7 @@ CaseResult run_case(const CaseRef& ref, const RunOptions& options) {
       failures.add(str_cat("error: ", *error));
     }
   } else if (c.expect.error) {
-    failures.add(str_cat("expect.error: expected an error matching /", *c.expect.error,
+    failures.add(str_cat("expect.error: expected an error matching /", shorten(*c.expect.error),
                               "/, but the case ran without one"));
   }
 

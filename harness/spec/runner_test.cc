@@ -2,6 +2,8 @@
 // fail path, errors, xfail, skips, accept. See Note [Running a case].
 #include "harness/spec/runner.h"
 
+#include <cstdlib>
+
 #include "absl/strings/str_format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -273,6 +275,30 @@ cases:
 )");
   EXPECT_EQ(r.outcome, Outcome::kPassed) << r.message;
   EXPECT_EQ(r.fused_kernels.size(), 1u);
+}
+
+// A fixture is C++: its errors are located at the case that uses it (issue
+// 21.12), as a program's are at their statement.
+TEST(SpecRunner, FixtureErrorsNameTheCasesLine) {
+  ::unsetenv("OPSPEC_ALLOW_CRASH_FIXTURES");  // so `crash` throws instead of aborting
+  CaseResult r = run_one("cases:\n  - name: refuses\n    fixture: crash\n");
+  EXPECT_EQ(r.outcome, Outcome::kFailed);
+  EXPECT_THAT(r.message, HasSubstr("runner_test.yaml:2:5: fixture 'crash': fixture 'crash' aborts the process"));
+  CaseResult expected = run_one("cases:\n  - name: refuses\n    fixture: crash\n"
+                                "    expect: {error: \"^runner_test\\\\.yaml:2:5: fixture 'crash'\"}\n");
+  EXPECT_EQ(expected.outcome, Outcome::kPassed) << expected.message;
+}
+
+// Error texts are echoed cut short: a long expect.error pattern and a long
+// error do not make a megabyte failure message.
+TEST(SpecRunner, LongPatternsAndErrorsAreCutInMessages) {
+  const std::string name(100000, 'q');
+  CaseResult r = run_one("cases:\n  - name: long\n    inputs: {x: {shape: [1]}}\n    program: return " + name +
+                         "(x)\n    expect: {error: \"" + std::string(5000, 'z') + "\"}\n");
+  EXPECT_EQ(r.outcome, Outcome::kFailed);
+  EXPECT_LT(r.message.size(), 6000u);
+  EXPECT_THAT(r.message, HasSubstr("(100000 bytes)"));
+  EXPECT_THAT(r.message, HasSubstr("(5000 bytes)"));
 }
 
 }  // namespace

@@ -116,6 +116,7 @@ struct CaseSpec {
 struct SuiteSpec {
   std::string name;   // `suite:` or the file's stem
   std::string file;
+  int name_line = 0;  // the `suite:` line (0 when the name is the file's stem)
   std::vector<CaseSpec> cases;
 };
 

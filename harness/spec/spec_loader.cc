@@ -12,13 +12,13 @@
 #include <limits>
 #include <map>
 #include <optional>
-#include <regex>
 #include <set>
 #include <sstream>
 #include <tuple>
 
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
+#include "harness/regex.h"
 #include "harness/program/fixture.h"
 #include "harness/spec/internal/yaml_reader.h"
 #include "harness/tensor_hash.h"
@@ -40,7 +40,6 @@ using internal::MapView;
 using internal::Pos;
 
 constexpr int64_t kMaxRank = 64;
-constexpr size_t kMaxRegexCheck = 4096;  // longer `error:` patterns are left to the runner
 
 using YAML::Node;
 
@@ -145,11 +144,19 @@ std::optional<InputSpec> Loader::parse_input(const Entry& e, const std::string& 
         error(val_pos(*s), str_cat("shape has ", shape.size(), " dims; at most ", kMaxRank, " are allowed"));
         ok = false;
       }
-      int64_t numel = 1;
-      for (int64_t d : shape) numel = (d != 0 && numel > kMaxSpecNumel / d) ? kMaxSpecNumel + 1 : numel * d;
-      if (ok && numel > kMaxSpecNumel) {
+      // Size-0 dims count as 1, so each dim is bounded even when numel is 0:
+      // ops on the input (a reduction over the 0 dim) may make every other dim
+      // real. See Note [Checked sizes] in runtime/core/tensor.cc.
+      int64_t span = 1;
+      for (int64_t d : shape) {
+        const int64_t f = std::max<int64_t>(d, 1);
+        span = span > kMaxSpecNumel / f ? kMaxSpecNumel + 1 : span * f;
+      }
+      if (ok && span > kMaxSpecNumel) {
+        const bool empty = std::find(shape.begin(), shape.end(), 0) != shape.end();
         error(val_pos(*s), str_cat("shape ", shape_str(shape), " has more than ", kMaxSpecNumel,
-                                   " elements, the most a spec input may have"));
+                                   empty ? " elements once its size-0 dims are left out" : " elements",
+                                   ", the most a spec input may have"));
         ok = false;
       }
       if (ok) in.shape = shape, have_shape = true;
@@ -518,12 +525,9 @@ void Loader::parse_expect(const Entry& e, ExpectSpec& x, const std::string& wher
   }
   if (const Entry* v = m->get("error")) {
     x.error = get_string(*v);
-    if (x.error && x.error->size() <= kMaxRegexCheck) {
-      try {
-        std::regex re(*x.error, std::regex::ECMAScript);
-      } catch (const std::regex_error& ex) {
-        error(val_pos(*v), str_cat("'error' is not a valid regular expression: ", ex.what()));
-      }
+    if (x.error) {  // See Note [Regexes]
+      absl::StatusOr<Regex> re = Regex::compile(*x.error);
+      if (!re.ok()) error(val_pos(*v), str_cat("'error' is not a valid regular expression: ", re.status().message()));
     }
   }
   if (const Entry* v = m->get("outputs")) {
@@ -641,6 +645,7 @@ void Loader::parse_root(const Node& root, SuiteSpec& suite) {
   }
   if (const Entry* x = m->get("suite")) {
     suite.name = get_string(*x).value_or(suite.name);
+    suite.name_line = key_pos(*x).line;
     if (suite.name.empty()) error(val_pos(*x), "'suite' must not be empty");
   }
   Defaults defaults;
@@ -688,6 +693,13 @@ absl::StatusOr<SuiteSpec> load_suite_file(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) {
     return absl::NotFoundError(str_cat(path, ": error: no such file"));
+  }
+  // A spec file is text a person writes: past kMaxSpecFileBytes it is a
+  // mistake (a data file, /dev/zero behind a link) and is not read whole.
+  const std::uintmax_t size = std::filesystem::file_size(path, ec);
+  if (!ec && size > kMaxSpecFileBytes) {
+    return absl::InvalidArgumentError(str_cat(path, ":1:1: error: the file has ", size, " bytes; a spec file may have ",
+                                              kMaxSpecFileBytes, " at most"));
   }
   std::ifstream f(path, std::ios::binary);
   std::stringstream ss;
@@ -737,22 +749,32 @@ absl::StatusOr<std::vector<SuiteSpec>> load_suites(const std::vector<std::string
   if (!files.ok()) return files.status();
   std::vector<SuiteSpec> suites;
   std::vector<std::string> errors;
-  std::map<std::string, std::string> names;  // suite name -> file
   for (const std::string& f : *files) {
     auto s = load_suite_file(f);
     if (!s.ok()) {
       errors.emplace_back(s.status().message());
       continue;
     }
-    auto [it, inserted] = names.emplace(s->name, f);
-    if (!inserted) {
-      errors.push_back(str_cat(f, ": error: suite name '", s->name, "' is also the name of ", it->second,
-                               "; set `suite:` in one of them"));
-    }
     suites.push_back(*std::move(s));
   }
+  for (const DuplicateSuite& d : duplicate_suites(suites)) errors.push_back(d.message);
   if (!errors.empty()) return absl::InvalidArgumentError(join(errors, "\n"));
   return suites;
+}
+
+std::vector<DuplicateSuite> duplicate_suites(const std::vector<SuiteSpec>& suites) {
+  std::vector<DuplicateSuite> out;
+  std::map<std::string, const SuiteSpec*> first;  // suite name -> the first file to use it
+  for (size_t i = 0; i < suites.size(); ++i) {
+    const SuiteSpec& s = suites[i];
+    auto [it, inserted] = first.emplace(s.name, &s);
+    if (inserted) continue;
+    const SuiteSpec& other = *it->second;
+    const auto where = [](const SuiteSpec& x) { return x.name_line > 0 ? str_cat(x.file, ":", x.name_line) : x.file; };
+    out.push_back({i, str_cat(where(s), ": error: suite name '", s.name, "' is also the name of ", where(other),
+                              " (case ids suite::case would clash); set a different `suite:` in one of them")});
+  }
+  return out;
 }
 
 }  // namespace opspec::spec

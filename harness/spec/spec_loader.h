@@ -32,6 +32,8 @@ inline constexpr int kMaxReportedErrors = 20;
 // kMaxSpecNumel: the largest input a spec may ask for (elements); larger
 // shapes are errors, so a typo cannot make the runner allocate terabytes.
 inline constexpr int64_t kMaxSpecNumel = int64_t{1} << 28;
+// kMaxSpecFileBytes: the largest spec file load_suite_file reads (16 MiB).
+inline constexpr std::uintmax_t kMaxSpecFileBytes = std::uintmax_t{16} << 20;
 
 // kSkipConditions: the values `skip_if` accepts. no_cuda / no_gpu: skip
 // where no CUDA device is available; cuda: skip where one is; always: skip.
@@ -53,6 +55,16 @@ absl::StatusOr<SuiteSpec> load_suite_file(const std::string& path);
 // skipped), each directory's files sorted by path. Duplicates are dropped;
 // a missing path is a NotFoundError.
 absl::StatusOr<std::vector<std::string>> find_spec_files(const std::vector<std::string>& paths);
+
+// DuplicateSuite: a suite whose name an earlier one already has.
+struct DuplicateSuite {
+  size_t index = 0;     // into the suites given
+  std::string message;  // "b.yaml:1: error: suite name 'x' is also the name of a.yaml:1 ..."
+};
+
+// duplicate_suites: every suite (after the first) whose name an earlier suite
+// has; case ids (suite::case) would clash in reports, so each is an error.
+std::vector<DuplicateSuite> duplicate_suites(const std::vector<SuiteSpec>& suites);
 
 // load_suites: loads every file find_spec_files finds. Errors of all files
 // are reported together; two suites with the same name are an error (their

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "absl/strings/str_cat.h"
 #include "harness/program/fixture.h"
 
 namespace opspec::spec {
@@ -15,6 +16,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::Pair;
 
 // A fixture for the tests: two default inputs, one of them integral.
@@ -407,8 +409,7 @@ TEST(SpecLoaderErrors, BadEnumValues) {
   EXPECT_EQ(with("    debug: {hash: sha}\n"),
             "t.yaml:4:19: error: unknown hash 'sha' (allowed: norm, hash_tensor, bitwise)");
   EXPECT_EQ(with("    expect: {error: \"(unclosed\"}\n"),
-            "t.yaml:4:21: error: 'error' is not a valid regular expression: Mismatched '(' and ')' in regular "
-            "expression");
+            "t.yaml:4:21: error: 'error' is not a valid regular expression: missing ): (unclosed");
 }
 
 TEST(SpecLoaderErrors, ToleranceNeedsBoth) {
@@ -568,6 +569,9 @@ TEST(SpecLoaderRobustness, HostileInputs) {
   std::string dashes;
   for (int i = 0; i < 1000; ++i) dashes += "- ";
   EXPECT_THAT(load_fails(dashes), HasSubstr("nesting deeper than 64 levels"));
+  // Behind an anchor or a tag, brackets still nest.
+  EXPECT_THAT(load_fails("cases: &a " + std::string(1000, '[')), HasSubstr("nesting deeper than 64 levels"));
+  EXPECT_THAT(load_fails("cases: !!seq " + std::string(1000, '{')), HasSubstr("nesting deeper than 64 levels"));
   // An alias cycle is just a value of the wrong type.
   EXPECT_EQ(load_fails("cases: &a [*a]\n"), "t.yaml:1:8: error: case #1 must be a mapping, got a sequence");
   EXPECT_EQ(load_fails("cases:\n  - &c {name: a, program: return 1, expect: {ops: [*c]}}\n"),
@@ -656,6 +660,45 @@ TEST(SpecLoaderFiles, ErrorsOfAllFilesAndDuplicateSuiteNames) {
   EXPECT_THAT(msg, HasSubstr(str_cat((dir / "bad2.yaml").string(), ":2:1: error: end of sequence flow not found")));
   EXPECT_THAT(msg, HasSubstr(str_cat((dir / "x" / "same.yaml").string(),
                                      ": error: suite name 'same' is also the name of ", (dir / "same.yaml").string())));
+}
+
+// Brackets in quoted, plain and block scalars and in comments are text, not
+// nesting: 70 cases with `"shape '\\[3"` were once rejected as "nesting deeper
+// than 64 levels" (issue 21.7).
+TEST(SpecLoaderRobustness, BracketsInScalarsAndCommentsAreNotNesting) {
+  std::string text = "cases:\n";
+  for (int i = 0; i < 70; ++i) {
+    absl::StrAppend(&text, "  - name: c", i, "\n    program: \"return ones([2])\"  # [[ not nesting\n",
+                    "    doc: shape '[3 and [4\n    note: \"shape '\\\\[3\"\n    also: 'it''s [ ['\n");
+  }
+  text += "  - name: block\n    program: return ones([2])\n    check: |\n      [[[[[[[[\n      {{{{\n";
+  auto s = load_suite_string(text, "t.yaml");
+  // The keys doc/note/also are unknown to a case: the errors must be about them, not about nesting.
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.status().message(), Not(HasSubstr("nesting")));
+  EXPECT_THAT(s.status().message(), HasSubstr("unknown key 'doc'"));
+  // And with only known keys, the same brackets load.
+  std::string ok = "cases:\n";
+  for (int i = 0; i < 70; ++i) {
+    absl::StrAppend(&ok, "  - name: c", i, "\n    program: return ones([2])  # [[ {{\n",
+                    "    expect: {error: \"shape '\\\\[3\"}\n");
+  }
+  EXPECT_EQ(load_ok(ok).cases.size(), 70u);
+}
+
+// Two files with one `suite:` make two results with one id: both the loader
+// and `opspec run` (which loads file by file) refuse the later one, naming the
+// `suite:` lines (issue 21.8).
+TEST(SpecLoaderFiles, DuplicateSuiteNamesNameBothLines) {
+  SuiteSpec a = load_ok("suite: s\ncases: []\n");
+  a.file = "a.yaml";
+  SuiteSpec b = load_ok("# b\nsuite: s\ncases: []\n");
+  b.file = "b.yaml";
+  SuiteSpec c = load_ok("suite: other\ncases: []\n");
+  std::vector<DuplicateSuite> d = duplicate_suites({a, c, b});
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].index, 2u);
+  EXPECT_THAT(d[0].message, HasSubstr("b.yaml:2: error: suite name 's' is also the name of a.yaml:1"));
 }
 
 }  // namespace
