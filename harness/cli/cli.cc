@@ -1,15 +1,16 @@
 // cli.cc: `opspec run|list|show`. See harness/cli/cli.h and docs/spec-format.md.
 #include "harness/cli/cli.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <map>
-#include <regex>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -17,6 +18,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "harness/regex.h"
 #include "harness/program/fixture.h"
 #include "harness/spec/isolate.h"
 #include "harness/spec/report.h"
@@ -34,12 +36,15 @@ constexpr const char* kUsage = R"(usage: opspec run  [PATH...] [options]   run s
        opspec show FILE::CASE                 run one case and print its logs, graphs and breaks
 
 options of run:
-  --filter REGEX   only cases whose id (suite::case) matches REGEX (a search, like gtest --gtest_filter's role)
-  --jobs N, -j N   run N cases at once, each in a child process
+  --filter REGEX   only cases whose id (suite::case) matches REGEX (RE2 syntax, a search)
+  --jobs N, -j N   run N cases at once in N worker processes (default 1)
   --shard I/N      run the I-th of N shards (1-based, like lit); GTEST_TOTAL_SHARDS and
                    GTEST_SHARD_INDEX (0-based) are honoured too
-  --timeout S      fail a case that runs longer than S seconds (implies --isolate)
-  --isolate        run each case in a child process: a crash or hang fails that case only
+  --timeout S      fail a case that runs longer than S seconds (its worker is killed)
+  --isolate        a fresh worker process for every case (no state carried between cases)
+  --in-process     run cases in this process, no workers (for a debugger; a crash ends the run)
+Cases run in worker processes: a crash or hang fails that case only and the run goes on.
+SIGINT/SIGTERM stop the workers, write the reports (interrupted cases marked) and exit 130/143.
   --accept         rewrite differing `debug_string:` goldens in the YAML files (a .orig backup is kept)
   --junit FILE     write JUnit XML results
   --json FILE      write JSON results
@@ -54,7 +59,7 @@ struct Args {
   int jobs = 1;
   int shard_index = -1, shard_count = 0;  // 0-based index
   double timeout = 0;
-  bool isolate = false, accept = false, verbose = false, quiet = false, fixtures = false;
+  bool isolate = false, in_process = false, accept = false, verbose = false, quiet = false, fixtures = false;
   std::string junit, json;
 };
 
@@ -81,9 +86,11 @@ Args parse_args(int argc, char** argv) {
     };
     if (arg == "--filter") {
       a.filter = value(arg);
-    } else if (arg == "--jobs" || arg == "-j") {
-      std::string v = value(arg);
-      if (!absl::SimpleAtoi(v, &a.jobs) || a.jobs < 1) usage_error(str_cat("--jobs: not a positive integer: ", v));
+    } else if (arg == "--jobs" || arg == "-j" || (arg.starts_with("-j") && arg.size() > 2)) {
+      std::string v = arg.size() > 2 && arg[1] == 'j' ? arg.substr(2) : value(arg);  // -j2, as make and ctest spell it
+      if (!absl::SimpleAtoi(v, &a.jobs) || a.jobs < 1 || a.jobs > 1024) {
+        usage_error(str_cat("--jobs: not a whole number from 1 to 1024: ", shorten(v)));
+      }
     } else if (arg == "--shard") {
       std::string v = value(arg);
       std::vector<std::string> parts = absl::StrSplit(v, '/');
@@ -95,11 +102,13 @@ Args parse_args(int argc, char** argv) {
       a.shard_count = n;
     } else if (arg == "--timeout") {
       std::string v = value(arg);
-      if (!absl::SimpleAtod(v, &a.timeout) || a.timeout <= 0)
-        usage_error(str_cat("--timeout: not a positive number of seconds: ", v));
-      a.isolate = true;
+      // !(x > 0) also refuses nan, which compares false with everything and so never timed out.
+      if (!absl::SimpleAtod(v, &a.timeout) || !(a.timeout > 0) || !std::isfinite(a.timeout) || a.timeout > 1e6)
+        usage_error(str_cat("--timeout: not a positive number of seconds (at most 1e6): ", shorten(v)));
     } else if (arg == "--isolate") {
       a.isolate = true;
+    } else if (arg == "--in-process") {
+      a.in_process = true;
     } else if (arg == "--accept") {
       a.accept = true;
     } else if (arg == "--junit") {
@@ -145,6 +154,26 @@ struct Loaded {
   std::vector<CaseResult> load_failures;
 };
 
+// load_failure: the failed result standing for a file that did not load.
+CaseResult load_failure(const std::string& file, std::string message) {
+  CaseResult r;
+  r.id = str_cat(file, "::<load>");
+  r.suite = file;
+  r.name = "<load>";
+  r.file = file;
+  r.outcome = Outcome::kFailed;
+  // The first error's line ("FILE:LINE:COL: error: ..."), so the header and JUnit point at it.
+  if (message.starts_with(str_cat(file, ":"))) {
+    int line = 0;
+    for (size_t i = file.size() + 1; i < message.size() && message[i] >= '0' && message[i] <= '9' && line < 1e8; ++i) {
+      line = line * 10 + (message[i] - '0');
+    }
+    r.line = line;
+  }
+  r.message = std::move(message);
+  return r;
+}
+
 Loaded load(const std::vector<std::string>& paths) {
   Loaded out;
   absl::StatusOr<std::vector<std::string>> files = find_spec_files(paths);
@@ -155,14 +184,15 @@ Loaded load(const std::vector<std::string>& paths) {
       out.suites.push_back(*std::move(s));
       continue;
     }
-    CaseResult r;
-    r.id = str_cat(f, "::<load>");
-    r.suite = f;
-    r.name = "<load>";
-    r.file = f;
-    r.outcome = Outcome::kFailed;
-    r.message = std::string(s.status().message());
-    out.load_failures.push_back(std::move(r));
+    out.load_failures.push_back(load_failure(f, std::string(s.status().message())));
+  }
+  // Two files with one `suite:` would report two results with one id: the
+  // later file fails to load, as load_suites has it.
+  std::vector<DuplicateSuite> dups = duplicate_suites(out.suites);
+  for (auto it = dups.rbegin(); it != dups.rend(); ++it) {
+    const SuiteSpec& s = out.suites[it->index];
+    out.load_failures.push_back(load_failure(s.file, it->message));
+    out.suites.erase(out.suites.begin() + static_cast<std::ptrdiff_t>(it->index));
   }
   return out;
 }
@@ -170,17 +200,15 @@ Loaded load(const std::vector<std::string>& paths) {
 std::vector<CaseRef> select(const std::vector<SuiteSpec>& suites, const Args& a) {
   std::vector<CaseRef> all = expand_cases(suites);
   std::vector<CaseRef> out;
-  std::optional<std::regex> filter;
+  std::optional<Regex> filter;  // See Note [Regexes]
   if (!a.filter.empty()) {
-    try {
-      filter.emplace(a.filter);
-    } catch (const std::regex_error& e) {
-      usage_error(str_cat("--filter: invalid regex '", a.filter, "': ", e.what()));
-    }
+    absl::StatusOr<Regex> re = Regex::compile(a.filter);
+    if (!re.ok()) usage_error(str_cat("--filter: invalid regex '", shorten(a.filter), "': ", re.status().message()));
+    filter = *std::move(re);
   }
   size_t k = 0;
   for (const CaseRef& r : all) {
-    if (filter && !std::regex_search(r.id(), *filter)) continue;
+    if (filter && !filter->search(r.id())) continue;
     // Sharding counts only the cases the filter kept, as gtest does.
     if (a.shard_count > 0 && static_cast<int>(k++ % static_cast<size_t>(a.shard_count)) != a.shard_index) continue;
     out.push_back(r);
@@ -217,7 +245,7 @@ class Progress {
 };
 
 void print_result(const CaseResult& r, const Args& a) {
-  const std::string where = str_cat(r.file, ":", r.line);
+  const std::string where = r.line > 0 ? str_cat(r.file, ":", r.line) : r.file;  // no line: no ":0"
   if (r.outcome == Outcome::kFailed) {
     std::cout << "FAIL: " << r.id << " (" << where << ")\n" << indent(r.message) << "\n";
   } else if (a.verbose) {
@@ -266,9 +294,12 @@ int command_run(const Args& a) {
     summary.add(r);
     progress.update(++done, summary.failed);
   };
-  if (a.isolate || a.jobs > 1) {
-    std::vector<CaseResult> rs = run_isolated(cases, options, {.jobs = a.jobs, .timeout_seconds = a.timeout}, on_done);
-    results.insert(results.end(), rs.begin(), rs.end());
+  int interrupted_by = 0;
+  if (!a.in_process) {  // See Note [Isolation]
+    PoolRun run = run_isolated(
+        cases, options, {.jobs = a.jobs, .timeout_seconds = a.timeout, .fresh_process = a.isolate}, on_done);
+    results.insert(results.end(), run.results.begin(), run.results.end());
+    interrupted_by = run.interrupted_by;
   } else {
     for (const CaseRef& ref : cases) {
       CaseResult r = run_case(ref, options);
@@ -291,6 +322,10 @@ int command_run(const Args& a) {
   }
   if (cases.empty() && loaded.load_failures.empty()) std::cout << "no cases selected\n";
   std::cout << summary.str() << "\n";
+  if (interrupted_by != 0) {
+    std::cout << "interrupted by " << (interrupted_by == SIGINT ? "SIGINT" : "SIGTERM") << "\n";
+    return 128 + interrupted_by;  // as a shell reports a process the signal ended: 130, 143
+  }
   return status;
 }
 

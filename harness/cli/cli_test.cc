@@ -3,12 +3,18 @@
 // and a hanging fixture, --timeout, --accept, --junit and --json.
 #include "harness/cli/cli.h"
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cstdlib>
+#include <set>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "gmock/gmock.h"
+#include "harness/regex.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 
@@ -122,7 +128,10 @@ TEST(OpspecCli, ShardsPartitionTheCases) {
   ::unsetenv("GTEST_TOTAL_SHARDS");
   ::unsetenv("GTEST_SHARD_INDEX");
   CliRun flag = cli({"run", dir, "-v", "--shard", "1/3"});
-  EXPECT_EQ(env.out.substr(0, env.out.rfind(" in ")), flag.out.substr(0, flag.out.rfind(" in ")));
+  const auto without_times = [](const std::string& out) {  // "(0.009 s)" differs from run to run
+    return Regex::compile("\\([0-9.]+ s\\)| in [0-9.]+ s")->replace_all(out, "");
+  };
+  EXPECT_EQ(without_times(env.out), without_times(flag.out));
 }
 
 TEST(OpspecCli, BadShardIsAUsageError) {
@@ -224,6 +233,215 @@ TEST(OpspecCli, ListAndShow) {
   EXPECT_EQ(show.status, 0);
   EXPECT_THAT(show.out, HasSubstr("== eager debug string =="));
   EXPECT_THAT(show.out, HasSubstr("aten::add.Tensor(t: f32[2], 1)"));
+}
+
+// xml_problems: xmllint's verdict on a file ("" when well-formed).
+std::string xml_problems(const std::string& path) {
+  if (std::system("command -v xmllint >/dev/null 2>&1") != 0) return "xmllint is missing (apt-get install libxml2-utils)";
+  const std::string log = path + ".xmllint";
+  const int rc = std::system(("xmllint --noout '" + path + "' >'" + log + "' 2>&1").c_str());
+  return rc == 0 ? "" : read(log);
+}
+
+// ---- the runner survives (issue 21.5, 21.8, 21.11, 21.12) ----
+
+// A crash in a case fails that case and the run goes on, without --isolate:
+// cases run in a worker process by default, and a dead worker is replaced.
+TEST(OpspecCli, ACrashingCaseFailsAloneInTheDefaultRun) {
+  std::string dir = temp_dir();
+  write(dir, "crash.yaml", R"(
+suite: crashing
+cases:
+  - name: before
+    inputs: {x: {shape: [2], init: ones}}
+    program: return neg(x)
+    expect: {outputs: [-1, -1]}
+  - name: crashes
+    fixture: crash
+  - name: after
+    inputs: {x: {shape: [2], init: ones}}
+    program: return add(x, x)
+    expect: {outputs: [2, 2]}
+)");
+  ::setenv("OPSPEC_ALLOW_CRASH_FIXTURES", "1", 1);
+  const std::string junit = dir + "/out.xml";
+  CliRun r = cli({"run", dir, "--junit", junit});
+  ::unsetenv("OPSPEC_ALLOW_CRASH_FIXTURES");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_THAT(r.out, HasSubstr("FAIL: crashing::crashes"));
+  EXPECT_THAT(r.out, HasSubstr("crashed: signal 6"));
+  EXPECT_THAT(r.out, HasSubstr("2 passed, 1 failed"));
+  EXPECT_THAT(read(junit), HasSubstr("<testsuite name=\"crashing\" tests=\"3\" failures=\"1\""));
+}
+
+// SIGTERM stops the workers, writes the reports with the interrupted cases
+// marked, and exits 143 (128 + 15), as a shell reports a terminated process.
+TEST(OpspecCli, SigtermStopsTheWorkersAndWritesThePartialReport) {
+  std::string dir = temp_dir();
+  write(dir, "hang.yaml", R"(
+suite: stopping
+cases:
+  - name: before
+    inputs: {x: {shape: [2], init: ones}}
+    program: return neg(x)
+  - name: hangs
+    fixture: hang
+  - name: never
+    inputs: {x: {shape: [2], init: ones}}
+    program: return neg(x)
+)");
+  const std::string junit = dir + "/out.xml", out = dir + "/stdout.txt";
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {  // the opspec command, in a process of its own so SIGTERM reaches it alone
+    ::setenv("OPSPEC_ALLOW_CRASH_FIXTURES", "1", 1);
+    std::freopen(out.c_str(), "w", stdout);
+    std::vector<std::string> args = {"opspec", "run", dir, "-v", "--junit", junit};
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    const int status = run_cli(static_cast<int>(argv.size()), argv.data());
+    std::fflush(stdout);
+    ::_exit(status);
+  }
+  // Wait (at most 60 s) until the first case passed: the worker is then in the hang.
+  for (int i = 0; i < 600 && read(out).find("PASS: stopping::before") == std::string::npos; ++i) ::usleep(100000);
+  ::usleep(200000);
+  ::kill(pid, SIGTERM);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "ended by signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 143);
+  const std::string printed = read(out);
+  EXPECT_THAT(printed, HasSubstr("FAIL: stopping::hangs"));
+  EXPECT_THAT(printed, HasSubstr("interrupted by SIGTERM while running"));
+  EXPECT_THAT(printed, HasSubstr("interrupted by SIGTERM\n"));
+  const std::string xml = read(junit);
+  EXPECT_THAT(xml, HasSubstr("<testsuite name=\"stopping\" tests=\"3\" failures=\"1\" skipped=\"1\""));
+  EXPECT_THAT(xml, HasSubstr("not run: the run was interrupted by SIGTERM"));
+}
+
+TEST(OpspecCli, NumbersOfOptionsAreValidated) {
+  // nan compares false with everything, so a nan timeout never fired.
+  EXPECT_EXIT(cli({"run", "--timeout", "nan"}), testing::ExitedWithCode(2), HasSubstr("--timeout"));
+  EXPECT_EXIT(cli({"run", "--timeout", "inf"}), testing::ExitedWithCode(2), HasSubstr("--timeout"));
+  EXPECT_EXIT(cli({"run", "--timeout", "-1"}), testing::ExitedWithCode(2), HasSubstr("--timeout"));
+  EXPECT_EXIT(cli({"run", "-jx"}), testing::ExitedWithCode(2), HasSubstr("--jobs"));
+  std::string dir = temp_dir();
+  write(dir, "small.yaml", kSuite);
+  CliRun r = cli({"run", dir, "-j2", "--filter", "_ok$"});  // -j2 as make and ctest spell it
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("2 passed, 0 failed"));
+}
+
+// Two files with one `suite:` would give two results one id: the later file
+// fails to load, naming both `suite:` lines; its header has no ":0".
+TEST(OpspecCli, DuplicateSuiteNamesFailTheLaterFile) {
+  std::string dir = temp_dir();
+  write(dir, "a.yaml", "suite: same\ncases:\n  - name: c\n    inputs: {x: {shape: [1]}}\n    program: return x\n");
+  write(dir, "b.yaml", "# b\nsuite: same\ncases:\n  - name: c\n    inputs: {x: {shape: [1]}}\n    program: return x\n");
+  const std::string json = dir + "/out.json";
+  CliRun r = cli({"run", dir, "--json", json});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_THAT(r.out, HasSubstr("b.yaml:2: error: suite name 'same' is also the name of " + dir + "/a.yaml:1"));
+  EXPECT_THAT(r.out, HasSubstr("FAIL: " + dir + "/b.yaml::<load> (" + dir + "/b.yaml:2)"));
+  EXPECT_THAT(r.out, Not(HasSubstr(":0)")));
+  nlohmann::json j = nlohmann::json::parse(read(json));
+  std::set<std::string> ids;
+  for (const auto& c : j["cases"]) EXPECT_TRUE(ids.insert(c["id"].get<std::string>()).second) << c["id"];
+  EXPECT_EQ(j["summary"]["passed"], 1);
+}
+
+// Invalid UTF-8 and XML's forbidden characters in messages: the JUnit is the
+// same in a worker and in-process, and well-formed either way.
+TEST(OpspecCli, JunitIsValidUtf8AndTheSameInEveryMode) {
+  std::string dir = temp_dir();
+  // YAML passes a string's bytes through as they are; the error that echoes them comes back from the worker.
+  write(dir, "bytes.yaml", "suite: bytes\ncases:\n  - name: c\n    inputs: {x: {shape: [1]}}\n"
+                           "    program: return zeros([1], device=\"\xff\xfe\xef\xbf\xbf\")\n");
+  const std::string in_worker = dir + "/w.xml", in_process = dir + "/p.xml";
+  cli({"run", dir, "--junit", in_worker});
+  cli({"run", dir, "--junit", in_process, "--in-process"});
+  std::string a = read(in_worker), b = read(in_process);
+  const auto without_times = [](std::string s) {
+    for (size_t p = s.find("time=\""); p != std::string::npos; p = s.find("time=\"", p + 1)) {
+      s.erase(p + 6, s.find('"', p + 6) - (p + 6));
+    }
+    return s;
+  };
+  EXPECT_EQ(without_times(a), without_times(b));
+  EXPECT_EQ(xml_problems(in_worker), "");
+  EXPECT_THAT(a, HasSubstr("<testsuite name=\"bytes\" tests=\"1\" failures=\"1\""));
+  EXPECT_THAT(a, Not(HasSubstr("\xff")));
+  EXPECT_THAT(a, Not(HasSubstr("\xef\xbf\xbf")));  // U+FFFF
+  EXPECT_THAT(a, HasSubstr("\xef\xbf\xbd"));        // U+FFFD in their place
+}
+
+// ---- the hostile corpus: every input ends by itself with a located message ----
+
+// check_located: no case crashed or timed out, and every failure names a file:line.
+void check_located(const nlohmann::json& report) {
+  for (const auto& c : report["cases"]) {
+    if (c["outcome"] != "failed") continue;
+    const std::string m = c["message"];
+    EXPECT_THAT(m, Not(HasSubstr("crashed:"))) << c["id"];
+    EXPECT_THAT(m, Not(HasSubstr("timed out"))) << c["id"];
+    const std::string file = c["file"];
+    EXPECT_TRUE(m.find(file + ":") != std::string::npos || c["line"].get<int>() > 0) << c["id"] << ": " << m.substr(0, 300);
+  }
+}
+
+// The shipped corpus (specs/hostile) passes: each case expects its located error.
+TEST(OpspecCli, ShippedHostileCorpusPassesInTime) {
+  const std::string dir = temp_dir(), junit = dir + "/out.xml", json = dir + "/out.json";
+  CliRun r = cli({"run", OPSPEC_SOURCE_DIR "/specs/hostile", "--timeout", "60", "-j2", "--junit", junit, "--json", json});
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(xml_problems(junit), "");
+  check_located(nlohmann::json::parse(read(json)));
+}
+
+// Files that cannot load, patterns RE2 refuses, bytes that are not UTF-8:
+// each is a located failure, the run ends by itself, and the JUnit parses.
+TEST(OpspecCli, UnloadableHostileInputsFailWithLocatedMessages) {
+  const std::string dir = temp_dir();
+  write(dir, "deep_flow.yaml", "cases: " + std::string(100000, '['));
+  write(dir, "deep_anchor.yaml", "cases: &a " + std::string(100000, '{'));
+  write(dir, "dup_a.yaml", "suite: dup\ncases: []\n");
+  write(dir, "dup_b.yaml", "suite: dup\ncases: []\n");
+  write(dir, "nul.yaml", std::string("cases:\n  - name: a\0b\n", 22));
+  write(dir, "bad_utf8.yaml", "suite: bad_utf8\ncases:\n  - name: c\n    inputs: {x: {shape: [1]}}\n"
+                              "    program: return \xff\xfe\xef\xbf\xbf(x)\n");
+  write(dir, "error_regex_bomb.yaml", "suite: error_regex_bomb\ncases:\n  - name: c\n    inputs: {x: {shape: [1]}}\n"
+                                      "    program: return x\n    expect: {error: \"" + std::string(20000, '(') + "a" +
+                                      std::string(20000, ')') + "\"}\n");
+  write(dir, "check_regex_bomb.yaml", "suite: check_regex_bomb\ncases:\n  - name: c\n    inputs: {x: {shape: [1]}}\n"
+                                      "    program: return relu(x)\n    expect: {check: \"CHECK: {{" +
+                                      std::string(30000, '(') + "z" + std::string(30000, ')') + "}}\"}\n");
+  write(dir, "huge_shape.yaml", "suite: huge_shape\ncases:\n  - name: c\n    inputs: {x: {shape: [0, 268435456, "
+                                "268435456, 268435456]}}\n    program: return clone(sum(x, 0))\n");
+  const std::string junit = dir + "/out.xml", json = dir + "/out.json";
+  CliRun r = cli({"run", dir, "--timeout", "60", "-j2", "--junit", junit, "--json", json});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(xml_problems(junit), "");
+  const nlohmann::json report = nlohmann::json::parse(read(json));
+  check_located(report);
+  EXPECT_EQ(report["summary"]["passed"], 0);
+  EXPECT_THAT(r.out, HasSubstr("deep_flow.yaml:1:"));
+  EXPECT_THAT(r.out, HasSubstr("nesting deeper than 64 levels"));
+  EXPECT_THAT(r.out, HasSubstr("dup_b.yaml:1: error: suite name 'dup'"));
+  EXPECT_THAT(r.out, HasSubstr("FAIL: error_regex_bomb::c"));  // RE2 takes the pattern; the case raised no error
+  EXPECT_THAT(r.out, HasSubstr("FAIL: check_regex_bomb::c"));
+  EXPECT_THAT(r.out, HasSubstr("expected string not found"));
+  EXPECT_THAT(r.out, HasSubstr("huge_shape.yaml:4:"));
+  // --filter runs RE2 over every id: a 60k-character id and a deep pattern are no danger.
+  write(dir, "long_id.yaml", "suite: long_id\ncases:\n  - name: " + std::string(60000, 'n') +
+                                 "\n    inputs: {x: {shape: [1]}}\n    program: return x\n");
+  CliRun f = cli({"run", dir + "/long_id.yaml", "--filter", "(.*)*n$"});
+  EXPECT_EQ(f.status, 0) << f.out.substr(0, 2000);
+  EXPECT_THAT(f.out, HasSubstr("1 passed"));
+  CliRun deep = cli({"run", dir + "/long_id.yaml", "--filter", std::string(20000, '(') + "n" + std::string(20000, ')')});
+  EXPECT_EQ(deep.status, 0) << deep.out.substr(0, 2000);
+  EXPECT_EXIT(cli({"run", dir + "/long_id.yaml", "--filter", std::string(20000, '(')}), testing::ExitedWithCode(2),
+              HasSubstr("--filter: invalid regex"));
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-// isolate.h: running cases in child processes (opspec run --isolate, and
-// --jobs N), so a crash or a hang fails that case only. See Note [Isolation].
+// isolate.h: running cases in worker processes (the default of opspec run),
+// so a crash or a hang fails that case only. See Note [Isolation].
 #pragma once
 
 #include <functional>
@@ -10,23 +10,42 @@
 namespace opspec::spec {
 
 // Note [Isolation]
-// Each case runs in a fork()ed child that sends its CaseResult back as JSON
-// over a pipe; its stdout and stderr go to a second pipe, whose tail is kept
-// for the report. A child that dies by a signal, exits without a result, or
-// outlives the per-case timeout (then SIGKILLed) fails its case with that
-// reason and the output tail. At most `jobs` children run at once. The
-// runtime's global state (generator, disallow_in_graph, compile caches)
-// is per process, which is also why parallel cases always use processes.
+// `opspec run` runs cases in `jobs` long-lived worker processes, forked once
+// each after the suites are loaded. The parent hands a worker one case at a
+// time over a pipe; the worker sends the CaseResult back as length-framed
+// JSON, and its stdout and stderr go to a third pipe whose tail is kept for
+// the case's report. The parent sleeps in poll() until a result, output, a
+// worker's exit (its pipes close) or the nearest per-case deadline, so it
+// never polls on a timer. A worker that dies (a signal, an exit without a
+// result) fails the case it was running with that reason and the output tail,
+// and a new worker takes its place; a case past its timeout has its worker
+// SIGKILLed the same way. Workers run in their own process groups (a
+// terminal's ^C reaches the parent only) and die with the parent
+// (PR_SET_PDEATHSIG). On SIGINT or SIGTERM the parent kills every worker,
+// fails the running cases and marks the pending ones skipped ("interrupted"),
+// and returns, so the caller still writes its reports and exits 128 + signal.
+// `fresh_process` (--isolate) gives every case a new worker, for cases that
+// must not see each other's process state (compile caches, the generator,
+// disallow_in_graph); --in-process (no workers) is for debugging.
 
-// PoolOptions: how many children at once, and the per-case timeout (0 = none).
+// PoolOptions: how many workers, the per-case timeout (0 = none), and whether
+// each case gets a fresh worker.
 struct PoolOptions {
   int jobs = 1;
   double timeout_seconds = 0;
+  bool fresh_process = false;
 };
 
-// run_isolated: runs cases in child processes; on_done is called in the
-// parent, in completion order, for each result. Returns results in case order.
-std::vector<CaseResult> run_isolated(const std::vector<CaseRef>& cases, const RunOptions& run_options,
-                                     const PoolOptions& pool, const std::function<void(const CaseResult&)>& on_done);
+// PoolRun: every case's result, in case order, and the signal that
+// interrupted the run (0 if none).
+struct PoolRun {
+  std::vector<CaseResult> results;
+  int interrupted_by = 0;
+};
+
+// run_isolated: runs cases in worker processes; on_done is called in the
+// parent, in completion order, for each result (interrupted cases included).
+PoolRun run_isolated(const std::vector<CaseRef>& cases, const RunOptions& run_options, const PoolOptions& pool,
+                     const std::function<void(const CaseResult&)>& on_done);
 
 }  // namespace opspec::spec
