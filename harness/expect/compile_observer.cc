@@ -31,6 +31,14 @@ std::string quoted_list(const std::vector<std::string>& items) {
 CompileObservation observe_compile(const TracedFunction& fn, const std::vector<std::vector<Tensor>>& calls,
                                    const CompileOptions& options, const DebugModeOptions& debug,
                                    std::optional<HashKind> hash, bool hash_inputs) {
+  return observe_compile(
+      fn, calls.size(), [&](size_t i) { return calls[i]; }, options,
+      ObserveOptions{.debug = debug, .hash = hash, .hash_inputs = hash_inputs, .keep_outputs = true});
+}
+
+CompileObservation observe_compile(const TracedFunction& fn, size_t n,
+                                   const std::function<std::vector<Tensor>(size_t)>& make_call,
+                                   const CompileOptions& options, const ObserveOptions& observe) {
   struct Captured {
     std::mutex mu;
     std::vector<std::string> graphs;
@@ -48,21 +56,28 @@ CompileObservation observe_compile(const TracedFunction& fn, const std::vector<s
   CompiledFunction compiled(fn, std::move(opts));
 
   CompileObservation obs;
-  for (size_t c = 0; c < calls.size(); ++c) {
+  obs.counts_per_call.reserve(n);
+  for (size_t c = 0; c < n; ++c) {
+    std::vector<Tensor> outputs;
     if (c == 0) {
-      DebugMode dm(debug);
+      const std::vector<Tensor> inputs = make_call(c);
+      DebugMode dm(observe.debug);
       {
         auto scope = dm.enter();
         std::optional<DebugMode::HashScope> hashes;
-        if (hash.has_value()) hashes.emplace(std::vector<HashKind>{*hash}, hash_inputs, false);
-        obs.outputs.push_back(compiled(calls[c]));
+        if (observe.hash.has_value()) hashes.emplace(std::vector<HashKind>{*observe.hash}, observe.hash_inputs, false);
+        outputs = compiled(inputs);
       }
       obs.log.assign(dm.logs().begin(), dm.logs().end());
       obs.debug_string = dm.debug_string();
     } else {
-      obs.outputs.push_back(compiled(calls[c]));
+      outputs = compiled(make_call(c));
     }
-    obs.stats_per_call.push_back(compiled.stats());
+    if (observe.keep_outputs) obs.outputs.push_back(std::move(outputs));
+    // Counters only: a whole CompileStats a call grew as calls times breaks.
+    const CompileStats now = compiled.stats();
+    if (c == 0) obs.first_call_stats = now;
+    obs.counts_per_call.push_back({now.graphs_run, now.compiles, now.recompiles, static_cast<int>(now.breaks.size())});
   }
   obs.stats = compiled.stats();
   {
@@ -74,12 +89,11 @@ CompileObservation observe_compile(const TracedFunction& fn, const std::vector<s
     obs.kernel_names.push_back(str_cat("[", entry.kernel_prefix, "] ", entry.name));
     obs.fused_kernels += entry.kernel_prefix == "fused";
   }
-  if (!obs.stats_per_call.empty()) {
+  if (n > 0) {
     // explain() of the first call: a fresh function's first call compiles
     // every graph it runs, so its stats are what explain() reports.
-    const CompileStats& first = obs.stats_per_call.front();
-    obs.graphs_first_call = first.graphs_run;
-    obs.explain = explain_output(first).str();
+    obs.graphs_first_call = obs.first_call_stats.graphs_run;
+    obs.explain = explain_output(obs.first_call_stats).str();
   }
   return obs;
 }
@@ -114,8 +128,8 @@ CheckResult check_graphs(const CompileObservation& obs, int expected) {
   if (obs.graphs_first_call == expected) return CheckResult::pass();
   std::string msg = str_cat("expected ", plural(expected, "graph"), ", got ", obs.graphs_first_call,
                             " (in the first call)\n");
-  if (!obs.stats_per_call.empty() && !obs.stats_per_call.front().breaks.empty()) {
-    str_append(&msg, "graph breaks:\n", list_breaks(obs.stats_per_call.front()));
+  if (!obs.first_call_stats.breaks.empty()) {
+    str_append(&msg, "graph breaks:\n", list_breaks(obs.first_call_stats));
   }
   if (obs.graphs.empty()) {
     msg += "the backend compiled no graph\n";

@@ -4,6 +4,7 @@
 // checks over it behind EXPECT_GRAPH_BREAKS and friends.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,18 +16,38 @@
 
 namespace opspec {
 
-// CompileObservation: what one observe_compile saw.
+// CallCounts: the compile counters after one call (cumulative, as CompileStats).
+struct CallCounts {
+  int graphs_run = 0;
+  int compiles = 0;
+  int recompiles = 0;
+  int breaks = 0;
+};
+
+// CompileObservation: what one observe_compile saw. It keeps the whole stats
+// once, after the first call and after the last, and counters per call, so
+// its size grows by a few bytes a call, not by a copy of every break so far.
 struct CompileObservation {
   CompileStats stats;                        // after all calls
-  std::vector<CompileStats> stats_per_call;  // a snapshot after each call
+  CompileStats first_call_stats;             // after the first call
+  std::vector<CallCounts> counts_per_call;   // after each call
   std::vector<std::string> graphs;           // every graph the backend compiled (Graph::str()), in order
   int graphs_first_call = 0;                 // graphs run by the first call
   int fused_kernels = 0;                     // kernel entries with prefix "fused" in the first call's log
   std::vector<std::string> kernel_names;     // every kernel entry of the first call's log: "[fused] fused_mul_add_0"
-  std::vector<std::vector<Tensor>> outputs;  // per call
+  std::vector<std::vector<Tensor>> outputs;  // per call (empty with ObserveOptions::keep_outputs off)
   std::vector<DebugCall> log;                // DebugMode log of the first call
   std::string debug_string;                  // its debug_string()
   std::string explain;                       // explain()'s layout for the first call (graph/break counts, reasons, ops)
+};
+
+// ObserveOptions: how observe_compile watches the first call, and whether it
+// keeps every call's outputs.
+struct ObserveOptions {
+  DebugModeOptions debug;          // the first call's DebugMode
+  std::optional<HashKind> hash;    // tensor hashes in its log
+  bool hash_inputs = false;        // of inputs too
+  bool keep_outputs = true;        // CompileObservation::outputs
 };
 
 // observe_compile: compiles fn afresh with options (so caches belong to this
@@ -39,6 +60,12 @@ struct CompileObservation {
 CompileObservation observe_compile(const TracedFunction& fn, const std::vector<std::vector<Tensor>>& calls,
                                    const CompileOptions& options, const DebugModeOptions& debug = {},
                                    std::optional<HashKind> hash = std::nullopt, bool hash_inputs = false);
+
+// observe_compile: the same for n calls whose inputs make_call(i) makes when
+// call i runs, so no call's inputs outlive it (the spec runner's form).
+CompileObservation observe_compile(const TracedFunction& fn, size_t n,
+                                   const std::function<std::vector<Tensor>(size_t)>& make_call,
+                                   const CompileOptions& options, const ObserveOptions& observe);
 
 // check_graph_breaks: exactly `expected` breaks. Failure: "expected 1 graph
 // break, got 2:\n  break 1: <reason> at <user site>\n  ...".

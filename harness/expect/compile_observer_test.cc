@@ -91,9 +91,9 @@ TEST(ObserveCompile, RecompileOnANewShape) {
   CompileOptions options;
   options.input_names = {"x"};
   const CompileObservation obs = observe_compile(f, {{ops::ones({3})}, {ops::ones({5})}, {ops::ones({3})}}, options);
-  ASSERT_EQ(obs.stats_per_call.size(), 3u);
-  EXPECT_EQ(obs.stats_per_call[0].recompiles, 0);
-  EXPECT_EQ(obs.stats_per_call[1].recompiles, 1);
+  ASSERT_EQ(obs.counts_per_call.size(), 3u);
+  EXPECT_EQ(obs.counts_per_call[0].recompiles, 0);
+  EXPECT_EQ(obs.counts_per_call[1].recompiles, 1);
   EXPECT_EQ(obs.stats.recompiles, 1);
   EXPECT_EQ(obs.graphs.size(), 2u);  // the third call hits the cache
   ASSERT_EQ(obs.outputs.size(), 3u);
@@ -102,7 +102,7 @@ TEST(ObserveCompile, RecompileOnANewShape) {
   EXPECT_EQ(check_recompiles(obs.stats, 0).message,
             "expected 0 recompiles, got 1:\n"
             "  recompile 1: tensor 'x' size mismatch at index 0. expected 3, actual 5\n");
-  EXPECT_EQ(check_recompiles(obs.stats_per_call[0], 2).message, "expected 2 recompiles, got 0");
+  EXPECT_EQ(check_recompiles(obs.first_call_stats, 2).message, "expected 2 recompiles, got 0");
 }
 
 TEST(ObserveCompile, FusedKernelsAreCountedFromTheFirstCall) {

@@ -156,23 +156,25 @@ void run_expectations(const CaseRef& ref, const RunOptions& options, CaseResult&
     failures.add("expect.outputs", assert_close(eager_outputs[0], expected,
                                                        CloseOptions{.equal_nan = true, .check_dtype = false}));
   }
+  eager_outputs.clear();  // only the checks above read them: memory for the runs below (docs/memory.md)
 
   // Step 5: compiled.
   const bool compiles = needs_compile(c);
   if (compiles) {
     CompileOptions copts = compile_options(c, fn);
     DisallowScope disallow(c.compile ? c.compile->disallow_in_graph : std::vector<std::string>{});
-    std::vector<std::vector<Tensor>> calls;
-    calls.push_back(fn.make_inputs());
-    if (c.compile) {
-      mark_inputs(*c.compile, fn.input_names, calls[0]);
-      for (const auto& overrides : c.compile->calls) {
-        calls.push_back(fn.make_inputs(overrides));
-        mark_inputs(*c.compile, fn.input_names, calls.back());
-      }
-    }
-    CompileObservation obs = observe_compile(fn.fn, calls, copts, debug_options(c.debug), debug_hash(c.debug),
-                                             c.debug.hash_inputs);
+    // Each call's inputs are made when it runs, and no call's outputs are kept
+    // (the checks read stats, graphs and the first call's log): memory stays
+    // flat in the number of `compile.calls` (docs/memory.md).
+    const size_t n_calls = 1 + (c.compile ? c.compile->calls.size() : 0);
+    const auto make_call = [&](size_t i) {
+      std::vector<Tensor> in = i == 0 ? fn.make_inputs() : fn.make_inputs(c.compile->calls[i - 1]);
+      if (c.compile) mark_inputs(*c.compile, fn.input_names, in);
+      return in;
+    };
+    ObserveOptions oo{.debug = debug_options(c.debug), .hash = debug_hash(c.debug),
+                      .hash_inputs = c.debug.hash_inputs, .keep_outputs = false};
+    CompileObservation obs = observe_compile(fn.fn, n_calls, make_call, copts, oo);
     result.compiled_debug_string = obs.debug_string;
     result.graphs = obs.graphs;
     for (const GraphBreak& b : obs.stats.breaks)
