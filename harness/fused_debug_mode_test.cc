@@ -48,5 +48,23 @@ TEST(FusedDebugModeTest, NoRecordsOutsideDebugMode) {
   EXPECT_EQ(dm.logs()[0].name, "aten::neg");
 }
 
+// Empty outputs have no buffer: zeroing them for the pre-kernel hashes once
+// called memset(nullptr, 0, 0), undefined behaviour UBSan reports (ci/sanitize).
+TEST(FusedDebugModeTest, EmptyTensorsAreRecordedWithoutTouchingMemory) {
+  const Tensor x = ops::zeros({0, 3});
+  Graph g = make_fx([](const Tensor& x) { return ops::relu(x) * 2.0; })(x);
+  CompiledGraph run = fused_backend(g, {x});
+  DebugMode dm;
+  Tensor out;
+  {
+    auto scope = dm.enter();
+    auto hashes = DebugMode::log_tensor_hashes(HashKind::kNorm, /*hash_inputs=*/true);
+    out = run({x})[0];
+  }
+  EXPECT_EQ(out.numel(), 0);
+  EXPECT_THAT(out.sizes(), ::testing::ElementsAre(0, 3));
+  EXPECT_THAT(dm.debug_string(), ::testing::HasSubstr("[fused] fused_relu_mul_0(in0=t: f32[0, 3], out0=t: f32[0, 3], n=0)"));
+}
+
 }  // namespace
 }  // namespace opspec

@@ -200,9 +200,11 @@ __attribute__((always_inline)) inline void contiguous_body(char** data, int64_t 
 // on any x86-64. Results do not depend on the clone: each element goes
 // through the same IEEE operations (-ffp-contract=off forms no FMA), only
 // more of them per instruction. Other compilers and architectures, and ASan
-// builds (which check the code, not its speed), build the loop once for the
-// build's target.
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
+// and TSan builds (which check the code, not its speed; TSan's runtime is not
+// yet set up when ifunc resolvers run, so a TSan binary with clones crashes
+// before main), build the loop once for the build's target.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__) && \
+    !defined(__SANITIZE_THREAD__)
 #define OPSPEC_WIDE_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define OPSPEC_WIDE_CLONES

@@ -126,9 +126,10 @@ std::vector<Step> schedule(const Plan& plan, const std::vector<Node*>& nodes) {
 // device seam's copies).
 void zero_outputs(const std::vector<Tensor>& outs, Device device) {
   for (const Tensor& t : outs) {
+    if (t.nbytes() == 0) continue;  // an empty tensor has no buffer: memset(nullptr, 0, 0) is UB
     if (device.is_cpu()) {
       std::memset(t.raw_data(), 0, static_cast<size_t>(t.nbytes()));
-    } else if (t.nbytes() > 0) {  // ---- device groups (See Note [Fused CUDA kernels]) ----
+    } else {  // ---- device groups (See Note [Fused CUDA kernels]) ----
       const std::vector<char> zeros(static_cast<size_t>(t.nbytes()), 0);
       get_device_hooks(device.type).copy_bytes(t.raw_data(), device, zeros.data(), kCPU, zeros.size());
     }
