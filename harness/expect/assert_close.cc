@@ -15,23 +15,29 @@
 namespace opspec {
 namespace {
 
-// for_each_element: calls fn(linear_index, pointer to the element's bytes) in
-// row-major order for any strides. Reading through data_ptr first runs the
-// data-access checks (fake tensors throw; pending compiled graphs flush).
+// for_each_pair: calls fn(linear_index, actual's element, expected's element)
+// for two tensors of one shape, walking both strides at once: no per-element
+// buffer (a pointer array per element doubled the memory of a large compare).
 template <class Fn>
-void for_each_element(const Tensor& t, Fn&& fn) {
-  const char* base = OPSPEC_DISPATCH_ALL_DTYPES(t.dtype(), "assert_close", [&] {
-    return reinterpret_cast<const char*>(t.data_ptr<scalar_t>());
-  });
-  const int64_t n = t.numel(), nd = t.dim(), es = t.element_size();
+void for_each_pair(const Tensor& a, const Tensor& b, Fn&& fn) {
+  const auto base = [](const Tensor& t) {
+    return OPSPEC_DISPATCH_ALL_DTYPES(t.dtype(), "assert_close", [&] {
+      return reinterpret_cast<const char*>(t.data_ptr<scalar_t>());
+    });
+  };
+  const char* pa = base(a);
+  const char* pb = base(b);
+  const int64_t n = a.numel(), nd = a.dim(), ea = a.element_size(), eb = b.element_size();
   SizeVec idx(static_cast<size_t>(nd), 0);
-  int64_t off = 0;
+  int64_t oa = 0, ob = 0;
   for (int64_t i = 0; i < n; ++i) {
-    fn(i, base + off * es);
+    fn(i, pa + oa * ea, pb + ob * eb);
     for (int64_t d = nd - 1; d >= 0; --d) {
-      off += t.strides()[d];
-      if (++idx[d] < t.sizes()[d]) break;
-      off -= idx[d] * t.strides()[d];
+      oa += a.strides()[d];
+      ob += b.strides()[d];
+      if (++idx[d] < a.sizes()[d]) break;
+      oa -= idx[d] * a.strides()[d];
+      ob -= idx[d] * b.strides()[d];
       idx[d] = 0;
     }
   }
@@ -145,14 +151,10 @@ std::string attribute_mismatch(std::string_view attr, const std::string& a, cons
 CheckResult compare_bitwise(const Tensor& actual, const Tensor& expected) {
   const DType dt = actual.dtype();
   const size_t es = static_cast<size_t>(actual.element_size());
-  std::vector<const char*> a_ptrs;
-  a_ptrs.reserve(static_cast<size_t>(actual.numel()));
-  for_each_element(actual, [&](int64_t, const char* p) { a_ptrs.push_back(p); });
   int64_t mismatches = 0, first = -1;
   const char* first_a = nullptr;
   const char* first_e = nullptr;
-  for_each_element(expected, [&](int64_t i, const char* p) {
-    const char* a = a_ptrs[static_cast<size_t>(i)];
+  for_each_pair(actual, expected, [&](int64_t i, const char* a, const char* p) {
     if (std::memcmp(a, p, es) == 0) return;
     if (mismatches++ == 0) first = i, first_a = a, first_e = p;
   });
@@ -185,16 +187,12 @@ CheckResult compare_values(const Tensor& actual, const Tensor& expected, Toleran
   const bool integral = !is_floating(dt);
   const bool equality = tol.rtol == 0 && tol.atol == 0;
 
-  std::vector<const char*> a_ptrs;
-  a_ptrs.reserve(static_cast<size_t>(n));
-  for_each_element(actual, [&](int64_t, const char* p) { a_ptrs.push_back(p); });
-
   int64_t mismatches = 0;
   Argmax max_abs, max_rel;
-  const char* max_abs_e = nullptr;  // expected's element at max_abs.index
-  for_each_element(expected, [&](int64_t i, const char* ep) {
-    const char* ap = a_ptrs[static_cast<size_t>(i)];
-    if (i == 0) max_abs_e = ep;
+  const char* max_abs_a = nullptr;  // actual's and expected's elements at max_abs.index
+  const char* max_abs_e = nullptr;
+  for_each_pair(actual, expected, [&](int64_t i, const char* ap, const char* ep) {
+    if (i == 0) max_abs_a = ap, max_abs_e = ep;
     bool close;
     double abs_diff = 0, rel_diff = 0;
     if (integral) {
@@ -224,14 +222,14 @@ CheckResult compare_values(const Tensor& actual, const Tensor& expected, Toleran
     if (!close) ++mismatches;
     const int64_t before = max_abs.index;
     max_abs.add(abs_diff, i);
-    if (max_abs.index != before) max_abs_e = ep;
+    if (max_abs.index != before) max_abs_a = ap, max_abs_e = ep;
     max_rel.add(rel_diff, i);
   });
   if (mismatches == 0) return CheckResult::pass();
   std::string abs_text;
   if (integral) {
     // Exact, even past 2^53.
-    const int64_t a = load_int(adt, a_ptrs[static_cast<size_t>(max_abs.index)]);
+    const int64_t a = load_int(adt, max_abs_a);
     const int64_t e = load_int(edt, max_abs_e);
     const uint64_t d = a > e ? static_cast<uint64_t>(a) - static_cast<uint64_t>(e)
                              : static_cast<uint64_t>(e) - static_cast<uint64_t>(a);

@@ -74,10 +74,9 @@ CompileObservation observe_compile(const TracedFunction& fn, size_t n,
       outputs = compiled(make_call(c));
     }
     if (observe.keep_outputs) obs.outputs.push_back(std::move(outputs));
-    // Counters only: a whole CompileStats a call grew as calls times breaks.
-    const CompileStats now = compiled.stats();
-    if (c == 0) obs.first_call_stats = now;
-    obs.counts_per_call.push_back({now.graphs_run, now.compiles, now.recompiles, static_cast<int>(now.breaks.size())});
+    // Counters only: a whole CompileStats a call grew as calls times breaks, in memory and time.
+    if (c == 0) obs.first_call_stats = compiled.stats();
+    obs.counts_per_call.push_back(compiled.counters());
   }
   obs.stats = compiled.stats();
   {

@@ -16,21 +16,13 @@
 
 namespace opspec {
 
-// CallCounts: the compile counters after one call (cumulative, as CompileStats).
-struct CallCounts {
-  int graphs_run = 0;
-  int compiles = 0;
-  int recompiles = 0;
-  int breaks = 0;
-};
-
 // CompileObservation: what one observe_compile saw. It keeps the whole stats
 // once, after the first call and after the last, and counters per call, so
 // its size grows by a few bytes a call, not by a copy of every break so far.
 struct CompileObservation {
   CompileStats stats;                        // after all calls
   CompileStats first_call_stats;             // after the first call
-  std::vector<CallCounts> counts_per_call;   // after each call
+  std::vector<CompileCounters> counts_per_call;  // after each call (cumulative)
   std::vector<std::string> graphs;           // every graph the backend compiled (Graph::str()), in order
   int graphs_first_call = 0;                 // graphs run by the first call
   int fused_kernels = 0;                     // kernel entries with prefix "fused" in the first call's log

@@ -145,5 +145,29 @@ TEST(ObserveCompile, UnknownBackendThrows) {
   EXPECT_THROW(observe_compile(f, {{ops::ones({1})}}, {.backend = "no_such_backend"}), Error);
 }
 
+// Many calls, each with a graph break: the observation keeps counters per
+// call, not a CompileStats copy holding every break so far (20,000 calls once
+// peaked at 5.4 GB), and no call's inputs or outputs outlive it (issue 21.6).
+TEST(ObserveCompile, MemoryStaysFlatInTheNumberOfCalls) {
+  constexpr size_t kCalls = 400;
+  Allocator* cpu = get_allocator(DeviceType::kCPU);
+  std::vector<int64_t> in_use;  // tensor bytes alive when each call's inputs are made
+  const auto make_call = [&](size_t i) {
+    in_use.push_back(cpu->stats().bytes_in_use);
+    return std::vector<Tensor>{ops::full({256}, static_cast<double>(i))};
+  };
+  const CompileObservation obs =
+      observe_compile(&relu_break_neg, kCalls, make_call, {}, ObserveOptions{.keep_outputs = false});
+  ASSERT_EQ(in_use.size(), kCalls);
+  EXPECT_EQ(in_use[kCalls - 1], in_use[10]);  // nothing accumulates from call to call
+  EXPECT_TRUE(obs.outputs.empty());
+  ASSERT_EQ(obs.counts_per_call.size(), kCalls);
+  EXPECT_EQ(obs.counts_per_call[0].breaks, 1);
+  EXPECT_EQ(obs.counts_per_call[kCalls - 1].breaks, static_cast<int>(kCalls));  // one break a call, counted
+  EXPECT_EQ(obs.first_call_stats.breaks.size(), 1u);
+  EXPECT_EQ(obs.stats.breaks.size(), kCalls);
+  EXPECT_EQ(obs.graphs_first_call, 2);
+}
+
 }  // namespace
 }  // namespace opspec

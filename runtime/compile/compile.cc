@@ -202,6 +202,12 @@ CompileStats CompiledFunction::stats() const {
   return state_->stats;
 }
 
+CompileCounters CompiledFunction::counters() const {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  const CompileStats& s = state_->stats;
+  return {s.calls, s.graphs_run, s.compiles, s.recompiles, static_cast<int>(s.breaks.size())};
+}
+
 void CompiledFunction::reset() const {
   std::lock_guard<std::mutex> lock(state_->mu);
   state_->clear();

@@ -94,6 +94,16 @@ struct CompileStats {
   int traced_calls = 0;  // calls that ran a trace_once plan without running fn
 };
 
+// CompileCounters: CompileStats' counts alone, cheap enough to read after
+// every call (stats() copies every break and guard so far).
+struct CompileCounters {
+  int calls = 0;
+  int graphs_run = 0;
+  int compiles = 0;
+  int recompiles = 0;
+  int breaks = 0;
+};
+
 namespace internal {
 struct CompiledState;
 }  // namespace internal
@@ -114,6 +124,8 @@ class CompiledFunction {
 
   // stats: a snapshot of what it did so far.
   CompileStats stats() const;
+  // counters: the counts of stats(), without copying its lists.
+  CompileCounters counters() const;
   // reset: clears its cache and statistics (the next call compiles again).
   void reset() const;
 
