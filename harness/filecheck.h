@@ -29,7 +29,7 @@ namespace opspec {
 //                      not stop the next)
 //   PREFIX{LITERAL}:   (with any suffix but -EMPTY) the pattern is plain text,
 //                      with no {{ }} or [[ ]]
-// Pattern text is literal, except `{{regex}}` (std::regex ECMAScript) and
+// Pattern text is literal, except `{{regex}}` (RE2, See Note [Regexes]) and
 // `[[VAR:regex]]` (capture into VAR) / `[[VAR]]` (the captured text) /
 // `[[@LINE]]`, `[[@LINE+n]]`, `[[@LINE-n]]` (the directive's line number).
 // Single `[ ] { }` are literal: "f32[4, 4]" and "{'hash': 1}" need no
@@ -41,8 +41,9 @@ namespace opspec {
 // Labels may not use or define variables; a definition inside a CHECK-NOT is
 // only usable inside that same pattern. Using a variable that no earlier
 // directive defines is a directive error.
-// Unlike LLVM, a match never spans lines (inputs are line-oriented; this also
-// bounds std::regex's recursion), and `^` matches only at a line start.
+// Unlike LLVM, a match never spans lines (inputs are line-oriented), and `^`
+// matches only at a line start. A variable used in the pattern that defines
+// it is matched without backreferences (See Note [FileCheck backreferences]).
 // Whitespace: unless strict_whitespace, runs of spaces and tabs in the input
 // and in patterns are canonicalized to one space (as LLVM does), so
 // "t: f32[4]  ->  t" is matched by "t: f32[4] -> t"; "\r\n" reads as "\n".

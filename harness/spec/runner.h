@@ -28,7 +28,7 @@ namespace opspec::spec {
 //  7. `equivalent:` runs eager and compiled again on fresh copies of the inputs,
 //     with hashes, and compares outputs (see harness/expect/equivalence.h).
 // The first error thrown by any step ends the case: with expect.error it must
-// match (std::regex search), otherwise the case fails with it. Every failed
+// match (an RE2 search, See Note [Regexes]), otherwise the case fails with it. Every failed
 // expectation is reported, not just the first. xfail inverts the outcome.
 
 // Outcome: what happened to one case.
