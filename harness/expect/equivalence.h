@@ -15,9 +15,11 @@
 namespace opspec {
 
 // EquivalenceOptions: how to compile, how to compare, which hash to log.
+// NaNs in the same places are equal by default (as torch._dynamo.testing's
+// `same`): a compiled run that keeps eager's NaNs is equivalent to it.
 struct EquivalenceOptions {
   CompileOptions compile;
-  CloseOptions close;
+  CloseOptions close{.equal_nan = true};
   HashKind hash = HashKind::kNorm;
 };
 
@@ -30,7 +32,9 @@ struct EquivalenceResult {
 };
 
 // check_eager_compiled_equivalent: runs fn eagerly and compiled afresh
-// (options.compile), each on copies of inputs made without dispatching (fn
+// (options.compile), both from the same random generator state (rand, randn
+// and dropout draw the same numbers in each run, as torch._dynamo.testing
+// re-seeds per run), each on copies of inputs made without dispatching (fn
 // may mutate them; the caller's tensors are untouched), each under a
 // DebugMode logging tensor hashes of options.hash, then compares the
 // outputs, and the inputs after the call, with assert_close(compiled, eager,
@@ -47,7 +51,8 @@ struct EquivalenceResult {
 // different entries (- eager only, + compiled only), where the divergence
 // likely starts:\n- [1] aten::cos\n+ [1] aten::sin" when the compiled run made
 // other ops (decompositions, fused kernels); "every entry both runs made has
-// equal hashes; they differ in these entries ...:\n" + a sequence_diff of the
+// equal hashes; they differ in these entries ..., where the divergence may
+// lie" (with a norm hash, a difference within its tolerance hides) + a sequence_diff of the
 // entry names; or "the DebugMode logs show no divergence ...". Norm hashes are
 // compared with the rtol in force. Exceptions from either run propagate;
 // giving only one of rtol/atol throws as assert_close does.

@@ -221,6 +221,7 @@ void run_expectations(const CaseRef& ref, const RunOptions& options, CaseResult&
     eo.close.bitwise = e.equivalent->bitwise;
     eo.close.rtol = e.equivalent->rtol;
     eo.close.atol = e.equivalent->atol;
+    eo.close.equal_nan = e.equivalent->equal_nan;
     std::optional<HashKind> k = parse_hash_kind(e.equivalent->hash);
     OPSPEC_CHECK(k.has_value(), "expect.equivalent.hash: unknown hash '", e.equivalent->hash, "'");
     eo.hash = *k;

@@ -49,6 +49,7 @@ struct EquivalenceSpec {
   std::optional<double> rtol;      // both or neither (the loader checks)
   std::optional<double> atol;
   std::string hash = "norm";       // DebugMode hash used for the divergence report
+  bool equal_nan = true;           // NaNs in the same places are equal (as torch._dynamo's `same`)
   SourceLocation where;
 };
 

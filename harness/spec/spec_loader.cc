@@ -461,13 +461,14 @@ void Loader::parse_equivalent(const Entry& e, ExpectSpec& x) {
     return;
   }
   if (k != Kind::kMap) {
-    error(p, str_cat("'equivalent' must be 'bitwise', true or a mapping {hash, rtol, atol}, got ", kind_name(k),
+    error(p, str_cat("'equivalent' must be 'bitwise', true or a mapping {hash, rtol, atol, equal_nan}, got ", kind_name(k),
                      k == Kind::kString ? str_cat(" '", e.value.Scalar(), "'") : ""));
     return;
   }
-  auto m = read_map(e.value, p, "'equivalent'", "in equivalent", {"bitwise", "hash", "rtol", "atol"});
+  auto m = read_map(e.value, p, "'equivalent'", "in equivalent", {"bitwise", "hash", "rtol", "atol", "equal_nan"});
   if (!m) return;
   if (const Entry* b = m->get("bitwise")) eq.bitwise = get_bool(*b).value_or(false);
+  if (const Entry* b = m->get("equal_nan")) eq.equal_nan = get_bool(*b).value_or(true);
   if (const Entry* h = m->get("hash")) {
     if (auto s = get_string(*h)) {
       if (parse_hash_kind(*s))
