@@ -281,7 +281,7 @@ TEST(SpecLoaderErrors, UnknownKeyAtEachLevel) {
                         "ops, ops_contain,"));
   EXPECT_EQ(load_fails(str_cat(kHead, "    program: return 1\n    expect: {equivalent: {rtl: 1, atol: 1}}\n")),
             "t.yaml:4:27: error: unknown key 'rtl' in equivalent; did you mean 'rtol'? (allowed: bitwise, hash, "
-            "rtol, atol)");
+            "rtol, atol, equal_nan)");
   EXPECT_EQ(load_fails(str_cat(kHead, "    program: return 1\n    expect: {graph_breaks: [{reson: x}]}\n")),
             "t.yaml:4:30: error: unknown key 'reson' in a graph_breaks entry; did you mean 'reason'? (allowed: "
             "reason)");
@@ -322,8 +322,8 @@ TEST(SpecLoaderErrors, WrongType) {
   EXPECT_EQ(with("    expect: {graph_breaks: [[x]]}\n"),
             "t.yaml:4:29: error: 'graph_breaks' entries must be {reason: ...} or strings, got a sequence");
   EXPECT_EQ(with("    expect: {equivalent: close}\n"),
-            "t.yaml:4:26: error: 'equivalent' must be 'bitwise', true or a mapping {hash, rtol, atol}, got a "
-            "string 'close'");
+            "t.yaml:4:26: error: 'equivalent' must be 'bitwise', true or a mapping {hash, rtol, atol, equal_nan}, "
+            "got a string 'close'");
   EXPECT_EQ(load_fails("cases:\n  - just a string\n"), "t.yaml:2:5: error: case #1 must be a mapping, got a string");
 }
 
