@@ -318,11 +318,20 @@ std::string Tensor::str() const {
   if (!defined()) return "Tensor(undefined)";
   std::string s = str_cat("tensor(", meta_str());
   if (impl_->storage()->device().is_cpu()) {
-    std::vector<double> values = to_vector<double>();
     constexpr size_t kMaxShown = 16;
     std::vector<std::string> parts;
-    for (size_t i = 0; i < values.size() && i < kMaxShown; ++i) parts.push_back(format_double(values[i]));
-    if (values.size() > kMaxShown) parts.push_back("...");
+    // Each dtype printed as PyTorch prints it: integers exactly, bools as True/False.
+    const auto show = [&](const auto& values, auto text) {
+      for (size_t i = 0; i < values.size() && i < kMaxShown; ++i) parts.push_back(text(values[i]));
+      if (values.size() > kMaxShown) parts.push_back("...");
+    };
+    if (dtype() == DType::kBool) {
+      show(to_vector<int64_t>(), [](int64_t v) { return std::string(v ? "True" : "False"); });
+    } else if (!is_floating(dtype())) {
+      show(to_vector<int64_t>(), [](int64_t v) { return str_cat(v); });
+    } else {
+      show(to_vector<double>(), [](double v) { return format_double(v); });
+    }
     str_append(&s, ", [", absl::StrJoin(parts, ", "), "]");
   }
   return s + ")";

@@ -245,5 +245,18 @@ TEST(ShapeUtilsTest, ViewStridesAndInferSize) {
               ThrowsMessage<Error>(HasSubstr("only one dimension can be inferred")));
 }
 
+// str() prints each dtype as PyTorch does: int64 exactly (past 2^53 too),
+// bools as True/False, not through double (issue 22.7).
+TEST(TensorTest, StrPrintsIntegersExactlyAndBoolsAsWords) {
+  Tensor big = internal::make_tensor({2}, DType::kInt64, kCPU);
+  big.data_ptr<int64_t>()[0] = (int64_t{1} << 53) + 1;
+  big.data_ptr<int64_t>()[1] = -7;
+  EXPECT_EQ(big.str(), "tensor(i64[2], [9007199254740993, -7])");
+  Tensor flags = internal::make_tensor({2}, DType::kBool, kCPU);
+  flags.data_ptr<bool>()[0] = true;
+  flags.data_ptr<bool>()[1] = false;
+  EXPECT_EQ(flags.str(), "tensor(b8[2], [True, False])");
+}
+
 }  // namespace
 }  // namespace opspec

@@ -134,5 +134,15 @@ TEST(BadInputTest, SizesThatOverflowAreAnErrorNotACorruptTensor) {
   EXPECT_EQ(ops::zeros({0, k2e28, k2e28}, {.device = kMeta}).numel(), 0);
 }
 
+// ops::equal compared through double, so int64 values past 2^53 that differ
+// by one compared equal (issue 22.7).
+TEST(BadInputTest, EqualComparesLargeIntegersExactly) {
+  const int64_t big = (int64_t{1} << 53) + 1;
+  const Tensor a = ops::full({1}, big, {.dtype = DType::kInt64});
+  const Tensor b = ops::full({1}, big - 1, {.dtype = DType::kInt64});
+  EXPECT_FALSE(ops::equal(a, b));
+  EXPECT_TRUE(ops::equal(a, ops::full({1}, big, {.dtype = DType::kInt64})));
+}
+
 }  // namespace
 }  // namespace opspec

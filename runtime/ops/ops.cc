@@ -523,8 +523,9 @@ bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol) {
 
 bool equal(const Tensor& a, const Tensor& b) {
   if (a.sizes() != b.sizes() || a.dtype() != b.dtype()) return false;
-  const std::vector<double> x = a.to_vector<double>(), y = b.to_vector<double>();
-  return x == y;
+  // Integers as int64: through double, values above 2^53 compared equal to their neighbours.
+  if (!is_floating(a.dtype())) return a.to_vector<int64_t>() == b.to_vector<int64_t>();
+  return a.to_vector<double>() == b.to_vector<double>();  // exact for every floating dtype
 }
 
 }  // namespace ops
