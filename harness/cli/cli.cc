@@ -33,7 +33,9 @@ namespace {
 
 constexpr const char* kUsage = R"(usage: opspec run  [PATH...] [options]   run spec cases (PATH: files or directories; default: specs)
        opspec list [PATH...] [--filter REGEX] [--fixtures]
-       opspec show FILE::CASE                 run one case and print its logs, graphs and breaks
+       opspec show FILE::CASE | SUITE::CASE [PATH...]
+                                              run one case and print its logs, graphs and breaks
+                                              (a SUITE is looked for under PATH, default specs)
 
 options of run:
   --filter REGEX   only cases whose id (suite::case) matches REGEX (RE2 syntax, a search)
@@ -259,19 +261,31 @@ void print_result(const CaseResult& r, const Args& a) {
   std::cout.flush();
 }
 
-int accept_results(const std::vector<CaseResult>& results) {
+// accept_results: writes the accepted goldens, file by file. A file it cannot
+// rewrite (a flow-style expect) fails the cases that wanted a new golden:
+// they passed only on the promise that it would be written.
+int accept_results(std::vector<CaseResult>& results, Summary& summary, const Args& a) {
   std::map<std::string, std::vector<std::pair<std::string, std::string>>> by_file;
   for (const CaseResult& r : results)
     if (r.accepted_debug_string) by_file[r.file].emplace_back(r.name, *r.accepted_debug_string);
   int status = 0;
   for (const auto& [file, texts] : by_file) {
     absl::Status s = accept_debug_strings(file, texts);
-    if (!s.ok()) {
-      std::cerr << "opspec: --accept: " << s.message() << "\n";
-      status = 1;
-    } else {
+    if (s.ok()) {
       std::cout << "Accepted " << texts.size() << " new debug_string golden" << (texts.size() == 1 ? "" : "s")
                 << " in " << file << " (backup: " << file << ".orig)\n";
+      continue;
+    }
+    std::cerr << "opspec: --accept: " << s.message() << "\n";
+    status = 1;
+    for (CaseResult& r : results) {
+      if (r.file != file || !r.accepted_debug_string || r.outcome != Outcome::kPassed) continue;
+      r.outcome = Outcome::kFailed;
+      r.message = str_cat("expect.debug_string differs, and --accept could not write the new golden: ", s.message());
+      r.accepted_debug_string.reset();
+      --summary.passed;
+      ++summary.failed;
+      print_result(r, a);
     }
   }
   return status;
@@ -310,8 +324,8 @@ int command_run(const Args& a) {
   progress.clear();
   summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-  int status = summary.failed > 0 ? 1 : 0;
-  if (a.accept && accept_results(results) != 0) status = 1;
+  int status = a.accept && accept_results(results, summary, a) != 0 ? 1 : 0;
+  if (summary.failed > 0) status = 1;
   if (!a.junit.empty()) {
     absl::Status s = write_junit(a.junit, results, summary);
     if (!s.ok()) std::cerr << "opspec: " << s.message() << "\n", status = 1;
@@ -341,8 +355,11 @@ int command_list(const Args& a) {
   }
   Loaded loaded = load(a.paths);
   for (const CaseResult& r : loaded.load_failures) std::cerr << r.message << "\n";
-  for (const CaseRef& r : select(loaded.suites, a))
-    std::cout << r.id() << "  (" << r.suite->file << ":" << r.spec->where.line << ")\n";
+  for (const CaseRef& r : select(loaded.suites, a)) {
+    std::cout << r.id() << "  (" << r.suite->file << ":" << r.spec->where.line << ")";
+    if (!r.spec->description.empty()) std::cout << "  " << shorten(r.spec->description);  // as docs/spec-format.md says
+    std::cout << "\n";
+  }
   return loaded.load_failures.empty() ? 0 : 2;
 }
 
@@ -353,18 +370,24 @@ void print_section(std::string_view title, const std::string& body) {
 }
 
 int command_show(const Args& a) {
-  if (a.paths.size() != 1) usage_error("show takes one FILE::CASE (or SUITE::CASE)");
+  if (a.paths.empty()) usage_error("show takes FILE::CASE or SUITE::CASE [PATH...]");
   const std::string& target = a.paths[0];
   const size_t sep = target.rfind("::");
   if (sep == std::string::npos) usage_error(str_cat("show: expected FILE::CASE, got '", target, "'"));
   std::string where = target.substr(0, sep), name = target.substr(sep + 2);
   std::string device;
   if (size_t at = name.find('@'); at != std::string::npos) device = name.substr(at + 1), name = name.substr(0, at);
+  // FILE::CASE when `where` is a file; otherwise SUITE::CASE, the suite found
+  // in the PATHs after the target (default: specs), so a folder named like
+  // the suite in the current directory does not shadow it.
   std::error_code ec;
-  Loaded loaded = load({std::filesystem::exists(where, ec) ? where : std::string("specs")});
+  std::vector<std::string> search(a.paths.begin() + 1, a.paths.end());
+  if (search.empty()) search.push_back("specs");
+  const bool is_file = std::filesystem::is_regular_file(where, ec);
+  Loaded loaded = load(is_file ? std::vector<std::string>{where} : search);
   for (const CaseResult& r : loaded.load_failures) std::cerr << r.message << "\n";
   for (const CaseRef& ref : expand_cases(loaded.suites)) {
-    if (ref.spec->name != name || (ref.suite->file != where && ref.suite->name != where)) continue;
+    if (ref.spec->name != name || (is_file ? ref.suite->file != where : ref.suite->name != where)) continue;
     if (!device.empty() && ref.device != device) continue;
     CaseResult r = run_case(ref, {});
     std::cout << r.id << "  (" << r.file << ":" << r.line << ")\n";
@@ -374,12 +397,13 @@ int command_show(const Args& a) {
     if (!r.error.empty()) print_section("error raised", r.error);
     print_section("eager debug string", r.eager_debug_string);
     print_section("compiled debug string", r.compiled_debug_string);
-    for (size_t i = 0; i < r.graphs.size(); ++i) print_section(str_cat("graph ", i), r.graphs[i]);
+    for (size_t i = 0; i < r.graphs.size(); ++i) print_section(str_cat("graph ", i + 1), r.graphs[i]);  // as failures number them
     print_section("graph breaks", absl::StrJoin(r.graph_breaks, "\n"));
     print_section("fused kernels", absl::StrJoin(r.fused_kernels, "\n"));
     return r.outcome == Outcome::kFailed ? 1 : 0;
   }
-  std::cerr << "opspec: show: no case '" << name << "' in " << where << "\n";
+  std::cerr << "opspec: show: no case '" << name << "' in "
+            << (is_file ? where : str_cat("a suite named '", where, "' under ", absl::StrJoin(search, ", "))) << "\n";
   return 2;
 }
 

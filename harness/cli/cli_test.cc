@@ -209,6 +209,23 @@ cases:
   EXPECT_EQ(after.status, 0) << after.out;
 }
 
+// A golden --accept cannot write (a flow-style expect) fails its case: it
+// once printed "2 passed, 0 failed", wrote nothing and exited 1 (issue 22.9).
+TEST(OpspecCli, AcceptThatCannotWriteTheGoldenFailsTheCase) {
+  std::string dir = temp_dir();
+  const std::string text = "suite: flow\ncases:\n  - name: relu_log\n    inputs: {x: {shape: [2], init: ones}}\n"
+                           "    program: return relu(x)\n    expect: {debug_string: \"not the real log\"}\n";
+  std::string file = write(dir, "flow.yaml", text);
+  const std::string json = dir + "/out.json";
+  CliRun r = cli({"run", file, "--accept", "--json", json});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_THAT(r.out, HasSubstr("FAIL: flow::relu_log"));
+  EXPECT_THAT(r.out, HasSubstr("--accept could not write the new golden"));
+  EXPECT_THAT(r.out, HasSubstr("0 passed, 1 failed"));
+  EXPECT_EQ(nlohmann::json::parse(read(json))["summary"]["failed"], 1);
+  EXPECT_EQ(read(file), text);  // untouched
+}
+
 TEST(OpspecCli, LoadErrorsFailTheRunAndNameTheFile) {
   std::string dir = temp_dir();
   write(dir, "bad.yaml", "cases:\n  - name: x\n    programm: |\n      return x\n");
@@ -227,12 +244,39 @@ TEST(OpspecCli, ListAndShow) {
   EXPECT_EQ(list.status, 0);
   EXPECT_THAT(list.out, HasSubstr("small::relu_ok"));
   EXPECT_THAT(list.out, HasSubstr("small::xfailed"));
+  write(dir, "described.yaml", "suite: described\ncases:\n  - name: c\n    description: says what it checks\n"
+                               "    inputs: {x: {shape: [1]}}\n    program: return x\n");
+  EXPECT_THAT(cli({"list", dir}).out, HasSubstr("described::c  (" + dir + "/described.yaml:3)  says what it checks"));
   CliRun fixtures = cli({"list", "--fixtures"});
   EXPECT_THAT(fixtures.out, HasSubstr("toy(x: f32[4, 4])"));
   CliRun show = cli({"show", file + "::add_ok"});
   EXPECT_EQ(show.status, 0);
   EXPECT_THAT(show.out, HasSubstr("== eager debug string =="));
   EXPECT_THAT(show.out, HasSubstr("aten::add.Tensor(t: f32[2], 1)"));
+}
+
+// SUITE::CASE is looked for under the PATHs given (default specs), and a
+// folder named like the suite in the current directory does not shadow it;
+// graphs are numbered from 1, as failures number them (issue 22.10).
+TEST(OpspecCli, ShowFindsASuiteByNameUnderThePathsGiven) {
+  std::string dir = temp_dir();
+  write(dir, "small.yaml", kSuite);
+  write(dir, "graphs.yaml", "suite: graphs\ncases:\n  - name: one_break\n    inputs: {x: {shape: [2]}}\n"
+                            "    program: |\n      a = relu(x)\n      graph_break()\n      return neg(a)\n"
+                            "    compile: {}\n");
+  const std::filesystem::path cwd = std::filesystem::current_path();
+  std::filesystem::create_directories(dir + "/cwd/small");  // a folder named like the suite
+  std::filesystem::current_path(dir + "/cwd");
+  CliRun show = cli({"show", "small::add_ok", dir});
+  CliRun graphs = cli({"show", "graphs::one_break", dir});
+  CliRun missing = cli({"show", "small::nope", dir});
+  std::filesystem::current_path(cwd);
+  EXPECT_EQ(show.status, 0) << show.out;
+  EXPECT_THAT(show.out, HasSubstr("small::add_ok"));
+  EXPECT_THAT(graphs.out, HasSubstr("== graph 1 =="));
+  EXPECT_THAT(graphs.out, HasSubstr("== graph 2 =="));
+  EXPECT_THAT(graphs.out, Not(HasSubstr("== graph 0 ==")));
+  EXPECT_EQ(missing.status, 2);
 }
 
 // xml_problems: xmllint's verdict on a file ("" when well-formed).
