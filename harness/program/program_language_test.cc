@@ -191,6 +191,9 @@ TEST(ProgramErrors, ArgumentsLikePyTorch) {
   EXPECT_EQ(parse_error("y = softmax(x, 1, f32, 2)"),
             "t.yaml:10:28: softmax() takes from 2 to 3 positional arguments but 4 were given");
   EXPECT_EQ(parse_error("y = relu(x, foo=1)"), "t.yaml:10:17: relu() got an unexpected keyword argument 'foo'");
+  // A misspelled keyword is named (and a near name offered), not reported as the argument it left missing (issue 22).
+  EXPECT_EQ(parse_error("y = softmax(x, dimm=0)"),
+            "t.yaml:10:20: softmax() got an unexpected keyword argument 'dimm'; did you mean 'dim'?");
   EXPECT_EQ(parse_error("y = relu(x, self=x)"), "t.yaml:10:17: relu() got multiple values for argument 'self'");
   EXPECT_EQ(parse_error("y = softmax(x)"), "t.yaml:10:9: softmax() missing 1 required positional argument: \"dim\"");
   EXPECT_EQ(parse_error("y = gelu(x, approximate=1)"), "t.yaml:10:29: gelu(): argument 'approximate' must be str, not int");

@@ -270,6 +270,17 @@ bool try_match(const Candidate& c, const std::string& fname, Pos call_pos, const
     return false;
   };
   if (nargs > max_pos && !varargs) return extra_args(max_pos);
+  // As Python: a keyword no parameter has is the error, before any missing
+  // argument ("softmax() got an unexpected keyword argument 'dimm'", not "missing dim").
+  for (const KwView& kw : kwargs) {
+    if (c.schema.argument_index(kw.name) >= 0 || (kw.name == "input" && c.schema.argument_index("self") >= 0)) continue;
+    std::vector<std::string> names;
+    for (const Argument& p : params) names.push_back(p.name);
+    error->pos = kw.name_pos;
+    error->message = str_cat(fname, "() got an unexpected keyword argument '", shorten(kw.name), "'",
+                             did_you_mean(kw.name, names));
+    return false;
+  }
   out->slots.assign(params.size(), {});
   std::vector<bool> kw_used(kwargs.size(), false);
   size_t arg_pos = 0;
