@@ -17,6 +17,7 @@
 namespace opspec {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -261,6 +262,17 @@ TEST(Backends, AotEagerAppliesAUserDecompositionTable) {
   const Tensor x = ops::arange(0.0, 1.0, 0.25);
   expect_same(compile(f, {.backend_fn = make_aot_eager_backend()})(x)[0], f(x));
   expect_same(compile(f, {.backend_fn = make_aot_eager_backend(&wrong)})(x)[0], ops::sin(x));
+}
+
+// An unknown log topic is an error naming the known ones, not silence (issue 22).
+TEST(Logging, UnknownTopicsAreNamed) {
+  EXPECT_THAT([] { set_log_topics("recompiles,graph_brekas"); },
+              ThrowsMessage<Error>(AllOf(HasSubstr("unknown log topic 'graph_brekas'; did you mean 'graph_breaks'?"),
+                                         HasSubstr("(topics: all, fusion, graph_breaks, graph_code, recompiles)"))));
+  EXPECT_FALSE(log_enabled("recompiles"));  // nothing was set
+  set_log_topics("graph_code,fusion");
+  EXPECT_TRUE(log_enabled("fusion"));
+  set_log_topics("");
 }
 
 }  // namespace

@@ -7,10 +7,11 @@
 
 namespace opspec {
 
-// log_enabled: whether topic is in OPSPEC_LOGS (read once, at first use) or
-// was enabled with set_log_topics.
+// log_enabled: whether topic is in OPSPEC_LOGS (read once, at first use; an
+// unknown topic there is reported once on stderr) or was enabled with set_log_topics.
 bool log_enabled(std::string_view topic);
-// set_log_topics: replaces the enabled topics ("graph_breaks,recompiles"); for tests and tools.
+// set_log_topics: replaces the enabled topics ("graph_breaks,recompiles"); for
+// tests and tools. Throws on an unknown topic, naming the known ones.
 void set_log_topics(std::string_view topics);
 // log_message: writes message under topic when the topic is enabled.
 void log_message(std::string_view topic, std::string_view message);
