@@ -19,7 +19,15 @@ std::string RecordedOp::str() const {
   return out;
 }
 
-bool operator==(const RecordedOp& op, std::string_view name) { return op.name == name; }
+namespace {
+// without_default: "aten::relu" for "aten::relu.default": PyTorch spells the
+// unnamed overload `.default` (torch.ops.aten.relu.default); ops are recorded without it.
+std::string_view without_default(std::string_view name) {
+  return name.ends_with(".default") ? name.substr(0, name.size() - 8) : name;
+}
+}  // namespace
+
+bool operator==(const RecordedOp& op, std::string_view name) { return op.name == without_default(name); }
 
 void PrintTo(const RecordedOp& op, std::ostream* os) { *os << op.str(); }
 
@@ -101,6 +109,7 @@ bool op_name_matches(std::string_view pattern, std::string_view name) {
     full = str_cat("aten::", pattern);
     pattern = full;
   }
+  if (pattern.ends_with(".default")) return name == without_default(pattern);  // the unnamed overload only
   if (name == pattern) return true;
   const size_t ns_end = pattern.find("::");
   const bool has_overload = pattern.find('.', ns_end + 2) != std::string_view::npos;

@@ -35,8 +35,8 @@ struct RecordedOp {
   std::string str() const;
 };
 
-// operator==(RecordedOp, name): exact name equality, so gMock's
-// ElementsAre("aten::relu") applies to a std::vector<RecordedOp>.
+// operator==(RecordedOp, name): exact name equality ("x.default" is "x"), so
+// gMock's ElementsAre("aten::relu") applies to a std::vector<RecordedOp>.
 bool operator==(const RecordedOp& op, std::string_view name);
 inline bool operator==(std::string_view name, const RecordedOp& op) { return op == name; }
 
@@ -83,7 +83,9 @@ std::vector<std::string> op_names(const std::vector<RecordedOp>& ops);
 // matches only that name; without one ("aten::add") it matches the overload
 // packet: "aten::add" and any "aten::add.<overload>"; a name with no
 // namespace ("add", "add.Tensor") means "aten::"; other namespaces
-// ("myns::op") work the same way. Matching is exact otherwise (case matters).
+// ("myns::op") work the same way. "aten::relu.default" names the unnamed
+// overload alone, as PyTorch spells it (recorded ops are named "aten::relu").
+// Matching is exact otherwise (case matters).
 
 // op_name_matches: whether the op name `name` matches pattern; see Note [Op name patterns].
 bool op_name_matches(std::string_view pattern, std::string_view name);

@@ -156,6 +156,10 @@ TEST(OpNameMatches, Table) {
       {"aten::add", "aten::add.", false},
       {"", "aten::add", false},
       {"aten::_to_copy", "aten::_to_copy", true},
+      // `.default` is PyTorch's name of the unnamed overload: that one only.
+      {"aten::relu.default", "aten::relu", true},
+      {"relu.default", "aten::relu", true},
+      {"aten::add.default", "aten::add.Tensor", false},
   };
   for (const PatternCase& c : cases) {
     EXPECT_EQ(op_name_matches(c.pattern, c.name), c.match) << c.pattern << " vs " << c.name;

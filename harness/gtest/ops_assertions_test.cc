@@ -29,6 +29,8 @@ TEST(ExpectOpsTest, ElementsAreOfNamesPasses) {
   Tensor x = ops::randn({4, 4});
   EXPECT_OPS(ops::mm(ops::relu(x), x), ElementsAre("aten::relu", "aten::mm"));
   ASSERT_OPS(ops::mm(ops::relu(x), x), ElementsAre("aten::relu", "aten::mm"));
+  // PyTorch's spelling of the unnamed overload matches too, as programs accept it (issue 22).
+  EXPECT_OPS(ops::mm(ops::relu(x), x), ElementsAre("aten::relu.default", "aten::mm.default"));
 }
 
 TEST(ExpectOpsTest, ElementsAreFailureIsASequenceDiff) {
