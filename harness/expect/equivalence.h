@@ -4,6 +4,7 @@
 // the DebugMode logs of the two runs diverge.
 #pragma once
 
+#include <type_traits>
 #include <vector>
 
 #include "harness/check_result.h"
@@ -58,5 +59,14 @@ struct EquivalenceResult {
 // giving only one of rtol/atol throws as assert_close does.
 EquivalenceResult check_eager_compiled_equivalent(const TracedFunction& fn, const std::vector<Tensor>& inputs,
                                                   const EquivalenceOptions& options = {});
+
+// check_eager_compiled_equivalent: the same for any callable make_fx and
+// compile take (a lambda of up to eight tensors, a function returning a tuple).
+template <class Fn>
+  requires(!std::is_convertible_v<Fn, TracedFunction>)
+EquivalenceResult check_eager_compiled_equivalent(Fn fn, const std::vector<Tensor>& inputs,
+                                                  const EquivalenceOptions& options = {}) {
+  return check_eager_compiled_equivalent(internal::as_traced_function(std::move(fn)), inputs, options);
+}
 
 }  // namespace opspec

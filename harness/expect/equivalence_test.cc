@@ -242,5 +242,14 @@ TEST(Equivalence, NansInTheSamePlacesAreEqualByDefault) {
   EXPECT_FALSE(check_eager_compiled_equivalent(log_of, {x}, strict).result.ok);
 }
 
+// A lambda of tensors is checked as compile takes it, without wrapping it by hand (issue 22).
+TEST(Equivalence, TakesALambdaOfTensors) {
+  const Tensor x = ops::arange(-1.0, 1.0, 0.25), y = ops::ones({8});
+  const EquivalenceResult r =
+      check_eager_compiled_equivalent([](const Tensor& a, const Tensor& b) { return ops::mul(ops::relu(a), b); }, {x, y});
+  EXPECT_TRUE(r.result.ok) << r.result.message;
+  EXPECT_EQ(r.stats.graphs_run, 1);
+}
+
 }  // namespace
 }  // namespace opspec
