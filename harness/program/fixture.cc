@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 
@@ -13,7 +14,19 @@ namespace {
 struct Registry {
   std::mutex mu;
   std::map<std::string, Fixture, std::less<>> fixtures;
+  // Names registered twice by OPSPEC_FIXTURE: a static initializer cannot
+  // throw (the program would abort before main), so the clash is kept and
+  // every lookup reports it.
+  std::vector<std::string> clashes;
 };
+
+// check_no_clashes: throws the kept clashes, if any (r.mu held).
+void check_no_clashes(const Registry& r) {
+  if (r.clashes.empty()) return;
+  std::string message;
+  for (const std::string& c : r.clashes) absl::StrAppend(&message, message.empty() ? "" : "\n", c);
+  throw Error(message);
+}
 
 Registry& registry() {
   static Registry* r = new Registry();  // never destroyed: fixtures may be looked up at exit
@@ -28,8 +41,9 @@ void register_fixture(Fixture f) {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
   auto it = r.fixtures.find(f.name);
-  OPSPEC_CHECK(it == r.fixtures.end(), "register_fixture: fixture '", f.name, "' is already registered (at ",
-               it == r.fixtures.end() ? std::string() : absl::StrCat(it->second.file, ":", it->second.line), ")");
+  OPSPEC_CHECK(it == r.fixtures.end(), "fixture '", f.name, "' is registered twice: at ", it->second.file, ":",
+               it->second.line, " and at ", f.file.empty() ? std::string("<unknown>") : str_cat(f.file, ":", f.line),
+               "; fixture names are global (opspec's own included): rename one");
   std::string name = f.name;
   r.fixtures.emplace(std::move(name), std::move(f));
 }
@@ -37,6 +51,7 @@ void register_fixture(Fixture f) {
 const Fixture* find_fixture(std::string_view name) {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
+  check_no_clashes(r);
   auto it = r.fixtures.find(name);
   return it == r.fixtures.end() ? nullptr : &it->second;
 }
@@ -44,6 +59,7 @@ const Fixture* find_fixture(std::string_view name) {
 std::vector<const Fixture*> list_fixtures() {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
+  check_no_clashes(r);
   std::vector<const Fixture*> out;
   for (const auto& [name, f] : r.fixtures) out.push_back(&f);
   return out;
@@ -55,7 +71,13 @@ FixtureRegistrar::FixtureRegistrar(Fixture f, std::source_location loc) {
     f.file = loc.file_name();
     f.line = static_cast<int>(loc.line());
   }
-  register_fixture(std::move(f));
+  try {
+    register_fixture(std::move(f));
+  } catch (const Error& e) {  // See Registry::clashes
+    Registry& r = registry();
+    std::lock_guard<std::mutex> lock(r.mu);
+    r.clashes.push_back(e.what());
+  }
 }
 }  // namespace internal
 

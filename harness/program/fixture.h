@@ -43,11 +43,14 @@ struct Fixture {
   int line = 0;
 };
 
-// register_fixture: adds f; a second fixture of the same name is an error.
+// register_fixture: adds f; a second fixture of the same name throws,
+// naming both registrations ("fixture 'mlp' is registered twice: at ...").
 void register_fixture(Fixture f);
-// find_fixture: the fixture called name, or null.
+// find_fixture: the fixture called name, or null. Throws when two
+// OPSPEC_FIXTUREs share a name (reported here, since a static initializer
+// that threw would abort the program before main).
 const Fixture* find_fixture(std::string_view name);
-// list_fixtures: every registered fixture, sorted by name.
+// list_fixtures: every registered fixture, sorted by name; throws as find_fixture.
 std::vector<const Fixture*> list_fixtures();
 
 namespace internal {

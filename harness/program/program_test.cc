@@ -4,12 +4,16 @@
 // [ops.cc conventions] in resolve.h.
 #include "harness/program/program.h"
 
+#include <cstdio>
+#include <cstdlib>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <functional>
 #include <map>
 
+#include "harness/program/fixture.h"
 #include "runtime/core/generator.h"
 #include "runtime/dispatch/mode.h"
 #include "runtime/ops/ops.h"
@@ -302,6 +306,27 @@ TEST(ProgramEquivalence, ResultsMatchTheCppValues) {
   EXPECT_TRUE(ops::equal(out[0].to_tensor(), ops::gelu(h, "tanh")));
   EXPECT_EQ(out[1].to_double(), ops::item(ops::sum(h)).to_double());
   EXPECT_TRUE(ops::equal(out[2].to_tensor(), ops::tensor({1, 2, 3, 4}, {2, 2})));
+}
+
+// Two OPSPEC_FIXTUREs with one name (a user's `mlp` and opspec's) aborted the
+// program before main; the clash is now kept and every lookup reports it,
+// naming both places (issue 22.8). In a death test: the clash stays for the process.
+TEST(FixtureRegistry, ANameClashIsAClearErrorNotAnAbortBeforeMain) {
+  EXPECT_EXIT(
+      {
+        const auto make = [] { return FixtureFn([](const std::vector<Tensor>& in) { return in; }); };
+        internal::FixtureRegistrar first(Fixture{"clash_test_fixture", "first", {{"x", {1}}}, make, "a.cc", 3});
+        internal::FixtureRegistrar second(Fixture{"clash_test_fixture", "second", {{"x", {1}}}, make, "b.cc", 7});
+        try {
+          find_fixture("clash_test_fixture");
+        } catch (const Error& e) {
+          std::fprintf(stderr, "%s\n", e.what());
+          std::exit(3);
+        }
+        std::exit(0);
+      },
+      testing::ExitedWithCode(3),
+      "fixture 'clash_test_fixture' is registered twice: at a.cc:3 and at b.cc:7; fixture names are global");
 }
 
 }  // namespace
