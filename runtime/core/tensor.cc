@@ -366,15 +366,15 @@ std::string format_sizes(IntArrayRef sizes) { return str_cat("[", absl::StrJoin(
 namespace internal {
 
 Tensor make_tensor(IntArrayRef sizes, DType dtype, Device device) {
-  int64_t n = 1;
   int64_t span = element_size(dtype);  // See Note [Checked sizes]
   bool overflow = false;
   for (int64_t s : sizes) {
     OPSPEC_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", format_sizes(sizes));
-    n *= s;  // cannot overflow when span does not
     overflow |= __builtin_mul_overflow(span, s > 0 ? s : 1, &span);
   }
   if (__builtin_expect(overflow, 0)) throw_too_large(sizes, dtype, "the storage");
+  int64_t n = 1;
+  for (int64_t s : sizes) n *= s;  // at most span: cannot overflow now
   const size_t nbytes = static_cast<size_t>(n * element_size(dtype));
   if (TensorImpl* impl = tls_recycler.take_contiguous(sizes, n, nbytes, dtype, device)) {  // Note [Recycled tensors]
     return Tensor(IntrusivePtr<TensorImpl>::adopt_unowned(impl));
