@@ -11,6 +11,9 @@
 //                    EXPECT_GRAPH_BREAKS(fn, inputs, n [, reasons...] [, options]),
 //                    EXPECT_GRAPHS / EXPECT_RECOMPILES / EXPECT_FUSED_KERNELS
 //                    (fn, inputs|calls, n [, options]), and ASSERT_ forms.
+// tensor_assertions.h
+//                    EXPECT_TENSOR_EQ(actual, expected), EXPECT_TENSOR_CLOSE(actual,
+//                    expected [, .rtol = r, .atol = a]): torch.testing's comparisons.
 // text_assertions.h  EXPECT_DEBUG_STRING(statement, "golden") (+ _WITH(options, ...)),
 //                    with accept mode (OPSPEC_ACCEPT=1, accept.h), and
 //                    EXPECT_FILECHECK(text, checks [, options]); ASSERT_ forms.
@@ -37,4 +40,5 @@
 #include "harness/gtest/compile_assertions.h"
 #include "harness/gtest/op_matchers.h"
 #include "harness/gtest/ops_assertions.h"
+#include "harness/gtest/tensor_assertions.h"
 #include "harness/gtest/text_assertions.h"

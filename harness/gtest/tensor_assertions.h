@@ -1,0 +1,52 @@
+// tensor_assertions.h: gtest macros comparing tensors as torch.testing does:
+// EXPECT_TENSOR_EQ (exactly equal) and EXPECT_TENSOR_CLOSE (PyTorch's per-dtype
+// tolerances), with assert_close's messages, and their ASSERT_ forms.
+#pragma once
+
+#include <string_view>
+
+#include <gtest/gtest.h>
+
+#include "harness/expect/assert_close.h"
+#include "runtime/core/tensor.h"
+
+namespace opspec::internal {
+
+// tensor_close: the verdict of assert_close(actual, expected, options) as a
+// gtest AssertionResult, naming both expressions on failure.
+::testing::AssertionResult tensor_close(std::string_view actual_text, std::string_view expected_text,
+                                        const Tensor& actual, const Tensor& expected, const CloseOptions& options);
+
+// tensor_eq_options: CloseOptions of EXPECT_TENSOR_EQ (rtol = atol = 0, as
+// torch.testing.assert_close(..., rtol=0, atol=0)); NaN is unequal to NaN unless equal_nan.
+CloseOptions tensor_eq_options(bool equal_nan = false);
+
+}  // namespace opspec::internal
+
+// EXPECT_TENSOR_CLOSE(actual, expected [, options]): actual and expected have
+// the same shape, dtype and device, and values within CloseOptions' rtol and
+// atol (default: PyTorch's per-dtype table, as torch.testing.assert_close).
+// Failure:
+//   `y` and `ref` are not close:
+//   Tensor-likes are not close!
+//
+//   Mismatched elements: 1 / 4 (25.0%)
+//   Greatest absolute difference: 0.5 at index (2,) (up to 1e-05 allowed)
+//   Greatest relative difference: 0.25 at index (2,) (up to 1.3e-06 allowed)
+#define EXPECT_TENSOR_CLOSE(actual, expected, ...) \
+  OPSPEC_GTEST_TENSOR_CLOSE_(GTEST_NONFATAL_FAILURE_, actual, expected, ::opspec::CloseOptions{__VA_ARGS__})
+// ASSERT_TENSOR_CLOSE(actual, expected [, options]): fatal form.
+#define ASSERT_TENSOR_CLOSE(actual, expected, ...) \
+  OPSPEC_GTEST_TENSOR_CLOSE_(GTEST_FATAL_FAILURE_, actual, expected, ::opspec::CloseOptions{__VA_ARGS__})
+
+// EXPECT_TENSOR_EQ(actual, expected): same shape, dtype, device and values
+// exactly (NaN != NaN); failure as EXPECT_TENSOR_CLOSE's ("... are not equal").
+#define EXPECT_TENSOR_EQ(actual, expected) \
+  OPSPEC_GTEST_TENSOR_CLOSE_(GTEST_NONFATAL_FAILURE_, actual, expected, ::opspec::internal::tensor_eq_options())
+// ASSERT_TENSOR_EQ(actual, expected): fatal form.
+#define ASSERT_TENSOR_EQ(actual, expected) \
+  OPSPEC_GTEST_TENSOR_CLOSE_(GTEST_FATAL_FAILURE_, actual, expected, ::opspec::internal::tensor_eq_options())
+
+// (Variadic: a braced CloseOptions{.rtol = r, .atol = a} holds a comma.)
+#define OPSPEC_GTEST_TENSOR_CLOSE_(on_failure, actual, expected, ...) \
+  GTEST_ASSERT_(::opspec::internal::tensor_close(#actual, #expected, actual, expected, __VA_ARGS__), on_failure)

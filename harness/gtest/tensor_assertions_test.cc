@@ -1,0 +1,56 @@
+// EXPECT_TENSOR_EQ / EXPECT_TENSOR_CLOSE: pass and fail paths of each macro,
+// and assert_close's tolerances and messages through them.
+#include "harness/gtest/tensor_assertions.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "harness/gtest/gtest_test_util.h"
+#include "runtime/ops/ops.h"
+
+namespace opspec {
+namespace {
+
+using ::testing::HasSubstr;
+using testing_util::fatal_failure_of;
+using testing_util::nonfatal_failure_of;
+
+TEST(TensorAssertions, EqualTensorsPass) {
+  const Tensor x = ops::arange(4.0);
+  EXPECT_TENSOR_EQ(ops::add(x, 0.0), x);
+  ASSERT_TENSOR_EQ(ops::mul(x, 1.0), x);
+  EXPECT_TENSOR_CLOSE(ops::add(x, 1e-7), x);  // within f32's 1.3e-6 / 1e-5
+  ASSERT_TENSOR_CLOSE(ops::add(x, 0.01), x, .rtol = 0.0, .atol = 0.02);
+}
+
+TEST(TensorAssertions, EqFailsOnAnyDifferenceAndNamesBothExpressions) {
+  const Tensor x = ops::arange(4.0);
+  const Tensor y = ops::add(x, 1e-7);
+  const std::string msg = nonfatal_failure_of([&] { EXPECT_TENSOR_EQ(y, x); });
+  EXPECT_THAT(msg, HasSubstr("`y` and `x` are not equal:\nTensor-likes are not equal!"));
+  EXPECT_THAT(msg, HasSubstr("Mismatched elements: 2 / 4 (50.0%)"));  // 2 + 1e-7 and 3 + 1e-7 round back in f32
+  EXPECT_THAT(fatal_failure_of([&] { ASSERT_TENSOR_EQ(y, x); }), HasSubstr("are not equal"));
+  // NaN is not equal to NaN here, as in torch.testing.assert_close's default.
+  const Tensor nan = ops::full({1}, std::nan(""));
+  EXPECT_THAT(nonfatal_failure_of([&] { EXPECT_TENSOR_EQ(nan, nan); }), HasSubstr("Mismatched elements: 1 / 1"));
+}
+
+TEST(TensorAssertions, CloseFailsOutsideTheTolerancesWithAssertClosesMessage) {
+  const Tensor x = ops::tensor({1.0, 2.0, 2.0, 4.0}, {4});
+  const Tensor y = ops::tensor({1.0, 2.0, 2.5, 4.0}, {4});
+  const std::string msg = nonfatal_failure_of([&] { EXPECT_TENSOR_CLOSE(y, x); });
+  EXPECT_THAT(msg, HasSubstr("`y` and `x` are not close:\nTensor-likes are not close!"));
+  EXPECT_THAT(msg, HasSubstr("Mismatched elements: 1 / 4 (25.0%)"));
+  EXPECT_THAT(msg, HasSubstr("Greatest absolute difference: 0.5 at index (2,) (up to 1e-05 allowed)"));
+  EXPECT_THAT(fatal_failure_of([&] { ASSERT_TENSOR_CLOSE(y, x, .rtol = 0.1, .atol = 0.0); }),
+              HasSubstr("(up to 0.1 allowed)"));
+  // Shape and dtype are compared first, as assert_close does.
+  EXPECT_THAT(nonfatal_failure_of([&] { EXPECT_TENSOR_CLOSE(ops::ones({2}), ops::ones({3})); }), HasSubstr("shape"));
+  EXPECT_THAT(nonfatal_failure_of([&] { EXPECT_TENSOR_CLOSE(ops::ones({2}, {.dtype = DType::kFloat64}), ops::ones({2})); }),
+              HasSubstr("dtype"));
+}
+
+}  // namespace
+}  // namespace opspec
