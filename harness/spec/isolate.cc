@@ -168,6 +168,19 @@ class Pool {
     for (size_t i = 0; i < cases.size(); ++i) pending_.push_back(i);
   }
 
+  // ~Pool: no worker outlives the pool, even when run() throws (fork or pipe failed).
+  ~Pool() {
+    for (Worker& w : workers_) {
+      if (w.pid < 0) continue;
+      ::kill(-w.pid, SIGKILL);
+      ::kill(w.pid, SIGKILL);
+      ::waitpid(w.pid, nullptr, 0);
+      close_all(w);
+    }
+  }
+  Pool(const Pool&) = delete;
+  Pool& operator=(const Pool&) = delete;
+
   PoolRun run() {
     const SignalScope signals;
     std::fflush(nullptr);  // so workers do not inherit buffered output
