@@ -76,7 +76,6 @@ class Matcher {
   absl::flat_hash_map<std::string, std::string> vars_;  // all global, as in LLVM without --enable-var-scope
   std::map<const Pattern*, Regex> cache_;   // regexes of patterns that use no earlier variables
   std::optional<Regex> scratch_;            // the regex of the pattern being matched, when not cached
-  absl::flat_hash_map<std::string, std::string> best_values_;  // definitions of the best backref match so far
   std::vector<Annotation> annotations_;
   std::string errors_;
   const Pattern* first_failure_ = nullptr;
@@ -362,10 +361,11 @@ Found Matcher::search_with_backrefs(const Regex& superset, const std::vector<std
       values.push_back(std::move(vs));
     }
     std::optional<Found> best;
+    std::vector<std::pair<std::string, std::string>> best_values;  // what the best match so far defines
     BackrefValues forced(defs.size());
-    std::vector<size_t> pick(defs.size(), 0);
-    for (size_t k = 0; k < tries && std::all_of(values.begin(), values.end(), [](const auto& v) { return !v.empty(); });
-         ++k) {
+    // A variable with no candidate on this line means no match here.
+    if (std::any_of(values.begin(), values.end(), [](const auto& v) { return v.empty(); })) tries = 0;
+    for (size_t k = 0; k < tries; ++k) {
       size_t rest = k;
       for (size_t d = 0; d < defs.size(); ++d) {
         forced[d] = {defs[d].first, values[d][rest % values[d].size()]};
@@ -384,13 +384,13 @@ Found Matcher::search_with_backrefs(const Regex& superset, const std::vector<std
       candidate.len = m->len;
       best = candidate;
       if (define) {
-        for (const auto& [name, group] : p.defs) best_values_[name] = std::string(m->groups[group].value_or(""));
+        best_values.clear();
+        for (const auto& [name, group] : p.defs) best_values.emplace_back(name, m->groups[group].value_or(""));
       }
     }
     if (best) {
       if (define) {
-        for (auto& [name, value] : best_values_) vars_[name] = std::move(value);
-        best_values_.clear();
+        for (auto& [name, value] : best_values) vars_[name] = std::move(value);
       }
       return *best;
     }

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <string>
 
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "runtime/core/did_you_mean.h"
 #include "runtime/core/error.h"
@@ -20,8 +21,8 @@ std::string unknown_topic(std::string_view text) {
   for (absl::string_view part : absl::StrSplit(absl::string_view(text.data(), text.size()), ',', absl::SkipEmpty())) {
     const std::string_view name(part.data(), part.size());
     if (std::find(std::begin(kTopics), std::end(kTopics), name) != std::end(kTopics)) continue;
-    return str_cat("unknown log topic '", shorten(name), "'", did_you_mean(name, kTopics),
-                   " (topics: all, fusion, graph_breaks, graph_code, recompiles)");
+    return str_cat("unknown log topic '", shorten(name), "'", did_you_mean(name, kTopics), " (topics: ",
+                   absl::StrJoin(kTopics, ", ", [](std::string* out, std::string_view t) { out->append(t); }), ")");
   }
   return "";
 }

@@ -61,10 +61,12 @@ void throw_too_large(IntArrayRef sizes, std::optional<DType> dtype, std::string_
 
 int64_t checked_span(IntArrayRef sizes, DType dtype, std::string_view what) {
   int64_t span = element_size(dtype);
+  bool overflow = false;  // checked once, after the loop: make_tensor calls this for every op's result
   for (int64_t s : sizes) {
-    OPSPEC_CHECK(s >= 0, what, ": Trying to create tensor with negative dimension ", s, ": ", format_sizes(sizes));
-    if (__builtin_mul_overflow(span, std::max<int64_t>(s, 1), &span)) throw_too_large(sizes, dtype, what);
+    OPSPEC_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", format_sizes(sizes));
+    overflow |= __builtin_mul_overflow(span, s > 0 ? s : 1, &span);
   }
+  if (__builtin_expect(overflow, 0)) throw_too_large(sizes, dtype, what);
   return span;
 }
 
@@ -366,13 +368,7 @@ std::string format_sizes(IntArrayRef sizes) { return str_cat("[", absl::StrJoin(
 namespace internal {
 
 Tensor make_tensor(IntArrayRef sizes, DType dtype, Device device) {
-  int64_t span = element_size(dtype);  // See Note [Checked sizes]
-  bool overflow = false;
-  for (int64_t s : sizes) {
-    OPSPEC_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", format_sizes(sizes));
-    overflow |= __builtin_mul_overflow(span, s > 0 ? s : 1, &span);
-  }
-  if (__builtin_expect(overflow, 0)) throw_too_large(sizes, dtype, "the storage");
+  checked_span(sizes, dtype, "the storage");  // See Note [Checked sizes]
   int64_t n = 1;
   for (int64_t s : sizes) n *= s;  // at most span: cannot overflow now
   const size_t nbytes = static_cast<size_t>(n * element_size(dtype));

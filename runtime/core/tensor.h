@@ -248,7 +248,7 @@ extern constinit thread_local DataAccessHook tls_data_access_hook;
 // quantity, dtype (when known) makes the figure a byte count.
 [[noreturn]] void throw_too_large(IntArrayRef sizes, std::optional<DType> dtype, std::string_view what);
 // checked_span: the contiguous span in bytes of a tensor of sizes and dtype
-// (size-0 dims count as 1); throws naming what on a negative size or overflow.
+// (size-0 dims count as 1); throws on a negative size, and naming what on overflow.
 int64_t checked_span(IntArrayRef sizes, DType dtype, std::string_view what);
 
 // make_tensor: a new contiguous tensor with uninitialised data, bypassing the
