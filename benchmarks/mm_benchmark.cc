@@ -23,6 +23,8 @@ void BM_Mm(benchmark::State& state) {
   set_flops(state, n);
 }
 BENCHMARK(BM_Mm)->Name("BM_Mm")->Arg(512)->Unit(benchmark::kMillisecond)->UseRealTime();
+// 8 and 16 take the fixed-order loop, 17 BLAS (See Note [Small matrix products]).
+BENCHMARK(BM_Mm)->Name("BM_Mm")->Arg(8)->Arg(16)->Arg(17)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 // The baseline: cblas_sgemm into a preallocated output, nothing else.
 void BM_Sgemm(benchmark::State& state) {
@@ -38,6 +40,7 @@ void BM_Sgemm(benchmark::State& state) {
   set_flops(state, n);
 }
 BENCHMARK(BM_Sgemm)->Name("BM_Sgemm")->Arg(512)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Sgemm)->Name("BM_Sgemm")->Arg(8)->Arg(16)->Arg(17)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 }  // namespace
 }  // namespace opspec

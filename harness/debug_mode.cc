@@ -55,7 +55,9 @@ const HashConfig* active_hash_config() { return tls.hash_scopes.empty() ? nullpt
 // PyTorch never hashes ops whose name contains "empty": their data is uninitialised.
 bool hashable_op(std::string_view name) { return name.find("empty") == std::string_view::npos; }
 
-bool has_data(const Tensor& t) { return t.defined() && t.impl()->storage()->device().is_cpu(); }
+// Real data lives on the CPU or a device; fake and meta tensors have none
+// (their storage is on meta). compute_hash hashes device tensors in place.
+bool has_data(const Tensor& t) { return t.defined() && !t.impl()->storage()->device().is_meta(); }
 
 HashNode hash_value(const Value& v, const HashConfig& config) {
   HashNode node;

@@ -113,6 +113,38 @@ TEST(MmTest, InPlaceGemmMatchesTheBatchedPathBitForBit) {
   }
 }
 
+// k_order_mm: each element summed in k order in float, one rounding per
+// multiply and per add: the bits every machine must give for small products.
+std::vector<float> k_order_mm(const Tensor& a, const Tensor& b) {
+  const int64_t n = a.sizes()[0], k = a.sizes()[1], m = b.sizes()[1];
+  const std::vector<float> av = ops::contiguous(a).to_vector<float>(), bv = ops::contiguous(b).to_vector<float>();
+  std::vector<float> c(static_cast<size_t>(n * m));
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t j = 0; j < m; ++j) {
+      float s = 0;
+      for (int64_t kk = 0; kk < k; ++kk) {
+        const float p = av[i * k + kk] * bv[kk * m + j];
+        s += p;
+      }
+      c[i * m + j] = s;
+    }
+  }
+  return c;
+}
+
+TEST(MmTest, SmallProductsAreTheSameBitsOnEveryMachine) {
+  // See Note [Small matrix products]: BLAS kernels differ by CPU model.
+  const Tensor a = random({8, 48}, DType::kFloat32, 21), b = random({48, 10}, DType::kFloat32, 22);
+  EXPECT_EQ(ops::mm(a, b).to_vector<float>(), k_order_mm(a, b));
+  EXPECT_EQ(ops::mm(transposed(transposed(a)), transposed(ops::contiguous(transposed(b)))).to_vector<float>(),
+            k_order_mm(a, b));
+  EXPECT_EQ(ops::bmm(ops::unsqueeze(a, 0), ops::unsqueeze(b, 0)).to_vector<float>(), k_order_mm(a, b));
+  const Tensor v = ops::slice(b, 1, 0, 1);  // [48, 1]
+  EXPECT_EQ(ops::mv(a, ops::view(ops::contiguous(v), {48})).to_vector<float>(), k_order_mm(a, v));
+  EXPECT_EQ(ops::dot(ops::select(a, 0, 3), ops::view(ops::contiguous(v), {48})).item<float>(),
+            k_order_mm(ops::slice(a, 0, 3, 4), v)[0]);
+}
+
 TEST(MmTest, ReducedPrecisionAndIntegers) {
   for (DType dt : {DType::kFloat16, DType::kBFloat16}) {
     const Tensor a = random({9, 17}, dt, 8);

@@ -102,7 +102,10 @@ TEST(CudaElementwiseTest, TranscendentalOpsAgreeWithTheCpuToAFewUlps) {
     for (const auto& [name, f] : ops_list) {
       const Tensor got = f(to_cuda(x));
       EXPECT_TRUE(got.device().is_cuda());
-      expect_close(got, f(x), name + " " + std::string(dtype_short_name(dt)), name == "pow(1.7)" ? 4 : 1);
+      // gelu's 1 + erf(x / sqrt 2) cancels for negative x: its error scales with |x| (inputs reach ~10).
+      const bool cancels = name.starts_with("gelu");
+      expect_close(got, f(x), name + " " + std::string(dtype_short_name(dt)), name == "pow(1.7)" ? 4 : 1,
+                   cancels ? 10.0 : 1e-3);
     }
   }
 }
