@@ -121,20 +121,6 @@ std::optional<uint64_t> device_hash(const Tensor& t, DeviceHashKind kind) {
   return fn != nullptr ? fn(t) : std::nullopt;
 }
 
-// host_copy: a cpu tensor with t's sizes, strides and values (the span of
-// storage t views, copied from its device).
-Tensor host_copy(const Tensor& t) {
-  int64_t extent = t.numel() == 0 ? 0 : 1;
-  for (int64_t d = 0; d < t.dim() && extent > 0; ++d) extent += (t.sizes()[d] - 1) * t.strides()[d];
-  const Tensor span = internal::make_tensor({extent}, t.dtype(), kCPU);
-  const Device from = t.impl()->storage()->device();
-  if (extent > 0) {
-    get_device_hooks(from.type).copy_bytes(span.raw_data(), kCPU, t.raw_data(), from,
-                                           static_cast<size_t>(extent * t.element_size()));
-  }
-  return internal::make_view(span, t.sizes(), t.strides(), 0);
-}
-
 // Layout: t's geometry in elements with size-1 dims dropped and dims that
 // step through memory as one merged; at least one dim. Contiguous data ends
 // up as {numel} / {1}.
@@ -464,6 +450,22 @@ HashValue compute_hash(const Tensor& t, HashKind kind) {
     case HashKind::kBitwise: return HashValue::of_int(bitwise_hash(t));
   }
   OPSPEC_FAIL("compute_hash: unknown hash kind ", static_cast<int>(kind));
+}
+
+Tensor host_copy(const Tensor& t) {
+  const Device where = t.defined() ? t.impl()->storage()->device() : kCPU;
+  if (where.is_cpu() || where.is_meta()) return t;  // meta storage: no values to copy
+  // The span of storage t views, copied from its device (strides are never
+  // negative, so it starts at t's first element).
+  int64_t extent = t.numel() == 0 ? 0 : 1;
+  for (int64_t d = 0; d < t.dim() && extent > 0; ++d) extent += (t.sizes()[d] - 1) * t.strides()[d];
+  const Tensor span = internal::make_tensor({extent}, t.dtype(), kCPU);
+  const Device from = t.impl()->storage()->device();
+  if (extent > 0) {
+    get_device_hooks(from.type).copy_bytes(span.raw_data(), kCPU, t.raw_data(), from,
+                                           static_cast<size_t>(extent * t.element_size()));
+  }
+  return internal::make_view(span, t.sizes(), t.strides(), 0);
 }
 
 }  // namespace opspec

@@ -56,4 +56,9 @@ uint64_t bitwise_hash(const Tensor& t);
 // compute_hash: the hash of kind `kind`, as a HashValue (float for norm).
 HashValue compute_hash(const Tensor& t, HashKind kind);
 
+// host_copy: t itself when its data is on the CPU, else a CPU tensor with
+// t's sizes, strides and values, copied without dispatching (modes see
+// nothing). For reading a device tensor's elements in a check.
+Tensor host_copy(const Tensor& t);
+
 }  // namespace opspec

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <cstdlib>
 
+#include "harness/tensor_hash.h"
 #include "runtime/core/scalar.h"
 
 namespace opspec {
@@ -283,7 +284,9 @@ CheckResult assert_close(const Tensor& actual, const Tensor& expected, const Clo
   // Meta tensors have no values: only their metadata is compared, as in PyTorch.
   if (actual.device().is_meta() && expected.device().is_meta()) return CheckResult::pass();
   if (actual.numel() == 0) return CheckResult::pass();
-  if (options.bitwise) return compare_bitwise(actual, expected);
+  // Device tensors are compared on the host (copied without dispatching).
+  const Tensor a = host_copy(actual), e = host_copy(expected);
+  if (options.bitwise) return compare_bitwise(a, e);
 
   Tolerances tol;
   if (options.rtol.has_value()) {
@@ -292,7 +295,7 @@ CheckResult assert_close(const Tensor& actual, const Tensor& expected, const Clo
     const Tolerances ta = default_tolerances(actual.dtype()), te = default_tolerances(expected.dtype());
     tol = {std::max(ta.rtol, te.rtol), std::max(ta.atol, te.atol)};
   }
-  return compare_values(actual, expected, tol, options.equal_nan);
+  return compare_values(a, e, tol, options.equal_nan);
 }
 
 CheckResult assert_close(const std::vector<Tensor>& actual, const std::vector<Tensor>& expected,
