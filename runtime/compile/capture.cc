@@ -63,6 +63,33 @@ CaptureSession::~CaptureSession() { tls_session = previous_; }
 
 CaptureSession* CaptureSession::current() { return tls_session; }
 
+// Note [Modes around a compiled call]
+// A user's modes around a compiled call see the ops that run, as PyTorch's
+// do: each graph's ops when it runs (on the eager and aot_eager backends,
+// whose graphs dispatch their ops; the fused backend's kernels are not ops),
+// and the ops that run eagerly after a break, all on real tensors. They never
+// see capture: while fn runs under capture the Python and FunctionMode stacks
+// are emptied (their modes kept here), and every suspend() (a graph or an
+// eager op running) puts them back. Counting modes used to count each op
+// twice, once on fake tensors. Pre-dispatch user modes stay where they are
+// (the capture mode shares their stack) and still see fn's calls; infra modes
+// (fake, proxy) are slots, not stacks, and are handled by suspend().
+void CaptureSession::hide_user_modes() {
+  const DispatchKey keys[2] = {DispatchKey::kPython, DispatchKey::kFunctionMode};
+  for (int i = 0; i < 2; ++i) {
+    OPSPEC_INTERNAL_ASSERT(hidden_modes_[i].empty());
+    hidden_modes_[i] = mode_stack(keys[i]);
+    for (size_t n = hidden_modes_[i].size(); n > 0; --n) pop_mode(keys[i]);
+  }
+}
+
+void CaptureSession::show_user_modes() {
+  for (auto& hidden : hidden_modes_) {
+    for (auto& mode : hidden) push_mode(std::move(mode));
+    hidden.clear();
+  }
+}
+
 // While suspended, ops run as in eager code: the fake mode leaves its slot,
 // so modes such as DebugMode see real ops, not fake ones, and the capture
 // mode leaves the PreDispatch stack when it is on top (not while its own
@@ -76,10 +103,12 @@ void CaptureSession::suspend() {
   LocalDispatchKeySet& tls = local_dispatch_key_set();
   pre_dispatch_lifted_ = enabled_pre_dispatch_ && tls.included.has(DispatchKey::kPreDispatch);
   if (pre_dispatch_lifted_) tls.included = tls.included.remove(DispatchKey::kPreDispatch);
+  show_user_modes();
 }
 
 void CaptureSession::resume() {
   if (--suspended_ != 0) return;
+  hide_user_modes();
   if (pre_dispatch_lifted_) {
     LocalDispatchKeySet& tls = local_dispatch_key_set();
     tls.included = tls.included.add(DispatchKey::kPreDispatch);
@@ -110,6 +139,11 @@ std::vector<Tensor> CaptureSession::run() {
     // or hook behind, and nothing of the unfinished graph is cached.
     enabled_pre_dispatch_ = !local_dispatch_key_set().included.has(DispatchKey::kPreDispatch);
     EnablePreDispatchGuard pre_dispatch;
+    struct HiddenModes {  // See Note [Modes around a compiled call].
+      CaptureSession& s;
+      explicit HiddenModes(CaptureSession& s) : s(s) { s.hide_user_modes(); }
+      ~HiddenModes() { s.show_user_modes(); }
+    } hidden(*this);
     ModeGuard fake(impl_->fake());
     ModeGuard capture(*impl_);
     struct HookGuard {

@@ -55,6 +55,7 @@ CompiledGraph specialize_per_shape(Backend backend, std::shared_ptr<const Graph>
         if (key == sizes) compiled = c;
       }
       if (!compiled) {
+        HideUserModesGuard hide;  // compiling is not running: See Note [Modes around a compiled call]
         FakeTensorMode fake;
         std::vector<Tensor> examples;
         for (const Tensor& t : inputs) examples.push_back(fake.from_real(t));
@@ -146,6 +147,9 @@ CompiledFor CompiledState::compiled_for(const Graph& graph, const std::vector<Te
     log_message("graph_code", str_cat("Graph ", position, " of ", options.name, ":\n", graph.str()));
   }
   CompiledGraph compiled;
+  // A backend that traces (aot_eager's make_fx) runs ops on fake tensors: the
+  // user's modes must not see them (See Note [Modes around a compiled call]).
+  HideUserModesGuard hide;
   if (guards.has_dynamic_dims() && (options.backend_fn || options.backend != "eager")) {
     compiled = specialize_per_shape(backend, std::make_shared<const Graph>(graph.clone()));
   } else {

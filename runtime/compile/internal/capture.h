@@ -146,6 +146,11 @@ class CaptureSession {
   bool pre_dispatch_lifted_ = false;   // suspend() turned it off again
   std::shared_ptr<DispatchMode> parked_fake_;     // the fake mode, out of the way while suspended
   std::shared_ptr<DispatchMode> parked_capture_;  // the capture mode, likewise (see suspend())
+  // The user's dispatch and function modes, hidden while capturing. See Note
+  // [Modes around a compiled call].
+  std::vector<std::shared_ptr<DispatchMode>> hidden_modes_[2];
+  void hide_user_modes();
+  void show_user_modes();
   std::unique_ptr<CaptureMode> impl_;  // See capture_mode.h
   CaptureSession* previous_;
 };
