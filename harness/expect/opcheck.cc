@@ -201,8 +201,12 @@ std::string compare_outputs(const OperatorHandle& op, const Sample& s, const Sta
     const Value& got = outputs[i];
     const Value& want = s.outputs[i];
     if (want.is_tensor()) {
-      if (!got.is_tensor()) return str_cat(who, " gives output ", i, " as ", got.type_name(), " where the ", backend, " kernel gives a Tensor");
-      std::string d = compare_geometry(got.to_tensor(), want.to_tensor(), who, str_cat("output ", i), backend, check_device);
+      if (!got.is_tensor()) {
+        return str_cat(who, " gives output ", i, " as ", got.type_name(), " where the ", backend,
+                       " kernel gives a Tensor");
+      }
+      std::string d =
+          compare_geometry(got.to_tensor(), want.to_tensor(), who, str_cat("output ", i), backend, check_device);
       if (!d.empty()) return d;
     } else if (want.is_tensor_list()) {
       if (!got.is_tensor_list() || got.to_tensor_list().size() != want.to_tensor_list().size()) {
@@ -249,7 +253,8 @@ std::string check_schema(const OperatorHandle& op, const Sample& s) {
     const Argument& r = rets[i];
     const Value& v = s.outputs[i];
     if (!FunctionSchema::value_matches(r.type, v)) {
-      return str_cat(op.name(), " returned ", v.type_name(), " for return ", i, " where its schema says ", r.type.str());
+      return str_cat(op.name(), " returned ", v.type_name(), " for return ", i, " where its schema says ",
+                     r.type.str());
     }
     if (!v.is_tensor() || !v.to_tensor().defined()) continue;
     const Tensor& out = v.to_tensor();
@@ -418,7 +423,8 @@ OpcheckResult opcheck(std::string_view op_name, const std::vector<OpSample>& sam
 }
 
 OpcheckResult opcheck(const OperatorHandle& op, const std::vector<OpSample>& samples, const OpcheckOptions& options) {
-  const std::vector<std::string>& names = options.test_utils.empty() ? opcheck_default_test_utils() : options.test_utils;
+  const std::vector<std::string>& names =
+      options.test_utils.empty() ? opcheck_default_test_utils() : options.test_utils;
   for (const std::string& n : names) {
     const auto& all = opcheck_all_test_utils();
     if (std::find(all.begin(), all.end(), n) == all.end()) {

@@ -98,9 +98,11 @@ const std::vector<std::string>& opcheck_default_test_utils();
 
 // opcheck: runs the requested sub-checks of op on each sample (See Note
 // [opcheck]). Failure message, one block per failed sub-check:
-//   "opcheck(myops::bad): 2 of 5 checks failed: test_faketensor, test_meta\n"
-//   "test_meta: the Meta kernel gives output 0 sizes [2, 3] where the CPU kernel
-//    gives [3, 2], for sample 0: myops::bad(f32[3, 2])\n" ...
+//   "opcheck(myops::bad): 2 of 5 checks failed: test_faketensor test_meta\n"
+//   "test_faketensor: FakeTensorMode (the Meta kernel) gives output 0 sizes [3, 2] ...\n"
+//   "test_meta: the Meta kernel gives output 0 sizes [3, 2] where the CPU kernel
+//    gives [2, 3], for sample 0: myops::bad(f32[3, 2])"
+// (a sub-check's lines after the first, e.g. assert_close's, indented by two).
 // A sample that does not bind to the schema, or whose real run raises, fails
 // the result ("sample 1: the CPU kernel raised: ...") and is left out of the
 // sub-checks. An unknown test_util name throws opspec::Error listing the known ones.

@@ -20,7 +20,8 @@
 // Failure: a line naming the call, then opcheck's message:
 //   opcheck of `"myops::foo"` on `{{{x}}}`:
 //   opcheck(myops::foo): 2 of 5 checks failed: test_faketensor test_meta
-//   test_faketensor: FakeTensorMode (the Meta kernel) gives output 0 sizes [3, 2] where the CPU kernel gives [2, 3], for sample 0: ...
+//   test_faketensor: FakeTensorMode (the Meta kernel) gives output 0 sizes [3, 2] where the CPU
+//   kernel gives [2, 3], for sample 0: myops::foo(f32[2, 3])
 // An exception (an unknown op or test_util) is a failure ("threw: ..."), not a crash.
 #define EXPECT_OPCHECK(...) \
   GTEST_ASSERT_(::opspec::internal::opcheck_assertion(#__VA_ARGS__, __VA_ARGS__), GTEST_NONFATAL_FAILURE_)

@@ -47,7 +47,9 @@ TEST(OpcheckAssertions, FailsNamingTheCallTheCheckAndTheMismatch) {
                               "opcheck(opcheck_gtest::row_sum): 2 of 5 checks failed: test_faketensor test_meta\n"));
   EXPECT_THAT(msg, HasSubstr("test_meta: the Meta kernel gives output 0 sizes [3, 2] where the CPU kernel gives [3], "
                              "for sample 0: opcheck_gtest::row_sum(f32[3, 2])"));
-  EXPECT_THAT(fatal_failure_of([&] { ASSERT_OPCHECK("opcheck_gtest::row_sum", {{{x}}}, {.test_utils = {"test_meta"}}); }),
+  EXPECT_THAT(fatal_failure_of([&] {
+                ASSERT_OPCHECK("opcheck_gtest::row_sum", {{{x}}}, {.test_utils = {"test_meta"}});
+              }),
               HasSubstr("1 of 1 checks failed: test_meta"));
 }
 
