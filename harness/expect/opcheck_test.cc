@@ -90,6 +90,8 @@ void register_test_ops() {
               [](const Tensor& x) { return internal::make_view(x, x.sizes(), x.strides(), x.storage_offset()); })
         .impl("view_with_fresh_meta", DispatchKey::kMeta,
               [](const Tensor& x) { return internal::make_tensor(x.sizes(), x.dtype(), kMeta); });
+    // no_meta: a CPU kernel only.
+    lib.def("no_meta(Tensor x) -> Tensor").impl("no_meta", DispatchKey::kCPU, &transpose_copy);
     // call_counter: x + the number of calls so far: each run differs, so
     // eager and compiled never agree.
     lib.def("call_counter(Tensor x) -> Tensor")
@@ -188,6 +190,18 @@ TEST_F(Opcheck, CompiledResultsThatDifferFromEagerFailTheAotChecks) {
   EXPECT_THAT(r.find("test_aot_dispatch_static")->message,
               HasSubstr("for sample 0: opcheck_test::call_counter(f32[3, 2])"));
   EXPECT_EQ(r.find("test_aot_dispatch_dynamic")->status, OpcheckStatus::kFailed);
+}
+
+TEST_F(Opcheck, AnOpWithoutAMetaKernelFailsEveryCheckThatNeedsOne) {
+  const OpcheckResult r = opcheck("opcheck_test::no_meta", {{{x_}}});
+  EXPECT_EQ(r.find("test_schema")->status, OpcheckStatus::kPassed);
+  EXPECT_THAT(r.find("test_meta")->message,
+              HasSubstr("the Meta kernel raised: opcheck_test::no_meta has no meta kernel"));
+  EXPECT_THAT(r.find("test_faketensor")->message, HasSubstr("under FakeTensorMode the op raised: "));
+  // fullgraph: the graph break it causes is an error, not a silent eager fallback.
+  EXPECT_THAT(r.find("test_aot_dispatch_dynamic")->message,
+              HasSubstr("compiling a call of opcheck_test::no_meta (backend 'aot_eager', fullgraph, dynamic) "
+                        "raised: "));
 }
 
 TEST_F(Opcheck, BuiltinsWithKeywordsAndEveryTestUtilPass) {
