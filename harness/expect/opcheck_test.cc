@@ -211,6 +211,10 @@ TEST_F(Opcheck, BuiltinsWithKeywordsAndEveryTestUtilPass) {
   EXPECT_EQ(r.tests.size(), opcheck_all_test_utils().size());
   // In-place and view ops keep their aliasing under fake tensors.
   EXPECT_TRUE(opcheck("aten::add_.Tensor", {{{ops::randn({2, 2}), ops::randn({2})}}}).result.ok);
+  // An argument that aliases the written one changes with it, and may.
+  const Tensor y = ops::randn({2, 2});
+  const OpcheckResult same = opcheck("aten::add_.Tensor", {{{y, y}}});
+  EXPECT_TRUE(same.result.ok) << same.result.message;
   EXPECT_TRUE(opcheck("aten::t", {{{x_}}}).result.ok);
 }
 
