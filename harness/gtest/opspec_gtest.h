@@ -11,6 +11,9 @@
 //                    EXPECT_GRAPH_BREAKS(fn, inputs, n [, reasons...] [, options]),
 //                    EXPECT_GRAPHS / EXPECT_RECOMPILES / EXPECT_FUSED_KERNELS
 //                    (fn, inputs|calls, n [, options]), and ASSERT_ forms.
+// opcheck_assertions.h
+//                    EXPECT_OPCHECK(op, samples [, options]) / ASSERT_OPCHECK:
+//                    torch.library.opcheck (schema, Meta, fake tensors, compile).
 // tensor_assertions.h
 //                    EXPECT_TENSOR_EQ(actual, expected), EXPECT_TENSOR_CLOSE(actual,
 //                    expected [, .rtol = r, .atol = a]): torch.testing's comparisons.
@@ -39,6 +42,7 @@
 #include "harness/gtest/accept.h"
 #include "harness/gtest/compile_assertions.h"
 #include "harness/gtest/op_matchers.h"
+#include "harness/gtest/opcheck_assertions.h"
 #include "harness/gtest/ops_assertions.h"
 #include "harness/gtest/tensor_assertions.h"
 #include "harness/gtest/text_assertions.h"
