@@ -181,6 +181,8 @@ class Tensor {
   int64_t nbytes() const { return numel() * element_size(); }
   DispatchKeySet key_set() const { return impl_->key_set(); }
   bool is_wrapped_number() const { return impl_->is_wrapped_number(); }
+  // subclass: the TensorSubclass handler this tensor carries (with_subclass), or null.
+  const std::shared_ptr<TensorSubclass>& subclass() const { return impl_->subclass(); }
   bool is_same(const Tensor& o) const { return impl_ == o.impl_; }
   // is_alias_of: shares storage with o (a view of it, or o of it).
   bool is_alias_of(const Tensor& o) const { return impl_->storage() == o.impl_->storage(); }
