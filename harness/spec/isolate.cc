@@ -120,8 +120,8 @@ struct Worker {
   int task_fd = -1;    // parent -> worker: case indices
   int result_fd = -1;  // worker -> parent: framed results
   int output_fd = -1;  // the worker's stdout and stderr
-  std::optional<size_t> running;  // the case it runs
-  Clock::time_point start;
+  std::deque<size_t> queue;  // its cases: the front one runs, the next waits in the pipe
+  Clock::time_point start;   // when the front case started
   std::string results;  // bytes of results not yet parsed
   std::string output;   // the running case's output (tail)
 };
@@ -177,6 +177,7 @@ class Pool {
       ::waitpid(w.pid, nullptr, 0);
       close_all(w);
     }
+    reap(/*wait=*/true);
   }
   Pool(const Pool&) = delete;
   Pool& operator=(const Pool&) = delete;
@@ -188,22 +189,25 @@ class Pool {
     while (!pending_.empty() || busy() > 0) {
       if (g_signal != 0) return interrupt(g_signal);
       for (Worker& w : workers_) {
-        if (w.running || pending_.empty()) continue;
-        if (w.pid < 0) spawn(w);
-        hand_out(w);
+        if (pending_.empty()) break;
+        if (w.pid < 0 && w.queue.empty()) spawn(w);
+        if (w.pid >= 0) hand_out(w);
       }
       wait_for_events();
       for (Worker& w : workers_) {
         if (w.pid >= 0) service(w);
       }
+      reap(/*wait=*/false);
     }
     for (Worker& w : workers_) retire(w);
+    reap(/*wait=*/true);
     return std::move(run_);
   }
 
  private:
   size_t busy() const {
-    return static_cast<size_t>(std::count_if(workers_.begin(), workers_.end(), [](const Worker& w) { return w.running.has_value(); }));
+    return static_cast<size_t>(
+        std::count_if(workers_.begin(), workers_.end(), [](const Worker& w) { return !w.queue.empty(); }));
   }
 
   void spawn(Worker& w) {
@@ -252,16 +256,31 @@ class Pool {
     ::fcntl(w.output_fd, F_SETFL, O_NONBLOCK);
   }
 
+  // hand_out: fills w's queue: two cases, so it starts the next while the
+  // parent reads the last result (See Note [Isolation]); one under --isolate.
   void hand_out(Worker& w) {
-    const size_t index = pending_.front();
-    pending_.pop_front();
-    w.running = index;
-    w.start = Clock::now();
-    w.output.clear();
-    const uint32_t i = static_cast<uint32_t>(index);
-    if (!write_all(w.task_fd, reinterpret_cast<const char*>(&i), sizeof i)) {
-      // The worker died before it took the case: the case fails as a crash would.
-      service(w);
+    const size_t depth = pool_.fresh_process ? 1 : 2;
+    while (w.queue.size() < depth && !pending_.empty() && w.pid >= 0) {
+      const size_t index = pending_.front();
+      pending_.pop_front();
+      if (w.queue.empty()) {
+        w.start = Clock::now();
+        w.output.clear();
+      }
+      w.queue.push_back(index);
+      const uint32_t i = static_cast<uint32_t>(index);
+      if (!write_all(w.task_fd, reinterpret_cast<const char*>(&i), sizeof i)) {
+        // The worker died before it took the case: the case fails as a crash would.
+        service(w);
+      }
+    }
+  }
+
+  // requeue: w's cases after the front one never started: back to pending, in order.
+  void requeue(Worker& w) {
+    while (w.queue.size() > 1) {
+      pending_.push_front(w.queue.back());
+      w.queue.pop_back();
     }
   }
 
@@ -274,7 +293,7 @@ class Pool {
       if (w.pid < 0) continue;
       fds.push_back({w.result_fd, POLLIN, 0});
       if (w.output_fd >= 0) fds.push_back({w.output_fd, POLLIN, 0});
-      if (w.running && pool_.timeout_seconds > 0) {
+      if (!w.queue.empty() && pool_.timeout_seconds > 0) {
         const double left = pool_.timeout_seconds - std::chrono::duration<double>(Clock::now() - w.start).count();
         const int ms = std::max(0, static_cast<int>(std::ceil(left * 1000)));
         timeout_ms = timeout_ms < 0 ? ms : std::min(timeout_ms, ms);
@@ -294,8 +313,8 @@ class Pool {
       if (w.results.size() - sizeof size < size) break;
       const std::string json = w.results.substr(sizeof size, size);
       w.results.erase(0, sizeof size + size);
-      if (!w.running) continue;
-      const size_t index = *w.running;
+      if (w.queue.empty()) continue;
+      const size_t index = w.queue.front();
       absl::StatusOr<CaseResult> parsed = result_from_json(json);
       CaseResult r;
       if (parsed.ok()) {
@@ -304,7 +323,9 @@ class Pool {
         r = failed(index, str_cat("the worker sent a malformed result: ", parsed.status().message()));
       }
       r.seconds = elapsed(w);
-      w.running.reset();
+      w.queue.pop_front();
+      w.start = Clock::now();  // the next queued case starts now
+      w.output.clear();
       finish(index, std::move(r));
       if (pool_.fresh_process) retire(w);  // --isolate: one case per process
     }
@@ -314,8 +335,9 @@ class Pool {
       ::waitpid(w.pid, &status, 0);
       w.pid = -1;
       if (w.output_fd >= 0) drain(w.output_fd, w.output, kOutputTail);
-      if (w.running) {
-        const size_t index = *w.running;
+      requeue(w);
+      if (!w.queue.empty()) {
+        const size_t index = w.queue.front();
         std::string why;
         if (WIFSIGNALED(status)) {
           const int sig = WTERMSIG(status);
@@ -325,34 +347,41 @@ class Pool {
         }
         CaseResult r = failed(index, str_cat(why, tail(w.output)));
         r.seconds = elapsed(w);
-        w.running.reset();
+        w.queue.clear();
         finish(index, std::move(r));
       }
       close_all(w);
       return;
     }
-    if (w.running && pool_.timeout_seconds > 0 && elapsed(w) > pool_.timeout_seconds) {
+    if (!w.queue.empty() && pool_.timeout_seconds > 0 && elapsed(w) > pool_.timeout_seconds) {
       ::kill(w.pid, SIGKILL);
       ::waitpid(w.pid, nullptr, 0);
       w.pid = -1;
       if (w.output_fd >= 0) drain(w.output_fd, w.output, kOutputTail);
-      const size_t index = *w.running;
+      requeue(w);
+      const size_t index = w.queue.front();
       CaseResult r = failed(index, absl::StrFormat("timed out after %.1f s (killed)%s", pool_.timeout_seconds,
                                                    tail(w.output)));
       r.seconds = elapsed(w);
-      w.running.reset();
+      w.queue.clear();
       finish(index, std::move(r));
       close_all(w);
     }
   }
 
-  // retire: a worker's task pipe closed (it exits at EOF) and the worker reaped.
+  // retire: closes a worker's pipes (it exits at EOF) and leaves it to reap():
+  // a 250 MB process takes milliseconds to tear down, and the next worker
+  // need not wait for that.
   void retire(Worker& w) {
     if (w.pid < 0) return;
-    close_fd(w.task_fd);
-    ::waitpid(w.pid, nullptr, 0);
-    w.pid = -1;
     close_all(w);
+    exiting_.push_back(w.pid);
+    w.pid = -1;
+  }
+
+  // reap: collects retired workers that have exited (all of them, waiting, when wait).
+  void reap(bool wait) {
+    std::erase_if(exiting_, [&](pid_t pid) { return ::waitpid(pid, nullptr, wait ? 0 : WNOHANG) != 0; });
   }
 
   void close_all(Worker& w) {
@@ -370,11 +399,12 @@ class Pool {
       ::kill(w.pid, SIGKILL);
       ::waitpid(w.pid, nullptr, 0);
       w.pid = -1;
-      if (w.running) {
-        const size_t index = *w.running;
+      requeue(w);
+      if (!w.queue.empty()) {
+        const size_t index = w.queue.front();
         CaseResult r = failed(index, str_cat("interrupted by ", name, " while running", tail(w.output)));
         r.seconds = elapsed(w);
-        w.running.reset();
+        w.queue.clear();
         finish(index, std::move(r));
       }
       close_all(w);
@@ -410,6 +440,7 @@ class Pool {
   const PoolOptions pool_;
   const std::function<void(const CaseResult&)>& on_done_;
   std::vector<Worker> workers_;
+  std::vector<pid_t> exiting_;  // retired workers not yet reaped
   std::deque<size_t> pending_;
   PoolRun run_;
 };

@@ -11,14 +11,16 @@ namespace opspec::spec {
 
 // Note [Isolation]
 // `opspec run` runs cases in `jobs` long-lived worker processes, forked once
-// each after the suites are loaded. The parent hands a worker one case at a
-// time over a pipe; the worker sends the CaseResult back as length-framed
-// JSON, and its stdout and stderr go to a third pipe whose tail is kept for
-// the case's report. The parent sleeps in poll() until a result, output, a
+// each after the suites are loaded. The parent keeps two case indices in a
+// worker's task pipe, so the worker starts the next case while the parent
+// reads the last result (with one at a time, each worker sat idle through
+// every round trip and -j2 was no faster than -j1); the worker sends each
+// CaseResult back as length-framed JSON, and its stdout and stderr go to a
+// third pipe whose tail is kept for the case's report. The parent sleeps in poll() until a result, output, a
 // worker's exit (its pipes close) or the nearest per-case deadline, so it
 // never polls on a timer. A worker that dies (a signal, an exit without a
 // result) fails the case it was running with that reason and the output tail,
-// and a new worker takes its place; a case past its timeout has its worker
+// its queued case goes back to the pending ones, and a new worker takes its place; a case past its timeout has its worker
 // SIGKILLed the same way. Workers run in their own process groups (a
 // terminal's ^C reaches the parent only) and die with the parent
 // (PR_SET_PDEATHSIG). On SIGINT or SIGTERM the parent kills every worker,
@@ -26,7 +28,9 @@ namespace opspec::spec {
 // and returns, so the caller still writes its reports and exits 128 + signal.
 // `fresh_process` (--isolate) gives every case a new worker, for cases that
 // must not see each other's process state (compile caches, the generator,
-// disallow_in_graph); --in-process (no workers) is for debugging.
+// disallow_in_graph); a finished worker is reaped later, so the next one is
+// forked without waiting for the last to tear down. --in-process (no
+// workers) is for debugging.
 
 // PoolOptions: how many workers, the per-case timeout (0 = none), and whether
 // each case gets a fresh worker.

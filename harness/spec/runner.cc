@@ -299,6 +299,9 @@ CaseResult run_case(const CaseRef& ref, const RunOptions& options) {
     return result;
   };
 
+  // Step 0: the case's own YAML is wrong (See Note [Two kinds of load errors]).
+  if (c.spec_error) return finish(Outcome::kFailed, *c.spec_error);
+
   // Step 1: skips.
   const bool cuda = device_available("cuda");
   for (const std::string& cond : c.skip_if) {

@@ -96,6 +96,20 @@ cases:
   EXPECT_THAT(bad.message, HasSubstr("expect.graphs"));
 }
 
+TEST(SpecRunner, ACaseWithAYamlMistakeFailsWhateverItExpects) {
+  // See Note [Two kinds of load errors]: neither xfail nor expect.error hides a typo.
+  const CaseResult r = run_one(R"(
+cases:
+  - name: typo
+    program: return 1
+    expect: {error: "unknown key"}
+    xfail: a typo must not pass as an expected failure
+    expct: {ops: []}
+)");
+  EXPECT_EQ(r.outcome, Outcome::kFailed);
+  EXPECT_THAT(r.message, HasSubstr("runner_test.yaml:7:5: error: unknown key 'expct' in case 'typo'"));
+}
+
 TEST(SpecRunner, ErrorExpectation) {
   constexpr const char* yaml = R"(
 cases:

@@ -110,6 +110,10 @@ struct CaseSpec {
   // load_error: a problem found in this case alone (bad program, unknown op):
   // the case fails with it, unless expect.error matches it.
   std::optional<std::string> load_error;
+  // spec_error: mistakes in this case's own YAML (an unknown or misspelt key,
+  // a wrong type, a bad shape): the case fails with them whatever it expects,
+  // and the file's other cases still run. See Note [Two kinds of load errors].
+  std::optional<std::string> spec_error;
   SourceLocation where;                 // the case's `- name:` line
 };
 

@@ -52,6 +52,14 @@ int64_t numel_of(const SizeVec& shape) {
 
 std::string shape_str(const SizeVec& shape) { return str_cat("[", join(shape, ", "), "]"); }
 
+// valid_case_name: non-empty, letters, digits, '_', '-' and '.' only (case
+// ids appear in test names, filters and report files).
+bool valid_case_name(const std::string& name) {
+  return !name.empty() && std::all_of(name.begin(), name.end(), [](char ch) {
+    return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-' || ch == '.';
+  });
+}
+
 // Defaults: the `defaults:` section.
 struct Defaults {
   DType dtype = DType::kFloat32;
@@ -70,6 +78,7 @@ class Loader : public internal::YamlReader {
   Defaults parse_defaults(const Entry& e);
   void parse_root(const Node& root, SuiteSpec& suite);
   void parse_case(const Node& n, int index, const Defaults& defaults, SuiteSpec& suite);
+  void parse_case_body(const Node& n, int index, const Defaults& defaults, CaseSpec& c);
   std::optional<InputSpec> parse_input(const Entry& e, const std::string& where, const InputSpec* base);
   std::vector<InputSpec> parse_inputs(const Entry& e, const std::string& where, const std::vector<InputSpec>* base);
   void read_program(const Entry& e, CaseSpec& c);
@@ -565,7 +574,18 @@ void Loader::parse_debug(const Entry& e, DebugSpec& d, const std::string& where)
 }
 
 void Loader::parse_case(const Node& n, int index, const Defaults& defaults, SuiteSpec& suite) {
+  // Errors from here on belong to this case (See Note [Two kinds of load errors]).
+  const size_t mark = error_count();
+  CaseSpec c;
+  parse_case_body(n, index, defaults, c);
+  c.spec_error = take_errors_since(mark);
+  if (c.name.empty() || (c.spec_error && !valid_case_name(c.name))) c.name = str_cat("case_", index + 1);
+  suite.cases.push_back(std::move(c));
+}
+
+void Loader::parse_case_body(const Node& n, int index, const Defaults& defaults, CaseSpec& c) {
   Pos cp = pos_of(n, {});
+  c.where = {file(), cp.line, cp.col};
   std::string where = str_cat("case #", index + 1);
   if (n.IsMap()) {  // name the case in messages about its other keys
     for (auto it = n.begin(); it != n.end(); ++it) {
@@ -579,14 +599,10 @@ void Loader::parse_case(const Node& n, int index, const Defaults& defaults, Suit
                     {"name", "description", "inputs", "program", "fixture", "compile", "expect", "debug", "skip_if",
                      "xfail", "devices", "dtype", "seed"});
   if (!m) return;
-  CaseSpec c;
-  c.where = {file(), cp.line, cp.col};
   c.dtype = defaults.dtype, c.seed = defaults.seed, c.devices = defaults.devices;
   if (const Entry* x = m->get("name")) {
     c.name = get_string(*x).value_or("");
-    if (c.name.empty() || !std::all_of(c.name.begin(), c.name.end(), [](char ch) {
-          return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-' || ch == '.';
-        })) {
+    if (!valid_case_name(c.name)) {
       error(val_pos(*x), str_cat("case name '", c.name,
                                  "' must be non-empty and use only letters, digits, "
                                  "'_', '-' and '.'"));
@@ -633,7 +649,6 @@ void Loader::parse_case(const Node& n, int index, const Defaults& defaults, Suit
       c.devices = *l;
     }
   }
-  suite.cases.push_back(std::move(c));
 }
 
 void Loader::parse_root(const Node& root, SuiteSpec& suite) {

@@ -13,15 +13,19 @@
 namespace opspec::spec {
 
 // Note [Two kinds of load errors]
-// A problem with the file's structure (bad YAML, an unknown key, a wrong
-// type, a bad shape or init, a duplicate case name, ...) rejects the whole
-// file: the loader returns InvalidArgumentError listing every such problem,
-// one "file:line:col: error: ..." line each, sorted by position. A problem
-// confined to one case's program (a syntax error, an unknown op, an undefined
-// name) or an unknown fixture goes into CaseSpec::load_error instead
-// ("file:line:col: ..." with the real position in the YAML file): that case
-// fails when run, unless its `expect.error` regex matches the message, so
-// negative spec cases can test the program language's errors.
+// A problem with the file's structure outside any case (bad YAML, an unknown
+// top-level key, bad `defaults`, a duplicate case name, ...) rejects the
+// whole file: the loader returns InvalidArgumentError listing every such
+// problem, one "file:line:col: error: ..." line each, sorted by position. A
+// problem inside one case goes with that case, so a typo does not hide the
+// file's good cases: its YAML (an unknown key, a wrong type, a bad shape)
+// into CaseSpec::spec_error, which fails the case whatever it expects; its
+// program (a syntax error, an unknown op, an undefined name) or an unknown
+// fixture into CaseSpec::load_error ("file:line:col: ..." with the real
+// position in the YAML file), which fails it unless its `expect.error` regex
+// matches the message, so negative spec cases can test the program
+// language's errors. A case without a usable name is called case_N (N its
+// position in the list).
 
 // kSchemaVersion: the only `schema:` value this loader reads.
 inline constexpr int kSchemaVersion = 1;

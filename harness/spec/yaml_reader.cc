@@ -448,8 +448,16 @@ ProgramOrigin YamlReader::block_origin(const Entry& e) const {
   return o;
 }
 
-absl::Status YamlReader::finish() const {
-  std::vector<Diag> errors = errors_;
+std::optional<std::string> YamlReader::take_errors_since(size_t mark) {
+  if (errors_.size() <= mark) return std::nullopt;
+  std::vector<Diag> taken(errors_.begin() + static_cast<std::ptrdiff_t>(mark), errors_.end());
+  errors_.resize(mark);
+  return format_errors(std::move(taken));
+}
+
+absl::Status YamlReader::finish() const { return absl::InvalidArgumentError(format_errors(errors_)); }
+
+std::string YamlReader::format_errors(std::vector<Diag> errors) const {
   std::stable_sort(errors.begin(), errors.end(), [](const Diag& a, const Diag& b) {
     return std::tie(a.pos.line, a.pos.col) < std::tie(b.pos.line, b.pos.col);
   });
@@ -465,7 +473,7 @@ absl::Status YamlReader::finish() const {
   if (errors.size() > kMaxReportedErrors) {
     str_append(&out, "\n", file_, ": error: ", errors.size() - kMaxReportedErrors, " more errors not shown");
   }
-  return absl::InvalidArgumentError(out);
+  return out;
 }
 
 }  // namespace opspec::spec::internal

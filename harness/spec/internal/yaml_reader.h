@@ -98,6 +98,10 @@ class YamlReader {
   void error(Pos p, std::string message) { errors_.push_back({p, std::move(message)}); }
   bool has_errors() const { return !errors_.empty(); }
   size_t error_count() const { return errors_.size(); }
+  // take_errors_since: removes the errors recorded after the first `mark` and
+  // returns them as finish() would ("file:line:col: error: ..." lines), or
+  // nullopt when there are none.
+  std::optional<std::string> take_errors_since(size_t mark);
   // finish: every recorded error, sorted by position and deduplicated, as one
   // InvalidArgumentError ("file:line:col: error: ..." per line).
   absl::Status finish() const;
@@ -137,6 +141,8 @@ class YamlReader {
   ProgramOrigin block_origin(const Entry& e) const;
 
  private:
+  // format_errors: errors sorted by position, deduplicated, one line each.
+  std::string format_errors(std::vector<Diag> errors) const;
   std::string_view text_;
   std::string file_;
   std::vector<size_t> line_starts_;  // offset of each line of text_
