@@ -73,9 +73,10 @@ void CaptureMode::flush() {
     names.push_back(p->name());
   }
   if (has_pending_ops()) {
-    CompiledFor found = session_.state_.compiled_for(graph_, inputs, names, position_);
+    CompiledFor found = session_.state_.compiled_for(graph_, inputs, names, position_, session_.item_reads());
     std::shared_ptr<const Recording> kept;  // none when the graph runs eagerly
-    if (found.entry != nullptr) {
+    // A graph with holes is not replayed: its numbers come from each capture.
+    if (found.entry != nullptr && found.entry->holes.empty()) {
       if (recording == nullptr) {
         recording = std::make_shared<Recording>(record_whole(std::move(graph_)));
       } else {
@@ -145,7 +146,18 @@ int CaptureMode::fn_input_index(const Tensor& t) const {
 bool CaptureMode::break_and_run_eagerly(OpCall& call, BreakKind kind, std::string_view subject) {
   session_.break_graph(kind, subject, format_site(current_call_site()));
   SuspendCapture eager(&session_);
+  // item(): what it read and from where, for recompile reasons (See Note [Values read with item()]).
+  std::optional<std::string> item_source;
+  if (&call.op() == &builtin_op(OpId::_local_scalar_dense) && !call.stack().empty() && call.stack()[0].is_tensor()) {
+    const int i = fn_input_index(call.stack()[0].to_tensor());
+    item_source = i < 0 ? std::string("a tensor")
+                        : str_cat("L['", static_cast<size_t>(i) < fn_input_names_.size() ? fn_input_names_[i]
+                                                                                           : str_cat("x", i), "']");
+  }
   Dispatcher::singleton().call_boxed(call.op(), call.stack());
+  if (item_source && !call.stack().empty() && call.stack()[0].is_scalar()) {
+    session_.note_item_read({*item_source, call.stack()[0].to_scalar()});
+  }
   for (const Value& v : call.stack()) {
     if (v.is_tensor() && v.to_tensor().defined()) materialized_.insert(v.to_tensor().impl());
   }

@@ -72,6 +72,36 @@ CompiledGraph specialize_per_shape(Backend backend, std::shared_ptr<const Graph>
   };
 }
 
+// with_numbers: compiled, given numbers after the graph's own inputs (the
+// holes of Note [Values read with item()]); compiled itself when there are none.
+CompiledGraph with_numbers(CompiledGraph compiled, std::vector<Tensor> numbers) {
+  if (numbers.empty()) return compiled;
+  return [compiled = std::move(compiled), numbers = std::move(numbers)](const std::vector<Tensor>& in) {
+    std::vector<Tensor> all = in;
+    all.insert(all.end(), numbers.begin(), numbers.end());
+    return compiled(all);
+  };
+}
+
+// read_with_item: the read that gave value, or null.
+const ItemRead* read_with_item(const Scalar& value, const std::vector<ItemRead>& reads) {
+  for (const ItemRead& r : reads) {
+    if (r.value.to_double() == value.to_double()) return &r;
+  }
+  return nullptr;
+}
+
+// constant_change_reason: a recompile's reason when only a number changed:
+// the guard Dynamo would have failed, `L['n'].item() == 3`, when the new
+// number is a value the call read with item(); else the op and argument.
+std::string constant_change_reason(const ConstantChange& c, const std::vector<ItemRead>& reads) {
+  if (const ItemRead* r = read_with_item(c.after, reads)) {
+    return str_cat(r->source, ".item() == ", c.before.str(), " (the value read with item() is now ", c.after.str(), ")");
+  }
+  return str_cat("a number in the program changed: argument ", c.slot.arg, " of ", c.op, " was ", c.before.str(),
+                 ", now ", c.after.str());
+}
+
 std::vector<std::string> ops_of(const Graph& g) {
   std::vector<std::string> ops;
   for (Node* n : g.nodes()) {
@@ -110,18 +140,40 @@ void CompiledState::add_recording(size_t position, std::shared_ptr<const Recordi
 }
 
 CompiledFor CompiledState::compiled_for(const Graph& graph, const std::vector<Tensor>& inputs,
-                                        const std::vector<std::string>& names, size_t position) {
+                                        const std::vector<std::string>& names, size_t position,
+                                        const std::vector<ItemRead>& reads) {
   const uint64_t program = graph.structural_hash(/*include_metadata=*/false);
   std::lock_guard<std::mutex> lock(mu);
   if (positions.size() <= position) positions.resize(position + 1);
   std::vector<std::shared_ptr<const CacheEntry>>& candidates = positions[position];
   for (const auto& e : candidates) {
-    if (e->program == program && !e->guards.first_failure(inputs)) return {e->compiled, e};
+    if (e->holes.empty()) {
+      if (e->program == program && !e->guards.first_failure(inputs)) return {e->compiled, e};
+      continue;
+    }
+    if (e->program != holes_hash(graph, e->holes)) continue;
+    std::vector<Tensor> all = inputs;
+    const std::vector<Tensor> numbers = hole_values(graph, e->holes);
+    all.insert(all.end(), numbers.begin(), numbers.end());
+    if (!e->guards.first_failure(all)) return {with_numbers(e->compiled, numbers), e};
   }
+  std::vector<ScalarSlot> holes;  // See Note [Values read with item()]
   if (!candidates.empty()) {
     const CacheEntry& last = *candidates.back();
-    std::string reason = last.program != program ? std::string("the program changed (a different sequence of ops)")
-                                                 : *last.guards.first_failure(inputs);
+    std::string reason;
+    if (last.program == program) {
+      reason = *last.guards.first_failure(inputs);
+    } else if (auto changes = last.graph ? constant_changes(*last.graph, graph) : std::nullopt;
+               changes && !changes->empty()) {
+      reason = constant_change_reason(changes->front(), reads);
+      if (!options.error_on_recompile) {
+        for (const ConstantChange& c : *changes) {
+          if (read_with_item(c.after, reads)) holes.push_back(c.slot);  // other numbers stay specialized
+        }
+      }
+    } else {
+      reason = "the program changed (a different sequence of ops)";
+    }
     const std::string message = str_cat("Recompiling function ", options.name, " (graph ", position,
                                         ")\n    triggered by the following guard failure(s):\n    - ", reason);
     if (options.error_on_recompile) throw RecompileError(message);
@@ -129,9 +181,22 @@ CompiledFor CompiledState::compiled_for(const Graph& graph, const std::vector<Te
     stats.recompile_reasons.push_back(reason);
     log_message("recompiles", message);
   }
+  // Automatic dynamic: the numbers that changed become inputs of this graph.
+  const std::shared_ptr<const Graph> captured = std::make_shared<const Graph>(graph.clone());
+  std::optional<Graph> holed;
+  std::vector<Tensor> all_inputs = inputs;
+  std::vector<std::string> all_names = names;
+  std::vector<Tensor> numbers;
+  if (!holes.empty()) {
+    holed = with_holes(graph, holes);
+    numbers = hole_values(graph, holes);
+    all_inputs.insert(all_inputs.end(), numbers.begin(), numbers.end());
+    for (size_t i = 0; i < numbers.size(); ++i) all_names.push_back(str_cat("scalar_", i));
+  }
+  const Graph& program_graph = holed ? *holed : graph;
   GuardSet guards;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    guards.tensors.push_back(TensorGuard::make(names[i], inputs[i], options.dynamic));
+  for (size_t i = 0; i < all_inputs.size(); ++i) {
+    guards.tensors.push_back(TensorGuard::make(all_names[i], all_inputs[i], options.dynamic));
   }
   if (entries >= options.cache_size_limit) {
     if (!stats.fell_back_to_eager) {
@@ -140,30 +205,34 @@ CompiledFor CompiledState::compiled_for(const Graph& graph, const std::vector<Te
                            stats.recompile_reasons.empty() ? "none" : stats.recompile_reasons.back(), "\n");
     }
     stats.fell_back_to_eager = true;
-    return {eager_backend(graph, example_inputs(inputs, guards)), nullptr};
+    return {with_numbers(eager_backend(program_graph, example_inputs(all_inputs, guards)), numbers), nullptr};
   }
-  const std::vector<Tensor> examples = example_inputs(inputs, guards);
+  std::vector<Tensor> examples = example_inputs(all_inputs, guards);
+  // A hole's example is a plain 0-dim tensor: make_fx records a wrapped
+  // number as a constant, and the hole must stay an input of what it traces.
+  for (size_t i = inputs.size(); i < examples.size(); ++i) examples[i].impl()->set_wrapped_number(false);
   if (log_enabled("graph_code")) {
-    log_message("graph_code", str_cat("Graph ", position, " of ", options.name, ":\n", graph.str()));
+    log_message("graph_code", str_cat("Graph ", position, " of ", options.name, ":\n", program_graph.str()));
   }
   CompiledGraph compiled;
   // A backend that traces (aot_eager's make_fx) runs ops on fake tensors: the
   // user's modes must not see them (See Note [Modes around a compiled call]).
   HideUserModesGuard hide;
   if (guards.has_dynamic_dims() && (options.backend_fn || options.backend != "eager")) {
-    compiled = specialize_per_shape(backend, std::make_shared<const Graph>(graph.clone()));
+    compiled = specialize_per_shape(backend, std::make_shared<const Graph>(program_graph.clone()));
   } else {
-    compiled = backend(graph, examples);
+    compiled = backend(program_graph, examples);
   }
-  auto entry = std::make_shared<const CacheEntry>(CacheEntry{program, guards, compiled});
+  const uint64_t key = holes.empty() ? program : holes_hash(graph, holes);
+  auto entry = std::make_shared<const CacheEntry>(CacheEntry{key, guards, compiled, holes, captured});
   candidates.push_back(entry);
   ++entries;
   ++stats.compiles;
-  stats.ops_per_graph.push_back(ops_of(graph));
+  stats.ops_per_graph.push_back(ops_of(program_graph));
   std::vector<std::string> lines;
   for (const TensorGuard& g : guards.tensors) lines.push_back(g.str());
   stats.guards.push_back(absl::StrJoin(lines, "; "));
-  return {std::move(compiled), std::move(entry)};
+  return {with_numbers(std::move(compiled), numbers), std::move(entry)};
 }
 
 }  // namespace internal

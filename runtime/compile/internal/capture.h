@@ -98,8 +98,11 @@ struct CompiledState {
   // compiled_for: the compiled graph for graph (the position-th of its call)
   // on inputs: a cache hit, or the backend's result on a miss (a recompile
   // when the position had entries). Throws RecompileError under error_on_recompile.
+  // reads: the values the call read with item(), to name them in a recompile
+  // reason (See Note [Values read with item()]).
   CompiledFor compiled_for(const Graph& graph, const std::vector<Tensor>& inputs,
-                           const std::vector<std::string>& names, size_t position);
+                           const std::vector<std::string>& names, size_t position,
+                           const std::vector<ItemRead>& reads = {});
   // recordings_at: the recordings of a graph position (takes mu).
   std::vector<std::shared_ptr<const Recording>> recordings_at(size_t position);
   // add_recording: keeps r first among its position's recordings (takes mu).
@@ -134,6 +137,9 @@ class CaptureSession {
   static CaptureSession* current();
   // note_data_read: fn read a tensor's data (the call's ops may depend on it).
   void note_data_read() { data_read_ = true; }
+  // note_item_read, item_reads: the values this call read with item(), in order.
+  void note_item_read(ItemRead r) { item_reads_.push_back(std::move(r)); }
+  const std::vector<ItemRead>& item_reads() const { return item_reads_; }
 
  private:
   friend class CaptureMode;
@@ -141,6 +147,7 @@ class CaptureSession {
   std::vector<Tensor> inputs_;
   int suspended_ = 0;
   bool data_read_ = false;  // for Note [Trace once]
+  std::vector<ItemRead> item_reads_;
   bool broke_ = false;
   bool enabled_pre_dispatch_ = false;  // run() turned the PreDispatch key on (it was off)
   bool pre_dispatch_lifted_ = false;   // suspend() turned it off again

@@ -10,15 +10,20 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "runtime/compile/compile.h"
+#include "runtime/compile/internal/scalar_holes.h"
 #include "runtime/dispatch/mode.h"
 
 namespace opspec::internal {
 
 // CacheEntry: one compiled graph, for one program at one graph position.
 struct CacheEntry {
-  uint64_t program = 0;  // Graph::structural_hash(false)
-  GuardSet guards;
+  uint64_t program = 0;  // Graph::structural_hash(false), or holes_hash with holes
+  GuardSet guards;       // the graph's inputs, then one per hole
   CompiledGraph compiled;
+  // holes: numbers made inputs (See Note [Values read with item()]): the
+  // compiled graph takes their values after the graph's own inputs.
+  std::vector<ScalarSlot> holes;
+  std::shared_ptr<const Graph> graph;  // as compiled, before holes: to say what changed
 };
 
 // CompiledFor: what CompiledState::compiled_for found or built: the compiled
