@@ -18,6 +18,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "harness/cli/plugin.h"
 #include "harness/regex.h"
 #include "harness/program/fixture.h"
 #include "harness/spec/isolate.h"
@@ -52,6 +53,10 @@ SIGINT/SIGTERM stop the workers, write the reports (interrupted cases marked) an
   --json FILE      write JSON results
   -v, --verbose    one line per case
   -q, --quiet      print only failures and the summary
+
+options of every command:
+  --load LIB.so    load a plugin first: its ops, kernels, fixtures and backends (repeatable;
+                   build it with opspec_add_plugin, See Note [Plugins] in harness/cli/plugin.h)
 )";
 
 struct Args {
@@ -63,6 +68,7 @@ struct Args {
   double timeout = 0;
   bool isolate = false, in_process = false, accept = false, verbose = false, quiet = false, fixtures = false;
   std::string junit, json;
+  std::vector<std::string> plugins;  // --load, in order
 };
 
 [[noreturn]] void usage_error(const std::string& message) {
@@ -123,6 +129,8 @@ Args parse_args(int argc, char** argv) {
       a.quiet = true;
     } else if (arg == "--fixtures") {
       a.fixtures = true;
+    } else if (arg == "--load") {
+      a.plugins.push_back(value(arg));
     } else if (arg == "-h" || arg == "--help") {
       std::cout << kUsage;
       std::exit(0);
@@ -411,6 +419,13 @@ int command_show(const Args& a) {
 
 int run_cli(int argc, char** argv) {
   Args a = parse_args(argc, argv);
+  // Before any spec is read: the loader resolves op and fixture names.
+  for (const std::string& path : a.plugins) {
+    if (absl::Status st = load_plugin(path); !st.ok()) {
+      std::cerr << "opspec: " << st.message() << "\n";
+      return 2;
+    }
+  }
   try {
     if (a.command == "run") return command_run(a);
     if (a.command == "list") return command_list(a);
