@@ -102,8 +102,10 @@ TEST(OpRecorder, CompiledFunctionsShowTheOpsTheBackendRuns) {
   auto cf = compile([](const Tensor& x) { return ops::neg(ops::relu(x)); });
   const Tensor x = ops::ones({3});
   EXPECT_THAT(record_ops([&] { cf(x); }), ElementsAre("aten::relu", "aten::neg"));
-  const auto with_fake = record_ops([&] { cf(x); }, OpLevel::kAten, /*include_fake=*/true);
-  EXPECT_GE(with_fake.size(), 4u) << testing::PrintToString(with_fake);
+  // Fake ops included or not: a mode around a compiled call never sees the
+  // capture (See Note [Modes around a compiled call]).
+  auto cf2 = compile([](const Tensor& x) { return ops::neg(ops::relu(x)); });
+  EXPECT_THAT(record_ops([&] { cf2(x); }, OpLevel::kAten, /*include_fake=*/true), ElementsAre("aten::relu", "aten::neg"));
 }
 
 TEST(OpRecorder, ExceptionsPropagateAndTheModeIsPopped) {
