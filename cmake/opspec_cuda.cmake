@@ -5,7 +5,8 @@
 # OPSPEC_CUDA=AUTO (the default) builds the backend when a CUDA compiler and
 # toolkit are found, ON requires them, OFF never builds it. When built,
 # kernels/cuda/*.cc and *.cu go into opspec_runtime itself (one library,
-# whatever the build), which links cudart, cuBLAS and NVRTC, and only
+# whatever the build), which links cudart and NVRTC (and loads cuBLAS when a
+# product first needs it), and only
 # kernels/device_backends.cc is compiled with OPSPEC_HAS_CUDA: nothing else
 # knows whether CUDA was built (See Note [Device seam] in
 # runtime/core/device_hooks.h). Device code is compiled for Hopper (sm_90
@@ -85,7 +86,9 @@ file(GLOB _opspec_cuda_sources CONFIGURE_DEPENDS
   ${PROJECT_SOURCE_DIR}/kernels/cuda/*.cc ${PROJECT_SOURCE_DIR}/kernels/cuda/*.cu)
 list(FILTER _opspec_cuda_sources EXCLUDE REGEX "_test\\.(cc|cu)$")
 target_sources(opspec_runtime PRIVATE ${_opspec_cuda_sources})
-target_link_libraries(opspec_runtime PRIVATE CUDA::cudart CUDA::cublas CUDA::nvrtc)
+# cuBLAS is dlopened on first use, not linked (See Note [Loading cuBLAS lazily]
+# in kernels/cuda/cublas_loader.h); its headers come with CUDA::cudart's.
+target_link_libraries(opspec_runtime PRIVATE CUDA::cudart CUDA::nvrtc ${CMAKE_DL_LIBS})
 target_compile_options(opspec_runtime PRIVATE
   "$<$<COMPILE_LANGUAGE:CUDA>:--fmad=false;--expt-relaxed-constexpr;-Xcompiler=-Wall,-Wno-unused-parameter>")
 # The seam: the only file that knows the backend was built.

@@ -12,7 +12,7 @@
 # items, so the config finds those too (OpenMP, BLAS, xxHash, yaml-cpp,
 # nlohmann_json, RE2), not only the PUBLIC ones (Threads, absl, GTest), and, in a
 # build with the CUDA backend (See Note [CUDA build]), the CUDA toolkit
-# (cudart, cuBLAS, NVRTC): OPSPEC_PACKAGE_CUDA below tells the config.
+# (cudart and NVRTC; cuBLAS is loaded at run time): OPSPEC_PACKAGE_CUDA below tells the config.
 # The builtin fixtures (fixtures/, an OBJECT library so that their
 # OPSPEC_FIXTURE static registrars are never dropped by the linker) are
 # installed as object files: linking opspec::fixtures puts them into the

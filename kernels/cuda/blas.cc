@@ -10,6 +10,7 @@
 #include <optional>
 #include <utility>
 
+#include "kernels/cuda/cublas_loader.h"
 #include "kernels/cuda/cuda_copy.h"
 #include "kernels/cuda/cuda_device.h"
 #include "kernels/common/linalg_meta.h"
@@ -36,8 +37,8 @@ namespace opspec::internal {
 namespace {
 
 void check_cublas(cublasStatus_t s, std::string_view op) {
-  OPSPEC_CHECK(s == CUBLAS_STATUS_SUCCESS, op, ": cuBLAS failed: ", cublasGetStatusName(s), " (",
-               cublasGetStatusString(s), ")");
+  OPSPEC_CHECK(s == CUBLAS_STATUS_SUCCESS, op, ": cuBLAS failed: ", cuda::cublas().status_name(s), " (",
+               cuda::cublas().status_string(s), ")");
 }
 
 // check_floating: cuBLAS products take floating dtypes only; kernel is
@@ -58,8 +59,8 @@ cublasHandle_t handle() {
   cuda::check(cudaGetDevice(&device), "cuBLAS");
   OPSPEC_CHECK(device >= 0 && device < kMaxDevices, "cuBLAS: device index ", device, " out of range");
   if (handles[device] == nullptr) {
-    check_cublas(cublasCreate(&handles[device]), "cublasCreate");
-    check_cublas(cublasSetStream(handles[device], nullptr), "cublasSetStream");
+    check_cublas(cuda::cublas().create(&handles[device]), "cublasCreate");
+    check_cublas(cuda::cublas().set_stream(handles[device], nullptr), "cublasSetStream");
   }
   return handles[device];
 }
@@ -135,7 +136,7 @@ void matmul_into(const Tensor& a, const Tensor& b, const Tensor& c, const Scalar
       cuda::check(cudaMemsetAsync(c.raw_data(), 0, static_cast<size_t>(c.nbytes()), nullptr), op);
     } else {
       OPSPEC_CHECK(c.numel() < INT_MAX, op, ": matrices too large for cuBLAS");
-      check_cublas(cublasScalEx(handle(), static_cast<int>(c.numel()), beta_ptr, f64 ? CUDA_R_64F : CUDA_R_32F,
+      check_cublas(cuda::cublas().scal_ex(handle(), static_cast<int>(c.numel()), beta_ptr, f64 ? CUDA_R_64F : CUDA_R_32F,
                                 c.raw_data(), type, 1, f64 ? CUDA_R_64F : CUDA_R_32F),
                    op);
     }
@@ -143,7 +144,7 @@ void matmul_into(const Tensor& a, const Tensor& b, const Tensor& c, const Scalar
   }
   const GemmOperand pa = prepare(a, op), pb = prepare(b, op);
   // Column-major C^T [m, n] = B^T [m, k] @ A^T [k, n]: b first.
-  check_cublas(cublasGemmStridedBatchedEx(handle(), pb.op, pa.op, static_cast<int>(m), static_cast<int>(n),
+  check_cublas(cuda::cublas().gemm_strided_batched_ex(handle(), pb.op, pa.op, static_cast<int>(m), static_cast<int>(n),
                                           static_cast<int>(k), alpha_ptr, pb.data, type, static_cast<int>(pb.ld),
                                           pb.batch_stride, pa.data, type, static_cast<int>(pa.ld), pa.batch_stride,
                                           beta_ptr, c.raw_data(), type, static_cast<int>(m), n * m,
