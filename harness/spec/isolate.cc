@@ -20,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "harness/spec/report.h"
+#include "runtime/core/device_hooks.h"
 
 namespace opspec::spec {
 namespace {
@@ -186,6 +187,7 @@ class Pool {
     const SignalScope signals;
     std::fflush(nullptr);  // so workers do not inherit buffered output
     std::cout.flush();
+    probe_cuda();
     while (!pending_.empty() || busy() > 0) {
       if (g_signal != 0) return interrupt(g_signal);
       for (Worker& w : workers_) {
@@ -254,6 +256,23 @@ class Pool {
     w.output_fd = output[0];
     ::fcntl(w.result_fd, F_SETFL, O_NONBLOCK);
     ::fcntl(w.output_fd, F_SETFL, O_NONBLOCK);
+  }
+
+  // probe_cuda: counts CUDA devices in a child, for every worker to inherit
+  // (See set_cuda_device_count); if the child fails, workers ask for themselves.
+  static void probe_cuda() {
+    const pid_t pid = ::fork();
+    if (pid < 0) return;
+    if (pid == 0) {
+      int count = 0;
+      try {
+        count = get_device_hooks(DeviceType::kCUDA).device_count();
+      } catch (...) {
+      }
+      ::_exit(std::clamp(count, 0, 100));
+    }
+    int status = 0;
+    if (::waitpid(pid, &status, 0) == pid && WIFEXITED(status)) set_cuda_device_count(WEXITSTATUS(status));
   }
 
   // hand_out: fills w's queue: two cases, so it starts the next while the

@@ -277,11 +277,18 @@ CaseResult case_result(const CaseRef& ref) {
   return r;
 }
 
+namespace {
+std::optional<int> g_cuda_device_count;  // set_cuda_device_count, else asked of CUDA
+}  // namespace
+
+void set_cuda_device_count(int count) { g_cuda_device_count = count; }
+
 bool device_available(const std::string& device) {
   try {
     const Device d = Device::parse(device);
     if (!d.is_cuda()) return true;
-    return std::max<int>(d.index, 0) < get_device_hooks(d.type).device_count();
+    const int count = g_cuda_device_count ? *g_cuda_device_count : get_device_hooks(d.type).device_count();
+    return std::max<int>(d.index, 0) < count;
   } catch (const Error&) {
     return false;
   }

@@ -86,4 +86,11 @@ CaseResult run_case(const CaseRef& ref, const RunOptions& options = {});
 // device_available: whether tensors can be made on device ("cpu", "cuda:1", ...).
 bool device_available(const std::string& device);
 
+// set_cuda_device_count: what device_available takes the number of CUDA
+// devices to be, without asking CUDA in this process. The worker pool
+// probes in a child of its own: a process that initialized CUDA cannot hand
+// it to the children it forks, and each fresh worker probing again cost
+// milliseconds (See Note [Isolation]).
+void set_cuda_device_count(int count);
+
 }  // namespace opspec::spec
