@@ -207,10 +207,9 @@ CompiledFor CompiledState::compiled_for(const Graph& graph, const std::vector<Te
     stats.fell_back_to_eager = true;
     return {with_numbers(eager_backend(program_graph, example_inputs(all_inputs, guards)), numbers), nullptr};
   }
-  std::vector<Tensor> examples = example_inputs(all_inputs, guards);
-  // A hole's example is a plain 0-dim tensor: make_fx records a wrapped
-  // number as a constant, and the hole must stay an input of what it traces.
-  for (size_t i = inputs.size(); i < examples.size(); ++i) examples[i].impl()->set_wrapped_number(false);
+  // A hole's example stays a wrapped number, so a traced graph promotes types
+  // as eager does (int tensor * 2.5 is f32, not f64); make_fx keeps it an input.
+  const std::vector<Tensor> examples = example_inputs(all_inputs, guards);
   if (log_enabled("graph_code")) {
     log_message("graph_code", str_cat("Graph ", position, " of ", options.name, ":\n", program_graph.str()));
   }

@@ -43,6 +43,23 @@ TEST(ItemValues, ANewValueRecompilesOnceNamingItThenTheGraphServesEveryValue) {
   }
 }
 
+TEST(ItemValues, AHolePromotesTypesAsTheNumberItReplaces) {
+  // An int tensor times a float read with item() is f32 (a wrapped number
+  // does not promote past the default dtype), on every backend, hole or not.
+  auto f = [](const std::vector<Tensor>& in) { return std::vector<Tensor>{ops::mul(in[0], in[1].item<double>())}; };
+  const Tensor x = ops::tensor({1, 2, 3}, {3}, DType::kInt64);
+  for (const char* backend : {"eager", "aot_eager", "fused"}) {
+    SCOPED_TRACE(backend);
+    auto cf = compile(f, {.backend = backend, .input_names = {"x", "n"}});
+    for (double n : {1.5, 2.5, 4.0}) {
+      const Tensor out = cf({x, ops::tensor({n}, {1})})[0];
+      EXPECT_EQ(out.dtype(), DType::kFloat32) << n;
+      EXPECT_EQ(out.to_vector<double>(), (std::vector<double>{n, 2 * n, 3 * n})) << n;
+    }
+    EXPECT_EQ(cf.stats().recompiles, 1);
+  }
+}
+
 TEST(ItemValues, TheNumberThatNeverChangesStaysAConstant) {
   // Only the slot that changed becomes an input: relu(x) * n + 2 keeps its 2.
   auto cf = compile(&scale_by_n, {.input_names = {"x", "n"}});

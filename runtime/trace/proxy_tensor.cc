@@ -122,7 +122,9 @@ NodeArg ProxyTensorMode::to_node_arg(const Value& v) {
   if (v.is_tensor()) {
     const Tensor& t = v.to_tensor();
     if (!t.defined()) return NodeArg::value(Value());
-    if (t.is_wrapped_number()) return NodeArg::value(v);  // `x + 1.0` records 1.0
+    // `x + 1.0` records 1.0; a wrapped number that is a graph input (a hole of
+    // Note [Values read with item()]) stays that input.
+    if (t.is_wrapped_number() && node_of(t) == nullptr) return NodeArg::value(v);
     return NodeArg::node(node_or_constant(t));
   }
   if (v.is_tensor_list()) {
