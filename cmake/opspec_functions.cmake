@@ -55,9 +55,12 @@ function(opspec_add_plugin name)
       target_compile_definitions(${name} PRIVATE $<TARGET_PROPERTY:${lib},INTERFACE_COMPILE_DEFINITIONS>)
     endif()
   endforeach()
-  # absl's headers and their definitions (absl is a shared library the
-  # command already loads).
-  target_include_directories(${name} PRIVATE $<TARGET_PROPERTY:absl::status,INTERFACE_INCLUDE_DIRECTORIES>)
+  # absl's headers (absl is a shared library the command already loads). Under
+  # add_subdirectory absl's imported targets are not visible here; its headers
+  # are then on the system path, where Debian installs them.
+  if(TARGET absl::status)
+    target_include_directories(${name} PRIVATE $<TARGET_PROPERTY:absl::status,INTERFACE_INCLUDE_DIRECTORIES>)
+  endif()
   target_compile_features(${name} PRIVATE cxx_std_20)
   set_target_properties(${name} PROPERTIES PREFIX "lib" CXX_VISIBILITY_PRESET default)
 endfunction()
