@@ -460,10 +460,9 @@ Tensor host_copy(const Tensor& t) {
   int64_t extent = t.numel() == 0 ? 0 : 1;
   for (int64_t d = 0; d < t.dim() && extent > 0; ++d) extent += (t.sizes()[d] - 1) * t.strides()[d];
   const Tensor span = internal::make_tensor({extent}, t.dtype(), kCPU);
-  const Device from = t.impl()->storage()->device();
   if (extent > 0) {
-    get_device_hooks(from.type).copy_bytes(span.raw_data(), kCPU, t.raw_data(), from,
-                                           static_cast<size_t>(extent * t.element_size()));
+    get_device_hooks(where.type).copy_bytes(span.raw_data(), kCPU, t.raw_data(), where,
+                                            static_cast<size_t>(extent * t.element_size()));
   }
   return internal::make_view(span, t.sizes(), t.strides(), 0);
 }

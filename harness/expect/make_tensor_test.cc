@@ -35,7 +35,8 @@ TEST(MakeTensor, LowHighAndTheSeed) {
   for (double v : a) ASSERT_TRUE(v >= 2 && v < 3) << v;
   manual_seed(3);
   EXPECT_EQ(make_tensor({500}, DType::kFloat64, kCPU, {.low = 2, .high = 3}).to_vector<double>(), a);
-  const std::vector<int64_t> small = make_tensor({200}, DType::kInt32, kCPU, {.low = 0, .high = 2}).to_vector<int64_t>();
+  const std::vector<int64_t> small =
+      make_tensor({200}, DType::kInt32, kCPU, {.low = 0, .high = 2}).to_vector<int64_t>();
   for (int64_t v : small) ASSERT_TRUE(v == 0 || v == 1) << v;
 }
 

@@ -105,7 +105,8 @@ TEST(OpRecorder, CompiledFunctionsShowTheOpsTheBackendRuns) {
   // Fake ops included or not: a mode around a compiled call never sees the
   // capture (See Note [Modes around a compiled call]).
   auto cf2 = compile([](const Tensor& x) { return ops::neg(ops::relu(x)); });
-  EXPECT_THAT(record_ops([&] { cf2(x); }, OpLevel::kAten, /*include_fake=*/true), ElementsAre("aten::relu", "aten::neg"));
+  EXPECT_THAT(record_ops([&] { cf2(x); }, OpLevel::kAten, /*include_fake=*/true),
+              ElementsAre("aten::relu", "aten::neg"));
 }
 
 TEST(OpRecorder, ExceptionsPropagateAndTheModeIsPopped) {

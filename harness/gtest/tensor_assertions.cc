@@ -12,6 +12,8 @@ namespace opspec::internal {
                                        << (exact ? "equal" : "close") << ":\n" << r.message;
 }
 
-CloseOptions tensor_eq_options(bool equal_nan) { return CloseOptions{.rtol = 0.0, .atol = 0.0, .equal_nan = equal_nan}; }
+CloseOptions tensor_eq_options(bool equal_nan) {
+  return CloseOptions{.rtol = 0.0, .atol = 0.0, .equal_nan = equal_nan};
+}
 
 }  // namespace opspec::internal

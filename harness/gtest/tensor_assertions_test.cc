@@ -48,8 +48,8 @@ TEST(TensorAssertions, CloseFailsOutsideTheTolerancesWithAssertClosesMessage) {
               HasSubstr("(up to 0.1 allowed)"));
   // Shape and dtype are compared first, as assert_close does.
   EXPECT_THAT(nonfatal_failure_of([&] { EXPECT_TENSOR_CLOSE(ops::ones({2}), ops::ones({3})); }), HasSubstr("shape"));
-  EXPECT_THAT(nonfatal_failure_of([&] { EXPECT_TENSOR_CLOSE(ops::ones({2}, {.dtype = DType::kFloat64}), ops::ones({2})); }),
-              HasSubstr("dtype"));
+  const Tensor f64 = ops::ones({2}, {.dtype = DType::kFloat64});
+  EXPECT_THAT(nonfatal_failure_of([&] { EXPECT_TENSOR_CLOSE(f64, ops::ones({2})); }), HasSubstr("dtype"));
 }
 
 }  // namespace

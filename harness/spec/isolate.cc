@@ -261,6 +261,7 @@ class Pool {
   // probe_cuda: counts CUDA devices in a child, for every worker to inherit
   // (See set_cuda_device_count); if the child fails, workers ask for themselves.
   static void probe_cuda() {
+    if (!get_device_hooks(DeviceType::kCUDA).is_built()) return set_cuda_device_count(0);
     const pid_t pid = ::fork();
     if (pid < 0) return;
     if (pid == 0) {
@@ -295,12 +296,19 @@ class Pool {
     }
   }
 
-  // requeue: w's cases after the front one never started: back to pending, in order.
-  void requeue(Worker& w) {
+  // fail_running: w's worker is gone: its running (front) case fails with
+  // message; the cases queued behind it never started and go back to pending.
+  void fail_running(Worker& w, std::string message) {
     while (w.queue.size() > 1) {
       pending_.push_front(w.queue.back());
       w.queue.pop_back();
     }
+    if (w.queue.empty()) return;
+    const size_t index = w.queue.front();
+    CaseResult r = failed(index, std::move(message));
+    r.seconds = elapsed(w);
+    w.queue.clear();
+    finish(index, std::move(r));
   }
 
   // wait_for_events: sleeps until a worker writes or exits, a signal, or the nearest deadline.
@@ -354,20 +362,12 @@ class Pool {
       ::waitpid(w.pid, &status, 0);
       w.pid = -1;
       if (w.output_fd >= 0) drain(w.output_fd, w.output, kOutputTail);
-      requeue(w);
-      if (!w.queue.empty()) {
-        const size_t index = w.queue.front();
-        std::string why;
-        if (WIFSIGNALED(status)) {
-          const int sig = WTERMSIG(status);
-          why = str_cat("crashed: signal ", sig, " (", strsignal(sig), ")");
-        } else {
-          why = str_cat("the case's process exited with status ", WEXITSTATUS(status), " without reporting a result");
-        }
-        CaseResult r = failed(index, str_cat(why, tail(w.output)));
-        r.seconds = elapsed(w);
-        w.queue.clear();
-        finish(index, std::move(r));
+      if (WIFSIGNALED(status)) {
+        const int sig = WTERMSIG(status);
+        fail_running(w, str_cat("crashed: signal ", sig, " (", strsignal(sig), ")", tail(w.output)));
+      } else {
+        fail_running(w, str_cat("the case's process exited with status ", WEXITSTATUS(status),
+                                " without reporting a result", tail(w.output)));
       }
       close_all(w);
       return;
@@ -377,20 +377,14 @@ class Pool {
       ::waitpid(w.pid, nullptr, 0);
       w.pid = -1;
       if (w.output_fd >= 0) drain(w.output_fd, w.output, kOutputTail);
-      requeue(w);
-      const size_t index = w.queue.front();
-      CaseResult r = failed(index, absl::StrFormat("timed out after %.1f s (killed)%s", pool_.timeout_seconds,
-                                                   tail(w.output)));
-      r.seconds = elapsed(w);
-      w.queue.clear();
-      finish(index, std::move(r));
+      fail_running(w, absl::StrFormat("timed out after %.1f s (killed)%s", pool_.timeout_seconds, tail(w.output)));
       close_all(w);
     }
   }
 
   // retire: closes a worker's pipes (it exits at EOF) and leaves it to reap():
-  // a 250 MB process takes milliseconds to tear down, and the next worker
-  // need not wait for that.
+  // a process takes milliseconds to tear down, and the next worker need not
+  // wait for that.
   void retire(Worker& w) {
     if (w.pid < 0) return;
     close_all(w);
@@ -418,14 +412,7 @@ class Pool {
       ::kill(w.pid, SIGKILL);
       ::waitpid(w.pid, nullptr, 0);
       w.pid = -1;
-      requeue(w);
-      if (!w.queue.empty()) {
-        const size_t index = w.queue.front();
-        CaseResult r = failed(index, str_cat("interrupted by ", name, " while running", tail(w.output)));
-        r.seconds = elapsed(w);
-        w.queue.clear();
-        finish(index, std::move(r));
-      }
+      fail_running(w, str_cat("interrupted by ", name, " while running", tail(w.output)));
       close_all(w);
     }
     for (size_t index : pending_) {

@@ -16,12 +16,13 @@ namespace opspec::spec {
 // reads the last result (with one at a time, each worker sat idle through
 // every round trip and -j2 was no faster than -j1); the worker sends each
 // CaseResult back as length-framed JSON, and its stdout and stderr go to a
-// third pipe whose tail is kept for the case's report. The parent sleeps in poll() until a result, output, a
-// worker's exit (its pipes close) or the nearest per-case deadline, so it
-// never polls on a timer. A worker that dies (a signal, an exit without a
-// result) fails the case it was running with that reason and the output tail,
-// its queued case goes back to the pending ones, and a new worker takes its place; a case past its timeout has its worker
-// SIGKILLed the same way. Workers run in their own process groups (a
+// third pipe whose tail is kept for the case's report. The parent sleeps in
+// poll() until a result, output, a worker's exit (its pipes close) or the
+// nearest per-case deadline, so it never polls on a timer. A worker that dies
+// (a signal, an exit without a result) fails the case it was running with
+// that reason and the output tail, its queued case goes back to the pending
+// ones, and a new worker takes its place; a case past its timeout has its
+// worker SIGKILLed the same way. Workers run in their own process groups (a
 // terminal's ^C reaches the parent only) and die with the parent
 // (PR_SET_PDEATHSIG). On SIGINT or SIGTERM the parent kills every worker,
 // fails the running cases and marks the pending ones skipped ("interrupted"),

@@ -490,36 +490,24 @@ TEST(SpecLoaderErrors, BadDynamicMark) {
 }
 
 TEST(SpecLoaderErrors, ManyErrorsAreReportedTogetherSortedByPosition) {
-  std::string msg = load_fails(y(R"Y(
-defaults: {dtype: f33}
-cases:
-  - name: a
-    program: return 1
-    expect: {graphs: x, recompiles: y}
-  - name: b
-    fixture: 3
-    program: return 1
-    inputs: {x: {shape: [-1]}}
-  - name: a
-    program: return 1
-zzz: 1
-)Y"));
+  // Two cases with errors of their own, loaded with and without file errors around them.
+  const std::string bad_cases =
+      "  - name: a\n"
+      "    program: return 1\n"
+      "    expect: {graphs: x, recompiles: y}\n"
+      "  - name: b\n"
+      "    fixture: 3\n"
+      "    program: return 1\n"
+      "    inputs: {x: {shape: [-1]}}\n";
+  const std::string msg = load_fails(
+      str_cat("defaults: {dtype: f33}\ncases:\n", bad_cases, "  - name: a\n    program: return 1\nzzz: 1\n"));
   // The file's own errors reject it; each case's errors stay with the case.
   EXPECT_EQ(msg,
             "t.yaml:1:19: error: unknown dtype 'f33'; did you mean 'f32'? (allowed: f32, f64, f16, bf16, i64, i32, "
             "b8, or torch names like float32)\n"
             "t.yaml:10:5: error: duplicate case name 'a' (first at t.yaml:3:5)\n"
             "t.yaml:12:1: error: unknown key 'zzz' at the top level (allowed: schema, suite, defaults, cases)");
-  EXPECT_EQ(load_fails(y(R"Y(
-cases:
-  - name: a
-    program: return 1
-    expect: {graphs: x, recompiles: y}
-  - name: b
-    fixture: 3
-    program: return 1
-    inputs: {x: {shape: [-1]}}
-)Y")),
+  EXPECT_EQ(load_fails(str_cat("cases:\n", bad_cases)),
             "t.yaml:4:22: error: 'graphs' must be an integer, got a string\n"
             "t.yaml:4:37: error: 'recompiles' must be an integer, got a string\n"
             "t.yaml:6:5: error: case 'b' has both 'program' and 'fixture'; give one\n"

@@ -136,20 +136,20 @@ void matmul_into(const Tensor& a, const Tensor& b, const Tensor& c, const Scalar
       cuda::check(cudaMemsetAsync(c.raw_data(), 0, static_cast<size_t>(c.nbytes()), nullptr), op);
     } else {
       OPSPEC_CHECK(c.numel() < INT_MAX, op, ": matrices too large for cuBLAS");
-      check_cublas(cuda::cublas().scal_ex(handle(), static_cast<int>(c.numel()), beta_ptr, f64 ? CUDA_R_64F : CUDA_R_32F,
-                                c.raw_data(), type, 1, f64 ? CUDA_R_64F : CUDA_R_32F),
+      check_cublas(cuda::cublas().scal_ex(handle(), static_cast<int>(c.numel()), beta_ptr,
+                                          f64 ? CUDA_R_64F : CUDA_R_32F, c.raw_data(), type, 1,
+                                          f64 ? CUDA_R_64F : CUDA_R_32F),
                    op);
     }
     return;
   }
   const GemmOperand pa = prepare(a, op), pb = prepare(b, op);
   // Column-major C^T [m, n] = B^T [m, k] @ A^T [k, n]: b first.
-  check_cublas(cuda::cublas().gemm_strided_batched_ex(handle(), pb.op, pa.op, static_cast<int>(m), static_cast<int>(n),
-                                          static_cast<int>(k), alpha_ptr, pb.data, type, static_cast<int>(pb.ld),
-                                          pb.batch_stride, pa.data, type, static_cast<int>(pa.ld), pa.batch_stride,
-                                          beta_ptr, c.raw_data(), type, static_cast<int>(m), n * m,
-                                          static_cast<int>(batches), f64 ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F,
-                                          CUBLAS_GEMM_DEFAULT),
+  check_cublas(cuda::cublas().gemm_strided_batched_ex(
+                   handle(), pb.op, pa.op, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), alpha_ptr,
+                   pb.data, type, static_cast<int>(pb.ld), pb.batch_stride, pa.data, type, static_cast<int>(pa.ld),
+                   pa.batch_stride, beta_ptr, c.raw_data(), type, static_cast<int>(m), n * m,
+                   static_cast<int>(batches), f64 ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
                op);
 }
 

@@ -40,7 +40,9 @@ TEST(CudaReduceTest, SumsAndMeansOverAnyDims) {
       expect_close(ops::mean(d, dims, true), ops::mean(x, dims, true), "mean keepdim " + n, 8);
       expect_close(ops::sum(dt_, dims), ops::sum(xt, dims), "sum permuted " + n, 8);
     }
-    expect_close(ops::sum(d, {1}, false, DType::kFloat64), ops::sum(x, {1}, false, DType::kFloat64), "sum dtype " + n, 8, 7.0);  // 7 signed values of |x| ~ 1 cancel
+    // 7 signed values of |x| ~ 1 cancel: the floor is their magnitude.
+    expect_close(ops::sum(d, {1}, false, DType::kFloat64), ops::sum(x, {1}, false, DType::kFloat64), "sum dtype " + n,
+                 8, 7.0);
   }
   // Integer and bool sums are exact (and widen to i64).
   for (DType dt : {DType::kInt64, DType::kInt32, DType::kBool}) {
@@ -107,7 +109,8 @@ TEST(CudaReduceTest, SoftmaxAndLogSoftmax) {
     for (int64_t dim : {0, 1, 2, -1}) {
       const std::string what = str_cat("dim ", dim, " ", dtype_short_name(dt));
       expect_close(ops::softmax(d, dim), ops::softmax(x, dim), "softmax " + what, 4);
-      expect_close(ops::log_softmax(d, dim), ops::log_softmax(x, dim), "log_softmax " + what, 4, 4.0);  // x - logsumexp cancels
+      // x - logsumexp cancels: the floor is the inputs' magnitude.
+      expect_close(ops::log_softmax(d, dim), ops::log_softmax(x, dim), "log_softmax " + what, 4, 4.0);
     }
   }
   // half_to_float (CUDA only): as softmax of the widened input.

@@ -149,10 +149,8 @@ bool CaptureMode::break_and_run_eagerly(OpCall& call, BreakKind kind, std::strin
   // item(): what it read and from where, for recompile reasons (See Note [Values read with item()]).
   std::optional<std::string> item_source;
   if (&call.op() == &builtin_op(OpId::_local_scalar_dense) && !call.stack().empty() && call.stack()[0].is_tensor()) {
-    const int i = fn_input_index(call.stack()[0].to_tensor());
-    item_source = i < 0 ? std::string("a tensor")
-                        : str_cat("L['", static_cast<size_t>(i) < fn_input_names_.size() ? fn_input_names_[i]
-                                                                                           : str_cat("x", i), "']");
+    const Tensor& read = call.stack()[0].to_tensor();
+    item_source = fn_input_index(read) < 0 ? std::string("a tensor") : str_cat("L['", input_name(read), "']");
   }
   Dispatcher::singleton().call_boxed(call.op(), call.stack());
   if (item_source && !call.stack().empty() && call.stack()[0].is_scalar()) {

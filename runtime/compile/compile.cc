@@ -96,7 +96,8 @@ const ItemRead* read_with_item(const Scalar& value, const std::vector<ItemRead>&
 // number is a value the call read with item(); else the op and argument.
 std::string constant_change_reason(const ConstantChange& c, const std::vector<ItemRead>& reads) {
   if (const ItemRead* r = read_with_item(c.after, reads)) {
-    return str_cat(r->source, ".item() == ", c.before.str(), " (the value read with item() is now ", c.after.str(), ")");
+    return str_cat(r->source, ".item() == ", c.before.str(), " (the value read with item() is now ", c.after.str(),
+                   ")");
   }
   return str_cat("a number in the program changed: argument ", c.slot.arg, " of ", c.op, " was ", c.before.str(),
                  ", now ", c.after.str());

@@ -20,7 +20,10 @@ std::vector<Tensor> scale_by_n(const std::vector<Tensor>& in) {
 
 std::vector<double> expected(const Tensor& x, double n) {
   std::vector<double> out;
-  for (double v : x.to_vector<double>()) out.push_back(static_cast<float>(static_cast<float>(std::max(v, 0.0)) * static_cast<float>(n)) + 2.0f);
+  for (double v : x.to_vector<double>()) {
+    const float product = static_cast<float>(std::max(v, 0.0)) * static_cast<float>(n);  // f32, as relu(x) * n
+    out.push_back(product + 2.0f);
+  }
   return out;
 }
 
@@ -89,7 +92,8 @@ TEST(ItemValues, ANumberFromElsewhereIsNamedByItsOpAndArgument) {
   k = 3;
   EXPECT_EQ(cf({x})[0].to_vector<double>(), (std::vector<double>{3, 3}));
   ASSERT_EQ(cf.stats().recompile_reasons.size(), 1u);
-  EXPECT_EQ(cf.stats().recompile_reasons[0], "a number in the program changed: argument 1 of aten::mul.Tensor was 1.0, now 3.0");
+  EXPECT_EQ(cf.stats().recompile_reasons[0],
+            "a number in the program changed: argument 1 of aten::mul.Tensor was 1.0, now 3.0");
 }
 
 }  // namespace
