@@ -86,9 +86,10 @@ file(GLOB _opspec_cuda_sources CONFIGURE_DEPENDS
   ${PROJECT_SOURCE_DIR}/kernels/cuda/*.cc ${PROJECT_SOURCE_DIR}/kernels/cuda/*.cu)
 list(FILTER _opspec_cuda_sources EXCLUDE REGEX "_test\\.(cc|cu)$")
 target_sources(opspec_runtime PRIVATE ${_opspec_cuda_sources})
-# cuBLAS is dlopened on first use, not linked (See Note [Loading cuBLAS lazily]
-# in kernels/cuda/cublas_loader.h); its headers come with CUDA::cudart's.
-target_link_libraries(opspec_runtime PRIVATE CUDA::cudart CUDA::nvrtc ${CMAKE_DL_LIBS})
+# cuBLAS and NVRTC are dlopened on first use, not linked (See Note [Loading
+# CUDA libraries lazily] in kernels/cuda/lazy_library.h); their headers come
+# with CUDA::cudart's.
+target_link_libraries(opspec_runtime PRIVATE CUDA::cudart ${CMAKE_DL_LIBS})
 target_compile_options(opspec_runtime PRIVATE
   "$<$<COMPILE_LANGUAGE:CUDA>:--fmad=false;--expt-relaxed-constexpr;-Xcompiler=-Wall,-Wno-unused-parameter>")
 # The seam: the only file that knows the backend was built.
@@ -102,4 +103,10 @@ if(OPSPEC_BUILD_TESTS)
     opspec_add_tests(opspec_cuda_tests SOURCES ${_opspec_cuda_tests} LIBS opspec_runtime opspec_harness CUDA::cudart)
   endif()
   unset(_opspec_cuda_tests)
+  # A process loads libcudart only; cuBLAS and NVRTC wait for their first use
+  # (See Note [Loading CUDA libraries lazily]). The loader's log names each library it finds.
+  add_test(NAME opspec_start_loads_no_cuda_toolkit_library
+    COMMAND ${CMAKE_COMMAND} -E env LD_DEBUG=libs $<TARGET_FILE:opspec> list --fixtures)
+  set_tests_properties(opspec_start_loads_no_cuda_toolkit_library PROPERTIES
+    PASS_REGULAR_EXPRESSION "libcudart" FAIL_REGULAR_EXPRESSION "libnvrtc|libcublas")
 endif()

@@ -1,18 +1,10 @@
-// cublas_loader.h: cuBLAS, loaded on first use. See Note [Loading cuBLAS lazily].
+// cublas_loader.h: cuBLAS, loaded on first use.
+// See Note [Loading CUDA libraries lazily] in lazy_library.h.
 #pragma once
 
 #include <cublas_v2.h>
 
 namespace opspec::internal::cuda {
-
-// Note [Loading cuBLAS lazily]
-// Linking libcublas loads libcublasLt with it, whose start-up initializers
-// took 0.35 s of the 0.45 s every opspec process (the command, each test
-// binary, each --isolate worker) spent before main, GPU or not, and 250 MB of
-// resident memory. cuBLAS is only needed by a product on a CUDA tensor, so it
-// is dlopened then: from the directory libcudart was loaded from (the
-// toolkit's lib folder, which an installed opspec has no rpath to), else by
-// its soname. The few entry points blas.cc calls are looked up by name.
 
 // CublasApi: the cuBLAS functions blas.cc uses.
 struct CublasApi {

@@ -4,7 +4,6 @@
 #include "kernels/cuda/nvrtc.h"
 
 #include <cuda_runtime_api.h>
-#include <nvrtc.h>
 #include <unistd.h>
 #include <xxhash.h>
 
@@ -20,6 +19,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_join.h"
 #include "kernels/cuda/cuda_device.h"
+#include "kernels/cuda/nvrtc_loader.h"
 #include "runtime/core/device_hooks.h"
 #include "runtime/core/error.h"
 // The headers embedded below, included so the build rebuilds this file when they change.
@@ -239,7 +239,8 @@ std::string embedded(const char* begin, const char* end) {
 }
 
 void check_nvrtc(nvrtcResult r, std::string_view what, std::string_view name) {
-  OPSPEC_CHECK(r == NVRTC_SUCCESS, "NVRTC: ", what, " failed for CUDA kernel ", name, ": ", nvrtcGetErrorString(r));
+  OPSPEC_CHECK(r == NVRTC_SUCCESS, "NVRTC: ", what, " failed for CUDA kernel ", name, ": ",
+               cuda::nvrtc_api().get_error_string(r));
 }
 
 std::string hex128(const XXH128_hash_t& h) {
@@ -286,6 +287,7 @@ std::string numbered(std::string_view source) {
 
 std::shared_ptr<CompiledKernel> compile_now(std::string_view name, std::string_view source,
                                             const std::vector<std::string>& opts, bool real_arch) {
+  const cuda::NvrtcApi& api = cuda::nvrtc_api();
   const auto& headers = nvrtc_embedded_headers();
   std::vector<const char*> texts, names;
   for (const auto& [n, t] : headers) {
@@ -294,35 +296,36 @@ std::shared_ptr<CompiledKernel> compile_now(std::string_view name, std::string_v
   }
   const std::string src(source), file = str_cat(name, ".cu");
   nvrtcProgram prog = nullptr;
-  check_nvrtc(nvrtcCreateProgram(&prog, src.c_str(), file.c_str(), static_cast<int>(headers.size()), texts.data(),
+  check_nvrtc(api.create_program(&prog, src.c_str(), file.c_str(), static_cast<int>(headers.size()), texts.data(),
                                  names.data()),
               "nvrtcCreateProgram", name);
   struct Destroy {
+    const cuda::NvrtcApi& api;
     nvrtcProgram* p;
-    ~Destroy() { nvrtcDestroyProgram(p); }
-  } destroy{&prog};
+    ~Destroy() { api.destroy_program(p); }
+  } destroy{api, &prog};
   std::vector<const char*> argv;
   for (const std::string& o : opts) argv.push_back(o.c_str());
-  const nvrtcResult r = nvrtcCompileProgram(prog, static_cast<int>(argv.size()), argv.data());
+  const nvrtcResult r = api.compile_program(prog, static_cast<int>(argv.size()), argv.data());
   auto out = std::make_shared<CompiledKernel>();
   out->name = std::string(name);
   out->options = absl::StrJoin(opts, " ");
   size_t size = 0;
-  check_nvrtc(nvrtcGetProgramLogSize(prog, &size), "nvrtcGetProgramLogSize", name);
+  check_nvrtc(api.get_program_log_size(prog, &size), "nvrtcGetProgramLogSize", name);
   std::string log(size, '\0');
-  check_nvrtc(nvrtcGetProgramLog(prog, log.data()), "nvrtcGetProgramLog", name);
+  check_nvrtc(api.get_program_log(prog, log.data()), "nvrtcGetProgramLog", name);
   while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
-  OPSPEC_CHECK(r == NVRTC_SUCCESS, "NVRTC failed to compile CUDA kernel ", name, " (", nvrtcGetErrorString(r),
+  OPSPEC_CHECK(r == NVRTC_SUCCESS, "NVRTC failed to compile CUDA kernel ", name, " (", api.get_error_string(r),
                "; options: ", out->options, "):\n", log, "\n--- source of ", file, " ---\n", numbered(source));
   out->log = std::move(log);
   if (real_arch) {
-    check_nvrtc(nvrtcGetCUBINSize(prog, &size), "nvrtcGetCUBINSize", name);
+    check_nvrtc(api.get_cubin_size(prog, &size), "nvrtcGetCUBINSize", name);
     out->cubin.resize(size);
-    check_nvrtc(nvrtcGetCUBIN(prog, out->cubin.data()), "nvrtcGetCUBIN", name);
+    check_nvrtc(api.get_cubin(prog, out->cubin.data()), "nvrtcGetCUBIN", name);
   } else {
-    check_nvrtc(nvrtcGetPTXSize(prog, &size), "nvrtcGetPTXSize", name);
+    check_nvrtc(api.get_ptx_size(prog, &size), "nvrtcGetPTXSize", name);
     out->ptx.resize(size);
-    check_nvrtc(nvrtcGetPTX(prog, out->ptx.data()), "nvrtcGetPTX", name);
+    check_nvrtc(api.get_ptx(prog, out->ptx.data()), "nvrtcGetPTX", name);
     while (!out->ptx.empty() && out->ptx.back() == '\0') out->ptx.pop_back();
   }
   return out;
@@ -429,15 +432,15 @@ const std::vector<std::pair<std::string, std::string>>& nvrtc_embedded_headers()
 
 std::string nvrtc_version() {
   int major = 0, minor = 0;
-  check_nvrtc(nvrtcVersion(&major, &minor), "nvrtcVersion", "-");
+  check_nvrtc(cuda::nvrtc_api().version(&major, &minor), "nvrtcVersion", "-");
   return str_cat(major, ".", minor);
 }
 
 std::vector<int> nvrtc_supported_archs() {
   int n = 0;
-  check_nvrtc(nvrtcGetNumSupportedArchs(&n), "nvrtcGetNumSupportedArchs", "-");
+  check_nvrtc(cuda::nvrtc_api().get_num_supported_archs(&n), "nvrtcGetNumSupportedArchs", "-");
   std::vector<int> archs(static_cast<size_t>(n));
-  if (n > 0) check_nvrtc(nvrtcGetSupportedArchs(archs.data()), "nvrtcGetSupportedArchs", "-");
+  if (n > 0) check_nvrtc(cuda::nvrtc_api().get_supported_archs(archs.data()), "nvrtcGetSupportedArchs", "-");
   return archs;
 }
 
