@@ -25,6 +25,7 @@
 #include "runtime/core/device_hashes.h"
 #include "runtime/core/device_hooks.h"
 #include "runtime/core/scalar.h"
+#include "runtime/core/parallel.h"
 
 namespace opspec {
 
@@ -263,7 +264,7 @@ absl::InlinedVector<R, 128> chunk_results(const Tensor& t, int64_t chunk_elems, 
     for (int64_t c = 0; c < nchunks; ++c) run_chunk(c, scratch);
     return results;
   }
-#pragma omp parallel
+#pragma omp parallel num_threads(get_num_threads())
   {
     Scratch scratch;
 #pragma omp for schedule(static)

@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "kernels/common/factory_meta.h"
+#include "kernels/cpu/loops.h"
 
 namespace opspec::internal {
 
@@ -61,8 +62,10 @@ template <class T> T checked_scalar_cast(const Scalar& value, std::string_view o
 }
 
 template <class T> void fill_contiguous(T* data, int64_t n, T v) {
-#pragma omp parallel for simd schedule(static) if (n >= kParallelGrain)
-  for (int64_t i = 0; i < n; ++i) data[i] = v;
+  parallel_for(n, kParallelGrain, [&](int64_t begin, int64_t end) {
+#pragma omp simd
+    for (int64_t i = begin; i < end; ++i) data[i] = v;
+  });
 }
 
 // fill_strided: any geometry, overlapping (expanded) tensors included; an
@@ -108,13 +111,9 @@ void zero_contiguous(const Tensor& t) {
   char* data = static_cast<char*>(t.raw_data());
   const int64_t nbytes = t.nbytes();
   if (nbytes == 0) return;
-  const int64_t grain = kParallelGrain * 4;
-  const int64_t chunks = (nbytes + grain - 1) / grain;
-#pragma omp parallel for schedule(static) if (chunks > 1)
-  for (int64_t c = 0; c < chunks; ++c) {
-    const int64_t begin = c * grain;
-    std::memset(data + begin, 0, static_cast<size_t>(std::min(grain, nbytes - begin)));
-  }
+  parallel_for(nbytes, kParallelGrain * 4, [&](int64_t begin, int64_t end) {
+    std::memset(data + begin, 0, static_cast<size_t>(end - begin));
+  });
 }
 
 Tensor cpu_factory(IntArrayRef size, DType dtype, std::string_view op) {
@@ -129,15 +128,18 @@ template <class T> void arange_fill(T* p, int64_t n, const Scalar& start, const 
     // Unsigned arithmetic: step * i may pass int64's range on the way to a
     // value inside [start, end]; wrapping makes the sum exact.
     const uint64_t xstart = static_cast<uint64_t>(start.to_int()), xstep = static_cast<uint64_t>(step.to_int());
-#pragma omp parallel for simd schedule(static) if (n >= kParallelGrain)
-    for (int64_t i = 0; i < n; ++i) {
-      p[i] = static_cast<T>(static_cast<int64_t>(xstart + xstep * static_cast<uint64_t>(i)));
-    }
+    parallel_for(n, kParallelGrain, [&](int64_t begin, int64_t end) {
+#pragma omp simd
+      for (int64_t i = begin; i < end; ++i) {
+        p[i] = static_cast<T>(static_cast<int64_t>(xstart + xstep * static_cast<uint64_t>(i)));
+      }
+    });
   } else {
     using acc_t = std::conditional_t<std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>, float, double>;
     const acc_t xstart = static_cast<acc_t>(start.to_double()), xstep = static_cast<acc_t>(step.to_double());
-#pragma omp parallel for schedule(static) if (n >= kParallelGrain)
-    for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(xstart + xstep * static_cast<acc_t>(i));
+    parallel_for(n, kParallelGrain, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) p[i] = static_cast<T>(xstart + xstep * static_cast<acc_t>(i));
+    });
   }
 }
 

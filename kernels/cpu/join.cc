@@ -4,6 +4,7 @@
 
 #include "kernels/cpu/copy.h"
 #include "kernels/common/factory_meta.h"
+#include "kernels/cpu/parallel_rows.h"
 
 namespace opspec::internal {
 
@@ -52,14 +53,12 @@ Tensor cat_into(TensorList inputs, const CatGeometry& g) {
   if (nblocks == 0) return out;
   char* dst = static_cast<char*>(out.raw_data());
   const bool parallel = outer * out_row_bytes >= kParallelBytes && outer * nblocks > 1;
-#pragma omp parallel for collapse(2) schedule(static) if (parallel)
-  for (int64_t o = 0; o < outer; ++o) {
-    for (int64_t b = 0; b < nblocks; ++b) {
-      const Block& blk = blocks[b];
-      std::memcpy(dst + o * out_row_bytes + blk.dst_offset, blk.src + o * blk.row_bytes,
-                  static_cast<size_t>(blk.row_bytes));
-    }
-  }
+  parallel_rows(outer * nblocks, parallel, [&](int64_t task) {
+    const int64_t o = task / nblocks;
+    const Block& blk = blocks[task % nblocks];
+    std::memcpy(dst + o * out_row_bytes + blk.dst_offset, blk.src + o * blk.row_bytes,
+                static_cast<size_t>(blk.row_bytes));
+  });
   return out;
 }
 

@@ -8,6 +8,7 @@
 
 #include "kernels/cpu/copy.h"
 #include "kernels/common/reduce_meta.h"
+#include "kernels/cpu/parallel_rows.h"
 
 namespace opspec::internal {
 
@@ -25,8 +26,7 @@ template <class T>
 void layer_norm_rows(const T* x, T* y, compute_t<T>* mean, compute_t<T>* rstd, const compute_t<T>* w,
                      const compute_t<T>* b, int64_t rows, int64_t n, double eps) {
   using C = compute_t<T>;
-#pragma omp parallel for schedule(static) if (rows * n >= kParallelGrain && rows > 1)
-  for (int64_t r = 0; r < rows; ++r) {
+  parallel_rows(rows, rows * n >= kParallelGrain, [&](int64_t r) {
     const T* xr = x + r * n;
     double s = 0;
 #pragma omp simd reduction(+ : s)
@@ -46,7 +46,7 @@ void layer_norm_rows(const T* x, T* y, compute_t<T>* mean, compute_t<T>* rstd, c
     T* yr = y + r * n;
 #pragma omp simd
     for (int64_t i = 0; i < n; ++i) yr[i] = T((static_cast<C>(xr[i]) - m) * rs * w[i] + b[i]);
-  }
+  });
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
 #include "kernels/cpu/loops.h"
+#include "runtime/core/parallel.h"
 
 #include <algorithm>
 #include <atomic>
@@ -21,7 +22,7 @@ void parallel_for(int64_t n, int64_t grain, absl::FunctionRef<void(int64_t, int6
   if (n <= 0) return;
 #ifdef _OPENMP
   if (n >= grain && !omp_in_parallel()) {
-    const int64_t max_threads = omp_get_max_threads();
+    const int64_t max_threads = get_num_threads();
     const int64_t nt = std::min<int64_t>(max_threads, (n + grain - 1) / std::max<int64_t>(grain, 1));
     if (nt > 1) {
       constexpr int64_t kChunksPerThread = 4, kChunkAlign = 64;

@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "kernels/cpu/copy.h"
+#include "kernels/cpu/loops.h"
 #include "runtime/ops/elementwise_rules.h"  // check_no_internal_overlap
 #include "kernels/common/factory_meta.h"
 #include "runtime/core/generator.h"
@@ -44,41 +45,44 @@ template <class T> constexpr float reduced_precision_scale() {
   return std::is_same_v<T, Half> ? 2048.0f : 256.0f;  // 2^digits: 11 for f16, 8 for bf16
 }
 
-// The loops live in templates: an OpenMP pragma cannot sit inside the dtype
-// dispatch macro's argument.
+// The loops live in templates, outside the dtype dispatch macro's argument.
+// Each value depends only on its index, so any split over threads gives the same numbers.
 template <class T> void uniform_loop(T* p, int64_t n, RandomStream rs) {
-#pragma omp parallel for schedule(static) if (n >= kRandomGrain)
-  for (int64_t i = 0; i < n; ++i) {
-    const uint64_t c = rs.first + static_cast<uint64_t>(i);
-    if constexpr (std::is_same_v<T, double>) {
-      p[i] = uniform_double(rs.seed, c);
-    } else if constexpr (std::is_same_v<T, float>) {
-      p[i] = uniform_float(rs.seed, c);
-    } else {
-      constexpr float scale = reduced_precision_scale<T>();
-      p[i] = T(std::floor(uniform_float(rs.seed, c) * scale) / scale);
+  parallel_for(n, kRandomGrain, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const uint64_t c = rs.first + static_cast<uint64_t>(i);
+      if constexpr (std::is_same_v<T, double>) {
+        p[i] = uniform_double(rs.seed, c);
+      } else if constexpr (std::is_same_v<T, float>) {
+        p[i] = uniform_float(rs.seed, c);
+      } else {
+        constexpr float scale = reduced_precision_scale<T>();
+        p[i] = T(std::floor(uniform_float(rs.seed, c) * scale) / scale);
+      }
     }
-  }
+  });
 }
 
 template <class T> void normal_loop(T* p, int64_t n, RandomStream rs) {
-#pragma omp parallel for schedule(static) if (n >= kRandomGrain)
-  for (int64_t i = 0; i < n; ++i) {
-    const uint64_t c = rs.first + static_cast<uint64_t>(i);
-    if constexpr (std::is_same_v<T, double>) {
-      p[i] = normal_double(rs.seed, c);
-    } else {
-      p[i] = T(normal_float(rs.seed, c));
+  parallel_for(n, kRandomGrain, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const uint64_t c = rs.first + static_cast<uint64_t>(i);
+      if constexpr (std::is_same_v<T, double>) {
+        p[i] = normal_double(rs.seed, c);
+      } else {
+        p[i] = T(normal_float(rs.seed, c));
+      }
     }
-  }
+  });
 }
 
 template <class T> void bernoulli_loop(T* p, int64_t n, RandomStream rs, double prob) {
   const T one = static_cast<T>(1.0f), zero = static_cast<T>(0.0f);
-#pragma omp parallel for schedule(static) if (n >= kRandomGrain)
-  for (int64_t i = 0; i < n; ++i) {
-    p[i] = uniform_double(rs.seed, rs.first + static_cast<uint64_t>(i)) < prob ? one : zero;
-  }
+  parallel_for(n, kRandomGrain, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      p[i] = uniform_double(rs.seed, rs.first + static_cast<uint64_t>(i)) < prob ? one : zero;
+    }
+  });
 }
 
 // dropout_loop: y = (x * keep) * scale in the op math type (float for
@@ -87,12 +91,13 @@ template <class T> void dropout_loop(const T* x, T* y, bool* mask, int64_t n, Ra
                                      double scale) {
   using acc_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
   const acc_t s = static_cast<acc_t>(scale);
-#pragma omp parallel for schedule(static) if (n >= kRandomGrain)
-  for (int64_t i = 0; i < n; ++i) {
-    const bool keep = uniform_double(rs.seed, rs.first + static_cast<uint64_t>(i)) < p1m;
-    mask[i] = keep;
-    y[i] = static_cast<T>(static_cast<acc_t>(x[i]) * static_cast<acc_t>(keep) * s);
-  }
+  parallel_for(n, kRandomGrain, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const bool keep = uniform_double(rs.seed, rs.first + static_cast<uint64_t>(i)) < p1m;
+      mask[i] = keep;
+      y[i] = static_cast<T>(static_cast<acc_t>(x[i]) * static_cast<acc_t>(keep) * s);
+    }
+  });
 }
 
 // fill_uniform / fill_normal: out is a fresh contiguous floating cpu tensor.

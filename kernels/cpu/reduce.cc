@@ -12,6 +12,8 @@
 #include "kernels/common/reduce_plan.h"
 #include "kernels/cpu/copy.h"
 #include "kernels/common/reduce_meta.h"
+#include "kernels/cpu/parallel_rows.h"
+#include "runtime/core/parallel.h"
 
 namespace opspec::internal {
 
@@ -172,7 +174,7 @@ typename R::acc_t reduce_all(const R& r, const typename R::in_t* base, const Red
   const int64_t n_chunks = one_run ? (n_inner + kChunk - 1) / kChunk : (rows + rows_per_chunk - 1) / rows_per_chunk;
   std::vector<A> partial(static_cast<size_t>(n_chunks));
   const int64_t s_inner = p.red_strides.back();
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(get_num_threads())
   for (int64_t c = 0; c < n_chunks; ++c) {
     if (one_run) {
       const int64_t start = c * kChunk;
@@ -216,15 +218,15 @@ void run_reduction(const R& r, const Tensor& in, const Tensor& out, absl::Span<c
     // Each output accumulates its rows in order whatever the block width, so
     // narrowing blocks to feed every thread leaves results unchanged.
     int64_t block = kOuterBlock;
-    if (parallel && groups < omp_get_max_threads()) {
-      const int64_t per_thread = (len * groups + omp_get_max_threads() - 1) / omp_get_max_threads();
+    const int64_t threads = get_num_threads();
+    if (parallel && groups < threads) {
+      const int64_t per_thread = (len * groups + threads - 1) / threads;
       block = std::clamp<int64_t>(per_thread, 64, kOuterBlock);
     }
     const int64_t n_blocks = (len + block - 1) / block;
     const auto gsizes = absl::MakeConstSpan(p.kept_sizes).first(p.kept_sizes.size() - 1);
     const auto gstrides = absl::MakeConstSpan(p.kept_strides).first(p.kept_strides.size() - 1);
-#pragma omp parallel for schedule(static) if (parallel)
-    for (int64_t task = 0; task < groups * n_blocks; ++task) {
+    parallel_rows(groups * n_blocks, parallel, [&](int64_t task) {
       const int64_t g = task / n_blocks;
       const int64_t c0 = (task % n_blocks) * block;
       const int64_t width = std::min(block, len - c0);
@@ -248,13 +250,12 @@ void run_reduction(const R& r, const Tensor& in, const Tensor& out, absl::Span<c
       }
       Out* o = dst + g * len + c0;
       for (int64_t j = 0; j < width; ++j) o[j] = r.project(acc[j]);
-    }
+    });
     return;
   }
-#pragma omp parallel for schedule(static) if (parallel)
-  for (int64_t o = 0; o < p.n_out; ++o) {
+  parallel_rows(p.n_out, parallel, [&](int64_t o) {
     dst[o] = r.project(reduce_rows(r, src + offset_of(o, p.kept_sizes, p.kept_strides), p, 0, rows));
-  }
+  });
 }
 
 // ---- Reducers ----

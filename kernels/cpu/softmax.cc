@@ -9,6 +9,7 @@
 #include "kernels/common/reduce_meta.h"
 #include "kernels/common/vec_math.h"
 #include "kernels/cpu/copy.h"
+#include "kernels/cpu/parallel_rows.h"
 
 namespace opspec::internal {
 
@@ -122,22 +123,18 @@ void softmax_contiguous(const T* x, T* y, int64_t outer, int64_t len, int64_t in
   using C = compute_t<T>;
   const bool parallel = outer * len * inner >= kParallelGrain;
   if (inner == 1) {
-#pragma omp parallel if (parallel)
-    {
-      std::vector<C> buf(static_cast<size_t>(len));
-#pragma omp for schedule(static)
-      for (int64_t r = 0; r < outer; ++r) softmax_row<T, kLog>(x + r * len, y + r * len, len, buf.data());
-    }
+    parallel_rows_with(
+        outer, parallel, [&] { return std::vector<C>(static_cast<size_t>(len)); },
+        [&](int64_t r, std::vector<C>& buf) { softmax_row<T, kLog>(x + r * len, y + r * len, len, buf.data()); });
     return;
   }
   const int64_t blocks = (inner + kColumnBlock - 1) / kColumnBlock;
-#pragma omp parallel for schedule(static) if (parallel)
-  for (int64_t task = 0; task < outer * blocks; ++task) {
+  parallel_rows(outer * blocks, parallel, [&](int64_t task) {
     const int64_t o = task / blocks;
     const int64_t c0 = (task % blocks) * kColumnBlock;
     const int64_t base = o * len * inner + c0;
     softmax_columns<T, kLog>(x + base, y + base, len, inner, std::min(kColumnBlock, inner - c0));
-  }
+  });
 }
 
 template <bool kLog>
