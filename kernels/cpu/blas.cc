@@ -12,6 +12,8 @@
 #include "kernels/cpu/copy.h"
 #include "kernels/cpu/loops.h"
 #include "kernels/common/linalg_meta.h"
+#include "kernels/cpu/parallel_rows.h"
+#include "runtime/core/parallel.h"
 
 namespace opspec::internal {
 
@@ -38,8 +40,38 @@ namespace {
 // The price (BM_Mm/16 against /17): 1.6 us for a 16^3 product, which BLAS
 // does in 0.45 us, dispatch included.
 
+// Note [One thread pool for products]
+// OpenBLAS's pthreads build (Debian's default) keeps a pool of its own: each
+// thread spins on sched_yield for about 0.1 s after the library loads and
+// after every threaded call, 0.13 s of a core in every opspec process, test
+// binary and forked worker (whose pool the fork handler tears down and the
+// next call rebuilds), while the OpenMP threads of the next op wait for that
+// core. So OpenBLAS runs on the calling thread only (its pool is shut down
+// as the library starts) and a product of at least kThreadedProduct
+// multiply-adds is cut into blocks of rows of C (of columns when C has few
+// rows), one BLAS call per block, on the OpenMP threads (parallel_rows): the
+// one pool every kernel shares, sized by set_num_threads. The blocks depend
+// on the shape alone, so the bits do not depend on the thread count. On the
+// 2-core VM this is as fast as OpenBLAS's own threads (512^3: 1.38 ms
+// against 1.49 ms; 1024^3: 11.1 ms against 11.2 ms).
+
 constexpr int64_t kParallelGrain = 32768;  // multiply-adds below which integer loops stay serial
 constexpr int64_t kSmallProduct = 4096;   // See Note [Small matrix products]
+constexpr int64_t kThreadedProduct = int64_t{1} << 21;  // 128^3; See Note [One thread pool for products]
+constexpr int64_t kMaxProductBlocks = 8;
+constexpr int64_t kMinBlockRows = 64;  // rows (or columns) of C in a block, a multiple of kBlockAlign
+constexpr int64_t kBlockAlign = 16;    // rows of the widest sgemm micro-kernel
+
+// OpenBLAS's own entry point, run by its fork handler: stops and joins its
+// threads. Weak: absent from another BLAS, where nothing is shut down.
+extern "C" void blas_thread_shutdown_(void) __attribute__((weak));
+
+// single_threaded_blas: See Note [One thread pool for products].
+[[maybe_unused]] const bool single_threaded_blas = [] {
+  openblas_set_num_threads(1);
+  if (blas_thread_shutdown_ != nullptr) blas_thread_shutdown_();
+  return true;
+}();
 
 // BlasOperand: a [B, rows, cols] operand ready for gemm.
 struct BlasOperand {
@@ -83,15 +115,47 @@ Tensor as_batch(const Tensor& m) {
 }
 
 void blas_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t n, int64_t m, int64_t k, double alpha, const float* a,
-               int64_t lda, const float* b, int64_t ldb, double beta, float* c) {
+               int64_t lda, const float* b, int64_t ldb, double beta, float* c, int64_t ldc) {
   cblas_sgemm(CblasRowMajor, ta, tb, static_cast<blasint>(n), static_cast<blasint>(m), static_cast<blasint>(k),
               static_cast<float>(alpha), a, static_cast<blasint>(lda), b, static_cast<blasint>(ldb),
-              static_cast<float>(beta), c, static_cast<blasint>(m));
+              static_cast<float>(beta), c, static_cast<blasint>(ldc));
 }
 void blas_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t n, int64_t m, int64_t k, double alpha,
-               const double* a, int64_t lda, const double* b, int64_t ldb, double beta, double* c) {
+               const double* a, int64_t lda, const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
   cblas_dgemm(CblasRowMajor, ta, tb, static_cast<blasint>(n), static_cast<blasint>(m), static_cast<blasint>(k), alpha,
-              a, static_cast<blasint>(lda), b, static_cast<blasint>(ldb), beta, c, static_cast<blasint>(m));
+              a, static_cast<blasint>(lda), b, static_cast<blasint>(ldb), beta, c, static_cast<blasint>(ldc));
+}
+
+// product_block: the rows (or columns) of C in one block of a threaded
+// product of `extent` rows (columns): at most kMaxProductBlocks blocks of at
+// least kMinBlockRows, aligned to kBlockAlign. The shape alone decides it.
+int64_t product_block(int64_t extent) {
+  const int64_t per = (extent + kMaxProductBlocks - 1) / kMaxProductBlocks;
+  return std::max(kMinBlockRows, (per + kBlockAlign - 1) / kBlockAlign * kBlockAlign);
+}
+
+// blocked_blas_gemm: blas_gemm in blocks of rows of C, or of columns when C
+// has too few rows for two blocks, run on the OpenMP threads.
+// See Note [One thread pool for products].
+template <class T>
+void blocked_blas_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t n, int64_t m, int64_t k, double alpha,
+                       const T* a, int64_t lda, const T* b, int64_t ldb, double beta, T* c, bool parallel) {
+  if (n >= 2 * kMinBlockRows || m < 2 * kMinBlockRows) {
+    const int64_t rows = product_block(n), blocks = (n + rows - 1) / rows;
+    parallel_rows(blocks, parallel, [&](int64_t i) {
+      const int64_t r0 = i * rows, nr = std::min(rows, n - r0);
+      // Row r of op(A) is row r of A, or column r of A when transposed.
+      const T* ab = ta == CblasNoTrans ? a + r0 * lda : a + r0;
+      blas_gemm(ta, tb, nr, m, k, alpha, ab, lda, b, ldb, beta, c + r0 * m, m);
+    });
+  } else {
+    const int64_t cols = product_block(m), blocks = (m + cols - 1) / cols;
+    parallel_rows(blocks, parallel, [&](int64_t i) {
+      const int64_t c0 = i * cols, nc = std::min(cols, m - c0);
+      const T* bb = tb == CblasNoTrans ? b + c0 : b + c0 * ldb;
+      blas_gemm(ta, tb, n, nc, k, alpha, a, lda, bb, ldb, beta, c + c0, m);
+    });
+  }
 }
 
 // small_gemm: blas_gemm's product summed in k order, each element on its own.
@@ -130,13 +194,16 @@ void small_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t n, int64_t m, in
 
 // gemm: c (row-major [n, m]) = alpha * op(a) @ op(b) + beta * c, with c's old
 // contents ignored when beta is 0, as BLAS does.
+// Products of kThreadedProduct or more are blocked, on the OpenMP threads when parallel.
 template <class T>
 void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t n, int64_t m, int64_t k, double alpha, const T* a,
-          int64_t lda, const T* b, int64_t ldb, double beta, T* c) {
+          int64_t lda, const T* b, int64_t ldb, double beta, T* c, bool parallel) {
   if (n * m * k <= kSmallProduct) {
     small_gemm<T>(ta, tb, n, m, k, static_cast<T>(alpha), a, lda, b, ldb, static_cast<T>(beta), c);
+  } else if (n * m * k < kThreadedProduct) {
+    blas_gemm(ta, tb, n, m, k, alpha, a, lda, b, ldb, beta, c, m);
   } else {
-    blas_gemm(ta, tb, n, m, k, alpha, a, lda, b, ldb, beta, c);
+    blocked_blas_gemm<T>(ta, tb, n, m, k, alpha, a, lda, b, ldb, beta, c, parallel);
   }
 }
 
@@ -154,10 +221,15 @@ void blas_matmul(const Tensor& a, const Tensor& b, const Tensor& c, double alpha
   OPSPEC_CHECK(k < INT_MAX && m < INT_MAX, op, ": matrices too large for BLAS");
   const BlasOperand pa = prepare(a, dtype_of<T>(), op);
   const BlasOperand pb = prepare(b, dtype_of<T>(), op);
-  for (int64_t i = 0; i < batches; ++i) {
+  // Threads take whole batches when there are enough of them (each product
+  // then blocked, if at all, on its own thread), else the blocks of each.
+  const int64_t threads = get_num_threads(), work = n * m * k;
+  const bool by_batch = batches >= threads && batches * work >= kThreadedProduct;
+  parallel_rows(batches, by_batch && threads > 1, [&](int64_t i) {
     gemm<T>(pa.trans, pb.trans, n, m, k, alpha, static_cast<const T*>(pa.data) + i * pa.batch_stride, pa.ld,
-         static_cast<const T*>(pb.data) + i * pb.batch_stride, pb.ld, accumulate ? beta : 0.0, cp + i * n * m);
-  }
+            static_cast<const T*>(pb.data) + i * pb.batch_stride, pb.ld, accumulate ? beta : 0.0, cp + i * n * m,
+            /*parallel=*/!by_batch && threads > 1);
+  });
 }
 
 // int_matmul: the integer product with wrapping uint64 accumulation.
@@ -169,28 +241,26 @@ void int_matmul(const Tensor& a3, const Tensor& b3, const Tensor& c, int64_t alp
   const T* bp = static_cast<const T*>(b.raw_data());
   T* cp = c.data_ptr<T>();
   const auto ua = static_cast<uint64_t>(alpha), ub = static_cast<uint64_t>(beta);
-#pragma omp parallel if (batches * n * m * std::max<int64_t>(k, 1) >= kParallelGrain)
-  {
-    std::vector<uint64_t> acc(static_cast<size_t>(m));
-#pragma omp for schedule(static)
-    for (int64_t row = 0; row < batches * n; ++row) {
-      const int64_t bi = row / n, i = row % n;
-      std::fill(acc.begin(), acc.end(), uint64_t{0});
-      const T* arow = ap + (bi * n + i) * k;
-      const T* bmat = bp + bi * k * m;
-      for (int64_t kk = 0; kk < k; ++kk) {
-        const auto av = static_cast<uint64_t>(static_cast<int64_t>(arow[kk]));
-        const T* brow = bmat + kk * m;
-        for (int64_t j = 0; j < m; ++j) acc[j] += av * static_cast<uint64_t>(static_cast<int64_t>(brow[j]));
-      }
-      T* crow = cp + (bi * n + i) * m;
-      for (int64_t j = 0; j < m; ++j) {
-        uint64_t v = ua * acc[j];
-        if (accumulate && beta != 0) v += ub * static_cast<uint64_t>(static_cast<int64_t>(crow[j]));
-        crow[j] = static_cast<T>(v);
-      }
-    }
-  }
+  parallel_rows_with(
+      batches * n, batches * n * m * std::max<int64_t>(k, 1) >= kParallelGrain,
+      [&] { return std::vector<uint64_t>(static_cast<size_t>(m)); },
+      [&](int64_t row, std::vector<uint64_t>& acc) {
+        const int64_t bi = row / n, i = row % n;
+        std::fill(acc.begin(), acc.end(), uint64_t{0});
+        const T* arow = ap + (bi * n + i) * k;
+        const T* bmat = bp + bi * k * m;
+        for (int64_t kk = 0; kk < k; ++kk) {
+          const auto av = static_cast<uint64_t>(static_cast<int64_t>(arow[kk]));
+          const T* brow = bmat + kk * m;
+          for (int64_t j = 0; j < m; ++j) acc[j] += av * static_cast<uint64_t>(static_cast<int64_t>(brow[j]));
+        }
+        T* crow = cp + (bi * n + i) * m;
+        for (int64_t j = 0; j < m; ++j) {
+          uint64_t v = ua * acc[j];
+          if (accumulate && beta != 0) v += ub * static_cast<uint64_t>(static_cast<int64_t>(crow[j]));
+          crow[j] = static_cast<T>(v);
+        }
+      });
 }
 
 // matmul_into: c = alpha * a @ b (+ beta * c when accumulate), for a [B, n, k], b [B, k, m] and a
@@ -238,7 +308,7 @@ bool gemm_in_place(const Tensor& a, const Tensor& b, const Tensor& c) {
     return false;
   }
   gemm<T>(la->first, lb->first, n, m, k, 1.0, static_cast<const T*>(a.raw_data()), la->second,
-       static_cast<const T*>(b.raw_data()), lb->second, 0.0, c.data_ptr<T>());
+          static_cast<const T*>(b.raw_data()), lb->second, 0.0, c.data_ptr<T>(), /*parallel=*/get_num_threads() > 1);
   return true;
 }
 
@@ -314,16 +384,23 @@ Tensor mv_cpu(const Tensor& self, const Tensor& vec) {
     OPSPEC_CHECK(n < INT_MAX && k < INT_MAX && layout->second < INT_MAX && x.stride(0) < INT_MAX,
                  "aten::mv: matrix too large for BLAS");
     // Row-major gemv takes the stored matrix: [n, k] as is, or [k, n] transposed.
+    // Large ones go in blocks of outputs on the OpenMP threads (See Note [One thread pool for products]).
     const bool trans = layout->first == CblasTrans;
-    const auto rows = static_cast<blasint>(trans ? k : n), cols = static_cast<blasint>(trans ? n : k);
     const auto lda = static_cast<blasint>(layout->second), incx = static_cast<blasint>(x.stride(0));
-    if (self.dtype() == DType::kFloat32) {
-      cblas_sgemv(CblasRowMajor, layout->first, rows, cols, 1.f, static_cast<const float*>(a.raw_data()), lda,
-                  static_cast<const float*>(x.raw_data()), incx, 0.f, out.data_ptr<float>(), 1);
-    } else {
-      cblas_dgemv(CblasRowMajor, layout->first, rows, cols, 1.0, static_cast<const double*>(a.raw_data()), lda,
-                  static_cast<const double*>(x.raw_data()), incx, 0.0, out.data_ptr<double>(), 1);
-    }
+    const int64_t rows = n * k >= kThreadedProduct ? product_block(n) : n, blocks = (n + rows - 1) / rows;
+    parallel_rows(blocks, blocks > 1 && get_num_threads() > 1, [&](int64_t i) {
+      const int64_t r0 = i * rows, nr = std::min(rows, n - r0);
+      // Output r is row r of the stored [n, k] matrix, or its column r when stored [k, n].
+      const int64_t offset = trans ? r0 : r0 * layout->second;
+      const auto srows = static_cast<blasint>(trans ? k : nr), scols = static_cast<blasint>(trans ? nr : k);
+      if (self.dtype() == DType::kFloat32) {
+        cblas_sgemv(CblasRowMajor, layout->first, srows, scols, 1.f, static_cast<const float*>(a.raw_data()) + offset,
+                    lda, static_cast<const float*>(x.raw_data()), incx, 0.f, out.data_ptr<float>() + r0, 1);
+      } else {
+        cblas_dgemv(CblasRowMajor, layout->first, srows, scols, 1.0, static_cast<const double*>(a.raw_data()) + offset,
+                    lda, static_cast<const double*>(x.raw_data()), incx, 0.0, out.data_ptr<double>() + r0, 1);
+      }
+    });
     return out;
   }
   const Tensor b = make_view(vec, {1, k, 1}, {0, vec.stride(0), 1}, vec.storage_offset());
