@@ -21,6 +21,7 @@
 #include "absl/strings/str_format.h"
 #include "harness/spec/report.h"
 #include "runtime/core/device_hooks.h"
+#include "runtime/core/parallel.h"
 
 namespace opspec::spec {
 namespace {
@@ -243,6 +244,8 @@ class Pool {
       ::dup2(output[1], STDOUT_FILENO);
       ::dup2(output[1], STDERR_FILENO);
       ::close(output[1]);
+      // N workers share the cores: each op may use cores/N threads (See Note [Intra-op threads]).
+      if (pool_.jobs > 1) set_num_threads(std::max(1, threads_ / pool_.jobs));
       worker_main(cases_, options_, task[0], result[1]);
     }
     ::setpgid(pid, pid);  // also here, so it holds before the parent ever signals the group
@@ -262,6 +265,9 @@ class Pool {
   // (See set_cuda_device_count); if the child fails, workers ask for themselves.
   static void probe_cuda() {
     if (!get_device_hooks(DeviceType::kCUDA).is_built()) return set_cuda_device_count(0);
+    // No NVIDIA driver node (Linux's /dev/nvidiactl, WSL's /dev/dxg): no
+    // device, and no child to fork (6 ms) to be told so.
+    if (::access("/dev/nvidiactl", F_OK) != 0 && ::access("/dev/dxg", F_OK) != 0) return set_cuda_device_count(0);
     const pid_t pid = ::fork();
     if (pid < 0) return;
     if (pid == 0) {
@@ -446,6 +452,7 @@ class Pool {
   const PoolOptions pool_;
   const std::function<void(const CaseResult&)>& on_done_;
   std::vector<Worker> workers_;
+  const int threads_ = get_num_threads();  // this process's intra-op threads, shared out among workers
   std::vector<pid_t> exiting_;  // retired workers not yet reaped
   std::deque<size_t> pending_;
   PoolRun run_;
