@@ -298,6 +298,7 @@ const std::map<std::string, std::vector<std::string>>& partial_checks() {
       {"aten::empty.memory_format", {"test_schema", "test_faketensor", "test_meta"}},
       {"aten::empty_strided", {"test_schema", "test_faketensor", "test_meta"}},
       {"aten::empty_like", {"test_schema", "test_faketensor", "test_meta"}},
+      {"aten::new_empty_strided", {"test_schema", "test_faketensor", "test_meta"}},
       // item(): its output is a value, which no Meta kernel can know (fake
       // tensors raise DataDependentOutputError, as PyTorch's do, and compile breaks the graph).
       {"aten::_local_scalar_dense", {"test_schema"}},

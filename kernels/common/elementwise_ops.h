@@ -315,6 +315,20 @@ struct PowOp {
     }
   }
 };
+// ThresholdBackwardOp, TanhBackwardOp, SigmoidBackwardOp: autograd's
+// backward ops, (grad, saved) -> the input's gradient, computed as ATen's CPU
+// kernels do: relu's zero where its input (its result, as saved) is at most
+// the threshold, tanh's grad * (1 - y * y), sigmoid's grad * (1 - y) * y.
+struct ThresholdBackwardOp {
+  double threshold;
+  template <class T> OPSPEC_FUNCTOR T operator()(T g, T x) const { return x <= static_cast<T>(threshold) ? T(0) : g; }
+};
+struct TanhBackwardOp {
+  template <class T> OPSPEC_FUNCTOR T operator()(T g, T y) const { return g * (T(1) - y * y); }
+};
+struct SigmoidBackwardOp {
+  template <class T> OPSPEC_FUNCTOR T operator()(T g, T y) const { return g * (T(1) - y) * y; }
+};
 // MaximumOp / MinimumOp: elementwise max / min; a NaN in either operand gives NaN.
 struct MaximumOp {
   template <class T> OPSPEC_FUNCTOR T operator()(T a, T b) const {

@@ -20,7 +20,9 @@ void register_view_kernels_at(Library& lib, DispatchKey key) {
       .impl("squeeze_.dim", key, &squeeze_inplace_dim_kernel)
       .impl("slice.Tensor", key, &slice_kernel)
       .impl("select.int", key, &select_kernel)
-      .impl("alias", key, &alias_kernel);
+      .impl("alias", key, &alias_kernel)
+      .impl("detach", key, &alias_kernel)
+      .impl("new_empty_strided", key, &new_empty_strided_kernel);
 }
 
 void register_view_kernels(Dispatcher& d) {

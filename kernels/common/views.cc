@@ -2,6 +2,7 @@
 
 #include <limits>
 
+#include "kernels/common/factory_meta.h"
 #include "runtime/core/shape_utils.h"
 
 namespace opspec::internal {
@@ -228,6 +229,13 @@ Tensor select_kernel(const Tensor& self, int64_t dim, int64_t index) {
 
 Tensor alias_kernel(const Tensor& self) {
   return make_view(self, self.sizes(), self.strides(), self.storage_offset());
+}
+
+Tensor new_empty_strided_kernel(const Tensor& self, IntArrayRef size, IntArrayRef stride, std::optional<DType> dtype,
+                                std::optional<int64_t>, std::optional<Device> device, std::optional<bool>) {
+  check_factory_size(size, "aten::new_empty_strided");
+  OPSPEC_CHECK(size.size() == stride.size(), "aten::new_empty_strided: mismatch in length of strides and shape");
+  return make_strided(size, stride, dtype.value_or(self.dtype()), device.value_or(self.device()));
 }
 
 }  // namespace opspec::internal

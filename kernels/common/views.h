@@ -48,8 +48,16 @@ Tensor slice_kernel(const Tensor& self, int64_t dim, std::optional<int64_t> star
                     int64_t step);
 // select_kernel: aten::select.int; negative indices count from the end.
 Tensor select_kernel(const Tensor& self, int64_t dim, int64_t index);
-// alias_kernel: aten::alias, a view with self's geometry.
+// alias_kernel: aten::alias, a view with self's geometry; also aten::detach
+// (autograd's history is not the kernel's: the Autograd key never records it).
 Tensor alias_kernel(const Tensor& self);
+
+// new_empty_strided_kernel: aten::new_empty_strided, uninitialised data laid
+// out by stride on self's dtype and device unless given (autograd's
+// AccumulateGrad makes .grad with it). Device-independent like the views.
+Tensor new_empty_strided_kernel(const Tensor& self, IntArrayRef size, IntArrayRef stride, std::optional<DType> dtype,
+                                std::optional<int64_t> layout, std::optional<Device> device,
+                                std::optional<bool> pin_memory);
 
 // register_view_kernels_at: every view kernel above at one backend key (CPU
 // and Meta at start-up, CUDA when the backend is built).

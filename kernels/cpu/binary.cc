@@ -182,6 +182,31 @@ Tensor min_max_cpu(const Tensor& a, const Tensor& b, std::string_view op) {
 Tensor maximum_cpu(const Tensor& a, const Tensor& b) { return min_max_cpu<MaximumOp>(a, b, "aten::maximum"); }
 Tensor minimum_cpu(const Tensor& a, const Tensor& b) { return min_max_cpu<MinimumOp>(a, b, "aten::minimum"); }
 
+// ---- Autograd's backward ops: (grad, saved) in the promoted dtype ----
+
+Tensor threshold_backward_cpu(const Tensor& grad, const Tensor& self, const Scalar& threshold) {
+  constexpr std::string_view op = "aten::threshold_backward";
+  Tensor out = new_output(binary_meta(grad, self, BinaryKind::kArithmetic, op), op);
+  const double th = threshold.to_double();
+  arith_into(out, grad, self, op, [th]<class T>() { return ThresholdBackwardOp{th}; });
+  return out;
+}
+template <class Op>
+Tensor saved_output_backward_cpu(const Tensor& grad, const Tensor& output, std::string_view op) {
+  const ElementwiseMeta m = binary_meta(grad, output, BinaryKind::kArithmetic, op);
+  OPSPEC_CHECK(is_floating(m.result_dtype), op, " expects floating-point tensors, got ",
+               dtype_short_name(m.result_dtype));
+  Tensor out = new_output(m, op);
+  arith_into</*kFloatingOnly=*/true>(out, grad, output, op, []<class T>() { return Op{}; });
+  return out;
+}
+Tensor tanh_backward_cpu(const Tensor& grad, const Tensor& output) {
+  return saved_output_backward_cpu<TanhBackwardOp>(grad, output, "aten::tanh_backward");
+}
+Tensor sigmoid_backward_cpu(const Tensor& grad, const Tensor& output) {
+  return saved_output_backward_cpu<SigmoidBackwardOp>(grad, output, "aten::sigmoid_backward");
+}
+
 // ---- Comparisons and logical ops: compute in the promoted dtype, b8 out ----
 
 template <class Op>
@@ -310,6 +335,9 @@ void register_binary_cpu_kernels(Library& lib) {
       .impl("pow.Tensor_Scalar", kKey, &pow_scalar_cpu)
       .impl("maximum", kKey, &maximum_cpu)
       .impl("minimum", kKey, &minimum_cpu)
+      .impl("threshold_backward", kKey, &threshold_backward_cpu)
+      .impl("tanh_backward", kKey, &tanh_backward_cpu)
+      .impl("sigmoid_backward", kKey, &sigmoid_backward_cpu)
       .impl("eq.Tensor", kKey, &eq_cpu)
       .impl("ne.Tensor", kKey, &ne_cpu)
       .impl("lt.Tensor", kKey, &lt_cpu)

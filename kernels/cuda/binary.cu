@@ -54,6 +54,11 @@ void binary_for(BinaryOp op, const ElementwiseArgs& a, const Param& p) {
   }
   if constexpr (std::is_floating_point_v<A>) {
     if (op == BinaryOp::kDiv) return arith<S>(a, DivOp{}, "div");
+    if (op == BinaryOp::kThresholdBackward) {
+      return arith<S>(a, ThresholdBackwardOp{p.f}, "threshold_backward");
+    }
+    if (op == BinaryOp::kTanhBackward) return arith<S>(a, TanhBackwardOp{}, "tanh_backward");
+    if (op == BinaryOp::kSigmoidBackward) return arith<S>(a, SigmoidBackwardOp{}, "sigmoid_backward");
   }
   if constexpr (!std::is_same_v<S, bool>) {
     if (op == BinaryOp::kPow) return arith<S>(a, PowOp{}, "pow");

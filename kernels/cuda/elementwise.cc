@@ -171,6 +171,26 @@ Tensor pow_scalar_cuda(const Tensor& self, const Scalar& exponent) {
   return out;
 }
 
+// Autograd's backward ops: floating-point (grad, saved) pairs.
+Tensor backward_op_cuda(const Tensor& grad, const Tensor& saved, BinaryOp op, Param p, std::string_view name) {
+  const ElementwiseMeta m = binary_meta(grad, saved, BinaryKind::kArithmetic, name);
+  OPSPEC_CHECK(is_floating(m.result_dtype), name, " expects floating-point tensors, got ",
+               dtype_short_name(m.result_dtype));
+  Tensor out = new_output(m, name);
+  arith_into(out, grad, saved, op, p);
+  return out;
+}
+Tensor threshold_backward_cuda(const Tensor& grad, const Tensor& self, const Scalar& threshold) {
+  return backward_op_cuda(grad, self, BinaryOp::kThresholdBackward, Param{.f = threshold.to_double()},
+                          "aten::threshold_backward");
+}
+Tensor tanh_backward_cuda(const Tensor& grad, const Tensor& output) {
+  return backward_op_cuda(grad, output, BinaryOp::kTanhBackward, {}, "aten::tanh_backward");
+}
+Tensor sigmoid_backward_cuda(const Tensor& grad, const Tensor& output) {
+  return backward_op_cuda(grad, output, BinaryOp::kSigmoidBackward, {}, "aten::sigmoid_backward");
+}
+
 Tensor maximum_cuda(const Tensor& a, const Tensor& b) {
   Tensor out = new_output(binary_meta(a, b, BinaryKind::kArithmetic, "aten::maximum"), "aten::maximum");
   arith_into(out, a, b, BinaryOp::kMaximum);
@@ -295,6 +315,9 @@ void register_elementwise_cuda_kernels(Library& lib) {
       .impl("pow.Tensor_Tensor", kKey, &pow_cuda)
       .impl("pow.Tensor_Scalar", kKey, &pow_scalar_cuda)
       .impl("maximum", kKey, &maximum_cuda)
+      .impl("threshold_backward", kKey, &threshold_backward_cuda)
+      .impl("tanh_backward", kKey, &tanh_backward_cuda)
+      .impl("sigmoid_backward", kKey, &sigmoid_backward_cuda)
       .impl("minimum", kKey, &minimum_cuda)
       .impl("eq.Tensor", kKey, &eq_cuda)
       .impl("ne.Tensor", kKey, &ne_cuda)

@@ -60,6 +60,7 @@ enum class UnaryOp : uint8_t {
 enum class BinaryOp : uint8_t {
   kAdd, kSub, kAddAlpha, kSubAlpha, kMul, kDiv, kPow, kMaximum, kMinimum,
   kEq, kNe, kLt, kLe, kGt, kGe, kLogicalAnd, kLogicalOr,
+  kThresholdBackward, kTanhBackward, kSigmoidBackward,  // autograd's (grad, saved) ops
 };
 
 // Param: a scalar parameter (alpha, exponent) in the op's compute type; the

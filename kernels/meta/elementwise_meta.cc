@@ -108,6 +108,15 @@ void register_elementwise_meta_kernels(Library& lib) {
   lib.impl("minimum", kKey, [](const Tensor& a, const Tensor& b) {
     return binary_out(a, b, BinaryKind::kArithmetic, "aten::minimum");
   });
+  lib.impl("threshold_backward", kKey, [](const Tensor& g, const Tensor& self, const Scalar&) {
+    return binary_out(g, self, BinaryKind::kArithmetic, "aten::threshold_backward");
+  });
+  lib.impl("tanh_backward", kKey, [](const Tensor& g, const Tensor& y) {
+    return binary_out(g, y, BinaryKind::kArithmetic, "aten::tanh_backward");
+  });
+  lib.impl("sigmoid_backward", kKey, [](const Tensor& g, const Tensor& y) {
+    return binary_out(g, y, BinaryKind::kArithmetic, "aten::sigmoid_backward");
+  });
 #define OPSPEC_COMPARE_META(name)                                                                      \
   lib.impl(#name ".Tensor", kKey, [](const Tensor& a, const Tensor& b) {                               \
     return binary_out(a, b, BinaryKind::kComparison, "aten::" #name);                                  \

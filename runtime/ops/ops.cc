@@ -69,6 +69,13 @@ Tensor empty_strided(IntArrayRef size, IntArrayRef stride, TensorOptions o, cons
   using Sig = Tensor(IntArrayRef, IntArrayRef, OptDType, OptInt, OptDevice, OptBool);
   return call<Sig>(OpId::empty_strided, size, stride, o.dtype, OptInt(), OptDevice(device_or_cpu(o)), OptBool(false));
 }
+Tensor new_empty_strided(const Tensor& self, IntArrayRef size, IntArrayRef stride, TensorOptions o,
+                         const std::source_location& loc) {
+  OPSPEC_SITE;
+  using Sig = Tensor(const Tensor&, IntArrayRef, IntArrayRef, OptDType, OptInt, OptDevice, OptBool);
+  return call<Sig>(OpId::new_empty_strided, self, size, stride, OptDType(o.dtype.value_or(self.dtype())), OptInt(),
+                   OptDevice(o.device.value_or(self.device())), OptBool(false));
+}
 Tensor zeros(IntArrayRef size, TensorOptions o, const std::source_location& loc) {
   OPSPEC_SITE;
   return factory(OpId::zeros, size, o);
@@ -264,6 +271,20 @@ Tensor maximum(const Tensor& self, const Tensor& other, const std::source_locati
   OPSPEC_SITE;
   return call<BinarySig>(OpId::maximum, self, other);
 }
+Tensor threshold_backward(const Tensor& grad_output, const Tensor& self, const Scalar& threshold,
+                          const std::source_location& loc) {
+  OPSPEC_SITE;
+  return call<Tensor(const Tensor&, const Tensor&, const Scalar&)>(OpId::threshold_backward, grad_output, self,
+                                                                     threshold);
+}
+Tensor tanh_backward(const Tensor& grad_output, const Tensor& output, const std::source_location& loc) {
+  OPSPEC_SITE;
+  return call<BinarySig>(OpId::tanh_backward, grad_output, output);
+}
+Tensor sigmoid_backward(const Tensor& grad_output, const Tensor& output, const std::source_location& loc) {
+  OPSPEC_SITE;
+  return call<BinarySig>(OpId::sigmoid_backward, grad_output, output);
+}
 Tensor minimum(const Tensor& self, const Tensor& other, const std::source_location& loc) {
   OPSPEC_SITE;
   return call<BinarySig>(OpId::minimum, self, other);
@@ -435,6 +456,10 @@ Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t length, co
 Tensor alias(const Tensor& self, const std::source_location& loc) {
   OPSPEC_SITE;
   return call<UnarySig>(OpId::alias, self);
+}
+Tensor detach(const Tensor& self, const std::source_location& loc) {
+  OPSPEC_SITE;
+  return call<UnarySig>(OpId::detach, self);
 }
 Tensor contiguous(const Tensor& self, const std::source_location& loc) {
   OPSPEC_SITE;

@@ -49,6 +49,10 @@ Tensor randn(IntArrayRef size, TensorOptions options = {}, OPSPEC_LOC);
 Tensor empty_like(const Tensor& self, TensorOptions options = {}, OPSPEC_LOC);
 Tensor zeros_like(const Tensor& self, TensorOptions options = {}, OPSPEC_LOC);
 Tensor ones_like(const Tensor& self, TensorOptions options = {}, OPSPEC_LOC);
+// new_empty_strided: aten::new_empty_strided: uninitialised, with the given
+// strides, on self's dtype and device unless options say otherwise.
+Tensor new_empty_strided(const Tensor& self, IntArrayRef size, IntArrayRef stride, TensorOptions options = {},
+                         OPSPEC_LOC);
 Tensor full_like(const Tensor& self, const Scalar& fill_value, TensorOptions options = {}, OPSPEC_LOC);
 Tensor rand_like(const Tensor& self, TensorOptions options = {}, OPSPEC_LOC);
 Tensor randn_like(const Tensor& self, TensorOptions options = {}, OPSPEC_LOC);
@@ -94,6 +98,11 @@ Tensor div(const Tensor& self, const Scalar& other, OPSPEC_LOC);
 // pow: aten::pow.Tensor_Tensor / aten::pow.Tensor_Scalar.
 Tensor pow(const Tensor& self, const Tensor& exponent, OPSPEC_LOC);
 Tensor pow(const Tensor& self, const Scalar& exponent, OPSPEC_LOC);
+// threshold_backward, tanh_backward, sigmoid_backward: autograd's backward
+// ops of relu (threshold 0), tanh and sigmoid (given their saved output).
+Tensor threshold_backward(const Tensor& grad_output, const Tensor& self, const Scalar& threshold, OPSPEC_LOC);
+Tensor tanh_backward(const Tensor& grad_output, const Tensor& output, OPSPEC_LOC);
+Tensor sigmoid_backward(const Tensor& grad_output, const Tensor& output, OPSPEC_LOC);
 Tensor maximum(const Tensor& self, const Tensor& other, OPSPEC_LOC);
 Tensor minimum(const Tensor& self, const Tensor& other, OPSPEC_LOC);
 // Comparisons return b8: aten::eq.Tensor / aten::eq.Scalar, and so on.
@@ -167,6 +176,8 @@ Tensor flatten(const Tensor& self, int64_t start_dim = 0, int64_t end_dim = -1, 
 // narrow: length elements of dim from start (negative counts from the end), as aten::slice.Tensor.
 Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t length, OPSPEC_LOC);
 Tensor alias(const Tensor& self, OPSPEC_LOC);
+// detach: aten::detach: a view out of autograd's graph (Tensor::detach calls it).
+Tensor detach(const Tensor& self, OPSPEC_LOC);
 // contiguous: self when already contiguous, else aten::clone.
 Tensor contiguous(const Tensor& self, OPSPEC_LOC);
 
