@@ -20,7 +20,8 @@ namespace opspec {
 //                      while included, run-time (op, key) kernels replace built-ins
 //   PreDispatch        capture above decompositions (make_fx pre_dispatch)
 //   FunctionMode       function modes: see `linear`, `matmul` as called
-//   Autograd           reserved
+//   Autograd           records the graph for backward (runtime/autograd); only
+//                      tensors that require grad carry it
 //   CompositeImplicit  decompositions of composite ops into aten ops
 //   Python             dispatch modes and tensor subclasses (C++ objects here;
 //                      the name is PyTorch's)
@@ -108,7 +109,8 @@ inline constexpr DispatchKeySet kBackendKeys{DispatchKey::kFake, DispatchKey::kM
 
 // kDefaultOnKeys: keys every call passes through unless excluded; they act only
 // for ops that have a kernel there (composites, factories).
-inline constexpr DispatchKeySet kDefaultOnKeys{DispatchKey::kCompositeImplicit, DispatchKey::kAutograd,
-                                               DispatchKey::kBackendSelect};
+// Autograd is not one: only tensors that require grad carry it (See Note
+// [Autograd meta]), so calls on plain tensors never reach its kernel.
+inline constexpr DispatchKeySet kDefaultOnKeys{DispatchKey::kCompositeImplicit, DispatchKey::kBackendSelect};
 
 }  // namespace opspec

@@ -106,7 +106,9 @@ struct TensorRecycler {
   // keep: takes impl (last owner gone) unless it cannot be recycled.
   bool keep(TensorImpl* impl) {
     StorageImpl* storage = impl->storage_.get();
-    if (destroyed || count == kKept || storage == nullptr || storage->use_count() != 1 || impl->subclass_) {
+    // A tensor with autograd history is deleted: its graph goes with it at once.
+    if (destroyed || count == kKept || storage == nullptr || storage->use_count() != 1 || impl->subclass_ ||
+        impl->autograd_meta_) {
       return false;
     }
     const DeviceType type = storage->device_.type;
@@ -121,7 +123,7 @@ struct TensorRecycler {
   // TensorImpl's fields still the dead tensor's), or null. It resets every
   // field a constructor would set; the size check makes a new field a compile
   // error here until it is reset too.
-  static_assert(sizeof(void*) != 8 || (sizeof(TensorImpl) == 208 && sizeof(StorageImpl) == 48),
+  static_assert(sizeof(void*) != 8 || (sizeof(TensorImpl) == 216 && sizeof(StorageImpl) == 56),
                 "TensorImpl or StorageImpl changed: reset the new field in TensorRecycler::take");
   TensorImpl* take(size_t nbytes, Device storage_device) {
     if (count == 0 || (storage_device.type != DeviceType::kCPU && storage_device.type != DeviceType::kMeta)) {
@@ -135,6 +137,7 @@ struct TensorRecycler {
     storage.nbytes_ = nbytes;
     storage.device_ = storage_device;
     storage.allocator_ = allocator;
+    storage.version_ = 0;
     impl->storage_offset_ = 0;
     impl->wrapped_number_ = false;
     impl->version_ = 0;
@@ -182,7 +185,7 @@ struct TensorRecycler {
     impl->dtype_ = like.dtype_;
     impl->device_ = like.device_;
     impl->is_contiguous_ = like.is_contiguous_;
-    impl->key_set_ = like.key_set_.remove(DispatchKey::kPython);
+    impl->key_set_ = like.key_set_.remove(DispatchKey::kPython).remove(DispatchKey::kAutograd);
     return impl;
   }
 };
@@ -230,7 +233,7 @@ TensorImpl::TensorImpl(Storage storage, const TensorImpl& like, SameGeometry)
       dtype_(like.dtype_),
       device_(like.device_),
       is_contiguous_(like.is_contiguous_),
-      key_set_(like.key_set_.remove(DispatchKey::kPython)) {}
+      key_set_(like.key_set_.remove(DispatchKey::kPython).remove(DispatchKey::kAutograd)) {}
 
 void TensorImpl::refresh() {
   numel_ = compute_numel(sizes_);
@@ -291,7 +294,9 @@ void TensorImpl::materialize_from(const TensorImpl& real) {
   storage_offset_ = real.storage_offset_;
   dtype_ = real.dtype_;
   device_ = real.device_;
+  const bool autograd = key_set_.has(DispatchKey::kAutograd);  // this tensor's own history, not real's
   key_set_ = subclass_ ? real.key_set_.add(DispatchKey::kPython) : real.key_set_;
+  set_autograd_key(autograd);
   refresh();
 }
 

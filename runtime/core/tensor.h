@@ -30,8 +30,17 @@ using SizeVec = absl::InlinedVector<int64_t, 5>;
 using IntArrayRef = absl::Span<const int64_t>;
 
 class TensorSubclass;  // runtime/dispatch/subclass.h
+namespace autograd {
+class Node;  // runtime/autograd/node.h
+}  // namespace autograd
 namespace internal {
 struct TensorRecycler;  // tensor.cc, See Note [Recycled tensors]
+
+// AutogradMetaBase: what runtime/autograd keeps on a tensor that takes part
+// in autograd (its AutogradMeta derives from it). See Note [Autograd meta].
+struct AutogradMetaBase {
+  virtual ~AutogradMetaBase() = default;
+};
 }  // namespace internal
 
 // StorageImpl: a block of device memory shared by a tensor and its views.
@@ -44,9 +53,15 @@ class StorageImpl : public RefCounted, public internal::Pooled {  // See Note [O
   void* data() const { return data_; }
   size_t nbytes() const { return nbytes_; }
   Device device() const { return device_; }
+  // version: bumped with the version of every tensor over this storage, so a
+  // change through any view shows (autograd's saved tensors check it, as
+  // PyTorch's version counter shared by a base and its views).
+  uint64_t version() const { return version_; }
 
  private:
   friend struct internal::TensorRecycler;
+  friend class TensorImpl;
+  uint64_t version_ = 0;
   void* data_;
   size_t nbytes_;
   Device device_;
@@ -120,7 +135,18 @@ class TensorImpl : public RefCounted, public internal::Pooled {  // See Note [Ob
 
   // version: bumped by every in-place op, so recorders can tell mutations apart.
   uint64_t version() const { return version_; }
-  void bump_version() { ++version_; }
+  void bump_version() {
+    ++version_;
+    if (storage_) ++storage_->version_;
+  }
+
+  // autograd_meta: runtime/autograd's record (requires_grad, grad, grad_fn), or null.
+  internal::AutogradMetaBase* autograd_meta() const { return autograd_meta_.get(); }
+  void set_autograd_meta(std::unique_ptr<internal::AutogradMetaBase> meta) { autograd_meta_ = std::move(meta); }
+  // set_autograd_key: whether calls with this tensor go through the Autograd key.
+  void set_autograd_key(bool on) {
+    key_set_ = on ? key_set_.add(DispatchKey::kAutograd) : key_set_.remove(DispatchKey::kAutograd);
+  }
 
   // trace_owner / trace_index: a slot one tracer may claim (owner 0: free) to
   // find this tensor's record without a lookup. See Note [Trace slots] in
@@ -154,6 +180,7 @@ class TensorImpl : public RefCounted, public internal::Pooled {  // See Note [Ob
   mutable std::atomic<uint64_t> trace_owner_{0};
   mutable uint32_t trace_index_ = 0;  // read and written only by the owner's thread
   std::shared_ptr<TensorSubclass> subclass_;
+  std::unique_ptr<internal::AutogradMetaBase> autograd_meta_;
 };
 
 // Tensor: the value type users and kernels pass around. Copying shares data.
@@ -213,6 +240,28 @@ class Tensor {
   std::string meta_str() const;
   // str: metadata and values, like torch's repr, for messages and debugging.
   std::string str() const;
+
+  // Autograd, defined in runtime/autograd (See runtime/autograd/README.md).
+  // requires_grad_: makes this floating-point tensor a leaf that requires grad
+  // (or stop); throws for integer dtypes and non-leaves set to false, as PyTorch.
+  const Tensor& requires_grad_(bool requires_grad = true) const;
+  bool requires_grad() const;
+  // is_leaf: no grad_fn (made by the user, or by an op that recorded nothing).
+  bool is_leaf() const;
+  // grad: the gradient accumulated by backward (undefined when none); set_grad replaces it.
+  Tensor grad() const;
+  void set_grad(const Tensor& grad) const;
+  // grad_fn: the node that made this tensor (MmBackward0, ...), null for leaves.
+  std::shared_ptr<autograd::Node> grad_fn() const;
+  // retain_grad: a non-leaf keeps its grad after backward, as leaves do.
+  void retain_grad() const;
+  bool retains_grad() const;
+  // detach: a new tensor sharing data, out of the graph (dispatches aten::detach).
+  Tensor detach(const std::source_location& loc = std::source_location::current()) const;
+  // backward: gradients of this tensor w.r.t. the graph's leaves, accumulated
+  // into their grad(); gradient may be omitted for a one-element tensor.
+  void backward(const Tensor& gradient = {}, std::optional<bool> retain_graph = std::nullopt,
+                bool create_graph = false) const;
 
   friend bool operator==(const Tensor&, const Tensor&) = delete;  // use is_same or ops::equal
 
