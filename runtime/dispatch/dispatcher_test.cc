@@ -109,21 +109,27 @@ TEST_F(DispatcherTest, BackendKeyOfTheTensorPicksTheKernel) {
   EXPECT_THAT(trace(), ElementsAre("CPU", "Meta"));
 }
 
+// A tensor that requires grad carries the Autograd key (plain tensors do not:
+// it is not a default-on key), and the op's own Autograd kernel runs first.
 TEST_F(DispatcherTest, HigherKeyRunsFirstAndRedispatchesBelowItself) {
   layered(filled(1, 1));
+  EXPECT_THAT(trace(), ElementsAre("CPU"));
+  trace().clear();
+  layered(filled(1, 1).requires_grad_());
   EXPECT_THAT(trace(), ElementsAre("Autograd", "CPU"));
 }
 
 TEST_F(DispatcherTest, ExcludedKeyIsSkippedAndExclusionWinsOverInclusion) {
   {
     IncludeDispatchKeyGuard include(DispatchKey::kAutograd);
+    layered(filled(1, 1));
     ExcludeDispatchKeyGuard exclude(DispatchKey::kAutograd);
     layered(filled(1, 1));
   }
-  EXPECT_THAT(trace(), ElementsAre("CPU"));
+  EXPECT_THAT(trace(), ElementsAre("Autograd", "CPU", "CPU"));
   trace().clear();
   layered(filled(1, 1));  // guards restored on scope exit
-  EXPECT_THAT(trace(), ElementsAre("Autograd", "CPU"));
+  EXPECT_THAT(trace(), ElementsAre("CPU"));
 }
 
 TEST_F(DispatcherTest, GuardsNestAndRestoreThreadLocalState) {

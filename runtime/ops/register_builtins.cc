@@ -13,13 +13,16 @@ namespace opspec {
 // order: ops from the op table, then the kernels (register_builtin_kernels,
 // the kernels' composition root in kernels/register_kernels.cc, which the
 // runtime knows only by this declaration, so no runtime header includes
-// kernels/), the decompositions, and the mode fallbacks. Nothing relies on
-// static initializers, so linking the static library never drops a kernel.
+// kernels/), the decompositions, the mode fallbacks, and the Autograd key's
+// kernel (register_autograd in runtime/autograd, known the same way, a layer
+// above ops). Nothing relies on static initializers, so linking the static
+// library never drops a kernel.
 
 namespace internal {
 const OperatorHandle* builtin_handles[static_cast<int>(OpId::kNumBuiltinOps)];
 void register_decompositions(Dispatcher& d);    // runtime/ops/decompositions.cc
 void register_builtin_kernels(Dispatcher& d);  // kernels/register_kernels.cc
+void register_autograd(Dispatcher& d);         // runtime/autograd/autograd_kernel.cc
 }  // namespace internal
 
 absl::Span<const BuiltinOpInfo> builtin_op_table() {
@@ -47,6 +50,7 @@ void register_builtins(Dispatcher& d) {
   register_decompositions(d);
   register_mode_fallbacks(d);
   register_fake_fallback(d);
+  register_autograd(d);
 }
 
 }  // namespace internal

@@ -1,0 +1,72 @@
+// accumulate_grad.cc: See Note [Accumulating gradients] in accumulate_grad.h.
+#include "runtime/autograd/accumulate_grad.h"
+
+#include <algorithm>
+
+#include "runtime/autograd/autograd_meta.h"
+#include "runtime/autograd/grad_mode.h"
+#include "runtime/ops/ops.h"
+
+namespace opspec::autograd {
+
+AccumulateGrad::AccumulateGrad(Tensor variable)
+    : Node(UINT64_MAX), variable_(std::move(variable)) {  // runs as soon as it is ready
+  add_input_metadata(variable_);
+}
+
+bool is_non_overlapping_and_dense(const Tensor& t) {
+  if (t.is_contiguous()) return true;
+  // Dims of size > 1 from the smallest stride up must tile the span exactly.
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    if (t.size(d) != 1) dims.push_back(d);
+  }
+  std::sort(dims.begin(), dims.end(), [&](int64_t a, int64_t b) { return t.stride(a) < t.stride(b); });
+  int64_t expected = 1;
+  for (int64_t d : dims) {
+    if (t.stride(d) != expected) return false;
+    expected *= t.size(d);
+  }
+  return true;
+}
+
+bool obeys_layout_contract(const Tensor& grad, const Tensor& variable) {
+  if (grad.dim() != variable.dim()) return false;
+  if (!is_non_overlapping_and_dense(variable)) return grad.is_contiguous();
+  for (int64_t i = 0; i < grad.dim(); ++i) {
+    if (grad.size(i) != 1) {
+      if (grad.stride(i) != variable.stride(i)) return false;
+    } else if (grad.stride(i) == 0) {
+      return false;
+    }
+  }
+  return true;
+}
+
+VariableList AccumulateGrad::apply(VariableList&& grads) {
+  if (grads.empty() || !grads[0].defined()) return {};
+  Tensor new_grad = std::move(grads[0]);
+  AutogradMeta* meta = meta_of(variable_);
+  OPSPEC_CHECK(meta == nullptr || meta->grad_fn == nullptr, "leaf variable has been moved into the graph interior");
+  if (!requires_grad(variable_)) return {};
+  if (!meta->grad.defined()) {
+    // Stealable: only this call holds new_grad (and its storage).
+    const bool stealable = new_grad.impl()->use_count() == 1 && new_grad.impl()->storage()->use_count() == 1;
+    if (!is_grad_enabled() && stealable && obeys_layout_contract(new_grad, variable_)) {
+      meta->grad = new_grad.detach();
+    } else if (is_non_overlapping_and_dense(variable_)) {
+      Tensor g = ops::new_empty_strided(new_grad, variable_.sizes(), variable_.strides());
+      ops::copy_(g, new_grad);
+      meta->grad = g;
+    } else {
+      meta->grad = ops::clone(new_grad);
+    }
+  } else if (!is_grad_enabled()) {
+    ops::add_(meta->grad, new_grad);
+  } else {
+    meta->grad = ops::add(meta->grad, new_grad);
+  }
+  return {};
+}
+
+}  // namespace opspec::autograd

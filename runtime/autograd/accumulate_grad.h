@@ -1,0 +1,36 @@
+// accumulate_grad.h: AccumulateGrad, the node that stores a leaf's gradient.
+// See Note [Accumulating gradients].
+#pragma once
+
+#include "runtime/autograd/node.h"
+
+namespace opspec::autograd {
+
+// Note [Accumulating gradients]
+// PyTorch's AccumulateGrad, op for op, so a mode during backward sees the
+// same calls. The first gradient is stolen when no one else holds it and its
+// strides match the leaf's (the layout contract): .grad = grad.detach(), one
+// aten::detach. Otherwise (an expanded gradient from sum, a transposed one,
+// one still referenced elsewhere) it is copied into the leaf's layout:
+// new_empty_strided + copy_. Later gradients are added in place, grad.add_(new),
+// or out of place when the graph itself is being recorded (create_graph).
+
+// AccumulateGrad: adds its input into variable's .grad.
+class AccumulateGrad : public Node {
+ public:
+  explicit AccumulateGrad(Tensor variable);
+  std::string name() const override { return "AccumulateGrad"; }
+  VariableList apply(VariableList&& grads) override;
+  const Tensor& variable() const { return variable_; }
+
+ private:
+  Tensor variable_;
+};
+
+// obeys_layout_contract: grad has variable's strides where it matters (See
+// Note [Accumulating gradients]).
+bool obeys_layout_contract(const Tensor& grad, const Tensor& variable);
+// is_non_overlapping_and_dense: t's elements fill its span exactly once, in any dim order.
+bool is_non_overlapping_and_dense(const Tensor& t);
+
+}  // namespace opspec::autograd

@@ -1,0 +1,227 @@
+// autograd_kernel.cc: the Autograd key's kernel: records a Node for each op
+// on tensors that require grad. See Note [The Autograd kernel].
+#include <mutex>
+
+#include "absl/container/flat_hash_map.h"
+#include "runtime/autograd/autograd_meta.h"
+#include "runtime/autograd/formulas.h"
+#include "runtime/autograd/grad_mode.h"
+#include "runtime/dispatch/dispatcher.h"
+#include "runtime/dispatch/library.h"
+
+namespace opspec::autograd {
+
+// Note [The Autograd kernel]
+// One boxed kernel serves every op at the Autograd key (a fallback), as
+// PyTorch's generated VariableType kernels do one op each:
+// - a composite op passes to its decomposition, whose parts record themselves;
+// - with grad mode off, or no input requiring grad, the op runs below the key;
+// - otherwise it makes the op's Node (its formula's, or one that fails in
+//   backward when the op has none), with one next edge per tensor input and
+//   the saved tensors the formula reads, runs the op below the key (the key
+//   excluded on this thread, so kernels that call ops record nothing), and
+//   makes the Node the grad_fn of each floating-point output. An in-place op
+//   moves its tensor's history to the new Node, as PyTorch's rebase_history;
+//   on a leaf that requires grad it is PyTorch's error. In-place changes to
+//   tensors made by recorded view ops are refused for now (PyTorch's
+//   CopySlices is not implemented), and a view of a tensor that does not
+//   require grad, written in place from one that does, is not tracked.
+
+namespace {
+
+// FormulaNode: a recorded op whose backward is its Formula.
+class FormulaNode : public Node {
+ public:
+  explicit FormulaNode(const Formula& f) : formula_(f) {}
+  std::string name() const override { return std::string(formula_.node_name); }
+
+  VariableList apply(VariableList&& grads) override {
+    bool any = false;
+    for (const Tensor& g : grads) any = any || g.defined();
+    if (!any) return VariableList(next_edges().size());
+    FormulaCall call(*this, std::move(grads), saved_inputs, saved_outputs, args, input_metas, input_strides);
+    VariableList out = formula_.backward(call);
+    out.resize(next_edges().size());
+    return out;
+  }
+
+  void release_variables() override {
+    for (SavedTensor& s : saved_inputs) s.reset();
+    for (SavedTensor& s : saved_outputs) s.reset();
+  }
+
+  std::vector<SavedTensor> saved_inputs;
+  std::vector<SavedTensor> saved_outputs;
+  Stack args;  // the call's arguments, tensors dropped
+  std::vector<InputMetadata> input_metas;
+  std::vector<SizeVec> input_strides;
+
+ private:
+  const Formula& formula_;
+};
+
+// NotImplementedNode: the node of an op without a formula: backward fails naming the op.
+class NotImplementedNode : public Node {
+ public:
+  explicit NotImplementedNode(std::string op) : op_(std::move(op)) {}
+  std::string name() const override { return "NotImplemented"; }
+  VariableList apply(VariableList&&) override {
+    throw Error(str_cat("the derivative for '", op_, "' is not implemented."));
+  }
+
+ private:
+  std::string op_;
+};
+
+// Registry: the formulas by op name (builtins first, users' on top).
+struct Registry {
+  std::mutex mu;
+  absl::flat_hash_map<std::string, std::unique_ptr<Formula>> by_op;
+};
+
+Registry& registry() {
+  static Registry* r = [] {
+    auto* reg = new Registry;
+    std::vector<Formula> all;
+    internal::add_elementwise_formulas(all);
+    internal::add_linalg_formulas(all);
+    internal::add_shape_formulas(all);
+    internal::add_reduction_formulas(all);
+    for (const Formula& f : all) reg->by_op[std::string(f.op)] = std::make_unique<Formula>(f);
+    return reg;
+  }();
+  return *r;
+}
+
+// for_each_tensor: f(tensor) for every tensor argument in order (lists flattened).
+template <class F>
+void for_each_tensor(const Stack& stack, size_t n, F&& f) {
+  for (size_t i = 0; i < n; ++i) {
+    const Value& v = stack[i];
+    if (v.is_tensor()) {
+      f(v.to_tensor());
+    } else if (v.is_tensor_list()) {
+      for (const Tensor& t : v.to_tensor_list()) f(t);
+    }
+  }
+}
+
+bool is_differentiable(DType d) { return is_floating(d); }
+
+void autograd_kernel(const OperatorHandle& op, DispatchKeySet ks, Stack& stack) {
+  Dispatcher& dispatcher = Dispatcher::singleton();
+  const DispatchKeySet below = ks & DispatchKeySet::below(DispatchKey::kAutograd);
+  if (op.is_composite()) return dispatcher.redispatch_boxed(op, below, stack);
+  // Factories (ones_like(x), ...) and detach make tensors outside the graph.
+  static const OperatorHandle* const detach = &dispatcher.get("aten::detach");
+  const bool differentiable = op.kind() != OpKind::kFactory && &op != detach;
+  const size_t nargs = op.schema().arguments().size();
+  bool any = false;
+  if (differentiable && is_grad_enabled()) {
+    for_each_tensor(stack, nargs, [&](const Tensor& t) { any = any || requires_grad(t); });
+  }
+  if (!any) {
+    ExcludeDispatchKeyGuard no_autograd(DispatchKey::kAutograd);
+    return dispatcher.redispatch_boxed(op, below, stack);
+  }
+
+  // The written argument of an in-place op, if any.
+  std::optional<size_t> written;
+  for (size_t i = 0; i < nargs; ++i) {
+    if (op.schema().arguments()[i].is_write) written = i;
+  }
+  if (written) {
+    const Tensor& self = stack[*written].to_tensor();
+    const AutogradMeta* m = meta_of(self);
+    if (m != nullptr && m->requires_grad && m->grad_fn == nullptr) {
+      throw Error("a leaf Variable that requires grad is being used in an in-place operation.");
+    }
+    OPSPEC_CHECK(m == nullptr || !m->is_view, op.name(),
+                 ": an in-place operation on a view of a tensor that requires grad is not supported yet");
+  }
+
+  const Formula* formula = find_formula(op.name());
+  std::shared_ptr<Node> node;
+  FormulaNode* fnode = nullptr;
+  if (formula != nullptr) {
+    auto n = std::make_shared<FormulaNode>(*formula);
+    fnode = n.get();
+    node = std::move(n);
+  } else {
+    node = std::make_shared<NotImplementedNode>(op.name());
+  }
+  // Which inputs need a gradient decides what some formulas save.
+  uint32_t needs = 0;
+  size_t k = 0;
+  for_each_tensor(stack, nargs, [&](const Tensor& t) {
+    if (requires_grad(t) && k < 32) needs |= 1u << k;
+    ++k;
+  });
+  k = 0;
+  for_each_tensor(stack, nargs, [&](const Tensor& t) {
+    node->add_next_edge(requires_grad(t) ? gradient_edge(t) : Edge{});
+    if (fnode != nullptr) {
+      fnode->input_metas.push_back({SizeVec(t.sizes().begin(), t.sizes().end()), t.dtype(), t.device()});
+      fnode->input_strides.emplace_back(t.strides().begin(), t.strides().end());
+      bool save = k < 32 && ((formula->saves_inputs >> k) & 1u);
+      if (save && k < formula->saved_when.size() && formula->saved_when[k] != 0) save = (needs & formula->saved_when[k]) != 0;
+      fnode->saved_inputs.emplace_back(save ? t : Tensor(), /*is_output=*/false);
+    }
+    ++k;
+  });
+  if (fnode != nullptr) {
+    fnode->args.assign(stack.begin(), stack.begin() + static_cast<std::ptrdiff_t>(nargs));
+    for (Value& v : fnode->args) {
+      if (v.is_tensor() || v.is_tensor_list()) v = Value();
+    }
+  }
+
+  {
+    ExcludeDispatchKeyGuard no_autograd(DispatchKey::kAutograd);
+    dispatcher.redispatch_boxed(op, below, stack);
+  }
+
+  size_t out_index = 0;
+  for (const Value& v : stack) {
+    if (!v.is_tensor()) continue;
+    const Tensor& out = v.to_tensor();
+    if (out.defined() && is_differentiable(out.dtype())) {
+      set_history(out, node);
+      if (op.kind() == OpKind::kView && !written) materialize_meta(out).is_view = true;
+    } else if (out.defined()) {
+      node->add_input_metadata(out);
+    }
+    if (fnode != nullptr) {
+      const bool save = (formula->saves_outputs >> out_index) & 1u;
+      fnode->saved_outputs.emplace_back(save ? out : Tensor(), /*is_output=*/true);
+    }
+    ++out_index;
+  }
+}
+
+}  // namespace
+
+const Formula* find_formula(std::string_view op) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  auto it = r.by_op.find(std::string(op));
+  return it == r.by_op.end() ? nullptr : it->second.get();
+}
+
+void register_formula(const Formula& f) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  r.by_op[std::string(f.op)] = std::make_unique<Formula>(f);
+}
+
+}  // namespace opspec::autograd
+
+namespace opspec::internal {
+
+// register_autograd: the Autograd key's kernel for every op (called while the
+// dispatcher starts, See Note [Builtin registration]).
+void register_autograd(Dispatcher& d) {
+  d.register_fallback(DispatchKey::kAutograd, KernelFunction::from_boxed(&autograd::autograd_kernel, "autograd_fallback"));
+}
+
+}  // namespace opspec::internal

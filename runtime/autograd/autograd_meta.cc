@@ -1,0 +1,38 @@
+// autograd_meta.cc: See Note [Autograd meta] in autograd_meta.h.
+#include "runtime/autograd/autograd_meta.h"
+
+#include "runtime/autograd/accumulate_grad.h"
+
+namespace opspec::autograd {
+
+AutogradMeta& materialize_meta(const Tensor& t) {
+  OPSPEC_CHECK(t.defined(), "autograd: the tensor is undefined");
+  if (AutogradMeta* m = meta_of(t)) return *m;
+  auto meta = std::make_unique<AutogradMeta>();
+  AutogradMeta& ref = *meta;
+  t.impl()->set_autograd_meta(std::move(meta));
+  return ref;
+}
+
+std::shared_ptr<Node> grad_accumulator(const Tensor& t) {
+  AutogradMeta& m = materialize_meta(t);
+  if (std::shared_ptr<Node> acc = m.grad_accumulator.lock()) return acc;
+  auto acc = std::make_shared<AccumulateGrad>(t);
+  m.grad_accumulator = acc;
+  return acc;
+}
+
+Edge gradient_edge(const Tensor& t) {
+  const AutogradMeta* m = meta_of(t);
+  if (m != nullptr && m->grad_fn) return {m->grad_fn, m->output_nr};
+  return {grad_accumulator(t), 0};
+}
+
+void set_history(const Tensor& t, const std::shared_ptr<Node>& fn) {
+  AutogradMeta& m = materialize_meta(t);
+  m.output_nr = fn->add_input_metadata(t);
+  m.grad_fn = fn;
+  t.impl()->set_autograd_key(true);
+}
+
+}  // namespace opspec::autograd

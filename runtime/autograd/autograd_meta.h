@@ -1,0 +1,54 @@
+// autograd_meta.h: what a tensor carries for autograd (AutogradMeta) and the
+// helpers that read and attach it. See Note [Autograd meta].
+#pragma once
+
+#include <memory>
+
+#include "runtime/autograd/node.h"
+#include "runtime/core/tensor.h"
+
+namespace opspec::autograd {
+
+// Note [Autograd meta]
+// A tensor that requires grad, has a grad_fn, or has ever held a .grad
+// carries an AutogradMeta (made on first need, owned by its TensorImpl) and,
+// while it requires grad, the Autograd dispatch key: calls with such a tensor
+// reach the Autograd kernel, which records a Node; calls without one skip the
+// key entirely, so plain tensors pay nothing for autograd. A leaf's
+// AccumulateGrad is made on first use and cached weakly, as in PyTorch, so a
+// graph holds its leaves' accumulators and not the other way round.
+
+// AutogradMeta: requires_grad (a leaf's flag), grad, grad_fn and its output number.
+struct AutogradMeta : internal::AutogradMetaBase {
+  bool requires_grad = false;
+  bool retains_grad = false;
+  bool is_view = false;  // made by a recorded view op (See Note [The Autograd kernel])
+  Tensor grad;
+  std::shared_ptr<Node> grad_fn;
+  uint32_t output_nr = 0;
+  std::weak_ptr<Node> grad_accumulator;
+  // retained_grad: a non-leaf's grad after retain_grad(); its grad_fn holds it weakly.
+  std::shared_ptr<Tensor> retained_grad;
+};
+
+// meta_of: t's AutogradMeta, or null.
+inline AutogradMeta* meta_of(const Tensor& t) {
+  return t.defined() ? static_cast<AutogradMeta*>(t.impl()->autograd_meta()) : nullptr;
+}
+// materialize_meta: t's AutogradMeta, made if absent.
+AutogradMeta& materialize_meta(const Tensor& t);
+
+// requires_grad: t requires grad (a leaf marked so, or made by a recorded op).
+inline bool requires_grad(const Tensor& t) {
+  const AutogradMeta* m = meta_of(t);
+  return m != nullptr && (m->requires_grad || m->grad_fn != nullptr);
+}
+
+// grad_accumulator: the AccumulateGrad of leaf t (made on first use).
+std::shared_ptr<Node> grad_accumulator(const Tensor& t);
+// gradient_edge: where t's gradient goes: its grad_fn's input, or its accumulator.
+Edge gradient_edge(const Tensor& t);
+// set_history: t becomes output fn->num_inputs() of fn (recording its metadata).
+void set_history(const Tensor& t, const std::shared_ptr<Node>& fn);
+
+}  // namespace opspec::autograd

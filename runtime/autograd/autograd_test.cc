@@ -1,0 +1,427 @@
+// Tests of autograd: tensors' autograd state, gradients, PyTorch's backward
+// op sequences and its errors. See runtime/autograd/README.md.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <random>
+
+#include "runtime/autograd/engine.h"
+#include "runtime/autograd/grad_mode.h"
+#include "runtime/autograd/internal/formula_helpers.h"
+#include "runtime/autograd/node.h"
+#include "runtime/dispatch/mode.h"
+#include "runtime/ops/ops.h"
+
+namespace opspec {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::ThrowsMessage;
+
+Tensor random(IntArrayRef shape, uint32_t seed, DType dtype = DType::kFloat64) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<double> dist(0.5, 1.5);  // positive: log, sqrt, rsqrt are defined
+  std::vector<double> v(static_cast<size_t>(compute_numel(shape)));
+  for (double& x : v) x = dist(gen);
+  return ops::tensor(v, shape, dtype);
+}
+
+Tensor leaf(IntArrayRef shape, uint32_t seed) {
+  Tensor t = random(shape, seed);
+  t.requires_grad_();
+  return t;
+}
+
+// Recorder: the ops a scope dispatches, by name.
+class Recorder : public DispatchMode {
+ public:
+  bool dispatch(OpCall& call) override {
+    names.push_back(call.name());
+    call.proceed();
+    return true;
+  }
+  std::vector<std::string> names;
+};
+
+// backward_ops: the ops backward() of out dispatches, aten::detach left out
+// (its placement differs between PyTorch versions); detaches counts them.
+std::vector<std::string> backward_ops(const Tensor& out, int* detaches = nullptr) {
+  Recorder r;
+  {
+    ModeGuard g(r);
+    out.backward();
+  }
+  std::vector<std::string> kept;
+  for (const std::string& n : r.names) {
+    if (n == "aten::detach") {
+      if (detaches != nullptr) ++*detaches;
+    } else {
+      kept.push_back(n);
+    }
+  }
+  return kept;
+}
+
+TEST(Autograd, LeavesAndGradFns) {
+  Tensor x = leaf({2, 3}, 1), w = leaf({3, 4}, 2);
+  EXPECT_TRUE(x.requires_grad());
+  EXPECT_TRUE(x.is_leaf());
+  EXPECT_EQ(x.grad_fn(), nullptr);
+  const Tensor y = ops::mm(x, w);
+  EXPECT_TRUE(y.requires_grad());
+  EXPECT_FALSE(y.is_leaf());
+  ASSERT_NE(y.grad_fn(), nullptr);
+  EXPECT_EQ(y.grad_fn()->name(), "MmBackward0");
+  EXPECT_EQ(ops::relu(y).grad_fn()->name(), "ReluBackward0");
+  EXPECT_EQ(ops::sum(y).grad_fn()->name(), "SumBackward0");
+  // A C++ number becomes a wrapped 0-dim tensor, as Python's `y + 1` does: add.Tensor.
+  EXPECT_EQ(ops::add(y, 1.0).grad_fn()->name(), "AddBackward0");
+  const Tensor d = y.detach();
+  EXPECT_FALSE(d.requires_grad());
+  EXPECT_TRUE(d.is_alias_of(y));
+  // Plain tensors record nothing, and factories of a tensor that requires grad neither.
+  EXPECT_FALSE(ops::mm(random({2, 3}, 3), random({3, 4}, 4)).requires_grad());
+  EXPECT_FALSE(ops::ones_like(x).requires_grad());
+  // Integer results are not differentiable.
+  EXPECT_FALSE(ops::gt(x, 1.0).requires_grad());
+}
+
+TEST(Autograd, GradientsOfALinearLayerAreTheHandComputedOnes) {
+  Tensor x = leaf({4, 3}, 5), w = leaf({3, 2}, 6), b = leaf({2}, 7);
+  const Tensor loss = ops::sum(ops::relu(ops::add(ops::mm(x, w), b)));
+  loss.backward();
+  // By hand, without autograd: g = 1[relu input > 0]; dW = x^T g, db = sum_rows g, dx = g W^T.
+  autograd::NoGradGuard no_grad;
+  const Tensor pre = ops::add(ops::mm(x, w), b);
+  const Tensor g = ops::_to_copy(ops::gt(pre, 0.0), {.dtype = DType::kFloat64});
+  EXPECT_EQ(w.grad().to_vector<double>(), ops::mm(ops::t(x), g).to_vector<double>());
+  EXPECT_EQ(b.grad().to_vector<double>(), ops::sum(g, {0}).to_vector<double>());
+  EXPECT_EQ(x.grad().to_vector<double>(), ops::mm(g, ops::t(w)).to_vector<double>());
+}
+
+// The sequences below are PyTorch's: torch 1.13 under a TorchDispatchMode,
+// with 2.x's dense in-place buffer accumulation (add_ where 1.13 used add),
+// and derived from derivatives.yaml and engine.cpp (See Note [Engine order]).
+TEST(Autograd, BroadcastAddReducesInTheEngine) {
+  Tensor x = leaf({2, 3}, 8), y = leaf({3}, 9);
+  int detaches = 0;
+  EXPECT_THAT(backward_ops(ops::sum(ops::add(x, y)), &detaches),
+              ElementsAre("aten::ones_like", "aten::expand", "aten::sum.dim_IntList", "aten::view",
+                          "aten::new_empty_strided", "aten::copy_"));
+  // x's gradient is the expanded ones (stride 0): copied into x's layout; y's is fresh: stolen.
+  EXPECT_EQ(detaches, 1);
+  EXPECT_THAT(x.grad().to_vector<double>(), ElementsAre(1, 1, 1, 1, 1, 1));
+  EXPECT_THAT(y.grad().to_vector<double>(), ElementsAre(2, 2, 2));
+  EXPECT_THAT(x.grad().strides(), ElementsAre(3, 1));
+}
+
+TEST(Autograd, MmComputesMat2FirstThenSelf) {
+  Tensor a = leaf({4, 5}, 10), b = leaf({5, 3}, 11);
+  int detaches = 0;
+  EXPECT_THAT(backward_ops(ops::sum(ops::mm(a, b)), &detaches),
+              ElementsAre("aten::ones_like", "aten::expand", "aten::t", "aten::mm", "aten::t", "aten::mm"));
+  EXPECT_EQ(detaches, 2);
+}
+
+TEST(Autograd, ReluMeanAndMul) {
+  Tensor a = leaf({4, 5}, 12);
+  EXPECT_THAT(backward_ops(ops::sum(ops::relu(a))),
+              ElementsAre("aten::ones_like", "aten::expand", "aten::threshold_backward"));
+  EXPECT_THAT(backward_ops(ops::sum(ops::mean(a, {1}))),
+              ElementsAre("aten::ones_like", "aten::expand", "aten::unsqueeze", "aten::expand", "aten::div.Scalar",
+                          "aten::add_.Tensor"));
+  // Two gradients into one leaf: summed in the engine's buffer (in place), then added to .grad.
+  EXPECT_THAT(backward_ops(ops::sum(ops::mul(a, a))),
+              ElementsAre("aten::ones_like", "aten::expand", "aten::mul.Tensor", "aten::mul.Tensor",
+                          "aten::add_.Tensor", "aten::add_.Tensor"));
+}
+
+TEST(Autograd, ColumnMajorWeightsTakeTheTransposedProduct) {
+  // linear's t(weight) is column-major: its mat2 gradient is t(grad), mm, t (FunctionsManual's mm_mat2_backward).
+  Tensor x = leaf({4, 3}, 13), w = leaf({2, 3}, 14), bias = leaf({2}, 15);
+  EXPECT_THAT(backward_ops(ops::sum(ops::addmm(bias, x, ops::t(w)))),
+              ElementsAre("aten::ones_like", "aten::expand", "aten::t", "aten::mm", "aten::t", "aten::mm",
+                          "aten::t", "aten::sum.dim_IntList", "aten::view", "aten::t"));
+}
+
+// Fresh leaves, sum() of each op's result, backward under a recording mode:
+// torch 1.13's ops (TorchDispatchMode, detach left out), with 2.x's in-place
+// add_ where two gradients meet in the engine (1.13 used add).
+TEST(Autograd, BackwardOpSequencesMatchPyTorch) {
+  using V = const std::vector<Tensor>&;
+  struct Case {
+    std::string name;
+    std::vector<std::vector<int64_t>> shapes;
+    std::function<Tensor(V)> f;
+    std::vector<std::string> ops;  // after aten::ones_like, aten::expand (sum's backward)
+  };
+  const std::vector<Case> cases = {
+      {"sqrt", {{3}}, [](V t) { return ops::sqrt(t[0]); }, {"mul.Scalar", "div.Tensor"}},
+      {"rsqrt", {{3}}, [](V t) { return ops::rsqrt(t[0]); }, {"pow.Tensor_Scalar", "mul.Scalar", "mul.Tensor"}},
+      {"pow", {{3}}, [](V t) { return ops::pow(t[0], 3.0); }, {"pow.Tensor_Scalar", "mul.Scalar", "mul.Tensor"}},
+      {"reciprocal", {{3}}, [](V t) { return ops::reciprocal(t[0]); }, {"mul.Tensor", "neg", "mul.Tensor"}},
+      {"cos", {{3}}, [](V t) { return ops::cos(t[0]); }, {"sin", "neg", "mul.Tensor"}},
+      {"tanh", {{3}}, [](V t) { return ops::tanh(t[0]); }, {"tanh_backward"}},
+      {"sigmoid", {{3}}, [](V t) { return ops::sigmoid(t[0]); }, {"sigmoid_backward"}},
+      {"div", {{3}, {3}}, [](V t) { return ops::div(t[0], t[1]); },
+       {"div.Tensor", "div.Tensor", "neg", "mul.Tensor", "div.Tensor"}},
+      {"sub_alpha", {{3}, {3}}, [](V t) { return ops::sub(t[0], t[1], 3); },
+       {"neg", "mul.Scalar", "new_empty_strided", "copy_"}},
+      {"addmm_alpha", {{4}, {2, 3}, {3, 4}}, [](V t) { return ops::addmm(t[0], t[1], t[2], 0.5, 2.0); },
+       {"t", "mm", "mul.Scalar", "t", "mm", "mul.Scalar", "mul.Scalar", "sum.dim_IntList", "view"}},
+      {"mean", {{2, 3}}, [](V t) { return ops::mean(t[0]); }, {"expand", "div.Scalar"}},
+      {"mean_dim", {{2, 3}}, [](V t) { return ops::mean(t[0], {1}); }, {"unsqueeze", "expand", "div.Scalar"}},
+      {"sum_dims", {{2, 3, 4}}, [](V t) { return ops::sum(t[0], {0, 2}); },
+       {"unsqueeze", "unsqueeze", "expand", "new_empty_strided", "copy_"}},
+      {"cat", {{2, 3}, {1, 3}}, [](V t) { return ops::cat({t[0], t[1]}, 0); },
+       {"slice.Tensor", "slice.Tensor", "new_empty_strided", "copy_", "new_empty_strided", "copy_"}},
+      {"stack", {{2, 3}, {2, 3}}, [](V t) { return ops::stack({t[0], t[1]}, 1); },
+       {"select.int", "select.int", "new_empty_strided", "copy_", "new_empty_strided", "copy_"}},
+      {"permute", {{2, 3, 4}}, [](V t) { return ops::permute(t[0], {1, 2, 0}); }, {"permute", "new_empty_strided", "copy_"}},
+      {"squeeze", {{1, 3, 1}}, [](V t) { return ops::squeeze(t[0]); },
+       {"unsqueeze", "unsqueeze", "new_empty_strided", "copy_"}},
+      {"unsqueeze", {{3}}, [](V t) { return ops::unsqueeze(t[0], 0); }, {"squeeze.dim", "new_empty_strided", "copy_"}},
+      {"transpose", {{2, 3}}, [](V t) { return ops::transpose(t[0], 0, 1); },
+       {"transpose.int", "new_empty_strided", "copy_"}},
+      {"dot", {{3}, {3}}, [](V t) { return ops::dot(t[0], t[1]); }, {"mul.Tensor", "mul.Tensor"}},
+      {"bmm", {{2, 2, 3}, {2, 3, 2}}, [](V t) { return ops::bmm(t[0], t[1]); },
+       {"transpose.int", "bmm", "transpose.int", "bmm"}},
+      {"mul_self", {{3}}, [](V t) { return ops::mul(t[0], t[0]); }, {"mul.Tensor", "mul.Tensor", "add_.Tensor"}},
+      {"exp_log", {{3}}, [](V t) { return ops::log(ops::exp(t[0])); }, {"div.Tensor", "mul.Tensor"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::vector<Tensor> inputs;
+    for (size_t i = 0; i < c.shapes.size(); ++i) inputs.push_back(leaf(c.shapes[i], static_cast<uint32_t>(50 + i)));
+    std::vector<std::string> want = {"aten::ones_like", "aten::expand"};
+    for (const std::string& op : c.ops) want.push_back("aten::" + op);
+    EXPECT_EQ(backward_ops(ops::sum(c.f(inputs))), want);
+  }
+}
+
+// ---- Gradients against central differences, op by op ----
+
+// numeric_grad: d sum(f(x) * probe) / dx by central differences in f64.
+std::vector<double> numeric_grad(const std::function<Tensor(const std::vector<Tensor>&)>& f,
+                                 const std::vector<Tensor>& inputs, size_t which, const Tensor& probe) {
+  autograd::NoGradGuard no_grad;
+  const double eps = 1e-6;
+  const Tensor x = inputs[which];
+  std::vector<double> base = x.to_vector<double>();
+  std::vector<double> out(base.size());
+  for (size_t i = 0; i < base.size(); ++i) {
+    auto eval = [&](double v) {
+      std::vector<double> moved = base;
+      moved[i] = v;
+      std::vector<Tensor> in = inputs;
+      in[which] = ops::tensor(moved, x.sizes(), DType::kFloat64);
+      return ops::sum(ops::mul(f(in), probe)).item<double>();
+    };
+    out[i] = (eval(base[i] + eps) - eval(base[i] - eps)) / (2 * eps);
+  }
+  return out;
+}
+
+struct GradCase {
+  std::string name;
+  std::vector<std::vector<int64_t>> shapes;
+  std::function<Tensor(const std::vector<Tensor>&)> f;
+  std::string grad_fn;
+};
+
+TEST(Autograd, EveryFormulaAgreesWithCentralDifferences) {
+  using V = const std::vector<Tensor>&;
+  const std::vector<GradCase> cases = {
+      {"add", {{2, 3}, {3}}, [](V t) { return ops::add(t[0], t[1], 2.0); }, "AddBackward0"},
+      {"sub", {{2, 3}, {2, 3}}, [](V t) { return ops::sub(t[0], t[1], 3.0); }, "SubBackward0"},
+      {"rsub", {{3}}, [](V t) { return ops::rsub(t[0], 2.0, 3.0); }, "RsubBackward1"},
+      {"mul", {{2, 3}, {2, 1}}, [](V t) { return ops::mul(t[0], t[1]); }, "MulBackward0"},
+      {"mul_wrapped", {{3}}, [](V t) { return ops::mul(t[0], 2.5); }, "MulBackward0"},
+      {"mul_scalar", {{3}}, [](V t) { return autograd::internal::mul_scalar(t[0], 2.5); }, "MulBackward1"},
+      {"div", {{2, 3}, {3}}, [](V t) { return ops::div(t[0], t[1]); }, "DivBackward0"},
+      {"div_scalar", {{3}}, [](V t) { return autograd::internal::div_scalar(t[0], 4.0); }, "DivBackward1"},
+      {"neg", {{3}}, [](V t) { return ops::neg(t[0]); }, "NegBackward0"},
+      {"exp", {{3}}, [](V t) { return ops::exp(t[0]); }, "ExpBackward0"},
+      {"log", {{3}}, [](V t) { return ops::log(t[0]); }, "LogBackward0"},
+      {"sin", {{3}}, [](V t) { return ops::sin(t[0]); }, "SinBackward0"},
+      {"cos", {{3}}, [](V t) { return ops::cos(t[0]); }, "CosBackward0"},
+      {"tanh", {{3}}, [](V t) { return ops::tanh(t[0]); }, "TanhBackward0"},
+      {"sigmoid", {{3}}, [](V t) { return ops::sigmoid(t[0]); }, "SigmoidBackward0"},
+      {"relu", {{4}}, [](V t) { return ops::relu(ops::sub(t[0], 1.0)); }, "ReluBackward0"},
+      {"sqrt", {{3}}, [](V t) { return ops::sqrt(t[0]); }, "SqrtBackward0"},
+      {"rsqrt", {{3}}, [](V t) { return ops::rsqrt(t[0]); }, "RsqrtBackward0"},
+      {"reciprocal", {{3}}, [](V t) { return ops::reciprocal(t[0]); }, "ReciprocalBackward0"},
+      {"pow", {{3}}, [](V t) { return ops::pow(t[0], 3.0); }, "PowBackward0"},
+      {"mm", {{2, 3}, {3, 4}}, [](V t) { return ops::mm(t[0], t[1]); }, "MmBackward0"},
+      {"mm_column_major", {{3, 2}, {4, 3}}, [](V t) { return ops::mm(ops::t(t[0]), ops::t(t[1])); }, "MmBackward0"},
+      {"bmm", {{2, 2, 3}, {2, 3, 2}}, [](V t) { return ops::bmm(t[0], t[1]); }, "BmmBackward0"},
+      {"addmm", {{4}, {2, 3}, {3, 4}}, [](V t) { return ops::addmm(t[0], t[1], t[2], 0.5, 2.0); }, "AddmmBackward0"},
+      {"dot", {{3}, {3}}, [](V t) { return ops::dot(t[0], t[1]); }, "DotBackward0"},
+      {"mv", {{2, 3}, {3}}, [](V t) { return ops::mv(t[0], t[1]); }, "MvBackward0"},
+      {"t", {{2, 3}}, [](V t) { return ops::t(t[0]); }, "TBackward0"},
+      {"transpose", {{2, 3, 4}}, [](V t) { return ops::transpose(t[0], 0, 2); }, "TransposeBackward0"},
+      {"permute", {{2, 3, 4}}, [](V t) { return ops::permute(t[0], {1, 2, 0}); }, "PermuteBackward0"},
+      {"view", {{2, 3}}, [](V t) { return ops::view(t[0], {3, 2}); }, "ViewBackward0"},
+      {"expand", {{3, 1}}, [](V t) { return ops::expand(t[0], {2, 3, 4}); }, "ExpandBackward0"},
+      {"unsqueeze", {{3}}, [](V t) { return ops::unsqueeze(t[0], 0); }, "UnsqueezeBackward0"},
+      {"squeeze_dim", {{3, 1}}, [](V t) { return ops::squeeze(t[0], 1); }, "SqueezeBackward1"},
+      {"squeeze", {{1, 3, 1}}, [](V t) { return ops::squeeze(t[0]); }, "SqueezeBackward0"},
+      {"cat", {{2, 3}, {1, 3}}, [](V t) { return ops::cat({t[0], t[1]}, 0); }, "CatBackward0"},
+      {"stack", {{2, 3}, {2, 3}}, [](V t) { return ops::stack({t[0], t[1]}, 1); }, "StackBackward0"},
+      {"sum", {{2, 3}}, [](V t) { return ops::sum(t[0]); }, "SumBackward0"},
+      {"sum_dims", {{2, 3, 4}}, [](V t) { return ops::sum(t[0], {0, 2}); }, "SumBackward1"},
+      {"mean", {{2, 3}}, [](V t) { return ops::mean(t[0]); }, "MeanBackward0"},
+      {"mean_dim_keepdim", {{2, 3}}, [](V t) { return ops::mean(t[0], {-1}, true); }, "MeanBackward1"},
+      {"clone", {{3}}, [](V t) { return ops::clone(t[0]); }, "CloneBackward0"},
+  };
+  for (const GradCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::vector<Tensor> inputs;
+    for (size_t i = 0; i < c.shapes.size(); ++i) inputs.push_back(leaf(c.shapes[i], static_cast<uint32_t>(20 + i)));
+    const Tensor out = c.f(inputs);
+    ASSERT_NE(out.grad_fn(), nullptr);
+    EXPECT_EQ(out.grad_fn()->name(), c.grad_fn);
+    const Tensor probe = random(out.sizes(), 99);
+    autograd::backward({out}, {probe});
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const std::vector<double> want = numeric_grad(c.f, inputs, i, probe);
+      ASSERT_TRUE(inputs[i].grad().defined()) << "input " << i;
+      const std::vector<double> got = inputs[i].grad().to_vector<double>();
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t j = 0; j < got.size(); ++j) EXPECT_NEAR(got[j], want[j], 1e-6) << "input " << i << " element " << j;
+    }
+  }
+}
+
+// ---- The engine's bookkeeping ----
+
+TEST(Autograd, GradReturnsWithoutAccumulatingAndRunsOnlyWhatItNeeds) {
+  Tensor x = leaf({3}, 30), y = leaf({3}, 31);
+  const Tensor out = ops::sum(ops::add(ops::exp(x), ops::sin(y)));
+  Recorder r;
+  std::vector<Tensor> g;
+  {
+    ModeGuard guard(r);
+    g = autograd::grad({out}, {x});
+  }
+  EXPECT_FALSE(x.grad().defined());
+  EXPECT_FALSE(y.grad().defined());
+  // sin's backward (cos, mul) is not on the path to x.
+  EXPECT_THAT(r.names, ElementsAre("aten::ones_like", "aten::expand", "aten::mul.Tensor"));
+  autograd::NoGradGuard no_grad;
+  EXPECT_EQ(g[0].to_vector<double>(), ops::exp(x).to_vector<double>());
+}
+
+TEST(Autograd, RetainGraphAllowsASecondBackwardThatAccumulates) {
+  Tensor x = leaf({3}, 32);
+  const Tensor out = ops::sum(ops::exp(x));
+  out.backward({}, /*retain_graph=*/true);
+  const std::vector<double> once = x.grad().to_vector<double>();
+  out.backward();
+  for (size_t i = 0; i < once.size(); ++i) EXPECT_DOUBLE_EQ(x.grad().to_vector<double>()[i], 2 * once[i]);
+  EXPECT_THAT([&] { out.backward(); },
+              ThrowsMessage<Error>(HasSubstr("Trying to backward through the graph a second time")));
+}
+
+TEST(Autograd, RetainGradKeepsANonLeafsGradient) {
+  Tensor x = leaf({3}, 33);
+  Tensor h = ops::mul(x, 2.0);
+  h.retain_grad();
+  ops::sum(ops::exp(h)).backward();
+  autograd::NoGradGuard no_grad;
+  EXPECT_EQ(h.grad().to_vector<double>(), ops::exp(ops::mul(x, 2.0)).to_vector<double>());
+}
+
+TEST(Autograd, NoGradRecordsNothingAndAllowsInPlaceUpdatesOfLeaves) {
+  Tensor w = leaf({3}, 34);
+  ops::sum(ops::mul(w, w)).backward();
+  {
+    autograd::NoGradGuard no_grad;
+    EXPECT_FALSE(autograd::is_grad_enabled());
+    EXPECT_FALSE(ops::mul(w, 2.0).requires_grad());
+    const std::vector<double> before = w.to_vector<double>();
+    ops::add_(w, w.grad(), -0.1);  // an SGD step
+    EXPECT_NEAR(w.to_vector<double>()[0], before[0] * (1 - 0.2), 1e-12);
+    {
+      autograd::EnableGradGuard on;
+      EXPECT_TRUE(ops::mul(w, 2.0).requires_grad());
+    }
+  }
+  EXPECT_TRUE(autograd::is_grad_enabled());
+  EXPECT_TRUE(w.is_leaf());
+}
+
+TEST(Autograd, InPlaceOpsRebaseHistory) {
+  Tensor x = leaf({3}, 35);
+  Tensor h = ops::mul(x, 3.0);
+  ops::add_(h, ops::exp(x));
+  EXPECT_EQ(h.grad_fn()->name(), "AddBackward0");
+  ops::sum(h).backward();
+  autograd::NoGradGuard no_grad;
+  EXPECT_EQ(x.grad().to_vector<double>(), ops::add(ops::exp(x), 3.0).to_vector<double>());
+}
+
+TEST(Autograd, SeveralRootsAndExplicitGradients) {
+  Tensor x = leaf({2}, 36);
+  const Tensor a = ops::mul(x, 2.0), b = ops::exp(x);
+  autograd::backward({a, b}, {ops::ones_like(a), ops::full_like(b, 0.5)});
+  autograd::NoGradGuard no_grad;
+  EXPECT_EQ(x.grad().to_vector<double>(), ops::add(ops::mul(ops::exp(x), 0.5), 2.0).to_vector<double>());
+}
+
+// ---- PyTorch's errors ----
+
+TEST(Autograd, ErrorsAreTheOnesPyTorchGives) {
+  Tensor x = leaf({2, 3}, 40);
+  EXPECT_THAT([&] { ops::mul(x, 2.0).backward(); },
+              ThrowsMessage<Error>(HasSubstr("grad can be implicitly created only for scalar outputs")));
+  EXPECT_THAT([&] { random({2}, 41).backward(); },
+              ThrowsMessage<Error>(HasSubstr("element 0 of tensors does not require grad and does not have a grad_fn")));
+  EXPECT_THAT([&] { ops::ones({2}, {.dtype = DType::kInt64}).requires_grad_(); },
+              ThrowsMessage<Error>(HasSubstr("Only Tensors of floating point and complex dtype can require gradients")));
+  EXPECT_THAT([&] { ops::add_(x, ops::ones_like(x)); },
+              ThrowsMessage<Error>(HasSubstr("a leaf Variable that requires grad is being used in an in-place operation.")));
+  EXPECT_THAT([&] { ops::mul(x, 2.0).backward(ops::ones({3, 2}, {.dtype = DType::kFloat64})); },
+              ThrowsMessage<Error>(HasSubstr("Mismatch in shape: grad_output[0] has a shape of torch.Size([3, 2]) and "
+                                             "output[0] has a shape of torch.Size([2, 3]).")));
+  Tensor y = leaf({3}, 42);
+  EXPECT_THAT([&] { autograd::grad({ops::sum(ops::exp(x))}, {y}); },
+              ThrowsMessage<Error>(HasSubstr("One of the differentiated Tensors appears to not have been used in the "
+                                             "graph. Set allow_unused=True if this is the desired behavior.")));
+  EXPECT_FALSE(autograd::grad({ops::sum(ops::exp(x))}, {y}, {}, {}, false, /*allow_unused=*/true)[0].defined());
+}
+
+TEST(Autograd, ASavedTensorChangedInPlaceFailsBackwardNamingIt) {
+  Tensor x = leaf({2, 3}, 43);
+  Tensor h = ops::mul(x, 2.0);
+  const Tensor e = ops::exp(h);  // saves its result
+  const Tensor loss = ops::sum(e);
+  {
+    autograd::NoGradGuard no_grad;
+    Tensor alias = e;
+    ops::add_(alias, ops::ones_like(e));
+  }
+  EXPECT_THAT([&] { loss.backward(); },
+              ThrowsMessage<Error>(HasSubstr(
+                  "one of the variables needed for gradient computation has been modified by an inplace operation: "
+                  "[torch.DoubleTensor [2, 3]], which is output 0 of ExpBackward0, is at version 1; expected version "
+                  "0 instead. Hint: enable anomaly detection")));
+  // Nothing is left half-done: x has no gradient, and a fresh graph works.
+  EXPECT_FALSE(x.grad().defined());
+  ops::sum(ops::exp(x)).backward();
+  EXPECT_TRUE(x.grad().defined());
+}
+
+TEST(Autograd, AnOpWithoutAFormulaFailsInBackwardNamingIt) {
+  Tensor x = leaf({2, 3}, 44);
+  const Tensor y = ops::amax(x, {1});
+  EXPECT_TRUE(y.requires_grad());
+  EXPECT_THAT([&] { ops::sum(y).backward(); },
+              ThrowsMessage<Error>(HasSubstr("the derivative for 'aten::amax' is not implemented.")));
+}
+
+}  // namespace
+}  // namespace opspec

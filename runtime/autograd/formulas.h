@@ -1,0 +1,95 @@
+// formulas.h: derivative formulas, one per differentiable op, as in PyTorch's
+// tools/autograd/derivatives.yaml. See Note [Derivative formulas].
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "runtime/autograd/node.h"
+#include "runtime/dispatch/value.h"
+
+namespace opspec::autograd {
+
+// Note [Derivative formulas]
+// A formula computes the gradient of each tensor input of an op (in argument
+// order; a Tensor[] contributes one per element) from the gradients of its
+// outputs, calling the same ops, in the same order, as PyTorch's generated
+// code for the same derivatives.yaml entry: inputs are computed in the sorted
+// order of their yaml keys (mm: mat2, then self), helpers like maybe_multiply
+// skip a multiply by 1, and conj() of a real tensor is no op. Broadcast
+// reductions are not the formula's: the engine sums a gradient to its input's
+// shape (See Note [Engine order]). A formula names the inputs and outputs it
+// reads (saves_inputs / saves_outputs, bit i for tensor input or output i);
+// only those are kept (some only when a given input needs its gradient), and
+// only their versions are checked.
+
+// FormulaCall: what a formula reads during backward.
+class FormulaCall {
+ public:
+  FormulaCall(const Node& node, VariableList grads, const std::vector<SavedTensor>& inputs,
+              const std::vector<SavedTensor>& outputs, const Stack& args, const std::vector<InputMetadata>& metas,
+              const std::vector<SizeVec>& input_strides)
+      : node_(node), grads_(std::move(grads)), inputs_(inputs), outputs_(outputs), args_(args), metas_(metas),
+        strides_(input_strides) {}
+
+  // grad: the gradient of output i (undefined when none flowed).
+  const Tensor& grad(size_t i = 0) const { return grads_.at(i); }
+  // input / output: saved tensor input or output i (version-checked).
+  Tensor input(size_t i) const { return inputs_.at(i).unpack(node_); }
+  Tensor output(size_t i) const { return outputs_.at(i).unpack(node_); }
+  // arg: schema argument i as passed (tensors among them are not kept).
+  const Value& arg(size_t i) const { return args_.at(i); }
+  // sizes / strides / dtype of tensor input i as it was in the forward call.
+  IntArrayRef sizes(size_t i) const { return metas_.at(i).sizes; }
+  IntArrayRef strides(size_t i) const { return strides_.at(i); }
+  DType dtype(size_t i) const { return metas_.at(i).dtype; }
+  Device device(size_t i) const { return metas_.at(i).device; }
+  size_t num_inputs() const { return metas_.size(); }
+  // needs: whether tensor input i wants a gradient.
+  bool needs(size_t i) const { return node_.should_compute_output(i); }
+
+ private:
+  const Node& node_;
+  VariableList grads_;
+  const std::vector<SavedTensor>& inputs_;
+  const std::vector<SavedTensor>& outputs_;
+  const Stack& args_;
+  const std::vector<InputMetadata>& metas_;
+  const std::vector<SizeVec>& strides_;
+};
+
+// BackwardFn: gradients of the tensor inputs, one per input (undefined: none).
+using BackwardFn = VariableList (*)(const FormulaCall& c);
+
+// Formula: one derivatives.yaml entry.
+struct Formula {
+  std::string_view op;         // "aten::mm"
+  std::string_view node_name;  // "MmBackward0"
+  uint32_t saves_inputs = 0;   // bit i: tensor input i is read
+  uint32_t saves_outputs = 0;  // bit i: output i is read
+  BackwardFn backward = nullptr;
+  // saved_when[i]: input i (i < 3) is saved only when an input in this mask
+  // needs a gradient, as PyTorch saves mul's self only for other's gradient
+  // (0: whenever saves_inputs names it).
+  std::array<uint32_t, 3> saved_when{};
+};
+
+// find_formula: the formula of op ("aten::mm"), or null.
+const Formula* find_formula(std::string_view op);
+// register_formula: adds or replaces the formula of f.op (users may add their ops').
+void register_formula(const Formula& f);
+
+namespace internal {
+// builtin_formulas: the formulas of the builtin ops, by family (formulas_*.cc).
+void add_elementwise_formulas(std::vector<Formula>& out);
+void add_linalg_formulas(std::vector<Formula>& out);
+void add_shape_formulas(std::vector<Formula>& out);
+void add_reduction_formulas(std::vector<Formula>& out);
+// sum_to_size: ATen's at::sum_to: t summed down to shape, which broadcasts to
+// t's (sum.dim_IntList with keepdim, then view when leading dims go).
+Tensor sum_to_size(const Tensor& t, IntArrayRef shape);
+}  // namespace internal
+
+}  // namespace opspec::autograd

@@ -1,0 +1,118 @@
+// formulas_elementwise.cc: derivatives of the elementwise ops.
+// See Note [Derivative formulas] in formulas.h.
+#include "runtime/autograd/formulas.h"
+#include "runtime/autograd/internal/formula_helpers.h"
+#include "runtime/ops/ops.h"
+
+namespace opspec::autograd::internal {
+namespace {
+
+// Argument positions in the schemas below: self 0, other 1, alpha 2.
+VariableList add_tensor(const FormulaCall& c) {
+  VariableList g(2);
+  if (c.needs(1)) g[1] = maybe_multiply(c.grad(), c.arg(2).to_scalar());
+  if (c.needs(0)) g[0] = c.grad();
+  return g;
+}
+VariableList identity(const FormulaCall& c) { return {c.grad()}; }
+VariableList sub_tensor(const FormulaCall& c) {
+  VariableList g(2);
+  if (c.needs(1)) g[1] = maybe_multiply(ops::neg(c.grad()), c.arg(2).to_scalar());
+  if (c.needs(0)) g[0] = c.grad();
+  return g;
+}
+VariableList rsub_scalar(const FormulaCall& c) { return {maybe_multiply(ops::neg(c.grad()), c.arg(2).to_scalar())}; }
+VariableList mul_tensor(const FormulaCall& c) {
+  VariableList g(2);
+  if (c.needs(1)) g[1] = ops::mul(c.grad(), c.input(0));
+  if (c.needs(0)) g[0] = ops::mul(c.grad(), c.input(1));
+  return g;
+}
+VariableList mul_scalar_formula(const FormulaCall& c) { return {mul_scalar(c.grad(), c.arg(1).to_scalar())}; }
+VariableList div_tensor(const FormulaCall& c) {
+  VariableList g(2);
+  if (c.needs(1)) {
+    // -grad * ((self / other) / other): GCC evaluates the right operand first, as PyTorch's builds do.
+    const Tensor other = c.input(1);
+    const Tensor q = ops::div(ops::div(c.input(0), other), other);
+    g[1] = ops::mul(ops::neg(c.grad()), q);
+  }
+  if (c.needs(0)) g[0] = ops::div(c.grad(), c.input(1));
+  return g;
+}
+VariableList div_scalar_formula(const FormulaCall& c) { return {div_scalar(c.grad(), c.arg(1).to_scalar())}; }
+VariableList neg(const FormulaCall& c) { return {ops::neg(c.grad())}; }
+VariableList exp(const FormulaCall& c) { return {ops::mul(c.grad(), c.output(0))}; }
+VariableList log(const FormulaCall& c) { return {ops::div(c.grad(), c.input(0))}; }
+VariableList sin(const FormulaCall& c) { return {ops::mul(c.grad(), ops::cos(c.input(0)))}; }
+VariableList cos(const FormulaCall& c) {
+  const Tensor minus_sin = ops::neg(ops::sin(c.input(0)));
+  return {ops::mul(c.grad(), minus_sin)};
+}
+VariableList tanh(const FormulaCall& c) { return {ops::tanh_backward(c.grad(), c.output(0))}; }
+VariableList sigmoid(const FormulaCall& c) { return {ops::sigmoid_backward(c.grad(), c.output(0))}; }
+VariableList relu(const FormulaCall& c) { return {ops::threshold_backward(c.grad(), c.output(0), 0)}; }
+VariableList sqrt(const FormulaCall& c) { return {ops::div(c.grad(), mul_scalar(c.output(0), 2))}; }
+VariableList rsqrt(const FormulaCall& c) {
+  // -0.5 * grad * result.pow(3): the right operand (the pow) first under GCC.
+  const Tensor cube = ops::pow(c.output(0), 3);
+  return {ops::mul(mul_scalar(c.grad(), -0.5), cube)};
+}
+VariableList reciprocal(const FormulaCall& c) {
+  const Tensor r = c.output(0);
+  const Tensor sq = ops::mul(r, r);
+  return {ops::mul(ops::neg(c.grad()), sq)};
+}
+VariableList pow_tensor_scalar(const FormulaCall& c) {
+  const Scalar e = c.arg(1).to_scalar();
+  if (e.to_double() == 0.0) return {ops::zeros_like(c.input(0))};
+  const Tensor p = ops::pow(c.input(0), e.is_floating_point() ? Scalar(e.to_double() - 1.0) : Scalar(e.to_int() - 1));
+  return {ops::mul(c.grad(), mul_scalar(p, e))};
+}
+VariableList to_copy(const FormulaCall& c) {
+  const Tensor& g = c.grad();
+  if (g.dtype() == c.dtype(0) && g.device() == c.device(0)) return {g};
+  return {ops::_to_copy(g, TensorOptions{.dtype = c.dtype(0), .device = c.device(0)})};
+}
+VariableList copy_(const FormulaCall& c) {
+  VariableList g(2);
+  if (c.needs(0)) g[0] = ops::zeros_like(c.grad());
+  if (c.needs(1)) g[1] = c.grad();  // the engine casts it to src's dtype
+  return g;
+}
+
+// mul saves the other operand of each input that needs a gradient.
+constexpr uint32_t kSelf = 1u, kOther = 2u;
+
+}  // namespace
+
+void add_elementwise_formulas(std::vector<Formula>& out) {
+  out.push_back({"aten::add.Tensor", "AddBackward0", 0, 0, &add_tensor});
+  out.push_back({"aten::add_.Tensor", "AddBackward0", 0, 0, &add_tensor});
+  out.push_back({"aten::add.Scalar", "AddBackward1", 0, 0, &identity});
+  out.push_back({"aten::sub.Tensor", "SubBackward0", 0, 0, &sub_tensor});
+  out.push_back({"aten::sub.Scalar", "SubBackward1", 0, 0, &identity});
+  out.push_back({"aten::rsub.Scalar", "RsubBackward1", 0, 0, &rsub_scalar});
+  out.push_back({"aten::mul.Tensor", "MulBackward0", kSelf | kOther, 0, &mul_tensor, {kOther, kSelf}});
+  out.push_back({"aten::mul.Scalar", "MulBackward1", 0, 0, &mul_scalar_formula});
+  out.push_back({"aten::div.Tensor", "DivBackward0", kSelf | kOther, 0, &div_tensor, {kOther, kSelf | kOther}});
+  out.push_back({"aten::div.Scalar", "DivBackward1", 0, 0, &div_scalar_formula});
+  out.push_back({"aten::neg", "NegBackward0", 0, 0, &neg});
+  out.push_back({"aten::exp", "ExpBackward0", 0, 1, &exp});
+  out.push_back({"aten::log", "LogBackward0", kSelf, 0, &log});
+  out.push_back({"aten::sin", "SinBackward0", kSelf, 0, &sin});
+  out.push_back({"aten::cos", "CosBackward0", kSelf, 0, &cos});
+  out.push_back({"aten::tanh", "TanhBackward0", 0, 1, &tanh});
+  out.push_back({"aten::sigmoid", "SigmoidBackward0", 0, 1, &sigmoid});
+  out.push_back({"aten::relu", "ReluBackward0", 0, 1, &relu});
+  out.push_back({"aten::sqrt", "SqrtBackward0", 0, 1, &sqrt});
+  out.push_back({"aten::rsqrt", "RsqrtBackward0", 0, 1, &rsqrt});
+  out.push_back({"aten::reciprocal", "ReciprocalBackward0", 0, 1, &reciprocal});
+  out.push_back({"aten::pow.Tensor_Scalar", "PowBackward0", kSelf, 0, &pow_tensor_scalar});
+  out.push_back({"aten::clone", "CloneBackward0", 0, 0, &identity});
+  out.push_back({"aten::alias", "AliasBackward0", 0, 0, &identity});
+  out.push_back({"aten::_to_copy", "ToCopyBackward0", 0, 0, &to_copy});
+  out.push_back({"aten::copy_", "CopyBackwards", 0, 0, &copy_});
+}
+
+}  // namespace opspec::autograd::internal

@@ -1,0 +1,60 @@
+// formulas_reduction.cc: derivatives of the reductions.
+// See Note [Derivative formulas] in formulas.h.
+#include "runtime/autograd/formulas.h"
+#include "runtime/autograd/internal/formula_helpers.h"
+#include "runtime/ops/ops.h"
+
+namespace opspec::autograd::internal {
+namespace {
+
+// sum_backward: grad brought back to sizes: the reduced dims unsqueezed
+// (one: at the dim as given; several: each, ascending), then expanded.
+Tensor sum_backward(const Tensor& grad, IntArrayRef sizes, const std::vector<int64_t>& dims, bool keepdim) {
+  const int64_t nd = static_cast<int64_t>(sizes.size());
+  Tensor g = grad;
+  if (!keepdim && nd > 0 && !dims.empty()) {
+    if (dims.size() == 1) {
+      g = ops::unsqueeze(g, dims[0]);
+    } else {
+      std::vector<bool> reduced(static_cast<size_t>(nd), false);
+      for (int64_t d : dims) reduced[static_cast<size_t>(wrap_dim(d, nd, "sum"))] = true;
+      for (int64_t d = 0; d < nd; ++d) {
+        if (reduced[static_cast<size_t>(d)]) g = ops::unsqueeze(g, d);
+      }
+    }
+  }
+  return ops::expand(g, sizes);
+}
+
+// dims_of: the dim argument (an int[]? that may be None or empty: every dim).
+std::vector<int64_t> dims_of(const Value& v) { return v.is_none() ? std::vector<int64_t>{} : v.to_int_list(); }
+
+VariableList sum(const FormulaCall& c) { return {ops::expand(c.grad(), c.sizes(0))}; }
+VariableList sum_dim(const FormulaCall& c) {
+  return {sum_backward(c.grad(), c.sizes(0), dims_of(c.arg(1)), c.arg(2).to_bool())};
+}
+VariableList mean(const FormulaCall& c) {
+  return {div_scalar(ops::expand(c.grad(), c.sizes(0)), compute_numel(c.sizes(0)))};
+}
+VariableList mean_dim(const FormulaCall& c) {
+  const std::vector<int64_t> dims = dims_of(c.arg(1));
+  const IntArrayRef sizes = c.sizes(0);
+  int64_t n = 1;
+  if (dims.empty()) {
+    n = compute_numel(sizes);
+  } else {
+    for (int64_t d : dims) n *= sizes[static_cast<size_t>(wrap_dim(d, static_cast<int64_t>(sizes.size()), "mean"))];
+  }
+  return {div_scalar(sum_backward(c.grad(), sizes, dims, c.arg(2).to_bool()), n)};
+}
+
+}  // namespace
+
+void add_reduction_formulas(std::vector<Formula>& out) {
+  out.push_back({"aten::sum", "SumBackward0", 0, 0, &sum});
+  out.push_back({"aten::sum.dim_IntList", "SumBackward1", 0, 0, &sum_dim});
+  out.push_back({"aten::mean", "MeanBackward0", 0, 0, &mean});
+  out.push_back({"aten::mean.dim", "MeanBackward1", 0, 0, &mean_dim});
+}
+
+}  // namespace opspec::autograd::internal

@@ -1,0 +1,83 @@
+// formulas_shape.cc: derivatives of the view and shape ops.
+// See Note [Derivative formulas] in formulas.h.
+#include "runtime/autograd/formulas.h"
+#include "runtime/ops/ops.h"
+
+namespace opspec::autograd::internal {
+
+namespace {
+
+VariableList reshape_back(const FormulaCall& c) { return {ops::reshape(c.grad(), c.sizes(0))}; }
+VariableList t(const FormulaCall& c) { return {ops::t(c.grad())}; }
+VariableList transpose(const FormulaCall& c) {
+  return {ops::transpose(c.grad(), c.arg(1).to_int(), c.arg(2).to_int())};
+}
+VariableList permute(const FormulaCall& c) {
+  const std::vector<int64_t>& dims = c.arg(1).to_int_list();
+  const int64_t nd = static_cast<int64_t>(dims.size());
+  std::vector<int64_t> inverse(dims.size());
+  for (int64_t i = 0; i < nd; ++i) inverse[static_cast<size_t>(wrap_dim(dims[i], nd, "permute"))] = i;
+  return {ops::permute(c.grad(), inverse)};
+}
+VariableList expand(const FormulaCall& c) { return {sum_to_size(c.grad(), c.sizes(0))}; }
+VariableList unsqueeze(const FormulaCall& c) { return {ops::squeeze(c.grad(), c.arg(1).to_int())}; }
+// squeeze.dim: unsqueeze_to: back only when that dim had size 1.
+VariableList squeeze_dim(const FormulaCall& c) {
+  const IntArrayRef sizes = c.sizes(0);
+  const int64_t nd = static_cast<int64_t>(sizes.size());
+  const int64_t d = wrap_dim(c.arg(1).to_int(), nd, "squeeze");
+  if (nd > 0 && sizes[static_cast<size_t>(d)] == 1) return {ops::unsqueeze(c.grad(), d)};
+  return {c.grad()};
+}
+// squeeze: unsqueeze at every size-1 dim, ascending.
+VariableList squeeze_all(const FormulaCall& c) {
+  Tensor g = c.grad();
+  const IntArrayRef sizes = c.sizes(0);
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] == 1) g = ops::unsqueeze(g, static_cast<int64_t>(d));
+  }
+  return {g};
+}
+// cat(tensors, dim): a slice of the gradient per input, in order.
+VariableList cat(const FormulaCall& c) {
+  VariableList g(c.num_inputs());
+  const int64_t dim0 = c.arg(1).to_int();
+  int64_t offset = 0;
+  for (size_t i = 0; i < c.num_inputs(); ++i) {
+    const IntArrayRef sizes = c.sizes(i);
+    if (sizes.size() == 1 && sizes[0] == 0) {  // a legacy empty input
+      g[i] = ops::zeros({0}, {.dtype = c.grad().dtype(), .device = c.grad().device()});
+      continue;
+    }
+    const int64_t dim = wrap_dim(dim0, static_cast<int64_t>(sizes.size()), "cat");
+    const int64_t size = sizes[static_cast<size_t>(dim)];
+    g[i] = ops::slice(c.grad(), dim, offset, offset + size);
+    offset += size;
+  }
+  return g;
+}
+// stack(tensors, dim): select each input's slice.
+VariableList stack(const FormulaCall& c) {
+  VariableList g(c.num_inputs());
+  const int64_t dim = wrap_dim(c.arg(1).to_int(), c.grad().dim(), "stack");
+  for (size_t i = 0; i < c.num_inputs(); ++i) g[i] = ops::select(c.grad(), dim, static_cast<int64_t>(i));
+  return g;
+}
+
+}  // namespace
+
+void add_shape_formulas(std::vector<Formula>& out) {
+  out.push_back({"aten::view", "ViewBackward0", 0, 0, &reshape_back});
+  out.push_back({"aten::_unsafe_view", "UnsafeViewBackward0", 0, 0, &reshape_back});
+  out.push_back({"aten::t", "TBackward0", 0, 0, &t});
+  out.push_back({"aten::transpose.int", "TransposeBackward0", 0, 0, &transpose});
+  out.push_back({"aten::permute", "PermuteBackward0", 0, 0, &permute});
+  out.push_back({"aten::expand", "ExpandBackward0", 0, 0, &expand});
+  out.push_back({"aten::unsqueeze", "UnsqueezeBackward0", 0, 0, &unsqueeze});
+  out.push_back({"aten::squeeze.dim", "SqueezeBackward1", 0, 0, &squeeze_dim});
+  out.push_back({"aten::squeeze", "SqueezeBackward0", 0, 0, &squeeze_all});
+  out.push_back({"aten::cat", "CatBackward0", 0, 0, &cat});
+  out.push_back({"aten::stack", "StackBackward0", 0, 0, &stack});
+}
+
+}  // namespace opspec::autograd::internal

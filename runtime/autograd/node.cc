@@ -1,0 +1,85 @@
+// node.cc: Node, SavedTensor. See Note [Autograd graph] in node.h.
+#include "runtime/autograd/node.h"
+
+#include "runtime/autograd/autograd_meta.h"
+#include "runtime/core/error.h"
+
+namespace opspec::autograd {
+namespace {
+
+thread_local uint64_t tls_sequence_nr = 0;
+
+// torch_type_name: how PyTorch names a tensor's type in autograd errors ("torch.FloatTensor").
+std::string torch_type_name(const Tensor& t) {
+  std::string_view name = "Tensor";
+  switch (t.dtype()) {
+    case DType::kFloat32: name = "FloatTensor"; break;
+    case DType::kFloat64: name = "DoubleTensor"; break;
+    case DType::kFloat16: name = "HalfTensor"; break;
+    case DType::kBFloat16: name = "BFloat16Tensor"; break;
+    case DType::kInt64: name = "LongTensor"; break;
+    case DType::kInt32: name = "IntTensor"; break;
+    case DType::kBool: name = "BoolTensor"; break;
+    default: break;
+  }
+  return str_cat(t.device().is_cuda() ? "torch.cuda." : "torch.", name);
+}
+
+}  // namespace
+
+uint64_t next_sequence_nr() { return tls_sequence_nr++; }
+
+Node::Node() : sequence_nr_(next_sequence_nr()) {}
+
+uint32_t Node::add_input_metadata(const Tensor& t) {
+  input_metadata_.push_back({SizeVec(t.sizes().begin(), t.sizes().end()), t.dtype(), t.device()});
+  return static_cast<uint32_t>(input_metadata_.size() - 1);
+}
+
+SavedTensor::SavedTensor(const Tensor& t, bool is_output) : was_defined_(t.defined()), is_output_(is_output) {
+  if (!t.defined()) return;
+  saved_version_ = t.impl()->storage() ? t.impl()->storage()->version() : 0;
+  if (is_output) {
+    // An alias with no history: the node owns what it saved, and the output owns the node.
+    data_ = internal::make_view(t, t.sizes(), t.strides(), t.storage_offset());
+    if (const AutogradMeta* m = meta_of(t)) output_nr_ = m->output_nr;
+  } else {
+    data_ = t;
+    if (const AutogradMeta* m = meta_of(t); m != nullptr && m->grad_fn) {
+      grad_fn_ = m->grad_fn;
+      output_nr_ = m->output_nr;
+    }
+  }
+}
+
+Tensor SavedTensor::unpack(const Node& saved_for) const {
+  if (!was_defined_) return {};
+  OPSPEC_CHECK(!released_,
+               "Trying to backward through the graph a second time (or directly access saved tensors after they "
+               "have already been freed). Saved intermediate values of the graph are freed when you call "
+               ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
+               "graph a second time or if you need to access saved tensors after calling backward.");
+  const uint64_t now = data_.impl()->storage() ? data_.impl()->storage()->version() : 0;
+  if (now != saved_version_) {
+    std::string which;
+    if (is_output_) {
+      which = str_cat(", which is output ", output_nr_, " of ", saved_for.name(), ",");
+    } else if (std::shared_ptr<Node> fn = grad_fn_.lock()) {
+      which = str_cat(", which is output ", output_nr_, " of ", fn->name(), ",");
+    }
+    throw Error(str_cat("one of the variables needed for gradient computation has been modified by an inplace "
+                        "operation: [",
+                        torch_type_name(data_), " ", format_sizes(data_.sizes()), "]", which, " is at version ", now,
+                        "; expected version ", saved_version_,
+                        " instead. Hint: enable anomaly detection to find the operation that failed to compute its "
+                        "gradient, with torch.autograd.set_detect_anomaly(True)."));
+  }
+  return data_;
+}
+
+void SavedTensor::reset() {
+  data_ = Tensor();
+  released_ = true;
+}
+
+}  // namespace opspec::autograd
