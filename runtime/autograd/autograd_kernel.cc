@@ -1,5 +1,7 @@
 // autograd_kernel.cc: the Autograd key's kernel: records a Node for each op
 // on tensors that require grad. See Note [The Autograd kernel].
+#include <atomic>
+#include <deque>
 #include <mutex>
 
 #include "absl/container/flat_hash_map.h"
@@ -50,11 +52,11 @@ class FormulaNode : public Node {
     for (SavedTensor& s : saved_outputs) s.reset();
   }
 
-  std::vector<SavedTensor> saved_inputs;
-  std::vector<SavedTensor> saved_outputs;
+  FormulaCall::SavedList saved_inputs;
+  FormulaCall::SavedList saved_outputs;
   Stack args;  // the call's arguments, tensors dropped
-  std::vector<InputMetadata> input_metas;
-  std::vector<SizeVec> input_strides;
+  FormulaCall::MetaList input_metas;
+  FormulaCall::StridesList input_strides;
 
  private:
   const Formula& formula_;
@@ -73,10 +75,12 @@ class NotImplementedNode : public Node {
   std::string op_;
 };
 
-// Registry: the formulas by op name (builtins first, users' on top).
+// Registry: the formulas by op name (builtins first, users' on top). A
+// replaced formula is kept: nodes recorded with it still point at it.
 struct Registry {
   std::mutex mu;
-  absl::flat_hash_map<std::string, std::unique_ptr<Formula>> by_op;
+  std::deque<Formula> storage;
+  absl::flat_hash_map<std::string, const Formula*> by_op;
 };
 
 Registry& registry() {
@@ -87,7 +91,7 @@ Registry& registry() {
     internal::add_linalg_formulas(all);
     internal::add_shape_formulas(all);
     internal::add_reduction_formulas(all);
-    for (const Formula& f : all) reg->by_op[std::string(f.op)] = std::make_unique<Formula>(f);
+    for (const Formula& f : all) reg->by_op[std::string(f.op)] = &reg->storage.emplace_back(f);
     return reg;
   }();
   return *r;
@@ -107,6 +111,23 @@ void for_each_tensor(const Stack& stack, size_t n, F&& f) {
 }
 
 bool is_differentiable(DType d) { return is_floating(d); }
+
+// formula_for: find_formula by op id, cached per thread; a registration
+// (rare: start-up, user ops) bumps the generation and clears every cache.
+std::atomic<uint64_t> g_formula_generation{1};
+const Formula* formula_for(const OperatorHandle& op) {
+  thread_local uint64_t generation = 0;
+  thread_local std::vector<std::pair<bool, const Formula*>> cache;  // (looked up, formula)
+  const uint64_t now = g_formula_generation.load(std::memory_order_acquire);
+  if (generation != now) {
+    cache.clear();
+    generation = now;
+  }
+  const size_t id = static_cast<size_t>(op.id());
+  if (id >= cache.size()) cache.resize(id + 1);
+  if (!cache[id].first) cache[id] = {true, find_formula(op.name())};
+  return cache[id].second;
+}
 
 void autograd_kernel(const OperatorHandle& op, DispatchKeySet ks, Stack& stack) {
   Dispatcher& dispatcher = Dispatcher::singleton();
@@ -140,7 +161,7 @@ void autograd_kernel(const OperatorHandle& op, DispatchKeySet ks, Stack& stack) 
                  ": an in-place operation on a view of a tensor that requires grad is not supported yet");
   }
 
-  const Formula* formula = find_formula(op.name());
+  const Formula* formula = formula_for(op);
   std::shared_ptr<Node> node;
   FormulaNode* fnode = nullptr;
   if (formula != nullptr) {
@@ -170,9 +191,10 @@ void autograd_kernel(const OperatorHandle& op, DispatchKeySet ks, Stack& stack) 
     ++k;
   });
   if (fnode != nullptr) {
-    fnode->args.assign(stack.begin(), stack.begin() + static_cast<std::ptrdiff_t>(nargs));
-    for (Value& v : fnode->args) {
-      if (v.is_tensor() || v.is_tensor_list()) v = Value();
+    fnode->args.reserve(nargs);
+    for (size_t i = 0; i < nargs; ++i) {
+      const Value& v = stack[i];
+      fnode->args.push_back(v.is_tensor() || v.is_tensor_list() ? Value() : v);
     }
   }
 
@@ -205,13 +227,14 @@ const Formula* find_formula(std::string_view op) {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
   auto it = r.by_op.find(std::string(op));
-  return it == r.by_op.end() ? nullptr : it->second.get();
+  return it == r.by_op.end() ? nullptr : it->second;
 }
 
 void register_formula(const Formula& f) {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
-  r.by_op[std::string(f.op)] = std::make_unique<Formula>(f);
+  r.by_op[std::string(f.op)] = &r.storage.emplace_back(f);
+  g_formula_generation.fetch_add(1, std::memory_order_acq_rel);
 }
 
 }  // namespace opspec::autograd

@@ -74,7 +74,7 @@ namespace {
 
 // validate_outputs: each gradient reduced and cast to what its edge expects.
 void validate_outputs(const Node& node, VariableList& grads) {
-  const std::vector<Edge>& edges = node.next_edges();
+  const Node::EdgeList& edges = node.next_edges();
   if (grads.size() != edges.size()) {
     throw Error(str_cat("Function ", node.name(), " returned an invalid number of gradients - expected ",
                         edges.size(), ", but got ", grads.size()));
@@ -186,7 +186,7 @@ void execute(const std::vector<Edge>& roots, VariableList seeds, GraphTask& task
     VariableList outputs = node->apply(std::move(inputs));
     if (node != graph_root.get()) validate_outputs(*node, outputs);
     if (!task.keep_graph) node->release_variables();
-    const std::vector<Edge>& edges = node->next_edges();
+    const Node::EdgeList& edges = node->next_edges();
     for (size_t i = 0; i < outputs.size() && i < edges.size(); ++i) {
       if (!edges[i].valid()) continue;
       Node* next = edges[i].function.get();

@@ -28,9 +28,13 @@ namespace opspec::autograd {
 // FormulaCall: what a formula reads during backward.
 class FormulaCall {
  public:
-  FormulaCall(const Node& node, VariableList grads, const std::vector<SavedTensor>& inputs,
-              const std::vector<SavedTensor>& outputs, const Stack& args, const std::vector<InputMetadata>& metas,
-              const std::vector<SizeVec>& input_strides)
+  // SavedList, MetaList, StridesList: inline room for an op's usual two or three tensors.
+  using SavedList = absl::InlinedVector<SavedTensor, 3>;
+  using MetaList = absl::InlinedVector<InputMetadata, 3>;
+  using StridesList = absl::InlinedVector<SizeVec, 3>;
+
+  FormulaCall(const Node& node, VariableList grads, const SavedList& inputs, const SavedList& outputs,
+              const Stack& args, const MetaList& metas, const StridesList& input_strides)
       : node_(node), grads_(std::move(grads)), inputs_(inputs), outputs_(outputs), args_(args), metas_(metas),
         strides_(input_strides) {}
 
@@ -53,11 +57,11 @@ class FormulaCall {
  private:
   const Node& node_;
   VariableList grads_;
-  const std::vector<SavedTensor>& inputs_;
-  const std::vector<SavedTensor>& outputs_;
+  const SavedList& inputs_;
+  const SavedList& outputs_;
   const Stack& args_;
-  const std::vector<InputMetadata>& metas_;
-  const std::vector<SizeVec>& strides_;
+  const MetaList& metas_;
+  const StridesList& strides_;
 };
 
 // BackwardFn: gradients of the tensor inputs, one per input (undefined: none).

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "runtime/core/tensor.h"
 
 namespace opspec::autograd {
@@ -66,14 +67,18 @@ class Node : public std::enable_shared_from_this<Node> {
   virtual void release_variables() {}
 
   uint64_t sequence_nr() const { return sequence_nr_; }
-  const std::vector<Edge>& next_edges() const { return next_edges_; }
+  // EdgeList, MetadataList: inline room for the common op (two inputs, one output).
+  using EdgeList = absl::InlinedVector<Edge, 2>;
+  using MetadataList = absl::InlinedVector<InputMetadata, 1>;
+
+  const EdgeList& next_edges() const { return next_edges_; }
   void add_next_edge(Edge e) { next_edges_.push_back(std::move(e)); }
   // should_compute_output: whether next edge i leads anywhere.
   bool should_compute_output(size_t i) const { return i < next_edges_.size() && next_edges_[i].valid(); }
 
   // add_input_metadata: records what input (gradient) t stands for; returns its index.
   uint32_t add_input_metadata(const Tensor& t);
-  const std::vector<InputMetadata>& input_metadata() const { return input_metadata_; }
+  const MetadataList& input_metadata() const { return input_metadata_; }
   size_t num_inputs() const { return input_metadata_.size(); }
 
   // retain_grad_slots: where input i's complete gradient is also stored (a
@@ -83,8 +88,8 @@ class Node : public std::enable_shared_from_this<Node> {
  private:
   std::vector<std::pair<uint32_t, std::weak_ptr<Tensor>>> retain_grad_slots_;
   uint64_t sequence_nr_;
-  std::vector<Edge> next_edges_;
-  std::vector<InputMetadata> input_metadata_;
+  EdgeList next_edges_;
+  MetadataList input_metadata_;
 };
 
 // SavedTensor: a tensor a node's formula reads in backward, with the version
