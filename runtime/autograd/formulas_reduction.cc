@@ -48,9 +48,35 @@ VariableList mean_dim(const FormulaCall& c) {
   return {div_scalar(sum_backward(c.grad(), sizes, dims, c.arg(2).to_bool()), n)};
 }
 
+// restore_reduced_dims: output with its reduced dims back as size 1 (a
+// reshape), unless keepdim kept them (FunctionsManual.cpp).
+Tensor restore_reduced_dims(const Tensor& output, const std::vector<int64_t>& dims, bool keepdim) {
+  if (keepdim) return output;
+  const int64_t total = output.dim() + static_cast<int64_t>(dims.size());
+  std::vector<bool> reduced(static_cast<size_t>(total), false);
+  for (int64_t d : dims) reduced[static_cast<size_t>(wrap_dim(d, total, "amax"))] = true;
+  std::vector<int64_t> shape;
+  int64_t next = 0;
+  for (int64_t d = 0; d < total; ++d) shape.push_back(reduced[static_cast<size_t>(d)] ? 1 : output.size(next++));
+  return ops::reshape(output, shape);
+}
+
+// amax / amin (self, dim, keepdim): the gradient shared evenly by the
+// elements equal to the result: (grad / mask.sum(dim, true)) * mask, the mask
+// computed first (GCC evaluates the right argument first, as PyTorch's builds do).
+VariableList amax_amin(const FormulaCall& c) {
+  const std::vector<int64_t> dims = dims_of(c.arg(1));
+  const bool keepdim = c.arg(2).to_bool();
+  const Tensor mask = ops::eq(restore_reduced_dims(c.output(0), dims, keepdim), c.input(0));
+  const Tensor g = restore_reduced_dims(c.grad(), dims, keepdim);
+  return {ops::mul(ops::div(g, ops::sum(mask, dims, /*keepdim=*/true)), mask)};
+}
+
 }  // namespace
 
 void add_reduction_formulas(std::vector<Formula>& out) {
+  out.push_back({"aten::amax", "AmaxBackward0", 1, 1, &amax_amin});
+  out.push_back({"aten::amin", "AminBackward0", 1, 1, &amax_amin});
   out.push_back({"aten::sum", "SumBackward0", 0, 0, &sum});
   out.push_back({"aten::sum.dim_IntList", "SumBackward1", 0, 0, &sum_dim});
   out.push_back({"aten::mean", "MeanBackward0", 0, 0, &mean});
