@@ -479,7 +479,7 @@ OpcheckResult opcheck(const OperatorHandle& op, const std::vector<OpSample>& sam
     OpcheckTest t{name, OpcheckStatus::kPassed, ""};
     if (name == kAutograd) {
       t.status = OpcheckStatus::kSkipped;
-      t.message = "no Autograd key yet";
+      t.message = "not implemented yet";
     } else if (runs.empty()) {
       t.status = OpcheckStatus::kSkipped;
       t.message = "no sample ran";

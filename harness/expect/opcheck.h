@@ -28,9 +28,9 @@ namespace opspec {
 //                               return is fresh (shares no input's storage);
 //                               an argument not marked `(a!)` keeps its values
 //                               (bitwise hash) and its sizes and strides.
-//   test_autograd_registration  skipped: opspec has no Autograd key yet (the
-//                               place for PyTorch's check that a differentiable
-//                               op has an Autograd kernel).
+//   test_autograd_registration  skipped: not implemented yet (PyTorch's check
+//                               that a differentiable op has a derivative
+//                               formula or decomposes; runtime/autograd).
 //   test_faketensor             under FakeTensorMode (the Meta kernel on fake
 //                               tensors): each output's sizes, strides, storage
 //                               offset, dtype and device, and which arguments it
@@ -86,7 +86,7 @@ struct OpcheckResult {
   // find: the sub-check named name, or nullptr when it was not requested.
   const OpcheckTest* find(std::string_view name) const;
   // summary: one line per sub-check: "test_schema: passed",
-  // "test_autograd_registration: skipped: no Autograd key yet", "test_meta: failed".
+  // "test_autograd_registration: skipped: not implemented yet", "test_meta: failed".
   std::string summary() const;
 };
 

@@ -121,7 +121,7 @@ TEST_F(Opcheck, ACorrectUserOpPassesEveryCheck) {
   EXPECT_TRUE(r.result.ok) << r.result.message;
   EXPECT_EQ(r.summary(),
             "test_schema: passed\n"
-            "test_autograd_registration: skipped: no Autograd key yet\n"
+            "test_autograd_registration: skipped: not implemented yet\n"
             "test_faketensor: passed\n"
             "test_meta: passed\n"
             "test_aot_dispatch_dynamic: passed\n");
