@@ -329,6 +329,41 @@ struct TanhBackwardOp {
 struct SigmoidBackwardOp {
   template <class T> OPSPEC_FUNCTOR T operator()(T g, T y) const { return g * (T(1) - y) * y; }
 };
+// GeluBackwardErfOp, GeluBackwardTanhOp, SiluBackwardOp: (grad, x) -> the
+// input's gradient, in ATen's CPU kernels' evaluation order.
+struct GeluBackwardErfOp {
+  static constexpr bool kComputeBound = true;
+  template <class T> OPSPEC_FUNCTOR T operator()(T dy, T x) const {
+    const T kAlpha = T(0.70710678118654752440);                                       // M_SQRT1_2
+    const T kBeta = T(1.12837916709551257390 * 0.70710678118654752440 * 0.5);        // M_2_SQRTPI * M_SQRT1_2 / 2
+    const T cdf = T(0.5) * (T(1) + math::erf(x * kAlpha));
+    const T pdf = math::exp(T(-0.5) * x * x) * kBeta;
+    return dy * (cdf + x * pdf);
+  }
+};
+struct GeluBackwardTanhOp {
+  static constexpr bool kComputeBound = true;
+  template <class T> OPSPEC_FUNCTOR T operator()(T dy, T x) const {
+    const T kBeta = T(1.41421356237309504880 * 1.12837916709551257390 * 0.5);  // M_SQRT2 * M_2_SQRTPI / 2
+    const T kKappa = T(0.044715);
+    const T x_sq = x * x;
+    const T x_cube = x_sq * x;
+    const T inner = kBeta * (x + kKappa * x_cube);
+    const T tanh_inner = math::tanh(inner);
+    const T left = T(0.5) * x;
+    const T right = T(1) + tanh_inner;
+    const T left_derivative = T(0.5) * right;
+    const T right_derivative = left * (T(1) - tanh_inner * tanh_inner) * kBeta * (T(1) + T(3) * kKappa * x_sq);
+    return dy * (left_derivative + right_derivative);
+  }
+};
+struct SiluBackwardOp {
+  static constexpr bool kComputeBound = true;
+  template <class T> OPSPEC_FUNCTOR T operator()(T dy, T x) const {
+    const T sigmoid = T(1) / (T(1) + math::exp(-x));
+    return dy * sigmoid * (T(1) + x * (T(1) - sigmoid));
+  }
+};
 // MaximumOp / MinimumOp: elementwise max / min; a NaN in either operand gives NaN.
 struct MaximumOp {
   template <class T> OPSPEC_FUNCTOR T operator()(T a, T b) const {

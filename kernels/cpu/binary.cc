@@ -206,6 +206,15 @@ Tensor tanh_backward_cpu(const Tensor& grad, const Tensor& output) {
 Tensor sigmoid_backward_cpu(const Tensor& grad, const Tensor& output) {
   return saved_output_backward_cpu<SigmoidBackwardOp>(grad, output, "aten::sigmoid_backward");
 }
+Tensor gelu_backward_cpu(const Tensor& grad, const Tensor& self, std::string_view approximate) {
+  if (gelu_uses_tanh(approximate)) {
+    return saved_output_backward_cpu<GeluBackwardTanhOp>(grad, self, "aten::gelu_backward");
+  }
+  return saved_output_backward_cpu<GeluBackwardErfOp>(grad, self, "aten::gelu_backward");
+}
+Tensor silu_backward_cpu(const Tensor& grad, const Tensor& self) {
+  return saved_output_backward_cpu<SiluBackwardOp>(grad, self, "aten::silu_backward");
+}
 
 // ---- Comparisons and logical ops: compute in the promoted dtype, b8 out ----
 
@@ -338,6 +347,8 @@ void register_binary_cpu_kernels(Library& lib) {
       .impl("threshold_backward", kKey, &threshold_backward_cpu)
       .impl("tanh_backward", kKey, &tanh_backward_cpu)
       .impl("sigmoid_backward", kKey, &sigmoid_backward_cpu)
+      .impl("gelu_backward", kKey, &gelu_backward_cpu)
+      .impl("silu_backward", kKey, &silu_backward_cpu)
       .impl("eq.Tensor", kKey, &eq_cpu)
       .impl("ne.Tensor", kKey, &ne_cpu)
       .impl("lt.Tensor", kKey, &lt_cpu)

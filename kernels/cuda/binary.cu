@@ -59,6 +59,9 @@ void binary_for(BinaryOp op, const ElementwiseArgs& a, const Param& p) {
     }
     if (op == BinaryOp::kTanhBackward) return arith<S>(a, TanhBackwardOp{}, "tanh_backward");
     if (op == BinaryOp::kSigmoidBackward) return arith<S>(a, SigmoidBackwardOp{}, "sigmoid_backward");
+    if (op == BinaryOp::kGeluBackwardErf) return arith<S>(a, GeluBackwardErfOp{}, "gelu_backward");
+    if (op == BinaryOp::kGeluBackwardTanh) return arith<S>(a, GeluBackwardTanhOp{}, "gelu_backward");
+    if (op == BinaryOp::kSiluBackward) return arith<S>(a, SiluBackwardOp{}, "silu_backward");
   }
   if constexpr (!std::is_same_v<S, bool>) {
     if (op == BinaryOp::kPow) return arith<S>(a, PowOp{}, "pow");

@@ -190,6 +190,13 @@ Tensor tanh_backward_cuda(const Tensor& grad, const Tensor& output) {
 Tensor sigmoid_backward_cuda(const Tensor& grad, const Tensor& output) {
   return backward_op_cuda(grad, output, BinaryOp::kSigmoidBackward, {}, "aten::sigmoid_backward");
 }
+Tensor gelu_backward_cuda(const Tensor& grad, const Tensor& self, std::string_view approximate) {
+  return backward_op_cuda(grad, self, gelu_uses_tanh(approximate) ? BinaryOp::kGeluBackwardTanh : BinaryOp::kGeluBackwardErf,
+                          {}, "aten::gelu_backward");
+}
+Tensor silu_backward_cuda(const Tensor& grad, const Tensor& self) {
+  return backward_op_cuda(grad, self, BinaryOp::kSiluBackward, {}, "aten::silu_backward");
+}
 
 Tensor maximum_cuda(const Tensor& a, const Tensor& b) {
   Tensor out = new_output(binary_meta(a, b, BinaryKind::kArithmetic, "aten::maximum"), "aten::maximum");
@@ -318,6 +325,8 @@ void register_elementwise_cuda_kernels(Library& lib) {
       .impl("threshold_backward", kKey, &threshold_backward_cuda)
       .impl("tanh_backward", kKey, &tanh_backward_cuda)
       .impl("sigmoid_backward", kKey, &sigmoid_backward_cuda)
+      .impl("gelu_backward", kKey, &gelu_backward_cuda)
+      .impl("silu_backward", kKey, &silu_backward_cuda)
       .impl("minimum", kKey, &minimum_cuda)
       .impl("eq.Tensor", kKey, &eq_cuda)
       .impl("ne.Tensor", kKey, &ne_cuda)

@@ -61,6 +61,7 @@ enum class BinaryOp : uint8_t {
   kAdd, kSub, kAddAlpha, kSubAlpha, kMul, kDiv, kPow, kMaximum, kMinimum,
   kEq, kNe, kLt, kLe, kGt, kGe, kLogicalAnd, kLogicalOr,
   kThresholdBackward, kTanhBackward, kSigmoidBackward,  // autograd's (grad, saved) ops
+  kGeluBackwardErf, kGeluBackwardTanh, kSiluBackward,
 };
 
 // Param: a scalar parameter (alpha, exponent) in the op's compute type; the

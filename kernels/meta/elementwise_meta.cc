@@ -117,6 +117,13 @@ void register_elementwise_meta_kernels(Library& lib) {
   lib.impl("sigmoid_backward", kKey, [](const Tensor& g, const Tensor& y) {
     return binary_out(g, y, BinaryKind::kArithmetic, "aten::sigmoid_backward");
   });
+  lib.impl("gelu_backward", kKey, [](const Tensor& g, const Tensor& x, std::string_view approximate) {
+    gelu_uses_tanh(approximate);
+    return binary_out(g, x, BinaryKind::kArithmetic, "aten::gelu_backward");
+  });
+  lib.impl("silu_backward", kKey, [](const Tensor& g, const Tensor& x) {
+    return binary_out(g, x, BinaryKind::kArithmetic, "aten::silu_backward");
+  });
 #define OPSPEC_COMPARE_META(name)                                                                      \
   lib.impl(#name ".Tensor", kKey, [](const Tensor& a, const Tensor& b) {                               \
     return binary_out(a, b, BinaryKind::kComparison, "aten::" #name);                                  \

@@ -52,6 +52,8 @@ VariableList cos(const FormulaCall& c) {
 VariableList tanh(const FormulaCall& c) { return {ops::tanh_backward(c.grad(), c.output(0))}; }
 VariableList sigmoid(const FormulaCall& c) { return {ops::sigmoid_backward(c.grad(), c.output(0))}; }
 VariableList relu(const FormulaCall& c) { return {ops::threshold_backward(c.grad(), c.output(0), 0)}; }
+VariableList gelu(const FormulaCall& c) { return {ops::gelu_backward(c.grad(), c.input(0), c.arg(1).to_string())}; }
+VariableList silu(const FormulaCall& c) { return {ops::silu_backward(c.grad(), c.input(0))}; }
 VariableList sqrt(const FormulaCall& c) { return {ops::div(c.grad(), mul_scalar(c.output(0), 2))}; }
 VariableList rsqrt(const FormulaCall& c) {
   // -0.5 * grad * result.pow(3): the right operand (the pow) first under GCC.
@@ -105,6 +107,8 @@ void add_elementwise_formulas(std::vector<Formula>& out) {
   out.push_back({"aten::tanh", "TanhBackward0", 0, 1, &tanh});
   out.push_back({"aten::sigmoid", "SigmoidBackward0", 0, 1, &sigmoid});
   out.push_back({"aten::relu", "ReluBackward0", 0, 1, &relu});
+  out.push_back({"aten::gelu", "GeluBackward0", kSelf, 0, &gelu});
+  out.push_back({"aten::silu", "SiluBackward0", kSelf, 0, &silu});
   out.push_back({"aten::sqrt", "SqrtBackward0", 0, 1, &sqrt});
   out.push_back({"aten::rsqrt", "RsqrtBackward0", 0, 1, &rsqrt});
   out.push_back({"aten::reciprocal", "ReciprocalBackward0", 0, 1, &reciprocal});

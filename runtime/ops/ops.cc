@@ -285,6 +285,16 @@ Tensor sigmoid_backward(const Tensor& grad_output, const Tensor& output, const s
   OPSPEC_SITE;
   return call<BinarySig>(OpId::sigmoid_backward, grad_output, output);
 }
+Tensor gelu_backward(const Tensor& grad_output, const Tensor& self, std::string_view approximate,
+                     const std::source_location& loc) {
+  OPSPEC_SITE;
+  return call<Tensor(const Tensor&, const Tensor&, std::string_view)>(OpId::gelu_backward, grad_output, self,
+                                                                       approximate);
+}
+Tensor silu_backward(const Tensor& grad_output, const Tensor& self, const std::source_location& loc) {
+  OPSPEC_SITE;
+  return call<BinarySig>(OpId::silu_backward, grad_output, self);
+}
 Tensor minimum(const Tensor& self, const Tensor& other, const std::source_location& loc) {
   OPSPEC_SITE;
   return call<BinarySig>(OpId::minimum, self, other);

@@ -103,6 +103,10 @@ Tensor pow(const Tensor& self, const Scalar& exponent, OPSPEC_LOC);
 Tensor threshold_backward(const Tensor& grad_output, const Tensor& self, const Scalar& threshold, OPSPEC_LOC);
 Tensor tanh_backward(const Tensor& grad_output, const Tensor& output, OPSPEC_LOC);
 Tensor sigmoid_backward(const Tensor& grad_output, const Tensor& output, OPSPEC_LOC);
+// gelu_backward, silu_backward: the backward ops of gelu and silu (given their input).
+Tensor gelu_backward(const Tensor& grad_output, const Tensor& self, std::string_view approximate = "none",
+                     OPSPEC_LOC);
+Tensor silu_backward(const Tensor& grad_output, const Tensor& self, OPSPEC_LOC);
 Tensor maximum(const Tensor& self, const Tensor& other, OPSPEC_LOC);
 Tensor minimum(const Tensor& self, const Tensor& other, OPSPEC_LOC);
 // Comparisons return b8: aten::eq.Tensor / aten::eq.Scalar, and so on.
