@@ -12,10 +12,7 @@
 #include <string>
 #include <vector>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
+#include "runtime/core/parallel.h"
 #include "runtime/ops/ops.h"
 
 namespace opspec {
@@ -52,25 +49,6 @@ double naive_norm(const Tensor& t) {
 Tensor rounding_values(IntArrayRef shape) {
   return ops::exp(ops::randn(shape, {.dtype = DType::kFloat64}));
 }
-
-// ThreadCount: sets the OpenMP thread count for a scope.
-class ThreadCount {
- public:
-  explicit ThreadCount(int n) {
-#ifdef _OPENMP
-    saved_ = omp_get_max_threads();
-    omp_set_num_threads(n);
-#endif
-  }
-  ~ThreadCount() {
-#ifdef _OPENMP
-    omp_set_num_threads(saved_);
-#endif
-  }
-
- private:
-  int saved_ = 1;
-};
 
 // ---- HashKind / HashValue ----
 
@@ -299,7 +277,7 @@ TEST(TensorHashTest, LargeTensorIsDeterministicAcrossThreadCounts) {
   double norm1, norm_t1;
   uint64_t bw1, bw_t1, xor1;
   {
-    ThreadCount one(1);
+    NumThreadsGuard one(1);
     norm1 = norm_hash(x);
     norm_t1 = norm_hash(xt);
     bw1 = bitwise_hash(x);
@@ -307,7 +285,7 @@ TEST(TensorHashTest, LargeTensorIsDeterministicAcrossThreadCounts) {
     xor1 = xor_hash(x);
   }
   {
-    ThreadCount two(2);
+    NumThreadsGuard two(2);
     EXPECT_EQ(bits(norm_hash(x)), bits(norm1));
     EXPECT_EQ(bits(norm_hash(xt)), bits(norm_t1));
     EXPECT_EQ(bitwise_hash(x), bw1);
@@ -315,7 +293,7 @@ TEST(TensorHashTest, LargeTensorIsDeterministicAcrossThreadCounts) {
     EXPECT_EQ(xor_hash(x), xor1);
   }
   {
-    ThreadCount three(3);  // more threads than this test machine may have cores
+    NumThreadsGuard three(3);  // more threads than this test machine may have cores
     EXPECT_EQ(bits(norm_hash(x)), bits(norm1));
     EXPECT_EQ(bitwise_hash(x), bw1);
   }

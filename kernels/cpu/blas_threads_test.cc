@@ -47,16 +47,6 @@ double max_error(const Tensor& got, const Tensor& a, const Tensor& b) {
   return worst;
 }
 
-// ThreadCount: sets the intra-op thread count for a scope.
-class ThreadCount {
- public:
-  explicit ThreadCount(int n) : saved_(get_num_threads()) { set_num_threads(n); }
-  ~ThreadCount() { set_num_threads(saved_); }
-
- private:
-  int saved_;
-};
-
 // Products above 2^21 multiply-adds: many rows (row blocks), few rows and
 // many columns (column blocks), and each with transposed operands.
 struct Shape {
@@ -92,11 +82,11 @@ TEST(ThreadedMmTest, TheBitsDoNotDependOnTheThreadCount) {
   };
   std::vector<std::vector<float>> one;
   {
-    ThreadCount t(1);
+    NumThreadsGuard t(1);
     one = run();
   }
   for (int threads : {2, 3, 8}) {
-    ThreadCount t(threads);
+    NumThreadsGuard t(threads);
     EXPECT_EQ(run(), one) << threads << " threads";
   }
 }

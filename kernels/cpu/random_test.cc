@@ -1,11 +1,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <omp.h>
 
 #include <cmath>
 #include <numeric>
 
 #include "runtime/core/generator.h"
+#include "runtime/core/parallel.h"
 #include "runtime/ops/ops.h"
 
 namespace opspec {
@@ -26,16 +26,6 @@ double std_of(const std::vector<double>& v) {
   for (double x : v) acc += (x - m) * (x - m);
   return std::sqrt(acc / v.size());
 }
-
-// ThreadCount: runs a scope with a fixed OpenMP thread count, restoring it after.
-class ThreadCount {
- public:
-  explicit ThreadCount(int n) : saved_(omp_get_max_threads()) { omp_set_num_threads(n); }
-  ~ThreadCount() { omp_set_num_threads(saved_); }
-
- private:
-  int saved_;
-};
 
 TEST(RandomTest, RandIsUniformInUnitInterval) {
   manual_seed(0);
@@ -89,7 +79,7 @@ TEST(RandomTest, SameSeedSameValues) {
 TEST(RandomTest, ValuesDoNotDependOnThreadCount) {
   const int64_t n = 200001;  // well above the parallel threshold
   auto run = [&](int threads) {
-    ThreadCount tc(threads);
+    NumThreadsGuard tc(threads);
     manual_seed(123);
     std::vector<Tensor> out;
     out.push_back(ops::rand({n}));

@@ -5,11 +5,13 @@
 #include <mutex>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "runtime/autograd/autograd_meta.h"
 #include "runtime/autograd/formulas.h"
 #include "runtime/autograd/grad_mode.h"
 #include "runtime/dispatch/dispatcher.h"
 #include "runtime/dispatch/library.h"
+#include "runtime/ops/op_table.h"
 
 namespace opspec::autograd {
 
@@ -134,12 +136,16 @@ void autograd_kernel(const OperatorHandle& op, DispatchKeySet ks, Stack& stack) 
   const DispatchKeySet below = ks & DispatchKeySet::below(DispatchKey::kAutograd);
   if (op.is_composite()) return dispatcher.redispatch_boxed(op, below, stack);
   // Factories (ones_like(x), ...) and detach make tensors outside the graph.
-  static const OperatorHandle* const detach = &dispatcher.get("aten::detach");
-  const bool differentiable = op.kind() != OpKind::kFactory && &op != detach;
+  const bool differentiable = op.kind() != OpKind::kFactory && &op != &builtin_op(OpId::detach);
   const size_t nargs = op.schema().arguments().size();
+  // needs[k]: tensor input k requires grad (its edge, and what some formulas save, follow).
+  absl::InlinedVector<bool, 4> needs;
   bool any = false;
   if (differentiable && is_grad_enabled()) {
-    for_each_tensor(stack, nargs, [&](const Tensor& t) { any = any || requires_grad(t); });
+    for_each_tensor(stack, nargs, [&](const Tensor& t) {
+      needs.push_back(requires_grad(t));
+      any = any || needs.back();
+    });
   }
   if (!any) {
     ExcludeDispatchKeyGuard no_autograd(DispatchKey::kAutograd);
@@ -148,8 +154,10 @@ void autograd_kernel(const OperatorHandle& op, DispatchKeySet ks, Stack& stack) 
 
   // The written argument of an in-place op, if any.
   std::optional<size_t> written;
-  for (size_t i = 0; i < nargs; ++i) {
-    if (op.schema().arguments()[i].is_write) written = i;
+  if (op.schema().is_mutable()) {
+    for (size_t i = 0; i < nargs; ++i) {
+      if (op.schema().arguments()[i].is_write) written = i;
+    }
   }
   if (written) {
     const Tensor& self = stack[*written].to_tensor();
@@ -171,22 +179,22 @@ void autograd_kernel(const OperatorHandle& op, DispatchKeySet ks, Stack& stack) 
   } else {
     node = std::make_shared<NotImplementedNode>(op.name());
   }
-  // Which inputs need a gradient decides what some formulas save.
-  uint32_t needs = 0;
+  // saves: whether the formula keeps tensor input k, given which inputs need a gradient.
+  auto saves = [&](size_t k) {
+    if (k >= 32 || ((formula->saves_inputs >> k) & 1u) == 0) return false;
+    if (k >= formula->saved_when.size() || formula->saved_when[k] == 0) return true;
+    for (size_t j = 0; j < needs.size() && j < 32; ++j) {
+      if (needs[j] && ((formula->saved_when[k] >> j) & 1u)) return true;
+    }
+    return false;
+  };
   size_t k = 0;
   for_each_tensor(stack, nargs, [&](const Tensor& t) {
-    if (requires_grad(t) && k < 32) needs |= 1u << k;
-    ++k;
-  });
-  k = 0;
-  for_each_tensor(stack, nargs, [&](const Tensor& t) {
-    node->add_next_edge(requires_grad(t) ? gradient_edge(t) : Edge{});
+    node->add_next_edge(needs[k] ? gradient_edge(t) : Edge{});
     if (fnode != nullptr) {
       fnode->input_metas.push_back({SizeVec(t.sizes().begin(), t.sizes().end()), t.dtype(), t.device()});
       fnode->input_strides.emplace_back(t.strides().begin(), t.strides().end());
-      bool save = k < 32 && ((formula->saves_inputs >> k) & 1u);
-      if (save && k < formula->saved_when.size() && formula->saved_when[k] != 0) save = (needs & formula->saved_when[k]) != 0;
-      fnode->saved_inputs.emplace_back(save ? t : Tensor(), /*is_output=*/false);
+      fnode->saved_inputs.emplace_back(saves(k) ? t : Tensor(), /*is_output=*/false);
     }
     ++k;
   });

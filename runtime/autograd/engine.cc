@@ -72,25 +72,25 @@ Tensor sum_to_size(const Tensor& t, IntArrayRef shape) {
 
 namespace {
 
-// validate_outputs: each gradient reduced and cast to what its edge expects.
-void validate_outputs(const Node& node, VariableList& grads) {
-  const Node::EdgeList& edges = node.next_edges();
+// validate_outputs: each gradient reduced and cast to what its edge expects
+// (name: the function that made them, for the messages).
+void validate_outputs(absl::Span<const Edge> edges, VariableList& grads, std::string_view name) {
   if (grads.size() != edges.size()) {
-    throw Error(str_cat("Function ", node.name(), " returned an invalid number of gradients - expected ",
-                        edges.size(), ", but got ", grads.size()));
+    throw Error(str_cat("Function ", name, " returned an invalid number of gradients - expected ", edges.size(),
+                        ", but got ", grads.size()));
   }
   for (size_t i = 0; i < grads.size(); ++i) {
     if (!edges[i].valid() || !grads[i].defined()) continue;
     const InputMetadata& m = edges[i].function->input_metadata().at(edges[i].input_nr);
     Tensor& g = grads[i];
     if (!std::equal(g.sizes().begin(), g.sizes().end(), m.sizes.begin(), m.sizes.end())) {
-      OPSPEC_CHECK(expandable_to(m.sizes, g.sizes()), "Function ", node.name(),
+      OPSPEC_CHECK(expandable_to(m.sizes, g.sizes()), "Function ", name,
                    " returned an invalid gradient at index ", i, " - got ", format_sizes(g.sizes()),
                    " but expected shape compatible with ", format_sizes(m.sizes));
       g = internal::sum_to_size(g, m.sizes);
     }
     if (g.dtype() != m.dtype) g = ops::to(g, m.dtype);
-    OPSPEC_CHECK(g.device() == m.device, "Function ", node.name(), " returned an invalid gradient at index ", i,
+    OPSPEC_CHECK(g.device() == m.device, "Function ", name, " returned an invalid gradient at index ", i,
                  " - expected device ", m.device.str(), " but got ", g.device().str());
   }
 }
@@ -117,7 +117,7 @@ struct GraphTask {
 void compute_dependencies(Node* root, GraphTask& task) {
   std::vector<Node*> stack{root};
   absl::flat_hash_set<Node*> seen{root};
-  std::vector<Node*> order;  // each node after... (pre-order; reversed below)
+  std::vector<Node*> order;  // the nodes in the order first reached (walked backwards below)
   while (!stack.empty()) {
     Node* n = stack.back();
     stack.pop_back();
@@ -184,7 +184,7 @@ void execute(const std::vector<Edge>& roots, VariableList seeds, GraphTask& task
     if (!task.captures.empty() && !task.needed.contains(node)) continue;
     if (!task.accumulate_grad && dynamic_cast<AccumulateGrad*>(node) != nullptr) continue;
     VariableList outputs = node->apply(std::move(inputs));
-    if (node != graph_root.get()) validate_outputs(*node, outputs);
+    if (node != graph_root.get()) validate_outputs(node->next_edges(), outputs, node->name());
     if (!task.keep_graph) node->release_variables();
     const Node::EdgeList& edges = node->next_edges();
     for (size_t i = 0; i < outputs.size() && i < edges.size(); ++i) {
@@ -232,10 +232,7 @@ std::vector<Edge> root_edges(const std::vector<Tensor>& tensors) {
 }
 
 // validate_seeds: the seeds checked and reduced like a node's outputs.
-void validate_seeds(const std::vector<Edge>& roots, VariableList& seeds) {
-  GraphRoot check(roots, {});
-  validate_outputs(check, seeds);
-}
+void validate_seeds(const std::vector<Edge>& roots, VariableList& seeds) { validate_outputs(roots, seeds, "GraphRoot"); }
 
 }  // namespace
 

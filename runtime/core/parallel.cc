@@ -33,4 +33,18 @@ int get_num_threads() {
 #endif
 }
 
+NumThreadsGuard::NumThreadsGuard(int n) : saved_limit_(g_limit.load()), saved_omp_(1) {
+#ifdef _OPENMP
+  saved_omp_ = omp_get_max_threads();
+#endif
+  set_num_threads(n);
+}
+
+NumThreadsGuard::~NumThreadsGuard() {
+  g_limit = saved_limit_;
+#ifdef _OPENMP
+  omp_set_num_threads(saved_omp_);
+#endif
+}
+
 }  // namespace opspec

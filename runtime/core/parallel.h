@@ -21,4 +21,18 @@ void set_num_threads(int n);
 // (OMP_NUM_THREADS, else the number of cores); 1 without OpenMP.
 int get_num_threads();
 
+// NumThreadsGuard: set_num_threads(n) for its scope; the previous setting
+// (including "never set": OpenMP's default) comes back when it ends.
+class NumThreadsGuard {
+ public:
+  explicit NumThreadsGuard(int n);
+  ~NumThreadsGuard();
+  NumThreadsGuard(const NumThreadsGuard&) = delete;
+  NumThreadsGuard& operator=(const NumThreadsGuard&) = delete;
+
+ private:
+  int saved_limit_;  // 0: never set
+  int saved_omp_;
+};
+
 }  // namespace opspec

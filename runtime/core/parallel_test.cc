@@ -14,11 +14,15 @@ using ::testing::ThrowsMessage;
 TEST(NumThreads, SetThenGet) {
   const int saved = get_num_threads();
   EXPECT_GE(saved, 1);
-  set_num_threads(3);
-  EXPECT_EQ(get_num_threads(), 3);
-  set_num_threads(1);
-  EXPECT_EQ(get_num_threads(), 1);
-  set_num_threads(saved);
+  {
+    NumThreadsGuard three(3);
+    EXPECT_EQ(get_num_threads(), 3);
+    {
+      NumThreadsGuard one(1);
+      EXPECT_EQ(get_num_threads(), 1);
+    }
+    EXPECT_EQ(get_num_threads(), 3);
+  }
   EXPECT_EQ(get_num_threads(), saved);
 }
 
