@@ -20,13 +20,14 @@ TEST(ParallelRows, VisitsEveryRowOnce) {
   }
 }
 
-// Small work enters no OpenMP region at all. See Note [No OpenMP region for small work].
+// Small work enters no OpenMP region at all, not even an inactive one (omp_get_level
+// counts those; omp_in_parallel does not). See Note [No OpenMP region for small work].
 TEST(ParallelRows, SerialWorkStaysOutOfOpenMp) {
   std::atomic<int> inside{0};
-  parallel_rows(100, /*parallel=*/false, [&](int64_t) { inside += omp_in_parallel(); });
-  parallel_rows(1, /*parallel=*/true, [&](int64_t) { inside += omp_in_parallel(); });
+  parallel_rows(100, /*parallel=*/false, [&](int64_t) { inside += omp_get_level(); });
+  parallel_rows(1, /*parallel=*/true, [&](int64_t) { inside += omp_get_level(); });
   parallel_rows_with(
-      100, false, [] { return 0; }, [&](int64_t, int&) { inside += omp_in_parallel(); });
+      100, false, [] { return 0; }, [&](int64_t, int&) { inside += omp_get_level(); });
   EXPECT_EQ(inside, 0);
 }
 
