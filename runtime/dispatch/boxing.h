@@ -69,6 +69,13 @@ template <> struct Unbox<OptionalIntArrayRef> {
     return IntArrayRef(v.to_int_list());
   }
 };
+template <> struct Unbox<std::array<bool, 3>> {  // bool[3] (native_layer_norm_backward's output_mask)
+  static std::array<bool, 3> get(Value& v) {
+    const std::vector<bool>& l = v.to_bool_list();
+    OPSPEC_CHECK(l.size() == 3, "expected a bool[3] but got ", v.repr());
+    return {l[0], l[1], l[2]};
+  }
+};
 template <> struct Unbox<TensorList> {
   static TensorList get(Value& v) { return v.to_tensor_list(); }
 };

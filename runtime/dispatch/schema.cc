@@ -362,6 +362,7 @@ bool FunctionSchema::value_matches(const ArgType& t, const Value& v) {
     switch (t.kind) {
       case TypeKind::kInt: return v.is_int_list() || (t.list_size > 0 && v.is_int());
       case TypeKind::kFloat: return v.is_double_list();
+      case TypeKind::kBool: return v.is_bool_list();
       case TypeKind::kTensor: return v.is_tensor_list();
       default: return false;
     }

@@ -4,6 +4,7 @@
 //   Tensor -> const Tensor&        Tensor? -> const std::optional<Tensor>&
 //   Tensor[] -> TensorList         Scalar -> const Scalar&
 //   int, SymInt -> int64_t         int[] -> IntArrayRef   int[]? -> OptionalIntArrayRef
+//   bool[3] -> std::array<bool, 3>
 //   float -> double   bool -> bool   str -> std::string_view   ScalarType -> DType
 //   Device -> Device  Layout, MemoryFormat, Generator -> int64_t
 //   X? -> std::optional<X> for the value types above.
@@ -54,6 +55,9 @@ OPSPEC_ARG_TAG(std::optional<DType>, kScalarType, false, true);
 OPSPEC_ARG_TAG(Device, kDevice, false, false);
 OPSPEC_ARG_TAG(std::optional<Device>, kDevice, false, true);
 #undef OPSPEC_ARG_TAG
+template <> struct ArgTagOf<std::array<bool, 3>> {  // bool[3]
+  static constexpr CppArgTag value{TypeKind::kBool, true, false};
+};
 
 // ReturnShape: how many returns a C++ return type stands for, and whether it is a list/scalar.
 template <class R> struct ReturnShapeOf { static constexpr int count = -1; static constexpr TypeKind kind = TypeKind::kTensor; static constexpr bool list = false; };

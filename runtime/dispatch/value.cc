@@ -17,7 +17,7 @@ Value::Value(const Scalar& s) {
 std::string_view Value::type_name() const {
   static constexpr std::string_view kNames[] = {"None",   "Tensor",   "int",        "float",
                                                 "bool",   "int[]",    "float[]",    "Tensor[]",
-                                                "ScalarType", "Device", "str"};
+                                                "ScalarType", "Device", "str",  "bool[]"};
   return kNames[v_.index()];
 }
 
@@ -41,6 +41,10 @@ const std::vector<int64_t>& Value::to_int_list() const {
 const std::vector<double>& Value::to_double_list() const {
   if (auto* l = std::get_if<std::vector<double>>(&v_)) return *l;
   type_error("float[]");
+}
+const std::vector<bool>& Value::to_bool_list() const {
+  if (auto* l = std::get_if<std::vector<bool>>(&v_)) return *l;
+  type_error("bool[]");
 }
 DType Value::to_dtype() const {
   if (auto* d = std::get_if<DType>(&v_)) return *d;
@@ -79,6 +83,10 @@ std::string Value::repr() const {
                             o->append(t.meta_str());
                           }),
                           "]");
+    }
+    std::string operator()(const std::vector<bool>& l) const {
+      return str_cat("[", absl::StrJoin(l, ", ", [](std::string* o, bool b) { o->append(b ? "True" : "False"); }),
+                     "]");
     }
     std::string operator()(DType d) const { return std::string(dtype_torch_name(d)); }
     std::string operator()(Device d) const { return d.str(); }

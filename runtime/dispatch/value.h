@@ -2,6 +2,7 @@
 // convention used by modes, fallbacks and tracing (PyTorch's IValue/Stack).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -17,7 +18,7 @@
 namespace opspec {
 
 // Value: None, a Tensor, int, double, bool, int list, double list, tensor
-// list, dtype, device or string. Scalar-typed arguments are stored as int,
+// list, bool list, dtype, device or string. Scalar-typed arguments are stored as int,
 // double or bool so a Scalar round-trips with its kind.
 class Value {
  public:
@@ -34,6 +35,8 @@ class Value {
   Value(std::vector<double> l) : v_(std::move(l)) {}          // NOLINT
   Value(std::vector<Tensor> l) : v_(std::move(l)) {}          // NOLINT
   Value(TensorList l) : v_(std::vector<Tensor>(l.begin(), l.end())) {}  // NOLINT
+  Value(std::vector<bool> l) : v_(std::move(l)) {}            // NOLINT
+  Value(std::array<bool, 3> l) : v_(std::vector<bool>(l.begin(), l.end())) {}  // NOLINT: bool[3]
   Value(DType d) : v_(d) {}                                   // NOLINT
   Value(Device d) : v_(d) {}                                  // NOLINT
   Value(std::string s) : v_(std::move(s)) {}                  // NOLINT
@@ -53,6 +56,7 @@ class Value {
   bool is_int_list() const { return std::holds_alternative<std::vector<int64_t>>(v_); }
   bool is_double_list() const { return std::holds_alternative<std::vector<double>>(v_); }
   bool is_tensor_list() const { return std::holds_alternative<std::vector<Tensor>>(v_); }
+  bool is_bool_list() const { return std::holds_alternative<std::vector<bool>>(v_); }
   bool is_dtype() const { return std::holds_alternative<DType>(v_); }
   bool is_device() const { return std::holds_alternative<Device>(v_); }
   bool is_string() const { return std::holds_alternative<std::string>(v_); }
@@ -92,11 +96,12 @@ class Value {
     if (auto* l = std::get_if<std::vector<Tensor>>(&v_)) return *l;
     type_error("Tensor[]");
   }
+  const std::vector<bool>& to_bool_list() const;
   DType to_dtype() const;
   Device to_device() const;
   const std::string& to_string() const;
 
-  // type_name: "Tensor", "int", "float", "bool", "int[]", "float[]", "Tensor[]",
+  // type_name: "Tensor", "int", "float", "bool", "int[]", "float[]", "Tensor[]", "bool[]",
   // "ScalarType", "Device", "str", "None".
   std::string_view type_name() const;
 
@@ -111,7 +116,7 @@ class Value {
   [[noreturn]] void type_error(std::string_view wanted) const;
 
   std::variant<std::monostate, Tensor, int64_t, double, bool, std::vector<int64_t>, std::vector<double>,
-               std::vector<Tensor>, DType, Device, std::string>
+               std::vector<Tensor>, DType, Device, std::string, std::vector<bool>>
       v_;
 };
 
