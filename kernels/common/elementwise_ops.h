@@ -142,6 +142,16 @@ struct AbsOp {
     }
   }
 };
+// SgnOp: PyTorch's sign for real types: (0 < x) - (x < 0), so 0 for 0, -0.0 and NaN.
+struct SgnOp {
+  template <class T> OPSPEC_FUNCTOR T operator()(T x) const {
+    if constexpr (std::is_same_v<T, bool>) {
+      return x;
+    } else {
+      return T(T(0) < x) - T(x < T(0));
+    }
+  }
+};
 // ReluOp: max(x, 0) as PyTorch's clamp_min: NaN propagates, -0.0 stays -0.0.
 struct ReluOp {
   template <class T> OPSPEC_FUNCTOR T operator()(T x) const { return x < T(0) ? T(0) : x; }
@@ -363,6 +373,12 @@ struct SiluBackwardOp {
     const T sigmoid = T(1) / (T(1) + math::exp(-x));
     return dy * sigmoid * (T(1) + x * (T(1) - sigmoid));
   }
+};
+// DropoutBackwardOp: native_dropout_backward's (grad * mask) * scale, the
+// mask as 0 or 1 of grad's type (so NaN * 0 stays NaN), scale rounded to T.
+struct DropoutBackwardOp {
+  double scale;
+  template <class T> OPSPEC_FUNCTOR T operator()(T g, T m) const { return (g * m) * T(scale); }
 };
 // MaximumOp / MinimumOp: elementwise max / min; a NaN in either operand gives NaN.
 struct MaximumOp {

@@ -83,8 +83,8 @@ int64_t softmax_dim(const Tensor& self, int64_t dim, bool half_to_float, bool is
 }
 
 LayerNormGeometry layer_norm_geometry(const Tensor& input, IntArrayRef normalized_shape,
-                                      const std::optional<Tensor>& weight, const std::optional<Tensor>& bias) {
-  constexpr std::string_view kOp = "aten::native_layer_norm";
+                                      const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
+                                      std::string_view kOp) {
   const Tensor tensors[] = {input, weight.value_or(Tensor()), bias.value_or(Tensor())};
   check_same_device(tensors, kOp);
   const int64_t nd = static_cast<int64_t>(normalized_shape.size());

@@ -52,7 +52,8 @@ struct LayerNormGeometry {
 
 // layer_norm_geometry: checks normalized_shape, weight and bias against input (PyTorch's messages).
 LayerNormGeometry layer_norm_geometry(const Tensor& input, IntArrayRef normalized_shape,
-                                      const std::optional<Tensor>& weight, const std::optional<Tensor>& bias);
+                                      const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
+                                      std::string_view op = "aten::native_layer_norm");
 
 // Meta kernels: outputs with the CPU kernels' sizes and dtypes, and no data.
 Tensor sum_meta(const Tensor& self, std::optional<DType> dtype);

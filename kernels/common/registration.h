@@ -15,6 +15,9 @@ void register_elementwise_kernels(Dispatcher& d);
 // Reductions, softmax, layer norm and matrix products: CPU and Meta kernels.
 void register_reduction_kernels(Dispatcher& d);
 void register_linalg_kernels(Dispatcher& d);
+// Autograd's non-elementwise backward ops (softmax, layer norm, dropout,
+// slice/select backward): CPU and Meta kernels.
+void register_backward_kernels(Dispatcher& d);
 // Factories, random ops, fills, dropout, cat/stack, _local_scalar_dense: CPU and Meta kernels.
 void register_factory_kernels(Dispatcher& d);
 // View ops: one device-independent kernel registered at CPU and Meta.

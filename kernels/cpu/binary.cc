@@ -2,9 +2,12 @@
 // comparisons, logical), where, and the in-place add_/mul_/div_. Inputs are
 // cast to the promoted dtype, then a shared functor (See Note [Shared
 // elementwise functors]) runs over a TensorIterator (See Note [TensorIterator]).
+#include <bit>
 #include <type_traits>
 
+#include "kernels/common/backward_meta.h"
 #include "kernels/common/elementwise_ops.h"
+#include "kernels/common/scalar_as.h"
 #include "kernels/cpu/copy.h"
 #include "kernels/cpu/loops.h"
 #include "runtime/dispatch/library.h"
@@ -327,6 +330,37 @@ Tensor div__scalar_cpu(const Tensor& self, const Scalar& other) {
   return inplace_apply(self, b, m, "aten::div_", &div_into);
 }
 
+// masked_fill_: self = mask ? value : self, selecting element bits (value
+// converted once, with PyTorch's overflow check, to self's dtype).
+template <class U>
+void masked_fill_bits(const TensorIterator& iter, U v) {
+  cpu_kernel<U, U, bool>(iter, [v](U x, bool m) { return m ? v : x; });
+}
+
+Tensor masked_fill__cpu(const Tensor& self, const Tensor& mask, const Scalar& value) {
+  constexpr std::string_view kOp = "aten::masked_fill_";
+  require_cpu_device(self.device(), kOp);
+  check_masked_fill(self, mask);
+  OPSPEC_DISPATCH_ALL_DTYPES(self.dtype(), kOp, [&] {
+    const scalar_t v = checked_scalar_cast<scalar_t>(value, kOp);
+    if (self.numel() == 0) return;
+    // A mask that partially overlaps self is copied first (See inplace_apply).
+    Tensor m = mask;
+    if (partial_overlap(self, mask)) {
+      m = make_tensor(mask.sizes(), mask.dtype(), kCPU);
+      copy_into(m, mask);
+    }
+    const Tensor in[] = {self, m};
+    TensorIterator iter(self, in);
+    using U = std::conditional_t<sizeof(scalar_t) == 1, uint8_t,
+                                 std::conditional_t<sizeof(scalar_t) == 2, uint16_t,
+                                                    std::conditional_t<sizeof(scalar_t) == 4, uint32_t, uint64_t>>>;
+    masked_fill_bits<U>(iter, std::bit_cast<U>(v));
+  });
+  self.impl()->bump_version();
+  return self;
+}
+
 }  // namespace
 
 void register_binary_cpu_kernels(Library& lib) {
@@ -367,7 +401,8 @@ void register_binary_cpu_kernels(Library& lib) {
       .impl("add_.Tensor", kKey, &add__cpu)
       .impl("mul_.Tensor", kKey, &mul__cpu)
       .impl("div_.Tensor", kKey, &div__cpu)
-      .impl("div_.Scalar", kKey, &div__scalar_cpu);
+      .impl("div_.Scalar", kKey, &div__scalar_cpu)
+      .impl("masked_fill_.Scalar", kKey, &masked_fill__cpu);
 }
 
 }  // namespace opspec::internal

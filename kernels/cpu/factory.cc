@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "kernels/common/factory_meta.h"
+#include "kernels/common/scalar_as.h"
 #include "kernels/cpu/loops.h"
 
 namespace opspec::internal {
@@ -15,51 +16,6 @@ namespace {
 // Fills at least this many elements per OpenMP region; below it threads cost
 // more than they save.
 constexpr int64_t kParallelGrain = 32768;
-
-// cpp_type_name: the C++ type PyTorch names in conversion errors.
-template <class T> constexpr std::string_view cpp_type_name() {
-  if constexpr (std::is_same_v<T, float>) return "float";
-  else if constexpr (std::is_same_v<T, double>) return "double";
-  else if constexpr (std::is_same_v<T, Half>) return "c10::Half";
-  else if constexpr (std::is_same_v<T, BFloat16>) return "c10::BFloat16";
-  else if constexpr (std::is_same_v<T, int64_t>) return "int64_t";
-  else if constexpr (std::is_same_v<T, int32_t>) return "int32_t";
-  else return "bool";
-}
-
-// checked_scalar_cast: value as T, refusing values T cannot hold (PyTorch's
-// checked_convert): out-of-range or NaN for integers, finite values beyond
-// the largest finite value for floating types. inf and NaN fill floats.
-template <class T> T checked_scalar_cast(const Scalar& value, std::string_view op) {
-  if constexpr (std::is_same_v<T, bool>) {
-    return value.to_bool();
-  } else if constexpr (std::is_integral_v<T>) {
-    constexpr double lo = static_cast<double>(std::numeric_limits<T>::min());  // -2^(bits-1), exact
-    if (value.is_floating_point()) {
-      const double v = value.to_double();
-      OPSPEC_CHECK(v >= lo && v < -lo, op, ": value cannot be converted to type ", cpp_type_name<T>(),
-                   " without overflow (value ", value.str(), ")");
-      return static_cast<T>(v);
-    }
-    const int64_t v = value.to_int();
-    OPSPEC_CHECK(v >= std::numeric_limits<T>::min() && v <= std::numeric_limits<T>::max(), op,
-                 ": value cannot be converted to type ", cpp_type_name<T>(), " without overflow (value ",
-                 value.str(), ")");
-    return static_cast<T>(v);
-  } else {
-    const double v = value.to_double();
-    if constexpr (std::is_same_v<T, double>) {
-      return v;
-    } else {
-      double max = std::numeric_limits<float>::max();
-      if constexpr (std::is_same_v<T, Half>) max = 65504.0;
-      if constexpr (std::is_same_v<T, BFloat16>) max = 3.3895313892515355e38;
-      OPSPEC_CHECK(!std::isfinite(v) || std::fabs(v) <= max, op, ": value cannot be converted to type ",
-                   cpp_type_name<T>(), " without overflow (value ", value.str(), ")");
-      return T(static_cast<float>(v));
-    }
-  }
-}
 
 template <class T> void fill_contiguous(T* data, int64_t n, T v) {
   parallel_for(n, kParallelGrain, [&](int64_t begin, int64_t end) {

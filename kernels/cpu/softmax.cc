@@ -1,4 +1,4 @@
-// softmax.cc: CPU kernels of _softmax and _log_softmax.
+// softmax.cc: CPU kernels of _softmax and _log_softmax and of their backward ops.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -6,9 +6,11 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/common/backward_meta.h"
 #include "kernels/common/reduce_meta.h"
 #include "kernels/common/vec_math.h"
 #include "kernels/cpu/copy.h"
+#include "kernels/cpu/loops.h"
 #include "kernels/cpu/parallel_rows.h"
 
 namespace opspec::internal {
@@ -166,6 +168,107 @@ Tensor softmax_cpu(const Tensor& self, int64_t dim, bool half_to_float) {
 
 Tensor log_softmax_cpu(const Tensor& self, int64_t dim, bool half_to_float) {
   return softmax_impl<true>(self, dim, half_to_float);
+}
+
+}  // namespace opspec::internal
+
+// ---- Backward: _softmax_backward_data and _log_softmax_backward_data ----
+
+namespace opspec::internal {
+
+namespace {
+
+// softmax_backward_columns: columns [0, width) of one [len, inner] slab:
+// softmax: gI = y * (g - sum(g * y)); log_softmax: gI = g - exp(y) * sum(g),
+// sums along dim accumulated in double (inner == 1 is one column of a row).
+template <class T, bool kLog>
+void softmax_backward_columns(const T* g, const T* y, T* out, int64_t len, int64_t inner, int64_t width) {
+  using C = compute_t<T>;
+  double s[kColumnBlock];
+  for (int64_t j = 0; j < width; ++j) s[j] = 0;
+  for (int64_t k = 0; k < len; ++k) {
+    const T* gr = g + k * inner;
+    const T* yr = y + k * inner;
+#pragma omp simd
+    for (int64_t j = 0; j < width; ++j) {
+      const C gv = static_cast<C>(gr[j]);
+      s[j] += kLog ? static_cast<double>(gv) : static_cast<double>(gv * static_cast<C>(yr[j]));
+    }
+  }
+  C sc[kColumnBlock];
+  for (int64_t j = 0; j < width; ++j) sc[j] = static_cast<C>(s[j]);
+  for (int64_t k = 0; k < len; ++k) {
+    const T* gr = g + k * inner;
+    const T* yr = y + k * inner;
+    T* o = out + k * inner;
+#pragma omp simd
+    for (int64_t j = 0; j < width; ++j) {
+      const C gv = static_cast<C>(gr[j]);
+      const C yv = static_cast<C>(yr[j]);
+      o[j] = kLog ? T(gv - exp_c(yv) * sc[j]) : T(yv * (gv - sc[j]));
+    }
+  }
+}
+
+// softmax_backward_row: one contiguous row (dim is the last).
+template <class T, bool kLog>
+void softmax_backward_row(const T* g, const T* y, T* out, int64_t n) {
+  using C = compute_t<T>;
+  double s = 0;
+#pragma omp simd reduction(+ : s)
+  for (int64_t i = 0; i < n; ++i) {
+    const C gv = static_cast<C>(g[i]);
+    s += kLog ? static_cast<double>(gv) : static_cast<double>(gv * static_cast<C>(y[i]));
+  }
+  const C sc = static_cast<C>(s);
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) {
+    const C gv = static_cast<C>(g[i]);
+    const C yv = static_cast<C>(y[i]);
+    out[i] = kLog ? T(gv - exp_c(yv) * sc) : T(yv * (gv - sc));
+  }
+}
+
+template <bool kLog>
+Tensor softmax_backward_impl(const Tensor& grad, const Tensor& output, int64_t dim, DType input_dtype) {
+  const std::string_view op = kLog ? "aten::_log_softmax_backward_data" : "aten::_softmax_backward_data";
+  require_cpu_device(grad.device(), op);
+  const SoftmaxBackwardGeometry geo = softmax_backward_geometry(grad, output, dim, input_dtype, op);
+  Tensor out = make_tensor(grad.sizes(), grad.dtype(), kCPU);
+  if (grad.numel() != 0) {
+    const Tensor g = contiguous_cpu(grad);
+    const Tensor y = contiguous_cpu(output);
+    const bool parallel = grad.numel() >= kParallelGrain;
+    OPSPEC_DISPATCH_FLOATING_DTYPES(grad.dtype(), op, [&] {
+      const auto* gp = static_cast<const scalar_t*>(g.raw_data());
+      const auto* yp = static_cast<const scalar_t*>(y.raw_data());
+      auto* op_ = out.data_ptr<scalar_t>();
+      const int64_t len = geo.len, inner = geo.inner;
+      if (inner == 1) {
+        parallel_rows(geo.outer, parallel, [&](int64_t r) {
+          softmax_backward_row<scalar_t, kLog>(gp + r * len, yp + r * len, op_ + r * len, len);
+        });
+        return;
+      }
+      const int64_t blocks = (inner + kColumnBlock - 1) / kColumnBlock;
+      parallel_rows(geo.outer * blocks, parallel, [&](int64_t task) {
+        const int64_t base = (task / blocks) * len * inner + (task % blocks) * kColumnBlock;
+        softmax_backward_columns<scalar_t, kLog>(gp + base, yp + base, op_ + base, len, inner,
+                                                 std::min(kColumnBlock, inner - (task % blocks) * kColumnBlock));
+      });
+    });
+  }
+  return geo.result_dtype == out.dtype() ? out : contiguous_cpu(out, geo.result_dtype);
+}
+
+}  // namespace
+
+Tensor softmax_backward_data_cpu(const Tensor& grad, const Tensor& output, int64_t dim, DType input_dtype) {
+  return softmax_backward_impl<false>(grad, output, dim, input_dtype);
+}
+
+Tensor log_softmax_backward_data_cpu(const Tensor& grad, const Tensor& output, int64_t dim, DType input_dtype) {
+  return softmax_backward_impl<true>(grad, output, dim, input_dtype);
 }
 
 }  // namespace opspec::internal

@@ -62,6 +62,7 @@ void binary_for(BinaryOp op, const ElementwiseArgs& a, const Param& p) {
     if (op == BinaryOp::kGeluBackwardErf) return arith<S>(a, GeluBackwardErfOp{}, "gelu_backward");
     if (op == BinaryOp::kGeluBackwardTanh) return arith<S>(a, GeluBackwardTanhOp{}, "gelu_backward");
     if (op == BinaryOp::kSiluBackward) return arith<S>(a, SiluBackwardOp{}, "silu_backward");
+    if (op == BinaryOp::kDropoutBackward) return arith<S>(a, DropoutBackwardOp{p.f}, "native_dropout_backward");
   }
   if constexpr (!std::is_same_v<S, bool>) {
     if (op == BinaryOp::kPow) return arith<S>(a, PowOp{}, "pow");

@@ -5,6 +5,7 @@
 // (See Note [Shared elementwise functors]).
 #include <type_traits>
 
+#include "kernels/common/backward_meta.h"
 #include "kernels/common/scalar_as.h"
 #include "kernels/cuda/cuda_copy.h"
 #include "kernels/cuda/cuda_device.h"
@@ -198,6 +199,16 @@ Tensor silu_backward_cuda(const Tensor& grad, const Tensor& self) {
   return backward_op_cuda(grad, self, BinaryOp::kSiluBackward, {}, "aten::silu_backward");
 }
 
+Tensor native_dropout_backward_cuda(const Tensor& grad, const Tensor& mask, double scale) {
+  constexpr std::string_view kOp = "aten::native_dropout_backward";
+  check_dropout_backward(grad, mask);
+  require_device(grad.device(), kOp);
+  const Tensor m = contiguous_cuda(mask, grad.dtype());  // 0 or 1 of grad's dtype
+  Tensor out = new_output(binary_meta(grad, m, BinaryKind::kArithmetic, kOp), kOp);
+  arith_into(out, grad, m, BinaryOp::kDropoutBackward, Param{.f = scale});
+  return out;
+}
+
 Tensor maximum_cuda(const Tensor& a, const Tensor& b) {
   Tensor out = new_output(binary_meta(a, b, BinaryKind::kArithmetic, "aten::maximum"), "aten::maximum");
   arith_into(out, a, b, BinaryOp::kMaximum);
@@ -296,6 +307,21 @@ Tensor div__cuda(const Tensor& self, const Tensor& other) {
   return inplace_apply(self, other, m, "aten::div_", &div_into);
 }
 
+// masked_fill_: where(mask, value, self) written back into self; value is
+// checked and rounded to self's dtype on the host as the CPU kernel does.
+Tensor masked_fill__cuda(const Tensor& self, const Tensor& mask, const Scalar& value) {
+  constexpr std::string_view kOp = "aten::masked_fill_";
+  check_masked_fill(self, mask);
+  require_device(self.device(), kOp);
+  Tensor v = make_tensor({}, self.dtype(), kCPU);
+  OPSPEC_DISPATCH_ALL_DTYPES(self.dtype(), kOp, [&] {
+    *static_cast<scalar_t*>(v.raw_data()) = checked_scalar_cast<scalar_t>(value, kOp);
+  });
+  if (self.numel() != 0) device_copy(self, where_cuda(mask, v, self));
+  self.impl()->bump_version();
+  return self;
+}
+
 Tensor div__scalar_cuda(const Tensor& self, const Scalar& other) {
   const Tensor b = make_wrapped_number(other);
   const ElementwiseMeta m = inplace_meta(self, b, BinaryKind::kTrueDivide, "aten::div_");
@@ -327,6 +353,7 @@ void register_elementwise_cuda_kernels(Library& lib) {
       .impl("sigmoid_backward", kKey, &sigmoid_backward_cuda)
       .impl("gelu_backward", kKey, &gelu_backward_cuda)
       .impl("silu_backward", kKey, &silu_backward_cuda)
+      .impl("native_dropout_backward", kKey, &native_dropout_backward_cuda)
       .impl("minimum", kKey, &minimum_cuda)
       .impl("eq.Tensor", kKey, &eq_cuda)
       .impl("ne.Tensor", kKey, &ne_cuda)
@@ -346,7 +373,8 @@ void register_elementwise_cuda_kernels(Library& lib) {
       .impl("add_.Tensor", kKey, &add__cuda)
       .impl("mul_.Tensor", kKey, &mul__cuda)
       .impl("div_.Tensor", kKey, &div__cuda)
-      .impl("div_.Scalar", kKey, &div__scalar_cuda);
+      .impl("div_.Scalar", kKey, &div__scalar_cuda)
+      .impl("masked_fill_.Scalar", kKey, &masked_fill__cuda);
 }
 
 }  // namespace opspec::internal::cuda

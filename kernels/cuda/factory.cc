@@ -10,6 +10,7 @@
 #include <cstring>
 #include <tuple>
 
+#include "kernels/common/backward_meta.h"
 #include "kernels/cuda/cuda_copy.h"
 #include "kernels/cuda/cuda_device.h"
 #include "kernels/cuda/elementwise_args.h"
@@ -265,6 +266,23 @@ std::tuple<Tensor, Tensor> native_dropout_cuda(const Tensor& input, double p, Op
   return {output, mask};
 }
 
+// ---- slice_backward and select_backward: zeros, then grad copied into the view ----
+
+Tensor slice_backward_cuda(const Tensor& grad, IntArrayRef input_sizes, int64_t dim, int64_t start, int64_t end,
+                           int64_t step) {
+  Tensor out = new_factory(input_sizes, grad.dtype(), grad.device(), "aten::slice_backward");
+  zero_fill(out);
+  device_copy(slice_backward_target(out, grad, dim, start, end, step), grad);
+  return out;
+}
+
+Tensor select_backward_cuda(const Tensor& grad, IntArrayRef input_sizes, int64_t dim, int64_t index) {
+  Tensor out = new_factory(input_sizes, grad.dtype(), grad.device(), "aten::select_backward");
+  zero_fill(out);
+  device_copy(select_backward_target(out, grad, dim, index), grad);
+  return out;
+}
+
 // ---- Joins and item ----
 
 Tensor cat_into(TensorList inputs, const CatGeometry& g, std::string_view op) {
@@ -311,6 +329,8 @@ void register_factory_cuda_kernels(Library& lib) {
   lib.impl("empty.memory_format", kKey, &empty_cuda_kernel)
       .impl("empty_strided", kKey, &empty_strided_cuda)
       .impl("zeros", kKey, &zeros_cuda)
+      .impl("slice_backward", kKey, &slice_backward_cuda)
+      .impl("select_backward", kKey, &select_backward_cuda)
       .impl("ones", kKey, &ones_cuda)
       .impl("full", kKey, &full_cuda)
       .impl("scalar_tensor", kKey, &scalar_tensor_cuda)

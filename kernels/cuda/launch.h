@@ -62,6 +62,7 @@ enum class BinaryOp : uint8_t {
   kEq, kNe, kLt, kLe, kGt, kGe, kLogicalAnd, kLogicalOr,
   kThresholdBackward, kTanhBackward, kSigmoidBackward,  // autograd's (grad, saved) ops
   kGeluBackwardErf, kGeluBackwardTanh, kSiluBackward,
+  kDropoutBackward,  // (grad, mask as grad's dtype) * scale (Param f)
 };
 
 // Param: a scalar parameter (alpha, exponent) in the op's compute type; the
@@ -141,6 +142,16 @@ void launch_softmax(Code code, bool log, const void* x, void* y, int64_t outer, 
 // the compute type (f32, or f64 for f64); w and b hold n compute values.
 void launch_layer_norm(Code code, const void* x, void* y, void* mean, void* rstd, const void* w, const void* b,
                        int64_t rows, int64_t n, double eps);
+
+// launch_softmax_backward: _softmax_backward_data (or the log variant) of
+// contiguous [outer, len, inner] g and y (one dtype) into a contiguous out.
+void launch_softmax_backward(Code code, bool log, const void* g, const void* y, void* out, int64_t outer, int64_t len,
+                             int64_t inner);
+// launch_layer_norm_backward: grad_input of rows of n elements (dx may be
+// null), and the column sums grad_weight / grad_bias in the compute type
+// (dw / db may be null); w holds n compute values or is null (ones).
+void launch_layer_norm_backward(Code code, const void* dy, const void* x, const void* mean, const void* rstd,
+                                const void* w, void* dx, void* dw, void* db, int64_t rows, int64_t n);
 
 // check_launch: throws opspec::Error naming `what` when the last launch failed
 // (defined in cuda_device.cc; the .cu files call it after each launch).

@@ -1,12 +1,14 @@
 // reduce.cc: CUDA kernels of sum, mean, amax, amin, linalg_vector_norm,
-// _softmax, _log_softmax and native_layer_norm: the CPU kernels' meta checks
+// _softmax, _log_softmax and native_layer_norm (and their backward ops): the CPU kernels' meta checks
 // and dtype rules, then the launchers of reduce.cu, softmax.cu and
 // layer_norm.cu. See Note [CUDA reductions] in reduce.cu.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <tuple>
 
+#include "kernels/common/backward_meta.h"
 #include "kernels/common/reduce_plan.h"
 #include "kernels/cuda/cuda_copy.h"
 #include "kernels/cuda/cuda_device.h"
@@ -181,6 +183,59 @@ std::tuple<Tensor, Tensor, Tensor> native_layer_norm_cuda(const Tensor& input, I
   return {out, mean, rstd};
 }
 
+// ---- Their backward ops ----
+
+template <bool kLog>
+Tensor softmax_backward_impl(const Tensor& grad, const Tensor& output, int64_t dim, DType input_dtype) {
+  const std::string_view op = kLog ? "aten::_log_softmax_backward_data" : "aten::_softmax_backward_data";
+  const SoftmaxBackwardGeometry geo = softmax_backward_geometry(grad, output, dim, input_dtype, op);
+  const Device dev = require_device(grad.device(), op);
+  Tensor out = empty_cuda(grad.sizes(), grad.dtype(), dev);
+  if (grad.numel() != 0) {
+    const Tensor g = contiguous_cuda(grad);
+    const Tensor y = contiguous_cuda(output);
+    DeviceGuard guard(dev);
+    launch_softmax_backward(code_of(grad.dtype()), kLog, g.raw_data(), y.raw_data(), out.raw_data(), geo.outer,
+                            geo.len, geo.inner);
+  }
+  return geo.result_dtype == out.dtype() ? out : contiguous_cuda(out, geo.result_dtype);
+}
+
+Tensor softmax_backward_data_cuda(const Tensor& grad, const Tensor& output, int64_t dim, DType input_dtype) {
+  return softmax_backward_impl<false>(grad, output, dim, input_dtype);
+}
+Tensor log_softmax_backward_data_cuda(const Tensor& grad, const Tensor& output, int64_t dim, DType input_dtype) {
+  return softmax_backward_impl<true>(grad, output, dim, input_dtype);
+}
+
+std::tuple<Tensor, Tensor, Tensor> native_layer_norm_backward_cuda(
+    const Tensor& grad_out, const Tensor& input, IntArrayRef normalized_shape, const Tensor& mean, const Tensor& rstd,
+    const std::optional<Tensor>& weight, const std::optional<Tensor>& bias, std::array<bool, 3> output_mask) {
+  constexpr std::string_view kOp = "aten::native_layer_norm_backward";
+  const LayerNormGeometry g =
+      layer_norm_backward_geometry(grad_out, input, normalized_shape, mean, rstd, weight, bias);
+  const Device dev = require_device(input.device(), kOp);
+  const DType kC = input.dtype() == DType::kFloat64 ? DType::kFloat64 : DType::kFloat32;
+  const bool want_w = output_mask[1] && weight.has_value();
+  const bool want_b = output_mask[2] && bias.has_value();
+  Tensor dx = output_mask[0] ? empty_cuda(input.sizes(), input.dtype(), dev) : Tensor();
+  Tensor dw_c = want_w ? empty_cuda(weight->sizes(), kC, dev) : Tensor();
+  Tensor db_c = want_b ? empty_cuda(bias->sizes(), kC, dev) : Tensor();
+  const Tensor dy = contiguous_cuda(grad_out);
+  const Tensor x = contiguous_cuda(input);
+  const Tensor m = contiguous_cuda(mean, kC);
+  const Tensor rs = contiguous_cuda(rstd, kC);
+  const Tensor w = weight ? contiguous_cuda(*weight, kC) : Tensor();
+  DeviceGuard guard(dev);
+  launch_layer_norm_backward(code_of(input.dtype()), dy.raw_data(), x.raw_data(), m.raw_data(), rs.raw_data(),
+                             w.defined() ? w.raw_data() : nullptr, dx.defined() ? dx.raw_data() : nullptr,
+                             dw_c.defined() ? dw_c.raw_data() : nullptr, db_c.defined() ? db_c.raw_data() : nullptr,
+                             g.rows, g.cols);
+  Tensor dw = want_w && weight->dtype() != kC ? contiguous_cuda(dw_c, weight->dtype()) : dw_c;
+  Tensor db = want_b && bias->dtype() != kC ? contiguous_cuda(db_c, bias->dtype()) : db_c;
+  return {dx, dw, db};
+}
+
 }  // namespace
 
 void register_reduction_cuda_kernels(Library& lib) {
@@ -194,7 +249,10 @@ void register_reduction_cuda_kernels(Library& lib) {
       .impl("linalg_vector_norm", kKey, &linalg_vector_norm_cuda)
       .impl("_softmax", kKey, &softmax_cuda)
       .impl("_log_softmax", kKey, &log_softmax_cuda)
-      .impl("native_layer_norm", kKey, &native_layer_norm_cuda);
+      .impl("native_layer_norm", kKey, &native_layer_norm_cuda)
+      .impl("_softmax_backward_data", kKey, &softmax_backward_data_cuda)
+      .impl("_log_softmax_backward_data", kKey, &log_softmax_backward_data_cuda)
+      .impl("native_layer_norm_backward", kKey, &native_layer_norm_backward_cuda);
 }
 
 }  // namespace opspec::internal::cuda

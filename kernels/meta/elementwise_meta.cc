@@ -1,5 +1,6 @@
 // elementwise_meta.cc: the Meta kernels of the elementwise ops: each runs the
 // op's shape rule (runtime/ops/elementwise_rules.h) and returns a meta tensor.
+#include "kernels/common/backward_meta.h"
 #include "kernels/meta/elementwise_meta.h"
 
 #include "runtime/dispatch/library.h"
@@ -162,6 +163,7 @@ void register_elementwise_meta_kernels(Library& lib) {
   lib.impl("div_.Scalar", kKey, [](const Tensor& self, const Scalar& other) {
     return inplace_out(self, make_wrapped_number(other), BinaryKind::kTrueDivide, "aten::div_");
   });
+  lib.impl("masked_fill_.Scalar", kKey, &masked_fill__meta);
 
   // ---- Copies ----
   lib.impl("copy_", kKey, &copy_meta);

@@ -170,6 +170,11 @@ Tensor& fill_(Tensor& self, const Scalar& value, const std::source_location& loc
   call<ScalarSig>(OpId::fill__Scalar, self, value);
   return self;
 }
+Tensor& masked_fill_(Tensor& self, const Tensor& mask, const Scalar& value, const std::source_location& loc) {
+  OPSPEC_SITE;
+  call<Tensor(const Tensor&, const Tensor&, const Scalar&)>(OpId::masked_fill__Scalar, self, mask, value);
+  return self;
+}
 Tensor& zero_(Tensor& self, const std::source_location& loc) {
   OPSPEC_SITE;
   call<UnarySig>(OpId::zero_, self);
@@ -295,6 +300,11 @@ Tensor silu_backward(const Tensor& grad_output, const Tensor& self, const std::s
   OPSPEC_SITE;
   return call<BinarySig>(OpId::silu_backward, grad_output, self);
 }
+Tensor native_dropout_backward(const Tensor& grad_output, const Tensor& mask, double scale,
+                               const std::source_location& loc) {
+  OPSPEC_SITE;
+  return call<Tensor(const Tensor&, const Tensor&, double)>(OpId::native_dropout_backward, grad_output, mask, scale);
+}
 Tensor minimum(const Tensor& self, const Tensor& other, const std::source_location& loc) {
   OPSPEC_SITE;
   return call<BinarySig>(OpId::minimum, self, other);
@@ -383,6 +393,31 @@ std::tuple<Tensor, Tensor, Tensor> native_layer_norm(const Tensor& input, IntArr
   using Sig = std::tuple<Tensor, Tensor, Tensor>(const Tensor&, IntArrayRef, const OptTensor&, const OptTensor&,
                                                  double);
   return call<Sig>(OpId::native_layer_norm, input, normalized_shape, weight, bias, eps);
+}
+Tensor _softmax_backward_data(const Tensor& grad_output, const Tensor& output, int64_t dim, DType input_dtype,
+                              const std::source_location& loc) {
+  OPSPEC_SITE;
+  using Sig = Tensor(const Tensor&, const Tensor&, int64_t, DType);
+  return call<Sig>(OpId::_softmax_backward_data, grad_output, output, dim, input_dtype);
+}
+Tensor _log_softmax_backward_data(const Tensor& grad_output, const Tensor& output, int64_t dim, DType input_dtype,
+                                  const std::source_location& loc) {
+  OPSPEC_SITE;
+  using Sig = Tensor(const Tensor&, const Tensor&, int64_t, DType);
+  return call<Sig>(OpId::_log_softmax_backward_data, grad_output, output, dim, input_dtype);
+}
+std::tuple<Tensor, Tensor, Tensor> native_layer_norm_backward(const Tensor& grad_out, const Tensor& input,
+                                                              IntArrayRef normalized_shape, const Tensor& mean,
+                                                              const Tensor& rstd, const std::optional<Tensor>& weight,
+                                                              const std::optional<Tensor>& bias,
+                                                              std::array<bool, 3> output_mask,
+                                                              const std::source_location& loc) {
+  OPSPEC_SITE;
+  using Sig = std::tuple<Tensor, Tensor, Tensor>(const Tensor&, const Tensor&, IntArrayRef, const Tensor&,
+                                                 const Tensor&, const OptTensor&, const OptTensor&,
+                                                 std::array<bool, 3>);
+  return call<Sig>(OpId::native_layer_norm_backward, grad_out, input, normalized_shape, mean, rstd, weight, bias,
+                   output_mask);
 }
 Tensor dropout(const Tensor& input, double p, bool train, const std::source_location& loc) {
   OPSPEC_SITE;
@@ -503,6 +538,18 @@ Tensor cat(TensorList tensors, int64_t dim, const std::source_location& loc) {
 Tensor stack(TensorList tensors, int64_t dim, const std::source_location& loc) {
   OPSPEC_SITE;
   return call<Tensor(TensorList, int64_t)>(OpId::stack, tensors, dim);
+}
+Tensor slice_backward(const Tensor& grad_output, IntArrayRef input_sizes, int64_t dim, int64_t start, int64_t end,
+                      int64_t step, const std::source_location& loc) {
+  OPSPEC_SITE;
+  using Sig = Tensor(const Tensor&, IntArrayRef, int64_t, int64_t, int64_t, int64_t);
+  return call<Sig>(OpId::slice_backward, grad_output, input_sizes, dim, start, end, step);
+}
+Tensor select_backward(const Tensor& grad_output, IntArrayRef input_sizes, int64_t dim, int64_t index,
+                       const std::source_location& loc) {
+  OPSPEC_SITE;
+  return call<Tensor(const Tensor&, IntArrayRef, int64_t, int64_t)>(OpId::select_backward, grad_output, input_sizes,
+                                                                     dim, index);
 }
 Scalar item(const Tensor& self, const std::source_location& loc) {
   OPSPEC_SITE;

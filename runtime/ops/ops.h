@@ -3,6 +3,7 @@
 // takes the caller's source location last, for DebugMode's stack traces.
 #pragma once
 
+#include <array>
 #include <optional>
 #include <source_location>
 #include <string_view>
@@ -62,6 +63,8 @@ Tensor tensor(std::vector<double> values, IntArrayRef shape, DType dtype = DType
 
 // ---- In-place ----
 Tensor& fill_(Tensor& self, const Scalar& value, OPSPEC_LOC);  // aten::fill_.Scalar
+// masked_fill_: self[mask] = value (mask is b8 and broadcasts to self); aten::masked_fill_.Scalar.
+Tensor& masked_fill_(Tensor& self, const Tensor& mask, const Scalar& value, OPSPEC_LOC);
 Tensor& zero_(Tensor& self, OPSPEC_LOC);                        // aten::zero_
 Tensor& copy_(Tensor& self, const Tensor& src, OPSPEC_LOC);     // aten::copy_
 Tensor& bernoulli_(Tensor& self, double p, OPSPEC_LOC);         // aten::bernoulli_.float
@@ -107,6 +110,8 @@ Tensor sigmoid_backward(const Tensor& grad_output, const Tensor& output, OPSPEC_
 Tensor gelu_backward(const Tensor& grad_output, const Tensor& self, std::string_view approximate = "none",
                      OPSPEC_LOC);
 Tensor silu_backward(const Tensor& grad_output, const Tensor& self, OPSPEC_LOC);
+// native_dropout_backward: grad_output * mask * scale, dropout's backward.
+Tensor native_dropout_backward(const Tensor& grad_output, const Tensor& mask, double scale, OPSPEC_LOC);
 Tensor maximum(const Tensor& self, const Tensor& other, OPSPEC_LOC);
 Tensor minimum(const Tensor& self, const Tensor& other, OPSPEC_LOC);
 // Comparisons return b8: aten::eq.Tensor / aten::eq.Scalar, and so on.
@@ -153,6 +158,19 @@ Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, const std::
 std::tuple<Tensor, Tensor, Tensor> native_layer_norm(const Tensor& input, IntArrayRef normalized_shape,
                                                      const std::optional<Tensor>& weight,
                                                      const std::optional<Tensor>& bias, double eps, OPSPEC_LOC);
+// _softmax_backward_data / _log_softmax_backward_data: the input gradient of
+// _softmax / _log_softmax from the output's gradient and the saved output;
+// the result has dtype input_dtype.
+Tensor _softmax_backward_data(const Tensor& grad_output, const Tensor& output, int64_t dim, DType input_dtype,
+                              OPSPEC_LOC);
+Tensor _log_softmax_backward_data(const Tensor& grad_output, const Tensor& output, int64_t dim, DType input_dtype,
+                                  OPSPEC_LOC);
+// native_layer_norm_backward: (grad_input, grad_weight, grad_bias) from the
+// forward's saved mean and rstd; output i is undefined where output_mask[i] is false.
+std::tuple<Tensor, Tensor, Tensor> native_layer_norm_backward(
+    const Tensor& grad_out, const Tensor& input, IntArrayRef normalized_shape, const Tensor& mean, const Tensor& rstd,
+    const std::optional<Tensor>& weight, const std::optional<Tensor>& bias, std::array<bool, 3> output_mask,
+    OPSPEC_LOC);
 Tensor dropout(const Tensor& input, double p, bool train, OPSPEC_LOC);
 // native_dropout: (output, mask).
 std::tuple<Tensor, Tensor> native_dropout(const Tensor& input, double p, std::optional<bool> train, OPSPEC_LOC);
@@ -194,6 +212,11 @@ Tensor to(const Tensor& self, Device device, std::optional<DType> dtype = std::n
           OPSPEC_LOC);
 Tensor cat(TensorList tensors, int64_t dim = 0, OPSPEC_LOC);
 Tensor stack(TensorList tensors, int64_t dim = 0, OPSPEC_LOC);
+// slice_backward / select_backward: zeros of input_sizes with grad_output
+// written into the slice (select) that the forward took; their backward ops.
+Tensor slice_backward(const Tensor& grad_output, IntArrayRef input_sizes, int64_t dim, int64_t start, int64_t end,
+                      int64_t step, OPSPEC_LOC);
+Tensor select_backward(const Tensor& grad_output, IntArrayRef input_sizes, int64_t dim, int64_t index, OPSPEC_LOC);
 // item: aten::_local_scalar_dense.
 Scalar item(const Tensor& self, OPSPEC_LOC);
 
