@@ -12,6 +12,7 @@
 #include "runtime/dispatch/dispatcher.h"
 #include "runtime/dispatch/library.h"
 #include "runtime/ops/op_table.h"
+#include "runtime/ops/ops.h"
 
 namespace opspec::autograd {
 
@@ -43,7 +44,8 @@ class FormulaNode : public Node {
     bool any = false;
     for (const Tensor& g : grads) any = any || g.defined();
     if (!any) return VariableList(next_edges().size());
-    FormulaCall call(*this, std::move(grads), saved_inputs, saved_outputs, args, input_metas, input_strides);
+    FormulaCall call(*this, std::move(grads), saved_inputs, saved_outputs, args, input_metas, input_strides,
+                     tensor_args);
     VariableList out = formula_.backward(call);
     out.resize(next_edges().size());
     return out;
@@ -59,6 +61,7 @@ class FormulaNode : public Node {
   Stack args;  // the call's arguments, tensors dropped
   FormulaCall::MetaList input_metas;
   FormulaCall::StridesList input_strides;
+  uint64_t tensor_args = 0;  // bit i: schema argument i was a tensor
 
  private:
   const Formula& formula_;
@@ -82,6 +85,7 @@ class NotImplementedNode : public Node {
 struct Registry {
   std::mutex mu;
   std::deque<Formula> storage;
+  std::deque<std::string> names;  // users' op and node names, owned here (a Formula holds views)
   absl::flat_hash_map<std::string, const Formula*> by_op;
 };
 
@@ -93,6 +97,7 @@ Registry& registry() {
     internal::add_linalg_formulas(all);
     internal::add_shape_formulas(all);
     internal::add_reduction_formulas(all);
+    internal::add_nn_formulas(all);
     for (const Formula& f : all) reg->by_op[std::string(f.op)] = &reg->storage.emplace_back(f);
     return reg;
   }();
@@ -194,7 +199,20 @@ void autograd_kernel(const OperatorHandle& op, DispatchKeySet ks, Stack& stack) 
     if (fnode != nullptr) {
       fnode->input_metas.push_back({SizeVec(t.sizes().begin(), t.sizes().end()), t.dtype(), t.device()});
       fnode->input_strides.emplace_back(t.strides().begin(), t.strides().end());
-      fnode->saved_inputs.emplace_back(saves(k) ? t : Tensor(), /*is_output=*/false);
+      Tensor saved;
+      if (saves(k)) {
+        // Note [Saving self of an in-place op]
+        // The op is about to overwrite self, so a formula that reads it gets
+        // `original_self = self.clone()`, dispatched here, before the op, as
+        // PyTorch's generated code does (for mul_ only when other needs a gradient).
+        if (written && k == 0) {
+          ExcludeDispatchKeyGuard no_autograd(DispatchKey::kAutograd);
+          saved = ops::clone(t);
+        } else {
+          saved = t;
+        }
+      }
+      fnode->saved_inputs.emplace_back(std::move(saved), /*is_output=*/false);
     }
     ++k;
   });
@@ -202,6 +220,7 @@ void autograd_kernel(const OperatorHandle& op, DispatchKeySet ks, Stack& stack) 
     fnode->args.reserve(nargs);
     for (size_t i = 0; i < nargs; ++i) {
       const Value& v = stack[i];
+      if (v.is_tensor() && i < 64) fnode->tensor_args |= uint64_t{1} << i;
       fnode->args.push_back(v.is_tensor() || v.is_tensor_list() ? Value() : v);
     }
   }
@@ -241,7 +260,10 @@ const Formula* find_formula(std::string_view op) {
 void register_formula(const Formula& f) {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
-  r.by_op[std::string(f.op)] = &r.storage.emplace_back(f);
+  Formula owned = f;
+  owned.op = r.names.emplace_back(f.op);
+  owned.node_name = r.names.emplace_back(f.node_name);
+  r.by_op[std::string(f.op)] = &r.storage.emplace_back(owned);
   g_formula_generation.fetch_add(1, std::memory_order_acq_rel);
 }
 

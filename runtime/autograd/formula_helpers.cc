@@ -2,6 +2,7 @@
 #include "runtime/autograd/internal/formula_helpers.h"
 
 #include "runtime/dispatch/dispatcher.h"
+#include "runtime/ops/ops.h"
 
 namespace opspec::autograd::internal {
 
@@ -13,6 +14,26 @@ Tensor mul_scalar(const Tensor& t, const Scalar& s) {
 Tensor div_scalar(const Tensor& t, const Scalar& s) {
   static const TypedOp<Tensor(const Tensor&, const Scalar&)> op("aten::div.Scalar");
   return op(t, s);
+}
+
+Tensor add_scalar(const Tensor& t, const Scalar& s) {
+  static const TypedOp<Tensor(const Tensor&, const Scalar&, const Scalar&)> op("aten::add.Scalar");
+  return op(t, s, 1);
+}
+
+Tensor sub_scalar(const Tensor& t, const Scalar& s) {
+  static const TypedOp<Tensor(const Tensor&, const Scalar&, const Scalar&)> op("aten::sub.Scalar");
+  return op(t, s, 1);
+}
+
+Tensor where_scalar_other(const Tensor& cond, const Tensor& t, const Scalar& s) {
+  const Tensor st = ops::scalar_tensor(s, {.dtype = t.dtype(), .device = t.device()});
+  return ops::where(cond, t, st);
+}
+
+Tensor where_scalar_self(const Tensor& cond, const Scalar& s, const Tensor& t) {
+  const Tensor st = ops::scalar_tensor(s, {.dtype = t.dtype(), .device = t.device()});
+  return ops::where(cond, st, t);
 }
 
 Tensor maybe_multiply(const Tensor& t, const Scalar& s) {

@@ -34,9 +34,9 @@ class FormulaCall {
   using StridesList = absl::InlinedVector<SizeVec, 3>;
 
   FormulaCall(const Node& node, VariableList grads, const SavedList& inputs, const SavedList& outputs,
-              const Stack& args, const MetaList& metas, const StridesList& input_strides)
+              const Stack& args, const MetaList& metas, const StridesList& input_strides, uint64_t tensor_args)
       : node_(node), grads_(std::move(grads)), inputs_(inputs), outputs_(outputs), args_(args), metas_(metas),
-        strides_(input_strides) {}
+        strides_(input_strides), tensor_args_(tensor_args) {}
 
   // grad: the gradient of output i (undefined when none flowed).
   const Tensor& grad(size_t i = 0) const { return grads_.at(i); }
@@ -53,6 +53,13 @@ class FormulaCall {
   size_t num_inputs() const { return metas_.size(); }
   // needs: whether tensor input i wants a gradient.
   bool needs(size_t i) const { return node_.should_compute_output(i); }
+  // tensor_input_of_arg: which tensor input schema argument i (a Tensor or
+  // Tensor?, after any Tensor[] arguments... none precede one in the builtin
+  // schemas) is, or -1 when it was None.
+  int tensor_input_of_arg(size_t i) const {
+    if (i >= 64 || ((tensor_args_ >> i) & 1u) == 0) return -1;
+    return __builtin_popcountll(tensor_args_ & ((uint64_t{1} << i) - 1));
+  }
 
  private:
   const Node& node_;
@@ -62,6 +69,7 @@ class FormulaCall {
   const Stack& args_;
   const MetaList& metas_;
   const StridesList& strides_;
+  uint64_t tensor_args_;  // bit i: schema argument i was a tensor
 };
 
 // BackwardFn: gradients of the tensor inputs, one per input (undefined: none).
@@ -82,7 +90,8 @@ struct Formula {
 
 // find_formula: the formula of op ("aten::mm"), or null.
 const Formula* find_formula(std::string_view op);
-// register_formula: adds or replaces the formula of f.op (users may add their ops').
+// register_formula: adds or replaces the formula of f.op (users may add their
+// ops'); the op and node names are copied, so they may be temporaries.
 void register_formula(const Formula& f);
 
 namespace internal {
@@ -91,6 +100,7 @@ void add_elementwise_formulas(std::vector<Formula>& out);
 void add_linalg_formulas(std::vector<Formula>& out);
 void add_shape_formulas(std::vector<Formula>& out);
 void add_reduction_formulas(std::vector<Formula>& out);
+void add_nn_formulas(std::vector<Formula>& out);
 // sum_to_size: ATen's at::sum_to: t summed down to shape, which broadcasts to
 // t's (sum.dim_IntList with keepdim, then view when leading dims go).
 Tensor sum_to_size(const Tensor& t, IntArrayRef shape);

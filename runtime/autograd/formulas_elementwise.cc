@@ -1,5 +1,7 @@
 // formulas_elementwise.cc: derivatives of the elementwise ops.
 // See Note [Derivative formulas] in formulas.h.
+#include <cmath>
+
 #include "runtime/autograd/formulas.h"
 #include "runtime/autograd/internal/formula_helpers.h"
 #include "runtime/ops/ops.h"
@@ -65,12 +67,69 @@ VariableList reciprocal(const FormulaCall& c) {
   const Tensor sq = ops::mul(r, r);
   return {ops::mul(ops::neg(c.grad()), sq)};
 }
+// pow.Tensor_Scalar: pow_backward: grad * (e * self.pow(e - 1)) with e as a
+// double (so pow and mul.Scalar get 1.0-style scalars); zeros_like(self) for e == 0.
 VariableList pow_tensor_scalar(const FormulaCall& c) {
-  const Scalar e = c.arg(1).to_scalar();
-  if (e.to_double() == 0.0) return {ops::zeros_like(c.input(0))};
-  const Tensor p = ops::pow(c.input(0), e.is_floating_point() ? Scalar(e.to_double() - 1.0) : Scalar(e.to_int() - 1));
-  return {ops::mul(c.grad(), mul_scalar(p, e))};
+  const double e = c.arg(1).to_scalar().to_double();
+  if (e == 0.0) return {ops::zeros_like(c.input(0))};
+  const Tensor p = ops::pow(c.input(0), Scalar(e - 1.0));
+  return {ops::mul(c.grad(), mul_scalar(p, Scalar(e)))};
 }
+// pow.Tensor_Tensor (self, exponent): exponent's formula first (sorted yaml
+// keys), each argument list evaluated right to left (GCC), as PyTorch's build.
+VariableList pow_tensor_tensor(const FormulaCall& c) {
+  VariableList g(2);
+  const Tensor self = c.input(0), exponent = c.input(1);
+  if (c.needs(1)) {  // pow_backward_exponent: grad * where(self == 0 & exponent >= 0, 0, result * log(self))
+    const Tensor ge = ops::ge(exponent, Scalar(int64_t{0}));
+    const Tensor eq = ops::eq(self, Scalar(int64_t{0}));
+    const Tensor cond = ops::logical_and(eq, ge);
+    const Tensor rl = ops::mul(c.output(0), ops::log(self));
+    g[1] = ops::mul(c.grad(), where_scalar_self(cond, 0.0, rl));
+  }
+  if (c.needs(0)) {  // pow_backward_self: where(exponent == 0, 0, grad * (exponent * self.pow(exponent - 1)))
+    const Tensor p = ops::pow(self, sub_scalar(exponent, int64_t{1}));
+    const Tensor d = ops::mul(c.grad(), ops::mul(exponent, p));
+    const Tensor zero = ops::scalar_tensor(0.0, {.dtype = c.grad().dtype(), .device = c.grad().device()});
+    g[0] = ops::where(ops::eq(exponent, Scalar(0.0)), zero, d);
+  }
+  return g;
+}
+VariableList abs(const FormulaCall& c) { return {ops::mul(c.grad(), ops::sgn(c.input(0)))}; }
+VariableList expm1(const FormulaCall& c) { return {ops::mul(c.grad(), add_scalar(c.output(0), int64_t{1}))}; }
+VariableList log1p(const FormulaCall& c) { return {ops::div(c.grad(), add_scalar(c.input(0), int64_t{1}))}; }
+// erf: 2.0 / sqrt(M_PI) * exp(-(self.pow(2))) * grad.
+VariableList erf(const FormulaCall& c) {
+  const Tensor e = ops::exp(ops::neg(ops::pow(c.input(0), Scalar(int64_t{2}))));
+  return {ops::mul(mul_scalar(e, 2.0 / std::sqrt(M_PI)), c.grad())};
+}
+// maximum / minimum: where(self == other, grad / 2, grad).masked_fill_(mask, 0)
+// per input, other's first; the mask drops the input that lost (is_max: maximum).
+template <bool kMax>
+VariableList min_max(const FormulaCall& c) {
+  VariableList g(2);
+  const Tensor self = c.input(0), other = c.input(1);
+  auto part = [&](bool self_loses_when_less) {
+    const Tensor half = div_scalar(c.grad(), int64_t{2});
+    Tensor w = ops::where(ops::eq(self, other), half, c.grad());
+    const Tensor lost = self_loses_when_less ? ops::lt(self, other) : ops::gt(self, other);
+    ops::masked_fill_(w, lost, int64_t{0});
+    return w;
+  };
+  if (c.needs(1)) g[1] = part(/*self_loses_when_less=*/!kMax);  // other loses where self wins
+  if (c.needs(0)) g[0] = part(/*self_loses_when_less=*/kMax);
+  return g;
+}
+// where.self (condition, self, other): other's gradient first; condition has none.
+VariableList where_self(const FormulaCall& c) {
+  VariableList g(c.num_inputs());
+  const Tensor cond = c.input(0);
+  if (c.needs(2)) g[2] = where_scalar_self(cond, int64_t{0}, c.grad());
+  if (c.needs(1)) g[1] = where_scalar_other(cond, c.grad(), int64_t{0});
+  return g;
+}
+// fill_, zero_, bernoulli_: self's old values do not reach the result.
+VariableList zeros_like_grad(const FormulaCall& c) { return {ops::zeros_like(c.grad())}; }
 VariableList to_copy(const FormulaCall& c) {
   const Tensor& g = c.grad();
   if (g.dtype() == c.dtype(0) && g.device() == c.device(0)) return {g};
@@ -113,6 +172,23 @@ void add_elementwise_formulas(std::vector<Formula>& out) {
   out.push_back({"aten::rsqrt", "RsqrtBackward0", 0, 1, &rsqrt});
   out.push_back({"aten::reciprocal", "ReciprocalBackward0", 0, 1, &reciprocal});
   out.push_back({"aten::pow.Tensor_Scalar", "PowBackward0", kSelf, 0, &pow_tensor_scalar});
+  out.push_back({"aten::pow.Tensor_Tensor", "PowBackward1", kSelf | kOther, 1, &pow_tensor_tensor});
+  out.push_back({"aten::abs", "AbsBackward0", kSelf, 0, &abs});
+  out.push_back({"aten::expm1", "Expm1Backward0", 0, 1, &expm1});
+  out.push_back({"aten::log1p", "Log1PBackward0", kSelf, 0, &log1p});
+  out.push_back({"aten::erf", "ErfBackward0", kSelf, 0, &erf});
+  out.push_back({"aten::maximum", "MaximumBackward0", kSelf | kOther, 0, &min_max<true>});
+  out.push_back({"aten::minimum", "MinimumBackward0", kSelf | kOther, 0, &min_max<false>});
+  out.push_back({"aten::where.self", "WhereBackward0", 1, 0, &where_self});
+  // In-place forms: self as it was before the op is saved as a clone (See
+  // Note [Saving self of an in-place op] in autograd_kernel.cc).
+  out.push_back({"aten::mul_.Tensor", "MulBackward0", kSelf | kOther, 0, &mul_tensor, {kOther, kSelf}});
+  out.push_back({"aten::div_.Tensor", "DivBackward0", kSelf | kOther, 0, &div_tensor, {kOther, kSelf | kOther}});
+  out.push_back({"aten::div_.Scalar", "DivBackward1", 0, 0, &div_scalar_formula});
+  // Node names count every derivatives.yaml entry of a base name (fill.Scalar is FillBackward0).
+  out.push_back({"aten::fill_.Scalar", "FillBackward2", 0, 0, &zeros_like_grad});
+  out.push_back({"aten::zero_", "ZeroBackward0", 0, 0, &zeros_like_grad});
+  out.push_back({"aten::bernoulli_.float", "BernoulliBackward2", 0, 0, &zeros_like_grad});
   out.push_back({"aten::clone", "CloneBackward0", 0, 0, &identity});
   out.push_back({"aten::alias", "AliasBackward0", 0, 0, &identity});
   out.push_back({"aten::_to_copy", "ToCopyBackward0", 0, 0, &to_copy});

@@ -72,6 +72,39 @@ VariableList amax_amin(const FormulaCall& c) {
   return {ops::mul(ops::div(g, ops::sum(mask, dims, /*keepdim=*/true)), mask)};
 }
 
+// linalg_vector_norm (self, ord, dim?, keepdim, dtype): norm_backward for ord
+// 2 (grad * (self / norm).masked_fill_(norm == 0, 0)) and 1 (self.sgn() *
+// grad), grad and norm first unsqueezed back (unsqueeze_multiple) unless keepdim.
+VariableList linalg_vector_norm(const FormulaCall& c) {
+  const double p = c.arg(1).to_scalar().to_double();
+  const std::vector<int64_t> dims = dims_of(c.arg(2));
+  const bool keepdim = c.arg(3).to_bool();
+  const Tensor self = c.input(0);
+  Tensor grad = c.grad(), norm = c.output(0);
+  const int64_t nd = self.dim();
+  if (!keepdim && nd != 0 && !dims.empty()) {
+    auto unsqueeze_multiple = [&](Tensor t) {
+      if (dims.size() == 1) return ops::unsqueeze(t, dims[0]);
+      std::vector<bool> mask(static_cast<size_t>(nd), false);
+      for (int64_t d : dims) mask[static_cast<size_t>(wrap_dim(d, nd, "linalg_vector_norm"))] = true;
+      for (int64_t d = 0; d < nd; ++d) {
+        if (mask[static_cast<size_t>(d)]) t = ops::unsqueeze(t, d);
+      }
+      return t;
+    };
+    grad = unsqueeze_multiple(grad);
+    norm = unsqueeze_multiple(norm);
+  }
+  if (p == 2.0) {
+    Tensor q = ops::div(self, norm);
+    ops::masked_fill_(q, ops::eq(norm, Scalar(int64_t{0})), int64_t{0});
+    return {ops::mul(grad, q)};
+  }
+  if (p == 1.0) return {ops::mul(ops::sgn(self), grad)};
+  throw Error(str_cat("the derivative for 'aten::linalg_vector_norm' with ord=", format_double(p),
+                      " is not implemented (ord 1 and 2 are)."));
+}
+
 }  // namespace
 
 void add_reduction_formulas(std::vector<Formula>& out) {
@@ -81,6 +114,7 @@ void add_reduction_formulas(std::vector<Formula>& out) {
   out.push_back({"aten::sum.dim_IntList", "SumBackward1", 0, 0, &sum_dim});
   out.push_back({"aten::mean", "MeanBackward0", 0, 0, &mean});
   out.push_back({"aten::mean.dim", "MeanBackward1", 0, 0, &mean_dim});
+  out.push_back({"aten::linalg_vector_norm", "LinalgVectorNormBackward0", 1, 1, &linalg_vector_norm});
 }
 
 }  // namespace opspec::autograd::internal

@@ -1,5 +1,7 @@
 // formulas_shape.cc: derivatives of the view and shape ops.
 // See Note [Derivative formulas] in formulas.h.
+#include <limits>
+
 #include "runtime/autograd/formulas.h"
 #include "runtime/ops/ops.h"
 
@@ -37,6 +39,16 @@ VariableList squeeze_all(const FormulaCall& c) {
     if (sizes[d] == 1) g = ops::unsqueeze(g, static_cast<int64_t>(d));
   }
   return {g};
+}
+// slice.Tensor (self, dim, start?, end?, step): slice_backward_wrapper: the
+// forward's bounds as given (None: 0 and INT64_MAX), clamped by the op.
+VariableList slice(const FormulaCall& c) {
+  const int64_t start = c.arg(2).is_none() ? 0 : c.arg(2).to_int();
+  const int64_t end = c.arg(3).is_none() ? std::numeric_limits<int64_t>::max() : c.arg(3).to_int();
+  return {ops::slice_backward(c.grad(), c.sizes(0), c.arg(1).to_int(), start, end, c.arg(4).to_int())};
+}
+VariableList select(const FormulaCall& c) {
+  return {ops::select_backward(c.grad(), c.sizes(0), c.arg(1).to_int(), c.arg(2).to_int())};
 }
 // cat(tensors, dim): a slice of the gradient per input, in order.
 VariableList cat(const FormulaCall& c) {
@@ -76,6 +88,9 @@ void add_shape_formulas(std::vector<Formula>& out) {
   out.push_back({"aten::unsqueeze", "UnsqueezeBackward0", 0, 0, &unsqueeze});
   out.push_back({"aten::squeeze.dim", "SqueezeBackward1", 0, 0, &squeeze_dim});
   out.push_back({"aten::squeeze", "SqueezeBackward0", 0, 0, &squeeze_all});
+  out.push_back({"aten::squeeze_.dim", "SqueezeBackward4", 0, 0, &squeeze_dim});
+  out.push_back({"aten::slice.Tensor", "SliceBackward0", 0, 0, &slice});
+  out.push_back({"aten::select.int", "SelectBackward0", 0, 0, &select});
   out.push_back({"aten::cat", "CatBackward0", 0, 0, &cat});
   out.push_back({"aten::stack", "StackBackward0", 0, 0, &stack});
 }

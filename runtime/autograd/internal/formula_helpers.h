@@ -11,6 +11,14 @@ namespace opspec::autograd::internal {
 // overload with a wrapped number, as Python's `t * 2` does).
 Tensor mul_scalar(const Tensor& t, const Scalar& s);
 Tensor div_scalar(const Tensor& t, const Scalar& s);
+// add_scalar / sub_scalar: C++'s `t + s` and `t - s`: aten::add.Scalar and aten::sub.Scalar.
+Tensor add_scalar(const Tensor& t, const Scalar& s);
+Tensor sub_scalar(const Tensor& t, const Scalar& s);
+// where_scalar_other / where_scalar_self: at::where(cond, t, s) and
+// at::where(cond, s, t), CompositeImplicit in PyTorch: aten::scalar_tensor
+// (s in t's dtype, on t's device), then aten::where.self.
+Tensor where_scalar_other(const Tensor& cond, const Tensor& t, const Scalar& s);
+Tensor where_scalar_self(const Tensor& cond, const Scalar& s, const Tensor& t);
 
 // maybe_multiply: t * s, or t itself when s is 1 (FunctionsManual.cpp's helper).
 Tensor maybe_multiply(const Tensor& t, const Scalar& s);

@@ -1,0 +1,118 @@
+// autograd_test_util.h: what the autograd tests share: deterministic f64
+// leaves, a recording mode, the backward op sequence of a tensor and
+// central-difference gradients.
+#pragma once
+
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "runtime/autograd/engine.h"
+#include "runtime/autograd/grad_mode.h"
+#include "runtime/autograd/node.h"
+#include "runtime/dispatch/mode.h"
+#include "runtime/ops/ops.h"
+
+namespace opspec::autograd_test {
+
+// random: values in [0.5, 1.5) (positive: log, sqrt, rsqrt are defined), from seed.
+inline Tensor random(IntArrayRef shape, uint32_t seed, DType dtype = DType::kFloat64) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<double> dist(0.5, 1.5);
+  std::vector<double> v(static_cast<size_t>(compute_numel(shape)));
+  for (double& x : v) x = dist(gen);
+  return ops::tensor(v, shape, dtype);
+}
+
+// leaf: random(shape, seed) as a leaf that requires grad.
+inline Tensor leaf(IntArrayRef shape, uint32_t seed) {
+  Tensor t = random(shape, seed);
+  t.requires_grad_();
+  return t;
+}
+
+// Recorder: the ops a scope dispatches, by name.
+class Recorder : public DispatchMode {
+ public:
+  bool dispatch(OpCall& call) override {
+    names.push_back(call.name());
+    call.proceed();
+    return true;
+  }
+  std::vector<std::string> names;
+};
+
+// backward_ops: the ops backward() of out dispatches, aten::detach left out
+// (its placement differs between PyTorch versions); detaches counts them.
+inline std::vector<std::string> backward_ops(const Tensor& out, int* detaches = nullptr) {
+  Recorder r;
+  {
+    ModeGuard g(r);
+    out.backward();
+  }
+  std::vector<std::string> kept;
+  for (const std::string& n : r.names) {
+    if (n == "aten::detach") {
+      if (detaches != nullptr) ++*detaches;
+    } else {
+      kept.push_back(n);
+    }
+  }
+  return kept;
+}
+
+// numeric_grad: d sum(f(x) * probe) / dx by central differences in f64.
+inline std::vector<double> numeric_grad(const std::function<Tensor(const std::vector<Tensor>&)>& f,
+                                        const std::vector<Tensor>& inputs, size_t which, const Tensor& probe) {
+  autograd::NoGradGuard no_grad;
+  const double eps = 1e-6;
+  const Tensor x = inputs[which];
+  std::vector<double> base = x.to_vector<double>();
+  std::vector<double> out(base.size());
+  for (size_t i = 0; i < base.size(); ++i) {
+    auto eval = [&](double v) {
+      std::vector<double> moved = base;
+      moved[i] = v;
+      std::vector<Tensor> in = inputs;
+      in[which] = ops::tensor(moved, x.sizes(), DType::kFloat64);
+      return ops::sum(ops::mul(f(in), probe)).item<double>();
+    };
+    out[i] = (eval(base[i] + eps) - eval(base[i] - eps)) / (2 * eps);
+  }
+  return out;
+}
+
+// GradCase: an op under test: leaves of these shapes, the function, the grad_fn name.
+struct GradCase {
+  std::string name;
+  std::vector<std::vector<int64_t>> shapes;
+  std::function<Tensor(const std::vector<Tensor>&)> f;
+  std::string grad_fn;
+};
+
+// expect_grads_match_central_differences: each case's grad_fn name, and its
+// backward of sum(f * probe) against numeric_grad, input by input (within tol).
+inline void expect_grads_match_central_differences(const std::vector<GradCase>& cases, double tol = 1e-6) {
+  for (const GradCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::vector<Tensor> inputs;
+    for (size_t i = 0; i < c.shapes.size(); ++i) inputs.push_back(leaf(c.shapes[i], static_cast<uint32_t>(20 + i)));
+    const Tensor out = c.f(inputs);
+    ASSERT_NE(out.grad_fn(), nullptr);
+    EXPECT_EQ(out.grad_fn()->name(), c.grad_fn);
+    const Tensor probe = random(out.sizes(), 99);
+    autograd::backward({out}, {probe});
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const std::vector<double> want = numeric_grad(c.f, inputs, i, probe);
+      ASSERT_TRUE(inputs[i].grad().defined()) << "input " << i;
+      const std::vector<double> got = inputs[i].grad().to_vector<double>();
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t j = 0; j < got.size(); ++j) EXPECT_NEAR(got[j], want[j], tol) << "input " << i << " element " << j;
+    }
+  }
+}
+
+}  // namespace opspec::autograd_test

@@ -1,0 +1,65 @@
+// formulas_nn.cc: derivatives of the normalisation ops: _softmax,
+// _log_softmax, native_layer_norm and native_dropout.
+// See Note [Derivative formulas] in formulas.h.
+#include "runtime/autograd/formulas.h"
+#include "runtime/autograd/grad_mode.h"
+#include "runtime/autograd/internal/formula_helpers.h"
+#include "runtime/ops/ops.h"
+
+namespace opspec::autograd::internal {
+namespace {
+
+// _softmax / _log_softmax (self, dim, half_to_float): from the saved result.
+VariableList softmax(const FormulaCall& c) {
+  return {ops::_softmax_backward_data(c.grad(), c.output(0), c.arg(1).to_int(), c.dtype(0))};
+}
+VariableList log_softmax(const FormulaCall& c) {
+  return {ops::_log_softmax_backward_data(c.grad(), c.output(0), c.arg(1).to_int(), c.dtype(0))};
+}
+
+// native_layer_norm (input, normalized_shape, weight?, bias?, eps): one
+// native_layer_norm_backward for every input, with grad_input_mask saying
+// which of input, weight and bias need a gradient; nothing when the
+// output's gradient is undefined (only mean or rstd received one).
+VariableList native_layer_norm(const FormulaCall& c) {
+  if (!c.grad(0).defined()) return {};
+  const int w = c.tensor_input_of_arg(2);
+  const int b = c.tensor_input_of_arg(3);
+  const std::array<bool, 3> mask = {c.needs(0), w >= 0 && c.needs(static_cast<size_t>(w)),
+                                    b >= 0 && c.needs(static_cast<size_t>(b))};
+  const std::optional<Tensor> weight = w >= 0 ? std::optional<Tensor>(c.input(static_cast<size_t>(w))) : std::nullopt;
+  const std::optional<Tensor> bias = b >= 0 ? std::optional<Tensor>(c.input(static_cast<size_t>(b))) : std::nullopt;
+  auto [dx, dw, db] = ops::native_layer_norm_backward(c.grad(0), c.input(0), c.arg(1).to_int_list(), c.output(1),
+                                                      c.output(2), weight, bias, mask);
+  VariableList g(c.num_inputs());
+  g[0] = std::move(dx);
+  if (w >= 0) g[static_cast<size_t>(w)] = std::move(dw);
+  if (b >= 0) g[static_cast<size_t>(b)] = std::move(db);
+  return g;
+}
+
+// native_dropout (input, p, train?): the saved mask (result1) scaled by
+// 1 / (1 - p) (0 for p == 1; 1 when not training). With grad mode on (a
+// create_graph backward) PyTorch's differentiable form: grad * (mask.type_as(grad) * scale).
+VariableList native_dropout(const FormulaCall& c) {
+  const double p = c.arg(1).to_double();
+  const bool train = c.arg(2).is_none() || c.arg(2).to_bool();
+  const double scale = !train ? 1.0 : (p == 1.0 ? 0.0 : 1.0 / (1.0 - p));
+  const Tensor mask = c.output(1);
+  if (is_grad_enabled()) {
+    const Tensor m = ops::_to_copy(mask, TensorOptions{.dtype = c.grad().dtype()});
+    return {ops::mul(c.grad(), mul_scalar(m, scale))};
+  }
+  return {ops::native_dropout_backward(c.grad(), mask, scale)};
+}
+
+}  // namespace
+
+void add_nn_formulas(std::vector<Formula>& out) {
+  out.push_back({"aten::_softmax", "SoftmaxBackward0", 0, 1, &softmax});
+  out.push_back({"aten::_log_softmax", "LogSoftmaxBackward0", 0, 1, &log_softmax});
+  out.push_back({"aten::native_layer_norm", "NativeLayerNormBackward0", 0b111, 0b110, &native_layer_norm});
+  out.push_back({"aten::native_dropout", "NativeDropoutBackward0", 0, 0b10, &native_dropout});
+}
+
+}  // namespace opspec::autograd::internal
