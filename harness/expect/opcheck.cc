@@ -12,6 +12,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "harness/expect/equivalence.h"
 #include "harness/tensor_hash.h"
+#include "runtime/autograd/formulas.h"
 #include "runtime/compile/compile.h"
 #include "runtime/core/device_hooks.h"
 #include "runtime/dispatch/dispatcher.h"
@@ -424,6 +425,19 @@ const std::vector<std::string>& opcheck_default_test_utils() {
   return defaults;
 }
 
+CheckResult check_autograd_registered(const OperatorHandle& op) {
+  if (op.is_composite() || autograd::find_formula(op.name()) != nullptr) return CheckResult::pass();
+  // Ops that make tensors outside the graph, or return no tensor, need no formula.
+  if (op.kind() == OpKind::kFactory || op.name() == "aten::detach") return CheckResult::pass();
+  bool returns_tensor = false;
+  for (const Argument& r : op.schema().returns()) returns_tensor |= r.type.kind == TypeKind::kTensor;
+  if (!returns_tensor) return CheckResult::pass();
+  return CheckResult::fail(str_cat(
+      op.name(), " has kernels but no derivative formula and is not composite, so backward through it fails with "
+      "\"the derivative for '", op.name(), "' is not implemented.\": register one with "
+      "opspec::autograd::register_formula, or make the op composite (CompositeImplicit)"));
+}
+
 OpcheckResult opcheck(std::string_view op_name, const std::vector<OpSample>& samples, const OpcheckOptions& options) {
   return opcheck(Dispatcher::singleton().get(op_name), samples, options);
 }
@@ -478,8 +492,21 @@ OpcheckResult opcheck(const OperatorHandle& op, const std::vector<OpSample>& sam
   for (const std::string& name : names) {
     OpcheckTest t{name, OpcheckStatus::kPassed, ""};
     if (name == kAutograd) {
-      t.status = OpcheckStatus::kSkipped;
-      t.message = "not implemented yet";
+      // Needed only when a sample's real run gives a floating-point tensor (PyTorch's check too).
+      bool floating_out = false;
+      for (const Sample& s : runs) {
+        for (const Value& v : s.outputs) floating_out |= v.is_tensor() && v.to_tensor().defined() &&
+                                                         is_floating(v.to_tensor().dtype());
+      }
+      const CheckResult r = check_autograd_registered(op);
+      if (!r.ok && floating_out) {
+        t.status = OpcheckStatus::kFailed;
+        t.message = r.message;
+        failed.push_back(name);
+      } else if (!r.ok) {
+        t.status = OpcheckStatus::kSkipped;
+        t.message = "no sample gave a floating-point output";
+      }
     } else if (runs.empty()) {
       t.status = OpcheckStatus::kSkipped;
       t.message = "no sample ran";

@@ -28,9 +28,10 @@ namespace opspec {
 //                               return is fresh (shares no input's storage);
 //                               an argument not marked `(a!)` keeps its values
 //                               (bitwise hash) and its sizes and strides.
-//   test_autograd_registration  skipped: not implemented yet (PyTorch's check
-//                               that a differentiable op has a derivative
-//                               formula or decomposes; runtime/autograd).
+//   test_autograd_registration  when a sample's output is floating point: the
+//                               op has a derivative formula or decomposes
+//                               (check_autograd_registered; skipped when no
+//                               output is floating point).
 //   test_faketensor             under FakeTensorMode (the Meta kernel on fake
 //                               tensors): each output's sizes, strides, storage
 //                               offset, dtype and device, and which arguments it
@@ -86,9 +87,17 @@ struct OpcheckResult {
   // find: the sub-check named name, or nullptr when it was not requested.
   const OpcheckTest* find(std::string_view name) const;
   // summary: one line per sub-check: "test_schema: passed",
-  // "test_autograd_registration: skipped: not implemented yet", "test_meta: failed".
+  // "test_autograd_registration: skipped: no sample gave a floating-point output", "test_meta: failed".
   std::string summary() const;
 };
+
+// check_autograd_registered: op can be differentiated: it is composite (its
+// parts record themselves), has a derivative formula (autograd::find_formula),
+// makes tensors outside the graph (factories, detach) or returns no tensor.
+// Failure: "myops::foo has kernels but no derivative formula and is not
+// composite, so backward through it fails with ...". The check behind
+// EXPECT_OP_AUTOGRAD_REGISTERED and opcheck's test_autograd_registration.
+CheckResult check_autograd_registered(const OperatorHandle& op);
 
 // opcheck_all_test_utils: every sub-check name opcheck knows, in the order it runs them.
 const std::vector<std::string>& opcheck_all_test_utils();

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "harness/gtest/gtest_test_util.h"
+#include "runtime/autograd/formulas.h"
 #include "runtime/dispatch/library.h"
 #include "runtime/ops/ops.h"
 
@@ -28,6 +29,11 @@ void register_row_sum() {
         })
         .impl("row_sum", DispatchKey::kMeta,
               [](const Tensor& x) { return internal::make_tensor(x.sizes(), x.dtype(), kMeta); });
+    // Its derivative (the gradient spread back over each row): only the Meta kernel is wrong.
+    autograd::register_formula({.op = "opcheck_gtest::row_sum", .node_name = "RowSumBackward0",
+                                .backward = [](const autograd::FormulaCall& c) -> autograd::VariableList {
+                                  return {ops::expand(ops::unsqueeze(c.grad(), 1), c.sizes(0))};
+                                }});
     return true;
   }();
   (void)registered;
