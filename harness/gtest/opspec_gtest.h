@@ -14,6 +14,9 @@
 // opcheck_assertions.h
 //                    EXPECT_OPCHECK(op, samples [, options]) / ASSERT_OPCHECK:
 //                    torch.library.opcheck (schema, Meta, fake tensors, compile).
+// autograd_assertions.h
+//                    EXPECT_GRADCHECK(f, inputs [, options]) / ASSERT_GRADCHECK:
+//                    torch.autograd.gradcheck; EXPECT_OP_AUTOGRAD_REGISTERED(op).
 // tensor_assertions.h
 //                    EXPECT_TENSOR_EQ(actual, expected), EXPECT_TENSOR_CLOSE(actual,
 //                    expected [, .rtol = r, .atol = a]): torch.testing's comparisons.
@@ -40,6 +43,7 @@
 #pragma once
 
 #include "harness/gtest/accept.h"
+#include "harness/gtest/autograd_assertions.h"
 #include "harness/gtest/compile_assertions.h"
 #include "harness/gtest/op_matchers.h"
 #include "harness/gtest/opcheck_assertions.h"

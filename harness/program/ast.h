@@ -76,7 +76,7 @@ struct Stmt {
 };
 
 // BuiltinId: the built-in functions (see builtins.cc).
-enum class BuiltinId : uint8_t { kGraphBreak, kItem, kTensor, kAllclose, kEqual };
+enum class BuiltinId : uint8_t { kGraphBreak, kItem, kTensor, kAllclose, kEqual, kBackward, kGrad };
 
 // Candidate: one signature a call may bind to: an operator overload, a
 // builtin's or a fixture's (synthesized) schema.

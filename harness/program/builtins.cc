@@ -1,6 +1,7 @@
 // builtins.cc: the functions a program calls that are not operators:
-// graph_break(), item(t), tensor(data, shape, dtype), allclose, equal. Each
-// has a schema so its arguments bind and fail like an operator's.
+// graph_break(), item(t), tensor(data, shape, dtype), allclose, equal,
+// backward(t, gradient) (t.backward()) and grad(x) (x.grad). Each has a
+// schema so its arguments bind and fail like an operator's.
 #include <source_location>
 
 #include "harness/program/resolve.h"
@@ -23,6 +24,8 @@ constexpr BuiltinDef kBuiltins[] = {
     {BuiltinId::kAllclose, "allclose",
      "allclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08) -> bool"},
     {BuiltinId::kEqual, "equal", "equal(Tensor self, Tensor other) -> bool"},
+    {BuiltinId::kBackward, "backward", "backward(Tensor self, Tensor? gradient=None, bool retain_graph=False) -> ()"},
+    {BuiltinId::kGrad, "grad", "grad(Tensor self) -> Tensor"},
 };
 
 Obj number(const Scalar& s) {
@@ -109,6 +112,23 @@ Obj call_builtin(BuiltinId id, const Stack& args, const std::optional<SizeVec>& 
           Value(ops::allclose(args[0].to_tensor(), args[1].to_tensor(), args[2].to_double(), args[3].to_double())));
     case BuiltinId::kEqual:
       return obj_from_value(Value(ops::equal(args[0].to_tensor(), args[1].to_tensor())));
+    case BuiltinId::kBackward: {
+      // Compiled graphs have no backward yet: refuse rather than give wrong gradients.
+      OPSPEC_CHECK(!is_compiling(), "backward(): not supported inside a compiled program yet (compiled graphs ",
+                   "do not record autograd history); run the case eagerly");
+      const Tensor gradient = args[1].is_none() ? Tensor() : args[1].to_tensor();
+      args[0].to_tensor().backward(gradient, args[2].to_bool());
+      return Obj{};
+    }
+    case BuiltinId::kGrad: {
+      const Tensor& t = args[0].to_tensor();
+      Tensor g = t.grad();
+      OPSPEC_CHECK(g.defined(), "grad(): the tensor has no gradient (its .grad is None): ",
+                   !t.requires_grad() ? "it does not require grad (give its input requires_grad: true)"
+                   : !t.is_leaf()     ? "it is not a leaf (only inputs get .grad)"
+                                      : "no backward() reached it");
+      return obj_from_value(Value(std::move(g)));
+    }
   }
   return Obj{};
 }

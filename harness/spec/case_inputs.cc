@@ -55,6 +55,12 @@ Tensor make_input(const InputSpec& in, DType default_dtype, const std::string& d
   }
   const std::string& dev = in.device.empty() ? device : in.device;
   if (dev != "cpu") t = ops::to(t, Device::parse(dev));
+  if (in.requires_grad) {
+    OPSPEC_CHECK(is_floating(t.dtype()), in.where.str(), ": input '", in.name,
+                 "': only Tensors of floating point dtype can require gradients (got ", dtype_short_name(t.dtype()),
+                 ")");
+    t.requires_grad_();
+  }
   return t;
 }
 

@@ -10,6 +10,7 @@
 #include "harness/expect/assert_close.h"
 #include "harness/expect/compile_observer.h"
 #include "harness/expect/equivalence.h"
+#include "harness/expect/gradcheck.h"
 #include "harness/expect/op_checks.h"
 #include "harness/expect/op_log.h"
 #include "harness/filecheck.h"
@@ -145,6 +146,11 @@ void run_expectations(const CaseRef& ref, const RunOptions& options, CaseResult&
     hashes.reset();
     result.eager_debug_string = dm.debug_string();
   }
+  for (const std::string& pattern : e.ignore_ops) {  // expect.ignore_ops: out of the sequences before the checks
+    for (auto* names : {&aten_ops, &function_ops}) {
+      std::erase_if(*names, [&](const std::string& n) { return op_name_matches(pattern, n); });
+    }
+  }
   if (e.ops) failures.add("expect.ops", check_ops_exact(aten_ops, *e.ops));
   if (e.ops_contain) failures.add("expect.ops_contain", check_ops_contain(aten_ops, *e.ops_contain));
   if (e.ops_exclude) failures.add("expect.ops_exclude", check_ops_exclude(aten_ops, *e.ops_exclude));
@@ -228,6 +234,12 @@ void run_expectations(const CaseRef& ref, const RunOptions& options, CaseResult&
     DisallowScope disallow(c.compile ? c.compile->disallow_in_graph : std::vector<std::string>{});
     EquivalenceResult r = check_eager_compiled_equivalent(fn.fn, fn.make_inputs(), eo);
     failures.add("expect.equivalent", r.result);
+  }
+
+  // Step 8: gradcheck.
+  if (e.gradcheck) {
+    GradcheckOptions go{.eps = e.gradcheck->eps, .atol = e.gradcheck->atol, .rtol = e.gradcheck->rtol};
+    failures.add("expect.gradcheck", gradcheck(fn.fn, fn.make_inputs(), go));
   }
 }
 

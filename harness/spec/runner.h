@@ -19,7 +19,8 @@ namespace opspec::spec {
 //     (in the order written), then the program is instantiated (fixtures
 //     create their parameters here), so the same seed gives the same values.
 //  4. Eager run under a DebugMode and op recorders: ops, ops_contain,
-//     ops_exclude and function_ops are checked against it.
+//     ops_exclude and function_ops are checked against it, after the ops
+//     that match expect.ignore_ops are taken out.
 //  5. Compiled run, when the case has `compile:` or expects graphs, graph
 //     breaks, recompiles or fused kernels: the first call with the inputs,
 //     then one call per entry of compile.calls.
@@ -27,6 +28,8 @@ namespace opspec::spec {
 //     the case compiles, else the eager one; `check_graphs:` the printed graphs.
 //  7. `equivalent:` runs eager and compiled again on fresh copies of the inputs,
 //     with hashes, and compares outputs (see harness/expect/equivalence.h).
+//  8. `gradcheck:` runs the program on f64 copies of fresh inputs and compares
+//     its backward with finite differences (see harness/expect/gradcheck.h).
 // The first error thrown by any step ends the case: with expect.error it must
 // match (an RE2 search, See Note [Regexes]), otherwise the case fails with it. Every failed
 // expectation is reported, not just the first. xfail inverts the outcome.

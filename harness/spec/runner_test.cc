@@ -8,6 +8,9 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "harness/spec/spec_loader.h"
+#include "runtime/autograd/formulas.h"
+#include "runtime/dispatch/library.h"
+#include "runtime/ops/ops.h"
 
 namespace opspec::spec {
 namespace {
@@ -301,6 +304,93 @@ TEST(SpecRunner, FixtureErrorsNameTheCasesLine) {
   CaseResult expected = run_one("cases:\n  - name: refuses\n    fixture: crash\n"
                                 "    expect: {error: \"^runner_test\\\\.yaml:2:5: fixture 'crash'\"}\n");
   EXPECT_EQ(expected.outcome, Outcome::kPassed) << expected.message;
+}
+
+TEST(SpecRunner, IgnoreOpsTakesOpsOutBeforeTheSequenceChecks) {
+  const std::string ignored = with_expect("ignore_ops: [aten::sub]\n      ops: [aten::add.Tensor, aten::add.Tensor]");
+  EXPECT_EQ(run_one(ignored).outcome, Outcome::kPassed);
+  CaseResult r = run_one(with_expect("ignore_ops: [aten::sub]\n      ops_contain: [aten::sub.Tensor]"));
+  EXPECT_EQ(r.outcome, Outcome::kFailed);
+  EXPECT_THAT(r.message, HasSubstr("expect.ops_contain"));
+}
+
+// runner_test::triple: 3 * x with a formula that forgets the 3.
+void register_triple() {
+  static const bool registered = [] {
+    Library lib("runner_test");
+    lib.def("triple(Tensor x) -> Tensor").impl("triple", DispatchKey::kCPU, [](const Tensor& x) {
+      return ops::mul(x, 3.0);
+    });
+    autograd::register_formula({.op = "runner_test::triple", .node_name = "TripleBackward0",
+                                .backward = [](const autograd::FormulaCall& c) -> autograd::VariableList {
+                                  return {c.grad()};
+                                }});
+    return true;
+  }();
+  (void)registered;
+}
+
+TEST(SpecRunner, GradcheckPassesAndFailsWithBothJacobians) {
+  register_triple();
+  constexpr const char* kCase = R"(
+cases:
+  - name: g
+    inputs:
+      x: {shape: [2], dtype: f64, requires_grad: true}
+    program: |
+      return %s(x)
+    expect:
+      gradcheck: %s
+)";
+  CaseResult ok = run_one(absl::StrFormat(kCase, "tanh", "true"));
+  EXPECT_EQ(ok.outcome, Outcome::kPassed) << ok.message;
+  CaseResult bad = run_one(absl::StrFormat(kCase, "triple", "{atol: 1e-6, rtol: 1e-4}"));
+  EXPECT_EQ(bad.outcome, Outcome::kFailed);
+  EXPECT_THAT(bad.message, HasSubstr("expect.gradcheck: Jacobian mismatch for output 0 with respect to input 0,\n"
+                                     "numerical:tensor([[3.0000, 0.0000],\n        [0.0000, 3.0000]], "
+                                     "dtype=torch.float64)\nanalytical:tensor([[1.0000, 0.0000],"));
+  // A program that calls backward itself is refused by gradcheck, naming why.
+  CaseResult self = run_one(R"(
+cases:
+  - name: g
+    inputs:
+      x: {shape: [2], dtype: f64, requires_grad: true}
+    program: |
+      backward(sum(x))
+      return grad(x)
+    expect:
+      gradcheck: true
+)");
+  EXPECT_THAT(self.message, HasSubstr("gradcheck: the function calls backward()"));
+}
+
+TEST(SpecRunner, BackwardAndGradBuiltinsRecordPyTorchsBackwardOps) {
+  CaseResult r = run_one(R"(
+cases:
+  - name: b
+    inputs:
+      x: {shape: [3], requires_grad: true}
+    program: |
+      y = tanh(x)
+      backward(sum(y))
+      return grad(x)
+    expect:
+      ignore_ops: [aten::detach]
+      ops: [aten::tanh, aten::sum, aten::ones_like, aten::expand, aten::tanh_backward]
+)");
+  EXPECT_EQ(r.outcome, Outcome::kPassed) << r.message;
+  CaseResult compiled = run_one(R"(
+cases:
+  - name: b
+    inputs:
+      x: {shape: [3], requires_grad: true}
+    program: |
+      backward(sum(x))
+      return grad(x)
+    compile: {backend: eager}
+)");
+  EXPECT_EQ(compiled.outcome, Outcome::kFailed);
+  EXPECT_THAT(compiled.message, HasSubstr("backward(): not supported inside a compiled program yet"));
 }
 
 // Error texts are echoed cut short: a long expect.error pattern and a long

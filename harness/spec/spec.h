@@ -23,6 +23,7 @@ struct InputSpec {
   std::string init = "randn";
   double fill = 0;               // init: full
   std::vector<double> values;    // init: values (numel must match shape)
+  bool requires_grad = false;    // a leaf that requires grad (floating dtypes only)
   SourceLocation where;
 };
 
@@ -53,6 +54,14 @@ struct EquivalenceSpec {
   SourceLocation where;
 };
 
+// GradcheckSpec: `gradcheck:` — torch.autograd.gradcheck's finite-difference
+// step and tolerances (its defaults).
+struct GradcheckSpec {
+  double eps = 1e-6;
+  double atol = 1e-5;
+  double rtol = 1e-3;
+};
+
 // GraphBreakSpec: one expected break: a substring of its reason.
 struct GraphBreakSpec {
   std::string reason;
@@ -64,6 +73,8 @@ struct ExpectSpec {
   std::optional<std::vector<std::string>> ops_contain;   // ordered subsequence
   std::optional<std::vector<std::string>> ops_exclude;
   std::optional<std::vector<std::string>> function_ops;  // function-mode level, exact
+  std::vector<std::string> ignore_ops;   // removed from the recorded sequences before the checks above
+  std::optional<GradcheckSpec> gradcheck;  // finite differences vs backward, in f64
   std::optional<int> graphs;
   std::optional<int> graph_break_count;                  // `graph_breaks: 2`
   std::optional<std::vector<GraphBreakSpec>> graph_breaks;  // `graph_breaks: [{reason: ..}]`

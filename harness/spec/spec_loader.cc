@@ -89,6 +89,7 @@ class Loader : public internal::YamlReader {
                    std::vector<std::pair<std::string, int64_t>>& out);
   void parse_expect(const Entry& e, ExpectSpec& x, const std::string& where);
   void parse_equivalent(const Entry& e, ExpectSpec& x);
+  void parse_gradcheck(const Entry& e, ExpectSpec& x);
   void parse_graph_breaks(const Entry& e, ExpectSpec& x);
   void parse_debug(const Entry& e, DebugSpec& d, const std::string& where);
 };
@@ -119,7 +120,7 @@ Defaults Loader::parse_defaults(const Entry& e) {
 std::optional<InputSpec> Loader::parse_input(const Entry& e, const std::string& where, const InputSpec* base) {
   const std::string ctx = str_cat("in input '", e.name, "' of ", where);
   auto m = read_map(e.value, val_pos(e), str_cat("input '", e.name, "'"), ctx,
-                    {"shape", "init", "dtype", "device", "full", "values"});
+                    {"shape", "init", "dtype", "device", "full", "values", "requires_grad"});
   if (!m) return std::nullopt;
   InputSpec in = base ? *base : InputSpec{};
   in.name = e.name;
@@ -243,6 +244,7 @@ std::optional<InputSpec> Loader::parse_input(const Entry& e, const std::string& 
   if (const Entry* d = m->get("device")) {
     if (auto s = get_string(*d); s && check_device(*s, val_pos(*d))) in.device = *s;
   }
+  if (const Entry* r = m->get("requires_grad")) in.requires_grad = get_bool(*r).value_or(false);
   if (error_count() != before) return std::nullopt;
   return in;
 }
@@ -503,10 +505,31 @@ void Loader::parse_equivalent(const Entry& e, ExpectSpec& x) {
   x.equivalent = eq;
 }
 
+// parse_gradcheck: `gradcheck: true` or {eps, atol, rtol} (torch.autograd.gradcheck's defaults).
+void Loader::parse_gradcheck(const Entry& e, ExpectSpec& x) {
+  if (kind_of(e.value) != Kind::kMap) {
+    if (get_bool(e).value_or(false)) x.gradcheck = GradcheckSpec{};
+    return;
+  }
+  auto m = read_map(e.value, val_pos(e), "'gradcheck'", "in gradcheck", {"eps", "atol", "rtol"});
+  if (!m) return;
+  GradcheckSpec g;
+  for (auto [key, field] : {std::pair{"eps", &g.eps}, {"atol", &g.atol}, {"rtol", &g.rtol}}) {
+    const Entry* v = m->get(key);
+    if (v == nullptr) continue;
+    *field = get_double(v->value, val_pos(*v), str_cat("'", key, "'"), true).value_or(*field);
+    if (*field < 0 || (*field == 0 && field == &g.eps)) {
+      error(val_pos(*v), str_cat("'", key, "' must be ", field == &g.eps ? "positive" : "non-negative"));
+    }
+  }
+  x.gradcheck = g;
+}
+
 void Loader::parse_expect(const Entry& e, ExpectSpec& x, const std::string& where) {
   auto m = read_map(e.value, val_pos(e), "'expect'", str_cat("in expect of ", where),
-                    {"ops", "ops_contain", "ops_exclude", "function_ops", "graphs", "graph_breaks", "recompiles",
-                     "fused_kernels", "equivalent", "check", "check_graphs", "debug_string", "error", "outputs"});
+                    {"ops", "ops_contain", "ops_exclude", "function_ops", "ignore_ops", "graphs", "graph_breaks",
+                     "recompiles", "fused_kernels", "equivalent", "gradcheck", "check", "check_graphs", "debug_string",
+                     "error", "outputs"});
   if (!m) return;
   x.where = {file(), val_pos(e).line, val_pos(e).col};
   constexpr int64_t kMaxCount = std::numeric_limits<int>::max();
@@ -514,6 +537,8 @@ void Loader::parse_expect(const Entry& e, ExpectSpec& x, const std::string& wher
   if (const Entry* v = m->get("ops_contain")) x.ops_contain = get_string_list(*v);
   if (const Entry* v = m->get("ops_exclude")) x.ops_exclude = get_string_list(*v);
   if (const Entry* v = m->get("function_ops")) x.function_ops = get_string_list(*v);
+  if (const Entry* v = m->get("ignore_ops")) x.ignore_ops = get_string_list(*v).value_or(std::vector<std::string>{});
+  if (const Entry* v = m->get("gradcheck")) parse_gradcheck(*v, x);
   if (const Entry* v = m->get("graphs")) x.graphs = get_int(*v, 0, kMaxCount);
   if (const Entry* v = m->get("recompiles")) x.recompiles = get_int(*v, 0, kMaxCount);
   if (const Entry* v = m->get("fused_kernels")) x.fused_kernels = get_int(*v, 0, kMaxCount);

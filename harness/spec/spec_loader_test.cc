@@ -224,6 +224,28 @@ cases:
   EXPECT_EQ(s.cases[2].expect.equivalent->hash, "bitwise");
 }
 
+TEST(SpecLoader, AutogradForms) {
+  SuiteSpec s = load_ok(y(R"Y(
+cases:
+  - name: a
+    inputs: {x: {shape: [2], requires_grad: true}, y: {shape: [2]}}
+    program: return x
+    expect: {gradcheck: true, ignore_ops: [aten::detach, sum]}
+  - {name: b, program: return 1, expect: {gradcheck: {eps: 1e-3, atol: 0.5, rtol: 0}}}
+  - {name: c, program: return 1, expect: {gradcheck: false}}
+)Y"));
+  EXPECT_TRUE(s.cases[0].inputs[0].requires_grad);
+  EXPECT_FALSE(s.cases[0].inputs[1].requires_grad);
+  EXPECT_EQ(s.cases[0].expect.ignore_ops, (std::vector<std::string>{"aten::detach", "sum"}));
+  EXPECT_EQ(s.cases[0].expect.gradcheck->eps, 1e-6);  // torch.autograd.gradcheck's defaults
+  EXPECT_EQ(s.cases[0].expect.gradcheck->atol, 1e-5);
+  EXPECT_EQ(s.cases[0].expect.gradcheck->rtol, 1e-3);
+  EXPECT_EQ(s.cases[1].expect.gradcheck->eps, 1e-3);
+  EXPECT_EQ(s.cases[1].expect.gradcheck->atol, 0.5);
+  EXPECT_EQ(s.cases[1].expect.gradcheck->rtol, 0);
+  EXPECT_FALSE(s.cases[2].expect.gradcheck.has_value());
+}
+
 TEST(SpecLoader, EmptyDebugStringIsEmptyGolden) {
   SuiteSpec s = load_ok(y(R"Y(
 cases:
@@ -276,7 +298,7 @@ TEST(SpecLoaderErrors, UnknownKeyAtEachLevel) {
             "description, inputs, program, fixture, compile, expect, debug, skip_if, xfail, devices, dtype, seed)");
   EXPECT_EQ(load_fails(str_cat(kHead, "    program: return x\n    inputs: {x: {shape: [1], int: ones}}\n")),
             "t.yaml:4:30: error: unknown key 'int' in input 'x' of case 'c'; did you mean 'init'? (allowed: shape, "
-            "init, dtype, device, full, values)");
+            "init, dtype, device, full, values, requires_grad)");
   EXPECT_EQ(load_fails(str_cat(kHead, "    program: return x\n    inputs: {x: {shape: [1], init: {ful: 1}}}\n")),
             "t.yaml:4:37: error: unknown key 'ful' in init of input 'x' of case 'c'; did you mean 'full'? "
             "(allowed: full, values)");
@@ -465,6 +487,16 @@ TEST(SpecLoaderErrors, ToleranceNeedsBoth) {
             "t.yaml:4:33: error: 'rtol' must be finite, got .nan");
   EXPECT_EQ(with("    expect: {equivalent: {bitwise: true, rtol: 0, atol: 0}}\n"),
             "t.yaml:4:26: error: 'bitwise' excludes 'rtol' and 'atol'");
+}
+
+TEST(SpecLoaderErrors, BadAutogradKeys) {
+  auto with = [](std::string_view line) { return load_fails(str_cat(kHead, "    program: return 1\n", line)); };
+  EXPECT_EQ(with("    expect: {gradcheck: {eps: 0}}\n"), "t.yaml:4:31: error: 'eps' must be positive");
+  EXPECT_EQ(with("    expect: {gradcheck: {atol: -1}}\n"), "t.yaml:4:32: error: 'atol' must be non-negative");
+  EXPECT_THAT(with("    expect: {gradcheck: {step: 1}}\n"), HasSubstr("unknown key 'step' in gradcheck"));
+  EXPECT_THAT(with("    expect: {ignore_ops: aten::detach}\n"), HasSubstr("'ignore_ops' must be a list"));
+  EXPECT_THAT(load_fails(str_cat(kHead, "    inputs: {x: {shape: [2], requires_grad: yes please}}\n    program: return x\n")),
+              HasSubstr("'requires_grad' must be a bool"));
 }
 
 TEST(SpecLoaderErrors, BadDynamicMark) {
