@@ -30,6 +30,16 @@ inline std::string cuda_skip_reason() {
     }                                                                                           \
   } while (0)
 
+// kFloatDTypes: the floating dtypes every CUDA kernel family is checked in.
+inline constexpr DType kFloatDTypes[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16};
+
+// seeded_input: randn(sizes) drawn in f64 from seed, then converted to dt (so
+// every dtype sees the same values, rounded).
+inline Tensor seeded_input(IntArrayRef sizes, DType dt, uint64_t seed) {
+  manual_seed(seed);
+  return ops::to(ops::randn(sizes, {.dtype = DType::kFloat64}), dt);
+}
+
 // kCuda0: cuda:0.
 inline constexpr Device kCuda0{DeviceType::kCUDA, 0};
 

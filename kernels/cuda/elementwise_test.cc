@@ -20,7 +20,7 @@ using testing::kCuda0;
 using testing::to_cpu;
 using testing::to_cuda;
 
-constexpr DType kFloats[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16};
+constexpr auto& kFloats = testing::kFloatDTypes;
 constexpr DType kAll[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16,
                           DType::kInt64,   DType::kInt32,   DType::kBool};
 

@@ -19,12 +19,8 @@ using testing::expect_same;
 using testing::to_cpu;
 using testing::to_cuda;
 
-constexpr DType kFloats[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16};
-
-Tensor input(IntArrayRef sizes, DType dt, uint64_t seed) {
-  manual_seed(seed);
-  return ops::to(ops::randn(sizes, {.dtype = DType::kFloat64}), dt);
-}
+constexpr auto& kFloats = testing::kFloatDTypes;
+Tensor input(IntArrayRef sizes, DType dt, uint64_t seed) { return testing::seeded_input(sizes, dt, seed); }
 
 TEST(CudaGradOpsTest, ElementwiseBackwardOpsMatchTheCpu) {
   OPSPEC_SKIP_WITHOUT_CUDA();

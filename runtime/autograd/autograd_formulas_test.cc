@@ -36,13 +36,7 @@ Tensor attention(V t) {
 }
 
 TEST(AutogradFormulas, BackwardOpSequencesMatchPyTorch2) {
-  struct Case {
-    std::string name;
-    std::vector<std::vector<int64_t>> shapes;
-    std::function<Tensor(V)> f;
-    std::vector<std::string> ops;  // after aten::ones_like, aten::expand (sum's backward)
-  };
-  const std::vector<Case> cases = {
+  const std::vector<autograd_test::SequenceCase> cases = {
       {"softmax", {{2, 3}}, [](V t) { return ops::softmax(t[0], -1); }, {"_softmax_backward_data"}},
       {"log_softmax", {{2, 3}}, [](V t) { return ops::log_softmax(t[0], 0); }, {"_log_softmax_backward_data"}},
       {"layer_norm", {{2, 3}, {3}, {3}}, [](V t) { return layer_norm_out(t[0], t[1], t[2]); },
@@ -75,14 +69,7 @@ TEST(AutogradFormulas, BackwardOpSequencesMatchPyTorch2) {
       {"dropout", {{4}}, [](V t) { return std::get<0>(ops::native_dropout(t[0], 0.5, true)); },
        {"native_dropout_backward"}},
   };
-  for (const Case& c : cases) {
-    SCOPED_TRACE(c.name);
-    std::vector<Tensor> inputs;
-    for (size_t i = 0; i < c.shapes.size(); ++i) inputs.push_back(leaf(c.shapes[i], static_cast<uint32_t>(50 + i)));
-    std::vector<std::string> want = {"aten::ones_like", "aten::expand"};
-    for (const std::string& op : c.ops) want.push_back("aten::" + op);
-    EXPECT_EQ(backward_ops(ops::sum(c.f(inputs))), want);
-  }
+  autograd_test::expect_backward_sequences(cases);
 }
 
 TEST(AutogradFormulas, BackwardOpArgumentsAreTheForwardsAsGiven) {

@@ -115,13 +115,7 @@ TEST(Autograd, ColumnMajorWeightsTakeTheTransposedProduct) {
 // add_ where two gradients meet in the engine (1.13 used add).
 TEST(Autograd, BackwardOpSequencesMatchPyTorch) {
   using V = const std::vector<Tensor>&;
-  struct Case {
-    std::string name;
-    std::vector<std::vector<int64_t>> shapes;
-    std::function<Tensor(V)> f;
-    std::vector<std::string> ops;  // after aten::ones_like, aten::expand (sum's backward)
-  };
-  const std::vector<Case> cases = {
+  const std::vector<autograd_test::SequenceCase> cases = {
       {"sqrt", {{3}}, [](V t) { return ops::sqrt(t[0]); }, {"mul.Scalar", "div.Tensor"}},
       {"rsqrt", {{3}}, [](V t) { return ops::rsqrt(t[0]); }, {"pow.Tensor_Scalar", "mul.Scalar", "mul.Tensor"}},
       {"pow", {{3}}, [](V t) { return ops::pow(t[0], 3.0); }, {"pow.Tensor_Scalar", "mul.Scalar", "mul.Tensor"}},
@@ -162,14 +156,7 @@ TEST(Autograd, BackwardOpSequencesMatchPyTorch) {
       {"amax_keepdim", {{2, 3}}, [](V t) { return ops::amax(t[0], {1}, true); },
        {"eq.Tensor", "sum.dim_IntList", "div.Tensor", "mul.Tensor"}},
   };
-  for (const Case& c : cases) {
-    SCOPED_TRACE(c.name);
-    std::vector<Tensor> inputs;
-    for (size_t i = 0; i < c.shapes.size(); ++i) inputs.push_back(leaf(c.shapes[i], static_cast<uint32_t>(50 + i)));
-    std::vector<std::string> want = {"aten::ones_like", "aten::expand"};
-    for (const std::string& op : c.ops) want.push_back("aten::" + op);
-    EXPECT_EQ(backward_ops(ops::sum(c.f(inputs))), want);
-  }
+  autograd_test::expect_backward_sequences(cases);
 }
 
 // ---- Gradients against central differences, op by op ----

@@ -85,6 +85,27 @@ inline std::vector<double> numeric_grad(const std::function<Tensor(const std::ve
   return out;
 }
 
+// SequenceCase: an op under test and the ops backward of sum(f(leaves)) dispatches after
+// sum's own (aten::ones_like, aten::expand), without the "aten::" prefix.
+struct SequenceCase {
+  std::string name;
+  std::vector<std::vector<int64_t>> shapes;
+  std::function<Tensor(const std::vector<Tensor>&)> f;
+  std::vector<std::string> ops;
+};
+
+// expect_backward_sequences: each case's backward op sequence (fresh leaves, seeds from 50).
+inline void expect_backward_sequences(const std::vector<SequenceCase>& cases) {
+  for (const SequenceCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::vector<Tensor> inputs;
+    for (size_t i = 0; i < c.shapes.size(); ++i) inputs.push_back(leaf(c.shapes[i], static_cast<uint32_t>(50 + i)));
+    std::vector<std::string> want = {"aten::ones_like", "aten::expand"};
+    for (const std::string& op : c.ops) want.push_back("aten::" + op);
+    EXPECT_EQ(backward_ops(ops::sum(c.f(inputs))), want);
+  }
+}
+
 // GradCase: an op under test: leaves of these shapes, the function, the grad_fn name.
 struct GradCase {
   std::string name;
