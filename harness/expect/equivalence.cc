@@ -42,6 +42,7 @@ Tensor clone_input(const Tensor& t) {
     get_device_hooks(t.device().type).copy_bytes(c.raw_data(), c.device(), t.raw_data(), t.device(), nbytes);
   }
   c.impl()->set_dim_marks(t.impl()->dynamic_dims(), t.impl()->static_dims());
+  if (t.requires_grad() && t.is_leaf()) c.requires_grad_();  // a leaf of its own: each run's grads apart
   return c;
 }
 
@@ -198,7 +199,9 @@ EquivalenceResult check_eager_compiled_equivalent(const TracedFunction& fn, cons
     if (!inputs[i].defined() || eager_inputs[i].is_same(inputs[i])) continue;  // shared: undefined, meta, fake
     eager_mutated = !assert_close(eager_inputs[i], inputs[i], {.bitwise = true, .equal_nan = true}).ok;
   }
-  if (!eager_mutated) eager_inputs.clear();  // the originals are the same bits
+  bool any_grad = false;  // a leaf's grad is compared too: keep the eager copies
+  for (const Tensor& t : eager_inputs) any_grad = any_grad || (t.defined() && t.grad().defined());
+  if (!eager_mutated && !any_grad) eager_inputs.clear();  // the originals are the same bits
   const std::vector<Tensor>& eager_after = eager_mutated ? eager_inputs : inputs;
   const std::vector<Tensor> compiled_inputs = clone_inputs(inputs);
   set_default_generator_state(start);
@@ -223,6 +226,18 @@ EquivalenceResult check_eager_compiled_equivalent(const TracedFunction& fn, cons
     for (size_t i = 0; i < inputs.size() && what.empty(); ++i) {
       CheckResult in = assert_close(compiled_inputs[i], eager_after[i], close);
       if (!in.ok) what = str_cat("input ", i, " after the call: ", in.message);
+    }
+    // The gradients backward left in leaves that require grad must agree as well.
+    for (size_t i = 0; i < eager_inputs.size() && what.empty(); ++i) {
+      const Tensor eg = eager_inputs[i].defined() ? eager_inputs[i].grad() : Tensor();
+      const Tensor cg = compiled_inputs[i].defined() ? compiled_inputs[i].grad() : Tensor();
+      if (!eg.defined() && !cg.defined()) continue;
+      if (eg.defined() != cg.defined()) {
+        what = str_cat("input ", i, "'s grad: ", eg.defined() ? "eager set it, compiled did not" : "compiled set it, eager did not");
+        continue;
+      }
+      CheckResult g = assert_close(cg, eg, close);
+      if (!g.ok) what = str_cat("input ", i, "'s grad: ", g.message);
     }
   }
   if (what.empty()) {

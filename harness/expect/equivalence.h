@@ -38,8 +38,9 @@ struct EquivalenceResult {
 // re-seeds per run), each on copies of inputs made without dispatching (fn
 // may mutate them; the caller's tensors are untouched), each under a
 // DebugMode logging tensor hashes of options.hash, then compares the
-// outputs, and the inputs after the call, with assert_close(compiled, eager,
-// options.close). Failure message:
+// outputs, the inputs after the call and, for inputs that require grad, the
+// gradients backward left in them, with assert_close(compiled, eager,
+// options.close) (each run's copies of such inputs are leaves of their own). Failure message:
 //   "eager and compiled (backend 'fused') results differ\n"    ("a custom backend" for backend_fn)
 //   "output 0: Tensor-likes are not close!\n\nMismatched elements: 16 / 16 (100.0%)\n"
 //   "Greatest absolute difference: ... at index (3,) (up to 1e-05 allowed)\n"

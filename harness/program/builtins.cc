@@ -113,9 +113,7 @@ Obj call_builtin(BuiltinId id, const Stack& args, const std::optional<SizeVec>& 
     case BuiltinId::kEqual:
       return obj_from_value(Value(ops::equal(args[0].to_tensor(), args[1].to_tensor())));
     case BuiltinId::kBackward: {
-      // Compiled graphs have no backward yet: refuse rather than give wrong gradients.
-      OPSPEC_CHECK(!is_compiling(), "backward(): not supported inside a compiled program yet (compiled graphs ",
-                   "do not record autograd history); run the case eagerly");
+      // Inside a compiled program this is Dynamo's graph break on Tensor.backward().
       const Tensor gradient = args[1].is_none() ? Tensor() : args[1].to_tensor();
       args[0].to_tensor().backward(gradient, args[2].to_bool());
       return Obj{};

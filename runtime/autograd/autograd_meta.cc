@@ -35,4 +35,13 @@ void set_history(const Tensor& t, const std::shared_ptr<Node>& fn) {
   t.impl()->set_autograd_key(true);
 }
 
+void share_history(const Tensor& from, const Tensor& to) {
+  const AutogradMeta* f = meta_of(from);
+  if (f == nullptr || f->grad_fn == nullptr) return;
+  AutogradMeta& m = materialize_meta(to);
+  m.grad_fn = f->grad_fn;
+  m.output_nr = f->output_nr;
+  to.impl()->set_autograd_key(true);
+}
+
 }  // namespace opspec::autograd

@@ -50,5 +50,9 @@ std::shared_ptr<Node> grad_accumulator(const Tensor& t);
 Edge gradient_edge(const Tensor& t);
 // set_history: t becomes output fn->num_inputs() of fn (recording its metadata).
 void set_history(const Tensor& t, const std::shared_ptr<Node>& fn);
+// share_history: to becomes the same output of the same grad_fn as from (a
+// compiled graph's result copied into the tensor the program holds); nothing
+// when from has no grad_fn.
+void share_history(const Tensor& from, const Tensor& to);
 
 }  // namespace opspec::autograd

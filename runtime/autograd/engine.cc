@@ -236,9 +236,34 @@ void validate_seeds(const std::vector<Edge>& roots, VariableList& seeds) { valid
 
 }  // namespace
 
+}  // namespace opspec::autograd
+
+namespace opspec::internal {
+BackwardHook& tls_backward_hook() {
+  thread_local BackwardHook hook = nullptr;
+  return hook;
+}
+}  // namespace opspec::internal
+
+namespace opspec::autograd {
+
+namespace {
+// HookScope: tells the thread's BackwardHook that backward starts and ends.
+struct HookScope {
+  opspec::internal::BackwardHook hook = opspec::internal::tls_backward_hook();
+  HookScope() {
+    if (hook != nullptr) hook(true);
+  }
+  ~HookScope() {
+    if (hook != nullptr) hook(false);
+  }
+};
+}  // namespace
+
 void backward(const std::vector<Tensor>& tensors, const std::vector<Tensor>& grad_tensors,
               std::optional<bool> retain_graph, bool create_graph) {
   OPSPEC_CHECK(!tensors.empty(), "backward: no tensors given");
+  HookScope hook;
   const std::vector<Edge> roots = root_edges(tensors);
   VariableList seeds = make_seeds(tensors, grad_tensors);
   AutoGradMode mode(create_graph);
@@ -253,6 +278,7 @@ std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<T
                          bool create_graph, bool allow_unused) {
   OPSPEC_CHECK(!inputs.empty(), "grad requires non-empty inputs.");
   OPSPEC_CHECK(!outputs.empty(), "grad requires non-empty outputs.");
+  HookScope hook;
   const std::vector<Edge> roots = root_edges(outputs);
   GraphTask task;
   task.keep_graph = retain_graph.value_or(create_graph);

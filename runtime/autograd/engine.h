@@ -42,3 +42,13 @@ std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<T
                          bool create_graph = false, bool allow_unused = false);
 
 }  // namespace opspec::autograd
+
+namespace opspec::internal {
+// BackwardHook: called on this thread as backward() and grad() start
+// (entering = true) and end (false). compile() installs one while it
+// captures: the graph captured so far ends and runs, and backward runs
+// outside capture, as Dynamo's graph break on Tensor.backward() (See Note
+// [AOT autograd] in runtime/compile/aot_autograd.h).
+using BackwardHook = void (*)(bool entering);
+BackwardHook& tls_backward_hook();
+}  // namespace opspec::internal

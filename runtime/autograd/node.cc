@@ -42,6 +42,12 @@ SavedTensor::SavedTensor(const Tensor& t, bool is_output) : was_defined_(t.defin
   if (is_output) {
     // An alias with no history: the node owns what it saved, and the output owns the node.
     data_ = internal::make_view(t, t.sizes(), t.strides(), t.storage_offset());
+    // Under a tracer the alias stands for t (See Note [Trace slots] in
+    // runtime/trace/proxy_tensor.cc): backward ops reading a saved output
+    // are recorded as reading t's node, as make_fx of a joint graph needs.
+    data_.impl()->trace_owner().store(t.impl()->trace_owner().load(std::memory_order_relaxed),
+                                      std::memory_order_relaxed);
+    data_.impl()->trace_index() = t.impl()->trace_index();
     if (const AutogradMeta* m = meta_of(t)) output_nr_ = m->output_nr;
   } else {
     data_ = t;

@@ -24,6 +24,11 @@ BreakText break_text(BreakKind kind, std::string_view subject) {
       return {str_cat("Call to function `", subject, "`, which is wrapped with disable()"),
               "Functions wrapped with disable() run eagerly and are never captured.",
               "Remove the disable() wrapper to capture its ops."};
+    case BreakKind::kBackward:
+      return {"Unsupported Tensor.backward() call",
+              "Dynamo does not trace Tensor.backward(): the graph so far ends and runs, then backward runs eagerly "
+              "(through each compiled graph's CompiledFunctionBackward).",
+              "Call backward outside the compiled function to keep the graph whole."};
     case BreakKind::kNoMetaKernel:
       return {str_cat("Op `", subject, "` has no meta kernel"),
               "Without a meta kernel the op's output metadata cannot be known without running it.",

@@ -9,6 +9,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/container/inlined_vector.h"
+#include "runtime/autograd/engine.h"
 #include "runtime/compile/internal/capture_mode.h"
 #include "runtime/compile/logging.h"
 #include "runtime/core/call_site.h"
@@ -30,6 +31,21 @@ void on_data_access(const TensorImpl*, const char* what) {
   s->note_data_read();  // even of a real tensor: fn's next ops may depend on it (Note [Trace once])
   if (!s->has_pending_ops()) return;
   s->break_graph(BreakKind::kDataDependent, str_cat("Tensor::", what), format_site(current_call_site()));
+}
+
+// on_backward: backward() inside fn ends the graph and runs outside capture
+// (See Note [AOT autograd]); balanced, as suspend() and resume() count.
+void on_backward(bool entering) {
+  CaptureSession* s = tls_session;
+  if (s == nullptr) return;
+  if (!entering) {
+    s->resume();
+    return;
+  }
+  if (!s->suspended() && s->has_pending_ops()) {
+    s->break_graph(BreakKind::kBackward, "Tensor.backward()", format_site(current_call_site()));
+  }
+  s->suspend();
 }
 
 }  // namespace
@@ -103,12 +119,17 @@ void CaptureSession::suspend() {
   LocalDispatchKeySet& tls = local_dispatch_key_set();
   pre_dispatch_lifted_ = enabled_pre_dispatch_ && tls.included.has(DispatchKey::kPreDispatch);
   if (pre_dispatch_lifted_) tls.included = tls.included.remove(DispatchKey::kPreDispatch);
+  if (excluded_autograd_) tls.excluded = tls.excluded.remove(DispatchKey::kAutograd);
   show_user_modes();
 }
 
 void CaptureSession::resume() {
   if (--suspended_ != 0) return;
   hide_user_modes();
+  if (excluded_autograd_) {
+    LocalDispatchKeySet& tls = local_dispatch_key_set();
+    tls.excluded = tls.excluded.add(DispatchKey::kAutograd);
+  }
   if (pre_dispatch_lifted_) {
     LocalDispatchKeySet& tls = local_dispatch_key_set();
     tls.included = tls.included.add(DispatchKey::kPreDispatch);
@@ -139,6 +160,12 @@ std::vector<Tensor> CaptureSession::run() {
     // or hook behind, and nothing of the unfinished graph is cached.
     enabled_pre_dispatch_ = !local_dispatch_key_set().included.has(DispatchKey::kPreDispatch);
     EnablePreDispatchGuard pre_dispatch;
+    // Capture records no autograd history: a compiled graph's results get
+    // their grad_fn when it runs (See Note [AOT autograd]); ops that run
+    // while suspended (eagerly, or backward) record as usual.
+    excluded_autograd_ = !local_dispatch_key_set().excluded.has(DispatchKey::kAutograd);
+    std::optional<ExcludeDispatchKeyGuard> no_autograd;
+    if (excluded_autograd_) no_autograd.emplace(DispatchKey::kAutograd);
     struct HiddenModes {  // See Note [Modes around a compiled call].
       CaptureSession& s;
       explicit HiddenModes(CaptureSession& s) : s(s) { s.hide_user_modes(); }
@@ -148,8 +175,15 @@ std::vector<Tensor> CaptureSession::run() {
     ModeGuard capture(*impl_);
     struct HookGuard {
       DataAccessHook saved = tls_data_access_hook;
-      HookGuard() { tls_data_access_hook = &on_data_access; }
-      ~HookGuard() { tls_data_access_hook = saved; }
+      BackwardHook saved_backward = tls_backward_hook();
+      HookGuard() {
+        tls_data_access_hook = &on_data_access;
+        tls_backward_hook() = &on_backward;
+      }
+      ~HookGuard() {
+        tls_data_access_hook = saved;
+        tls_backward_hook() = saved_backward;
+      }
     } hook;
     outputs = state_.fn(inputs_);
     flush();

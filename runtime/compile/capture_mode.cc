@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "absl/container/inlined_vector.h"
+#include "runtime/autograd/autograd_meta.h"
 #include "runtime/core/call_site.h"
 #include "runtime/graph/passes.h"
 
@@ -223,6 +224,7 @@ void CaptureMode::run_and_fill(const CompiledGraph& compiled, const std::vector<
                " outputs for a graph with ", held.size());
   for (size_t i = 0; i < held.size(); ++i) {
     held[i].impl()->materialize_from(*results[i].impl());
+    autograd::share_history(results[i], held[i]);  // the compiled graph's node, See Note [AOT autograd]
     materialized_.insert(held[i].impl());
   }
   std::lock_guard<std::mutex> lock(session_.state_.mu);

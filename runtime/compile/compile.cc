@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "absl/strings/str_join.h"
+#include "runtime/compile/aot_autograd.h"
 #include "runtime/compile/internal/capture.h"
 #include "runtime/compile/logging.h"
 #include "runtime/fake/fake_tensor.h"
@@ -223,6 +224,21 @@ CompiledFor CompiledState::compiled_for(const Graph& graph, const std::vector<Te
   } else {
     compiled = backend(program_graph, examples);
   }
+  // Calls whose inputs need a gradient take the AOT path (See Note [AOT autograd]).
+  const Backend backward = options.backward_backend_fn       ? options.backward_backend_fn
+                           : !options.backward_backend.empty() ? lookup_backend(options.backward_backend)
+                                                              : backend;
+  compiled = with_aot_autograd(std::move(compiled), std::make_shared<const Graph>(program_graph.clone()), backend,
+                               backward, [this, position](const AotGraphs& g) {
+                                 const std::string code = str_cat("forward:\n", g.forward->str(), "\nbackward:\n",
+                                                                  g.backward->str());
+                                 if (log_enabled("graph_code")) {
+                                   log_message("graph_code", str_cat("AOT graphs ", position, " of ", options.name,
+                                                                     ":\n", code));
+                                 }
+                                 std::lock_guard<std::mutex> lock(mu);
+                                 stats.aot_graphs.push_back(code);
+                               });
   const uint64_t key = holes.empty() ? program : holes_hash(graph, holes);
   auto entry = std::make_shared<const CacheEntry>(CacheEntry{key, guards, compiled, holes, captured});
   candidates.push_back(entry);

@@ -42,6 +42,11 @@ struct CompileOptions {
   std::string backend = "eager";
   // ... or a Backend function, used instead of the name when set.
   Backend backend_fn;
+  // backward_backend / backward_backend_fn: what compiles the backward half
+  // of a graph whose inputs require grad (See Note [AOT autograd] in
+  // aot_autograd.h); neither set: the backend above.
+  std::string backward_backend;
+  Backend backward_backend_fn;
   // fullgraph: any graph break is an error (PyTorch's fullgraph=True / nopython).
   bool fullgraph = false;
   // dynamic: every dim is dynamic unless marked static (default: only marked dims).
@@ -92,6 +97,9 @@ struct CompileStats {
   std::vector<std::string> recompile_reasons;     // why each recompile happened
   bool fell_back_to_eager = false;                // cache_size_limit was reached
   int traced_calls = 0;  // calls that ran a trace_once plan without running fn
+  // aot_graphs: for each graph compiled for autograd, its forward and backward
+  // graphs' code ("forward:\n...\nbackward:\n...").
+  std::vector<std::string> aot_graphs;
 };
 
 // CompileCounters: CompileStats' counts alone, cheap enough to read after

@@ -16,6 +16,16 @@ std::string ExplainOutput::str() const {
   }
   s += "Out Guards:\n";
   for (size_t i = 0; i < guards.size(); ++i) str_append(&s, "  Guard ", i + 1, ":\n    ", guards[i], "\n");
+  if (!aot_graphs.empty()) {
+    s += "AOT Graphs (forward and backward, for inputs that require grad):\n";
+    for (size_t i = 0; i < aot_graphs.size(); ++i) {
+      std::string indented = str_cat("    ", aot_graphs[i]);
+      for (size_t at = indented.find('\n'); at != std::string::npos; at = indented.find('\n', at + 5)) {
+        indented.insert(at + 1, "    ");
+      }
+      str_append(&s, "  AOT ", i + 1, ":\n", indented, "\n");
+    }
+  }
   return s;
 }
 
@@ -25,6 +35,7 @@ ExplainOutput explain_output(const CompileStats& stats) {
   out.graph_break_count = static_cast<int>(stats.breaks.size());
   out.break_reasons = stats.breaks;
   out.ops_per_graph = stats.ops_per_graph;
+  out.aot_graphs = stats.aot_graphs;
   for (const auto& ops : stats.ops_per_graph) out.op_count += static_cast<int>(ops.size());
   out.guards = stats.guards;
   return out;

@@ -20,6 +20,7 @@ struct ExplainOutput {
   std::vector<GraphBreak> break_reasons;
   std::vector<std::vector<std::string>> ops_per_graph;
   std::vector<std::string> guards;  // one line per graph
+  std::vector<std::string> aot_graphs;  // forward and backward graphs' code, per graph compiled for autograd
   std::vector<Tensor> outputs;      // what the call returned
 
   // str: PyTorch's layout: "Graph Count: 2\nGraph Break Count: 1\nOp Count: 2\n

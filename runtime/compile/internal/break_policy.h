@@ -17,7 +17,7 @@ namespace opspec::internal {
 struct CompiledState;
 
 // BreakKind: why a graph ended early; each kind has PyTorch-style text.
-enum class BreakKind : uint8_t { kUser, kDisallowedOp, kDataDependent, kDisabledFunction, kNoMetaKernel };
+enum class BreakKind : uint8_t { kUser, kDisallowedOp, kDataDependent, kDisabledFunction, kNoMetaKernel, kBackward };
 
 // BreakText: PyTorch-style text of a break: what happened, why it breaks, what to do.
 struct BreakText {

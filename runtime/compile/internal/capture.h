@@ -151,6 +151,7 @@ class CaptureSession {
   bool broke_ = false;
   bool enabled_pre_dispatch_ = false;  // run() turned the PreDispatch key on (it was off)
   bool pre_dispatch_lifted_ = false;   // suspend() turned it off again
+  bool excluded_autograd_ = false;     // run() excluded the Autograd key; suspend() lifts it
   std::shared_ptr<DispatchMode> parked_fake_;     // the fake mode, out of the way while suspended
   std::shared_ptr<DispatchMode> parked_capture_;  // the capture mode, likewise (see suspend())
   // The user's dispatch and function modes, hidden while capturing. See Note
