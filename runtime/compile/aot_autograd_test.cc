@@ -16,6 +16,7 @@
 #include "runtime/core/generator.h"
 #include "runtime/dispatch/mode.h"
 #include "runtime/ops/ops.h"
+#include "runtime/trace/make_fx.h"
 
 namespace opspec {
 namespace {
@@ -47,6 +48,27 @@ std::vector<std::vector<double>> grads_of(const TracedFunction& f, uint64_t seed
   std::vector<std::vector<double>> out = {loss.to_vector<double>()};
   for (size_t i = 1; i < in.size(); ++i) out.push_back(in[i].grad().to_vector<double>());
   return out;
+}
+
+// make_fx of a function that calls autograd::grad records the joint graph:
+// the forward ops, then the backward ops the engine dispatches (the Autograd
+// key sits above the tracer), as PyTorch's make_fx does.
+TEST(AotAutograd, MakeFxOfAFunctionThatCallsGradTracesTheJointGraph) {
+  Tensor x = ops::randn({4, 3}), w = ops::randn({2, 3});
+  w.requires_grad_();
+  const Graph g = make_fx([](const std::vector<Tensor>& in) {
+    const Tensor loss = ops::sum(ops::tanh(ops::mm(in[0], ops::t(in[1]))));
+    return autograd::grad({loss}, {in[1]});
+  })(std::vector<Tensor>{x, w});
+  std::vector<std::string> ops;
+  for (Node* n : g.nodes()) {
+    if (n->op() == NodeOp::kCall) ops.push_back(n->target()->name());
+  }
+  EXPECT_THAT(ops, ::testing::ElementsAre("aten::t", "aten::mm", "aten::tanh", "aten::sum", "aten::ones_like",
+                                          "aten::expand", "aten::tanh_backward", "aten::t", "aten::mm", "aten::t",
+                                          "aten::t"));
+  // tanh_backward reads tanh's result: the saved output is traced as that node.
+  EXPECT_THAT(g.str(), ::testing::HasSubstr("aten::tanh_backward(%expand, %tanh)"));
 }
 
 TEST(AotAutograd, CompiledGradientsEqualEagerBitForBit) {

@@ -182,6 +182,10 @@ Tensor FakeTensorMode::from_real(const Tensor& t) {
   impl->set_backend_key(DispatchKey::kFake);
   impl->set_wrapped_number(t.is_wrapped_number());
   Tensor fake(std::move(impl));
+  // A tensor that requires grad gives a leaf that does, as PyTorch's fake
+  // tensors: autograd then records on fakes, so make_fx of a function that
+  // calls backward traces the joint graph.
+  if (t.requires_grad() && is_floating(t.dtype())) fake.requires_grad_();
   tensors_.emplace(uid, fake);
   return fake;
 }

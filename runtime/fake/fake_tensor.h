@@ -43,7 +43,8 @@ class FakeTensorMode : public DispatchMode {
   std::string_view name() const override { return "FakeTensorMode"; }
 
   // from_real: the fake tensor for t: t itself if fake or meta; otherwise a
-  // fake tensor with t's sizes, strides, offset, dtype and device, memoized.
+  // fake tensor with t's sizes, strides, offset, dtype and device (a leaf
+  // that requires grad when t requires grad), memoized.
   Tensor from_real(const Tensor& t);
   // memo_size: how many real tensors have been converted and remembered.
   size_t memo_size() const { return tensors_.size(); }

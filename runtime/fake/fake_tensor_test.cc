@@ -76,6 +76,22 @@ TEST(FakeTensorMode, FactoriesReturnFakeTensorsOnTheRequestedDevice) {
   EXPECT_THAT(z.sizes(), ElementsAre(10));
 }
 
+TEST(FakeTensorMode, FakesOfTensorsThatRequireGradAreLeavesThatDo) {
+  FakeTensorMode fake;
+  Tensor w = ops::randn({2, 3});
+  w.requires_grad_();
+  const Tensor fw = fake.from_real(w);
+  EXPECT_TRUE(is_fake(fw));
+  EXPECT_TRUE(fw.requires_grad());
+  EXPECT_TRUE(fw.is_leaf());
+  EXPECT_FALSE(fake.from_real(ops::randn({2})).requires_grad());
+  // Autograd records on fakes: an op's result has a grad_fn.
+  ModeGuard g(fake);
+  const Tensor y = ops::mul(fw, 2.0);
+  EXPECT_TRUE(y.requires_grad());
+  EXPECT_FALSE(y.is_leaf());
+}
+
 TEST(FakeTensorMode, GigabyteProgramsAllocateNoData) {
   CpuAllocations allocations;
   {
