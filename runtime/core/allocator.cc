@@ -143,8 +143,10 @@ namespace {
 // heap top, unless glibc's dynamic thresholds happen to keep it; every reuse
 // then faults 4096 fresh pages in and has the kernel zero them. That is
 // fragile: the same binary measured 14 ms or 52 ms for issue 7's ten-op
-// chain (30k page faults per call) depending on the heap's history. So blocks
-// of at least kLargeMin bytes, rounded up to kLargeRound, are kept after free
+// chain (30k page faults per call) depending on the heap's history, and a
+// compiled MLP training step, whose 128 KiB activations were mmap'ed afresh
+// each call, took 250 faults a step and 1.6x eager's time. So blocks of at
+// least kLargeMin bytes (glibc's default mmap threshold), rounded up to kLargeRound, are kept after free
 // in one process-wide cache (they are often freed on another thread) and
 // handed out again for the same rounded size, most recently freed first. At
 // most cpu_cache_limit() bytes are kept; past it the oldest blocks go back
@@ -171,7 +173,7 @@ struct Free {
 // Tensors that outlive the thread's cache (statics freed at exit) bypass it.
 thread_local internal::FreeLists<kSmallClasses, kCachedPerClass, Free> small_blocks;
 
-constexpr size_t kLargeMin = size_t{1} << 20;
+constexpr size_t kLargeMin = size_t{128} << 10;  // glibc's default mmap threshold
 constexpr size_t kLargeRound = size_t{64} << 10;
 constexpr size_t kDefaultCpuCacheLimit = size_t{256} << 20;
 
