@@ -357,13 +357,8 @@ const std::map<std::string, std::vector<std::string>>& partial_checks() {
 }
 
 // Ops without a derivative formula yet (test_autograd_registration fails for
-// them, as it should): the backward ops' own derivatives (double backward),
-// as_strided's, sgn's (needs _efficientzerotensor) and masked_fill_'s (needs
-// masked_fill.Scalar).
-bool lacks_formula(const std::string& name) {
-  return name.find("_backward") != std::string::npos || name == "aten::as_strided" || name == "aten::sgn" ||
-         name == "aten::masked_fill_.Scalar";
-}
+// them, as it should): the backward ops' own derivatives (double backward).
+bool lacks_formula(const std::string& name) { return name.find("_backward") != std::string::npos; }
 
 TEST(OpcheckBuiltins, EveryBuiltinOpPassesOnASampleFromItsSchema) {
   int checked = 0;

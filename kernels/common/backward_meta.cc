@@ -99,6 +99,15 @@ void check_masked_fill(const Tensor& self, const Tensor& mask) {
                format_sizes(shape));
 }
 
+SizeVec masked_fill_sizes(const Tensor& self, const Tensor& mask) {
+  constexpr std::string_view kOp = "aten::masked_fill";
+  OPSPEC_CHECK(mask.dtype() == DType::kBool, kOp, ": masked_fill only supports boolean masks, but got mask with dtype ",
+               scalar_type_name(mask.dtype()));
+  const Tensor both[] = {self, mask};
+  check_same_device(both, kOp);
+  return broadcast_shapes(self.sizes(), mask.sizes(), kOp);
+}
+
 Tensor softmax_backward_data_meta(const Tensor& grad, const Tensor& output, int64_t dim, DType input_dtype) {
   const auto g = softmax_backward_geometry(grad, output, dim, input_dtype, "aten::_softmax_backward_data");
   return make_tensor(grad.sizes(), g.result_dtype, kMeta);
@@ -141,6 +150,10 @@ Tensor select_backward_meta(const Tensor& grad, IntArrayRef input_sizes, int64_t
 Tensor masked_fill__meta(const Tensor& self, const Tensor& mask, const Scalar& /*value*/) {
   check_masked_fill(self, mask);
   return self;
+}
+
+Tensor masked_fill_meta(const Tensor& self, const Tensor& mask, const Scalar& /*value*/) {
+  return make_tensor(masked_fill_sizes(self, mask), self.dtype(), kMeta);
 }
 
 }  // namespace opspec::internal

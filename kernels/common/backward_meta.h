@@ -49,6 +49,9 @@ void check_dropout_backward(const Tensor& grad, const Tensor& mask);
 
 // check_masked_fill: mask is b8 and broadcasts to self's shape without growing it.
 void check_masked_fill(const Tensor& self, const Tensor& mask);
+// masked_fill_sizes: the out-of-place masked_fill's result shape, self and mask
+// broadcast (mask must be b8; PyTorch's expand_outplace).
+SizeVec masked_fill_sizes(const Tensor& self, const Tensor& mask);
 
 // Meta kernels: outputs with the CPU kernels' sizes and dtypes, and no data.
 Tensor softmax_backward_data_meta(const Tensor& grad, const Tensor& output, int64_t dim, DType input_dtype);
@@ -61,5 +64,6 @@ Tensor slice_backward_meta(const Tensor& grad, IntArrayRef input_sizes, int64_t 
                            int64_t step);
 Tensor select_backward_meta(const Tensor& grad, IntArrayRef input_sizes, int64_t dim, int64_t index);
 Tensor masked_fill__meta(const Tensor& self, const Tensor& mask, const Scalar& value);
+Tensor masked_fill_meta(const Tensor& self, const Tensor& mask, const Scalar& value);
 
 }  // namespace opspec::internal

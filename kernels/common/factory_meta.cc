@@ -181,6 +181,11 @@ Tensor zeros_meta(IntArrayRef size, std::optional<DType> dtype, std::optional<in
   return meta_factory(size, dtype.value_or(kDefaultFloat), "aten::zeros");
 }
 
+Tensor new_zeros_meta(const Tensor& self, IntArrayRef size, std::optional<DType> dtype, std::optional<int64_t>,
+                      std::optional<Device>, std::optional<bool>) {
+  return meta_factory(size, dtype.value_or(self.dtype()), "aten::new_zeros");
+}
+
 Tensor ones_meta(IntArrayRef size, std::optional<DType> dtype, std::optional<int64_t>, std::optional<Device>,
                  std::optional<bool>) {
   return meta_factory(size, dtype.value_or(kDefaultFloat), "aten::ones");

@@ -68,6 +68,9 @@ Tensor empty_meta(IntArrayRef size, std::optional<DType> dtype, std::optional<in
 Tensor empty_strided_meta(IntArrayRef size, IntArrayRef stride, std::optional<DType> dtype,
                           std::optional<int64_t> layout, std::optional<Device> device,
                           std::optional<bool> pin_memory);
+// new_zeros_meta: zeros' Meta kernel for aten::new_zeros (self's dtype unless given).
+Tensor new_zeros_meta(const Tensor& self, IntArrayRef size, std::optional<DType> dtype, std::optional<int64_t> layout,
+                      std::optional<Device> device, std::optional<bool> pin_memory);
 Tensor zeros_meta(IntArrayRef size, std::optional<DType> dtype, std::optional<int64_t> layout,
                   std::optional<Device> device, std::optional<bool> pin_memory);
 Tensor ones_meta(IntArrayRef size, std::optional<DType> dtype, std::optional<int64_t> layout,

@@ -361,6 +361,15 @@ Tensor masked_fill__cpu(const Tensor& self, const Tensor& mask, const Scalar& va
   return self;
 }
 
+// masked_fill: self broadcast with mask, copied, then filled (PyTorch's
+// CompositeExplicit kernel: clone then masked_fill_, with no dispatch).
+Tensor masked_fill_cpu(const Tensor& self, const Tensor& mask, const Scalar& value) {
+  require_cpu_device(self.device(), "aten::masked_fill");
+  Tensor out = make_tensor(masked_fill_sizes(self, mask), self.dtype(), kCPU);
+  copy_into(out, self);
+  return masked_fill__cpu(out, mask, value);
+}
+
 }  // namespace
 
 void register_binary_cpu_kernels(Library& lib) {
@@ -402,7 +411,8 @@ void register_binary_cpu_kernels(Library& lib) {
       .impl("mul_.Tensor", kKey, &mul__cpu)
       .impl("div_.Tensor", kKey, &div__cpu)
       .impl("div_.Scalar", kKey, &div__scalar_cpu)
-      .impl("masked_fill_.Scalar", kKey, &masked_fill__cpu);
+      .impl("masked_fill_.Scalar", kKey, &masked_fill__cpu)
+      .impl("masked_fill.Scalar", kKey, &masked_fill_cpu);
 }
 
 }  // namespace opspec::internal

@@ -148,6 +148,16 @@ Tensor zeros_cpu(IntArrayRef size, std::optional<DType> dtype, std::optional<int
   return out;
 }
 
+// new_zeros: zeros on self's device, in self's dtype unless given.
+Tensor new_zeros_cpu(const Tensor& self, IntArrayRef size, std::optional<DType> dtype, std::optional<int64_t>,
+                     std::optional<Device> device, std::optional<bool>) {
+  OPSPEC_CHECK(!device || *device == self.device(), "aten::new_zeros: a device other than self's (",
+               self.device().str(), ") is not supported, got ", device->str());
+  Tensor out = cpu_factory(size, dtype.value_or(self.dtype()), "aten::new_zeros");
+  zero_contiguous(out);
+  return out;
+}
+
 Tensor ones_cpu(IntArrayRef size, std::optional<DType> dtype, std::optional<int64_t>, std::optional<Device>,
                 std::optional<bool>) {
   Tensor out = cpu_factory(size, dtype.value_or(kDefaultFloat), "aten::ones");

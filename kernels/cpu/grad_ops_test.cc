@@ -230,6 +230,29 @@ TEST(MaskedFill, FillsWhereTheMaskIsTrueBroadcastingIt) {
               ThrowsMessage<Error>(HasSubstr("doesn't match the broadcast shape [2, 3]")));
 }
 
+TEST(MaskedFill, TheOutOfPlaceFormBroadcastsSelfWithTheMask) {
+  const Tensor self = ops::tensor({1, 2, 3}, {3});
+  const Tensor mask = ops::tensor({1, 0, 0, 0, 0, 1}, {2, 3}, DType::kBool);
+  const Tensor out = ops::masked_fill(self, mask, -1);
+  EXPECT_EQ(out.sizes(), (SizeVec{2, 3}));
+  EXPECT_THAT(values(out), ElementsAre(-1, 2, 3, 1, 2, -1));
+  EXPECT_THAT(values(self), ElementsAre(1, 2, 3));  // self is untouched
+  EXPECT_EQ(ops::masked_fill(ops::to(self, Device::parse("meta")), ops::to(mask, Device::parse("meta")), 0).sizes(),
+            (SizeVec{2, 3}));
+  EXPECT_THAT([&] { ops::masked_fill(self, self, 0); },
+              ThrowsMessage<Error>(HasSubstr("masked_fill only supports boolean masks, but got mask with dtype Float")));
+}
+
+TEST(ZeroFactories, NewZerosTakesSelfsDtypeAndEfficientZeroTensorIsZeros) {
+  const Tensor self = ops::ones({2}, {.dtype = DType::kFloat64});
+  const Tensor z = ops::new_zeros(self, {2, 3});
+  EXPECT_EQ(z.dtype(), DType::kFloat64);
+  EXPECT_THAT(values(z), ElementsAre(0, 0, 0, 0, 0, 0));
+  EXPECT_EQ(ops::new_zeros(self, {4}, {.dtype = DType::kInt32}).dtype(), DType::kInt32);
+  EXPECT_THAT([&] { ops::new_zeros(self, {-1}); }, ThrowsMessage<Error>(HasSubstr("negative dimension")));
+  EXPECT_THAT(values(ops::_efficientzerotensor({3}, {.dtype = DType::kFloat32})), ElementsAre(0, 0, 0));
+}
+
 TEST(Sgn, IsMinusOneZeroOrOneAndZeroForNaNAndRefusesB8) {
   EXPECT_THAT(values(ops::sgn(ops::tensor({-2.5, -0.0, 0.0, 3, kNaN}, {5}))), ElementsAre(-1, 0, 0, 1, 0));
   EXPECT_THAT(values(ops::sgn(ops::tensor({-3, 0, 4}, {3}, DType::kInt64))), ElementsAre(-1, 0, 1));

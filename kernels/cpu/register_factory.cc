@@ -24,6 +24,8 @@ Tensor empty_cpu(IntArrayRef size, OptDType dtype, OptInt layout, OptDevice devi
 Tensor empty_strided_cpu(IntArrayRef size, IntArrayRef stride, OptDType dtype, OptInt layout, OptDevice device,
                          OptBool pin_memory);
 Tensor zeros_cpu(IntArrayRef size, OptDType dtype, OptInt layout, OptDevice device, OptBool pin_memory);
+Tensor new_zeros_cpu(const Tensor& self, IntArrayRef size, OptDType dtype, OptInt layout, OptDevice device,
+                     OptBool pin_memory);
 Tensor ones_cpu(IntArrayRef size, OptDType dtype, OptInt layout, OptDevice device, OptBool pin_memory);
 Tensor full_cpu(IntArrayRef size, const Scalar& fill_value, OptDType dtype, OptInt layout, OptDevice device,
                 OptBool pin_memory);
@@ -66,6 +68,11 @@ void register_factory_kernels(Dispatcher& d) {
       .impl("empty_strided", kMetaKey, &empty_strided_meta)
       .impl("zeros", kCPUKey, &zeros_cpu)
       .impl("zeros", kMetaKey, &zeros_meta)
+      // Opspec has no ZeroTensor: PyTorch's _efficientzerotensor is plain zeros here.
+      .impl("_efficientzerotensor", kCPUKey, &zeros_cpu)
+      .impl("_efficientzerotensor", kMetaKey, &zeros_meta)
+      .impl("new_zeros", kCPUKey, &new_zeros_cpu)
+      .impl("new_zeros", kMetaKey, &new_zeros_meta)
       .impl("ones", kCPUKey, &ones_cpu)
       .impl("ones", kMetaKey, &ones_meta)
       .impl("full", kCPUKey, &full_cpu)

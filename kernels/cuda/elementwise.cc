@@ -7,6 +7,7 @@
 
 #include "kernels/common/backward_meta.h"
 #include "kernels/common/scalar_as.h"
+#include "kernels/common/views.h"
 #include "kernels/cuda/cuda_copy.h"
 #include "kernels/cuda/cuda_device.h"
 #include "kernels/cuda/elementwise_args.h"
@@ -322,6 +323,13 @@ Tensor masked_fill__cuda(const Tensor& self, const Tensor& mask, const Scalar& v
   return self;
 }
 
+Tensor masked_fill_cuda(const Tensor& self, const Tensor& mask, const Scalar& value) {
+  const SizeVec sizes = masked_fill_sizes(self, mask);
+  Tensor out = empty_cuda(sizes, self.dtype(), require_device(self.device(), "aten::masked_fill"));
+  device_copy(out, expand_kernel(self, sizes, /*implicit=*/false));
+  return masked_fill__cuda(out, mask, value);
+}
+
 Tensor div__scalar_cuda(const Tensor& self, const Scalar& other) {
   const Tensor b = make_wrapped_number(other);
   const ElementwiseMeta m = inplace_meta(self, b, BinaryKind::kTrueDivide, "aten::div_");
@@ -374,7 +382,8 @@ void register_elementwise_cuda_kernels(Library& lib) {
       .impl("mul_.Tensor", kKey, &mul__cuda)
       .impl("div_.Tensor", kKey, &div__cuda)
       .impl("div_.Scalar", kKey, &div__scalar_cuda)
-      .impl("masked_fill_.Scalar", kKey, &masked_fill__cuda);
+      .impl("masked_fill_.Scalar", kKey, &masked_fill__cuda)
+      .impl("masked_fill.Scalar", kKey, &masked_fill_cuda);
 }
 
 }  // namespace opspec::internal::cuda

@@ -76,6 +76,14 @@ Tensor empty_strided_cuda(IntArrayRef size, IntArrayRef stride, OptDType dtype, 
   return make_strided(size, stride, dtype.value_or(kDefaultFloat), target_device(device, "aten::empty_strided"));
 }
 
+Tensor new_zeros_cuda(const Tensor& self, IntArrayRef size, OptDType dtype, OptInt, OptDevice device, OptBool) {
+  OPSPEC_CHECK(!device || *device == self.device(), "aten::new_zeros: a device other than self's (",
+               self.device().str(), ") is not supported, got ", device->str());
+  Tensor out = new_factory(size, dtype.value_or(self.dtype()), self.device(), "aten::new_zeros");
+  zero_fill(out);
+  return out;
+}
+
 Tensor zeros_cuda(IntArrayRef size, OptDType dtype, OptInt, OptDevice device, OptBool) {
   Tensor out = new_factory(size, dtype.value_or(kDefaultFloat), device, "aten::zeros");
   zero_fill(out);
@@ -329,6 +337,8 @@ void register_factory_cuda_kernels(Library& lib) {
   lib.impl("empty.memory_format", kKey, &empty_cuda_kernel)
       .impl("empty_strided", kKey, &empty_strided_cuda)
       .impl("zeros", kKey, &zeros_cuda)
+      .impl("_efficientzerotensor", kKey, &zeros_cuda)
+      .impl("new_zeros", kKey, &new_zeros_cuda)
       .impl("slice_backward", kKey, &slice_backward_cuda)
       .impl("select_backward", kKey, &select_backward_cuda)
       .impl("ones", kKey, &ones_cuda)

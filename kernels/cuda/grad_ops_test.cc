@@ -43,6 +43,11 @@ TEST(CudaGradOpsTest, ElementwiseBackwardOpsMatchTheCpu) {
     ops::masked_fill_(filled, mask, 0.5);
     ops::masked_fill_(dfilled, to_cuda(mask), 0.5);
     expect_same(dfilled, filled, "masked_fill_ " + n);
+    const Tensor row_mask = ops::gt(input({33}, DType::kFloat32, 9), 0.0);
+    expect_same(ops::masked_fill(dx, to_cuda(row_mask), -2.0), ops::masked_fill(x, row_mask, -2.0), "masked_fill " + n);
+    expect_same(ops::new_zeros(dx, {3, 5}), ops::new_zeros(x, {3, 5}), "new_zeros " + n);
+    expect_same(ops::_efficientzerotensor({4}, {.dtype = dt, .device = testing::kCuda0}),
+                ops::_efficientzerotensor({4}, {.dtype = dt}), "_efficientzerotensor " + n);
   }
 }
 

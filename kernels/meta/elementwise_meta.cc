@@ -164,6 +164,7 @@ void register_elementwise_meta_kernels(Library& lib) {
     return inplace_out(self, make_wrapped_number(other), BinaryKind::kTrueDivide, "aten::div_");
   });
   lib.impl("masked_fill_.Scalar", kKey, &masked_fill__meta);
+  lib.impl("masked_fill.Scalar", kKey, &masked_fill_meta);
 
   // ---- Copies ----
   lib.impl("copy_", kKey, &copy_meta);

@@ -68,6 +68,11 @@ TEST(AutogradFormulas, BackwardOpSequencesMatchPyTorch2) {
        {"unsqueeze", "unsqueeze", "sgn", "mul.Tensor"}},
       {"dropout", {{4}}, [](V t) { return std::get<0>(ops::native_dropout(t[0], 0.5, true)); },
        {"native_dropout_backward"}},
+      {"sgn", {{3}}, [](V t) { return ops::sgn(t[0]); }, {"_efficientzerotensor"}},
+      {"masked_fill", {{3}}, [](V t) { return ops::masked_fill(t[0], ops::gt(t[0], 1.0), 0); },
+       {"masked_fill.Scalar"}},
+      {"as_strided", {{3, 4}}, [](V t) { return ops::as_strided(t[0], {2, 2}, {4, 1}, 1); },
+       {"new_zeros", "as_strided", "copy_", "as_strided"}},
   };
   autograd_test::expect_backward_sequences(cases);
 }
@@ -165,12 +170,39 @@ TEST(AutogradFormulas, GradientsAgreeWithCentralDifferences) {
          ops::mul_(u, t[1]);
          return u;
        }, "MulBackward0"},
+      {"masked_fill", {{2, 3}}, [](V t) { return ops::masked_fill(t[0], ops::gt(t[0], 1.0), 2.0); },
+       "MaskedFillBackward0"},
+      {"masked_fill_inplace", {{2, 3}}, [](V t) {
+         Tensor u = ops::clone(t[0]);
+         ops::masked_fill_(u, ops::gt(t[0], 1.0), 2.0);
+         return u;
+       }, "MaskedFillBackward0"},
+      {"as_strided", {{3, 4}}, [](V t) { return ops::as_strided(t[0], {2, 2}, {4, 1}, 1); }, "AsStridedBackward0"},
+      {"as_strided_size_one_dims", {{3, 4}}, [](V t) { return ops::as_strided(t[0], {2, 1, 3}, {4, 9, 1}, 2); },
+       "AsStridedBackward0"},
+      {"as_strided_of_a_transpose", {{3, 4}}, [](V t) {
+         return ops::as_strided(ops::t(t[0]), {4, 2}, {1, 4});
+       }, "AsStridedBackward0"},
       {"div_inplace", {{3}, {3}}, [](V t) {
          Tensor u = ops::clone(t[0]);
          ops::div_(u, t[1]);
          return u;
        }, "DivBackward0"},
   });
+}
+
+TEST(AutogradFormulas, SgnHasAZeroGradientAndOverlappingAsStridedFailsNamingWhy) {
+  const Tensor x = leaf({3}, 9);
+  ops::sum(ops::mul(ops::sgn(x), x)).backward();
+  {
+    autograd::NoGradGuard no_grad;
+    EXPECT_EQ(x.grad().to_vector<double>(), ops::sgn(x).to_vector<double>());  // d(sgn(x) * x) = sgn(x) + 0
+  }
+  const Tensor y = leaf({4}, 10);
+  const Tensor overlapping = ops::sum(ops::as_strided(y, {2, 2}, {1, 1}));
+  EXPECT_THAT([&] { overlapping.backward(); },
+              ThrowsMessage<Error>(HasSubstr("the derivative for 'aten::as_strided' of a geometry whose elements may "
+                                             "overlap is not implemented")));
 }
 
 TEST(AutogradFormulas, DropoutScalesTheKeptGradient) {
@@ -192,9 +224,8 @@ TEST(AutogradFormulas, UnsupportedNormOrdersFailInBackwardNamingTheOrd) {
 }
 
 TEST(AutogradFormulas, EveryDifferentiableBuiltinHasAFormulaOrDecomposes) {
-  // Ops without one yet, each failing in backward with "not implemented".
-  const std::set<std::string> known_gaps = {"aten::as_strided", "aten::sgn", "aten::masked_fill_.Scalar",
-                                            "aten::fill_.Scalar", "aten::zero_", "aten::bernoulli_.float"};
+  // Ops without one yet, each failing in backward with "not implemented": none.
+  const std::set<std::string> known_gaps = {};
   for (const OperatorHandle* op : Dispatcher::singleton().ops()) {
     const std::string& name = op->name();
     if (name.rfind("aten::", 0) != 0 || op->is_composite() || op->kind() == OpKind::kFactory) continue;

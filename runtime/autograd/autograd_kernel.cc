@@ -45,7 +45,7 @@ class FormulaNode : public Node {
     for (const Tensor& g : grads) any = any || g.defined();
     if (!any) return VariableList(next_edges().size());
     FormulaCall call(*this, std::move(grads), saved_inputs, saved_outputs, args, input_metas, input_strides,
-                     tensor_args);
+                     input_offsets, tensor_args);
     VariableList out = formula_.backward(call);
     out.resize(next_edges().size());
     return out;
@@ -61,6 +61,7 @@ class FormulaNode : public Node {
   Stack args;  // the call's arguments, tensors dropped
   FormulaCall::MetaList input_metas;
   FormulaCall::StridesList input_strides;
+  FormulaCall::OffsetList input_offsets;
   uint64_t tensor_args = 0;  // bit i: schema argument i was a tensor
 
  private:
@@ -199,6 +200,7 @@ void autograd_kernel(const OperatorHandle& op, DispatchKeySet ks, Stack& stack) 
     if (fnode != nullptr) {
       fnode->input_metas.push_back({SizeVec(t.sizes().begin(), t.sizes().end()), t.dtype(), t.device()});
       fnode->input_strides.emplace_back(t.strides().begin(), t.strides().end());
+      fnode->input_offsets.push_back(t.storage_offset());
       Tensor saved;
       if (saves(k)) {
         // Note [Saving self of an in-place op]

@@ -33,10 +33,14 @@ class FormulaCall {
   using MetaList = absl::InlinedVector<InputMetadata, 3>;
   using StridesList = absl::InlinedVector<SizeVec, 3>;
 
+  // OffsetList: the inputs' storage offsets.
+  using OffsetList = absl::InlinedVector<int64_t, 3>;
+
   FormulaCall(const Node& node, VariableList grads, const SavedList& inputs, const SavedList& outputs,
-              const Stack& args, const MetaList& metas, const StridesList& input_strides, uint64_t tensor_args)
+              const Stack& args, const MetaList& metas, const StridesList& input_strides,
+              const OffsetList& input_offsets, uint64_t tensor_args)
       : node_(node), grads_(std::move(grads)), inputs_(inputs), outputs_(outputs), args_(args), metas_(metas),
-        strides_(input_strides), tensor_args_(tensor_args) {}
+        strides_(input_strides), offsets_(input_offsets), tensor_args_(tensor_args) {}
 
   // grad: the gradient of output i (undefined when none flowed).
   const Tensor& grad(size_t i = 0) const { return grads_.at(i); }
@@ -48,6 +52,7 @@ class FormulaCall {
   // sizes / strides / dtype of tensor input i as it was in the forward call.
   IntArrayRef sizes(size_t i) const { return metas_.at(i).sizes; }
   IntArrayRef strides(size_t i) const { return strides_.at(i); }
+  int64_t storage_offset(size_t i) const { return offsets_.at(i); }
   DType dtype(size_t i) const { return metas_.at(i).dtype; }
   Device device(size_t i) const { return metas_.at(i).device; }
   size_t num_inputs() const { return metas_.size(); }
@@ -69,6 +74,7 @@ class FormulaCall {
   const Stack& args_;
   const MetaList& metas_;
   const StridesList& strides_;
+  const OffsetList& offsets_;
   uint64_t tensor_args_;  // bit i: schema argument i was a tensor
 };
 

@@ -128,6 +128,16 @@ VariableList where_self(const FormulaCall& c) {
   if (c.needs(1)) g[1] = where_scalar_other(cond, c.grad(), int64_t{0});
   return g;
 }
+// sgn: sgn_backward of a real input: a ZeroTensor (_efficientzerotensor).
+VariableList sgn(const FormulaCall& c) {
+  return {ops::_efficientzerotensor(c.sizes(0), {.dtype = c.dtype(0), .device = c.device(0)})};
+}
+// masked_fill / masked_fill_ (self, mask, value): grad.masked_fill(mask, 0); mask has none.
+VariableList masked_fill(const FormulaCall& c) {
+  VariableList g(c.num_inputs());
+  if (c.needs(0)) g[0] = ops::masked_fill(c.grad(), c.input(1), int64_t{0});
+  return g;
+}
 // fill_, zero_, bernoulli_: self's old values do not reach the result.
 VariableList zeros_like_grad(const FormulaCall& c) { return {ops::zeros_like(c.grad())}; }
 VariableList to_copy(const FormulaCall& c) {
@@ -188,6 +198,9 @@ void add_elementwise_formulas(std::vector<Formula>& out) {
   // Node names count every derivatives.yaml entry of a base name (fill.Scalar is FillBackward0).
   out.push_back({"aten::fill_.Scalar", "FillBackward2", 0, 0, &zeros_like_grad});
   out.push_back({"aten::zero_", "ZeroBackward0", 0, 0, &zeros_like_grad});
+  out.push_back({"aten::sgn", "SgnBackward0", 0, 0, &sgn});
+  out.push_back({"aten::masked_fill.Scalar", "MaskedFillBackward0", kOther, 0, &masked_fill});
+  out.push_back({"aten::masked_fill_.Scalar", "MaskedFillBackward0", kOther, 0, &masked_fill});
   out.push_back({"aten::bernoulli_.float", "BernoulliBackward2", 0, 0, &zeros_like_grad});
   out.push_back({"aten::clone", "CloneBackward0", 0, 0, &identity});
   out.push_back({"aten::alias", "AliasBackward0", 0, 0, &identity});

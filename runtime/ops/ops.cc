@@ -76,6 +76,17 @@ Tensor new_empty_strided(const Tensor& self, IntArrayRef size, IntArrayRef strid
   return call<Sig>(OpId::new_empty_strided, self, size, stride, OptDType(o.dtype.value_or(self.dtype())), OptInt(),
                    OptDevice(o.device.value_or(self.device())), OptBool(false));
 }
+Tensor new_zeros(const Tensor& self, IntArrayRef size, TensorOptions o, const std::source_location& loc) {
+  OPSPEC_SITE;
+  using Sig = Tensor(const Tensor&, IntArrayRef, OptDType, OptInt, OptDevice, OptBool);
+  return call<Sig>(OpId::new_zeros, self, size, o.dtype, OptInt(), o.device, OptBool());
+}
+Tensor _efficientzerotensor(IntArrayRef size, TensorOptions o, const std::source_location& loc) {
+  OPSPEC_SITE;
+  // As the formulas pass them: dtype, layout=strided, device; no pin_memory.
+  return call<FactorySig>(OpId::_efficientzerotensor, size, o.dtype, OptInt(0), OptDevice(device_or_cpu(o)),
+                          OptBool());
+}
 Tensor zeros(IntArrayRef size, TensorOptions o, const std::source_location& loc) {
   OPSPEC_SITE;
   return factory(OpId::zeros, size, o);
@@ -169,6 +180,10 @@ Tensor& fill_(Tensor& self, const Scalar& value, const std::source_location& loc
   OPSPEC_SITE;
   call<ScalarSig>(OpId::fill__Scalar, self, value);
   return self;
+}
+Tensor masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value, const std::source_location& loc) {
+  OPSPEC_SITE;
+  return call<Tensor(const Tensor&, const Tensor&, const Scalar&)>(OpId::masked_fill_Scalar, self, mask, value);
 }
 Tensor& masked_fill_(Tensor& self, const Tensor& mask, const Scalar& value, const std::source_location& loc) {
   OPSPEC_SITE;

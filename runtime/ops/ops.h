@@ -50,6 +50,11 @@ Tensor randn(IntArrayRef size, TensorOptions options = {}, OPSPEC_LOC);
 Tensor empty_like(const Tensor& self, TensorOptions options = {}, OPSPEC_LOC);
 Tensor zeros_like(const Tensor& self, TensorOptions options = {}, OPSPEC_LOC);
 Tensor ones_like(const Tensor& self, TensorOptions options = {}, OPSPEC_LOC);
+// new_zeros: aten::new_zeros: zeros of size with self's dtype and device unless given.
+Tensor new_zeros(const Tensor& self, IntArrayRef size, TensorOptions options = {}, OPSPEC_LOC);
+// _efficientzerotensor: aten::_efficientzerotensor, PyTorch's ZeroTensor (what
+// derivative formulas return for a zero gradient); here a plain tensor of zeros.
+Tensor _efficientzerotensor(IntArrayRef size, TensorOptions options = {}, OPSPEC_LOC);
 // new_empty_strided: aten::new_empty_strided: uninitialised, with the given
 // strides, on self's dtype and device unless options say otherwise.
 Tensor new_empty_strided(const Tensor& self, IntArrayRef size, IntArrayRef stride, TensorOptions options = {},
@@ -65,6 +70,8 @@ Tensor tensor(std::vector<double> values, IntArrayRef shape, DType dtype = DType
 Tensor& fill_(Tensor& self, const Scalar& value, OPSPEC_LOC);  // aten::fill_.Scalar
 // masked_fill_: self[mask] = value (mask is b8 and broadcasts to self); aten::masked_fill_.Scalar.
 Tensor& masked_fill_(Tensor& self, const Tensor& mask, const Scalar& value, OPSPEC_LOC);
+// masked_fill: a copy of self (broadcast with mask) with value where mask is true; aten::masked_fill.Scalar.
+Tensor masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value, OPSPEC_LOC);
 Tensor& zero_(Tensor& self, OPSPEC_LOC);                        // aten::zero_
 Tensor& copy_(Tensor& self, const Tensor& src, OPSPEC_LOC);     // aten::copy_
 Tensor& bernoulli_(Tensor& self, double p, OPSPEC_LOC);         // aten::bernoulli_.float
