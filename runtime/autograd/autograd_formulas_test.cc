@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "runtime/autograd/autograd_test_util.h"
+#include <cmath>
 #include <set>
 
 #include "runtime/autograd/formulas.h"
@@ -203,6 +204,39 @@ TEST(AutogradFormulas, SgnHasAZeroGradientAndOverlappingAsStridedFailsNamingWhy)
   EXPECT_THAT([&] { overlapping.backward(); },
               ThrowsMessage<Error>(HasSubstr("the derivative for 'aten::as_strided' of a geometry whose elements may "
                                              "overlap is not implemented")));
+}
+
+// Double backward: grad with create_graph, then the gradient of that.
+TEST(AutogradFormulas, SecondDerivativesThroughTheBackwardOps) {
+  struct Case {
+    std::string name;
+    std::function<Tensor(const Tensor&)> f;
+    std::function<double(double)> second;  // d2 f / dx2 of the elementwise function
+  };
+  const std::vector<Case> cases = {
+      {"tanh", [](const Tensor& x) { return ops::tanh(x); },
+       [](double x) { return -2 * std::tanh(x) * (1 - std::tanh(x) * std::tanh(x)); }},
+      {"sigmoid", [](const Tensor& x) { return ops::sigmoid(x); },
+       [](double x) {
+         const double s = 1 / (1 + std::exp(-x));
+         return s * (1 - s) * (1 - 2 * s);
+       }},
+      {"relu_squared", [](const Tensor& x) { return ops::mul(ops::relu(x), x); },
+       [](double x) { return x > 0 ? 2.0 : 0.0; }},
+      {"slice", [](const Tensor& x) { return ops::mul(ops::slice_backward(ops::mul(x, x), {6}, 0, 1, 4, 1), 1.0); },
+       [](double) { return 2.0; }},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const Tensor x = leaf({3}, 30);
+    const Tensor y = ops::sum(c.f(ops::sub(x, 1.0)));
+    const std::vector<Tensor> g = autograd::grad({y}, {x}, {}, std::nullopt, /*create_graph=*/true);
+    ASSERT_TRUE(g[0].requires_grad());
+    const std::vector<Tensor> gg = autograd::grad({ops::sum(g[0])}, {x});
+    autograd::NoGradGuard no_grad;
+    const std::vector<double> xs = x.to_vector<double>(), got = gg[0].to_vector<double>();
+    for (size_t i = 0; i < xs.size(); ++i) EXPECT_NEAR(got[i], c.second(xs[i] - 1.0), 1e-9) << i;
+  }
 }
 
 TEST(AutogradFormulas, DropoutScalesTheKeptGradient) {

@@ -138,6 +138,32 @@ VariableList masked_fill(const FormulaCall& c) {
   if (c.needs(0)) g[0] = ops::masked_fill(c.grad(), c.input(1), int64_t{0});
   return g;
 }
+// Double backward (create_graph): the backward ops' own formulas, arguments
+// (grad_output, output or self).
+VariableList threshold_backward_backward(const FormulaCall& c) {
+  VariableList g(2);
+  if (c.needs(0)) g[0] = ops::threshold_backward(c.grad(), c.input(1), c.arg(2).to_scalar());
+  if (c.needs(1)) g[1] = ops::zeros_like(c.grad());
+  return g;
+}
+VariableList tanh_backward_backward(const FormulaCall& c) {
+  VariableList g(2);
+  if (c.needs(0)) g[0] = ops::tanh_backward(c.grad(), c.input(1));
+  if (c.needs(1)) {  // grad * (-2 * output * grad_output)
+    const Tensor t = ops::mul(mul_scalar(c.input(1), int64_t{-2}), c.input(0));
+    g[1] = ops::mul(c.grad(), t);
+  }
+  return g;
+}
+VariableList sigmoid_backward_backward(const FormulaCall& c) {
+  VariableList g(2);
+  if (c.needs(0)) g[0] = ops::sigmoid_backward(c.grad(), c.input(1));
+  if (c.needs(1)) {  // grad * grad_output * (-2 * output + 1), the right factor first
+    const Tensor r = add_scalar(mul_scalar(c.input(1), int64_t{-2}), int64_t{1});
+    g[1] = ops::mul(ops::mul(c.grad(), c.input(0)), r);
+  }
+  return g;
+}
 // fill_, zero_, bernoulli_: self's old values do not reach the result.
 VariableList zeros_like_grad(const FormulaCall& c) { return {ops::zeros_like(c.grad())}; }
 VariableList to_copy(const FormulaCall& c) {
@@ -199,6 +225,9 @@ void add_elementwise_formulas(std::vector<Formula>& out) {
   out.push_back({"aten::fill_.Scalar", "FillBackward2", 0, 0, &zeros_like_grad});
   out.push_back({"aten::zero_", "ZeroBackward0", 0, 0, &zeros_like_grad});
   out.push_back({"aten::sgn", "SgnBackward0", 0, 0, &sgn});
+  out.push_back({"aten::threshold_backward", "ThresholdBackwardBackward0", kOther, 0, &threshold_backward_backward});
+  out.push_back({"aten::tanh_backward", "TanhBackwardBackward0", kSelf | kOther, 0, &tanh_backward_backward});
+  out.push_back({"aten::sigmoid_backward", "SigmoidBackwardBackward0", kSelf | kOther, 0, &sigmoid_backward_backward});
   out.push_back({"aten::masked_fill.Scalar", "MaskedFillBackward0", kOther, 0, &masked_fill});
   out.push_back({"aten::masked_fill_.Scalar", "MaskedFillBackward0", kOther, 0, &masked_fill});
   out.push_back({"aten::bernoulli_.float", "BernoulliBackward2", 0, 0, &zeros_like_grad});

@@ -111,6 +111,15 @@ VariableList as_strided(const FormulaCall& c) {
   return {ops::as_strided(storage, inp_sizes, inp_strides, inp_offset - shared)};
 }
 
+// slice_backward / select_backward (grad_output, input_sizes, dim, ...): the
+// gradient sliced (selected) as the forward was: their double backward.
+VariableList slice_backward_backward(const FormulaCall& c) {
+  return {ops::slice(c.grad(), c.arg(2).to_int(), c.arg(3).to_int(), c.arg(4).to_int(), c.arg(5).to_int())};
+}
+VariableList select_backward_backward(const FormulaCall& c) {
+  return {ops::select(c.grad(), c.arg(2).to_int(), c.arg(3).to_int())};
+}
+
 // cat(tensors, dim): a slice of the gradient per input, in order.
 VariableList cat(const FormulaCall& c) {
   VariableList g(c.num_inputs());
@@ -153,6 +162,8 @@ void add_shape_formulas(std::vector<Formula>& out) {
   out.push_back({"aten::slice.Tensor", "SliceBackward0", 0, 0, &slice});
   out.push_back({"aten::select.int", "SelectBackward0", 0, 0, &select});
   out.push_back({"aten::as_strided", "AsStridedBackward0", 0, 0, &as_strided});
+  out.push_back({"aten::slice_backward", "SliceBackwardBackward0", 0, 0, &slice_backward_backward});
+  out.push_back({"aten::select_backward", "SelectBackwardBackward0", 0, 0, &select_backward_backward});
   out.push_back({"aten::cat", "CatBackward0", 0, 0, &cat});
   out.push_back({"aten::stack", "StackBackward0", 0, 0, &stack});
 }

@@ -1,6 +1,8 @@
 // node.cc: Node, SavedTensor. See Note [Autograd graph] in node.h.
 #include "runtime/autograd/node.h"
 
+#include "runtime/autograd/grad_mode.h"
+
 #include "runtime/autograd/autograd_meta.h"
 #include "runtime/core/error.h"
 
@@ -79,6 +81,20 @@ Tensor SavedTensor::unpack(const Node& saved_for) const {
                         "; expected version ", saved_version_,
                         " instead. Hint: enable anomaly detection to find the operation that failed to compute its "
                         "gradient, with torch.autograd.set_detect_anomaly(True)."));
+  }
+  // A saved output read while the graph is being recorded (create_graph) is
+  // that output again, with saved_for as its grad_fn, so a second derivative
+  // flows through it (PyTorch's SavedVariable::unpack).
+  if (is_output_ && is_grad_enabled()) {
+    Tensor t = internal::make_view(data_, data_.sizes(), data_.strides(), data_.storage_offset());
+    t.impl()->trace_owner().store(data_.impl()->trace_owner().load(std::memory_order_relaxed),
+                                  std::memory_order_relaxed);
+    t.impl()->trace_index() = data_.impl()->trace_index();
+    AutogradMeta& m = materialize_meta(t);
+    m.grad_fn = std::const_pointer_cast<Node>(saved_for.shared_from_this());
+    m.output_nr = output_nr_;
+    t.impl()->set_autograd_key(true);
+    return t;
   }
   return data_;
 }
