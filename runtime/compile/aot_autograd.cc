@@ -10,6 +10,7 @@
 #include "runtime/autograd/engine.h"
 #include "runtime/autograd/grad_mode.h"
 #include "runtime/dispatch/local_dispatch_key_set.h"
+#include "runtime/dispatch/mode.h"
 #include "runtime/fake/fake_tensor.h"
 #include "runtime/graph/interpreter.h"
 #include "runtime/graph/passes.h"
@@ -284,6 +285,9 @@ CompiledGraph with_aot_autograd(CompiledGraph inference, std::shared_ptr<const G
         if (k == key) aot = c;
       }
       if (aot == nullptr) {
+        // Tracing runs ops on fake tensors: the user's modes must not see them
+        // (See Note [Modes around a compiled call] in capture.cc).
+        HideUserModesGuard hide;
         FakeTensorMode fake;
         std::vector<Tensor> examples;
         for (const Tensor& t : inputs) examples.push_back(fake.from_real(t));

@@ -171,7 +171,9 @@ TEST(AotAutograd, ABackwardBackendCompilesTheBackwardHalf) {
   EXPECT_EQ(backward_compiles, 1);
 }
 
-// Modes active during backward see the backward graph's ops, as in PyTorch.
+// Modes around a compiled call see the ops that run on real tensors, never
+// the joint trace's fake ones; modes active during backward see the backward
+// graph's ops, as in PyTorch.
 TEST(AotAutograd, ModesSeeTheBackwardGraphsOps) {
   struct Names : DispatchMode {
     std::vector<std::string> names;
@@ -184,7 +186,13 @@ TEST(AotAutograd, ModesSeeTheBackwardGraphsOps) {
   CompiledFunction f([](const std::vector<Tensor>& in) { return std::vector{ops::sum(ops::tanh(in[1]))}; },
                      {.backend = "aot_eager"});
   std::vector<Tensor> in = leaves(7);
-  const Tensor loss = f(in)[0];
+  Tensor loss;
+  {
+    ModeGuard g(names);
+    loss = f(in)[0];  // the first call: compiles the inference and AOT graphs
+  }
+  EXPECT_THAT(names.names, ElementsAre("aten::tanh", "aten::sum"));
+  names.names.clear();
   {
     ModeGuard g(names);
     loss.backward();
