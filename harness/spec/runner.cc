@@ -101,6 +101,7 @@ CompileOptions compile_options(const CaseSpec& c, const CaseFunction& fn) {
   CompileSpec cs = c.compile.value_or(CompileSpec{});
   CompileOptions o;
   o.backend = cs.backend;
+  o.backward_backend = cs.backward_backend;
   o.fullgraph = cs.fullgraph;
   o.dynamic = cs.dynamic;
   o.cache_size_limit = cs.cache_size_limit;

@@ -30,6 +30,7 @@ struct InputSpec {
 // CompileSpec: the `compile:` section.
 struct CompileSpec {
   std::string backend = "eager";   // defaults.backend, then "eager"
+  std::string backward_backend;    // CompileOptions::backward_backend ("": backend)
   bool fullgraph = false;
   bool trace_once = false;        // CompileOptions::trace_once
   bool dynamic = false;            // every dim dynamic (CompileOptions::dynamic)

@@ -388,13 +388,14 @@ std::optional<CompileSpec> Loader::parse_compile(const Entry& e, const CaseSpec&
   if (k == Kind::kNull) return cs;  // `compile:` alone: every option at its default
   if (k == Kind::kBool) return get_bool(e).value_or(false) ? std::optional(cs) : std::nullopt;
   auto m = read_map(e.value, val_pos(e), "'compile'", str_cat("in compile of ", where),
-                    {"backend", "fullgraph", "dynamic", "static", "disallow_in_graph", "cache_size_limit",
-                     "error_on_recompile", "trace_once", "calls"});
+                    {"backend", "backward_backend", "fullgraph", "dynamic", "static", "disallow_in_graph",
+                     "cache_size_limit", "error_on_recompile", "trace_once", "calls"});
   if (!m) return std::nullopt;
   if (const Entry* x = m->get("backend")) {
     cs.backend = get_string(*x).value_or(cs.backend);
     if (cs.backend.empty()) error(val_pos(*x), "'backend' must not be empty");
   }
+  if (const Entry* x = m->get("backward_backend")) cs.backward_backend = get_string(*x).value_or("");
   if (const Entry* x = m->get("fullgraph")) cs.fullgraph = get_bool(*x).value_or(false);
   if (const Entry* x = m->get("dynamic")) {
     if (kind_of(x->value) == Kind::kBool)

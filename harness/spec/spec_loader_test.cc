@@ -232,8 +232,10 @@ cases:
     program: return x
     expect: {gradcheck: true, ignore_ops: [aten::detach, sum]}
   - {name: b, program: return 1, expect: {gradcheck: {eps: 1e-3, atol: 0.5, rtol: 0}}}
-  - {name: c, program: return 1, expect: {gradcheck: false}}
+  - {name: c, program: return 1, expect: {gradcheck: false}, compile: {backward_backend: eager}}
 )Y"));
+  EXPECT_EQ(s.cases[2].compile->backward_backend, "eager");
+  EXPECT_EQ(s.cases[1].compile, std::nullopt);
   EXPECT_TRUE(s.cases[0].inputs[0].requires_grad);
   EXPECT_FALSE(s.cases[0].inputs[1].requires_grad);
   EXPECT_EQ(s.cases[0].expect.ignore_ops, (std::vector<std::string>{"aten::detach", "sum"}));
@@ -304,7 +306,8 @@ TEST(SpecLoaderErrors, UnknownKeyAtEachLevel) {
             "(allowed: full, values)");
   EXPECT_EQ(load_fails(str_cat(kHead, "    program: return 1\n    compile: {backned: fused}\n")),
             "t.yaml:4:15: error: unknown key 'backned' in compile of case 'c'; did you mean 'backend'? (allowed: "
-            "backend, fullgraph, dynamic, static, disallow_in_graph, cache_size_limit, error_on_recompile, trace_once, "
+            "backend, backward_backend, fullgraph, dynamic, static, disallow_in_graph, cache_size_limit, "
+            "error_on_recompile, trace_once, "
             "calls)");
   EXPECT_THAT(load_fails(str_cat(kHead, "    program: return 1\n    expect:\n      opps: []\n")),
               HasSubstr("t.yaml:5:7: error: unknown key 'opps' in expect of case 'c'; did you mean 'ops'? (allowed: "
