@@ -360,8 +360,7 @@ const std::map<std::string, std::vector<std::string>>& partial_checks() {
 // them, as it should): these backward ops' own derivatives (double backward).
 bool lacks_formula(const std::string& name) {
   for (const char* op : {"aten::gelu_backward", "aten::silu_backward", "aten::_softmax_backward_data",
-                         "aten::_log_softmax_backward_data", "aten::native_layer_norm_backward",
-                         "aten::native_dropout_backward"}) {
+                         "aten::native_layer_norm_backward"}) {
     if (name == op) return true;
   }
   return false;

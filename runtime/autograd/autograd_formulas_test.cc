@@ -11,6 +11,7 @@
 #include <set>
 
 #include "runtime/autograd/formulas.h"
+#include "runtime/core/generator.h"
 #include "runtime/dispatch/dispatcher.h"
 
 namespace opspec {
@@ -236,6 +237,45 @@ TEST(AutogradFormulas, SecondDerivativesThroughTheBackwardOps) {
     autograd::NoGradGuard no_grad;
     const std::vector<double> xs = x.to_vector<double>(), got = gg[0].to_vector<double>();
     for (size_t i = 0; i < xs.size(); ++i) EXPECT_NEAR(got[i], c.second(xs[i] - 1.0), 1e-9) << i;
+  }
+}
+
+// Second derivatives of log_softmax and dropout: the gradient of
+// sum(first_derivative * v), against central differences of the first
+// derivative (each evaluated on fresh leaves with create_graph).
+TEST(AutogradFormulas, DoubleBackwardOfLogSoftmaxAndDropout) {
+  const Tensor w = random({2, 3}, 40), v = random({2, 3}, 41);
+  manual_seed(3);
+  const Tensor mask = ops::gt(ops::rand({2, 3}), 0.5);
+  using F = std::function<Tensor(const Tensor&)>;
+  const std::vector<std::pair<std::string, F>> cases = {
+      {"log_softmax", [](const Tensor& x) { return ops::log_softmax(x, 1); }},
+      {"dropout_backward_of_a_square", [&](const Tensor& x) {
+         return ops::native_dropout_backward(ops::mul(x, x), mask, 2.0);
+       }},
+  };
+  for (const auto& [name, f] : cases) {
+    SCOPED_TRACE(name);
+    // first: d sum(f(x) * w) / dx, differentiable.
+    auto first = [&, f = f](const Tensor& x) {
+      return autograd::grad({ops::sum(ops::mul(f(x), w))}, {x}, {}, std::nullopt, /*create_graph=*/true)[0];
+    };
+    Tensor x = leaf({2, 3}, 42);
+    const Tensor g = first(x);
+    const Tensor gg = autograd::grad({ops::sum(ops::mul(g, v))}, {x})[0];
+    const std::vector<double> base = x.to_vector<double>(), got = gg.to_vector<double>();
+    for (size_t i = 0; i < base.size(); ++i) {
+      auto eval = [&](double d) {
+        std::vector<double> moved = base;
+        moved[i] += d;
+        Tensor xi = ops::tensor(moved, {2, 3}, DType::kFloat64);
+        xi.requires_grad_();
+        const Tensor gi = first(xi);
+        autograd::NoGradGuard no_grad;
+        return ops::sum(ops::mul(gi, v)).item<double>();
+      };
+      EXPECT_NEAR(got[i], (eval(1e-6) - eval(-1e-6)) / 2e-6, 1e-6) << i;
+    }
   }
 }
 

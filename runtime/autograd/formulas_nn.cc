@@ -1,5 +1,6 @@
 // formulas_nn.cc: derivatives of the normalisation ops: _softmax,
-// _log_softmax, native_layer_norm and native_dropout.
+// _log_softmax, native_layer_norm and native_dropout, and the double
+// backward of _log_softmax_backward_data and native_dropout_backward.
 // See Note [Derivative formulas] in formulas.h.
 #include "runtime/autograd/formulas.h"
 #include "runtime/autograd/grad_mode.h"
@@ -53,6 +54,36 @@ VariableList native_dropout(const FormulaCall& c) {
   return {ops::native_dropout_backward(c.grad(), mask, scale)};
 }
 
+// _log_softmax_backward_data (grad_output, output, dim, input_dtype): its
+// double backward, grad_output's formula first (sorted keys), each operand
+// list right to left as GCC evaluates PyTorch's expressions.
+VariableList log_softmax_backward_data(const FormulaCall& c) {
+  VariableList g(2);
+  const int64_t dim = c.arg(2).to_int();
+  const std::vector<int64_t> dims = {dim};
+  if (c.needs(0)) {  // grad - (grad * output.exp()).sum(dim, true)
+    const Tensor s = ops::sum(ops::mul(c.grad(), ops::exp(c.input(1))), dims, true);
+    g[0] = ops::sub(c.grad(), s);
+  }
+  if (c.needs(1)) {  // -grad_output.sum(dim, true) * output.exp() * grad
+    const Tensor e = ops::exp(c.input(1));
+    const Tensor minus_sum = ops::neg(ops::sum(c.input(0), dims, true));
+    g[1] = ops::mul(ops::mul(minus_sum, e), c.grad());
+  }
+  return g;
+}
+
+// native_dropout_backward (grad_output, mask, scale):
+// native_dropout_double_backward: grad * (mask.type_as(grad) * scale).
+VariableList native_dropout_backward(const FormulaCall& c) {
+  VariableList g(c.num_inputs());
+  if (c.needs(0)) {
+    const Tensor m = ops::_to_copy(c.input(1), TensorOptions{.dtype = c.grad().dtype()});
+    g[0] = ops::mul(c.grad(), mul_scalar(m, c.arg(2).to_double()));
+  }
+  return g;
+}
+
 }  // namespace
 
 void add_nn_formulas(std::vector<Formula>& out) {
@@ -60,6 +91,10 @@ void add_nn_formulas(std::vector<Formula>& out) {
   out.push_back({"aten::_log_softmax", "LogSoftmaxBackward0", 0, 1, &log_softmax});
   out.push_back({"aten::native_layer_norm", "NativeLayerNormBackward0", 0b111, 0b110, &native_layer_norm});
   out.push_back({"aten::native_dropout", "NativeDropoutBackward0", 0, 0b10, &native_dropout});
+  out.push_back({"aten::_log_softmax_backward_data", "LogSoftmaxBackwardDataBackward0", 0b11, 0,
+                 &log_softmax_backward_data});
+  out.push_back({"aten::native_dropout_backward", "NativeDropoutBackwardBackward0", 0b10, 0,
+                 &native_dropout_backward});
 }
 
 }  // namespace opspec::autograd::internal
