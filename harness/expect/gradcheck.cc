@@ -77,6 +77,15 @@ CheckResult gradcheck(const TracedFunction& fn, const std::vector<Tensor>& input
     x.push_back(c);
   }
   if (wrt.empty()) return CheckResult::fail("gradcheck: no input requires grad (give one requires_grad)");
+  // Two runs of fn per element of every such input: bound the work, so a big
+  // input is an error rather than an apparent hang.
+  int64_t elements = 0;
+  for (size_t j : wrt) elements += x[j].numel();
+  if (elements > kGradcheckMaxElements) {
+    return CheckResult::fail(str_cat("gradcheck: the inputs that require grad have ", elements,
+                                     " elements; gradcheck runs the function twice per element, so it takes at most ",
+                                     kGradcheckMaxElements, " (give smaller inputs)"));
+  }
 
   std::vector<Tensor> out;
   try {

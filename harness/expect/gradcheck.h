@@ -10,6 +10,10 @@
 
 namespace opspec {
 
+// kGradcheckMaxElements: the most elements (over every input that requires
+// grad) gradcheck perturbs; more is refused with a message, not run for hours.
+inline constexpr int64_t kGradcheckMaxElements = 4096;
+
 // GradcheckOptions: torch.autograd.gradcheck's step and tolerances.
 struct GradcheckOptions {
   double eps = 1e-6;   // finite-difference step
@@ -27,7 +31,8 @@ struct GradcheckOptions {
 // PyTorch's. Failure message (PyTorch's):
 //   "Jacobian mismatch for output 0 with respect to input 1,\n"
 //   "numerical:tensor([[...]], dtype=torch.float64)\nanalytical:tensor([[...]], dtype=torch.float64)\n"
-// It also fails when no input requires grad, when fn returns no floating
+// It also fails when no input requires grad, when those inputs have more
+// than kGradcheckMaxElements elements, when fn returns no floating
 // output, when backward fails (with its error), or when fn itself calls
 // backward (an input's .grad is set after the first call).
 CheckResult gradcheck(const TracedFunction& fn, const std::vector<Tensor>& inputs, const GradcheckOptions& options = {});

@@ -81,6 +81,13 @@ TEST(GradcheckAssertions, MisuseIsReportedNotCrashed) {
                 EXPECT_GRADCHECK([](const std::vector<Tensor>& in) { return std::vector{ops::exp(in[0])}; }, {plain});
               }),
               HasSubstr("gradcheck: no input requires grad"));
+  Tensor big = ops::randn({65, 64});
+  big.requires_grad_();
+  EXPECT_THAT(testing_util::nonfatal_failure_of([&] {
+                EXPECT_GRADCHECK([](const std::vector<Tensor>& in) { return std::vector{ops::exp(in[0])}; }, {big});
+              }),
+              HasSubstr("gradcheck: the inputs that require grad have 4160 elements; gradcheck runs the function "
+                        "twice per element, so it takes at most 4096 (give smaller inputs)"));
   const Tensor x = leaf({2});
   EXPECT_THAT(testing_util::nonfatal_failure_of([&] {
                 EXPECT_GRADCHECK(
