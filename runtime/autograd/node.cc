@@ -38,18 +38,27 @@ uint32_t Node::add_input_metadata(const Tensor& t) {
   return static_cast<uint32_t>(input_metadata_.size() - 1);
 }
 
+namespace {
+
+// traced_alias: a new TensorImpl over t's data with no history that, under a
+// tracer, stands for t (See Note [Trace slots] in runtime/trace/proxy_tensor.cc):
+// backward ops reading a saved output are recorded as reading t's node, as
+// make_fx of a joint graph needs.
+Tensor traced_alias(const Tensor& t) {
+  Tensor a = internal::make_view(t, t.sizes(), t.strides(), t.storage_offset());
+  a.impl()->trace_owner().store(t.impl()->trace_owner().load(std::memory_order_relaxed), std::memory_order_relaxed);
+  a.impl()->trace_index() = t.impl()->trace_index();
+  return a;
+}
+
+}  // namespace
+
 SavedTensor::SavedTensor(const Tensor& t, bool is_output) : was_defined_(t.defined()), is_output_(is_output) {
   if (!t.defined()) return;
   saved_version_ = t.impl()->storage() ? t.impl()->storage()->version() : 0;
   if (is_output) {
     // An alias with no history: the node owns what it saved, and the output owns the node.
-    data_ = internal::make_view(t, t.sizes(), t.strides(), t.storage_offset());
-    // Under a tracer the alias stands for t (See Note [Trace slots] in
-    // runtime/trace/proxy_tensor.cc): backward ops reading a saved output
-    // are recorded as reading t's node, as make_fx of a joint graph needs.
-    data_.impl()->trace_owner().store(t.impl()->trace_owner().load(std::memory_order_relaxed),
-                                      std::memory_order_relaxed);
-    data_.impl()->trace_index() = t.impl()->trace_index();
+    data_ = traced_alias(t);
     if (const AutogradMeta* m = meta_of(t)) output_nr_ = m->output_nr;
   } else {
     data_ = t;
@@ -86,10 +95,7 @@ Tensor SavedTensor::unpack(const Node& saved_for) const {
   // that output again, with saved_for as its grad_fn, so a second derivative
   // flows through it (PyTorch's SavedVariable::unpack).
   if (is_output_ && is_grad_enabled()) {
-    Tensor t = internal::make_view(data_, data_.sizes(), data_.strides(), data_.storage_offset());
-    t.impl()->trace_owner().store(data_.impl()->trace_owner().load(std::memory_order_relaxed),
-                                  std::memory_order_relaxed);
-    t.impl()->trace_index() = data_.impl()->trace_index();
+    Tensor t = traced_alias(data_);
     AutogradMeta& m = materialize_meta(t);
     m.grad_fn = std::const_pointer_cast<Node>(saved_for.shared_from_this());
     m.output_nr = output_nr_;

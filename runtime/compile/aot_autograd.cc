@@ -144,6 +144,12 @@ AotGraphs partition(std::shared_ptr<const Graph> joint, size_t n_in, size_t n_ou
   return out;
 }
 
+// fake_like: a fake tensor with meta's sizes, strides, dtype and device (no data).
+Tensor fake_like(FakeTensorMode& fake, const TensorMeta& m) {
+  ModeGuard g(fake);
+  return ops::empty_strided(m.sizes, m.strides, {.dtype = m.dtype, .device = m.device});
+}
+
 // CompiledFunctionBackward: the node of one call of a compiled graph: its
 // backward runs the compiled backward graph on the saved values and the
 // results' gradients (zeros where none flowed).
@@ -208,15 +214,12 @@ AotGraphs trace_joint_and_partition(const Graph& graph, const std::vector<Tensor
   }
   // Tangents: one per floating result, like it.
   std::vector<size_t> tangent_outputs;
-  {
-    ModeGuard g(fake);
-    const std::vector<Node*> results = output_nodes(graph);
-    for (size_t k = 0; k < results.size(); ++k) {
-      const OutputMeta& m = results[k]->meta().at(0);
-      if (!m || !is_floating(m->dtype)) continue;
-      tangent_outputs.push_back(k);
-      inputs.push_back(ops::empty_strided(m->sizes, m->strides, {.dtype = m->dtype, .device = m->device}));
-    }
+  const std::vector<Node*> results = output_nodes(graph);
+  for (size_t k = 0; k < results.size(); ++k) {
+    const OutputMeta& m = results[k]->meta().at(0);
+    if (!m || !is_floating(m->dtype)) continue;
+    tangent_outputs.push_back(k);
+    inputs.push_back(fake_like(fake, *m));
   }
   std::vector<size_t> grad_inputs;
   size_t n_out = 0;
@@ -294,15 +297,10 @@ CompiledGraph with_aot_autograd(CompiledGraph inference, std::shared_ptr<const G
         auto made = std::make_shared<AotCompiled>();
         made->graphs = trace_joint_and_partition(*graph, examples, needs);
         made->differentiable = !made->graphs.grad_inputs.empty();
-        std::vector<Tensor> fwd_examples(examples);
-        made->forward = forward_backend(*made->graphs.forward, fwd_examples);
+        made->forward = forward_backend(*made->graphs.forward, examples);
         std::vector<Tensor> bwd_examples;
-        {
-          ModeGuard g(fake);
-          for (Node* p : made->graphs.backward->placeholders()) {
-            const TensorMeta& m = p->tensor_meta();
-            bwd_examples.push_back(ops::empty_strided(m.sizes, m.strides, {.dtype = m.dtype, .device = m.device}));
-          }
+        for (Node* p : made->graphs.backward->placeholders()) {
+          bwd_examples.push_back(fake_like(fake, p->tensor_meta()));
         }
         made->backward = backward_backend(*made->graphs.backward, bwd_examples);
         if (on_compile) on_compile(made->graphs);
@@ -322,7 +320,9 @@ CompiledGraph with_aot_autograd(CompiledGraph inference, std::shared_ptr<const G
     std::vector<TensorMeta> metas;
     for (const Tensor& o : outs) metas.push_back(o.defined() ? TensorMeta::of(o) : TensorMeta{});
     auto node = std::make_shared<CompiledFunctionBackward>(aot->backward, g, std::move(saved), std::move(metas));
-    for (size_t i = 0; i < inputs.size(); ++i) node->add_next_edge(needs[i] ? autograd::gradient_edge(inputs[i]) : autograd::Edge{});
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      node->add_next_edge(needs[i] ? autograd::gradient_edge(inputs[i]) : autograd::Edge{});
+    }
     for (Tensor& o : outs) {
       if (o.defined() && is_floating(o.dtype())) {
         autograd::set_history(o, node);
