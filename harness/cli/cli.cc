@@ -470,4 +470,21 @@ int run_cli(int argc, char** argv) {
   }
 }
 
+void bind_symbols_before_isolating(int argc, char** argv) {
+  constexpr const char* kMarker = "OPSPEC_BOUND_NOW";  // set with LD_BIND_NOW by the re-exec below
+  if (std::getenv(kMarker) != nullptr) {  // the re-executed process: the loader has read both
+    ::unsetenv("LD_BIND_NOW");
+    ::unsetenv(kMarker);
+    return;
+  }
+  if (argc < 2 || std::string_view(argv[1]) != "run" || std::getenv("LD_BIND_NOW") != nullptr) return;
+  const bool isolate = std::any_of(argv + 2, argv + argc, [](const char* arg) { return std::string_view(arg) == "--isolate"; });
+  if (!isolate) return;
+  ::setenv("LD_BIND_NOW", "1", 1);
+  ::setenv(kMarker, "1", 1);
+  ::execv("/proc/self/exe", argv);
+  ::unsetenv("LD_BIND_NOW");  // no /proc: run with lazy binding, a little slower
+  ::unsetenv(kMarker);
+}
+
 }  // namespace opspec::cli

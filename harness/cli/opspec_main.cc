@@ -2,4 +2,7 @@
 // fixtures/) plus the spec runner's command line (harness/cli/cli.h).
 #include "harness/cli/cli.h"
 
-int main(int argc, char** argv) { return opspec::cli::run_cli(argc, argv); }
+int main(int argc, char** argv) {
+  opspec::cli::bind_symbols_before_isolating(argc, argv);
+  return opspec::cli::run_cli(argc, argv);
+}

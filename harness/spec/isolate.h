@@ -41,6 +41,17 @@ namespace opspec::spec {
 // [Intra-op threads]). With the kernels' own fixes (no OpenMP region for
 // small work, no OpenBLAS pool) these took --isolate from 11 ms to 7 ms a
 // case on the development VM and made -j2 faster than -j1 on its two cores.
+// The stock command then re-executes itself with LD_BIND_NOW=1 under
+// --isolate (bind_symbols_before_isolating in harness/cli/cli.h): a symbol
+// bound lazily in a case's process searched all 47 shared libraries' hash
+// tables there, every time; that took --isolate to 6.6 ms a case. What is
+// left is the VM's: it is a PVM guest (shadow page tables), where a bare C
+// program's fork+exit+wait costs 0.9 ms, opspec's 1.7 ms, and a case's first
+// run in a new address space 3-4 ms against 0.3 ms in a warm one, spread over
+// first touches of pages rather than any one function. Measured and dropped:
+// forking the next worker while a case runs, a warm-up case in the parent,
+// and MADV_POPULATE_READ of the code (none faster; the guest serialises the
+// page-table work of concurrent processes).
 
 // PoolOptions: how many workers, the per-case timeout (0 = none), and whether
 // each case gets a fresh worker.
