@@ -194,13 +194,17 @@ void autograd_kernel(const OperatorHandle& op, DispatchKeySet ks, Stack& stack) 
     }
     return false;
   };
-  size_t k = 0;
+  size_t next_k = 0;
   for_each_tensor(stack, nargs, [&](const Tensor& t) {
+    const size_t k = next_k++;
     node->add_next_edge(needs[k] ? gradient_edge(t) : Edge{});
     if (fnode != nullptr) {
       fnode->input_metas.push_back({SizeVec(t.sizes().begin(), t.sizes().end()), t.dtype(), t.device()});
-      fnode->input_strides.emplace_back(t.strides().begin(), t.strides().end());
-      fnode->input_offsets.push_back(t.storage_offset());
+      if (formula->reads_strides) {
+        fnode->input_strides.emplace_back(t.strides().begin(), t.strides().end());
+        fnode->input_offsets.push_back(t.storage_offset());
+      }
+      if (formula->saves_inputs == 0) return;  // the common elementwise case: nothing to keep
       Tensor saved;
       if (saves(k)) {
         // Note [Saving self of an in-place op]
@@ -216,7 +220,6 @@ void autograd_kernel(const OperatorHandle& op, DispatchKeySet ks, Stack& stack) 
       }
       fnode->saved_inputs.emplace_back(std::move(saved), /*is_output=*/false);
     }
-    ++k;
   });
   if (fnode != nullptr) {
     fnode->args.reserve(nargs);
@@ -242,7 +245,7 @@ void autograd_kernel(const OperatorHandle& op, DispatchKeySet ks, Stack& stack) 
     } else if (out.defined()) {
       node->add_input_metadata(out);
     }
-    if (fnode != nullptr) {
+    if (fnode != nullptr && formula->saves_outputs != 0) {
       const bool save = (formula->saves_outputs >> out_index) & 1u;
       fnode->saved_outputs.emplace_back(save ? out : Tensor(), /*is_output=*/true);
     }

@@ -51,7 +51,7 @@ class FormulaCall {
   const Value& arg(size_t i) const { return args_.at(i); }
   // sizes / strides / dtype of tensor input i as it was in the forward call.
   IntArrayRef sizes(size_t i) const { return metas_.at(i).sizes; }
-  IntArrayRef strides(size_t i) const { return strides_.at(i); }
+  IntArrayRef strides(size_t i) const { return strides_.at(i); }  // needs Formula::reads_strides
   int64_t storage_offset(size_t i) const { return offsets_.at(i); }
   DType dtype(size_t i) const { return metas_.at(i).dtype; }
   Device device(size_t i) const { return metas_.at(i).device; }
@@ -92,6 +92,9 @@ struct Formula {
   // needs a gradient, as PyTorch saves mul's self only for other's gradient
   // (0: whenever saves_inputs names it).
   std::array<uint32_t, 3> saved_when{};
+  // reads_strides: the formula reads its inputs' strides and storage offsets
+  // (mm's and as_strided's); only then are they recorded, per op.
+  bool reads_strides = false;
 };
 
 // find_formula: the formula of op ("aten::mm"), or null.

@@ -70,8 +70,8 @@ constexpr uint32_t k0 = 1u, k1 = 2u, k2 = 4u;
 }  // namespace
 
 void add_linalg_formulas(std::vector<Formula>& out) {
-  out.push_back({"aten::mm", "MmBackward0", k0 | k1, 0, &mm, {k1, k0}});
-  out.push_back({"aten::addmm", "AddmmBackward0", k1 | k2, 0, &addmm, {0, k2, k1}});
+  out.push_back({"aten::mm", "MmBackward0", k0 | k1, 0, &mm, {k1, k0}, /*reads_strides=*/true});
+  out.push_back({"aten::addmm", "AddmmBackward0", k1 | k2, 0, &addmm, {0, k2, k1}, /*reads_strides=*/true});
   out.push_back({"aten::bmm", "BmmBackward0", k0 | k1, 0, &bmm, {k1, k0}});
   out.push_back({"aten::dot", "DotBackward0", k0 | k1, 0, &dot, {k1, k0}});
   out.push_back({"aten::mv", "MvBackward0", k0 | k1, 0, &mv, {k1, k0}});

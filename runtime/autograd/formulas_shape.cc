@@ -161,7 +161,7 @@ void add_shape_formulas(std::vector<Formula>& out) {
   out.push_back({"aten::squeeze_.dim", "SqueezeBackward4", 0, 0, &squeeze_dim});
   out.push_back({"aten::slice.Tensor", "SliceBackward0", 0, 0, &slice});
   out.push_back({"aten::select.int", "SelectBackward0", 0, 0, &select});
-  out.push_back({"aten::as_strided", "AsStridedBackward0", 0, 0, &as_strided});
+  out.push_back({"aten::as_strided", "AsStridedBackward0", 0, 0, &as_strided, {}, /*reads_strides=*/true});
   out.push_back({"aten::slice_backward", "SliceBackwardBackward0", 0, 0, &slice_backward_backward});
   out.push_back({"aten::select_backward", "SelectBackwardBackward0", 0, 0, &select_backward_backward});
   out.push_back({"aten::cat", "CatBackward0", 0, 0, &cat});
