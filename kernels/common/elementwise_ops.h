@@ -62,6 +62,8 @@ OPSPEC_MATH_FN(sqrt)
 OPSPEC_MATH_FN(fabs)
 OPSPEC_MATH_FN(expm1)
 OPSPEC_MATH_FN(log1p)
+OPSPEC_MATH_FN(cosh)
+OPSPEC_MATH_FN(sinh)
 #undef OPSPEC_VEC_MATH_FN
 #undef OPSPEC_F32_MATH
 #undef OPSPEC_MATH_FN
@@ -203,6 +205,15 @@ struct LogOp {
 struct TanhOp {
   static constexpr bool kComputeBound = true;
   template <class T> OPSPEC_FUNCTOR T operator()(T x) const { return math::tanh(x); }
+};
+// CoshOp, SinhOp: <math.h>'s, as ATen's CPU kernels (Sleef's are also within 1 ulp).
+struct CoshOp {
+  static constexpr bool kComputeBound = true;
+  template <class T> OPSPEC_FUNCTOR T operator()(T x) const { return math::cosh(x); }
+};
+struct SinhOp {
+  static constexpr bool kComputeBound = true;
+  template <class T> OPSPEC_FUNCTOR T operator()(T x) const { return math::sinh(x); }
 };
 struct ErfOp {
   static constexpr bool kComputeBound = true;

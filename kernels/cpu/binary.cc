@@ -314,9 +314,24 @@ Tensor add__cpu(const Tensor& self, const Tensor& other, const Scalar& alpha) {
   });
 }
 
+Tensor sub__cpu(const Tensor& self, const Tensor& other, const Scalar& alpha) {
+  constexpr std::string_view kOp = "aten::sub_";
+  const ElementwiseMeta m = inplace_meta(self, other, BinaryKind::kArithmetic, kOp);
+  check_alpha(m.compute_dtype, alpha, kOp);
+  return inplace_apply(self, other, m, kOp, [&](const Tensor& out, const Tensor& a, const Tensor& b) {
+    add_sub_into(out, a, b, alpha, true, kOp);
+  });
+}
+
 Tensor mul__cpu(const Tensor& self, const Tensor& other) {
   const ElementwiseMeta m = inplace_meta(self, other, BinaryKind::kArithmetic, "aten::mul_");
   return inplace_apply(self, other, m, "aten::mul_", &mul_into);
+}
+
+Tensor mul__scalar_cpu(const Tensor& self, const Scalar& other) {
+  const Tensor b = make_wrapped_number(other);
+  const ElementwiseMeta m = inplace_meta(self, b, BinaryKind::kArithmetic, "aten::mul_");
+  return inplace_apply(self, b, m, "aten::mul_", &mul_into);
 }
 
 Tensor div__cpu(const Tensor& self, const Tensor& other) {
@@ -408,7 +423,9 @@ void register_binary_cpu_kernels(Library& lib) {
       .impl("logical_or", kKey, &logical_or_cpu)
       .impl("where.self", kKey, &where_cpu)
       .impl("add_.Tensor", kKey, &add__cpu)
+      .impl("sub_.Tensor", kKey, &sub__cpu)
       .impl("mul_.Tensor", kKey, &mul__cpu)
+      .impl("mul_.Scalar", kKey, &mul__scalar_cpu)
       .impl("div_.Tensor", kKey, &div__cpu)
       .impl("div_.Scalar", kKey, &div__scalar_cpu)
       .impl("masked_fill_.Scalar", kKey, &masked_fill__cpu)

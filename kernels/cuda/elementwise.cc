@@ -298,6 +298,15 @@ Tensor add__cuda(const Tensor& self, const Tensor& other, const Scalar& alpha) {
   });
 }
 
+Tensor sub__cuda(const Tensor& self, const Tensor& other, const Scalar& alpha) {
+  constexpr std::string_view kOp = "aten::sub_";
+  const ElementwiseMeta m = inplace_meta(self, other, BinaryKind::kArithmetic, kOp);
+  check_alpha(m.compute_dtype, alpha, kOp);
+  return inplace_apply(self, other, m, kOp, [&](const Tensor& out, const Tensor& a, const Tensor& b) {
+    add_sub_into(out, a, b, alpha, true);
+  });
+}
+
 Tensor mul__cuda(const Tensor& self, const Tensor& other) {
   const ElementwiseMeta m = inplace_meta(self, other, BinaryKind::kArithmetic, "aten::mul_");
   return inplace_apply(self, other, m, "aten::mul_", &mul_into);
@@ -328,6 +337,12 @@ Tensor masked_fill_cuda(const Tensor& self, const Tensor& mask, const Scalar& va
   Tensor out = empty_cuda(sizes, self.dtype(), require_device(self.device(), "aten::masked_fill"));
   device_copy(out, expand_kernel(self, sizes, /*implicit=*/false));
   return masked_fill__cuda(out, mask, value);
+}
+
+Tensor mul__scalar_cuda(const Tensor& self, const Scalar& other) {
+  const Tensor b = make_wrapped_number(other);
+  const ElementwiseMeta m = inplace_meta(self, b, BinaryKind::kArithmetic, "aten::mul_");
+  return inplace_apply(self, b, m, "aten::mul_", &mul_into);
 }
 
 Tensor div__scalar_cuda(const Tensor& self, const Scalar& other) {
@@ -379,7 +394,9 @@ void register_elementwise_cuda_kernels(Library& lib) {
       .impl("logical_or", kKey, &logical_or_cuda)
       .impl("where.self", kKey, &where_cuda)
       .impl("add_.Tensor", kKey, &add__cuda)
+      .impl("sub_.Tensor", kKey, &sub__cuda)
       .impl("mul_.Tensor", kKey, &mul__cuda)
+      .impl("mul_.Scalar", kKey, &mul__scalar_cuda)
       .impl("div_.Tensor", kKey, &div__cuda)
       .impl("div_.Scalar", kKey, &div__scalar_cuda)
       .impl("masked_fill_.Scalar", kKey, &masked_fill__cuda)

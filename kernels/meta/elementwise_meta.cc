@@ -154,8 +154,15 @@ void register_elementwise_meta_kernels(Library& lib) {
     check_alpha(inplace_meta(self, other, BinaryKind::kArithmetic, "aten::add_").compute_dtype, alpha, "aten::add_");
     return inplace_out(self, other, BinaryKind::kArithmetic, "aten::add_");
   });
+  lib.impl("sub_.Tensor", kKey, [](const Tensor& self, const Tensor& other, const Scalar& alpha) {
+    check_alpha(inplace_meta(self, other, BinaryKind::kArithmetic, "aten::sub_").compute_dtype, alpha, "aten::sub_");
+    return inplace_out(self, other, BinaryKind::kArithmetic, "aten::sub_");
+  });
   lib.impl("mul_.Tensor", kKey, [](const Tensor& self, const Tensor& other) {
     return inplace_out(self, other, BinaryKind::kArithmetic, "aten::mul_");
+  });
+  lib.impl("mul_.Scalar", kKey, [](const Tensor& self, const Scalar& other) {
+    return inplace_out(self, make_wrapped_number(other), BinaryKind::kArithmetic, "aten::mul_");
   });
   lib.impl("div_.Tensor", kKey, [](const Tensor& self, const Tensor& other) {
     return inplace_out(self, other, BinaryKind::kTrueDivide, "aten::div_");

@@ -210,6 +210,11 @@ Tensor& add_(Tensor& self, const Tensor& other, const Scalar& alpha, const std::
   call<BinaryAlphaSig>(OpId::add__Tensor, self, other, alpha);
   return self;
 }
+Tensor& sub_(Tensor& self, const Tensor& other, const Scalar& alpha, const std::source_location& loc) {
+  OPSPEC_SITE;
+  call<BinaryAlphaSig>(OpId::sub__Tensor, self, other, alpha);
+  return self;
+}
 Tensor& mul_(Tensor& self, const Tensor& other, const std::source_location& loc) {
   OPSPEC_SITE;
   call<BinarySig>(OpId::mul__Tensor, self, other);

@@ -76,6 +76,7 @@ Tensor& zero_(Tensor& self, OPSPEC_LOC);                        // aten::zero_
 Tensor& copy_(Tensor& self, const Tensor& src, OPSPEC_LOC);     // aten::copy_
 Tensor& bernoulli_(Tensor& self, double p, OPSPEC_LOC);         // aten::bernoulli_.float
 Tensor& add_(Tensor& self, const Tensor& other, const Scalar& alpha = 1, OPSPEC_LOC);  // aten::add_.Tensor
+Tensor& sub_(Tensor& self, const Tensor& other, const Scalar& alpha = 1, OPSPEC_LOC);  // aten::sub_.Tensor
 Tensor& mul_(Tensor& self, const Tensor& other, OPSPEC_LOC);    // aten::mul_.Tensor
 Tensor& div_(Tensor& self, const Tensor& other, OPSPEC_LOC);    // aten::div_.Tensor
 Tensor& div_(Tensor& self, const Scalar& other, OPSPEC_LOC);    // aten::div_.Tensor, a wrapped number
