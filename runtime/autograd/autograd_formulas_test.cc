@@ -256,26 +256,7 @@ TEST(AutogradFormulas, DoubleBackwardOfLogSoftmaxAndDropout) {
   };
   for (const auto& [name, f] : cases) {
     SCOPED_TRACE(name);
-    // first: d sum(f(x) * w) / dx, differentiable.
-    auto first = [&, f = f](const Tensor& x) {
-      return autograd::grad({ops::sum(ops::mul(f(x), w))}, {x}, {}, std::nullopt, /*create_graph=*/true)[0];
-    };
-    Tensor x = leaf({2, 3}, 42);
-    const Tensor g = first(x);
-    const Tensor gg = autograd::grad({ops::sum(ops::mul(g, v))}, {x})[0];
-    const std::vector<double> base = x.to_vector<double>(), got = gg.to_vector<double>();
-    for (size_t i = 0; i < base.size(); ++i) {
-      auto eval = [&](double d) {
-        std::vector<double> moved = base;
-        moved[i] += d;
-        Tensor xi = ops::tensor(moved, {2, 3}, DType::kFloat64);
-        xi.requires_grad_();
-        const Tensor gi = first(xi);
-        autograd::NoGradGuard no_grad;
-        return ops::sum(ops::mul(gi, v)).item<double>();
-      };
-      EXPECT_NEAR(got[i], (eval(1e-6) - eval(-1e-6)) / 2e-6, 1e-6) << i;
-    }
+    autograd_test::expect_second_derivatives_match(f, w, v, 42);
   }
 }
 

@@ -99,6 +99,7 @@ Registry& registry() {
     internal::add_shape_formulas(all);
     internal::add_reduction_formulas(all);
     internal::add_nn_formulas(all);
+    internal::add_layer_norm_formulas(all);
     for (const Formula& f : all) reg->by_op[std::string(f.op)] = &reg->storage.emplace_back(f);
     return reg;
   }();
@@ -242,7 +243,7 @@ void autograd_kernel(const OperatorHandle& op, DispatchKeySet ks, Stack& stack) 
     if (out.defined() && is_differentiable(out.dtype())) {
       set_history(out, node);
       if (op.kind() == OpKind::kView && !written) materialize_meta(out).is_view = true;
-    } else if (out.defined()) {
+    } else {  // not differentiable, or undefined (native_layer_norm_backward's masked outputs)
       node->add_input_metadata(out);
     }
     if (fnode != nullptr && formula->saves_outputs != 0) {

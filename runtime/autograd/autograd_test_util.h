@@ -136,4 +136,31 @@ inline void expect_grads_match_central_differences(const std::vector<GradCase>& 
   }
 }
 
+// expect_second_derivatives_match: the double backward of f: x's gradient of
+// sum(first(x) * v), first(x) = d sum(f(x) * w) / dx taken with create_graph,
+// against central differences of first, at a leaf of w's shape (seeded).
+inline void expect_second_derivatives_match(const std::function<Tensor(const Tensor&)>& f, const Tensor& w,
+                                            const Tensor& v, uint32_t seed, double tol = 1e-6) {
+  auto first = [&](const Tensor& x) {
+    return autograd::grad({ops::sum(ops::mul(f(x), w))}, {x}, {}, std::nullopt, /*create_graph=*/true)[0];
+  };
+  const Tensor x = leaf(w.sizes(), seed);
+  const Tensor g = first(x);
+  ASSERT_TRUE(g.requires_grad());
+  const Tensor gg = autograd::grad({ops::sum(ops::mul(g, v))}, {x})[0];
+  const std::vector<double> base = x.to_vector<double>(), got = gg.to_vector<double>();
+  for (size_t i = 0; i < base.size(); ++i) {
+    auto eval = [&](double d) {
+      std::vector<double> moved = base;
+      moved[i] += d;
+      Tensor xi = ops::tensor(moved, w.sizes(), DType::kFloat64);
+      xi.requires_grad_();
+      const Tensor gi = first(xi);
+      autograd::NoGradGuard no_grad;
+      return ops::sum(ops::mul(gi, v)).item<double>();
+    };
+    EXPECT_NEAR(got[i], (eval(1e-6) - eval(-1e-6)) / 2e-6, tol) << i;
+  }
+}
+
 }  // namespace opspec::autograd_test

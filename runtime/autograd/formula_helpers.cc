@@ -26,6 +26,42 @@ Tensor sub_scalar(const Tensor& t, const Scalar& s) {
   return op(t, s, 1);
 }
 
+Tensor& mul_scalar_(Tensor& t, const Scalar& s) {
+  static const TypedOp<Tensor(const Tensor&, const Scalar&)> op("aten::mul_.Scalar");
+  op(t, s);
+  return t;
+}
+
+Tensor& div_scalar_(Tensor& t, const Scalar& s) {
+  static const TypedOp<Tensor(const Tensor&, const Scalar&)> op("aten::div_.Scalar");
+  op(t, s);
+  return t;
+}
+
+namespace {
+Tensor filled_like(const Scalar& s, const Tensor& t) {
+  using LikeSig = Tensor(const Tensor&, std::optional<DType>, std::optional<int64_t>, std::optional<Device>,
+                         std::optional<bool>, std::optional<int64_t>);
+  static const TypedOp<LikeSig> empty_like("aten::empty_like");
+  constexpr int64_t kPreserveFormat = 1;  // c10::MemoryFormat::Preserve
+  Tensor out = empty_like(t, std::nullopt, std::nullopt, std::nullopt, std::nullopt, kPreserveFormat);
+  ops::fill_(out, s);
+  return out;
+}
+}  // namespace
+
+Tensor scalar_sub(const Scalar& s, const Tensor& t) {
+  Tensor out = filled_like(s, t);
+  ops::sub_(out, t);
+  return out;
+}
+
+Tensor scalar_div(const Scalar& s, const Tensor& t) {
+  Tensor out = filled_like(s, t);
+  ops::div_(out, t);
+  return out;
+}
+
 Tensor where_scalar_other(const Tensor& cond, const Tensor& t, const Scalar& s) {
   const Tensor st = ops::scalar_tensor(s, {.dtype = t.dtype(), .device = t.device()});
   return ops::where(cond, t, st);

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "runtime/autograd/formulas.h"
+#include "runtime/autograd/grad_mode.h"
 #include "runtime/autograd/internal/formula_helpers.h"
 #include "runtime/ops/ops.h"
 
@@ -55,7 +56,19 @@ VariableList tanh(const FormulaCall& c) { return {ops::tanh_backward(c.grad(), c
 VariableList sigmoid(const FormulaCall& c) { return {ops::sigmoid_backward(c.grad(), c.output(0))}; }
 VariableList relu(const FormulaCall& c) { return {ops::threshold_backward(c.grad(), c.output(0), 0)}; }
 VariableList gelu(const FormulaCall& c) { return {ops::gelu_backward(c.grad(), c.input(0), c.arg(1).to_string())}; }
-VariableList silu(const FormulaCall& c) { return {ops::silu_backward(c.grad(), c.input(0))}; }
+// silu: with grad mode on (a create_graph backward) PyTorch's
+// infinitely_differentiable_silu_backward, grad * sigmoid * (1.0 + self *
+// (1.0 - sigmoid)), right operands first; silu_backward itself has no
+// formula in PyTorch, so its second derivative comes through these ops.
+VariableList silu(const FormulaCall& c) {
+  if (!is_grad_enabled()) return {ops::silu_backward(c.grad(), c.input(0))};
+  const Tensor self = c.input(0);
+  const Tensor s = ops::sigmoid(self);
+  const Tensor right = add_scalar(ops::mul(self, scalar_sub(1.0, s)), 1.0);
+  return {ops::mul(ops::mul(c.grad(), s), right)};
+}
+VariableList cosh(const FormulaCall& c) { return {ops::mul(c.grad(), ops::sinh(c.input(0)))}; }
+VariableList sinh(const FormulaCall& c) { return {ops::mul(c.grad(), ops::cosh(c.input(0)))}; }
 VariableList sqrt(const FormulaCall& c) { return {ops::div(c.grad(), mul_scalar(c.output(0), 2))}; }
 VariableList rsqrt(const FormulaCall& c) {
   // -0.5 * grad * result.pow(3): the right operand (the pow) first under GCC.
@@ -155,6 +168,43 @@ VariableList tanh_backward_backward(const FormulaCall& c) {
   }
   return g;
 }
+// gelu_double_backward(ggI, gO, input, approximate): FunctionsManual.cpp's,
+// op for op (GCC evaluates each binary operator's right operand first;
+// `3 * kKappa` and `6 * kKappa` fold to doubles, `2` stays an integer).
+Tensor gelu_double_backward(const Tensor& ggI, const Tensor& gO, const Tensor& input, std::string_view approximate) {
+  if (approximate == "tanh") {
+    constexpr double kBeta = M_SQRT2 * M_2_SQRTPI * 0.5;
+    constexpr double kKappa = 0.044715;
+    const Tensor inner = mul_scalar(ops::add(input, mul_scalar(ops::pow(input, 3), kKappa)), kBeta);
+    const Tensor tanh_inner = ops::tanh(inner);
+    const Tensor sech_inner = scalar_div(1, ops::cosh(inner));
+    const Tensor f = mul_scalar(input, 0.5);
+    const Tensor g = scalar_sub(1, ops::mul(tanh_inner, tanh_inner));
+    const Tensor h = mul_scalar(add_scalar(ops::mul(mul_scalar(input, 3 * kKappa), input), 1), kBeta);
+    const Tensor f_prime_gh = ops::mul(mul_scalar(g, 0.5), h);
+    const Tensor minus_sech_tanh = ops::mul(ops::neg(sech_inner), tanh_inner);
+    const Tensor g_prime = ops::mul(ops::mul(mul_scalar(sech_inner, 2), minus_sech_tanh), h);
+    const Tensor g_prime_fh = ops::mul(ops::mul(f, h), g_prime);
+    const Tensor h_prime = mul_scalar(mul_scalar(input, 6 * kKappa), kBeta);
+    const Tensor h_prime_fg = ops::mul(ops::mul(f, g), h_prime);
+    const Tensor sum = ops::add(ops::add(mul_scalar(f_prime_gh, 2), g_prime_fh), h_prime_fg);
+    return ops::mul(ops::mul(ggI, gO), sum);
+  }
+  constexpr double kBeta = M_2_SQRTPI * M_SQRT1_2 * 0.5;
+  const Tensor input_sq = ops::mul(input, input);
+  const Tensor pdf = mul_scalar(ops::exp(mul_scalar(input_sq, -0.5)), kBeta);
+  const Tensor right = ops::mul(input_sq, pdf);
+  const Tensor dgrad_dinput = ops::sub(mul_scalar(pdf, 2), right);
+  return ops::mul(ops::mul(ggI, gO), dgrad_dinput);
+}
+// gelu_backward (grad_output, self, approximate): grad_output's formula first.
+VariableList gelu_backward_backward(const FormulaCall& c) {
+  VariableList g(2);
+  const std::string approximate = c.arg(2).to_string();
+  if (c.needs(0)) g[0] = ops::gelu_backward(c.grad(), c.input(1), approximate);
+  if (c.needs(1)) g[1] = gelu_double_backward(c.grad(), c.input(0), c.input(1), approximate);
+  return g;
+}
 VariableList sigmoid_backward_backward(const FormulaCall& c) {
   VariableList g(2);
   if (c.needs(0)) g[0] = ops::sigmoid_backward(c.grad(), c.input(1));
@@ -188,16 +238,20 @@ void add_elementwise_formulas(std::vector<Formula>& out) {
   out.push_back({"aten::add_.Tensor", "AddBackward0", 0, 0, &add_tensor});
   out.push_back({"aten::add.Scalar", "AddBackward1", 0, 0, &identity});
   out.push_back({"aten::sub.Tensor", "SubBackward0", 0, 0, &sub_tensor});
+  out.push_back({"aten::sub_.Tensor", "SubBackward0", 0, 0, &sub_tensor});
   out.push_back({"aten::sub.Scalar", "SubBackward1", 0, 0, &identity});
   out.push_back({"aten::rsub.Scalar", "RsubBackward1", 0, 0, &rsub_scalar});
   out.push_back({"aten::mul.Tensor", "MulBackward0", kSelf | kOther, 0, &mul_tensor, {kOther, kSelf}});
   out.push_back({"aten::mul.Scalar", "MulBackward1", 0, 0, &mul_scalar_formula});
+  out.push_back({"aten::mul_.Scalar", "MulBackward1", 0, 0, &mul_scalar_formula});
   out.push_back({"aten::div.Tensor", "DivBackward0", kSelf | kOther, 0, &div_tensor, {kOther, kSelf | kOther}});
   out.push_back({"aten::div.Scalar", "DivBackward1", 0, 0, &div_scalar_formula});
   out.push_back({"aten::neg", "NegBackward0", 0, 0, &neg});
   out.push_back({"aten::exp", "ExpBackward0", 0, 1, &exp});
   out.push_back({"aten::log", "LogBackward0", kSelf, 0, &log});
   out.push_back({"aten::sin", "SinBackward0", kSelf, 0, &sin});
+  out.push_back({"aten::cosh", "CoshBackward0", kSelf, 0, &cosh});
+  out.push_back({"aten::sinh", "SinhBackward0", kSelf, 0, &sinh});
   out.push_back({"aten::cos", "CosBackward0", kSelf, 0, &cos});
   out.push_back({"aten::tanh", "TanhBackward0", 0, 1, &tanh});
   out.push_back({"aten::sigmoid", "SigmoidBackward0", 0, 1, &sigmoid});
@@ -228,6 +282,8 @@ void add_elementwise_formulas(std::vector<Formula>& out) {
   out.push_back({"aten::threshold_backward", "ThresholdBackwardBackward0", kOther, 0, &threshold_backward_backward});
   out.push_back({"aten::tanh_backward", "TanhBackwardBackward0", kSelf | kOther, 0, &tanh_backward_backward});
   out.push_back({"aten::sigmoid_backward", "SigmoidBackwardBackward0", kSelf | kOther, 0, &sigmoid_backward_backward});
+  out.push_back({"aten::gelu_backward", "GeluBackwardBackward0", kSelf | kOther, 0, &gelu_backward_backward,
+                 {kOther, 0}});
   out.push_back({"aten::masked_fill.Scalar", "MaskedFillBackward0", kOther, 0, &masked_fill});
   out.push_back({"aten::masked_fill_.Scalar", "MaskedFillBackward0", kOther, 0, &masked_fill});
   out.push_back({"aten::bernoulli_.float", "BernoulliBackward2", 0, 0, &zeros_like_grad});

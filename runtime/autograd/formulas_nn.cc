@@ -1,6 +1,7 @@
 // formulas_nn.cc: derivatives of the normalisation ops: _softmax,
 // _log_softmax, native_layer_norm and native_dropout, and the double
-// backward of _log_softmax_backward_data and native_dropout_backward.
+// backward of _softmax_backward_data, _log_softmax_backward_data and
+// native_dropout_backward.
 // See Note [Derivative formulas] in formulas.h.
 #include "runtime/autograd/formulas.h"
 #include "runtime/autograd/grad_mode.h"
@@ -54,6 +55,31 @@ VariableList native_dropout(const FormulaCall& c) {
   return {ops::native_dropout_backward(c.grad(), mask, scale)};
 }
 
+// to_dtype: t.to(dtype) as ATen's method: t itself when the dtype matches.
+Tensor to_dtype(const Tensor& t, DType dtype) {
+  return t.dtype() == dtype ? t : ops::_to_copy(t, TensorOptions{.dtype = dtype});
+}
+
+// _softmax_backward_data (grad_output, output, dim, input_dtype): grad_output's
+// formula first; output's is softmax_double_backward, grad_output * grad -
+// (output * grad_output).sum(dim, true) * grad - grad_output * (output *
+// grad).sum(dim, true), right operands first.
+VariableList softmax_backward_data(const FormulaCall& c) {
+  VariableList g(2);
+  const int64_t dim = c.arg(2).to_int();
+  const std::vector<int64_t> dims = {dim};
+  const Tensor output = c.input(1);
+  const Tensor grad = to_dtype(c.grad(), output.dtype());
+  if (c.needs(0)) g[0] = ops::_softmax_backward_data(grad, output, dim, c.arg(3).to_dtype());
+  if (c.needs(1)) {
+    const Tensor grad_output = c.input(0);
+    const Tensor last = ops::mul(grad_output, ops::sum(ops::mul(output, grad), dims, true));
+    const Tensor middle = ops::mul(ops::sum(ops::mul(output, grad_output), dims, true), grad);
+    g[1] = to_dtype(ops::sub(ops::sub(ops::mul(grad_output, grad), middle), last), output.dtype());
+  }
+  return g;
+}
+
 // _log_softmax_backward_data (grad_output, output, dim, input_dtype): its
 // double backward, grad_output's formula first (sorted keys), each operand
 // list right to left as GCC evaluates PyTorch's expressions.
@@ -91,6 +117,8 @@ void add_nn_formulas(std::vector<Formula>& out) {
   out.push_back({"aten::_log_softmax", "LogSoftmaxBackward0", 0, 1, &log_softmax});
   out.push_back({"aten::native_layer_norm", "NativeLayerNormBackward0", 0b111, 0b110, &native_layer_norm});
   out.push_back({"aten::native_dropout", "NativeDropoutBackward0", 0, 0b10, &native_dropout});
+  out.push_back({"aten::_softmax_backward_data", "SoftmaxBackwardDataBackward0", 0b11, 0, &softmax_backward_data,
+                 {0b10, 0}});
   out.push_back({"aten::_log_softmax_backward_data", "LogSoftmaxBackwardDataBackward0", 0b11, 0,
                  &log_softmax_backward_data});
   out.push_back({"aten::native_dropout_backward", "NativeDropoutBackwardBackward0", 0b10, 0,

@@ -76,7 +76,8 @@ class Node : public std::enable_shared_from_this<Node> {
   // should_compute_output: whether next edge i leads anywhere.
   bool should_compute_output(size_t i) const { return i < next_edges_.size() && next_edges_[i].valid(); }
 
-  // add_input_metadata: records what input (gradient) t stands for; returns its index.
+  // add_input_metadata: records what input (gradient) t stands for (an empty
+  // slot for an undefined t, as a multi-output op's skipped output); returns its index.
   uint32_t add_input_metadata(const Tensor& t);
   const MetadataList& input_metadata() const { return input_metadata_; }
   size_t num_inputs() const { return input_metadata_.size(); }

@@ -20,6 +20,17 @@ Tensor sub_scalar(const Tensor& t, const Scalar& s);
 Tensor where_scalar_other(const Tensor& cond, const Tensor& t, const Scalar& s);
 Tensor where_scalar_self(const Tensor& cond, const Scalar& s, const Tensor& t);
 
+// mul_scalar_ / div_scalar_: C++'s `t.mul_(s)` and `t.div_(s)`: aten::mul_.Scalar
+// and aten::div_.Scalar (ops::div_ with a Scalar is Python's, div_.Tensor).
+Tensor& mul_scalar_(Tensor& t, const Scalar& s);
+Tensor& div_scalar_(Tensor& t, const Scalar& s);
+// scalar_sub / scalar_div: C++'s `s - t` and `s / t` as ATen's
+// TensorOperators.h writes them: aten::empty_like(t, memory_format=
+// torch.preserve_format), aten::fill_.Scalar(s), then aten::sub_.Tensor or
+// aten::div_.Tensor with t.
+Tensor scalar_sub(const Scalar& s, const Tensor& t);
+Tensor scalar_div(const Scalar& s, const Tensor& t);
+
 // maybe_multiply: t * s, or t itself when s is 1 (FunctionsManual.cpp's helper).
 Tensor maybe_multiply(const Tensor& t, const Scalar& s);
 
