@@ -31,8 +31,9 @@ SizeVec mm_shape(const Tensor& self, const Tensor& mat2, std::string_view op, st
   check_rank(self, 2, op, self_name);
   check_rank(mat2, 2, op, mat2_name);
   check_operands(self, mat2, op, self_name, mat2_name);
-  OPSPEC_CHECK(mat2.sizes()[0] == self.sizes()[1], op, ": ", mat2_name, " has shape ", format_sizes(mat2.sizes()),
-               "; expected ", self.sizes()[1], " rows to match ", self_name, " ", format_sizes(self.sizes()));
+  // PyTorch's words, whatever the operands are called in the schema.
+  OPSPEC_CHECK(mat2.sizes()[0] == self.sizes()[1], op, ": mat1 and mat2 shapes cannot be multiplied (",
+               self.sizes()[0], "x", self.sizes()[1], " and ", mat2.sizes()[0], "x", mat2.sizes()[1], ")");
   return SizeVec{self.sizes()[0], mat2.sizes()[1]};
 }
 

@@ -145,7 +145,7 @@ TEST(ViewsTest, TAndTranspose) {
   EXPECT_THAT(vec(ops::transpose(base3, 1, 1).strides()), ElementsAre(12, 4, 1));
   EXPECT_EQ(ops::transpose(ops::scalar_tensor(1.0), 0, -1).dim(), 0);
   EXPECT_THAT([&] { ops::transpose(base3, 0, 3); },
-              ThrowsMessage<Error>(HasSubstr("aten::transpose.int: dimension out of range (expected to be in range "
+              ThrowsMessage<Error>(HasSubstr("aten::transpose.int: Dimension out of range (expected to be in range "
                                              "of [-3, 2], but got 3)")));
 }
 
@@ -207,7 +207,7 @@ TEST(ViewsTest, Squeeze) {
   EXPECT_TRUE(same.is_alias_of(base));
   EXPECT_THAT(vec(ops::squeeze(base, -4).sizes()), ElementsAre(3, 1, 2));
   EXPECT_EQ(ops::squeeze(ops::scalar_tensor(1.0), 0).dim(), 0);
-  EXPECT_THAT([&] { ops::squeeze(base, 4); }, ThrowsMessage<Error>(HasSubstr("aten::squeeze.dim: dimension out")));
+  EXPECT_THAT([&] { ops::squeeze(base, 4); }, ThrowsMessage<Error>(HasSubstr("aten::squeeze.dim: Dimension out")));
 }
 
 TEST(ViewsTest, SqueezeInPlace) {
@@ -253,7 +253,7 @@ TEST(ViewsTest, SliceErrors) {
   Tensor base = iota({10});
   EXPECT_THAT([&] { ops::slice(base, 0, 0, 5, 0); }, ThrowsMessage<Error>(HasSubstr("slice step must be positive")));
   EXPECT_THAT([&] { ops::slice(base, 0, 0, 5, -1); }, ThrowsMessage<Error>(HasSubstr("slice step must be positive")));
-  EXPECT_THAT([&] { ops::slice(base, 1); }, ThrowsMessage<Error>(HasSubstr("dimension out of range")));
+  EXPECT_THAT([&] { ops::slice(base, 1); }, ThrowsMessage<Error>(HasSubstr("Dimension out of range")));
   EXPECT_THAT([&] { ops::slice(ops::scalar_tensor(1.0), 0); },
               ThrowsMessage<Error>(HasSubstr("slice() cannot be applied to a 0-dim tensor.")));
 }

@@ -96,7 +96,7 @@ TEST(SoftmaxBackward, ShapeAndDimErrorsArePyTorchs) {
                                              "argument #2 'output'; but [2, 3] does not equal [3] (while checking "
                                              "arguments for softmax_backward)")));
   EXPECT_THAT([&] { ops::_log_softmax_backward_data(g, g, 2, DType::kFloat64); },
-              ThrowsMessage<Error>(HasSubstr("dimension out of range (expected to be in range of [-2, 1], but got 2)")));
+              ThrowsMessage<Error>(HasSubstr("Dimension out of range (expected to be in range of [-2, 1], but got 2)")));
   const Tensor i = ops::ones({2}, {.dtype = DType::kInt64});
   EXPECT_THAT([&] { ops::_softmax_backward_data(i, i, 0, DType::kInt64); },
               ThrowsMessage<Error>(HasSubstr("\"softmax_backward\" not implemented for 'Long'")));

@@ -113,7 +113,7 @@ TEST(CatTest, Errors) {
   EXPECT_THAT([&] { ops::cat(std::vector<Tensor>{a, ops::scalar_tensor(1.0)}); },
               ThrowsMessage<Error>(HasSubstr("zero-dimensional tensor (at position 1) cannot be concatenated")));
   EXPECT_THAT([&] { ops::cat(std::vector<Tensor>{a, a}, 2); },
-              ThrowsMessage<Error>(HasSubstr("aten::cat: dimension out of range (expected to be in range of [-2, "
+              ThrowsMessage<Error>(HasSubstr("aten::cat: Dimension out of range (expected to be in range of [-2, "
                                              "1], but got 2)")));
   EXPECT_THAT([&] { ops::cat(std::vector<Tensor>{a, ops::empty({2, 3}, {.device = kMeta})}); },
               ThrowsMessage<Error>(HasSubstr("Expected all tensors to be on the same device")));

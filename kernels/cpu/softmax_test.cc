@@ -169,7 +169,7 @@ TEST(SoftmaxTest, Errors) {
   EXPECT_THAT([&] { ops::_softmax(ops::tensor({1, 2}, {2}, DType::kInt64), 0, false); },
               ThrowsMessage<Error>(HasSubstr("not implemented for 'Long'")));
   EXPECT_THAT([&] { ops::_softmax(h, 1, false); },
-              ThrowsMessage<Error>(HasSubstr("aten::_softmax: dimension out of range")));
+              ThrowsMessage<Error>(HasSubstr("aten::_softmax: Dimension out of range")));
 }
 
 TEST(SoftmaxTest, Meta) {

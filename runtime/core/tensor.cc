@@ -363,7 +363,7 @@ int64_t compute_numel(IntArrayRef sizes) {
 
 int64_t wrap_dim(int64_t dim, int64_t ndim, std::string_view op) {
   const int64_t n = std::max<int64_t>(ndim, 1);  // 0-dim tensors accept -1 and 0
-  OPSPEC_CHECK(dim >= -n && dim < n, op, ": dimension out of range (expected to be in range of [", -n,
+  OPSPEC_CHECK(dim >= -n && dim < n, op, ": Dimension out of range (expected to be in range of [", -n,
                ", ", n - 1, "], but got ", dim, ")");
   return dim < 0 ? dim + n : dim;
 }

@@ -88,7 +88,7 @@ TEST(TensorTest, GeometryAndContiguity) {
   EXPECT_TRUE(tt.is_alias_of(t));
   // Size-1 dims may have any stride and stay contiguous, as in PyTorch.
   EXPECT_TRUE(internal::make_view(t, {1, 3}, {99, 1}, 3).is_contiguous());
-  EXPECT_THAT([&] { t.size(2); }, ThrowsMessage<Error>(HasSubstr("dimension out of range (expected to be in range of [-2, 1], but got 2)")));
+  EXPECT_THAT([&] { t.size(2); }, ThrowsMessage<Error>(HasSubstr("Dimension out of range (expected to be in range of [-2, 1], but got 2)")));
   EXPECT_EQ(t.meta_str(), "f32[2, 3]");
 }
 

@@ -154,6 +154,17 @@ Tensor matmul_kernel(const Tensor& tensor1, const Tensor& tensor2) {
   const int64_t m2 = dim2 > 1 ? tensor2.sizes()[dim2 - 2] : tensor2.sizes().front();
   const int64_t p = dim2 > 1 ? tensor2.sizes().back() : 1;
   const IntArrayRef batch2 = tensor2.sizes().subspan(0, std::max<int64_t>(dim2 - 2, 0));
+  // PyTorch 2.x: a batch of one against a larger batch is squeezed and
+  // matmul'd again when it requires grad or is subclass-like (a mode records),
+  // so autograd does not keep the expanded copy.
+  if (dim1 == 3 && dim2 == 3 && batch1[0] != batch2[0]) {
+    if (batch1[0] == 1 && (tensor1.requires_grad() || is_tensor_subclass_like(tensor1))) {
+      return matmul_kernel(ops::squeeze(tensor1, 0), tensor2);
+    }
+    if (batch2[0] == 1 && (tensor2.requires_grad() || is_tensor_subclass_like(tensor2))) {
+      return matmul_kernel(tensor1, ops::squeeze(tensor2, 0));
+    }
+  }
   SizeVec output_shape = broadcast_shapes(batch1, batch2, "aten::matmul");
   const int64_t batch = compute_numel(output_shape);
   SizeVec expand1 = output_shape;
@@ -173,23 +184,31 @@ Tensor matmul_kernel(const Tensor& tensor1, const Tensor& tensor2) {
   return ops::_unsafe_view(ops::bmm(t1_expanded, t2_expanded), output_shape);
 }
 
-// PyTorch's _flatten_3d_linear: fold the two leading dims into one addmm. The
-// transpose of weight is evaluated before the view, as PyTorch's build does.
-Tensor flatten_3d_linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
+// _flatten_nd_linear (PyTorch 2.5+): every leading dim folded into one addmm,
+// the input viewed first (its own statement), then weight.t() as addmm's argument.
+Tensor flatten_nd_linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
   const IntArrayRef sizes = input.sizes();
-  const Tensor weight_t = ops::t(weight);
-  const Tensor folded = ops::view(input, {sizes[0] * sizes[1], sizes[2]});
-  const Tensor result = ops::addmm(bias, folded, weight_t);
-  return ops::view(result, {sizes[0], sizes[1], result.size(1)});
+  const int64_t rows = compute_numel(sizes.subspan(0, sizes.size() - 1));  // no -1: a dim may be 0
+  const Tensor flattened = ops::view(input, {rows, sizes.back()});
+  const Tensor result = ops::addmm(bias, flattened, ops::t(weight));
+  SizeVec result_sizes(sizes.begin(), sizes.end());
+  result_sizes.back() = result.size(1);
+  return ops::view(result, result_sizes);
 }
 
+// linear: PyTorch 2.x main's (Linear.cpp): addmm for a 2-D input; a bias
+// that is a vector (or squeezes to one) and contiguous with a contiguous
+// input of any other rank takes _flatten_nd_linear; otherwise matmul, then
+// the bias added in place (out of place for a subclass).
 Tensor linear_kernel(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias_opt) {
   const int64_t input_dim = input.dim(), weight_dim = weight.dim();
   OPSPEC_CHECK(input_dim != 0 && weight_dim != 0, "aten::linear: both arguments to linear need to be at least 1D, ",
                "but they are ", input_dim, "D and ", weight_dim, "D");
   const bool has_bias = bias_opt && bias_opt->defined();
   if (input_dim == 2 && has_bias) return ops::addmm(*bias_opt, input, ops::t(weight));
-  if (input_dim == 3 && has_bias && input.is_contiguous()) return flatten_3d_linear(input, weight, *bias_opt);
+  const bool bias_fusable =
+      has_bias && (bias_opt->dim() == 1 || ops::squeeze(*bias_opt).dim() == 1) && bias_opt->is_contiguous();
+  if (bias_fusable && input.is_contiguous()) return flatten_nd_linear(input, weight, *bias_opt);
   Tensor output = ops::matmul(input, ops::t(weight));
   if (has_bias) {
     if (is_tensor_subclass_like(*bias_opt)) return ops::add(output, *bias_opt);
@@ -230,7 +249,14 @@ Tensor dropout_kernel(const Tensor& input, double p, bool train) {
     return std::get<0>(ops::native_dropout(input, p, train));
   }
   if (p == 0 || !train || input.numel() == 0) return input;
-  if (p == 1) return ops::mul(input, ops::zeros({}, {.dtype = input.dtype(), .device = input.device()}));
+  if (p == 1) {
+    // at::zeros({}, input.options()): C++ options name dtype, layout and device (no pin_memory).
+    using FactorySig = Tensor(IntArrayRef, std::optional<DType>, std::optional<int64_t>, std::optional<Device>,
+                              std::optional<bool>);
+    static const TypedOp<FactorySig> zeros("aten::zeros");
+    constexpr int64_t kStrided = 0;
+    return ops::mul(input, zeros({}, input.dtype(), kStrided, input.device(), std::nullopt));
+  }
   // at::empty_like(input, LEGACY_CONTIGUOUS_MEMORY_FORMAT)
   using LikeSig = Tensor(const Tensor&, std::optional<DType>, std::optional<int64_t>, std::optional<Device>,
                          std::optional<bool>, std::optional<int64_t>);

@@ -63,7 +63,7 @@ TEST(MakeFxErrors, AFailingOpNamesItselfAndRestoresState) {
       auto f = [](const Tensor& a, const Tensor& b) { return ops::mm(ops::relu(a), b); };
       EXPECT_THAT([&] { make_fx(f, {.tracing_mode = mode, .pre_dispatch = pre_dispatch})(ops::ones({2, 3}), ops::ones({4, 5})); },
                   ThrowsMessage<Error>(AllOf(StartsWith("make_fx: while tracing aten::mm (called from make_fx_errors_test.cc:"),
-                                             HasSubstr("): aten::mm: mat2 has shape [4, 5]"))));
+                                             HasSubstr("): aten::mm: mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)"))));
       before.expect_unchanged();
     }
   }

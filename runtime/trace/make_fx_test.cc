@@ -43,22 +43,21 @@ TEST_F(MakeFxTest, LinearGraphs) {
             "%arg0_1 = placeholder : f32[2, 4, 3]\n"
             "%arg1_1 = placeholder : f32[5, 3]\n"
             "%arg2_1 = placeholder : f32[5]\n"
-            "%t = aten::t(%arg1_1) : f32[3, 5]\n"
             "%view = aten::view(%arg0_1, [8, 3]) : f32[8, 3]\n"
+            "%t = aten::t(%arg1_1) : f32[3, 5]\n"
             "%addmm = aten::addmm(%arg2_1, %view, %t) : f32[8, 5]\n"
             "%view_1 = aten::view(%addmm, [2, 4, 5]) : f32[2, 4, 5]\n"
             "return %view_1\n");
-  // Tracing is a mode, so the bias add is out of place (isTensorSubclassLike).
+  // A 1-D input is flattened too: viewed to [1, 3] (PyTorch 2.5+).
   EXPECT_EQ(make_fx(linear)(x1, w, b).str(),
             "%arg0_1 = placeholder : f32[3]\n"
             "%arg1_1 = placeholder : f32[5, 3]\n"
             "%arg2_1 = placeholder : f32[5]\n"
+            "%view = aten::view(%arg0_1, [1, 3]) : f32[1, 3]\n"
             "%t = aten::t(%arg1_1) : f32[3, 5]\n"
-            "%unsqueeze = aten::unsqueeze(%arg0_1, 0) : f32[1, 3]\n"
-            "%mm = aten::mm(%unsqueeze, %t) : f32[1, 5]\n"
-            "%squeeze_ = aten::squeeze_.dim(%mm, 0) : f32[5]\n"
-            "%add = aten::add.Tensor(%squeeze_, %arg2_1) : f32[5]\n"
-            "return %add\n");
+            "%addmm = aten::addmm(%arg2_1, %view, %t) : f32[1, 5]\n"
+            "%view_1 = aten::view(%addmm, [5]) : f32[5]\n"
+            "return %view_1\n");
   auto no_bias = [](const Tensor& x, const Tensor& w) { return ops::linear(x, w); };
   EXPECT_EQ(make_fx(no_bias, {.input_names = {"x", "w"}})(x2, w).str(),
             "%x = placeholder : f32[4, 3]\n"
