@@ -105,7 +105,9 @@ Obj call_builtin(BuiltinId id, const Stack& args, const std::optional<SizeVec>& 
         shape.push_back(static_cast<int64_t>(args[0].to_double_list().size()));
       }
       const DType dtype = args[2].is_none() ? DType::kFloat32 : args[2].to_dtype();
-      return obj_from_value(Value(ops::tensor(args[0].to_double_list(), shape, dtype, std::source_location{})));
+      // Python's torch.tensor: the data is made outside the dispatcher, then lift_fresh is dispatched.
+      return obj_from_value(
+          Value(ops::lift_fresh(ops::tensor(args[0].to_double_list(), shape, dtype, std::source_location{}))));
     }
     case BuiltinId::kAllclose:
       return obj_from_value(

@@ -22,6 +22,8 @@ void register_view_kernels_at(Library& lib, DispatchKey key) {
       .impl("select.int", key, &select_kernel)
       .impl("alias", key, &alias_kernel)
       .impl("detach", key, &alias_kernel)
+      .impl("lift_fresh", key, &lift_fresh_kernel)
+      .impl("lift_fresh_copy", key, &lift_fresh_copy_kernel)
       .impl("new_empty_strided", key, &new_empty_strided_kernel);
 }
 

@@ -4,6 +4,7 @@
 
 #include "kernels/common/factory_meta.h"
 #include "runtime/core/shape_utils.h"
+#include "runtime/ops/ops.h"
 
 namespace opspec::internal {
 
@@ -226,6 +227,10 @@ Tensor select_kernel(const Tensor& self, int64_t dim, int64_t index) {
   strides.erase(strides.begin() + d);
   return make_view(self, sizes, strides, offset);
 }
+
+Tensor lift_fresh_kernel(const Tensor& self) { return self; }
+
+Tensor lift_fresh_copy_kernel(const Tensor& self) { return ops::clone(self); }
 
 Tensor alias_kernel(const Tensor& self) {
   return make_view(self, self.sizes(), self.strides(), self.storage_offset());

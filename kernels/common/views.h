@@ -48,6 +48,10 @@ Tensor slice_kernel(const Tensor& self, int64_t dim, std::optional<int64_t> star
                     int64_t step);
 // select_kernel: aten::select.int; negative indices count from the end.
 Tensor select_kernel(const Tensor& self, int64_t dim, int64_t index);
+// lift_fresh_kernel: aten::lift_fresh: self, the same tensor (PyTorch's
+// CompositeExplicitAutograd kernel); lift_fresh_copy_kernel: aten::clone of self.
+Tensor lift_fresh_kernel(const Tensor& self);
+Tensor lift_fresh_copy_kernel(const Tensor& self);
 // alias_kernel: aten::alias, a view with self's geometry; also aten::detach
 // (autograd's history is not the kernel's: the Autograd key never records it).
 Tensor alias_kernel(const Tensor& self);

@@ -289,6 +289,9 @@ void add_elementwise_formulas(std::vector<Formula>& out) {
   out.push_back({"aten::bernoulli_.float", "BernoulliBackward2", 0, 0, &zeros_like_grad});
   out.push_back({"aten::clone", "CloneBackward0", 0, 0, &identity});
   out.push_back({"aten::alias", "AliasBackward0", 0, 0, &identity});
+  // lift_fresh: `self: grad`; lift_fresh_copy, a view_copy op, takes its view's formula.
+  out.push_back({"aten::lift_fresh", "LiftFreshBackward0", 0, 0, &identity});
+  out.push_back({"aten::lift_fresh_copy", "LiftFreshCopyBackward0", 0, 0, &identity});
   out.push_back({"aten::_to_copy", "ToCopyBackward0", 0, 0, &to_copy});
   out.push_back({"aten::copy_", "CopyBackwards", 0, 0, &copy_});
 }

@@ -536,6 +536,14 @@ Tensor clone(const Tensor& self, const std::source_location& loc) {
   OPSPEC_SITE;
   return call<Tensor(const Tensor&, OptInt)>(OpId::clone, self, OptInt());
 }
+Tensor lift_fresh(const Tensor& self, const std::source_location& loc) {
+  OPSPEC_SITE;
+  return call<UnarySig>(OpId::lift_fresh, self);
+}
+Tensor lift_fresh_copy(const Tensor& self, const std::source_location& loc) {
+  OPSPEC_SITE;
+  return call<UnarySig>(OpId::lift_fresh_copy, self);
+}
 Tensor _to_copy(const Tensor& self, TensorOptions o, const std::source_location& loc) {
   OPSPEC_SITE;
   using Sig = Tensor(const Tensor&, OptDType, OptInt, OptDevice, OptBool, bool, OptInt);

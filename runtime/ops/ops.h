@@ -213,6 +213,11 @@ Tensor contiguous(const Tensor& self, OPSPEC_LOC);
 
 // ---- Copies, conversion, joins ----
 Tensor clone(const Tensor& self, OPSPEC_LOC);
+// lift_fresh: self itself, dispatched as Python's torch.tensor(...) does for
+// its new data (so modes see it); make_fx records it as lift_fresh_copy.
+Tensor lift_fresh(const Tensor& self, OPSPEC_LOC);
+// lift_fresh_copy: a copy of self (aten::lift_fresh in a traced graph).
+Tensor lift_fresh_copy(const Tensor& self, OPSPEC_LOC);
 Tensor _to_copy(const Tensor& self, TensorOptions options = {}, OPSPEC_LOC);
 // to: self when nothing changes (and !copy), else aten::_to_copy.
 Tensor to(const Tensor& self, DType dtype, bool copy = false, OPSPEC_LOC);

@@ -219,6 +219,21 @@ TEST_F(MakeFxTest, InterpreterMatchesEagerBitForBit) {
   }
 }
 
+// torch.tensor's lift_fresh is traced as lift_fresh_copy of a graph
+// constant (PyTorch's proxy mode), under fake and real tracing alike, and the
+// graph's result does not alias the constant.
+TEST_F(MakeFxTest, LiftFreshIsTracedAsLiftFreshCopyOfAConstant) {
+  auto f = [](const Tensor& x) { return ops::add(x, ops::lift_fresh(ops::tensor({10, 20}, {2}, DType::kFloat32))); };
+  const Tensor x = ops::tensor({1, 2}, {2}, DType::kFloat32);
+  for (TracingMode mode : {TracingMode::kFake, TracingMode::kReal}) {
+    const Graph g = make_fx(f, {.tracing_mode = mode})(x);
+    const std::string code = g.str();
+    EXPECT_THAT(code, HasSubstr("aten::lift_fresh_copy(")) << code;
+    EXPECT_THAT(code, ::testing::Not(HasSubstr("aten::lift_fresh("))) << code;
+    EXPECT_EQ(run_graph(g, {x})[0].to_vector<float>(), (std::vector<float>{11, 22}));
+  }
+}
+
 TEST_F(MakeFxTest, StructuralHashIdentifiesThePrograms) {
   const Graph a = make_fx(&mixed_program)(x2, w, b);
   const Graph again = make_fx(&mixed_program, {.input_names = {"x", "w", "b"}})(x2, w, b);

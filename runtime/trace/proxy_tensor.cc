@@ -9,6 +9,8 @@
 #include "runtime/core/call_site.h"
 #include "runtime/core/error.h"
 #include "runtime/core/internal/unique_id.h"
+#include "runtime/dispatch/dispatcher.h"
+#include "runtime/ops/op_table.h"
 
 namespace opspec {
 namespace {
@@ -163,6 +165,20 @@ bool ProxyTensorMode::dispatch(OpCall& call) {
     return true;
   }
   std::vector<NodeArg> args = node_args(call.stack());
+  // PyTorch's proxy mode traces lift_fresh as lift_fresh_copy: the graph
+  // copies its constant, so running it twice cannot alias the data.
+  if (&op == &builtin_op(OpId::lift_fresh)) {
+    const OperatorHandle& copy = builtin_op(OpId::lift_fresh_copy);
+    try {
+      Tensor out = Dispatcher::singleton().call<Tensor, const Tensor&>(copy, call.stack().at(0).to_tensor());
+      call.stack().clear();
+      call.stack().emplace_back(std::move(out));
+    } catch (...) {
+      rethrow_with_context(copy);
+    }
+    record_call(copy, std::move(args), call.stack());
+    return true;
+  }
   try {
     call.proceed();
   } catch (...) {
