@@ -64,6 +64,11 @@ OPSPEC_MATH_FN(expm1)
 OPSPEC_MATH_FN(log1p)
 OPSPEC_MATH_FN(cosh)
 OPSPEC_MATH_FN(sinh)
+OPSPEC_MATH_FN(log2)
+OPSPEC_MATH_FN(floor)
+OPSPEC_MATH_FN(ceil)
+OPSPEC_MATH_FN(trunc)
+OPSPEC_MATH_FN(nearbyint)
 #undef OPSPEC_VEC_MATH_FN
 #undef OPSPEC_F32_MATH
 #undef OPSPEC_MATH_FN
@@ -154,6 +159,35 @@ struct SgnOp {
     }
   }
 };
+// SignOp: sgn, for real tensors the same function under PyTorch's other name.
+struct SignOp : SgnOp {};
+// FloorOp, CeilOp, TruncOp, RoundOp: to an integral value, the identity on
+// integers; RoundOp rounds halves to even (nearbyint in the default rounding
+// mode), as PyTorch's round does.
+struct FloorOp {
+  template <class T> OPSPEC_FUNCTOR T operator()(T x) const {
+    if constexpr (std::is_integral_v<T>) return x;
+    else return math::floor(x);
+  }
+};
+struct CeilOp {
+  template <class T> OPSPEC_FUNCTOR T operator()(T x) const {
+    if constexpr (std::is_integral_v<T>) return x;
+    else return math::ceil(x);
+  }
+};
+struct TruncOp {
+  template <class T> OPSPEC_FUNCTOR T operator()(T x) const {
+    if constexpr (std::is_integral_v<T>) return x;
+    else return math::trunc(x);
+  }
+};
+struct RoundOp {
+  template <class T> OPSPEC_FUNCTOR T operator()(T x) const {
+    if constexpr (std::is_integral_v<T>) return x;
+    else return math::nearbyint(x);
+  }
+};
 // ReluOp: max(x, 0) as PyTorch's clamp_min: NaN propagates, -0.0 stays -0.0.
 struct ReluOp {
   template <class T> OPSPEC_FUNCTOR T operator()(T x) const { return x < T(0) ? T(0) : x; }
@@ -205,6 +239,11 @@ struct LogOp {
 struct TanhOp {
   static constexpr bool kComputeBound = true;
   template <class T> OPSPEC_FUNCTOR T operator()(T x) const { return math::tanh(x); }
+};
+// Log2Op: <math.h>'s log2.
+struct Log2Op {
+  static constexpr bool kComputeBound = true;
+  template <class T> OPSPEC_FUNCTOR T operator()(T x) const { return math::log2(x); }
 };
 // CoshOp, SinhOp: <math.h>'s, as ATen's CPU kernels (Sleef's are also within 1 ulp).
 struct CoshOp {

@@ -67,6 +67,8 @@ VariableList silu(const FormulaCall& c) {
   const Tensor right = add_scalar(ops::mul(self, scalar_sub(1.0, s)), 1.0);
   return {ops::mul(ops::mul(c.grad(), s), right)};
 }
+// log2: grad / (self * ln 2), the product first.
+VariableList log2(const FormulaCall& c) { return {ops::div(c.grad(), mul_scalar(c.input(0), 0.6931471805599453))}; }
 VariableList cosh(const FormulaCall& c) { return {ops::mul(c.grad(), ops::sinh(c.input(0)))}; }
 VariableList sinh(const FormulaCall& c) { return {ops::mul(c.grad(), ops::cosh(c.input(0)))}; }
 VariableList sqrt(const FormulaCall& c) { return {ops::div(c.grad(), mul_scalar(c.output(0), 2))}; }
@@ -251,6 +253,13 @@ void add_elementwise_formulas(std::vector<Formula>& out) {
   out.push_back({"aten::log", "LogBackward0", kSelf, 0, &log});
   out.push_back({"aten::sin", "SinBackward0", kSelf, 0, &sin});
   out.push_back({"aten::cosh", "CoshBackward0", kSelf, 0, &cosh});
+  out.push_back({"aten::log2", "Log2Backward0", kSelf, 0, &log2});
+  // Piecewise constant: zeros_like(grad).
+  out.push_back({"aten::floor", "FloorBackward0", 0, 0, &zeros_like_grad});
+  out.push_back({"aten::ceil", "CeilBackward0", 0, 0, &zeros_like_grad});
+  out.push_back({"aten::round", "RoundBackward0", 0, 0, &zeros_like_grad});
+  out.push_back({"aten::trunc", "TruncBackward0", 0, 0, &zeros_like_grad});
+  out.push_back({"aten::sign", "SignBackward0", 0, 0, &zeros_like_grad});
   out.push_back({"aten::sinh", "SinhBackward0", kSelf, 0, &sinh});
   out.push_back({"aten::cos", "CosBackward0", kSelf, 0, &cos});
   out.push_back({"aten::tanh", "TanhBackward0", 0, 1, &tanh});
