@@ -62,6 +62,10 @@ Tensor scalar_div(const Scalar& s, const Tensor& t) {
   return out;
 }
 
+Tensor to_dtype(const Tensor& t, DType dtype) {
+  return t.dtype() == dtype ? t : ops::_to_copy(t, TensorOptions{.dtype = dtype});
+}
+
 Tensor where_scalar_other(const Tensor& cond, const Tensor& t, const Scalar& s) {
   const Tensor st = ops::scalar_tensor(s, {.dtype = t.dtype(), .device = t.device()});
   return ops::where(cond, t, st);

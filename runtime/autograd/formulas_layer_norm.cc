@@ -12,10 +12,6 @@
 namespace opspec::autograd::internal {
 namespace {
 
-Tensor to_dtype(const Tensor& t, DType dtype) {
-  return t.dtype() == dtype ? t : ops::_to_copy(t, TensorOptions{.dtype = dtype});
-}
-
 Tensor sum_dim1(const Tensor& t) { return ops::sum(t, std::vector<int64_t>{1}, true); }
 
 // LayerNormSaved: the first backward's inputs as [M, N] / [M, 1] views.

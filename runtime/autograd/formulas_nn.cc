@@ -55,11 +55,6 @@ VariableList native_dropout(const FormulaCall& c) {
   return {ops::native_dropout_backward(c.grad(), mask, scale)};
 }
 
-// to_dtype: t.to(dtype) as ATen's method: t itself when the dtype matches.
-Tensor to_dtype(const Tensor& t, DType dtype) {
-  return t.dtype() == dtype ? t : ops::_to_copy(t, TensorOptions{.dtype = dtype});
-}
-
 // _softmax_backward_data (grad_output, output, dim, input_dtype): grad_output's
 // formula first; output's is softmax_double_backward, grad_output * grad -
 // (output * grad_output).sum(dim, true) * grad - grad_output * (output *

@@ -34,11 +34,11 @@ uint64_t next_sequence_nr() { return tls_sequence_nr++; }
 Node::Node() : sequence_nr_(next_sequence_nr()) {}
 
 uint32_t Node::add_input_metadata(const Tensor& t) {
-  if (!t.defined()) {  // an undefined output keeps its slot, so later outputs keep their indices
+  if (t.defined()) {
+    input_metadata_.push_back({SizeVec(t.sizes().begin(), t.sizes().end()), t.dtype(), t.device()});
+  } else {  // an undefined output keeps its slot, so later outputs keep their indices
     input_metadata_.emplace_back();
-    return static_cast<uint32_t>(input_metadata_.size() - 1);
   }
-  input_metadata_.push_back({SizeVec(t.sizes().begin(), t.sizes().end()), t.dtype(), t.device()});
   return static_cast<uint32_t>(input_metadata_.size() - 1);
 }
 

@@ -31,6 +31,9 @@ Tensor& div_scalar_(Tensor& t, const Scalar& s);
 Tensor scalar_sub(const Scalar& s, const Tensor& t);
 Tensor scalar_div(const Scalar& s, const Tensor& t);
 
+// to_dtype: C++'s t.to(dtype): t itself when the dtype matches, else aten::_to_copy.
+Tensor to_dtype(const Tensor& t, DType dtype);
+
 // maybe_multiply: t * s, or t itself when s is 1 (FunctionsManual.cpp's helper).
 Tensor maybe_multiply(const Tensor& t, const Scalar& s);
 
