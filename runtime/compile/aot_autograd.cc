@@ -88,6 +88,12 @@ AotGraphs partition(std::shared_ptr<const Graph> joint, size_t n_in, size_t n_ou
     for (Node* in : n->input_nodes()) stack.push_back(in);
   }
   for (size_t i = 0; i < n_in; ++i) fwd.insert(placeholders[i]);
+  // An output of a forward op that only the backward reads (native_layer_norm's
+  // mean and rstd) is selected in the forward and saved: a placeholder of the
+  // backward graph holds one tensor, not the op's tuple.
+  for (const Node* n : nodes) {
+    if (n->op() == NodeOp::kGetItem && fwd.contains(n->args()[0].as_node())) fwd.insert(n);
+  }
   // Backward: what the gradients need beyond the forward.
   absl::flat_hash_set<const Node*> bwd;
   stack.assign(results.begin() + static_cast<std::ptrdiff_t>(n_out), results.end());
