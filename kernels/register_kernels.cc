@@ -20,6 +20,7 @@ void register_builtin_kernels(Dispatcher& d) {
   register_reduction_kernels(d);
   register_linalg_kernels(d);
   register_backward_kernels(d);
+  register_nn_kernels(d);
   register_factory_kernels(d);
   register_view_kernels(d);
   register_cpu_fused_kernels();

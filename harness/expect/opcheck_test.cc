@@ -271,8 +271,39 @@ TEST_F(Opcheck, SamplesThatCannotRunAndUnknownTestUtilsAreReported) {
 // tensors (so matrix products fit), bool tensors for a `condition`, and
 // values picked by argument name for ints, lists and scalars; arguments
 // with defaults keep them. Ops whose shapes don't fit [3, 3] are listed.
+// model_op_sample: the model ops, whose index, target and 4-D operands no
+// [3, 3] float sample fits.
+std::optional<OpSample> model_op_sample(const std::string& name) {
+  const Tensor idx = ops::tensor({0, 2, 1}, {3}, DType::kInt64);
+  const Tensor lp = ops::log_softmax(ops::randn({3, 3}), 1);
+  OpSample s;
+  if (name == "aten::index_select") {
+    s.args = {ops::randn({3, 3}), int64_t{1}, idx};
+  } else if (name == "aten::embedding") {
+    s.args = {ops::randn({4, 3}), ops::tensor({0, 3, 3, 1}, {2, 2}, DType::kInt64)};
+  } else if (name == "aten::embedding_dense_backward") {
+    s.args = {ops::randn({3, 3}), idx, int64_t{4}, int64_t{-1}, false};
+  } else if (name == "aten::nll_loss_forward") {
+    s.args = {lp, idx, Value(), int64_t{1}, int64_t{-100}};
+  } else if (name == "aten::nll_loss" || name == "aten::nll_loss_nd") {
+    s.args = {lp, idx};
+  } else if (name == "aten::nll_loss_backward") {
+    s.args = {ops::randn({}), lp, idx, Value(), int64_t{1}, int64_t{-100}, ops::full({}, 3.0)};
+  } else if (name == "aten::_scaled_dot_product_flash_attention_for_cpu") {
+    s.args = {ops::randn({1, 2, 3, 4}), ops::randn({1, 2, 3, 4}), ops::randn({1, 2, 3, 4})};
+  } else if (name == "aten::_scaled_dot_product_flash_attention_for_cpu_backward") {
+    const Tensor q = ops::randn({1, 2, 3, 4}), k = ops::randn({1, 2, 3, 4}), v = ops::randn({1, 2, 3, 4});
+    auto [out, lse] = ops::_scaled_dot_product_flash_attention_for_cpu(q, k, v);
+    s.args = {ops::randn({1, 2, 3, 4}), q, k, v, out, lse, 0.0, false};
+  } else {
+    return std::nullopt;
+  }
+  return s;
+}
+
 OpSample builtin_sample(const OperatorHandle& op) {
   const std::string& name = op.name();
+  if (std::optional<OpSample> s = model_op_sample(name)) return *s;
   OpSample sample;
   for (const Argument& a : op.schema().arguments()) {
     if (a.default_value.has_value()) break;  // the rest keep their defaults (no required one follows a default here)
@@ -286,6 +317,8 @@ OpSample builtin_sample(const OperatorHandle& op) {
           v = ops::gt(ops::randn({3, 3}), 0.0);
         } else if (a.name == "mean" || a.name == "rstd") {
           v = ops::add(ops::rand({3, 1}), 0.5);  // native_layer_norm_backward's statistics
+        } else if (name == "aten::bitwise_not") {
+          v = ops::to(ops::mul(ops::randn({3, 3}), 10.0), DType::kInt64);  // integers and b8 only
         } else if (name == "aten::select_backward") {
           v = ops::randn({3});
         } else if (name == "aten::_local_scalar_dense") {
@@ -357,10 +390,12 @@ const std::map<std::string, std::vector<std::string>>& partial_checks() {
 }
 
 // Ops without a derivative formula (test_autograd_registration fails for
-// them, as it should): silu_backward, which has none in PyTorch either
-// (silu's create_graph backward runs differentiable ops instead).
+// them, as it should): silu_backward and the CPU flash attention's backward,
+// which have none in PyTorch either (silu's create_graph backward runs
+// differentiable ops instead), and index_select, whose formula needs index_add.
 bool lacks_formula(const std::string& name) {
-  for (const char* op : {"aten::silu_backward"}) {
+  for (const char* op : {"aten::silu_backward", "aten::_scaled_dot_product_flash_attention_for_cpu_backward",
+                         "aten::index_select"}) {
     if (name == op) return true;
   }
   return false;

@@ -312,6 +312,11 @@ struct GeluTanhOp {
 struct LogicalNotOp {
   template <class T> OPSPEC_FUNCTOR bool operator()(T x) const { return x == T(0); }
 };
+// BitwiseNotOp: ~x for integers, !x for bool (the `~` operator on a mask).
+struct BitwiseNotOp {
+  OPSPEC_FUNCTOR bool operator()(bool x) const { return !x; }
+  template <class T> OPSPEC_FUNCTOR T operator()(T x) const { return static_cast<T>(~x); }
+};
 // SquareOp, CubeOp, InvSquareOp: pow(x, 2), pow(x, 3), pow(x, -2) as PyTorch's
 // pow.Tensor_Scalar fast paths compute them.
 struct SquareOp {

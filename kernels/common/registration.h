@@ -18,6 +18,9 @@ void register_linalg_kernels(Dispatcher& d);
 // Autograd's non-elementwise backward ops (softmax, layer norm, dropout,
 // slice/select backward): CPU and Meta kernels.
 void register_backward_kernels(Dispatcher& d);
+// The model ops: indexing, embeddings, tril/triu, argmax/argmin, nll_loss,
+// CPU flash attention (and their backward ops): CPU and Meta kernels.
+void register_nn_kernels(Dispatcher& d);
 // Factories, random ops, fills, dropout, cat/stack, _local_scalar_dense: CPU and Meta kernels.
 void register_factory_kernels(Dispatcher& d);
 // View ops: one device-independent kernel registered at CPU and Meta.

@@ -170,6 +170,37 @@ Tensor log_softmax_cpu(const Tensor& self, int64_t dim, bool half_to_float) {
   return softmax_impl<true>(self, dim, half_to_float);
 }
 
+// _safe_softmax: softmax (after converting to dtype), with rows whose inputs
+// are all -inf giving zeros instead of NaN (attention rows that attend to nothing).
+Tensor safe_softmax_cpu(const Tensor& self, int64_t dim, std::optional<DType> dtype) {
+  constexpr std::string_view kOp = "aten::_safe_softmax";
+  require_cpu_device(self.device(), kOp);
+  const Tensor in = contiguous_cpu(self, dtype.value_or(self.dtype()));
+  Tensor out = softmax_impl<false>(in, dim, false);
+  const int64_t d = wrap_dim(dim, in.dim(), kOp);
+  int64_t outer = 1, inner = 1;
+  const int64_t len = in.dim() == 0 ? 1 : in.sizes()[d];
+  for (int64_t i = 0; i < in.dim(); ++i) {
+    if (i < d) outer *= in.sizes()[i];
+    if (i > d) inner *= in.sizes()[i];
+  }
+  OPSPEC_DISPATCH_FLOATING_DTYPES(in.dtype(), kOp, [&] {
+    const auto* x = static_cast<const scalar_t*>(in.raw_data());
+    auto* y = out.data_ptr<scalar_t>();
+    for (int64_t r = 0; r < outer * inner; ++r) {
+      const int64_t base = (r / inner) * len * inner + r % inner;
+      bool all_masked = len > 0;
+      for (int64_t k = 0; all_masked && k < len; ++k) {
+        const auto v = loops_detail::load(x[base + k * inner]);
+        all_masked = std::isinf(v) && v < 0;
+      }
+      if (!all_masked) continue;
+      for (int64_t k = 0; k < len; ++k) loops_detail::store(y + base + k * inner, 0.0f);
+    }
+  });
+  return out;
+}
+
 }  // namespace opspec::internal
 
 // ---- Backward: _softmax_backward_data and _log_softmax_backward_data ----

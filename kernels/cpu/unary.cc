@@ -70,12 +70,28 @@ Tensor logical_not_cpu(const Tensor& self) {
 
 }  // namespace
 
+Tensor bitwise_not_cpu(const Tensor& self) {
+  constexpr std::string_view kOp = "aten::bitwise_not";
+  const ElementwiseMeta m = bitwise_not_meta(self);
+  require_cpu_device(m.device, kOp);
+  Tensor out = make_tensor(m.sizes, m.result_dtype, kCPU);
+  if (out.numel() == 0) return out;
+  const Tensor in[] = {self};
+  TensorIterator iter(out, in);
+  switch (self.dtype()) {
+    case DType::kBool: cpu_kernel<bool, bool>(iter, [](bool x) { return BitwiseNotOp{}(x); }); break;
+    case DType::kInt32: cpu_kernel<int32_t, int32_t>(iter, [](int32_t x) { return BitwiseNotOp{}(x); }); break;
+    default: cpu_kernel<int64_t, int64_t>(iter, [](int64_t x) { return BitwiseNotOp{}(x); }); break;
+  }
+  return out;
+}
+
 void register_unary_cpu_kernels(Library& lib) {
   constexpr DispatchKey kKey = DispatchKey::kCPU;
 #define OPSPEC_UNARY_OP(name, functor, dtype_rule, summary) lib.impl(#name, kKey, &name##_cpu);
 #include "runtime/ops/unary_ops.def"
 #undef OPSPEC_UNARY_OP
-  lib.impl("gelu", kKey, &gelu_cpu).impl("logical_not", kKey, &logical_not_cpu);
+  lib.impl("gelu", kKey, &gelu_cpu).impl("logical_not", kKey, &logical_not_cpu).impl("bitwise_not", kKey, &bitwise_not_cpu);
 }
 
 }  // namespace opspec::internal

@@ -67,6 +67,7 @@ void register_elementwise_meta_kernels(Library& lib) {
 #undef OPSPEC_UNARY_OP
   OPSPEC_UNARY_META(logical_not, kLogical)
 #undef OPSPEC_UNARY_META
+  lib.impl("bitwise_not", kKey, [](const Tensor& self) { return meta_out(bitwise_not_meta(self)); });
   lib.impl("gelu", kKey, [](const Tensor& self, std::string_view approximate) {
     gelu_uses_tanh(approximate);
     return meta_out(unary_meta(self, UnaryKind::kFloating, "aten::gelu"));

@@ -126,6 +126,7 @@ Value SchemaParser::scalar_literal(const ArgType& t) {
     // Named constants: memory formats and layouts travel as ints.
     if (lit == "contiguous_format" || lit == "strided") return Value(int64_t{0});
     if (lit == "preserve_format") return Value(int64_t{1});
+    if (lit == "Mean") return Value(int64_t{1});  // at::Reduction::Mean (None 0, Sum 2)
     fail(str_cat("bad default value '", lit, "'"));
   }
   return Value(i);

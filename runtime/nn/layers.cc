@@ -1,4 +1,4 @@
-// layers.cc: Linear, ReLU, LayerNorm and Sequential.
+// layers.cc: Linear, ReLU, LayerNorm, Embedding and Sequential.
 #include "runtime/nn/layers.h"
 
 #include <cmath>
@@ -17,6 +17,29 @@ Tensor uniform(IntArrayRef size, double bound, const TensorOptions& options) {
 }
 
 }  // namespace
+
+Embedding::Embedding(int64_t num_embeddings, int64_t embedding_dim, std::optional<int64_t> padding_idx,
+                     TensorOptions options)
+    : Module("Embedding") {
+  OPSPEC_CHECK(num_embeddings >= 0 && embedding_dim >= 0, "nn.Embedding: num_embeddings and embedding_dim must be ",
+               "non-negative, got ", num_embeddings, " and ", embedding_dim);
+  if (padding_idx) {
+    // F.embedding's check (an AssertionError in PyTorch).
+    OPSPEC_CHECK(*padding_idx < num_embeddings && *padding_idx >= -num_embeddings,
+                 "nn.Embedding: Padding_idx must be within num_embeddings");
+    padding_idx_ = *padding_idx < 0 ? *padding_idx + num_embeddings : *padding_idx;
+  }
+  // See Note [Module initialisation is not recorded].
+  HideUserModesGuard no_user_modes;
+  Tensor w = ops::randn({num_embeddings, embedding_dim}, options);
+  if (padding_idx_ >= 0) {
+    Tensor row = ops::select(w, 0, padding_idx_);
+    ops::fill_(row, 0);
+  }
+  weight_ = &register_parameter("weight", w);
+}
+
+Tensor Embedding::forward(const Tensor& indices) { return ops::embedding(*weight_, indices, padding_idx_); }
 
 Linear::Linear(int64_t in_features, int64_t out_features, bool bias, TensorOptions options)
     : Module("Linear"), in_features_(in_features), out_features_(out_features) {

@@ -76,6 +76,27 @@ class LayerNorm : public Module {
   Tensor* bias_ = nullptr;
 };
 
+// Embedding: rows of weight [num_embeddings, embedding_dim] at integer
+// indices (ops::embedding); weight ~ N(0, 1), with the padding_idx row (if
+// any) zeroed, as PyTorch. A negative padding_idx counts from the end.
+// See Note [Module initialisation is not recorded].
+class Embedding : public Module {
+ public:
+  Embedding(int64_t num_embeddings, int64_t embedding_dim, std::optional<int64_t> padding_idx = std::nullopt,
+            TensorOptions options = {});
+  // forward: ops::embedding(weight, indices, padding_idx).
+  Tensor forward(const Tensor& indices) override;
+
+  // weight: the registered parameter.
+  const Tensor& weight() const { return *weight_; }
+  // padding_idx: the normalised padding row, or -1 for none.
+  int64_t padding_idx() const { return padding_idx_; }
+
+ private:
+  Tensor* weight_;
+  int64_t padding_idx_ = -1;
+};
+
 // Sequential: calls its modules in order, each on the previous one's output
 // (an empty Sequential returns its input). Children are named "0", "1", ...
 class Sequential : public Module {

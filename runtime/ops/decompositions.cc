@@ -8,6 +8,7 @@
 #include "runtime/dispatch/dispatcher.h"
 #include "runtime/dispatch/library.h"
 #include "runtime/dispatch/mode.h"
+#include "runtime/ops/internal/composite.h"
 #include "runtime/ops/op_table.h"
 #include "runtime/ops/ops.h"
 
@@ -20,7 +21,6 @@ namespace opspec::internal {
 // isTensorSubclassLike (a mode is active or a tensor has a subclass), so do we:
 // that choice is visible in op logs (linear's bias add is add_ without a mode
 // and add under one).
-namespace {
 
 // PyTorch's isTensorSubclassLike: a mode is active, or the tensor is a subclass,
 // meta or fake (FakeTensor is a subclass in PyTorch).
@@ -28,6 +28,17 @@ bool is_tensor_subclass_like(const Tensor& t) {
   constexpr DispatchKeySet kSubclassLike{DispatchKey::kPython, DispatchKey::kMeta, DispatchKey::kFake};
   return dispatch_mode_enabled() || (t.defined() && !(t.key_set() & kSubclassLike).empty());
 }
+
+// input.toType(dtype): a _to_copy that names dtype, layout and device.
+Tensor to_type(const Tensor& self, DType dtype) {
+  if (dtype == self.dtype()) return self;
+  using Sig = Tensor(const Tensor&, std::optional<DType>, std::optional<int64_t>, std::optional<Device>,
+                     std::optional<bool>, bool, std::optional<int64_t>);
+  static const TypedOp<Sig> to_copy("aten::_to_copy");
+  return to_copy(self, dtype, int64_t{0}, self.device(), std::nullopt, false, std::nullopt);
+}
+
+namespace {
 
 // clone_contiguous: PyTorch's self.clone(at::MemoryFormat::Contiguous), which
 // logs memory_format=torch.contiguous_format (reshape's copy path, contiguous()).
@@ -215,15 +226,6 @@ Tensor linear_kernel(const Tensor& input, const Tensor& weight, const std::optio
     ops::add_(output, *bias_opt);
   }
   return output;
-}
-
-// input.toType(dtype): a _to_copy that names dtype, layout and device.
-Tensor to_type(const Tensor& self, DType dtype) {
-  if (dtype == self.dtype()) return self;
-  using Sig = Tensor(const Tensor&, std::optional<DType>, std::optional<int64_t>, std::optional<Device>,
-                     std::optional<bool>, bool, std::optional<int64_t>);
-  static const TypedOp<Sig> to_copy("aten::_to_copy");
-  return to_copy(self, dtype, int64_t{0}, self.device(), std::nullopt, false, std::nullopt);
 }
 
 Tensor softmax_kernel(const Tensor& self, int64_t dim, std::optional<DType> dtype) {

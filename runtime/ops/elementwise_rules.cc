@@ -70,6 +70,16 @@ ElementwiseMeta unary_meta(const Tensor& self, UnaryKind kind, std::string_view 
   return m;
 }
 
+// bitwise_not: integers and bool only ("bitwise_not_cpu" not implemented for 'Float').
+ElementwiseMeta bitwise_not_meta(const Tensor& self) {
+  constexpr std::string_view kOp = "aten::bitwise_not";
+  ElementwiseMeta m = unary_meta(self, UnaryKind::kLogical, kOp);
+  OPSPEC_CHECK(is_integral(self.dtype(), /*include_bool=*/true), kOp, ": \"bitwise_not_",
+               device_type_name(self.device().type), "\" not implemented for '", scalar_type_name(self.dtype()), "'");
+  m.compute_dtype = m.result_dtype = self.dtype();
+  return m;
+}
+
 bool gelu_uses_tanh(std::string_view approximate) {
   if (approximate == "tanh") return true;
   OPSPEC_CHECK(approximate == "none", "aten::gelu: approximate argument must be either 'none' or 'tanh', but got '",

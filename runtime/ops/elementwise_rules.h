@@ -33,6 +33,9 @@ enum class UnaryKind {
 // and relu (op is "aten::neg" etc.).
 ElementwiseMeta unary_meta(const Tensor& self, UnaryKind kind, std::string_view op);
 
+// bitwise_not_meta: bitwise_not's geometry: integer and b8 inputs keep their dtype.
+ElementwiseMeta bitwise_not_meta(const Tensor& self);
+
 // gelu_uses_tanh: true for approximate == "tanh", false for "none"; throws for
 // anything else.
 bool gelu_uses_tanh(std::string_view approximate);

@@ -241,6 +241,7 @@ Tensor& div_(Tensor& self, const Scalar& other, const std::source_location& loc)
 #include "runtime/ops/unary_ops.def"
 #undef OPSPEC_UNARY_OP
 OPSPEC_UNARY(logical_not)
+OPSPEC_UNARY(bitwise_not)
 #undef OPSPEC_UNARY
 
 Tensor gelu(const Tensor& self, std::string_view approximate, const std::source_location& loc) {

@@ -91,6 +91,8 @@ Tensor& div_(Tensor& self, const Scalar& other, OPSPEC_LOC);    // aten::div_.Te
 Tensor gelu(const Tensor& self, std::string_view approximate = "none", OPSPEC_LOC);
 // logical_not: self == 0, a b8 result for any input dtype.
 Tensor logical_not(const Tensor& self, OPSPEC_LOC);
+// bitwise_not: ~self for integers, logical not for b8 (floats are rejected).
+Tensor bitwise_not(const Tensor& self, OPSPEC_LOC);
 
 // ---- Elementwise binary (broadcasting, type promotion) ----
 // A Scalar operand becomes a wrapped number, as `x + 1.0` does in PyTorch, so
@@ -243,6 +245,74 @@ Tensor mv(const Tensor& self, const Tensor& vec, OPSPEC_LOC);
 Tensor matmul(const Tensor& self, const Tensor& other, OPSPEC_LOC);
 Tensor linear(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt,
               OPSPEC_LOC);
+
+// ---- Indexing, embeddings, triangles, arg-reductions (ops_nn.cc) ----
+// index_select: self's slices at index (a 0-D or 1-D integer tensor) along dim.
+Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index, OPSPEC_LOC);
+// embedding: rows of weight (2-D) at indices: indices' shape + [weight.size(1)].
+// padding_idx (-1: none) only matters to the backward, whose row it leaves zero.
+Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_idx = -1,
+                 bool scale_grad_by_freq = false, bool sparse = false, OPSPEC_LOC);
+// embedding_dense_backward: embedding's weight gradient ([num_weights, D]).
+Tensor embedding_dense_backward(const Tensor& grad_output, const Tensor& indices, int64_t num_weights,
+                                int64_t padding_idx, bool scale_grad_by_freq, OPSPEC_LOC);
+// tril / triu: the lower (upper) triangle of each matrix in the last two
+// dims, from the diagonal'th diagonal (0 main, > 0 above, < 0 below); zero elsewhere.
+Tensor tril(const Tensor& self, int64_t diagonal = 0, OPSPEC_LOC);
+Tensor triu(const Tensor& self, int64_t diagonal = 0, OPSPEC_LOC);
+// argmax / argmin: i64 index of the first largest (smallest) element along
+// dim, or of the flattened tensor when dim is None; NaN counts as largest and smallest.
+Tensor argmax(const Tensor& self, std::optional<int64_t> dim = std::nullopt, bool keepdim = false, OPSPEC_LOC);
+Tensor argmin(const Tensor& self, std::optional<int64_t> dim = std::nullopt, bool keepdim = false, OPSPEC_LOC);
+
+// ---- Losses (ops_nn.cc) ----
+// Reduction: at::Reduction, how a loss reduces over the batch.
+enum class Reduction : int64_t { kNone = 0, kMean = 1, kSum = 2 };
+// cross_entropy: aten::cross_entropy_loss of logits self ([N, C] or [C]) and
+// class indices target; label_smoothing in [0, 1].
+Tensor cross_entropy(const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight = std::nullopt,
+                     Reduction reduction = Reduction::kMean, int64_t ignore_index = -100,
+                     double label_smoothing = 0.0, OPSPEC_LOC);
+// nll_loss / nll_loss_nd: the negative log likelihood of log-probabilities self.
+Tensor nll_loss(const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight = std::nullopt,
+                Reduction reduction = Reduction::kMean, int64_t ignore_index = -100, OPSPEC_LOC);
+Tensor nll_loss_nd(const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight = std::nullopt,
+                   Reduction reduction = Reduction::kMean, int64_t ignore_index = -100, OPSPEC_LOC);
+// nll_loss_forward: (output, total_weight); nll_loss_backward: the gradient of self.
+std::tuple<Tensor, Tensor> nll_loss_forward(const Tensor& self, const Tensor& target,
+                                            const std::optional<Tensor>& weight, Reduction reduction,
+                                            int64_t ignore_index, OPSPEC_LOC);
+Tensor nll_loss_backward(const Tensor& grad_output, const Tensor& self, const Tensor& target,
+                         const std::optional<Tensor>& weight, Reduction reduction, int64_t ignore_index,
+                         const Tensor& total_weight, OPSPEC_LOC);
+
+// ---- Attention (ops_nn.cc) ----
+// _safe_softmax: softmax over dim (after converting to dtype) whose rows of
+// all -inf give zeros, not NaN: the attention math path's softmax.
+Tensor _safe_softmax(const Tensor& self, int64_t dim, std::optional<DType> dtype = std::nullopt, OPSPEC_LOC);
+// scaled_dot_product_attention: softmax(q k^T * scale + mask) v over
+// (B, H, L, E) operands, as PyTorch's CPU path dispatches it (See Note
+// [Attention dispatch] in decompositions_nn.cc); attn_mask is bool (true
+// attends) or float (added); is_causal masks above the diagonal.
+Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
+                                    const std::optional<Tensor>& attn_mask = std::nullopt, double dropout_p = 0.0,
+                                    bool is_causal = false, std::optional<double> scale = std::nullopt,
+                                    bool enable_gqa = false, OPSPEC_LOC);
+// _scaled_dot_product_attention_math: the reference path: (output, attention weights).
+std::tuple<Tensor, Tensor> _scaled_dot_product_attention_math(
+    const Tensor& query, const Tensor& key, const Tensor& value, const std::optional<Tensor>& attn_mask = std::nullopt,
+    double dropout_p = 0.0, bool is_causal = false, const std::optional<Tensor>& dropout_mask = std::nullopt,
+    std::optional<double> scale = std::nullopt, bool enable_gqa = false, OPSPEC_LOC);
+// _scaled_dot_product_flash_attention_for_cpu: (output, logsumexp); the
+// output is a transpose of a (B, L, H, Ev) buffer, as PyTorch's.
+std::tuple<Tensor, Tensor> _scaled_dot_product_flash_attention_for_cpu(
+    const Tensor& query, const Tensor& key, const Tensor& value, double dropout_p = 0.0, bool is_causal = false,
+    const std::optional<Tensor>& attn_mask = std::nullopt, std::optional<double> scale = std::nullopt, OPSPEC_LOC);
+// _scaled_dot_product_flash_attention_for_cpu_backward: (grad_query, grad_key, grad_value).
+std::tuple<Tensor, Tensor, Tensor> _scaled_dot_product_flash_attention_for_cpu_backward(
+    const Tensor& grad_out, const Tensor& query, const Tensor& key, const Tensor& value, const Tensor& out,
+    const Tensor& logsumexp, double dropout_p, bool is_causal, const std::optional<Tensor>& attn_mask = std::nullopt,
+    std::optional<double> scale = std::nullopt, OPSPEC_LOC);
 
 // ---- Checks ----
 // allclose: |a - b| <= atol + rtol * |b| elementwise, shapes equal (no dispatch).

@@ -1,0 +1,229 @@
+// attention.cc: CPU kernels of _scaled_dot_product_flash_attention_for_cpu
+// and its backward. See Note [CPU attention].
+#include <cblas.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+#include "kernels/common/nn_meta.h"
+#include "kernels/cpu/copy.h"
+#include "kernels/cpu/loops.h"
+#include "kernels/cpu/parallel_rows.h"
+
+namespace opspec::internal {
+
+namespace {
+
+// Note [CPU attention]
+// Each (batch, head) is one task on the OpenMP threads: scores = scale * Q K^T
+// by one gemm, plus the mask (and -inf above the diagonal when causal, the
+// top-left aligned triangle of PyTorch's tril), a softmax per row that also
+// yields the row's logsumexp, and out = P V by a second gemm written straight
+// into the output, which has query's layout. f16 and bf16
+// compute in f32 and round once. The backward recomputes P from the saved
+// logsumexp (P = exp(S - lse)), as flash attention does, instead of keeping
+// the L x S probabilities: dV = P^T dO, dP = dO V^T, dS = P (dP - rowsum(dO O)),
+// dQ = scale dS K, dK = scale dS^T Q. A row that attends to nothing (all
+// -inf) gives zeros and logsumexp 0, as PyTorch's kernel does.
+
+constexpr int64_t kParallelWork = 1 << 15;  // multiply-adds below which heads stay serial
+
+// gemm: C (m x n, ldc) = alpha * op(A) op(B) + beta * C, row-major, in float or double.
+template <class C>
+void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, C alpha, const C* a, int64_t lda, const C* b,
+          int64_t ldb, C beta, C* c, int64_t ldc) {
+  const auto t_a = ta ? CblasTrans : CblasNoTrans;
+  const auto t_b = tb ? CblasTrans : CblasNoTrans;
+  if constexpr (std::is_same_v<C, double>) {
+    cblas_dgemm(CblasRowMajor, t_a, t_b, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), alpha, a,
+                static_cast<int>(lda), b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
+  } else {
+    cblas_sgemm(CblasRowMajor, t_a, t_b, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), alpha, a,
+                static_cast<int>(lda), b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
+  }
+}
+
+// MaskView: attn_mask in the compute type, broadcast to (B, H, L, S) by zero strides.
+template <class C>
+struct MaskView {
+  Tensor holder;
+  const C* data = nullptr;
+  int64_t stride[4] = {0, 0, 0, 0};
+
+  MaskView(const std::optional<Tensor>& mask, DType compute) {
+    if (!mask) return;
+    holder = contiguous_cpu(*mask, compute);
+    data = static_cast<const C*>(holder.raw_data());
+    const int64_t nd = holder.dim();
+    int64_t s = 1;
+    for (int64_t i = nd - 1; i >= 0; --i) {
+      const int64_t size = holder.size(i);
+      stride[4 - nd + i] = size == 1 ? 0 : s;
+      s *= size;
+    }
+  }
+  const C* row(int64_t b, int64_t h, int64_t l) const {
+    return data + b * stride[0] + h * stride[1] + l * stride[2];
+  }
+};
+
+// Operands: q, k, v (and dO, O) as contiguous (B, H, *, E) tensors of the compute type.
+template <class C>
+const C* ptr(const Tensor& t) {
+  return static_cast<const C*>(t.raw_data());
+}
+
+// scores: S (L x S) = scale * Q K^T + mask (-inf above the diagonal when causal).
+template <class C>
+void scores(const SdpaGeometry& g, const C* q, const C* k, const MaskView<C>& mask, bool is_causal, int64_t b,
+            int64_t h, C* s) {
+  const int64_t L = g.q_len, S = g.kv_len, E = g.head_dim;
+  gemm<C>(false, true, L, S, E, static_cast<C>(g.scale), q, E, k, E, C(0), s, S);
+  for (int64_t i = 0; i < L; ++i) {
+    C* row = s + i * S;
+    if (mask.data != nullptr) {
+      const C* mr = mask.row(b, h, i);
+      for (int64_t j = 0; j < S; ++j) row[j] += mr[j * mask.stride[3]];
+    }
+    if (is_causal) {
+      for (int64_t j = i + 1; j < S; ++j) row[j] = -std::numeric_limits<C>::infinity();
+    }
+  }
+}
+
+template <class T>
+void flash_forward(const SdpaGeometry& g, const Tensor& query, const Tensor& key, const Tensor& value,
+                   const std::optional<Tensor>& attn_mask, bool is_causal, Tensor& out, Tensor& lse) {
+  using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
+  constexpr DType kC = dtype_of<C>();
+  const Tensor q = contiguous_cpu(query, kC), k = contiguous_cpu(key, kC), v = contiguous_cpu(value, kC);
+  const MaskView<C> mask(attn_mask, kC);
+  const int64_t B = g.batch, H = g.heads, L = g.q_len, S = g.kv_len, E = g.head_dim, Ev = g.v_head_dim;
+  // Reduced floats are computed into an f32 buffer of out's layout and rounded once.
+  Tensor out_c = std::is_same_v<T, C> ? out : make_strided(out.sizes(), out.strides(), kC, kCPU);
+  C* o = static_cast<C*>(out_c.raw_data());
+  const int64_t sb = out.stride(0), sh = out.stride(1), sl = out.stride(2);
+  auto* lp = static_cast<C*>(lse.raw_data());
+  const bool parallel = B * H * L * S * (E + Ev) >= kParallelWork;
+  parallel_rows_with(
+      B * H, parallel, [&] { return std::vector<C>(static_cast<size_t>(L * S)); },
+      [&](int64_t bh, std::vector<C>& s) {
+        const int64_t b = bh / H, h = bh % H;
+        scores<C>(g, ptr<C>(q) + bh * L * E, ptr<C>(k) + bh * S * E, mask, is_causal, b, h, s.data());
+        for (int64_t i = 0; i < L; ++i) {
+          C* row = s.data() + i * S;
+          C m = -std::numeric_limits<C>::infinity();
+          for (int64_t j = 0; j < S; ++j) m = std::max(m, row[j]);
+          if (m == -std::numeric_limits<C>::infinity()) {
+            // A row that attends to nothing: PyTorch's kernel takes max 0 and sum 1 (out 0, lse 0).
+            std::fill(row, row + S, C(0));
+            lp[(b * L + i) * H + h] = 0;
+            continue;
+          }
+          C sum = 0;
+          for (int64_t j = 0; j < S; ++j) sum += (row[j] = std::exp(row[j] - m));
+          const C inv = C(1) / sum;
+          for (int64_t j = 0; j < S; ++j) row[j] *= inv;
+          lp[(b * L + i) * H + h] = m + std::log(sum);
+        }
+        gemm<C>(false, false, L, Ev, S, C(1), s.data(), S, ptr<C>(v) + bh * S * Ev, Ev, C(0), o + b * sb + h * sh,
+                sl);
+      });
+  if (!std::is_same_v<T, C>) copy_into(out, out_c);
+}
+
+template <class T>
+void flash_backward(const SdpaGeometry& g, const Tensor& grad_out, const Tensor& query, const Tensor& key,
+                    const Tensor& value, const Tensor& out, const Tensor& logsumexp,
+                    const std::optional<Tensor>& attn_mask, bool is_causal, Tensor& dq, Tensor& dk, Tensor& dv) {
+  using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
+  constexpr DType kC = dtype_of<C>();
+  const Tensor q = contiguous_cpu(query, kC), k = contiguous_cpu(key, kC), v = contiguous_cpu(value, kC);
+  const Tensor dout = contiguous_cpu(grad_out, kC), o = contiguous_cpu(out, kC);
+  const Tensor lse = contiguous_cpu(logsumexp, kC);
+  const MaskView<C> mask(attn_mask, kC);
+  const int64_t B = g.batch, H = g.heads, L = g.q_len, S = g.kv_len, E = g.head_dim, Ev = g.v_head_dim;
+  const Tensor dq_c = make_tensor(dq.sizes(), kC, kCPU), dk_c = make_tensor(dk.sizes(), kC, kCPU);
+  const Tensor dv_c = make_tensor(dv.sizes(), kC, kCPU);
+  const bool parallel = B * H * L * S * (E + Ev) >= kParallelWork;
+  struct Scratch {
+    std::vector<C> p, dp;
+  };
+  parallel_rows_with(
+      B * H, parallel,
+      [&] { return Scratch{std::vector<C>(static_cast<size_t>(L * S)), std::vector<C>(static_cast<size_t>(L * S))}; },
+      [&](int64_t bh, Scratch& sc) {
+        const int64_t b = bh / H, h = bh % H;
+        const C* qh = ptr<C>(q) + bh * L * E;
+        const C* kh = ptr<C>(k) + bh * S * E;
+        const C* vh = ptr<C>(v) + bh * S * Ev;
+        const C* doh = ptr<C>(dout) + bh * L * Ev;
+        const C* oh = ptr<C>(o) + bh * L * Ev;
+        const C* lh = ptr<C>(lse) + bh * L;
+        C* p = sc.p.data();
+        C* dp = sc.dp.data();
+        scores<C>(g, qh, kh, mask, is_causal, b, h, p);
+        for (int64_t i = 0; i < L; ++i) {
+          for (int64_t j = 0; j < S; ++j) p[i * S + j] = std::exp(p[i * S + j] - lh[i]);
+        }
+        // dV = P^T dO; dP = dO V^T.
+        gemm<C>(true, false, S, Ev, L, C(1), p, S, doh, Ev, C(0), static_cast<C*>(dv_c.raw_data()) + bh * S * Ev, Ev);
+        gemm<C>(false, true, L, S, Ev, C(1), doh, Ev, vh, Ev, C(0), dp, S);
+        for (int64_t i = 0; i < L; ++i) {
+          C d = 0;
+          for (int64_t c = 0; c < Ev; ++c) d += doh[i * Ev + c] * oh[i * Ev + c];
+          for (int64_t j = 0; j < S; ++j) dp[i * S + j] = p[i * S + j] * (dp[i * S + j] - d);
+        }
+        const auto scale = static_cast<C>(g.scale);
+        gemm<C>(false, false, L, E, S, scale, dp, S, kh, E, C(0), static_cast<C*>(dq_c.raw_data()) + bh * L * E, E);
+        gemm<C>(true, false, S, E, L, scale, dp, S, qh, E, C(0), static_cast<C*>(dk_c.raw_data()) + bh * S * E, E);
+      });
+  copy_into(dq, dq_c);
+  copy_into(dk, dk_c);
+  copy_into(dv, dv_c);
+}
+
+}  // namespace
+
+std::tuple<Tensor, Tensor> sdpa_flash_cpu(const Tensor& query, const Tensor& key, const Tensor& value,
+                                          double dropout_p, bool is_causal, const std::optional<Tensor>& attn_mask,
+                                          std::optional<double> scale) {
+  constexpr std::string_view kOp = "aten::_scaled_dot_product_flash_attention_for_cpu";
+  require_cpu_device(query.device(), kOp);
+  const SdpaGeometry g = sdpa_geometry(query, key, value, attn_mask, scale, dropout_p, kOp);
+  auto [out, lse] = sdpa_outputs(g, query, kCPU);
+  if (out.numel() == 0) return {out, lse};
+  OPSPEC_DISPATCH_FLOATING_DTYPES(query.dtype(), kOp, [&] {
+    flash_forward<scalar_t>(g, query, key, value, attn_mask, is_causal, out, lse);
+  });
+  return {out, lse};
+}
+
+std::tuple<Tensor, Tensor, Tensor> sdpa_flash_cpu_backward(const Tensor& grad_out, const Tensor& query,
+                                                           const Tensor& key, const Tensor& value, const Tensor& out,
+                                                           const Tensor& logsumexp, double dropout_p, bool is_causal,
+                                                           const std::optional<Tensor>& attn_mask,
+                                                           std::optional<double> scale) {
+  constexpr std::string_view kOp = "aten::_scaled_dot_product_flash_attention_for_cpu_backward";
+  require_cpu_device(query.device(), kOp);
+  sdpa_flash_cpu_backward_meta(grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, attn_mask, scale);
+  const SdpaGeometry g = sdpa_geometry(query, key, value, attn_mask, scale, dropout_p, kOp);
+  // (B, H, N, E) views of (B, N, H, E) buffers, as PyTorch's kernel returns them.
+  Tensor dq = make_strided(query.sizes(), heads_last_strides(query.sizes()), query.dtype(), kCPU);
+  Tensor dk = make_strided(key.sizes(), heads_last_strides(key.sizes()), key.dtype(), kCPU);
+  Tensor dv = make_strided(value.sizes(), heads_last_strides(value.sizes()), value.dtype(), kCPU);
+  if (query.numel() == 0 || key.numel() == 0) {
+    // Nothing attends: every gradient is zero.
+    for (Tensor* t : {&dq, &dk, &dv}) std::memset(t->raw_data(), 0, t->nbytes());
+    return {dq, dk, dv};
+  }
+  OPSPEC_DISPATCH_FLOATING_DTYPES(query.dtype(), kOp, [&] {
+    flash_backward<scalar_t>(g, grad_out, query, key, value, out, logsumexp, attn_mask, is_causal, dq, dk, dv);
+  });
+  return {dq, dk, dv};
+}
+
+}  // namespace opspec::internal

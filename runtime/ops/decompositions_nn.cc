@@ -1,0 +1,312 @@
+// decompositions_nn.cc: the CompositeImplicit kernels of the model ops:
+// cross_entropy_loss, nll_loss_nd, nll_loss, scaled_dot_product_attention and
+// _scaled_dot_product_attention_math, op for op as PyTorch 2.x's C++ (See
+// Note [Composite decompositions] in decompositions.cc). PyTorch's Linux
+// builds (GCC) evaluate the operands of a C++ operator or call right to left,
+// so where PyTorch writes `f(a(), b())` the ops of b() come first here too.
+#include <cmath>
+#include <limits>
+
+#include "runtime/dispatch/dispatcher.h"
+#include "runtime/dispatch/library.h"
+#include "runtime/ops/internal/composite.h"
+#include "runtime/ops/op_table.h"
+#include "runtime/ops/ops.h"
+
+namespace opspec::internal {
+namespace {
+
+using OptTensor = std::optional<Tensor>;
+using Reduction = ops::Reduction;
+
+// mul_scalar / div_scalar: C++'s `t * s` / `t / s`: the .Scalar overloads.
+Tensor mul_scalar(const Tensor& t, const Scalar& s) {
+  return Dispatcher::singleton().call<Tensor, const Tensor&, const Scalar&>(builtin_op(OpId::mul_Scalar), t, s);
+}
+Tensor div_scalar(const Tensor& t, const Scalar& s) {
+  return Dispatcher::singleton().call<Tensor, const Tensor&, const Scalar&>(builtin_op(OpId::div_Scalar), t, s);
+}
+Tensor add_scalar(const Tensor& t, const Scalar& s) {
+  return Dispatcher::singleton().call<Tensor, const Tensor&, const Scalar&, const Scalar&>(
+      builtin_op(OpId::add_Scalar), t, s, Scalar(1));
+}
+
+// factory_with_options: at::<factory>(size, options) from C++, whose options
+// name dtype, layout and device but not pin_memory.
+Tensor ones_with_options(IntArrayRef size, DType dtype, Device device) {
+  using Sig = Tensor(IntArrayRef, std::optional<DType>, std::optional<int64_t>, std::optional<Device>,
+                     std::optional<bool>);
+  static const TypedOp<Sig> ones("aten::ones");
+  constexpr int64_t kStrided = 0;
+  return ones(size, dtype, kStrided, device, std::nullopt);
+}
+// scalar_tensor(s, options): options with dtype and device (layout when from t.options()).
+Tensor scalar_tensor_with(const Scalar& s, DType dtype, std::optional<int64_t> layout, Device device) {
+  using Sig = Tensor(const Scalar&, std::optional<DType>, std::optional<int64_t>, std::optional<Device>,
+                     std::optional<bool>);
+  static const TypedOp<Sig> scalar_tensor("aten::scalar_tensor");
+  return scalar_tensor(s, dtype, layout, device, std::nullopt);
+}
+
+Reduction reduction_of(int64_t r) {
+  OPSPEC_CHECK(r >= 0 && r <= 2, "aten::cross_entropy_loss: Invalid reduction type encountered in cross_entropy: ", r);
+  return static_cast<Reduction>(r);
+}
+
+// ---- Losses ----
+
+Tensor nll_loss_kernel(const Tensor& self, const Tensor& target, const OptTensor& weight, int64_t reduction,
+                       int64_t ignore_index) {
+  return std::get<0>(ops::nll_loss_forward(self, target, weight, static_cast<ops::Reduction>(reduction),
+                                           ignore_index));
+}
+
+// nll_loss_nd: 1-D and 2-D inputs are nll_loss; 3-D and wider go through
+// nll_loss2d in PyTorch, which opspec does not have yet.
+Tensor nll_loss_nd_kernel(const Tensor& self, const Tensor& target, const OptTensor& weight, int64_t reduction,
+                          int64_t ignore_index) {
+  constexpr std::string_view kOp = "aten::nll_loss_nd";
+  OPSPEC_CHECK(self.dim() >= 1, kOp, ": Expected 1 or more dimensions (got ", self.dim(), ")");
+  OPSPEC_CHECK(self.dim() == 1 || target.dim() == 0 || self.size(0) == target.size(0), kOp,
+               ": Expected input batch_size (", self.size(0), ") to match target batch_size (",
+               target.dim() == 0 ? 1 : target.size(0), ").");
+  OPSPEC_CHECK(self.dim() <= 2, kOp, ": inputs of ", self.dim(),
+               " dims take PyTorch's nll_loss2d path, which opspec does not have yet; "
+               "flatten the input to [N, C] and the target to [N]");
+  return ops::nll_loss(self, target, weight, static_cast<ops::Reduction>(reduction), ignore_index);
+}
+
+// weight_view: weight viewed to broadcast along class_dim of an input of `dim` dims.
+Tensor weight_view(const Tensor& weight, int64_t dim, int64_t class_dim) {
+  SizeVec shape(static_cast<size_t>(dim), 1);
+  shape[static_cast<size_t>(class_dim)] = weight.size(0);
+  return ops::view(weight, shape);
+}
+
+// cross_entropy_loss_prob_target: soft targets (target has input's shape).
+Tensor cross_entropy_prob_target(const Tensor& self, const Tensor& target, const OptTensor& weight,
+                                 Reduction reduction, double label_smoothing) {
+  constexpr std::string_view kOp = "aten::cross_entropy_loss";
+  const int64_t class_dim = self.dim() == 1 ? 0 : 1;
+  const int64_t n_classes = self.size(class_dim);
+  OPSPEC_CHECK(!weight || (weight->dim() == 1 && weight->numel() == n_classes), kOp,
+               ": cross_entropy: weight tensor should be defined either for all ", n_classes,
+               " classes or no classes but got weight tensor of shape: ", format_sizes(weight->sizes()));
+  const Tensor input = ops::log_softmax(self, class_dim, self.dtype());
+  Tensor target_ = target;
+  if (label_smoothing > 0.0) {
+    OPSPEC_CHECK(label_smoothing <= 1.0, kOp, ": label_smoothing must be between 0.0 and 1.0. Got: ", label_smoothing);
+    target_ = add_scalar(mul_scalar(target, 1 - label_smoothing), label_smoothing / static_cast<double>(n_classes));
+  }
+  Tensor product = ops::mul(input, target_);
+  if (weight) product = ops::mul(product, weight_view(*weight, input.dim(), class_dim));
+  switch (reduction) {
+    case Reduction::kMean:
+      if (input.numel() == 0) {
+        Tensor s = ops::sum(product);
+        ops::fill_(s, std::nan(""));
+        return ops::neg(s);
+      }
+      return div_scalar(ops::neg(ops::sum(product)), input.numel() / n_classes);
+    case Reduction::kSum: return ops::neg(ops::sum(product));
+    case Reduction::kNone: return ops::neg(ops::sum(product, {class_dim}));
+  }
+  return Tensor();
+}
+
+// cross_entropy_loss_label_smoothing: class indices with label_smoothing > 0.
+Tensor cross_entropy_label_smoothing(const Tensor& self, const Tensor& target, const OptTensor& weight,
+                                     Reduction reduction, int64_t ignore_index, double label_smoothing) {
+  constexpr std::string_view kOp = "aten::cross_entropy_loss";
+  const int64_t class_dim = self.dim() == 1 ? 0 : 1;
+  const Tensor input = ops::log_softmax(self, class_dim, self.dtype());
+  const Tensor nllloss = ops::nll_loss_nd(input, target, weight, static_cast<ops::Reduction>(reduction), ignore_index);
+  const int64_t n_classes = input.size(class_dim);
+  Tensor smooth_loss = weight ? ops::neg(ops::sum(ops::mul(input, weight_view(*weight, input.dim(), class_dim)),
+                                                  {class_dim}))
+                              : ops::neg(ops::sum(input, {class_dim}));
+  const Tensor ignore_mask = ops::eq(target, ignore_index);
+  ops::masked_fill_(smooth_loss, ignore_mask, 0.0);
+  Tensor ret;
+  switch (reduction) {
+    case Reduction::kMean: {
+      // PyTorch's weighted mean needs gather (normalising by the picked weights).
+      OPSPEC_CHECK(!weight, kOp, ": a class weight with label_smoothing and reduction='mean' needs gather, "
+                   "which opspec does not have yet");
+      const Tensor kept = ops::sum(ops::bitwise_not(ignore_mask));  // right operand first (See file comment)
+      ret = ops::div(ops::sum(smooth_loss), kept);
+      break;
+    }
+    case Reduction::kSum: ret = ops::sum(smooth_loss); break;
+    case Reduction::kNone: ret = smooth_loss; break;
+  }
+  const Tensor smooth_part = mul_scalar(ret, label_smoothing / static_cast<double>(n_classes));
+  return ops::add(mul_scalar(nllloss, 1 - label_smoothing), smooth_part);
+}
+
+Tensor cross_entropy_loss_kernel(const Tensor& self, const Tensor& target, const OptTensor& weight,
+                                 int64_t reduction_int, int64_t ignore_index, double label_smoothing) {
+  constexpr std::string_view kOp = "aten::cross_entropy_loss";
+  const Reduction reduction = reduction_of(reduction_int);
+  if (self.sizes() == target.sizes()) {
+    OPSPEC_CHECK(is_floating(target.dtype()), kOp,
+                 ": Expected floating point type for target with class probabilities, got ",
+                 scalar_type_name(target.dtype()));
+    OPSPEC_CHECK(ignore_index < 0, kOp, ": ignore_index is not supported for floating point target");
+    return cross_entropy_prob_target(self, target, weight, reduction, label_smoothing);
+  }
+  if (label_smoothing > 0.0) {
+    OPSPEC_CHECK(label_smoothing <= 1.0, kOp, ": label_smoothing must be between 0.0 and 1.0. Got: ", label_smoothing);
+    return cross_entropy_label_smoothing(self, target, weight, reduction, ignore_index, label_smoothing);
+  }
+  const int64_t class_dim = self.dim() == 1 ? 0 : 1;
+  return ops::nll_loss_nd(ops::log_softmax(self, class_dim, self.dtype()), target, weight,
+                          static_cast<ops::Reduction>(reduction), ignore_index);
+}
+
+// ---- Attention ----
+
+// Note [Attention dispatch]
+// scaled_dot_product_attention picks a backend as PyTorch's CPU does
+// (sdp_utils_cpp.cpp use_flash_attention_cpp): the flash kernel
+// (_scaled_dot_product_flash_attention_for_cpu) when there is no dropout, q, k
+// and v are 4-D with one batch, head count and head size, nonzero sequence
+// lengths, unit last strides (the mask's too), and a 2-D or 4-D mask that
+// does not require grad; else _scaled_dot_product_attention_math, whose parts
+// modes see. A bool mask becomes an additive float one first. CUDA tensors
+// take the math path: opspec has no fused attention kernel for CUDA, where
+// PyTorch would pick flash, memory-efficient or cuDNN attention.
+void validate_sdpa_input(const Tensor& q, const Tensor& k, const Tensor& v, const OptTensor& mask) {
+  constexpr std::string_view kOp = "aten::scaled_dot_product_attention";
+  OPSPEC_CHECK(q.dtype() == k.dtype() && q.dtype() == v.dtype(), kOp,
+               ": Expected query, key, and value to have the same dtype, but got query.dtype: ",
+               dtype_torch_name(q.dtype()), " key.dtype: ", dtype_torch_name(k.dtype()),
+               " and value.dtype: ", dtype_torch_name(v.dtype()), " instead.");
+  OPSPEC_CHECK(q.device() == k.device() && q.device() == v.device(), kOp,
+               ": Expected query, key, and value to have the same device type, but got query.device: ",
+               q.device().str(), " key.device: ", k.device().str(), " and value.device: ", v.device().str(),
+               " instead.");
+  OPSPEC_CHECK(q.dim() >= 2 && k.dim() >= 2 && v.dim() >= 2, kOp,
+               ": Expected query, key, and value to all be  at least 2 dimensional, but got query.dim: ", q.dim(),
+               " key.dim: ", k.dim(), " and value.dim: ", v.dim(), " instead.");
+  if (mask) {
+    const DType m = mask->dtype();
+    OPSPEC_CHECK(m == DType::kBool || m == DType::kFloat32 || m == q.dtype(), kOp,
+                 ": Expected attn_mask dtype to be bool or float or to match query dtype, but got attn_mask.dtype: ",
+                 dtype_torch_name(m), " and  query.dtype: ", dtype_torch_name(q.dtype()), " instead.");
+  }
+}
+
+bool use_flash_attention_cpp(const Tensor& q, const Tensor& k, const Tensor& v, const OptTensor& mask,
+                             double dropout_p, bool enable_gqa) {
+  if (!q.device().is_cpu()) return false;
+  if (dropout_p > 0.0) return false;
+  if (q.dim() != 4 || k.dim() != 4 || v.dim() != 4) return false;
+  if (q.size(0) != k.size(0) || q.size(0) != v.size(0)) return false;
+  if (enable_gqa ? (k.size(1) != v.size(1) || q.size(1) % k.size(1) != 0)
+                 : (q.size(1) != k.size(1) || q.size(1) != v.size(1))) {
+    return false;
+  }
+  if (mask) {
+    if (mask->requires_grad()) return false;
+    if (mask->size(-2) != q.size(2) && mask->size(-2) != 1) return false;
+    if (mask->size(-1) != k.size(2) && mask->size(-1) != 1) return false;
+    if (mask->dim() == 4) {
+      if ((mask->size(0) != 1 && mask->size(0) != q.size(0)) || (mask->size(1) != 1 && mask->size(1) != q.size(1))) {
+        return false;
+      }
+    } else if (mask->dim() != 2) {
+      return false;
+    }
+  }
+  if (q.size(3) != k.size(3) || q.size(3) != v.size(3)) return false;
+  if (q.size(2) == 0 || k.size(2) == 0) return false;
+  if (q.stride(-1) != 1 || k.stride(-1) != 1 || v.stride(-1) != 1) return false;
+  if (mask && mask->stride(-1) != 1) return false;
+  return is_floating(q.dtype());
+}
+
+// convert_boolean_attn_mask: where(mask.logical_not(), -inf, scalar_tensor(0.0)):
+// scalar_tensor(0.0) is built first (the right operand), then logical_not, then
+// where.ScalarSelf's scalar_tensor(-inf) from other.options().
+OptTensor convert_boolean_attn_mask(const OptTensor& mask, DType dtype) {
+  if (!mask || mask->dtype() != DType::kBool) return mask;
+  const Tensor zero = scalar_tensor_with(0.0, dtype, std::nullopt, mask->device());
+  const Tensor masked_out = ops::logical_not(*mask);
+  constexpr int64_t kStrided = 0;
+  const Tensor neg_inf =
+      scalar_tensor_with(-std::numeric_limits<double>::infinity(), zero.dtype(), kStrided, zero.device());
+  return ops::where(masked_out, neg_inf, zero);
+}
+
+std::tuple<Tensor, Tensor> sdpa_math_kernel(const Tensor& query_, const Tensor& key, const Tensor& value,
+                                            const OptTensor& attn_mask_, double dropout_p, bool is_causal,
+                                            const OptTensor& dropout_mask, std::optional<double> scale,
+                                            bool enable_gqa) {
+  constexpr std::string_view kOp = "aten::_scaled_dot_product_attention_math";
+  const DType origin_dtype = query_.dtype();
+  const bool reduced = origin_dtype == DType::kFloat16 || origin_dtype == DType::kBFloat16;
+  const Tensor query_acc = reduced ? ops::to(query_, DType::kFloat32) : query_;
+  const Tensor key_acc = reduced ? ops::to(key, DType::kFloat32) : key;
+  const Tensor value_acc = reduced ? ops::to(value, DType::kFloat32) : value;
+  OptTensor attn_mask = attn_mask_;
+  // Scale q and k each by sqrt(scale) before the product, for stability.
+  const bool negative = scale && *scale < 0.0;
+  const double softmax_scale =
+      scale ? std::abs(*scale) : 1.0 / std::sqrt(static_cast<double>(query_acc.size(-1)));
+  const double scaling_factor = std::sqrt(softmax_scale);
+  const Tensor query = mul_scalar(query_acc, negative ? 0.0 - scaling_factor : scaling_factor);
+  if (is_causal) {
+    OPSPEC_CHECK(!attn_mask, kOp, ": _scaled_dot_product_attention: Explicit attn_mask should not be set when "
+                 "is_causal=True");
+    const int64_t L = query.size(-2), S = key_acc.size(-2);
+    attn_mask = ops::tril(ones_with_options({L, S}, DType::kBool, query.device()));
+    attn_mask = convert_boolean_attn_mask(attn_mask, query.dtype());
+  }
+  OPSPEC_CHECK(!enable_gqa || query.size(-3) == key_acc.size(-3), kOp,
+               ": enable_gqa with fewer key/value heads needs repeat_interleave, which opspec does not have yet");
+  Tensor attn = ops::matmul(query, mul_scalar(ops::transpose(key_acc, -2, -1), scaling_factor));
+  if (attn_mask) {
+    if (is_tensor_subclass_like(attn) || is_tensor_subclass_like(*attn_mask)) {
+      attn = ops::add(attn, *attn_mask);
+    } else {
+      ops::add_(attn, *attn_mask);
+    }
+  }
+  attn = ops::_safe_softmax(attn, -1);
+  if (dropout_p > 0.0) {
+    OPSPEC_CHECK(!dropout_mask, kOp, ": an explicit dropout_mask is not supported");
+    attn = ops::dropout(attn, dropout_p, true);
+  }
+  // make_tuple(matmul(attn, v).to(dtype), attn.to(dtype)): right to left.
+  Tensor weights = ops::to(attn, origin_dtype);
+  Tensor out = ops::to(ops::matmul(attn, value_acc), origin_dtype);
+  return {out, weights};
+}
+
+Tensor sdpa_kernel(const Tensor& query, const Tensor& key, const Tensor& value, const OptTensor& attn_mask_,
+                   double dropout_p, bool is_causal, std::optional<double> scale, bool enable_gqa) {
+  validate_sdpa_input(query, key, value, attn_mask_);
+  const bool flash = use_flash_attention_cpp(query, key, value, attn_mask_, dropout_p, enable_gqa);
+  const OptTensor attn_mask = convert_boolean_attn_mask(attn_mask_, query.dtype());
+  if (flash) {
+    return std::get<0>(ops::_scaled_dot_product_flash_attention_for_cpu(query, key, value, dropout_p, is_causal,
+                                                                        attn_mask, scale));
+  }
+  return std::get<0>(ops::_scaled_dot_product_attention_math(query, key, value, attn_mask, dropout_p, is_causal,
+                                                             std::nullopt, scale, enable_gqa));
+}
+
+}  // namespace
+
+void register_nn_decompositions(Dispatcher& d) {
+  Library lib("aten", d);
+  constexpr DispatchKey kKey = DispatchKey::kCompositeImplicit;
+  lib.impl("nll_loss", kKey, &nll_loss_kernel)
+      .impl("nll_loss_nd", kKey, &nll_loss_nd_kernel)
+      .impl("cross_entropy_loss", kKey, &cross_entropy_loss_kernel)
+      .impl("scaled_dot_product_attention", kKey, &sdpa_kernel)
+      .impl("_scaled_dot_product_attention_math", kKey, &sdpa_math_kernel);
+}
+
+}  // namespace opspec::internal

@@ -1,0 +1,182 @@
+// The model ops' decompositions (cross_entropy_loss, nll_loss_nd,
+// scaled_dot_product_attention, _scaled_dot_product_attention_math) recorded
+// with a dispatch mode against PyTorch 2.x's C++ sequences, and their
+// derivatives against central differences.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "runtime/autograd/autograd_test_util.h"
+#include "runtime/dispatch/mode.h"
+#include "runtime/ops/ops.h"
+
+namespace opspec {
+namespace {
+
+using autograd_test::GradCase;
+using autograd_test::SequenceCase;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::ThrowsMessage;
+
+class Names : public DispatchMode {
+ public:
+  bool dispatch(OpCall& call) override {
+    std::string n = call.name();
+    names.push_back(n.substr(n.find("::") + 2));
+    call.proceed();
+    return true;
+  }
+  std::vector<std::string> names;
+};
+
+template <class F>
+std::vector<std::string> ops_of(F&& f) {
+  Names mode;
+  ModeGuard g(mode);
+  f();
+  return mode.names;
+}
+
+Tensor ints(std::vector<double> v, IntArrayRef shape) { return ops::tensor(std::move(v), shape, DType::kInt64); }
+
+class NnDecompositionTest : public ::testing::Test {
+ protected:
+  void SetUp() override { manual_seed(0); }
+  Tensor logits = ops::randn({4, 5});
+  Tensor target = ints({1, 0, 4, -100}, {4});
+};
+
+TEST_F(NnDecompositionTest, CrossEntropyIsLogSoftmaxThenNllLossForward) {
+  EXPECT_THAT(ops_of([&] { ops::cross_entropy(logits, target); }), ElementsAre("_log_softmax", "nll_loss_forward"));
+  const Tensor row = ops::randn({5}), label = ints({2}, {});
+  EXPECT_THAT(ops_of([&] { ops::cross_entropy(row, label); }), ElementsAre("_log_softmax", "nll_loss_forward"));
+  // Values: the mean over non-ignored rows of -log_softmax at the target.
+  const std::vector<double> lp = ops::log_softmax(logits, 1).to_vector<double>();
+  const double want = -(lp[1] + lp[5] + lp[14]) / 3;
+  EXPECT_NEAR(ops::cross_entropy(logits, target).item<double>(), want, 1e-6);
+}
+
+TEST_F(NnDecompositionTest, CrossEntropyWithLabelSmoothing) {
+  EXPECT_THAT(ops_of([&] { ops::cross_entropy(logits, target, std::nullopt, ops::Reduction::kMean, -100, 0.1); }),
+              ElementsAre("_log_softmax", "nll_loss_forward", "sum.dim_IntList", "neg", "eq.Scalar",
+                          "masked_fill_.Scalar", "bitwise_not", "sum", "sum", "div.Tensor", "mul.Scalar",
+                          "mul.Scalar", "add.Tensor"));
+  EXPECT_THAT(ops_of([&] { ops::cross_entropy(logits, target, std::nullopt, ops::Reduction::kSum, -100, 0.1); }),
+              ElementsAre("_log_softmax", "nll_loss_forward", "sum.dim_IntList", "neg", "eq.Scalar",
+                          "masked_fill_.Scalar", "sum", "mul.Scalar", "mul.Scalar", "add.Tensor"));
+  // (1 - ls) * nll + ls / C * mean over kept rows of -sum(log_softmax).
+  const std::vector<double> lp = ops::log_softmax(logits, 1).to_vector<double>();
+  double smooth = 0;
+  for (int r = 0; r < 3; ++r) {
+    for (int c = 0; c < 5; ++c) smooth -= lp[static_cast<size_t>(r * 5 + c)];
+  }
+  const double nll = -(lp[1] + lp[5] + lp[14]) / 3;
+  EXPECT_NEAR(ops::cross_entropy(logits, target, std::nullopt, ops::Reduction::kMean, -100, 0.1).item<double>(),
+              0.9 * nll + 0.1 / 5 * smooth / 3, 1e-5);
+}
+
+TEST_F(NnDecompositionTest, CrossEntropyWithProbabilities) {
+  const Tensor probs = ops::softmax(ops::randn({4, 5}), 1);
+  EXPECT_THAT(ops_of([&] { ops::cross_entropy(logits, probs); }),
+              ElementsAre("_log_softmax", "mul.Tensor", "sum", "neg", "div.Scalar"));
+  EXPECT_THAT(ops_of([&] { ops::cross_entropy(logits, probs, std::nullopt, ops::Reduction::kNone, -100, 0.2); }),
+              ElementsAre("_log_softmax", "mul.Scalar", "add.Scalar", "mul.Tensor", "sum.dim_IntList", "neg"));
+  EXPECT_THAT([&] { ops::cross_entropy(logits, probs, std::nullopt, ops::Reduction::kMean, 0); },
+              ThrowsMessage<Error>(HasSubstr("ignore_index is not supported for floating point target")));
+  EXPECT_THAT([&] { ops::cross_entropy(logits, ops::zeros({4, 5}, {.dtype = DType::kInt64})); },
+              ThrowsMessage<Error>(HasSubstr("Expected floating point type for target with class probabilities, got Long")));
+  EXPECT_THAT([&] { ops::cross_entropy(logits, ints({1, 2, 3}, {3})); },
+              ThrowsMessage<Error>(HasSubstr("Expected input batch_size (4) to match target batch_size (3).")));
+  EXPECT_THAT([&] { ops::cross_entropy(logits, target, std::nullopt, ops::Reduction::kMean, -100, 1.5); },
+              ThrowsMessage<Error>(HasSubstr("label_smoothing must be between 0.0 and 1.0. Got: 1.5")));
+}
+
+TEST(SdpaDecompositionTest, FourDimInputsTakeTheCpuFlashKernel) {
+  manual_seed(1);
+  const Tensor q = ops::randn({2, 2, 3, 4}), k = ops::randn({2, 2, 5, 4}), v = ops::randn({2, 2, 5, 4});
+  EXPECT_THAT(ops_of([&] { ops::scaled_dot_product_attention(q, k, v); }),
+              ElementsAre("_scaled_dot_product_flash_attention_for_cpu"));
+  const Tensor mask = ops::ones({3, 5}, {.dtype = DType::kBool});
+  EXPECT_THAT(ops_of([&] { ops::scaled_dot_product_attention(q, k, v, mask); }),
+              ElementsAre("scalar_tensor", "logical_not", "scalar_tensor", "where.self",
+                          "_scaled_dot_product_flash_attention_for_cpu"));
+}
+
+TEST(SdpaDecompositionTest, ThreeDimInputsAndDropoutTakeTheMathPath) {
+  manual_seed(2);
+  const Tensor q = ops::randn({2, 3, 4}), k = ops::randn({2, 3, 4}), v = ops::randn({2, 3, 4});
+  EXPECT_THAT(ops_of([&] { ops::scaled_dot_product_attention(q, k, v, std::nullopt, 0.0, true); }),
+              ElementsAre("mul.Scalar", "ones", "tril", "scalar_tensor", "logical_not", "scalar_tensor", "where.self",
+                          "transpose.int", "mul.Scalar", "expand", "view", "expand", "view", "bmm", "_unsafe_view",
+                          "add.Tensor", "_safe_softmax", "expand", "view", "expand", "view", "bmm", "_unsafe_view"));
+  const Tensor q1 = ops::unsqueeze(q, 0), k1 = ops::unsqueeze(k, 0), v1 = ops::unsqueeze(v, 0);
+  const std::vector<std::string> dropout =
+      ops_of([&] { ops::scaled_dot_product_attention(q1, k1, v1, std::nullopt, 0.5); });
+  EXPECT_THAT(dropout, ::testing::Contains("_safe_softmax"));
+  EXPECT_THAT(dropout, ::testing::Contains("bernoulli_.float"));
+  // The math and flash paths agree (up to rounding: the math path scales q and k by sqrt(scale) each).
+  const Tensor q4 = ops::randn({1, 2, 3, 4}), k4 = ops::randn({1, 2, 3, 4}), v4 = ops::randn({1, 2, 3, 4});
+  const std::vector<double> flash = ops::scaled_dot_product_attention(q4, k4, v4, std::nullopt, 0.0, true).to_vector<double>();
+  const std::vector<double> math =
+      std::get<0>(ops::_scaled_dot_product_attention_math(q4, k4, v4, std::nullopt, 0.0, true)).to_vector<double>();
+  ASSERT_EQ(flash.size(), math.size());
+  for (size_t i = 0; i < flash.size(); ++i) EXPECT_NEAR(flash[i], math[i], 1e-5);
+  EXPECT_THAT([&] { ops::_scaled_dot_product_attention_math(q, k, v, ops::zeros({3, 3}), 0.0, true); },
+              ThrowsMessage<Error>(HasSubstr("Explicit attn_mask should not be set when is_causal=True")));
+  EXPECT_THAT([&] { ops::scaled_dot_product_attention(q, ops::to(k, DType::kFloat64), v); },
+              ThrowsMessage<Error>(HasSubstr("Expected query, key, and value to have the same dtype")));
+  EXPECT_THAT([&] { ops::scaled_dot_product_attention(q, k, v, ops::zeros({3, 3}, {.dtype = DType::kInt64})); },
+              ThrowsMessage<Error>(HasSubstr("Expected attn_mask dtype to be bool or float or to match query dtype")));
+}
+
+TEST(ModelFormulasTest, GradientsMatchCentralDifferences) {
+  const Tensor idx = ints({0, 3, 3, 1, 4, 0}, {2, 3});
+  const Tensor t = ints({1, 0, 4}, {3});
+  autograd_test::expect_grads_match_central_differences({
+      {"embedding", {{5, 3}}, [&](const auto& x) { return ops::embedding(x[0], idx); }, "EmbeddingBackward0"},
+      {"tril", {{3, 4}}, [](const auto& x) { return ops::tril(x[0], 1); }, "TrilBackward0"},
+      {"triu", {{2, 3, 3}}, [](const auto& x) { return ops::triu(x[0], -1); }, "TriuBackward0"},
+      {"cross_entropy", {{3, 5}}, [&](const auto& x) { return ops::cross_entropy(x[0], t); }, "NllLossBackward0"},
+      {"cross_entropy sum", {{3, 5}},
+       [&](const auto& x) { return ops::cross_entropy(x[0], t, std::nullopt, ops::Reduction::kSum); },
+       "NllLossBackward0"},
+      {"cross_entropy smoothing", {{3, 5}},
+       [&](const auto& x) { return ops::cross_entropy(x[0], t, std::nullopt, ops::Reduction::kMean, -100, 0.2); },
+       "AddBackward0"},
+      {"_safe_softmax", {{3, 4}}, [](const auto& x) { return ops::_safe_softmax(x[0], 1); }, "SafeSoftmaxBackward0"},
+      {"flash attention", {{1, 2, 3, 4}, {1, 2, 5, 4}, {1, 2, 5, 4}},
+       [](const auto& x) { return ops::scaled_dot_product_attention(x[0], x[1], x[2]); },
+       "ScaledDotProductFlashAttentionForCpuBackward0"},
+      {"flash attention causal scale", {{1, 1, 4, 2}, {1, 1, 4, 2}, {1, 1, 4, 2}},
+       [](const auto& x) { return ops::scaled_dot_product_attention(x[0], x[1], x[2], std::nullopt, 0.0, true, 0.7); },
+       "ScaledDotProductFlashAttentionForCpuBackward0"},
+      {"embedding_dense_backward", {{6, 3}},
+       [&](const auto& x) { return ops::embedding_dense_backward(ops::view(x[0], {2, 3, 3}), idx, 5, 0, false); },
+       "EmbeddingDenseBackwardBackward0"},
+  });
+}
+
+TEST(ModelFormulasTest, EmbeddingLeavesThePaddingRowsGradientZero) {
+  const Tensor w = autograd_test::leaf({5, 3}, 4);
+  ops::sum(ops::embedding(w, ints({0, 3, 3, 1}, {4}), /*padding_idx=*/3)).backward();
+  EXPECT_THAT(w.grad().to_vector<double>(), ElementsAre(1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0));
+}
+
+TEST(ModelFormulasTest, BackwardOpSequences) {
+  const Tensor idx = ints({0, 3, 1}, {3});
+  const Tensor t = ints({1, 0, 4}, {3});
+  autograd_test::expect_backward_sequences({
+      {"embedding", {{5, 3}}, [&](const auto& x) { return ops::embedding(x[0], idx); }, {"embedding_dense_backward"}},
+      {"cross_entropy", {{3, 5}}, [&](const auto& x) { return ops::cross_entropy(x[0], t); },
+       {"nll_loss_backward", "_log_softmax_backward_data"}},
+      {"sdpa", {{1, 1, 2, 2}, {1, 1, 2, 2}, {1, 1, 2, 2}},
+       [](const auto& x) { return ops::scaled_dot_product_attention(x[0], x[1], x[2]); },
+       {"_scaled_dot_product_flash_attention_for_cpu_backward"}},
+      {"tril", {{2, 2}}, [](const auto& x) { return ops::tril(x[0]); }, {"tril"}},
+  });
+}
+
+}  // namespace
+}  // namespace opspec

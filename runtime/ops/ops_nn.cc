@@ -1,0 +1,151 @@
+// ops_nn.cc: the public API of the model ops (indexing, embeddings,
+// triangles, arg-reductions, losses, attention); see ops.h.
+#include "runtime/core/call_site.h"
+#include "runtime/ops/op_table.h"
+#include "runtime/ops/ops.h"
+
+namespace opspec::ops {
+namespace {
+
+using OptTensor = std::optional<Tensor>;
+using OptInt = std::optional<int64_t>;
+using OptDouble = std::optional<double>;
+
+template <class Sig> struct Caller;
+template <class Ret, class... Args>
+struct Caller<Ret(Args...)> {
+  static Ret call(OpId id, Args... args) {
+    return Dispatcher::singleton().call<Ret, Args...>(builtin_op(id), args...);
+  }
+};
+// call<Sig>(id, args...): dispatches builtin op `id` with C++ signature Sig.
+template <class Sig, class... Args>
+auto call(OpId id, Args&&... args) {
+  return Caller<Sig>::call(id, std::forward<Args>(args)...);
+}
+
+int64_t as_int(Reduction r) { return static_cast<int64_t>(r); }
+
+}  // namespace
+
+#define OPSPEC_SITE CallSiteScope site_scope_(loc)
+
+Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index, const std::source_location& loc) {
+  OPSPEC_SITE;
+  return call<Tensor(const Tensor&, int64_t, const Tensor&)>(OpId::index_select, self, dim, index);
+}
+Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_idx, bool scale_grad_by_freq,
+                 bool sparse, const std::source_location& loc) {
+  OPSPEC_SITE;
+  using Sig = Tensor(const Tensor&, const Tensor&, int64_t, bool, bool);
+  return call<Sig>(OpId::embedding, weight, indices, padding_idx, scale_grad_by_freq, sparse);
+}
+Tensor embedding_dense_backward(const Tensor& grad_output, const Tensor& indices, int64_t num_weights,
+                                int64_t padding_idx, bool scale_grad_by_freq, const std::source_location& loc) {
+  OPSPEC_SITE;
+  using Sig = Tensor(const Tensor&, const Tensor&, int64_t, int64_t, bool);
+  return call<Sig>(OpId::embedding_dense_backward, grad_output, indices, num_weights, padding_idx,
+                   scale_grad_by_freq);
+}
+Tensor tril(const Tensor& self, int64_t diagonal, const std::source_location& loc) {
+  OPSPEC_SITE;
+  return call<Tensor(const Tensor&, int64_t)>(OpId::tril, self, diagonal);
+}
+Tensor triu(const Tensor& self, int64_t diagonal, const std::source_location& loc) {
+  OPSPEC_SITE;
+  return call<Tensor(const Tensor&, int64_t)>(OpId::triu, self, diagonal);
+}
+Tensor argmax(const Tensor& self, std::optional<int64_t> dim, bool keepdim, const std::source_location& loc) {
+  OPSPEC_SITE;
+  return call<Tensor(const Tensor&, OptInt, bool)>(OpId::argmax, self, dim, keepdim);
+}
+Tensor argmin(const Tensor& self, std::optional<int64_t> dim, bool keepdim, const std::source_location& loc) {
+  OPSPEC_SITE;
+  return call<Tensor(const Tensor&, OptInt, bool)>(OpId::argmin, self, dim, keepdim);
+}
+
+Tensor cross_entropy(const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight,
+                     Reduction reduction, int64_t ignore_index, double label_smoothing,
+                     const std::source_location& loc) {
+  OPSPEC_SITE;
+  using Sig = Tensor(const Tensor&, const Tensor&, const OptTensor&, int64_t, int64_t, double);
+  return call<Sig>(OpId::cross_entropy_loss, self, target, weight, as_int(reduction), ignore_index, label_smoothing);
+}
+Tensor nll_loss(const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight, Reduction reduction,
+                int64_t ignore_index, const std::source_location& loc) {
+  OPSPEC_SITE;
+  using Sig = Tensor(const Tensor&, const Tensor&, const OptTensor&, int64_t, int64_t);
+  return call<Sig>(OpId::nll_loss, self, target, weight, as_int(reduction), ignore_index);
+}
+Tensor nll_loss_nd(const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight,
+                   Reduction reduction, int64_t ignore_index, const std::source_location& loc) {
+  OPSPEC_SITE;
+  using Sig = Tensor(const Tensor&, const Tensor&, const OptTensor&, int64_t, int64_t);
+  return call<Sig>(OpId::nll_loss_nd, self, target, weight, as_int(reduction), ignore_index);
+}
+std::tuple<Tensor, Tensor> nll_loss_forward(const Tensor& self, const Tensor& target,
+                                            const std::optional<Tensor>& weight, Reduction reduction,
+                                            int64_t ignore_index, const std::source_location& loc) {
+  OPSPEC_SITE;
+  using Sig = std::tuple<Tensor, Tensor>(const Tensor&, const Tensor&, const OptTensor&, int64_t, int64_t);
+  return call<Sig>(OpId::nll_loss_forward, self, target, weight, as_int(reduction), ignore_index);
+}
+Tensor nll_loss_backward(const Tensor& grad_output, const Tensor& self, const Tensor& target,
+                         const std::optional<Tensor>& weight, Reduction reduction, int64_t ignore_index,
+                         const Tensor& total_weight, const std::source_location& loc) {
+  OPSPEC_SITE;
+  using Sig = Tensor(const Tensor&, const Tensor&, const Tensor&, const OptTensor&, int64_t, int64_t, const Tensor&);
+  return call<Sig>(OpId::nll_loss_backward, grad_output, self, target, weight, as_int(reduction), ignore_index,
+                   total_weight);
+}
+
+Tensor _safe_softmax(const Tensor& self, int64_t dim, std::optional<DType> dtype, const std::source_location& loc) {
+  OPSPEC_SITE;
+  return call<Tensor(const Tensor&, int64_t, std::optional<DType>)>(OpId::_safe_softmax, self, dim, dtype);
+}
+Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
+                                    const std::optional<Tensor>& attn_mask, double dropout_p, bool is_causal,
+                                    std::optional<double> scale, bool enable_gqa, const std::source_location& loc) {
+  OPSPEC_SITE;
+  using Sig = Tensor(const Tensor&, const Tensor&, const Tensor&, const OptTensor&, double, bool, OptDouble, bool);
+  return call<Sig>(OpId::scaled_dot_product_attention, query, key, value, attn_mask, dropout_p, is_causal, scale,
+                   enable_gqa);
+}
+std::tuple<Tensor, Tensor> _scaled_dot_product_attention_math(const Tensor& query, const Tensor& key,
+                                                              const Tensor& value,
+                                                              const std::optional<Tensor>& attn_mask,
+                                                              double dropout_p, bool is_causal,
+                                                              const std::optional<Tensor>& dropout_mask,
+                                                              std::optional<double> scale, bool enable_gqa,
+                                                              const std::source_location& loc) {
+  OPSPEC_SITE;
+  using Sig = std::tuple<Tensor, Tensor>(const Tensor&, const Tensor&, const Tensor&, const OptTensor&, double, bool,
+                                         const OptTensor&, OptDouble, bool);
+  return call<Sig>(OpId::_scaled_dot_product_attention_math, query, key, value, attn_mask, dropout_p, is_causal,
+                   dropout_mask, scale, enable_gqa);
+}
+std::tuple<Tensor, Tensor> _scaled_dot_product_flash_attention_for_cpu(const Tensor& query, const Tensor& key,
+                                                                       const Tensor& value, double dropout_p,
+                                                                       bool is_causal,
+                                                                       const std::optional<Tensor>& attn_mask,
+                                                                       std::optional<double> scale,
+                                                                       const std::source_location& loc) {
+  OPSPEC_SITE;
+  using Sig =
+      std::tuple<Tensor, Tensor>(const Tensor&, const Tensor&, const Tensor&, double, bool, const OptTensor&, OptDouble);
+  return call<Sig>(OpId::_scaled_dot_product_flash_attention_for_cpu, query, key, value, dropout_p, is_causal,
+                   attn_mask, scale);
+}
+std::tuple<Tensor, Tensor, Tensor> _scaled_dot_product_flash_attention_for_cpu_backward(
+    const Tensor& grad_out, const Tensor& query, const Tensor& key, const Tensor& value, const Tensor& out,
+    const Tensor& logsumexp, double dropout_p, bool is_causal, const std::optional<Tensor>& attn_mask,
+    std::optional<double> scale, const std::source_location& loc) {
+  OPSPEC_SITE;
+  using Sig = std::tuple<Tensor, Tensor, Tensor>(const Tensor&, const Tensor&, const Tensor&, const Tensor&,
+                                                 const Tensor&, const Tensor&, double, bool, const OptTensor&,
+                                                 OptDouble);
+  return call<Sig>(OpId::_scaled_dot_product_flash_attention_for_cpu_backward, grad_out, query, key, value, out,
+                   logsumexp, dropout_p, is_causal, attn_mask, scale);
+}
+
+}  // namespace opspec::ops
