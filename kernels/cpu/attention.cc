@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
@@ -194,7 +195,9 @@ std::tuple<Tensor, Tensor> sdpa_flash_cpu(const Tensor& query, const Tensor& key
   constexpr std::string_view kOp = "aten::_scaled_dot_product_flash_attention_for_cpu";
   require_cpu_device(query.device(), kOp);
   const SdpaGeometry g = sdpa_geometry(query, key, value, attn_mask, scale, dropout_p, kOp);
-  auto [out, lse] = sdpa_outputs(g, query, kCPU);
+  // Plain variables, not a structured binding: clang 14 cannot capture one in the lambda below.
+  Tensor out, lse;
+  std::tie(out, lse) = sdpa_outputs(g, query, kCPU);
   if (out.numel() == 0) return {out, lse};
   OPSPEC_DISPATCH_FLOATING_DTYPES(query.dtype(), kOp, [&] {
     flash_forward<scalar_t>(g, query, key, value, attn_mask, is_causal, out, lse);
