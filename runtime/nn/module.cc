@@ -155,6 +155,9 @@ void Module::check_new_name(const std::string& name, const char* what) const {
   for (const auto& [n, p] : parameters_) {
     OPSPEC_CHECK(n != name, "nn.Module ", type_name_, ": attribute '", name, "' already exists (a parameter)");
   }
+  for (const auto& [n, b] : buffers_) {
+    OPSPEC_CHECK(n != name, "nn.Module ", type_name_, ": attribute '", name, "' already exists (a buffer)");
+  }
 }
 
 void Module::add_child(std::string name, std::shared_ptr<Module> child) {
@@ -171,6 +174,28 @@ Tensor& Module::register_parameter(std::string name, Tensor value) {
                "') got an undefined tensor");
   parameters_.emplace_back(std::move(name), std::move(value));
   return parameters_.back().second;
+}
+
+Tensor& Module::register_buffer(std::string name, Tensor value) {
+  check_new_name(name, "buffer");
+  OPSPEC_CHECK(value.defined(), "nn.Module ", type_name_, ": register_buffer('", name, "') got an undefined tensor");
+  buffers_.emplace_back(std::move(name), std::move(value));
+  return buffers_.back().second;
+}
+
+std::vector<std::pair<std::string, Tensor>> Module::named_buffers(bool recurse) const {
+  std::vector<std::pair<std::string, Tensor>> out(buffers_.begin(), buffers_.end());
+  if (!recurse) return out;
+  for (const auto& [prefix, m] : named_modules()) {
+    if (m == this) continue;
+    for (const auto& [name, t] : m->named_buffers(false)) out.emplace_back(str_cat(prefix, ".", name), t);
+  }
+  return out;
+}
+
+void Module::train(bool mode) {
+  // named_modules hands out const pointers; every module it lists is this one or a child this one owns.
+  for (const auto& [name, m] : named_modules()) const_cast<Module*>(m)->training_ = mode;
 }
 
 std::vector<std::pair<std::string, std::shared_ptr<Module>>> Module::named_children() const {

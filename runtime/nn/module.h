@@ -59,6 +59,18 @@ class Module {
   // register_parameter: adds a parameter under name (same rules as children)
   // and returns a reference to the stored tensor, stable for the module's life.
   Tensor& register_parameter(std::string name, Tensor value);
+  // register_buffer: adds a state tensor that is not a parameter (batch
+  // norm's running statistics) under name; a reference stable for the module's life.
+  Tensor& register_buffer(std::string name, Tensor value);
+  // named_buffers: own buffers, then (recurse) the children's, dotted as named_parameters.
+  std::vector<std::pair<std::string, Tensor>> named_buffers(bool recurse = true) const;
+
+  // train / eval: sets the training flag of this module and every descendant
+  // (PyTorch's module.train(mode) and module.eval()); modules start training.
+  void train(bool mode = true);
+  void eval() { train(false); }
+  // is_training: this module's flag.
+  bool is_training() const { return training_; }
 
   // named_children: direct children in registration order; a module
   // registered twice is listed once, under its first name (as PyTorch).
@@ -82,6 +94,8 @@ class Module {
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
   // A deque keeps the references register_parameter returns valid.
   std::deque<std::pair<std::string, Tensor>> parameters_;
+  std::deque<std::pair<std::string, Tensor>> buffers_;
+  bool training_ = true;
 };
 
 // ModuleForwardHook: called with the module and its fully qualified name
