@@ -1,10 +1,12 @@
-// model_benchmark.cc: the reference models' forward (logits and loss), eager
-// and compiled with the fused backend (issue 24's BM_Model/... names). The
-// GPT-2 block runs at batch 4, sequence 128, width 256 (4 heads of 64),
-// vocabulary 512; libtorch's time for the same model is in benchmarks/README.md.
+// model_benchmark.cc: the reference models' forward, eager and compiled with
+// the fused backend (issue 24's BM_Model/... names). The GPT-2 block (logits
+// and loss) runs at batch 4, sequence 128, width 256 (4 heads of 64),
+// vocabulary 512; the ResNet block (training mode) at batch 8, 64 channels,
+// 56 x 56. libtorch's times for the same models are in benchmarks/README.md.
 #include <benchmark/benchmark.h>
 
 #include "fixtures/gpt2_block.h"
+#include "fixtures/resnet_block.h"
 #include "runtime/compile/compile.h"
 #include "runtime/ops/ops.h"
 
@@ -27,6 +29,23 @@ BENCHMARK_CAPTURE(BM_Model_gpt2_block, eager, nullptr)
     ->UseRealTime();
 BENCHMARK_CAPTURE(BM_Model_gpt2_block, fused, "fused")
     ->Name("BM_Model/gpt2_block/fused")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+void BM_Model_resnet_block(benchmark::State& state, const char* backend) {
+  manual_seed(0);
+  std::shared_ptr<nn::Module> model = fixtures::resnet_block_model(64);
+  const TracedFunction forward = [model](const std::vector<Tensor>& in) { return std::vector<Tensor>{(*model)(in[0])}; };
+  const std::vector<Tensor> inputs = {ops::randn({8, 64, 56, 56})};
+  const TracedFunction fn = backend == nullptr ? forward : TracedFunction(CompiledFunction(forward, {.backend = backend}));
+  for (auto _ : state) benchmark::DoNotOptimize(fn(inputs));
+}
+BENCHMARK_CAPTURE(BM_Model_resnet_block, eager, nullptr)
+    ->Name("BM_Model/resnet_block/eager")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_Model_resnet_block, fused, "fused")
+    ->Name("BM_Model/resnet_block/fused")
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 

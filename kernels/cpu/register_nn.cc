@@ -1,9 +1,12 @@
 // register_nn.cc: registers the CPU and Meta kernels of the model ops:
-// indexing and embeddings (indexing.cc), losses (loss.cc) and attention
-// (attention.cc); their Meta kernels and checks are kernels/common/nn_meta.h.
+// indexing and embeddings (indexing.cc), losses (loss.cc), attention
+// (attention.cc), convolution (convolution.cc) and pooling (pooling.cc); their
+// Meta kernels and checks are kernels/common/nn_meta.h and conv_meta.h.
+#include <array>
 #include <optional>
 #include <tuple>
 
+#include "kernels/common/conv_meta.h"
 #include "kernels/common/nn_meta.h"
 #include "kernels/common/registration.h"
 #include "runtime/dispatch/library.h"
@@ -35,6 +38,37 @@ std::tuple<Tensor, Tensor, Tensor> sdpa_flash_cpu_backward(const Tensor& grad_ou
                                                            const std::optional<Tensor>& attn_mask,
                                                            std::optional<double> scale);
 
+Tensor convolution_cpu(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                       IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool transposed,
+                       IntArrayRef output_padding, int64_t groups);
+std::tuple<Tensor, Tensor, Tensor> convolution_backward_cpu(
+    const Tensor& grad_output, const Tensor& input, const Tensor& weight, OptionalIntArrayRef bias_sizes,
+    IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool transposed, IntArrayRef output_padding,
+    int64_t groups, std::array<bool, 3> output_mask);
+std::tuple<Tensor, Tensor> max_pool2d_with_indices_cpu(const Tensor& self, IntArrayRef kernel_size,
+                                                       IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
+                                                       bool ceil_mode);
+Tensor max_pool2d_with_indices_backward_cpu(const Tensor& grad_output, const Tensor& self, IntArrayRef kernel_size,
+                                            IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
+                                            bool ceil_mode, const Tensor& indices);
+Tensor avg_pool2d_cpu(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
+                      bool ceil_mode, bool count_include_pad, std::optional<int64_t> divisor_override);
+Tensor avg_pool2d_backward_cpu(const Tensor& grad_output, const Tensor& self, IntArrayRef kernel_size,
+                               IntArrayRef stride, IntArrayRef padding, bool ceil_mode, bool count_include_pad,
+                               std::optional<int64_t> divisor_override);
+Tensor adaptive_avg_pool2d_cpu(const Tensor& self, IntArrayRef output_size);
+Tensor adaptive_avg_pool2d_backward_cpu(const Tensor& grad_output, const Tensor& self);
+std::tuple<Tensor, Tensor, Tensor> native_batch_norm_cpu(const Tensor& input, const std::optional<Tensor>& weight,
+                                                         const std::optional<Tensor>& bias,
+                                                         const std::optional<Tensor>& running_mean,
+                                                         const std::optional<Tensor>& running_var, bool training,
+                                                         double momentum, double eps);
+std::tuple<Tensor, Tensor, Tensor> native_batch_norm_backward_cpu(
+    const Tensor& grad_out, const Tensor& input, const std::optional<Tensor>& weight,
+    const std::optional<Tensor>& running_mean, const std::optional<Tensor>& running_var,
+    const std::optional<Tensor>& save_mean, const std::optional<Tensor>& save_invstd, bool train, double eps,
+    std::array<bool, 3> output_mask);
+
 void register_nn_kernels(Dispatcher& d) {
   Library lib("aten", d);
   lib.impl("_safe_softmax", DispatchKey::kCPU, &safe_softmax_cpu)
@@ -61,7 +95,27 @@ void register_nn_kernels(Dispatcher& d) {
       .impl("_scaled_dot_product_flash_attention_for_cpu", DispatchKey::kMeta, &sdpa_flash_cpu_meta)
       .impl("_scaled_dot_product_flash_attention_for_cpu_backward", DispatchKey::kCPU, &sdpa_flash_cpu_backward)
       .impl("_scaled_dot_product_flash_attention_for_cpu_backward", DispatchKey::kMeta,
-            &sdpa_flash_cpu_backward_meta);
+            &sdpa_flash_cpu_backward_meta)
+      .impl("convolution", DispatchKey::kCPU, &convolution_cpu)
+      .impl("convolution", DispatchKey::kMeta, &convolution_meta)
+      .impl("convolution_backward", DispatchKey::kCPU, &convolution_backward_cpu)
+      .impl("convolution_backward", DispatchKey::kMeta, &convolution_backward_meta)
+      .impl("max_pool2d_with_indices", DispatchKey::kCPU, &max_pool2d_with_indices_cpu)
+      .impl("max_pool2d_with_indices", DispatchKey::kMeta, &max_pool2d_with_indices_meta)
+      .impl("max_pool2d_with_indices_backward", DispatchKey::kCPU, &max_pool2d_with_indices_backward_cpu)
+      .impl("max_pool2d_with_indices_backward", DispatchKey::kMeta, &max_pool2d_with_indices_backward_meta)
+      .impl("avg_pool2d", DispatchKey::kCPU, &avg_pool2d_cpu)
+      .impl("avg_pool2d", DispatchKey::kMeta, &avg_pool2d_meta)
+      .impl("avg_pool2d_backward", DispatchKey::kCPU, &avg_pool2d_backward_cpu)
+      .impl("avg_pool2d_backward", DispatchKey::kMeta, &avg_pool2d_backward_meta)
+      .impl("_adaptive_avg_pool2d", DispatchKey::kCPU, &adaptive_avg_pool2d_cpu)
+      .impl("_adaptive_avg_pool2d", DispatchKey::kMeta, &adaptive_avg_pool2d_meta)
+      .impl("_adaptive_avg_pool2d_backward", DispatchKey::kCPU, &adaptive_avg_pool2d_backward_cpu)
+      .impl("_adaptive_avg_pool2d_backward", DispatchKey::kMeta, &adaptive_avg_pool2d_backward_meta)
+      .impl("native_batch_norm", DispatchKey::kCPU, &native_batch_norm_cpu)
+      .impl("native_batch_norm", DispatchKey::kMeta, &native_batch_norm_meta)
+      .impl("native_batch_norm_backward", DispatchKey::kCPU, &native_batch_norm_backward_cpu)
+      .impl("native_batch_norm_backward", DispatchKey::kMeta, &native_batch_norm_backward_meta);
 }
 
 }  // namespace opspec::internal

@@ -9,12 +9,13 @@
 namespace opspec::internal {
 
 namespace cuda {
-// kernels/cuda/elementwise.cc, conversion.cc, reduce.cc, factory.cc, nn.cc.
+// kernels/cuda/elementwise.cc, conversion.cc, reduce.cc, factory.cc, nn.cc, conv.cc.
 void register_elementwise_cuda_kernels(Library& lib);
 void register_conversion_cuda_kernels(Library& lib);
 void register_reduction_cuda_kernels(Library& lib);
 void register_factory_cuda_kernels(Library& lib);
 void register_nn_cuda_kernels(Library& lib);
+void register_conv_cuda_kernels(Library& lib);
 }  // namespace cuda
 
 void register_cuda_kernels(Dispatcher& d) {
@@ -24,6 +25,7 @@ void register_cuda_kernels(Dispatcher& d) {
   cuda::register_reduction_cuda_kernels(lib);
   cuda::register_factory_cuda_kernels(lib);
   cuda::register_nn_cuda_kernels(lib);
+  cuda::register_conv_cuda_kernels(lib);
   register_cuda_blas_kernels(lib);
   // Views only compute geometry: the CPU and Meta kernels serve CUDA too
   // (See Note [Device-independent views]).

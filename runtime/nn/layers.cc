@@ -1,4 +1,4 @@
-// layers.cc: Linear, ReLU, LayerNorm, Embedding and Sequential.
+// layers.cc: Linear, ReLU, LayerNorm, Embedding, Conv2d, BatchNorm2d, the pools and Sequential.
 #include "runtime/nn/layers.h"
 
 #include <cmath>
@@ -40,6 +40,54 @@ Embedding::Embedding(int64_t num_embeddings, int64_t embedding_dim, std::optiona
 }
 
 Tensor Embedding::forward(const Tensor& indices) { return ops::embedding(*weight_, indices, padding_idx_); }
+
+Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel_size, int64_t stride, int64_t padding,
+               int64_t dilation, int64_t groups, bool bias, TensorOptions options)
+    : Module("Conv2d"), stride_(stride), padding_(padding), dilation_(dilation), groups_(groups) {
+  OPSPEC_CHECK(groups > 0 && in_channels % groups == 0 && out_channels % groups == 0,
+               "nn.Conv2d: in_channels and out_channels must be divisible by groups, got ", in_channels, ", ",
+               out_channels, " and ", groups);
+  HideUserModesGuard no_user_modes;
+  const int64_t fan_in = in_channels / groups * kernel_size * kernel_size;
+  const double bound = fan_in > 0 ? 1.0 / std::sqrt(static_cast<double>(fan_in)) : 0.0;
+  weight_ = &register_parameter("weight", uniform({out_channels, in_channels / groups, kernel_size, kernel_size},
+                                                  bound, options));
+  if (bias) bias_ = &register_parameter("bias", uniform({out_channels}, bound, options));
+}
+
+Tensor Conv2d::forward(const Tensor& input) {
+  const std::optional<Tensor> bias = bias_ != nullptr ? std::optional<Tensor>(*bias_) : std::nullopt;
+  return ops::conv2d(input, *weight_, bias, {stride_}, {padding_}, {dilation_}, groups_);
+}
+
+BatchNorm2d::BatchNorm2d(int64_t num_features, double eps, double momentum, TensorOptions options)
+    : Module("BatchNorm2d"), eps_(eps), momentum_(momentum) {
+  HideUserModesGuard no_user_modes;
+  weight_ = &register_parameter("weight", ops::ones({num_features}, options));
+  bias_ = &register_parameter("bias", ops::zeros({num_features}, options));
+  running_mean_ = &register_buffer("running_mean", ops::zeros({num_features}, options));
+  running_var_ = &register_buffer("running_var", ops::ones({num_features}, options));
+  num_batches_tracked_ = &register_buffer(
+      "num_batches_tracked", ops::zeros({}, {.dtype = DType::kInt64, .device = options.device}));
+}
+
+Tensor BatchNorm2d::forward(const Tensor& input) {
+  OPSPEC_CHECK(input.dim() == 4, "nn.BatchNorm2d: expected 4D input (got ", input.dim(), "D input)");
+  if (is_training()) {
+    // self.num_batches_tracked.add_(1): a Python number, a wrapped scalar.
+    ops::add_(*num_batches_tracked_, internal::make_wrapped_number(1));
+    // F.batch_norm's _verify_batch_size.
+    OPSPEC_CHECK(input.numel() / input.size(1) != 1, "nn.BatchNorm2d: Expected more than 1 value per channel when "
+                 "training, got input size ", format_sizes(input.sizes()));
+  }
+  return ops::batch_norm(input, *weight_, *bias_, *running_mean_, *running_var_, is_training(), momentum_, eps_);
+}
+
+Tensor MaxPool2d::forward(const Tensor& input) {
+  return ops::max_pool2d(input, {kernel_}, {stride_}, {padding_});
+}
+
+Tensor AdaptiveAvgPool2d::forward(const Tensor& input) { return ops::adaptive_avg_pool2d(input, {size_}); }
 
 Linear::Linear(int64_t in_features, int64_t out_features, bool bias, TensorOptions options)
     : Module("Linear"), in_features_(in_features), out_features_(out_features) {

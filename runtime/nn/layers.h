@@ -97,6 +97,67 @@ class Embedding : public Module {
   int64_t padding_idx_ = -1;
 };
 
+// Conv2d: ops::conv2d with weight [out, in / groups, k, k] and bias [out],
+// initialised as PyTorch (kaiming_uniform_ with a = sqrt(5)): both uniform in
+// [-1/sqrt(fan_in), 1/sqrt(fan_in)), fan_in = in / groups * k * k.
+// See Note [Module initialisation is not recorded].
+class Conv2d : public Module {
+ public:
+  Conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel_size, int64_t stride = 1, int64_t padding = 0,
+         int64_t dilation = 1, int64_t groups = 1, bool bias = true, TensorOptions options = {});
+  // forward: ops::conv2d(input, weight, bias, stride, padding, dilation, groups).
+  Tensor forward(const Tensor& input) override;
+  const Tensor& weight() const { return *weight_; }
+
+ private:
+  int64_t stride_, padding_, dilation_, groups_;
+  Tensor* weight_;
+  Tensor* bias_ = nullptr;
+};
+
+// BatchNorm2d: ops::batch_norm over [N, C, H, W]; weight ones, bias zeros,
+// buffers running_mean zeros, running_var ones and num_batches_tracked (i64,
+// incremented by add_ before each training call, as PyTorch's module does).
+// Training (the default) normalises by the batch and updates the running
+// statistics; eval() normalises by them. See Note [Module initialisation is not recorded].
+class BatchNorm2d : public Module {
+ public:
+  explicit BatchNorm2d(int64_t num_features, double eps = 1e-5, double momentum = 0.1, TensorOptions options = {});
+  // forward: add_(num_batches_tracked, 1) when training, then ops::batch_norm.
+  Tensor forward(const Tensor& input) override;
+  const Tensor& running_mean() const { return *running_mean_; }
+  const Tensor& running_var() const { return *running_var_; }
+
+ private:
+  double eps_, momentum_;
+  Tensor* weight_;
+  Tensor* bias_;
+  Tensor* running_mean_;
+  Tensor* running_var_;
+  Tensor* num_batches_tracked_;
+};
+
+// MaxPool2d: ops::max_pool2d (stride defaults to kernel_size, as PyTorch's module).
+class MaxPool2d : public Module {
+ public:
+  explicit MaxPool2d(int64_t kernel_size, std::optional<int64_t> stride = std::nullopt, int64_t padding = 0)
+      : Module("MaxPool2d"), kernel_(kernel_size), stride_(stride.value_or(kernel_size)), padding_(padding) {}
+  Tensor forward(const Tensor& input) override;
+
+ private:
+  int64_t kernel_, stride_, padding_;
+};
+
+// AdaptiveAvgPool2d: ops::adaptive_avg_pool2d to [size, size].
+class AdaptiveAvgPool2d : public Module {
+ public:
+  explicit AdaptiveAvgPool2d(int64_t output_size) : Module("AdaptiveAvgPool2d"), size_(output_size) {}
+  Tensor forward(const Tensor& input) override;
+
+ private:
+  int64_t size_;
+};
+
 // Sequential: calls its modules in order, each on the previous one's output
 // (an empty Sequential returns its input). Children are named "0", "1", ...
 class Sequential : public Module {

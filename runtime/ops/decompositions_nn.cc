@@ -297,6 +297,80 @@ Tensor sdpa_kernel(const Tensor& query, const Tensor& key, const Tensor& value, 
                                                              std::nullopt, scale, enable_gqa));
 }
 
+// ---- Convolution, pooling, batch norm ----
+
+// conv2d / conv1d: batchify (an unbatched input is unsqueezed and the result
+// squeezed), then convolution with transposed=False and zero output_padding.
+Tensor conv_nd(const Tensor& input, const Tensor& weight, const OptTensor& bias, IntArrayRef stride,
+               IntArrayRef padding, IntArrayRef dilation, int64_t groups, int64_t spatial, std::string_view name) {
+  const std::string op = str_cat("aten::", name);
+  OPSPEC_CHECK(!bias || bias->dtype() == input.dtype(), op, ": Input type (", scalar_type_name(input.dtype()),
+               ") and bias type (", scalar_type_name(bias->dtype()), ") should be the same");
+  const int64_t batched = spatial + 2;
+  OPSPEC_CHECK(input.dim() == batched || input.dim() == batched - 1, op, ": Expected ", batched - 1,
+               "D (unbatched) or ", batched, "D (batched) input to ", name, ", but got input of size: ",
+               format_sizes(input.sizes()));
+  const bool is_batched = input.dim() == batched;
+  const Tensor x = is_batched ? input : ops::unsqueeze(input, 0);
+  const SizeVec output_padding(static_cast<size_t>(spatial), 0);
+  const Tensor out = ops::convolution(x, weight, bias, stride, padding, dilation, false, output_padding, groups);
+  return is_batched ? out : ops::squeeze(out, 0);
+}
+
+Tensor conv2d_kernel(const Tensor& input, const Tensor& weight, const OptTensor& bias, IntArrayRef stride,
+                     IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
+  return conv_nd(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d");
+}
+
+Tensor conv1d_kernel(const Tensor& input, const Tensor& weight, const OptTensor& bias, IntArrayRef stride,
+                     IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
+  return conv_nd(input, weight, bias, stride, padding, dilation, groups, 1, "conv1d");
+}
+
+// max_pool2d: PyTorch 2.x's CPU path is max_pool2d_with_indices with or
+// without grad (the mkldnn and xnnpack paths are for their layouts and mobile).
+Tensor max_pool2d_kernel(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
+                         IntArrayRef dilation, bool ceil_mode) {
+  return std::get<0>(ops::max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode));
+}
+
+// adaptive_avg_pool2d: a [1, 1] output is the mean over the last two dims
+// (mean.dim, keepdim); other sizes are _adaptive_avg_pool2d.
+Tensor adaptive_avg_pool2d_kernel(const Tensor& input, IntArrayRef output_size) {
+  constexpr std::string_view kOp = "aten::adaptive_avg_pool2d";
+  OPSPEC_CHECK(output_size.size() == 2, kOp, ": adaptive_avg_pool2d: output_size must be 2");
+  OPSPEC_CHECK(output_size[0] >= 0 && output_size[1] >= 0, kOp,
+               ": adaptive_avg_pool2d: elements of output_size must be greater than or equal to 0 but received {",
+               output_size[0], ", ", output_size[1], "}");
+  if (output_size[0] == 1 && output_size[1] == 1) return ops::mean(input, {-1, -2}, true);
+  return ops::_adaptive_avg_pool2d(input, output_size);
+}
+
+// batch_norm (_batch_norm_impl_index on CPU): the (empty, u8) reserve the
+// native backend does not use, then native_batch_norm.
+Tensor batch_norm_kernel(const Tensor& input, const OptTensor& weight, const OptTensor& bias,
+                         const OptTensor& running_mean, const OptTensor& running_var, bool training, double momentum,
+                         double eps, bool) {
+  constexpr std::string_view kOp = "aten::batch_norm";
+  const int64_t c = input.dim() >= 2 ? input.size(1) : 0;
+  const std::pair<const char*, const OptTensor*> params[] = {
+      {"running_mean", &running_mean}, {"running_var", &running_var}, {"weight", &weight}, {"bias", &bias}};
+  for (const auto& [name, t] : params) {
+    if (t->has_value()) {
+      OPSPEC_CHECK((*t)->numel() == c, kOp, ": ", name, " should contain ", c, " elements not ", (*t)->numel());
+    }
+  }
+  OPSPEC_CHECK(training || running_mean, kOp, ": running_mean must be defined in evaluation mode");
+  OPSPEC_CHECK(training || running_var, kOp, ": running_var must be defined in evaluation mode");
+  using EmptySig = Tensor(IntArrayRef, std::optional<DType>, std::optional<int64_t>, std::optional<Device>,
+                          std::optional<bool>, std::optional<int64_t>);
+  static const TypedOp<EmptySig> empty("aten::empty.memory_format");
+  constexpr int64_t kStrided = 0;
+  // PyTorch has no u8; b8 is the one-byte dtype here (the reserve is never read).
+  empty({0}, DType::kBool, kStrided, input.device(), std::nullopt, std::nullopt);
+  return std::get<0>(ops::native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps));
+}
+
 }  // namespace
 
 void register_nn_decompositions(Dispatcher& d) {
@@ -306,7 +380,12 @@ void register_nn_decompositions(Dispatcher& d) {
       .impl("nll_loss_nd", kKey, &nll_loss_nd_kernel)
       .impl("cross_entropy_loss", kKey, &cross_entropy_loss_kernel)
       .impl("scaled_dot_product_attention", kKey, &sdpa_kernel)
-      .impl("_scaled_dot_product_attention_math", kKey, &sdpa_math_kernel);
+      .impl("_scaled_dot_product_attention_math", kKey, &sdpa_math_kernel)
+      .impl("conv2d", kKey, &conv2d_kernel)
+      .impl("conv1d", kKey, &conv1d_kernel)
+      .impl("max_pool2d", kKey, &max_pool2d_kernel)
+      .impl("adaptive_avg_pool2d", kKey, &adaptive_avg_pool2d_kernel)
+      .impl("batch_norm", kKey, &batch_norm_kernel);
 }
 
 }  // namespace opspec::internal

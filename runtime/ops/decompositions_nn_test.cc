@@ -131,6 +131,44 @@ TEST(SdpaDecompositionTest, ThreeDimInputsAndDropoutTakeTheMathPath) {
               ThrowsMessage<Error>(HasSubstr("Expected attn_mask dtype to be bool or float or to match query dtype")));
 }
 
+TEST(ConvDecompositionTest, ConvPoolAndBatchNormSequences) {
+  manual_seed(3);
+  const Tensor x = ops::randn({2, 3, 6, 6}), w = ops::randn({4, 3, 3, 3}), u = ops::randn({3, 6, 6});
+  EXPECT_THAT(ops_of([&] { ops::conv2d(x, w, std::nullopt, {1}, {1}); }), ElementsAre("convolution"));
+  EXPECT_THAT(ops_of([&] { ops::conv2d(u, w); }), ElementsAre("unsqueeze", "convolution", "squeeze.dim"));
+  EXPECT_THAT(ops_of([&] { ops::max_pool2d(x, {3}, {2}, {1}); }), ElementsAre("max_pool2d_with_indices"));
+  EXPECT_THAT(ops_of([&] { ops::adaptive_avg_pool2d(x, {1}); }), ElementsAre("mean.dim"));
+  EXPECT_THAT(ops_of([&] { ops::adaptive_avg_pool2d(x, {2, 3}); }), ElementsAre("_adaptive_avg_pool2d"));
+  const Tensor rm = ops::zeros({3}), rv = ops::ones({3});
+  EXPECT_THAT(ops_of([&] { ops::batch_norm(x, std::nullopt, std::nullopt, rm, rv, true); }),
+              ElementsAre("empty.memory_format", "native_batch_norm"));
+}
+
+TEST(ModelFormulasTest, ConvPoolAndBatchNormGradients) {
+  const Tensor rm = ops::tensor({0.1, -0.2}, {2}, DType::kFloat64), rv = ops::tensor({0.5, 2}, {2}, DType::kFloat64);
+  autograd_test::expect_grads_match_central_differences(
+      {
+          {"conv2d", {{1, 2, 4, 4}, {3, 2, 3, 3}, {3}},
+           [](const auto& x) { return ops::conv2d(x[0], x[1], x[2], {1}, {1}); }, "ConvolutionBackward0"},
+          {"conv2d strided grouped", {{2, 4, 5, 5}, {2, 2, 2, 2}},
+           [](const auto& x) { return ops::conv2d(x[0], x[1], std::nullopt, {2}, {1}, {1}, 2); },
+           "ConvolutionBackward0"},
+          {"max_pool2d", {{1, 2, 4, 4}}, [](const auto& x) { return ops::max_pool2d(x[0], {3}, {2}, {1}); },
+           "MaxPool2DWithIndicesBackward0"},
+          {"avg_pool2d", {{1, 2, 4, 4}}, [](const auto& x) { return ops::avg_pool2d(x[0], {3}, {2}, {1}); },
+           "AvgPool2DBackward0"},
+          {"adaptive_avg_pool2d", {{1, 2, 5, 4}},
+           [](const auto& x) { return ops::adaptive_avg_pool2d(x[0], {2, 3}); }, "AdaptiveAvgPool2DBackward0"},
+          {"batch_norm training", {{3, 2, 2, 2}, {2}, {2}},
+           [](const auto& x) { return ops::batch_norm(x[0], x[1], x[2], std::nullopt, std::nullopt, true); },
+           "NativeBatchNormBackward0"},
+          {"batch_norm eval", {{3, 2, 2, 2}, {2}, {2}},
+           [&](const auto& x) { return ops::batch_norm(x[0], x[1], x[2], rm, rv, false); },
+           "NativeBatchNormBackward0"},
+      },
+      1e-5);
+}
+
 TEST(ModelFormulasTest, GradientsMatchCentralDifferences) {
   const Tensor idx = ints({0, 3, 3, 1, 4, 0}, {2, 3});
   const Tensor t = ints({1, 0, 4}, {3});
@@ -175,6 +213,13 @@ TEST(ModelFormulasTest, BackwardOpSequences) {
        [](const auto& x) { return ops::scaled_dot_product_attention(x[0], x[1], x[2]); },
        {"_scaled_dot_product_flash_attention_for_cpu_backward"}},
       {"tril", {{2, 2}}, [](const auto& x) { return ops::tril(x[0]); }, {"tril"}},
+      {"conv2d", {{1, 2, 4, 4}, {3, 2, 3, 3}},
+       [](const auto& x) { return ops::conv2d(x[0], x[1], std::nullopt, {1}, {1}); }, {"convolution_backward"}},
+      {"batch_norm", {{2, 2, 2, 2}},
+       [](const auto& x) { return ops::batch_norm(x[0], std::nullopt, std::nullopt, std::nullopt, std::nullopt, true); },
+       {"native_batch_norm_backward"}},
+      {"max_pool2d", {{1, 1, 4, 4}}, [](const auto& x) { return ops::max_pool2d(x[0], {2}); },
+       {"max_pool2d_with_indices_backward"}},
   });
 }
 

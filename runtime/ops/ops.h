@@ -314,6 +314,64 @@ std::tuple<Tensor, Tensor, Tensor> _scaled_dot_product_flash_attention_for_cpu_b
     const Tensor& logsumexp, double dropout_p, bool is_causal, const std::optional<Tensor>& attn_mask = std::nullopt,
     std::optional<double> scale = std::nullopt, OPSPEC_LOC);
 
+// ---- Convolution and pooling (ops_nn.cc) ----
+// Single-value stride, padding, dilation and kernel sizes expand to every
+// spatial dim before dispatch, as PyTorch's Python argument parser does.
+// conv2d / conv1d: aten::convolution of [N, C, H, W] / [N, C, L] (or unbatched) input.
+Tensor conv2d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt,
+              IntArrayRef stride = {1}, IntArrayRef padding = {0}, IntArrayRef dilation = {1}, int64_t groups = 1,
+              OPSPEC_LOC);
+Tensor conv1d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt,
+              IntArrayRef stride = {1}, IntArrayRef padding = {0}, IntArrayRef dilation = {1}, int64_t groups = 1,
+              OPSPEC_LOC);
+Tensor convolution(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride,
+                   IntArrayRef padding, IntArrayRef dilation, bool transposed, IntArrayRef output_padding,
+                   int64_t groups, OPSPEC_LOC);
+// convolution_backward: (grad_input, grad_weight, grad_bias), each undefined where output_mask says so.
+std::tuple<Tensor, Tensor, Tensor> convolution_backward(const Tensor& grad_output, const Tensor& input,
+                                                        const Tensor& weight, OptionalIntArrayRef bias_sizes,
+                                                        IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
+                                                        bool transposed, IntArrayRef output_padding, int64_t groups,
+                                                        std::array<bool, 3> output_mask, OPSPEC_LOC);
+// max_pool2d: the max of each window (stride {} means kernel_size); aten::max_pool2d_with_indices.
+Tensor max_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride = {}, IntArrayRef padding = {0},
+                  IntArrayRef dilation = {1}, bool ceil_mode = false, OPSPEC_LOC);
+// max_pool2d_with_indices: (output, indices into each input plane).
+std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& self, IntArrayRef kernel_size,
+                                                   IntArrayRef stride = {}, IntArrayRef padding = {0},
+                                                   IntArrayRef dilation = {1}, bool ceil_mode = false, OPSPEC_LOC);
+Tensor max_pool2d_with_indices_backward(const Tensor& grad_output, const Tensor& self, IntArrayRef kernel_size,
+                                        IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool ceil_mode,
+                                        const Tensor& indices, OPSPEC_LOC);
+// avg_pool2d: the mean of each window (padding counted unless count_include_pad is false).
+Tensor avg_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride = {}, IntArrayRef padding = {0},
+                  bool ceil_mode = false, bool count_include_pad = true,
+                  std::optional<int64_t> divisor_override = std::nullopt, OPSPEC_LOC);
+Tensor avg_pool2d_backward(const Tensor& grad_output, const Tensor& self, IntArrayRef kernel_size,
+                           IntArrayRef stride, IntArrayRef padding, bool ceil_mode, bool count_include_pad,
+                           std::optional<int64_t> divisor_override, OPSPEC_LOC);
+// adaptive_avg_pool2d: means over output_size windows covering the plane; [1, 1] is mean.dim.
+Tensor adaptive_avg_pool2d(const Tensor& self, IntArrayRef output_size, OPSPEC_LOC);
+Tensor _adaptive_avg_pool2d(const Tensor& self, IntArrayRef output_size, OPSPEC_LOC);
+Tensor _adaptive_avg_pool2d_backward(const Tensor& grad_output, const Tensor& self, OPSPEC_LOC);
+// batch_norm: normalises each channel (dim 1) by the batch's statistics
+// (training: running stats updated in place, the variance unbiased) or by the
+// running stats; aten::empty of the reserve then aten::native_batch_norm.
+Tensor batch_norm(const Tensor& input, const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
+                  const std::optional<Tensor>& running_mean, const std::optional<Tensor>& running_var, bool training,
+                  double momentum = 0.1, double eps = 1e-5, OPSPEC_LOC);
+// native_batch_norm: (output, save_mean, save_invstd); the saves are empty in eval.
+std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& input, const std::optional<Tensor>& weight,
+                                                     const std::optional<Tensor>& bias,
+                                                     const std::optional<Tensor>& running_mean,
+                                                     const std::optional<Tensor>& running_var, bool training,
+                                                     double momentum, double eps, OPSPEC_LOC);
+std::tuple<Tensor, Tensor, Tensor> native_batch_norm_backward(
+    const Tensor& grad_out, const Tensor& input, const std::optional<Tensor>& weight,
+    const std::optional<Tensor>& running_mean, const std::optional<Tensor>& running_var,
+    const std::optional<Tensor>& save_mean, const std::optional<Tensor>& save_invstd, bool train, double eps,
+    std::array<bool, 3> output_mask, OPSPEC_LOC);
+
 // ---- Checks ----
 // allclose: |a - b| <= atol + rtol * |b| elementwise, shapes equal (no dispatch).
 bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8);

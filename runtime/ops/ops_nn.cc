@@ -26,6 +26,12 @@ auto call(OpId id, Args&&... args) {
 
 int64_t as_int(Reduction r) { return static_cast<int64_t>(r); }
 
+// expand: an int[n] argument as the Python argument parser passes it (one value repeated).
+SizeVec expand(IntArrayRef v, size_t n) {
+  if (v.size() == 1 && n > 1) return SizeVec(n, v[0]);
+  return SizeVec(v.begin(), v.end());
+}
+
 }  // namespace
 
 #define OPSPEC_SITE CallSiteScope site_scope_(loc)
@@ -146,6 +152,125 @@ std::tuple<Tensor, Tensor, Tensor> _scaled_dot_product_flash_attention_for_cpu_b
                                                  OptDouble);
   return call<Sig>(OpId::_scaled_dot_product_flash_attention_for_cpu_backward, grad_out, query, key, value, out,
                    logsumexp, dropout_p, is_causal, attn_mask, scale);
+}
+
+Tensor conv2d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride,
+              IntArrayRef padding, IntArrayRef dilation, int64_t groups, const std::source_location& loc) {
+  OPSPEC_SITE;
+  using Sig = Tensor(const Tensor&, const Tensor&, const OptTensor&, IntArrayRef, IntArrayRef, IntArrayRef, int64_t);
+  return call<Sig>(OpId::conv2d, input, weight, bias, expand(stride, 2), expand(padding, 2), expand(dilation, 2),
+                   groups);
+}
+Tensor conv1d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride,
+              IntArrayRef padding, IntArrayRef dilation, int64_t groups, const std::source_location& loc) {
+  OPSPEC_SITE;
+  using Sig = Tensor(const Tensor&, const Tensor&, const OptTensor&, IntArrayRef, IntArrayRef, IntArrayRef, int64_t);
+  return call<Sig>(OpId::conv1d, input, weight, bias, stride, padding, dilation, groups);
+}
+Tensor convolution(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride,
+                   IntArrayRef padding, IntArrayRef dilation, bool transposed, IntArrayRef output_padding,
+                   int64_t groups, const std::source_location& loc) {
+  OPSPEC_SITE;
+  using Sig = Tensor(const Tensor&, const Tensor&, const OptTensor&, IntArrayRef, IntArrayRef, IntArrayRef, bool,
+                     IntArrayRef, int64_t);
+  return call<Sig>(OpId::convolution, input, weight, bias, stride, padding, dilation, transposed, output_padding,
+                   groups);
+}
+std::tuple<Tensor, Tensor, Tensor> convolution_backward(const Tensor& grad_output, const Tensor& input,
+                                                        const Tensor& weight, OptionalIntArrayRef bias_sizes,
+                                                        IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
+                                                        bool transposed, IntArrayRef output_padding, int64_t groups,
+                                                        std::array<bool, 3> output_mask,
+                                                        const std::source_location& loc) {
+  OPSPEC_SITE;
+  using Sig = std::tuple<Tensor, Tensor, Tensor>(const Tensor&, const Tensor&, const Tensor&, OptionalIntArrayRef,
+                                                 IntArrayRef, IntArrayRef, IntArrayRef, bool, IntArrayRef, int64_t,
+                                                 std::array<bool, 3>);
+  return call<Sig>(OpId::convolution_backward, grad_output, input, weight, bias_sizes, stride, padding, dilation,
+                   transposed, output_padding, groups, output_mask);
+}
+Tensor max_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
+                  IntArrayRef dilation, bool ceil_mode, const std::source_location& loc) {
+  OPSPEC_SITE;
+  using Sig = Tensor(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef, bool);
+  return call<Sig>(OpId::max_pool2d, self, expand(kernel_size, 2), expand(stride, 2), expand(padding, 2),
+                   expand(dilation, 2), ceil_mode);
+}
+std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride,
+                                                   IntArrayRef padding, IntArrayRef dilation, bool ceil_mode,
+                                                   const std::source_location& loc) {
+  OPSPEC_SITE;
+  using Sig = std::tuple<Tensor, Tensor>(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef, bool);
+  return call<Sig>(OpId::max_pool2d_with_indices, self, expand(kernel_size, 2), expand(stride, 2),
+                   expand(padding, 2), expand(dilation, 2), ceil_mode);
+}
+Tensor max_pool2d_with_indices_backward(const Tensor& grad_output, const Tensor& self, IntArrayRef kernel_size,
+                                        IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool ceil_mode,
+                                        const Tensor& indices, const std::source_location& loc) {
+  OPSPEC_SITE;
+  using Sig = Tensor(const Tensor&, const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef, bool,
+                     const Tensor&);
+  return call<Sig>(OpId::max_pool2d_with_indices_backward, grad_output, self, kernel_size, stride, padding, dilation,
+                   ceil_mode, indices);
+}
+Tensor avg_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
+                  bool ceil_mode, bool count_include_pad, std::optional<int64_t> divisor_override,
+                  const std::source_location& loc) {
+  OPSPEC_SITE;
+  using Sig = Tensor(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, bool, bool, OptInt);
+  return call<Sig>(OpId::avg_pool2d, self, expand(kernel_size, 2), expand(stride, 2), expand(padding, 2), ceil_mode,
+                   count_include_pad, divisor_override);
+}
+Tensor avg_pool2d_backward(const Tensor& grad_output, const Tensor& self, IntArrayRef kernel_size,
+                           IntArrayRef stride, IntArrayRef padding, bool ceil_mode, bool count_include_pad,
+                           std::optional<int64_t> divisor_override, const std::source_location& loc) {
+  OPSPEC_SITE;
+  using Sig = Tensor(const Tensor&, const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, bool, bool, OptInt);
+  return call<Sig>(OpId::avg_pool2d_backward, grad_output, self, kernel_size, stride, padding, ceil_mode,
+                   count_include_pad, divisor_override);
+}
+Tensor adaptive_avg_pool2d(const Tensor& self, IntArrayRef output_size, const std::source_location& loc) {
+  OPSPEC_SITE;
+  return call<Tensor(const Tensor&, IntArrayRef)>(OpId::adaptive_avg_pool2d, self, expand(output_size, 2));
+}
+Tensor _adaptive_avg_pool2d(const Tensor& self, IntArrayRef output_size, const std::source_location& loc) {
+  OPSPEC_SITE;
+  return call<Tensor(const Tensor&, IntArrayRef)>(OpId::_adaptive_avg_pool2d, self, output_size);
+}
+Tensor _adaptive_avg_pool2d_backward(const Tensor& grad_output, const Tensor& self, const std::source_location& loc) {
+  OPSPEC_SITE;
+  return call<Tensor(const Tensor&, const Tensor&)>(OpId::_adaptive_avg_pool2d_backward, grad_output, self);
+}
+
+Tensor batch_norm(const Tensor& input, const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
+                  const std::optional<Tensor>& running_mean, const std::optional<Tensor>& running_var, bool training,
+                  double momentum, double eps, const std::source_location& loc) {
+  OPSPEC_SITE;
+  using Sig = Tensor(const Tensor&, const OptTensor&, const OptTensor&, const OptTensor&, const OptTensor&, bool,
+                     double, double, bool);
+  return call<Sig>(OpId::batch_norm, input, weight, bias, running_mean, running_var, training, momentum, eps, true);
+}
+std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& input, const std::optional<Tensor>& weight,
+                                                     const std::optional<Tensor>& bias,
+                                                     const std::optional<Tensor>& running_mean,
+                                                     const std::optional<Tensor>& running_var, bool training,
+                                                     double momentum, double eps, const std::source_location& loc) {
+  OPSPEC_SITE;
+  using Sig = std::tuple<Tensor, Tensor, Tensor>(const Tensor&, const OptTensor&, const OptTensor&, const OptTensor&,
+                                                 const OptTensor&, bool, double, double);
+  return call<Sig>(OpId::native_batch_norm, input, weight, bias, running_mean, running_var, training, momentum, eps);
+}
+std::tuple<Tensor, Tensor, Tensor> native_batch_norm_backward(
+    const Tensor& grad_out, const Tensor& input, const std::optional<Tensor>& weight,
+    const std::optional<Tensor>& running_mean, const std::optional<Tensor>& running_var,
+    const std::optional<Tensor>& save_mean, const std::optional<Tensor>& save_invstd, bool train, double eps,
+    std::array<bool, 3> output_mask, const std::source_location& loc) {
+  OPSPEC_SITE;
+  using Sig = std::tuple<Tensor, Tensor, Tensor>(const Tensor&, const Tensor&, const OptTensor&, const OptTensor&,
+                                                 const OptTensor&, const OptTensor&, const OptTensor&, bool, double,
+                                                 std::array<bool, 3>);
+  return call<Sig>(OpId::native_batch_norm_backward, grad_out, input, weight, running_mean, running_var, save_mean,
+                   save_invstd, train, eps, output_mask);
 }
 
 }  // namespace opspec::ops

@@ -1,0 +1,299 @@
+// conv_meta.cc: See conv_meta.h.
+#include "kernels/common/conv_meta.h"
+
+#include "runtime/core/error.h"
+#include "runtime/core/shape_utils.h"
+
+namespace opspec::internal {
+
+namespace {
+
+// two: an int[2] argument given as one value or two ("kernel_size must either
+// be a single int, or a tuple of two ints"); empty gives fallback.
+std::array<int64_t, 2> two(IntArrayRef v, std::array<int64_t, 2> fallback, std::string_view op,
+                           std::string_view what, bool may_be_empty) {
+  if (v.empty() && may_be_empty) return fallback;
+  OPSPEC_CHECK(v.size() == 1 || v.size() == 2, op, ": ", what, " must either be ",
+               may_be_empty ? "omitted, " : "", "a single int, or a tuple of two ints");
+  return v.size() == 1 ? std::array<int64_t, 2>{v[0], v[0]} : std::array<int64_t, 2>{v[0], v[1]};
+}
+
+// expand_param: a convolution parameter for `dims` spatial dims (one value
+// broadcasts); a 1-D convolution is 2-D with height 1, whose parameter is `neutral`.
+std::array<int64_t, 2> expand_param(IntArrayRef v, int dims, int64_t neutral, std::string_view op,
+                                    std::string_view what) {
+  OPSPEC_CHECK(static_cast<int>(v.size()) == dims || v.size() == 1, op, ": expected ", what, " to be a single integer "
+               "value or a list of ", dims, " values to match the convolution dimensions, but got ", what, "=",
+               format_sizes(v));
+  if (dims == 1) return {neutral, v[0]};
+  return v.size() == 1 ? std::array<int64_t, 2>{v[0], v[0]} : std::array<int64_t, 2>{v[0], v[1]};
+}
+
+int64_t pooling_output_size(int64_t in, int64_t kernel, int64_t pad, int64_t stride, int64_t dilation,
+                            bool ceil_mode) {
+  const int64_t num = in + 2 * pad - dilation * (kernel - 1) - 1 + (ceil_mode ? stride - 1 : 0);
+  // div_rtn: division rounding toward negative infinity.
+  int64_t q = num / stride;
+  if ((num % stride != 0) && ((num < 0) != (stride < 0))) --q;
+  int64_t out = q + 1;
+  // The last window must start inside the input or the left padding.
+  if (ceil_mode && (out - 1) * stride >= in + pad) --out;
+  return out;
+}
+
+std::string dims_text(std::array<int64_t, 2> v, int dims) {
+  return dims == 1 ? str_cat(v[1]) : str_cat(v[0], " x ", v[1]);
+}
+
+}  // namespace
+
+ConvGeometry conv_geometry(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                           IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool transposed,
+                           IntArrayRef output_padding, int64_t groups, std::string_view op) {
+  OPSPEC_CHECK(!transposed, op, ": transposed convolutions are not supported yet");
+  OPSPEC_CHECK(weight.dim() == 3 || weight.dim() == 4, op, ": expected a 3-D or 4-D weight (conv1d or conv2d), got ",
+               weight.dim(), "-D of shape ", format_sizes(weight.sizes()));
+  const int dims = static_cast<int>(weight.dim()) - 2;
+  OPSPEC_CHECK(input.dim() == weight.dim(), op, ": Expected ", weight.dim(), "-dimensional input for ", weight.dim(),
+               "-dimensional weight ", format_sizes(weight.sizes()), ", but got ", input.dim(),
+               "-dimensional input of size ", format_sizes(input.sizes()), " instead");
+  OPSPEC_CHECK(input.dtype() == weight.dtype(), op, ": Input type (", scalar_type_name(input.dtype()),
+               ") and weight type (", scalar_type_name(weight.dtype()), ") should be the same");
+  OPSPEC_CHECK(is_floating(input.dtype()), op, ": \"", "convolution\" not implemented for '",
+               scalar_type_name(input.dtype()), "'");
+  const Tensor all[] = {input, weight, bias ? *bias : Tensor()};
+  check_same_device(all, op);
+  ConvGeometry g;
+  g.spatial_dims = dims;
+  g.stride = expand_param(stride, dims, 1, op, "stride");
+  g.padding = expand_param(padding, dims, 0, op, "padding");
+  g.dilation = expand_param(dilation, dims, 1, op, "dilation");
+  for (int i = 0; i < 2; ++i) {
+    OPSPEC_CHECK(g.padding[i] >= 0, op, ": negative padding is not supported");
+    OPSPEC_CHECK(g.stride[i] > 0, op, ": non-positive stride is not supported");
+    OPSPEC_CHECK(g.dilation[i] > 0, op, ": dilation should be greater than zero");
+  }
+  for (int64_t p : output_padding) OPSPEC_CHECK(p == 0, op, ": output_padding is only for transposed convolutions");
+  OPSPEC_CHECK(groups > 0, op, ": non-positive groups is not supported");
+  g.groups = groups;
+  g.batch = input.size(0);
+  g.in_channels = input.size(1);
+  g.out_channels = weight.size(0);
+  OPSPEC_CHECK(g.out_channels % groups == 0, op, ": Given groups=", groups, ", expected weight to be divisible by ",
+               groups, " at dimension 0, but got weight of size ", format_sizes(weight.sizes()), " instead");
+  OPSPEC_CHECK(g.in_channels == weight.size(1) * groups, op, ": Given groups=", groups, ", weight of size ",
+               format_sizes(weight.sizes()), ", expected input", format_sizes(input.sizes()), " to have ",
+               weight.size(1) * groups, " channels, but got ", g.in_channels, " channels instead");
+  if (bias) {
+    OPSPEC_CHECK(bias->dim() == 1 && bias->size(0) == g.out_channels, op, ": Given weight of size ",
+                 format_sizes(weight.sizes()), ", expected bias to be 1-dimensional with ", g.out_channels,
+                 " elements, but got bias of size ", format_sizes(bias->sizes()), " instead");
+    OPSPEC_CHECK(bias->dtype() == input.dtype(), op, ": Input type (", scalar_type_name(input.dtype()),
+                 ") and bias type (", scalar_type_name(bias->dtype()), ") should be the same");
+  }
+  g.in = dims == 1 ? std::array<int64_t, 2>{1, input.size(2)} : std::array<int64_t, 2>{input.size(2), input.size(3)};
+  g.kernel = dims == 1 ? std::array<int64_t, 2>{1, weight.size(2)} : std::array<int64_t, 2>{weight.size(2), weight.size(3)};
+  std::array<int64_t, 2> padded{}, effective{};
+  for (int i = 0; i < 2; ++i) {
+    padded[i] = g.in[i] + 2 * g.padding[i];
+    effective[i] = g.dilation[i] * (g.kernel[i] - 1) + 1;
+  }
+  OPSPEC_CHECK(padded[0] >= effective[0] && padded[1] >= effective[1], op,
+               ": Calculated padded input size per channel: (", dims_text(padded, dims), "). Kernel size: (",
+               dims_text(effective, dims), "). Kernel size can't be greater than actual input size");
+  for (int i = 0; i < 2; ++i) g.out[i] = (padded[i] - effective[i]) / g.stride[i] + 1;
+  g.out_sizes = {g.batch, g.out_channels};
+  if (dims == 2) g.out_sizes.push_back(g.out[0]);
+  g.out_sizes.push_back(g.out[1]);
+  return g;
+}
+
+PoolGeometry pool2d_geometry(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
+                             IntArrayRef dilation, bool ceil_mode, std::string_view op) {
+  const std::string_view name = op.substr(op.find("::") + 2);
+  PoolGeometry g;
+  g.kernel = two(kernel_size, {0, 0}, op, str_cat(name, ": kernel_size"), false);
+  g.stride = two(stride, g.kernel, op, str_cat(name, ": stride"), true);
+  g.padding = two(padding, {0, 0}, op, str_cat(name, ": padding"), false);
+  g.dilation = two(dilation, {1, 1}, op, str_cat(name, ": dilation"), false);
+  OPSPEC_CHECK(g.kernel[0] > 0 && g.kernel[1] > 0, op, ": kernel size should be greater than zero, but got kH: ",
+               g.kernel[0], " kW: ", g.kernel[1]);
+  OPSPEC_CHECK(g.stride[0] > 0 && g.stride[1] > 0, op, ": stride should be greater than zero, but got dH: ",
+               g.stride[0], " dW: ", g.stride[1]);
+  OPSPEC_CHECK(g.dilation[0] > 0 && g.dilation[1] > 0, op,
+               ": dilation should be greater than zero, but got dilationH: ", g.dilation[0], " dilationW: ",
+               g.dilation[1]);
+  OPSPEC_CHECK((self.dim() == 3 || self.dim() == 4) && self.size(-1) != 0 && self.size(-2) != 0, op,
+               ": Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but got:",
+               format_sizes(self.sizes()));
+  OPSPEC_CHECK(is_floating(self.dtype()), op, ": \"", name, "\" not implemented for '",
+               scalar_type_name(self.dtype()), "'");
+  for (int i = 0; i < 2; ++i) {
+    OPSPEC_CHECK(g.padding[i] >= 0 && g.padding[i] <= (g.dilation[i] * (g.kernel[i] - 1) + 1) / 2, op,
+                 ": pad should be at most half of effective kernel size, but got pad=", g.padding[i],
+                 ", kernel_size=", g.kernel[i], " and dilation=", g.dilation[i]);
+  }
+  g.in = {self.size(-2), self.size(-1)};
+  for (int i = 0; i < 2; ++i) {
+    g.out[i] = pooling_output_size(g.in[i], g.kernel[i], g.padding[i], g.stride[i], g.dilation[i], ceil_mode);
+  }
+  const int64_t channels = self.size(-3);
+  OPSPEC_CHECK(g.out[0] >= 1 && g.out[1] >= 1, op, ": Given input size: (", channels, "x", g.in[0], "x", g.in[1],
+               "). Calculated output size: (", channels, "x", g.out[0], "x", g.out[1], "). Output size is too small");
+  g.planes = self.numel() / (g.in[0] * g.in[1]);
+  g.out_sizes = SizeVec(self.sizes().begin(), self.sizes().end());
+  g.out_sizes[g.out_sizes.size() - 2] = g.out[0];
+  g.out_sizes[g.out_sizes.size() - 1] = g.out[1];
+  return g;
+}
+
+SizeVec adaptive_pool_shape(const Tensor& self, IntArrayRef output_size, std::string_view op) {
+  OPSPEC_CHECK(output_size.size() == 2, op, ": output_size must be 2");
+  OPSPEC_CHECK(output_size[0] >= 0 && output_size[1] >= 0, op,
+               ": elements of output_size must be greater than or equal to 0 but received {", output_size[0], ", ",
+               output_size[1], "}");
+  OPSPEC_CHECK(self.dim() == 3 || self.dim() == 4, op,
+               ": Expected 3D or 4D tensor, but got ", format_sizes(self.sizes()));
+  for (int64_t i = 1; i < self.dim(); ++i) {
+    OPSPEC_CHECK(self.size(i) > 0, op, ": Expected input to have non-zero size for non-batch dimensions, but input "
+                 "has sizes ", format_sizes(self.sizes()), " with dimension ", i, " being empty");
+  }
+  OPSPEC_CHECK(is_floating(self.dtype()), op, ": \"adaptive_avg_pool2d\" not implemented for '",
+               scalar_type_name(self.dtype()), "'");
+  SizeVec out(self.sizes().begin(), self.sizes().end());
+  out[out.size() - 2] = output_size[0];
+  out[out.size() - 1] = output_size[1];
+  return out;
+}
+
+Tensor convolution_meta(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                        IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool transposed,
+                        IntArrayRef output_padding, int64_t groups) {
+  const ConvGeometry g = conv_geometry(input, weight, bias, stride, padding, dilation, transposed, output_padding,
+                                       groups, "aten::convolution");
+  return make_tensor(g.out_sizes, input.dtype(), kMeta);
+}
+
+std::tuple<Tensor, Tensor, Tensor> convolution_backward_meta(
+    const Tensor& grad_output, const Tensor& input, const Tensor& weight, OptionalIntArrayRef bias_sizes,
+    IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool transposed, IntArrayRef output_padding,
+    int64_t groups, std::array<bool, 3> output_mask) {
+  constexpr std::string_view kOp = "aten::convolution_backward";
+  const ConvGeometry g = conv_geometry(input, weight, std::nullopt, stride, padding, dilation, transposed,
+                                       output_padding, groups, kOp);
+  OPSPEC_CHECK(grad_output.sizes() == IntArrayRef(g.out_sizes), kOp, ": grad_output of shape ",
+               format_sizes(grad_output.sizes()), " does not match the convolution's output ",
+               format_sizes(g.out_sizes));
+  const int64_t out_channels = g.out_channels;
+  return {output_mask[0] ? make_tensor(input.sizes(), input.dtype(), kMeta) : Tensor(),
+          output_mask[1] ? make_tensor(weight.sizes(), weight.dtype(), kMeta) : Tensor(),
+          output_mask[2] ? make_tensor(bias_sizes ? *bias_sizes : IntArrayRef(&out_channels, 1), input.dtype(), kMeta)
+                         : Tensor()};
+}
+
+std::tuple<Tensor, Tensor> max_pool2d_with_indices_meta(const Tensor& self, IntArrayRef kernel_size,
+                                                        IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
+                                                        bool ceil_mode) {
+  const PoolGeometry g =
+      pool2d_geometry(self, kernel_size, stride, padding, dilation, ceil_mode, "aten::max_pool2d_with_indices");
+  return {make_tensor(g.out_sizes, self.dtype(), kMeta), make_tensor(g.out_sizes, DType::kInt64, kMeta)};
+}
+
+Tensor max_pool2d_with_indices_backward_meta(const Tensor& grad_output, const Tensor& self, IntArrayRef kernel_size,
+                                             IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
+                                             bool ceil_mode, const Tensor& indices) {
+  constexpr std::string_view kOp = "aten::max_pool2d_with_indices_backward";
+  const PoolGeometry g = pool2d_geometry(self, kernel_size, stride, padding, dilation, ceil_mode, kOp);
+  OPSPEC_CHECK(grad_output.sizes() == IntArrayRef(g.out_sizes) && indices.sizes() == IntArrayRef(g.out_sizes), kOp,
+               ": grad_output ", format_sizes(grad_output.sizes()), " and indices ", format_sizes(indices.sizes()),
+               " must have the pooled shape ", format_sizes(g.out_sizes));
+  return make_tensor(self.sizes(), self.dtype(), kMeta);
+}
+
+Tensor avg_pool2d_meta(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
+                       bool ceil_mode, bool, std::optional<int64_t> divisor_override) {
+  OPSPEC_CHECK(!divisor_override || *divisor_override != 0, "aten::avg_pool2d: divisor must be not zero");
+  const int64_t one[] = {1};
+  const PoolGeometry g = pool2d_geometry(self, kernel_size, stride, padding, one, ceil_mode, "aten::avg_pool2d");
+  return make_tensor(g.out_sizes, self.dtype(), kMeta);
+}
+
+Tensor avg_pool2d_backward_meta(const Tensor& grad_output, const Tensor& self, IntArrayRef kernel_size,
+                                IntArrayRef stride, IntArrayRef padding, bool ceil_mode, bool,
+                                std::optional<int64_t>) {
+  const int64_t one[] = {1};
+  const PoolGeometry g =
+      pool2d_geometry(self, kernel_size, stride, padding, one, ceil_mode, "aten::avg_pool2d_backward");
+  OPSPEC_CHECK(grad_output.sizes() == IntArrayRef(g.out_sizes), "aten::avg_pool2d_backward: grad_output ",
+               format_sizes(grad_output.sizes()), " must have the pooled shape ", format_sizes(g.out_sizes));
+  return make_tensor(self.sizes(), self.dtype(), kMeta);
+}
+
+Tensor adaptive_avg_pool2d_meta(const Tensor& self, IntArrayRef output_size) {
+  return make_tensor(adaptive_pool_shape(self, output_size, "aten::_adaptive_avg_pool2d"), self.dtype(), kMeta);
+}
+
+Tensor adaptive_avg_pool2d_backward_meta(const Tensor& grad_output, const Tensor& self) {
+  bool ok = grad_output.dim() == self.dim() && self.dim() >= 2;
+  for (int64_t d = 0; ok && d + 2 < self.dim(); ++d) ok = grad_output.size(d) == self.size(d);
+  OPSPEC_CHECK(ok, "aten::_adaptive_avg_pool2d_backward: grad_output ", format_sizes(grad_output.sizes()),
+               " and self ", format_sizes(self.sizes()), " must match in every dim but the last two");
+  return make_tensor(self.sizes(), self.dtype(), kMeta);
+}
+
+int64_t check_batch_norm(const Tensor& input, const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
+                         const std::optional<Tensor>& running_mean, const std::optional<Tensor>& running_var,
+                         bool training, std::string_view op) {
+  OPSPEC_CHECK(input.dim() >= 2, op, ": Expected a tensor of at least 2 dims [N, C, ...], got ",
+               format_sizes(input.sizes()));
+  OPSPEC_CHECK(is_floating(input.dtype()), op, ": \"batch_norm\" not implemented for '",
+               scalar_type_name(input.dtype()), "'");
+  const int64_t c = input.size(1);
+  const std::pair<const char*, const std::optional<Tensor>*> params[] = {
+      {"weight", &weight}, {"bias", &bias}, {"running_mean", &running_mean}, {"running_var", &running_var}};
+  for (const auto& [name, t] : params) {
+    if (!t->has_value()) continue;
+    OPSPEC_CHECK((*t)->numel() == c, op, ": ", name, " should contain ", c, " elements not ", (*t)->numel());
+  }
+  if (!training) {
+    OPSPEC_CHECK(running_mean.has_value(), op, ": running_mean must be defined in evaluation mode");
+    OPSPEC_CHECK(running_var.has_value(), op, ": running_var must be defined in evaluation mode");
+  }
+  const Tensor all[] = {input, weight ? *weight : Tensor(), bias ? *bias : Tensor(),
+                        running_mean ? *running_mean : Tensor(), running_var ? *running_var : Tensor()};
+  check_same_device(all, op);
+  return c;
+}
+
+std::tuple<Tensor, Tensor, Tensor> native_batch_norm_meta(const Tensor& input, const std::optional<Tensor>& weight,
+                                                          const std::optional<Tensor>& bias,
+                                                          const std::optional<Tensor>& running_mean,
+                                                          const std::optional<Tensor>& running_var, bool training,
+                                                          double, double) {
+  const int64_t c =
+      check_batch_norm(input, weight, bias, running_mean, running_var, training, "aten::native_batch_norm");
+  const DType stat = input.dtype() == DType::kFloat64 ? DType::kFloat64 : DType::kFloat32;
+  const int64_t n = training ? c : 0;  // eval returns empty saves, as PyTorch's CPU kernel
+  return {make_tensor(input.sizes(), input.dtype(), kMeta), make_tensor({n}, stat, kMeta),
+          make_tensor({n}, stat, kMeta)};
+}
+
+std::tuple<Tensor, Tensor, Tensor> native_batch_norm_backward_meta(
+    const Tensor& grad_out, const Tensor& input, const std::optional<Tensor>& weight,
+    const std::optional<Tensor>& running_mean, const std::optional<Tensor>& running_var,
+    const std::optional<Tensor>& save_mean, const std::optional<Tensor>& save_invstd, bool train, double,
+    std::array<bool, 3> output_mask) {
+  constexpr std::string_view kOp = "aten::native_batch_norm_backward";
+  const int64_t c = check_batch_norm(input, weight, std::nullopt, running_mean, running_var, train, kOp);
+  OPSPEC_CHECK(grad_out.sizes() == input.sizes(), kOp, ": grad_out ", format_sizes(grad_out.sizes()),
+               " must have input's shape ", format_sizes(input.sizes()));
+  if (train) {
+    OPSPEC_CHECK(save_mean && save_invstd && save_mean->numel() == c && save_invstd->numel() == c, kOp,
+                 ": training needs save_mean and save_invstd of ", c, " elements");
+  }
+  return {output_mask[0] ? make_tensor(input.sizes(), input.dtype(), kMeta) : Tensor(),
+          output_mask[1] ? make_tensor({c}, input.dtype(), kMeta) : Tensor(),
+          output_mask[2] ? make_tensor({c}, input.dtype(), kMeta) : Tensor()};
+}
+
+}  // namespace opspec::internal

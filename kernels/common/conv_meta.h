@@ -1,0 +1,82 @@
+// conv_meta.h: shape, dtype and device rules of convolution, pooling and
+// batch norm, shared by their CPU, CUDA and Meta kernels, plus the Meta
+// kernels. Error texts are PyTorch's, prefixed with the op.
+#pragma once
+
+#include <array>
+#include <optional>
+#include <string_view>
+#include <tuple>
+
+#include "runtime/core/tensor.h"
+#include "runtime/dispatch/boxing.h"
+
+namespace opspec::internal {
+
+// ConvGeometry: a convolution over N batches of C input planes of one or two
+// spatial dims (1-D treated as H = 1), with groups of C / groups channels.
+struct ConvGeometry {
+  int64_t batch = 0, in_channels = 0, out_channels = 0, groups = 1;
+  std::array<int64_t, 2> in{1, 1}, kernel{1, 1}, stride{1, 1}, padding{0, 0}, dilation{1, 1}, out{1, 1};
+  int spatial_dims = 2;
+  SizeVec out_sizes;  // [N, C_out, spatial...]
+};
+// conv_geometry: checks input ([N, C, L] or [N, C, H, W]), weight ([C_out,
+// C / groups, k...]), bias ([C_out]) and the parameters; transposed
+// convolutions are not supported yet.
+ConvGeometry conv_geometry(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                           IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool transposed,
+                           IntArrayRef output_padding, int64_t groups, std::string_view op);
+
+// PoolGeometry: a 2-D pooling window over [N, C, H, W] (or [C, H, W]).
+struct PoolGeometry {
+  int64_t planes = 0;  // N * C
+  std::array<int64_t, 2> in{1, 1}, kernel{1, 1}, stride{1, 1}, padding{0, 0}, dilation{1, 1}, out{1, 1};
+  SizeVec out_sizes;
+};
+// pool2d_geometry: max_pool2d's and avg_pool2d's checks and output size
+// (stride [] means kernel_size; ceil_mode rounds up, keeping the last window
+// starting inside the input or left padding).
+PoolGeometry pool2d_geometry(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
+                             IntArrayRef dilation, bool ceil_mode, std::string_view op);
+// adaptive_pool_shape: [N,] C, output_size for _adaptive_avg_pool2d.
+SizeVec adaptive_pool_shape(const Tensor& self, IntArrayRef output_size, std::string_view op);
+
+// check_batch_norm: input [N, C, ...] with weight, bias, running stats of C (when given).
+int64_t check_batch_norm(const Tensor& input, const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
+                         const std::optional<Tensor>& running_mean, const std::optional<Tensor>& running_var,
+                         bool training, std::string_view op);
+
+// Meta kernels.
+Tensor convolution_meta(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                        IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool transposed,
+                        IntArrayRef output_padding, int64_t groups);
+std::tuple<Tensor, Tensor, Tensor> convolution_backward_meta(
+    const Tensor& grad_output, const Tensor& input, const Tensor& weight, OptionalIntArrayRef bias_sizes,
+    IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool transposed, IntArrayRef output_padding,
+    int64_t groups, std::array<bool, 3> output_mask);
+std::tuple<Tensor, Tensor> max_pool2d_with_indices_meta(const Tensor& self, IntArrayRef kernel_size,
+                                                        IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
+                                                        bool ceil_mode);
+Tensor max_pool2d_with_indices_backward_meta(const Tensor& grad_output, const Tensor& self, IntArrayRef kernel_size,
+                                             IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
+                                             bool ceil_mode, const Tensor& indices);
+Tensor avg_pool2d_meta(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
+                       bool ceil_mode, bool count_include_pad, std::optional<int64_t> divisor_override);
+Tensor avg_pool2d_backward_meta(const Tensor& grad_output, const Tensor& self, IntArrayRef kernel_size,
+                                IntArrayRef stride, IntArrayRef padding, bool ceil_mode, bool count_include_pad,
+                                std::optional<int64_t> divisor_override);
+Tensor adaptive_avg_pool2d_meta(const Tensor& self, IntArrayRef output_size);
+Tensor adaptive_avg_pool2d_backward_meta(const Tensor& grad_output, const Tensor& self);
+std::tuple<Tensor, Tensor, Tensor> native_batch_norm_meta(const Tensor& input, const std::optional<Tensor>& weight,
+                                                          const std::optional<Tensor>& bias,
+                                                          const std::optional<Tensor>& running_mean,
+                                                          const std::optional<Tensor>& running_var, bool training,
+                                                          double momentum, double eps);
+std::tuple<Tensor, Tensor, Tensor> native_batch_norm_backward_meta(
+    const Tensor& grad_out, const Tensor& input, const std::optional<Tensor>& weight,
+    const std::optional<Tensor>& running_mean, const std::optional<Tensor>& running_var,
+    const std::optional<Tensor>& save_mean, const std::optional<Tensor>& save_invstd, bool train, double eps,
+    std::array<bool, 3> output_mask);
+
+}  // namespace opspec::internal

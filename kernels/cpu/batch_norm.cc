@@ -1,0 +1,208 @@
+// batch_norm.cc: CPU kernels of native_batch_norm and
+// native_batch_norm_backward, channel by channel over the OpenMP threads,
+// with PyTorch's CPU arithmetic: statistics in the compute type (two passes:
+// the sum, then the squared deviations), y = x * alpha + beta with alpha =
+// invstd * weight and beta = bias - mean * alpha, and the running statistics
+// updated in place (the variance unbiased), as batch_norm_cpu does.
+#include <cmath>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+#include "kernels/common/conv_meta.h"
+#include "kernels/cpu/copy.h"
+#include "kernels/cpu/loops.h"
+#include "kernels/cpu/parallel_rows.h"
+
+namespace opspec::internal {
+
+namespace {
+
+using loops_detail::load;
+using loops_detail::store;
+
+constexpr int64_t kParallelGrain = 32768;
+
+// Layout: input [N, C, S...] as N blocks of C planes of `inner` elements.
+struct Layout {
+  int64_t n = 1, c = 1, inner = 1;
+};
+Layout layout_of(const Tensor& input) {
+  Layout l;
+  l.n = input.size(0);
+  l.c = input.size(1);
+  for (int64_t d = 2; d < input.dim(); ++d) l.inner *= input.size(d);
+  return l;
+}
+
+// values: a per-channel parameter in the compute type (fill when absent).
+template <class C>
+std::vector<C> values(const std::optional<Tensor>& t, int64_t n, C fill) {
+  if (!t) return std::vector<C>(static_cast<size_t>(n), fill);
+  const Tensor v = contiguous_cpu(*t, dtype_of<C>());
+  const C* p = static_cast<const C*>(v.raw_data());
+  return std::vector<C>(p, p + n);
+}
+
+// tensor_of: values as a new [n] tensor of dtype (rounded once).
+template <class C>
+Tensor tensor_of(const std::vector<C>& v, DType dtype) {
+  Tensor t = make_tensor({static_cast<int64_t>(v.size())}, dtype_of<C>(), kCPU);
+  std::copy(v.begin(), v.end(), static_cast<C*>(t.raw_data()));
+  if (dtype == dtype_of<C>()) return t;
+  Tensor out = make_tensor(t.sizes(), dtype, kCPU);
+  copy_into(out, t);
+  return out;
+}
+
+}  // namespace
+
+std::tuple<Tensor, Tensor, Tensor> native_batch_norm_cpu(const Tensor& input, const std::optional<Tensor>& weight,
+                                                         const std::optional<Tensor>& bias,
+                                                         const std::optional<Tensor>& running_mean,
+                                                         const std::optional<Tensor>& running_var, bool training,
+                                                         double momentum, double eps) {
+  constexpr std::string_view kOp = "aten::native_batch_norm";
+  require_cpu_device(input.device(), kOp);
+  check_batch_norm(input, weight, bias, running_mean, running_var, training, kOp);
+  const Layout l = layout_of(input);
+  const DType stat = input.dtype() == DType::kFloat64 ? DType::kFloat64 : DType::kFloat32;
+  Tensor out = make_tensor(input.sizes(), input.dtype(), kCPU);
+  Tensor save_mean = make_tensor({training ? l.c : 0}, stat, kCPU);
+  Tensor save_invstd = make_tensor({training ? l.c : 0}, stat, kCPU);
+  OPSPEC_DISPATCH_FLOATING_DTYPES(input.dtype(), kOp, [&] {
+    using C = std::conditional_t<std::is_same_v<scalar_t, double>, double, float>;
+    const Tensor x = contiguous_cpu(input);
+    const auto* xp = static_cast<const scalar_t*>(x.raw_data());
+    auto* yp = out.data_ptr<scalar_t>();
+    const std::vector<C> w = values<C>(weight, l.c, C(1)), b = values<C>(bias, l.c, C(0));
+    std::vector<C> mean(static_cast<size_t>(l.c)), invstd(static_cast<size_t>(l.c));
+    std::vector<C> var_sum(static_cast<size_t>(l.c));
+    const int64_t count = l.n * l.inner;
+    if (training) {
+      parallel_rows(l.c, input.numel() >= kParallelGrain, [&](int64_t c) {
+        C sum = 0;
+        for (int64_t i = 0; i < l.n; ++i) {
+          const scalar_t* p = xp + (i * l.c + c) * l.inner;
+          for (int64_t k = 0; k < l.inner; ++k) sum += load(p[k]);
+        }
+        const C m = count > 0 ? sum / static_cast<C>(count) : C(0);
+        C vs = 0;
+        for (int64_t i = 0; i < l.n; ++i) {
+          const scalar_t* p = xp + (i * l.c + c) * l.inner;
+          for (int64_t k = 0; k < l.inner; ++k) {
+            const C d = load(p[k]) - m;
+            vs += d * d;
+          }
+        }
+        mean[static_cast<size_t>(c)] = m;
+        var_sum[static_cast<size_t>(c)] = vs;
+        invstd[static_cast<size_t>(c)] =
+            count > 0 ? C(1) / std::sqrt(vs / static_cast<C>(count) + static_cast<C>(eps)) : C(0);
+      });
+      std::copy(mean.begin(), mean.end(), static_cast<C*>(save_mean.raw_data()));
+      std::copy(invstd.begin(), invstd.end(), static_cast<C*>(save_invstd.raw_data()));
+      // running = momentum * batch + (1 - momentum) * running; the variance unbiased.
+      const auto m = static_cast<C>(momentum);
+      if (running_mean) {
+        std::vector<C> rm = values<C>(running_mean, l.c, C(0));
+        for (int64_t c = 0; c < l.c; ++c) rm[c] = m * mean[c] + (C(1) - m) * rm[c];
+        copy_into(*running_mean, tensor_of(rm, running_mean->dtype()));
+      }
+      if (running_var) {
+        std::vector<C> rv = values<C>(running_var, l.c, C(0));
+        for (int64_t c = 0; c < l.c; ++c) {
+          rv[c] = m * var_sum[c] / static_cast<C>(count - 1) + (C(1) - m) * rv[c];
+        }
+        copy_into(*running_var, tensor_of(rv, running_var->dtype()));
+      }
+    } else {
+      mean = values<C>(running_mean, l.c, C(0));
+      const std::vector<C> rv = values<C>(running_var, l.c, C(1));
+      for (int64_t c = 0; c < l.c; ++c) invstd[c] = C(1) / std::sqrt(rv[c] + static_cast<C>(eps));
+    }
+    parallel_rows(l.n * l.c, input.numel() >= kParallelGrain, [&](int64_t r) {
+      const int64_t c = r % l.c;
+      const C alpha = invstd[c] * w[c];
+      const C beta = b[c] - mean[c] * alpha;
+      const scalar_t* p = xp + r * l.inner;
+      scalar_t* q = yp + r * l.inner;
+      for (int64_t k = 0; k < l.inner; ++k) store(q + k, load(p[k]) * alpha + beta);
+    });
+  });
+  return {out, save_mean, save_invstd};
+}
+
+// native_batch_norm_backward: per channel, sum = sum(dy), dotp = sum((x -
+// mean) dy); training: dx = (dy - sum / n - (x - mean) dotp invstd^2 / n)
+// invstd w; eval: dx = dy invstd w; dw = dotp invstd; db = sum.
+std::tuple<Tensor, Tensor, Tensor> native_batch_norm_backward_cpu(
+    const Tensor& grad_out, const Tensor& input, const std::optional<Tensor>& weight,
+    const std::optional<Tensor>& running_mean, const std::optional<Tensor>& running_var,
+    const std::optional<Tensor>& save_mean, const std::optional<Tensor>& save_invstd, bool train, double eps,
+    std::array<bool, 3> output_mask) {
+  constexpr std::string_view kOp = "aten::native_batch_norm_backward";
+  require_cpu_device(input.device(), kOp);
+  native_batch_norm_backward_meta(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train,
+                                  eps, output_mask);
+  const Layout l = layout_of(input);
+  Tensor dx = output_mask[0] ? make_tensor(input.sizes(), input.dtype(), kCPU) : Tensor();
+  Tensor dw = output_mask[1] ? make_tensor({l.c}, input.dtype(), kCPU) : Tensor();
+  Tensor db = output_mask[2] ? make_tensor({l.c}, input.dtype(), kCPU) : Tensor();
+  OPSPEC_DISPATCH_FLOATING_DTYPES(input.dtype(), kOp, [&] {
+    using C = std::conditional_t<std::is_same_v<scalar_t, double>, double, float>;
+    const Tensor x = contiguous_cpu(input), g = contiguous_cpu(grad_out, input.dtype());
+    const auto* xp = static_cast<const scalar_t*>(x.raw_data());
+    const auto* gp = static_cast<const scalar_t*>(g.raw_data());
+    const std::vector<C> w = values<C>(weight, l.c, C(1));
+    std::vector<C> mean, invstd;
+    if (train) {
+      mean = values<C>(save_mean, l.c, C(0));
+      invstd = values<C>(save_invstd, l.c, C(0));
+    } else {
+      mean = values<C>(running_mean, l.c, C(0));
+      const std::vector<C> rv = values<C>(running_var, l.c, C(1));
+      invstd.resize(static_cast<size_t>(l.c));
+      for (int64_t c = 0; c < l.c; ++c) invstd[c] = C(1) / std::sqrt(rv[c] + static_cast<C>(eps));
+    }
+    std::vector<C> sums(static_cast<size_t>(l.c)), dotps(static_cast<size_t>(l.c));
+    const int64_t count = l.n * l.inner;
+    parallel_rows(l.c, input.numel() >= kParallelGrain, [&](int64_t c) {
+      C sum = 0, dotp = 0;
+      for (int64_t i = 0; i < l.n; ++i) {
+        const int64_t base = (i * l.c + c) * l.inner;
+        for (int64_t k = 0; k < l.inner; ++k) {
+          const C gv = load(gp[base + k]);
+          sum += gv;
+          dotp += (load(xp[base + k]) - mean[c]) * gv;
+        }
+      }
+      sums[c] = sum;
+      dotps[c] = dotp;
+      if (!output_mask[0]) return;
+      auto* dxp = dx.data_ptr<scalar_t>();
+      const C grad_mean = count > 0 ? sum / static_cast<C>(count) : C(0);
+      const C k = count > 0 ? dotp * invstd[c] * invstd[c] / static_cast<C>(count) : C(0);
+      const C scale = invstd[c] * w[c];
+      for (int64_t i = 0; i < l.n; ++i) {
+        const int64_t base = (i * l.c + c) * l.inner;
+        for (int64_t j = 0; j < l.inner; ++j) {
+          const C gv = load(gp[base + j]);
+          const C v = train ? (gv - grad_mean - (load(xp[base + j]) - mean[c]) * k) * scale : gv * scale;
+          store(dxp + base + j, v);
+        }
+      }
+    });
+    if (output_mask[1]) {
+      auto* p = dw.data_ptr<scalar_t>();
+      for (int64_t c = 0; c < l.c; ++c) store(p + c, dotps[c] * invstd[c]);
+    }
+    if (output_mask[2]) {
+      auto* p = db.data_ptr<scalar_t>();
+      for (int64_t c = 0; c < l.c; ++c) store(p + c, sums[c]);
+    }
+  });
+  return {dx, dw, db};
+}
+
+}  // namespace opspec::internal

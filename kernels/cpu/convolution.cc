@@ -1,0 +1,240 @@
+// convolution.cc: CPU kernels of convolution and convolution_backward
+// (1-D and 2-D, groups, stride, padding, dilation). See Note [CPU convolution].
+#include <cblas.h>
+
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+#include "kernels/common/conv_meta.h"
+#include "kernels/cpu/copy.h"
+#include "kernels/cpu/loops.h"
+#include "kernels/cpu/parallel_rows.h"
+
+namespace opspec::internal {
+
+namespace {
+
+// Note [CPU convolution]
+// im2col + gemm, per image and group: the input patch of every output
+// position becomes a column of a [C/groups * kh * kw, oh * ow] matrix (a 1x1
+// convolution with stride 1 and no padding reads the input as it is), and
+// the group's weight [C_out/groups, C/groups * kh * kw] multiplies it by one
+// OpenBLAS call on the calling thread; images run on the OpenMP threads. The
+// backward is the transpose: columns of W^T dY scattered back (col2im) for
+// the input, dY cols^T for the weight, one partial per image summed in image
+// order, so the bits do not depend on the thread count. f16 and bf16 compute
+// in f32 and round once.
+
+template <class C>
+void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, C alpha, const C* a, int64_t lda, const C* b,
+          int64_t ldb, C beta, C* c, int64_t ldc) {
+  const auto t_a = ta ? CblasTrans : CblasNoTrans;
+  const auto t_b = tb ? CblasTrans : CblasNoTrans;
+  if constexpr (std::is_same_v<C, double>) {
+    cblas_dgemm(CblasRowMajor, t_a, t_b, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), alpha, a,
+                static_cast<int>(lda), b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
+  } else {
+    cblas_sgemm(CblasRowMajor, t_a, t_b, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), alpha, a,
+                static_cast<int>(lda), b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
+  }
+}
+
+bool is_pointwise(const ConvGeometry& g) {
+  return g.kernel[0] == 1 && g.kernel[1] == 1 && g.stride[0] == 1 && g.stride[1] == 1 && g.padding[0] == 0 &&
+         g.padding[1] == 0;
+}
+
+// im2col: the patches of `channels` planes x [H, W] as columns.
+template <class C>
+void im2col(const C* x, int64_t channels, const ConvGeometry& g, C* cols) {
+  const int64_t H = g.in[0], W = g.in[1], oh = g.out[0], ow = g.out[1];
+  for (int64_t c = 0; c < channels; ++c) {
+    for (int64_t i = 0; i < g.kernel[0]; ++i) {
+      for (int64_t j = 0; j < g.kernel[1]; ++j) {
+        C* row = cols + ((c * g.kernel[0] + i) * g.kernel[1] + j) * oh * ow;
+        for (int64_t oy = 0; oy < oh; ++oy) {
+          const int64_t y = oy * g.stride[0] - g.padding[0] + i * g.dilation[0];
+          C* r = row + oy * ow;
+          if (y < 0 || y >= H) {
+            std::fill(r, r + ow, C(0));
+            continue;
+          }
+          const C* xr = x + (c * H + y) * W;
+          for (int64_t ox = 0; ox < ow; ++ox) {
+            const int64_t xx = ox * g.stride[1] - g.padding[1] + j * g.dilation[1];
+            r[ox] = (xx >= 0 && xx < W) ? xr[xx] : C(0);
+          }
+        }
+      }
+    }
+  }
+}
+
+// col2im: the transpose of im2col, accumulating into x (zeroed by the caller).
+template <class C>
+void col2im(const C* cols, int64_t channels, const ConvGeometry& g, C* x) {
+  const int64_t H = g.in[0], W = g.in[1], oh = g.out[0], ow = g.out[1];
+  for (int64_t c = 0; c < channels; ++c) {
+    for (int64_t i = 0; i < g.kernel[0]; ++i) {
+      for (int64_t j = 0; j < g.kernel[1]; ++j) {
+        const C* row = cols + ((c * g.kernel[0] + i) * g.kernel[1] + j) * oh * ow;
+        for (int64_t oy = 0; oy < oh; ++oy) {
+          const int64_t y = oy * g.stride[0] - g.padding[0] + i * g.dilation[0];
+          if (y < 0 || y >= H) continue;
+          C* xr = x + (c * H + y) * W;
+          for (int64_t ox = 0; ox < ow; ++ox) {
+            const int64_t xx = ox * g.stride[1] - g.padding[1] + j * g.dilation[1];
+            if (xx >= 0 && xx < W) xr[xx] += row[oy * ow + ox];
+          }
+        }
+      }
+    }
+  }
+}
+
+template <class T>
+void conv_forward(const ConvGeometry& g, const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                  Tensor& out) {
+  using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
+  constexpr DType kC = dtype_of<C>();
+  const Tensor x = contiguous_cpu(input, kC), w = contiguous_cpu(weight, kC);
+  const Tensor b = bias ? contiguous_cpu(*bias, kC) : Tensor();
+  Tensor out_c = std::is_same_v<T, C> ? out : make_tensor(out.sizes(), kC, kCPU);
+  const int64_t cg = g.in_channels / g.groups, og = g.out_channels / g.groups;
+  const int64_t plane = g.in[0] * g.in[1], opix = g.out[0] * g.out[1];
+  const int64_t kdim = cg * g.kernel[0] * g.kernel[1];
+  const bool pointwise = is_pointwise(g);
+  const C* xp = static_cast<const C*>(x.raw_data());
+  const C* wp = static_cast<const C*>(w.raw_data());
+  const C* bp = b.defined() ? static_cast<const C*>(b.raw_data()) : nullptr;
+  C* op = static_cast<C*>(out_c.raw_data());
+  const bool parallel = g.batch * g.out_channels * opix * kdim >= (int64_t{1} << 16);
+  parallel_rows_with(
+      g.batch, parallel, [&] { return std::vector<C>(pointwise ? 0 : static_cast<size_t>(kdim * opix)); },
+      [&](int64_t n, std::vector<C>& cols) {
+        for (int64_t gi = 0; gi < g.groups; ++gi) {
+          const C* xg = xp + (n * g.in_channels + gi * cg) * plane;
+          const C* src = xg;
+          if (!pointwise) {
+            im2col<C>(xg, cg, g, cols.data());
+            src = cols.data();
+          }
+          C* yg = op + (n * g.out_channels + gi * og) * opix;
+          if (bp != nullptr) {
+            for (int64_t o = 0; o < og; ++o) std::fill(yg + o * opix, yg + (o + 1) * opix, bp[gi * og + o]);
+          }
+          gemm<C>(false, false, og, opix, kdim, C(1), wp + gi * og * kdim, kdim, src, opix, bp != nullptr ? C(1) : C(0),
+                  yg, opix);
+        }
+      });
+  if (!std::is_same_v<T, C>) copy_into(out, out_c);
+}
+
+template <class T>
+void conv_backward(const ConvGeometry& g, const Tensor& grad_output, const Tensor& input, const Tensor& weight,
+                   std::array<bool, 3> mask, Tensor& dx, Tensor& dw, Tensor& db) {
+  using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
+  constexpr DType kC = dtype_of<C>();
+  const Tensor x = contiguous_cpu(input, kC), w = contiguous_cpu(weight, kC), dy = contiguous_cpu(grad_output, kC);
+  const int64_t cg = g.in_channels / g.groups, og = g.out_channels / g.groups;
+  const int64_t plane = g.in[0] * g.in[1], opix = g.out[0] * g.out[1];
+  const int64_t kdim = cg * g.kernel[0] * g.kernel[1];
+  const int64_t wsize = g.out_channels * kdim;
+  const bool pointwise = is_pointwise(g);
+  const C* xp = static_cast<const C*>(x.raw_data());
+  const C* wp = static_cast<const C*>(w.raw_data());
+  const C* dyp = static_cast<const C*>(dy.raw_data());
+  Tensor dx_c = mask[0] ? make_tensor(input.sizes(), kC, kCPU) : Tensor();
+  if (mask[0]) std::memset(dx_c.raw_data(), 0, dx_c.nbytes());
+  // One weight gradient per image, summed in image order below.
+  std::vector<C> dw_parts(mask[1] ? static_cast<size_t>(g.batch * wsize) : 0);
+  const bool parallel = g.batch * g.out_channels * opix * kdim >= (int64_t{1} << 16);
+  parallel_rows_with(
+      g.batch, parallel, [&] { return std::vector<C>(pointwise ? static_cast<size_t>(0) : static_cast<size_t>(kdim * opix)); },
+      [&](int64_t n, std::vector<C>& cols) {
+        for (int64_t gi = 0; gi < g.groups; ++gi) {
+          const C* xg = xp + (n * g.in_channels + gi * cg) * plane;
+          const C* dyg = dyp + (n * g.out_channels + gi * og) * opix;
+          const C* wg = wp + gi * og * kdim;
+          if (mask[1]) {
+            const C* src = xg;
+            if (!pointwise) {
+              im2col<C>(xg, cg, g, cols.data());
+              src = cols.data();
+            }
+            gemm<C>(false, true, og, kdim, opix, C(1), dyg, opix, src, opix, C(0),
+                    dw_parts.data() + n * wsize + gi * og * kdim, kdim);
+          }
+          if (mask[0]) {
+            C* dxg = static_cast<C*>(dx_c.raw_data()) + (n * g.in_channels + gi * cg) * plane;
+            if (pointwise) {
+              gemm<C>(true, false, kdim, opix, og, C(1), wg, kdim, dyg, opix, C(0), dxg, opix);
+            } else {
+              gemm<C>(true, false, kdim, opix, og, C(1), wg, kdim, dyg, opix, C(0), cols.data(), opix);
+              col2im<C>(cols.data(), cg, g, dxg);
+            }
+          }
+        }
+      });
+  if (mask[0]) copy_into(dx, dx_c);
+  if (mask[1]) {
+    Tensor dw_c = make_tensor(weight.sizes(), kC, kCPU);
+    C* d = static_cast<C*>(dw_c.raw_data());
+    std::fill(d, d + wsize, C(0));
+    for (int64_t n = 0; n < g.batch; ++n) {
+      const C* p = dw_parts.data() + n * wsize;
+      for (int64_t i = 0; i < wsize; ++i) d[i] += p[i];
+    }
+    copy_into(dw, dw_c);
+  }
+  if (mask[2]) {
+    Tensor db_c = make_tensor({g.out_channels}, kC, kCPU);
+    C* d = static_cast<C*>(db_c.raw_data());
+    for (int64_t o = 0; o < g.out_channels; ++o) {
+      C s = 0;
+      for (int64_t n = 0; n < g.batch; ++n) {
+        const C* r = dyp + (n * g.out_channels + o) * opix;
+        for (int64_t i = 0; i < opix; ++i) s += r[i];
+      }
+      d[o] = s;
+    }
+    copy_into(db, db_c);
+  }
+}
+
+}  // namespace
+
+Tensor convolution_cpu(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                       IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool transposed,
+                       IntArrayRef output_padding, int64_t groups) {
+  constexpr std::string_view kOp = "aten::convolution";
+  require_cpu_device(input.device(), kOp);
+  const ConvGeometry g =
+      conv_geometry(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, kOp);
+  Tensor out = make_tensor(g.out_sizes, input.dtype(), kCPU);
+  if (out.numel() == 0) return out;
+  OPSPEC_DISPATCH_FLOATING_DTYPES(input.dtype(), kOp, [&] { conv_forward<scalar_t>(g, input, weight, bias, out); });
+  return out;
+}
+
+std::tuple<Tensor, Tensor, Tensor> convolution_backward_cpu(
+    const Tensor& grad_output, const Tensor& input, const Tensor& weight, OptionalIntArrayRef bias_sizes,
+    IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool transposed, IntArrayRef output_padding,
+    int64_t groups, std::array<bool, 3> output_mask) {
+  constexpr std::string_view kOp = "aten::convolution_backward";
+  require_cpu_device(input.device(), kOp);
+  auto [mx, mw, mb] = convolution_backward_meta(grad_output, input, weight, bias_sizes, stride, padding, dilation,
+                                                transposed, output_padding, groups, output_mask);
+  const ConvGeometry g = conv_geometry(input, weight, std::nullopt, stride, padding, dilation, transposed,
+                                       output_padding, groups, kOp);
+  Tensor dx = mx.defined() ? make_tensor(mx.sizes(), input.dtype(), kCPU) : Tensor();
+  Tensor dw = mw.defined() ? make_tensor(mw.sizes(), weight.dtype(), kCPU) : Tensor();
+  Tensor db = mb.defined() ? make_tensor(mb.sizes(), input.dtype(), kCPU) : Tensor();
+  OPSPEC_DISPATCH_FLOATING_DTYPES(input.dtype(), kOp, [&] {
+    conv_backward<scalar_t>(g, grad_output, input, weight, output_mask, dx, dw, db);
+  });
+  return {dx, dw, db};
+}
+
+}  // namespace opspec::internal
