@@ -1,7 +1,5 @@
 // attention.cc: CPU kernels of _scaled_dot_product_flash_attention_for_cpu
 // and its backward. See Note [CPU attention].
-#include <cblas.h>
-
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -11,6 +9,7 @@
 
 #include "kernels/common/nn_meta.h"
 #include "kernels/cpu/copy.h"
+#include "kernels/cpu/gemm.h"
 #include "kernels/cpu/loops.h"
 #include "kernels/cpu/parallel_rows.h"
 
@@ -31,21 +30,6 @@ namespace {
 // -inf) gives zeros and logsumexp 0, as PyTorch's kernel does.
 
 constexpr int64_t kParallelWork = 1 << 15;  // multiply-adds below which heads stay serial
-
-// gemm: C (m x n, ldc) = alpha * op(A) op(B) + beta * C, row-major, in float or double.
-template <class C>
-void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, C alpha, const C* a, int64_t lda, const C* b,
-          int64_t ldb, C beta, C* c, int64_t ldc) {
-  const auto t_a = ta ? CblasTrans : CblasNoTrans;
-  const auto t_b = tb ? CblasTrans : CblasNoTrans;
-  if constexpr (std::is_same_v<C, double>) {
-    cblas_dgemm(CblasRowMajor, t_a, t_b, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), alpha, a,
-                static_cast<int>(lda), b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
-  } else {
-    cblas_sgemm(CblasRowMajor, t_a, t_b, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), alpha, a,
-                static_cast<int>(lda), b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
-  }
-}
 
 // MaskView: attn_mask in the compute type, broadcast to (B, H, L, S) by zero strides.
 template <class C>

@@ -1,13 +1,12 @@
 // convolution.cc: CPU kernels of convolution and convolution_backward
 // (1-D and 2-D, groups, stride, padding, dilation). See Note [CPU convolution].
-#include <cblas.h>
-
 #include <cstring>
 #include <type_traits>
 #include <vector>
 
 #include "kernels/common/conv_meta.h"
 #include "kernels/cpu/copy.h"
+#include "kernels/cpu/gemm.h"
 #include "kernels/cpu/loops.h"
 #include "kernels/cpu/parallel_rows.h"
 
@@ -25,20 +24,6 @@ namespace {
 // the input, dY cols^T for the weight, one partial per image summed in image
 // order, so the bits do not depend on the thread count. f16 and bf16 compute
 // in f32 and round once.
-
-template <class C>
-void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, C alpha, const C* a, int64_t lda, const C* b,
-          int64_t ldb, C beta, C* c, int64_t ldc) {
-  const auto t_a = ta ? CblasTrans : CblasNoTrans;
-  const auto t_b = tb ? CblasTrans : CblasNoTrans;
-  if constexpr (std::is_same_v<C, double>) {
-    cblas_dgemm(CblasRowMajor, t_a, t_b, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), alpha, a,
-                static_cast<int>(lda), b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
-  } else {
-    cblas_sgemm(CblasRowMajor, t_a, t_b, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), alpha, a,
-                static_cast<int>(lda), b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
-  }
-}
 
 bool is_pointwise(const ConvGeometry& g) {
   return g.kernel[0] == 1 && g.kernel[1] == 1 && g.stride[0] == 1 && g.stride[1] == 1 && g.padding[0] == 0 &&
