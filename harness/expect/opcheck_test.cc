@@ -438,12 +438,13 @@ const std::map<std::string, std::vector<std::string>>& partial_checks() {
 // them, as it should): silu_backward and the CPU flash attention's backward,
 // which have none in PyTorch either (silu's create_graph backward runs
 // differentiable ops instead); index_select, whose formula needs index_add;
-// and the double backward of convolution, max pooling and batch norm, not
-// written yet.
+// and the double backward of convolution, max pooling, batch norm and
+// mse_loss, not written yet.
 bool lacks_formula(const std::string& name) {
   for (const char* op : {"aten::silu_backward", "aten::_scaled_dot_product_flash_attention_for_cpu_backward",
                          "aten::index_select", "aten::convolution_backward",
-                         "aten::max_pool2d_with_indices_backward", "aten::native_batch_norm_backward"}) {
+                         "aten::max_pool2d_with_indices_backward", "aten::native_batch_norm_backward",
+                         "aten::mse_loss_backward"}) {
     if (name == op) return true;
   }
   return false;

@@ -185,6 +185,32 @@ Tensor safe_softmax_meta(const Tensor& self, int64_t dim, std::optional<DType> d
   return make_tensor(self.sizes(), out, kMeta);
 }
 
+SizeVec check_mse_loss(const Tensor& self, const Tensor& target, int64_t reduction, std::string_view op) {
+  OPSPEC_CHECK(self.sizes() == target.sizes(), op, ": input ", format_sizes(self.sizes()), " and target ",
+               format_sizes(target.sizes()), " must have the same shape (F.mse_loss broadcasts them first)");
+  OPSPEC_CHECK(is_floating(self.dtype()) && self.dtype() == target.dtype(), op,
+               ": expected input and target of one floating dtype, got ", dtype_short_name(self.dtype()), " and ",
+               dtype_short_name(target.dtype()));
+  OPSPEC_CHECK(reduction >= 0 && reduction <= 2, op, ": ", reduction, " is not a valid value for reduction");
+  const Tensor both[] = {self, target};
+  check_same_device(both, op);
+  if (reduction == static_cast<int64_t>(Reduction::kNone)) return SizeVec(self.sizes().begin(), self.sizes().end());
+  return {};
+}
+
+Tensor mse_loss_meta(const Tensor& self, const Tensor& target, int64_t reduction) {
+  return make_tensor(check_mse_loss(self, target, reduction, "aten::mse_loss"), self.dtype(), kMeta);
+}
+
+Tensor mse_loss_backward_meta(const Tensor& grad_output, const Tensor& self, const Tensor& target,
+                              int64_t reduction) {
+  check_mse_loss(self, target, reduction, "aten::mse_loss_backward");
+  // PyTorch's kernel broadcasts grad_output against self: self's shape or one element.
+  OPSPEC_CHECK(grad_output.sizes() == self.sizes() || grad_output.numel() == 1, "aten::mse_loss_backward: grad_output ",
+               format_sizes(grad_output.sizes()), " does not broadcast to input ", format_sizes(self.sizes()));
+  return make_tensor(self.sizes(), self.dtype(), kMeta);
+}
+
 Tensor index_select_meta(const Tensor& self, int64_t dim, const Tensor& index) {
   return make_tensor(index_select_shape(self, dim, index, nullptr), self.dtype(), kMeta);
 }

@@ -60,7 +60,13 @@ std::tuple<Tensor, Tensor> sdpa_outputs(const SdpaGeometry& g, const Tensor& que
 // buffer, the layout of the flash backward's gradients.
 SizeVec heads_last_strides(IntArrayRef sizes);
 
+// check_mse_loss: self and target of one floating dtype, shape and device;
+// returns the loss's sizes (self's for reduction none, else []).
+SizeVec check_mse_loss(const Tensor& self, const Tensor& target, int64_t reduction, std::string_view op);
+
 // Meta kernels.
+Tensor mse_loss_meta(const Tensor& self, const Tensor& target, int64_t reduction);
+Tensor mse_loss_backward_meta(const Tensor& grad_output, const Tensor& self, const Tensor& target, int64_t reduction);
 Tensor safe_softmax_meta(const Tensor& self, int64_t dim, std::optional<DType> dtype);
 Tensor index_select_meta(const Tensor& self, int64_t dim, const Tensor& index);
 Tensor embedding_meta(const Tensor& weight, const Tensor& indices, int64_t padding_idx, bool scale_grad_by_freq,

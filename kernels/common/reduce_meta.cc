@@ -194,4 +194,61 @@ std::tuple<Tensor, Tensor, Tensor> native_layer_norm_meta(const Tensor& input, I
           make_tensor(g.stat_sizes, g.stat_dtype, kMeta)};
 }
 
+ReductionGeometry var_geometry(const Tensor& self, OptionalIntArrayRef dim, bool keepdim, std::string_view op) {
+  OPSPEC_CHECK(is_floating(self.dtype()), op, ": std and var only support floating point and complex dtypes");
+  return reduction_geometry(self, dim, keepdim, op);
+}
+
+Tensor reduced_dims_last(const Tensor& self, const ReductionGeometry& g) {
+  SizeVec sizes, strides;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (int64_t d = 0; d < self.dim(); ++d) {
+      if (g.mask[d] == (pass == 1)) {
+        sizes.push_back(self.size(d));
+        strides.push_back(self.stride(d));
+      }
+    }
+  }
+  return make_view(self, sizes, strides, self.storage_offset());
+}
+
+ReductionGeometry bool_reduction_geometry(const Tensor& self, std::optional<int64_t> dim, bool keepdim,
+                                          std::string_view op) {
+  if (!dim) return reduction_geometry(self, std::nullopt, false, op);
+  const int64_t one[] = {*dim};
+  return reduction_geometry(self, IntArrayRef(one), keepdim, op);
+}
+
+Tensor var_correction_meta(const Tensor& self, OptionalIntArrayRef dim, const std::optional<Scalar>&, bool keepdim) {
+  return make_tensor(var_geometry(self, dim, keepdim, "aten::var").out_sizes, self.dtype(), kMeta);
+}
+
+Tensor std_correction_meta(const Tensor& self, OptionalIntArrayRef dim, const std::optional<Scalar>&, bool keepdim) {
+  return make_tensor(var_geometry(self, dim, keepdim, "aten::std").out_sizes, self.dtype(), kMeta);
+}
+
+std::tuple<Tensor, Tensor> var_mean_correction_meta(const Tensor& self, OptionalIntArrayRef dim,
+                                                    const std::optional<Scalar>&, bool keepdim) {
+  const ReductionGeometry g = var_geometry(self, dim, keepdim, "aten::var_mean");
+  return {make_tensor(g.out_sizes, self.dtype(), kMeta), make_tensor(g.out_sizes, self.dtype(), kMeta)};
+}
+
+Tensor logsumexp_meta(const Tensor& self, IntArrayRef dim, bool keepdim) {
+  const ReductionGeometry g = reduction_geometry(self, dim, keepdim, "aten::logsumexp");
+  return make_tensor(g.out_sizes, is_floating(self.dtype()) ? self.dtype() : kDefaultFloat, kMeta);
+}
+
+Tensor any_meta(const Tensor& self) {
+  return make_tensor(bool_reduction_geometry(self, std::nullopt, false, "aten::any").out_sizes, DType::kBool, kMeta);
+}
+Tensor any_dim_meta(const Tensor& self, int64_t dim, bool keepdim) {
+  return make_tensor(bool_reduction_geometry(self, dim, keepdim, "aten::any").out_sizes, DType::kBool, kMeta);
+}
+Tensor all_meta(const Tensor& self) {
+  return make_tensor(bool_reduction_geometry(self, std::nullopt, false, "aten::all").out_sizes, DType::kBool, kMeta);
+}
+Tensor all_dim_meta(const Tensor& self, int64_t dim, bool keepdim) {
+  return make_tensor(bool_reduction_geometry(self, dim, keepdim, "aten::all").out_sizes, DType::kBool, kMeta);
+}
+
 }  // namespace opspec::internal

@@ -37,6 +37,18 @@ DType norm_result_dtype(DType self, std::optional<DType> dtype);
 // check_norm_ord: inf, -inf and negative ords have no identity, so they need non-empty reduced dims.
 void check_norm_ord(const Tensor& self, const ReductionGeometry& g, double ord);
 
+// var_geometry: var/std/var_mean's reduction (dim None or [] is every dim);
+// self must be floating ("std and var only support floating point and complex dtypes").
+ReductionGeometry var_geometry(const Tensor& self, OptionalIntArrayRef dim, bool keepdim, std::string_view op);
+// reduced_dims_last: a view of self (no copy) with the kept dims first and
+// the reduced dims last, so that once contiguous each output reduces one run
+// of g.reduced_numel elements (the statistics kernels' rows).
+Tensor reduced_dims_last(const Tensor& self, const ReductionGeometry& g);
+
+// bool_reduction_geometry: any/all over one dim, or every dim when dim is None.
+ReductionGeometry bool_reduction_geometry(const Tensor& self, std::optional<int64_t> dim, bool keepdim,
+                                          std::string_view op);
+
 // softmax_dim: dim wrapped against self; also checks half_to_float and the dtype. The result
 // dtype is self's (f32 for half_to_float on an f16 input; only Meta accepts that).
 int64_t softmax_dim(const Tensor& self, int64_t dim, bool half_to_float, bool is_cpu, std::string_view op);
@@ -66,6 +78,17 @@ Tensor linalg_vector_norm_meta(const Tensor& self, const Scalar& ord, OptionalIn
                                std::optional<DType> dtype);
 Tensor softmax_meta(const Tensor& self, int64_t dim, bool half_to_float);
 Tensor log_softmax_meta(const Tensor& self, int64_t dim, bool half_to_float);
+Tensor var_correction_meta(const Tensor& self, OptionalIntArrayRef dim, const std::optional<Scalar>& correction,
+                           bool keepdim);
+Tensor std_correction_meta(const Tensor& self, OptionalIntArrayRef dim, const std::optional<Scalar>& correction,
+                           bool keepdim);
+std::tuple<Tensor, Tensor> var_mean_correction_meta(const Tensor& self, OptionalIntArrayRef dim,
+                                                    const std::optional<Scalar>& correction, bool keepdim);
+Tensor logsumexp_meta(const Tensor& self, IntArrayRef dim, bool keepdim);
+Tensor any_meta(const Tensor& self);
+Tensor any_dim_meta(const Tensor& self, int64_t dim, bool keepdim);
+Tensor all_meta(const Tensor& self);
+Tensor all_dim_meta(const Tensor& self, int64_t dim, bool keepdim);
 std::tuple<Tensor, Tensor, Tensor> native_layer_norm_meta(const Tensor& input, IntArrayRef normalized_shape,
                                                           const std::optional<Tensor>& weight,
                                                           const std::optional<Tensor>& bias, double eps);

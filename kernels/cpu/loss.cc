@@ -144,4 +144,51 @@ Tensor nll_loss_backward_cpu(const Tensor& grad_output, const Tensor& self, cons
   return out;
 }
 
+Tensor sum_cpu(const Tensor& self, std::optional<DType> dtype);   // reduce.cc
+Tensor mean_cpu(const Tensor& self, std::optional<DType> dtype);  // reduce.cc
+
+// mse_loss: (self - target)^2, then the reduction engine's mean or sum.
+Tensor mse_loss_cpu(const Tensor& self, const Tensor& target, int64_t reduction) {
+  constexpr std::string_view kOp = "aten::mse_loss";
+  require_cpu_device(self.device(), kOp);
+  check_mse_loss(self, target, reduction, kOp);
+  Tensor sq = make_tensor(self.sizes(), self.dtype(), kCPU);
+  if (sq.numel() > 0) {
+    const Tensor in[] = {self, target};
+    TensorIterator iter(sq, in);
+    OPSPEC_DISPATCH_FLOATING_DTYPES(self.dtype(), kOp, [&] {
+      using C = opmath_t<scalar_t>;
+      cpu_kernel<scalar_t, scalar_t, scalar_t>(iter, [](C a, C b) { return (a - b) * (a - b); });
+    });
+  }
+  if (reduction == static_cast<int64_t>(Reduction::kMean)) return mean_cpu(sq, std::nullopt);
+  if (reduction == static_cast<int64_t>(Reduction::kSum)) return sum_cpu(sq, std::nullopt);
+  return sq;
+}
+
+// mse_loss_backward: 2 (self - target) grad_output, divided by numel for mean.
+Tensor mse_loss_backward_cpu(const Tensor& grad_output, const Tensor& self, const Tensor& target,
+                             int64_t reduction) {
+  constexpr std::string_view kOp = "aten::mse_loss_backward";
+  require_cpu_device(self.device(), kOp);
+  mse_loss_backward_meta(grad_output, self, target, reduction);
+  Tensor out = make_tensor(self.sizes(), self.dtype(), kCPU);
+  if (out.numel() == 0) return out;
+  const double norm = reduction == static_cast<int64_t>(Reduction::kMean) ? 2.0 / static_cast<double>(self.numel())
+                                                                          : 2.0;
+  // A reduced loss's one gradient broadcasts to every element (a stride-0 view).
+  const Tensor gc = contiguous_cpu(grad_output, self.dtype());
+  const Tensor g = gc.sizes() != self.sizes()
+                       ? make_view(gc, self.sizes(), SizeVec(static_cast<size_t>(self.dim()), 0), 0)
+                       : gc;
+  const Tensor in[] = {self, target, g};
+  TensorIterator iter(out, in);
+  OPSPEC_DISPATCH_FLOATING_DTYPES(self.dtype(), kOp, [&] {
+    using C = opmath_t<scalar_t>;
+    const auto n = static_cast<C>(norm);
+    cpu_kernel<scalar_t, scalar_t, scalar_t, scalar_t>(iter, [n](C a, C b, C go) { return n * (a - b) * go; });
+  });
+  return out;
+}
+
 }  // namespace opspec::internal

@@ -29,6 +29,8 @@ std::tuple<Tensor, Tensor> nll_loss_forward_cpu(const Tensor& self, const Tensor
 Tensor nll_loss_backward_cpu(const Tensor& grad_output, const Tensor& self, const Tensor& target,
                              const std::optional<Tensor>& weight, int64_t reduction, int64_t ignore_index,
                              const Tensor& total_weight);
+Tensor mse_loss_cpu(const Tensor& self, const Tensor& target, int64_t reduction);
+Tensor mse_loss_backward_cpu(const Tensor& grad_output, const Tensor& self, const Tensor& target, int64_t reduction);
 std::tuple<Tensor, Tensor> sdpa_flash_cpu(const Tensor& query, const Tensor& key, const Tensor& value,
                                           double dropout_p, bool is_causal, const std::optional<Tensor>& attn_mask,
                                           std::optional<double> scale);
@@ -89,6 +91,10 @@ void register_nn_kernels(Dispatcher& d) {
       .impl("argmin", DispatchKey::kMeta, &argmin_meta)
       .impl("nll_loss_forward", DispatchKey::kCPU, &nll_loss_forward_cpu)
       .impl("nll_loss_forward", DispatchKey::kMeta, &nll_loss_forward_meta)
+      .impl("mse_loss", DispatchKey::kCPU, &mse_loss_cpu)
+      .impl("mse_loss", DispatchKey::kMeta, &mse_loss_meta)
+      .impl("mse_loss_backward", DispatchKey::kCPU, &mse_loss_backward_cpu)
+      .impl("mse_loss_backward", DispatchKey::kMeta, &mse_loss_backward_meta)
       .impl("nll_loss_backward", DispatchKey::kCPU, &nll_loss_backward_cpu)
       .impl("nll_loss_backward", DispatchKey::kMeta, &nll_loss_backward_meta)
       .impl("_scaled_dot_product_flash_attention_for_cpu", DispatchKey::kCPU, &sdpa_flash_cpu)

@@ -10,7 +10,7 @@
 
 namespace opspec::internal {
 
-// CPU kernels, defined in reduce.cc, softmax.cc, layer_norm.cc and blas.cc.
+// CPU kernels, defined in reduce.cc, stats.cc, softmax.cc, layer_norm.cc and blas.cc.
 Tensor sum_cpu(const Tensor& self, std::optional<DType> dtype);
 Tensor sum_dim_cpu(const Tensor& self, OptionalIntArrayRef dim, bool keepdim, std::optional<DType> dtype);
 Tensor mean_cpu(const Tensor& self, std::optional<DType> dtype);
@@ -19,6 +19,17 @@ Tensor amax_cpu(const Tensor& self, IntArrayRef dim, bool keepdim);
 Tensor amin_cpu(const Tensor& self, IntArrayRef dim, bool keepdim);
 Tensor linalg_vector_norm_cpu(const Tensor& self, const Scalar& ord, OptionalIntArrayRef dim, bool keepdim,
                               std::optional<DType> dtype);
+Tensor var_correction_cpu(const Tensor& self, OptionalIntArrayRef dim, const std::optional<Scalar>& correction,
+                          bool keepdim);
+Tensor std_correction_cpu(const Tensor& self, OptionalIntArrayRef dim, const std::optional<Scalar>& correction,
+                          bool keepdim);
+std::tuple<Tensor, Tensor> var_mean_correction_cpu(const Tensor& self, OptionalIntArrayRef dim,
+                                                   const std::optional<Scalar>& correction, bool keepdim);
+Tensor logsumexp_cpu(const Tensor& self, IntArrayRef dim, bool keepdim);
+Tensor any_cpu(const Tensor& self);
+Tensor any_dim_cpu(const Tensor& self, int64_t dim, bool keepdim);
+Tensor all_cpu(const Tensor& self);
+Tensor all_dim_cpu(const Tensor& self, int64_t dim, bool keepdim);
 Tensor softmax_cpu(const Tensor& self, int64_t dim, bool half_to_float);
 Tensor log_softmax_cpu(const Tensor& self, int64_t dim, bool half_to_float);
 std::tuple<Tensor, Tensor, Tensor> native_layer_norm_cpu(const Tensor& input, IntArrayRef normalized_shape,
@@ -46,6 +57,22 @@ void register_reduction_kernels(Dispatcher& d) {
       .impl("amin", DispatchKey::kMeta, &amin_meta)
       .impl("linalg_vector_norm", DispatchKey::kCPU, &linalg_vector_norm_cpu)
       .impl("linalg_vector_norm", DispatchKey::kMeta, &linalg_vector_norm_meta)
+      .impl("var.correction", DispatchKey::kCPU, &var_correction_cpu)
+      .impl("var.correction", DispatchKey::kMeta, &var_correction_meta)
+      .impl("std.correction", DispatchKey::kCPU, &std_correction_cpu)
+      .impl("std.correction", DispatchKey::kMeta, &std_correction_meta)
+      .impl("var_mean.correction", DispatchKey::kCPU, &var_mean_correction_cpu)
+      .impl("var_mean.correction", DispatchKey::kMeta, &var_mean_correction_meta)
+      .impl("logsumexp", DispatchKey::kCPU, &logsumexp_cpu)
+      .impl("logsumexp", DispatchKey::kMeta, &logsumexp_meta)
+      .impl("any", DispatchKey::kCPU, &any_cpu)
+      .impl("any", DispatchKey::kMeta, &any_meta)
+      .impl("any.dim", DispatchKey::kCPU, &any_dim_cpu)
+      .impl("any.dim", DispatchKey::kMeta, &any_dim_meta)
+      .impl("all", DispatchKey::kCPU, &all_cpu)
+      .impl("all", DispatchKey::kMeta, &all_meta)
+      .impl("all.dim", DispatchKey::kCPU, &all_dim_cpu)
+      .impl("all.dim", DispatchKey::kMeta, &all_dim_meta)
       .impl("_softmax", DispatchKey::kCPU, &softmax_cpu)
       .impl("_softmax", DispatchKey::kMeta, &softmax_meta)
       .impl("_log_softmax", DispatchKey::kCPU, &log_softmax_cpu)

@@ -22,21 +22,6 @@
 namespace opspec::internal::cuda {
 namespace {
 
-// op_device: the usable cuda device of an op's tensors (check_same_device
-// makes them one device, a 0-dim cpu tensor aside).
-Device op_device(TensorList tensors, std::string_view op) {
-  return require_device(check_same_device(tensors, op), op);
-}
-
-// on_device: t contiguous with dtype on dev; a tensor elsewhere (a 0-dim cpu
-// tensor joining the op) is copied over.
-Tensor on_device(const Tensor& t, DType dtype, Device dev) {
-  if (t.device() == dev) return contiguous_cuda(t, dtype);
-  Tensor out = empty_cuda(t.sizes(), dtype, dev);
-  copy_between(out, t);
-  return out;
-}
-
 // compute_dtype: the CPU kernels' compute type (f64 for f64, f32 otherwise).
 DType compute_dtype(DType dt) { return dt == DType::kFloat64 ? DType::kFloat64 : DType::kFloat32; }
 

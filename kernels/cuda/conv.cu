@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "kernels/common/opmath.h"
+#include "kernels/cuda/code_dispatch.cuh"
 #include "kernels/cuda/block_reduce.cuh"
 #include "kernels/cuda/conv_launch.h"
 #include "runtime/core/half.h"
@@ -34,18 +35,6 @@ __device__ __forceinline__ int64_t first_index() { return static_cast<int64_t>(b
 __device__ __forceinline__ int64_t grid_stride() { return static_cast<int64_t>(gridDim.x) * blockDim.x; }
 __device__ __forceinline__ int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 __device__ __forceinline__ int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
-
-// with_floating: f.template operator()<T>() for a floating code.
-template <class F>
-void with_floating(Code code, const char* what, F&& f) {
-  switch (code) {
-    case kF32: return f.template operator()<float>();
-    case kF64: return f.template operator()<double>();
-    case kF16: return f.template operator()<Half>();
-    case kBF16: return f.template operator()<BFloat16>();
-    default: fail_launch(what);
-  }
-}
 
 // accumulate: acc + v rounded to T, as the CPU's store(d, load(*d) + v) into
 // its output (f16 and bf16 round after every add).
@@ -540,7 +529,7 @@ void with_compute(Code code, F&& f) {
 void launch_conv_forward(Code code, const ConvArgs& a, const void* x, const void* w, const void* bias, void* y) {
   const int64_t total = a.batch * a.out_channels * a.out[0] * a.out[1];
   if (total == 0) return;
-  with_floating(code, "launch_conv_forward: needs a floating dtype", [&]<class T>() {
+  with_floating_code(code, "launch_conv_forward: needs a floating dtype", [&]<class T>() {
     conv_forward_kernel<T><<<blocks_for(total), kBlock>>>(a, static_cast<const T*>(x), static_cast<const T*>(w),
                                                           static_cast<const T*>(bias), static_cast<T*>(y), total);
   });
@@ -550,7 +539,7 @@ void launch_conv_forward(Code code, const ConvArgs& a, const void* x, const void
 void launch_conv_backward_input(Code code, const ConvArgs& a, const void* dy, const void* w, void* dx) {
   const int64_t total = a.batch * a.in_channels * a.in[0] * a.in[1];
   if (total == 0) return;
-  with_floating(code, "launch_conv_backward_input: needs a floating dtype", [&]<class T>() {
+  with_floating_code(code, "launch_conv_backward_input: needs a floating dtype", [&]<class T>() {
     conv_backward_input_kernel<T><<<blocks_for(total), kBlock>>>(a, static_cast<const T*>(dy),
                                                                  static_cast<const T*>(w), static_cast<T*>(dx), total);
   });
@@ -561,7 +550,7 @@ void launch_conv_backward_weight(Code code, const ConvArgs& a, const void* dy, c
   const int64_t total = a.out_channels * (a.in_channels / a.groups) * a.kernel[0] * a.kernel[1];
   if (total == 0) return;
   const unsigned threads = row_threads(a.batch * a.out[0] * a.out[1]);
-  with_floating(code, "launch_conv_backward_weight: needs a floating dtype", [&]<class T>() {
+  with_floating_code(code, "launch_conv_backward_weight: needs a floating dtype", [&]<class T>() {
     conv_backward_weight_kernel<T><<<row_blocks(total), threads>>>(a, static_cast<const T*>(dy),
                                                                    static_cast<const T*>(x), static_cast<T*>(dw),
                                                                    total);
@@ -572,7 +561,7 @@ void launch_conv_backward_weight(Code code, const ConvArgs& a, const void* dy, c
 void launch_conv_backward_bias(Code code, const ConvArgs& a, const void* dy, void* db) {
   if (a.out_channels == 0) return;
   const unsigned threads = row_threads(a.batch * a.out[0] * a.out[1]);
-  with_floating(code, "launch_conv_backward_bias: needs a floating dtype", [&]<class T>() {
+  with_floating_code(code, "launch_conv_backward_bias: needs a floating dtype", [&]<class T>() {
     conv_backward_bias_kernel<T><<<row_blocks(a.out_channels), threads>>>(a, static_cast<const T*>(dy),
                                                                           static_cast<T*>(db));
   });
@@ -582,7 +571,7 @@ void launch_conv_backward_bias(Code code, const ConvArgs& a, const void* dy, voi
 void launch_max_pool2d(Code code, const PoolArgs& a, const void* x, void* y, int64_t* indices) {
   const int64_t total = a.planes * a.out[0] * a.out[1];
   if (total == 0) return;
-  with_floating(code, "launch_max_pool2d: needs a floating dtype", [&]<class T>() {
+  with_floating_code(code, "launch_max_pool2d: needs a floating dtype", [&]<class T>() {
     max_pool2d_kernel<T><<<blocks_for(total), kBlock>>>(a, static_cast<const T*>(x), static_cast<T*>(y), indices,
                                                         total);
   });
@@ -600,7 +589,7 @@ void launch_max_pool2d_backward(Code code, const PoolArgs& a, const void* dy, co
                                 bool any_outside_window) {
   const int64_t total = a.planes * a.in[0] * a.in[1];
   if (total == 0) return;
-  with_floating(code, "launch_max_pool2d_backward: needs a floating dtype", [&]<class T>() {
+  with_floating_code(code, "launch_max_pool2d_backward: needs a floating dtype", [&]<class T>() {
     const auto* g = static_cast<const T*>(dy);
     if (any_outside_window) {
       max_pool2d_backward_plane_kernel<T><<<blocks_for(a.planes), kBlock>>>(a, g, indices, static_cast<T*>(dx));
@@ -614,7 +603,7 @@ void launch_max_pool2d_backward(Code code, const PoolArgs& a, const void* dy, co
 void launch_avg_pool2d(Code code, const PoolArgs& a, const void* x, void* y) {
   const int64_t total = a.planes * a.out[0] * a.out[1];
   if (total == 0) return;
-  with_floating(code, "launch_avg_pool2d: needs a floating dtype", [&]<class T>() {
+  with_floating_code(code, "launch_avg_pool2d: needs a floating dtype", [&]<class T>() {
     avg_pool2d_kernel<T><<<blocks_for(total), kBlock>>>(a, static_cast<const T*>(x), static_cast<T*>(y), total);
   });
   check_launch("avg_pool2d");
@@ -623,7 +612,7 @@ void launch_avg_pool2d(Code code, const PoolArgs& a, const void* x, void* y) {
 void launch_avg_pool2d_backward(Code code, const PoolArgs& a, const void* dy, void* dx) {
   const int64_t total = a.planes * a.in[0] * a.in[1];
   if (total == 0) return;
-  with_floating(code, "launch_avg_pool2d_backward: needs a floating dtype", [&]<class T>() {
+  with_floating_code(code, "launch_avg_pool2d_backward: needs a floating dtype", [&]<class T>() {
     avg_pool2d_backward_kernel<T><<<blocks_for(total), kBlock>>>(a, static_cast<const T*>(dy), static_cast<T*>(dx),
                                                                  total);
   });
@@ -633,7 +622,7 @@ void launch_avg_pool2d_backward(Code code, const PoolArgs& a, const void* dy, vo
 void launch_adaptive_avg_pool2d(Code code, const PoolArgs& a, const void* x, void* y) {
   const int64_t total = a.planes * a.out[0] * a.out[1];
   if (total == 0) return;
-  with_floating(code, "launch_adaptive_avg_pool2d: needs a floating dtype", [&]<class T>() {
+  with_floating_code(code, "launch_adaptive_avg_pool2d: needs a floating dtype", [&]<class T>() {
     adaptive_avg_pool2d_kernel<T><<<blocks_for(total), kBlock>>>(a, static_cast<const T*>(x), static_cast<T*>(y),
                                                                  total);
   });
@@ -643,7 +632,7 @@ void launch_adaptive_avg_pool2d(Code code, const PoolArgs& a, const void* x, voi
 void launch_adaptive_avg_pool2d_backward(Code code, const PoolArgs& a, const void* dy, void* dx) {
   const int64_t total = a.planes * a.in[0] * a.in[1];
   if (total == 0) return;
-  with_floating(code, "launch_adaptive_avg_pool2d_backward: needs a floating dtype", [&]<class T>() {
+  with_floating_code(code, "launch_adaptive_avg_pool2d_backward: needs a floating dtype", [&]<class T>() {
     adaptive_avg_pool2d_backward_kernel<T><<<blocks_for(total), kBlock>>>(a, static_cast<const T*>(dy),
                                                                           static_cast<T*>(dx), total);
   });
@@ -653,7 +642,7 @@ void launch_adaptive_avg_pool2d_backward(Code code, const PoolArgs& a, const voi
 void launch_batch_norm_stats(Code code, const BatchNormArgs& a) {
   if (a.channels == 0) return;
   const unsigned threads = row_threads(a.n * a.inner);
-  with_floating(code, "launch_batch_norm_stats: needs a floating dtype", [&]<class T>() {
+  with_floating_code(code, "launch_batch_norm_stats: needs a floating dtype", [&]<class T>() {
     batch_norm_stats_kernel<T><<<row_blocks(a.channels), threads>>>(a);
   });
   check_launch("native_batch_norm");
@@ -674,7 +663,7 @@ void launch_batch_norm_eval_invstd(Code code, const BatchNormArgs& a) {
 void launch_batch_norm_forward(Code code, const BatchNormArgs& a) {
   const int64_t total = a.n * a.channels * a.inner;
   if (total == 0) return;
-  with_floating(code, "launch_batch_norm_forward: needs a floating dtype", [&]<class T>() {
+  with_floating_code(code, "launch_batch_norm_forward: needs a floating dtype", [&]<class T>() {
     batch_norm_forward_kernel<T><<<blocks_for(total), kBlock>>>(a, total);
   });
   check_launch("native_batch_norm");
@@ -684,7 +673,7 @@ void launch_batch_norm_backward(Code code, const BatchNormArgs& a) {
   if (a.channels == 0) return;
   const int64_t total = a.n * a.channels * a.inner;
   const unsigned threads = row_threads(a.n * a.inner);
-  with_floating(code, "launch_batch_norm_backward: needs a floating dtype", [&]<class T>() {
+  with_floating_code(code, "launch_batch_norm_backward: needs a floating dtype", [&]<class T>() {
     batch_norm_backward_reduce_kernel<T><<<row_blocks(a.channels), threads>>>(a);
     check_launch("native_batch_norm_backward");
     if (a.dx != nullptr && total > 0) batch_norm_backward_input_kernel<T><<<blocks_for(total), kBlock>>>(a, total);

@@ -81,4 +81,15 @@ void copy_between(const Tensor& dst, const Tensor& src) {
   copy_untraced(dst, host);
 }
 
+Device op_device(TensorList tensors, std::string_view op) {
+  return require_device(check_same_device(tensors, op), op);
+}
+
+Tensor on_device(const Tensor& t, DType dtype, Device dev) {
+  if (t.device() == dev) return contiguous_cuda(t, dtype);
+  Tensor out = empty_cuda(t.sizes(), dtype, dev);
+  copy_between(out, t);
+  return out;
+}
+
 }  // namespace opspec::internal::cuda

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <optional>
+#include <string_view>
 
 #include "runtime/core/tensor.h"
 
@@ -23,5 +24,13 @@ Tensor contiguous_cuda(const Tensor& src, std::optional<DType> dtype = std::null
 // cuda:i <-> cuda:j, or cuda <-> cuda on one device), with dtype conversion
 // and broadcasting, as copy_ does.
 void copy_between(const Tensor& dst, const Tensor& src);
+
+// op_device: the usable cuda device of an op's tensors (the shared checks
+// have made them one device, a 0-dim cpu tensor aside).
+Device op_device(TensorList tensors, std::string_view op);
+
+// on_device: t contiguous with dtype on dev; a tensor elsewhere (a 0-dim cpu
+// tensor joining the op) is copied over.
+Tensor on_device(const Tensor& t, DType dtype, Device dev);
 
 }  // namespace opspec::internal::cuda

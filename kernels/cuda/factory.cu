@@ -4,6 +4,7 @@
 // both. See Note [Same random numbers on every device] there.
 #include <type_traits>
 
+#include "kernels/cuda/code_dispatch.cuh"
 #include "kernels/cuda/device_loops.cuh"
 #include "runtime/core/philox.h"
 
@@ -65,18 +66,6 @@ __global__ void __launch_bounds__(kThreads) dropout_kernel(const T* x, T* y, boo
     const bool keep = philox::uniform_double(seed, first + static_cast<uint64_t>(i)) < p1m;
     mask[i] = keep;
     y[i] = static_cast<T>(static_cast<acc_t>(x[i]) * static_cast<acc_t>(keep) * s);
-  }
-}
-
-// with_floating_code: with_code for the four floating types.
-template <class F>
-void with_floating_code(Code code, const char* what, F&& f) {
-  switch (code) {
-    case kF32: return f.template operator()<float>();
-    case kF64: return f.template operator()<double>();
-    case kF16: return f.template operator()<Half>();
-    case kBF16: return f.template operator()<BFloat16>();
-    default: fail_launch(what);
   }
 }
 

@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "kernels/common/opmath.h"
+#include "kernels/cuda/code_dispatch.cuh"
 #include "kernels/cuda/block_reduce.cuh"
 #include "kernels/cuda/nn_launch.h"
 #include "runtime/core/half.h"
@@ -43,18 +44,6 @@ void with_element_bytes(int elem_size, const char* what, F&& f) {
     case 2: return f.template operator()<uint16_t>();
     case 4: return f.template operator()<uint32_t>();
     case 8: return f.template operator()<uint64_t>();
-    default: fail_launch(what);
-  }
-}
-
-// with_floating: f.template operator()<T>() for a floating code.
-template <class F>
-void with_floating(Code code, const char* what, F&& f) {
-  switch (code) {
-    case kF32: return f.template operator()<float>();
-    case kF64: return f.template operator()<double>();
-    case kF16: return f.template operator()<Half>();
-    case kBF16: return f.template operator()<BFloat16>();
     default: fail_launch(what);
   }
 }
@@ -561,7 +550,7 @@ void launch_embedding_backward(Code code, const void* grad, const int64_t* offse
                                int64_t num_weights, int64_t width, bool scale_by_freq) {
   const int64_t total = num_weights * width;
   if (total == 0) return;
-  with_floating(code, "launch_embedding_backward: needs a floating dtype", [&]<class T>() {
+  with_floating_code(code, "launch_embedding_backward: needs a floating dtype", [&]<class T>() {
     embedding_backward_kernel<T><<<blocks_for(total), kBlock>>>(static_cast<const T*>(grad), offsets, rows,
                                                                 static_cast<T*>(out), total, width, scale_by_freq);
   });
@@ -587,7 +576,7 @@ void launch_bitwise_not(Code code, const void* src, void* out, int64_t n) {
 void launch_zero_masked_rows(Code code, const void* x, void* y, int64_t outer, int64_t len, int64_t inner) {
   const int64_t rows = outer * inner;
   if (rows == 0 || len == 0) return;
-  with_floating(code, "launch_zero_masked_rows: needs a floating dtype", [&]<class T>() {
+  with_floating_code(code, "launch_zero_masked_rows: needs a floating dtype", [&]<class T>() {
     zero_masked_rows_kernel<T><<<blocks_for(rows), kBlock>>>(static_cast<const T*>(x), static_cast<T*>(y), rows, len,
                                                              inner);
   });
@@ -595,7 +584,7 @@ void launch_zero_masked_rows(Code code, const void* x, void* y, int64_t outer, i
 }
 
 void launch_nll_loss(Code code, const NllLossArgs& a) {
-  with_floating(code, "launch_nll_loss: needs a floating dtype", [&]<class T>() {
+  with_floating_code(code, "launch_nll_loss: needs a floating dtype", [&]<class T>() {
     if (a.elementwise) nll_loss_none_kernel<T><<<blocks_for(a.batch), kBlock>>>(a);
     else nll_loss_reduce_kernel<T><<<1, 1>>>(a);
   });
@@ -604,7 +593,7 @@ void launch_nll_loss(Code code, const NllLossArgs& a) {
 
 void launch_nll_loss_backward(Code code, const NllLossArgs& a) {
   if (a.batch == 0) return;
-  with_floating(code, "launch_nll_loss_backward: needs a floating dtype", [&]<class T>() {
+  with_floating_code(code, "launch_nll_loss_backward: needs a floating dtype", [&]<class T>() {
     nll_loss_backward_kernel<T><<<blocks_for(a.batch), kBlock>>>(a);
   });
   check_launch("nll_loss_backward");
@@ -625,7 +614,7 @@ void launch_sdpa_forward(Code code, const SdpaArgs& a) {
   SdpaArgs args = a;
   if (plan.scratch_bytes == 0) args.scratch = nullptr;
   const unsigned threads = row_threads(a.kv_len > a.v_head_dim ? a.kv_len : a.v_head_dim);
-  with_floating(code, "launch_sdpa_forward: needs a floating dtype", [&]<class T>() {
+  with_floating_code(code, "launch_sdpa_forward: needs a floating dtype", [&]<class T>() {
     sdpa_forward_kernel<T><<<plan.grid, threads, plan.shared>>>(args);
   });
   check_launch("_scaled_dot_product_flash_attention_for_cpu");
@@ -641,7 +630,7 @@ void launch_sdpa_backward(Code code, const SdpaArgs& a) {
   if (keys.scratch_bytes == 0) ka.scratch = nullptr;
   const unsigned q_threads = row_threads(max3(a.kv_len, a.head_dim, a.v_head_dim));
   const unsigned k_threads = row_threads(max3(a.q_len, a.head_dim, a.v_head_dim));
-  with_floating(code, "launch_sdpa_backward: needs a floating dtype", [&]<class T>() {
+  with_floating_code(code, "launch_sdpa_backward: needs a floating dtype", [&]<class T>() {
     sdpa_backward_query_kernel<T><<<queries.grid, q_threads, queries.shared>>>(qa);
     check_launch("_scaled_dot_product_flash_attention_for_cpu_backward");
     sdpa_backward_key_kernel<T><<<keys.grid, k_threads, keys.shared>>>(ka);

@@ -9,10 +9,11 @@
 namespace opspec::internal {
 
 namespace cuda {
-// kernels/cuda/elementwise.cc, conversion.cc, reduce.cc, factory.cc, nn.cc, conv.cc.
+// kernels/cuda/elementwise.cc, conversion.cc, reduce.cc, stats.cc, factory.cc, nn.cc, conv.cc.
 void register_elementwise_cuda_kernels(Library& lib);
 void register_conversion_cuda_kernels(Library& lib);
 void register_reduction_cuda_kernels(Library& lib);
+void register_stats_cuda_kernels(Library& lib);
 void register_factory_cuda_kernels(Library& lib);
 void register_nn_cuda_kernels(Library& lib);
 void register_conv_cuda_kernels(Library& lib);
@@ -23,6 +24,7 @@ void register_cuda_kernels(Dispatcher& d) {
   cuda::register_elementwise_cuda_kernels(lib);
   cuda::register_conversion_cuda_kernels(lib);
   cuda::register_reduction_cuda_kernels(lib);
+  cuda::register_stats_cuda_kernels(lib);
   cuda::register_factory_cuda_kernels(lib);
   cuda::register_nn_cuda_kernels(lib);
   cuda::register_conv_cuda_kernels(lib);

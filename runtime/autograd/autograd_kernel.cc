@@ -102,6 +102,7 @@ Registry& registry() {
     internal::add_layer_norm_formulas(all);
     internal::add_model_formulas(all);
     internal::add_conv_formulas(all);
+    internal::add_stats_formulas(all);
     for (const Formula& f : all) reg->by_op[std::string(f.op)] = &reg->storage.emplace_back(f);
     return reg;
   }();

@@ -113,6 +113,7 @@ void add_nn_formulas(std::vector<Formula>& out);
 void add_layer_norm_formulas(std::vector<Formula>& out);
 void add_model_formulas(std::vector<Formula>& out);
 void add_conv_formulas(std::vector<Formula>& out);
+void add_stats_formulas(std::vector<Formula>& out);
 // sum_to_size: ATen's at::sum_to: t summed down to shape, which broadcasts to
 // t's (sum.dim_IntList with keepdim, then view when leading dims go).
 Tensor sum_to_size(const Tensor& t, IntArrayRef shape);

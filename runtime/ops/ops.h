@@ -265,6 +265,24 @@ Tensor triu(const Tensor& self, int64_t diagonal = 0, OPSPEC_LOC);
 Tensor argmax(const Tensor& self, std::optional<int64_t> dim = std::nullopt, bool keepdim = false, OPSPEC_LOC);
 Tensor argmin(const Tensor& self, std::optional<int64_t> dim = std::nullopt, bool keepdim = false, OPSPEC_LOC);
 
+// ---- Statistics (ops_nn.cc) ----
+// var / std: the variance (its square root) over dim (None: every dim),
+// dividing by n - correction (default 1, Bessel's); aten::var.correction, aten::std.correction.
+Tensor var(const Tensor& self, OptionalIntArrayRef dim = std::nullopt, std::optional<Scalar> correction = std::nullopt,
+           bool keepdim = false, OPSPEC_LOC);
+Tensor std(const Tensor& self, OptionalIntArrayRef dim = std::nullopt, std::optional<Scalar> correction = std::nullopt,
+           bool keepdim = false, OPSPEC_LOC);
+// var_mean: (var, mean) in one pass over the data.
+std::tuple<Tensor, Tensor> var_mean(const Tensor& self, OptionalIntArrayRef dim = std::nullopt,
+                                    std::optional<Scalar> correction = std::nullopt, bool keepdim = false, OPSPEC_LOC);
+// logsumexp: log(sum(exp(self))) over dim, computed stably.
+Tensor logsumexp(const Tensor& self, IntArrayRef dim, bool keepdim = false, OPSPEC_LOC);
+// any / all: b8, whether some (every) element is nonzero, over dim or everything.
+Tensor any(const Tensor& self, OPSPEC_LOC);
+Tensor any(const Tensor& self, int64_t dim, bool keepdim = false, OPSPEC_LOC);
+Tensor all(const Tensor& self, OPSPEC_LOC);
+Tensor all(const Tensor& self, int64_t dim, bool keepdim = false, OPSPEC_LOC);
+
 // ---- Losses (ops_nn.cc) ----
 // Reduction: at::Reduction, how a loss reduces over the batch.
 enum class Reduction : int64_t { kNone = 0, kMean = 1, kSum = 2 };
@@ -273,6 +291,10 @@ enum class Reduction : int64_t { kNone = 0, kMean = 1, kSum = 2 };
 Tensor cross_entropy(const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight = std::nullopt,
                      Reduction reduction = Reduction::kMean, int64_t ignore_index = -100,
                      double label_smoothing = 0.0, OPSPEC_LOC);
+// mse_loss: mean (sum, or none) of (self - target)^2; mse_loss_backward: its gradient of self.
+Tensor mse_loss(const Tensor& self, const Tensor& target, Reduction reduction = Reduction::kMean, OPSPEC_LOC);
+Tensor mse_loss_backward(const Tensor& grad_output, const Tensor& self, const Tensor& target, Reduction reduction,
+                         OPSPEC_LOC);
 // nll_loss / nll_loss_nd: the negative log likelihood of log-probabilities self.
 Tensor nll_loss(const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight = std::nullopt,
                 Reduction reduction = Reduction::kMean, int64_t ignore_index = -100, OPSPEC_LOC);

@@ -273,4 +273,53 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm_backward(
                    save_invstd, train, eps, output_mask);
 }
 
+Tensor var(const Tensor& self, OptionalIntArrayRef dim, std::optional<Scalar> correction, bool keepdim,
+           const std::source_location& loc) {
+  OPSPEC_SITE;
+  using Sig = Tensor(const Tensor&, OptionalIntArrayRef, std::optional<Scalar>, bool);
+  return call<Sig>(OpId::var_correction, self, dim, correction, keepdim);
+}
+Tensor std(const Tensor& self, OptionalIntArrayRef dim, std::optional<Scalar> correction, bool keepdim,
+           const std::source_location& loc) {
+  OPSPEC_SITE;
+  using Sig = Tensor(const Tensor&, OptionalIntArrayRef, std::optional<Scalar>, bool);
+  return call<Sig>(OpId::std_correction, self, dim, correction, keepdim);
+}
+std::tuple<Tensor, Tensor> var_mean(const Tensor& self, OptionalIntArrayRef dim, std::optional<Scalar> correction,
+                                    bool keepdim, const std::source_location& loc) {
+  OPSPEC_SITE;
+  using Sig = std::tuple<Tensor, Tensor>(const Tensor&, OptionalIntArrayRef, std::optional<Scalar>, bool);
+  return call<Sig>(OpId::var_mean_correction, self, dim, correction, keepdim);
+}
+Tensor logsumexp(const Tensor& self, IntArrayRef dim, bool keepdim, const std::source_location& loc) {
+  OPSPEC_SITE;
+  return call<Tensor(const Tensor&, IntArrayRef, bool)>(OpId::logsumexp, self, dim, keepdim);
+}
+Tensor any(const Tensor& self, const std::source_location& loc) {
+  OPSPEC_SITE;
+  return call<Tensor(const Tensor&)>(OpId::any, self);
+}
+Tensor any(const Tensor& self, int64_t dim, bool keepdim, const std::source_location& loc) {
+  OPSPEC_SITE;
+  return call<Tensor(const Tensor&, int64_t, bool)>(OpId::any_dim, self, dim, keepdim);
+}
+Tensor all(const Tensor& self, const std::source_location& loc) {
+  OPSPEC_SITE;
+  return call<Tensor(const Tensor&)>(OpId::all, self);
+}
+Tensor all(const Tensor& self, int64_t dim, bool keepdim, const std::source_location& loc) {
+  OPSPEC_SITE;
+  return call<Tensor(const Tensor&, int64_t, bool)>(OpId::all_dim, self, dim, keepdim);
+}
+Tensor mse_loss(const Tensor& self, const Tensor& target, Reduction reduction, const std::source_location& loc) {
+  OPSPEC_SITE;
+  return call<Tensor(const Tensor&, const Tensor&, int64_t)>(OpId::mse_loss, self, target, as_int(reduction));
+}
+Tensor mse_loss_backward(const Tensor& grad_output, const Tensor& self, const Tensor& target, Reduction reduction,
+                         const std::source_location& loc) {
+  OPSPEC_SITE;
+  using Sig = Tensor(const Tensor&, const Tensor&, const Tensor&, int64_t);
+  return call<Sig>(OpId::mse_loss_backward, grad_output, self, target, as_int(reduction));
+}
+
 }  // namespace opspec::ops
