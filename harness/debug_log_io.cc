@@ -148,6 +148,7 @@ Json value_json(const RecordedValue& v) {
     tj["sizes"] = std::vector<int64_t>(t.sizes.begin(), t.sizes.end());
     tj["id"] = t.id;
     tj["fake"] = t.fake;
+    if (t.none) tj["none"] = true;  // a None entry of a Tensor?[] list
     tensors.push_back(std::move(tj));
   }
   j["tensors"] = std::move(tensors);
@@ -378,6 +379,7 @@ RecordedValue load_value(const Json& j, const std::string& ctx) {
     for (size_t k = 0; k < sizes.size(); ++k) rt.sizes.push_back(as_int64(sizes[k], str_cat("sizes[", k, "]"), tctx));
     rt.id = get_int(t, "id", tctx);
     rt.fake = get_bool(t, "fake", tctx);
+    if (t.contains("none")) rt.none = get_bool(t, "none", tctx);  // optional: None of a Tensor?[]
     v.tensors.push_back(std::move(rt));
   }
   if (v.kind == RecordedValue::Kind::kTensor && v.tensors.size() != 1) {

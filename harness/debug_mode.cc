@@ -222,6 +222,10 @@ void DebugMode::record_value_into(RecordedValue& r, const Value& v, const Argume
   }
   auto record_tensor = [&](const Tensor& t) {
     RecordedTensor& rt = r.tensors.emplace_back();
+    if (!t.defined()) {  // None of a Tensor?[] (See Note [Optional tensor lists])
+      rt.none = true;
+      return;
+    }
     rt.dtype = t.dtype();
     rt.sizes.assign(t.sizes().begin(), t.sizes().end());
     rt.fake = is_fake(t);

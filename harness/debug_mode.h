@@ -48,6 +48,7 @@ struct RecordedTensor {
   SizeVec sizes;
   int64_t id = -1;    // with record_ids
   bool fake = false;  // rendered "ft"
+  bool none = false;  // a None entry of a Tensor?[] list (index's indices), rendered None
 };
 
 // RecordedValue: one argument or output: a tensor, a list of tensors, or any

@@ -19,7 +19,13 @@ std::string tensor_text(const RecordedTensor& t) {
 // Python's str() of a list of tensor strings quotes each element.
 std::string quoted_tensor_list(absl::Span<const RecordedTensor> ts, char open, char close) {
   std::string s(1, open);
-  for (size_t i = 0; i < ts.size(); ++i) str_append(&s, i ? ", " : "", "'", tensor_text(ts[i]), "'");
+  for (size_t i = 0; i < ts.size(); ++i) {
+    if (ts[i].none) {  // Python prints None in the list bare
+      str_append(&s, i ? ", " : "", "None");
+    } else {
+      str_append(&s, i ? ", " : "", "'", tensor_text(ts[i]), "'");
+    }
+  }
   if (open == '(' && ts.size() == 1) s += ",";
   return s + close;
 }

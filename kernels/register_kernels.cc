@@ -6,6 +6,9 @@
 #include "kernels/cpu/fused.h"
 #include "kernels/meta/elementwise_meta.h"
 #include "kernels/common/registration.h"
+#include "kernels/common/scatter_meta.h"
+#include "kernels/common/sort_meta.h"
+#include "kernels/common/movement_meta.h"
 #include "runtime/dispatch/library.h"
 #include "runtime/ops/untraced.h"
 
@@ -21,8 +24,13 @@ void register_builtin_kernels(Dispatcher& d) {
   register_linalg_kernels(d);
   register_backward_kernels(d);
   register_nn_kernels(d);
+  register_sort_kernels(d);
+  register_scatter_kernels(d);
+  register_movement_kernels(d);
   register_factory_kernels(d);
   register_view_kernels(d);
+  register_random_kernels(d);
+  register_split_kernels(d);
   register_cpu_fused_kernels();
   register_cpu_copy(&copy_into);
   register_device_backends(d);

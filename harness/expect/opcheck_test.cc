@@ -271,6 +271,40 @@ TEST_F(Opcheck, SamplesThatCannotRunAndUnknownTestUtilsAreReported) {
 // tensors (so matrix products fit), bool tensors for a `condition`, and
 // values picked by argument name for ints, lists and scalars; arguments
 // with defaults keep them. Ops whose shapes don't fit [3, 3] are listed.
+// scatter_op_sample: the scatter, gather and indexing ops (int64 index
+// tensors, bool masks, Tensor?[] indices with a None).
+std::optional<OpSample> scatter_op_sample(const std::string& name) {
+  const Tensor idx = ops::tensor({0, 2, 1, 1, 2, 0}, {3, 2}, DType::kInt64);
+  const Tensor mask = ops::gt(ops::randn({3, 3}), 0.0);
+  OpSample s;
+  if (name == "aten::gather") {
+    s.args = {ops::randn({3, 3}), int64_t{1}, idx};
+  } else if (name == "aten::scatter.src" || name == "aten::scatter_.src" || name == "aten::scatter_add" ||
+             name == "aten::scatter_add_") {
+    s.args = {ops::randn({3, 3}), int64_t{1}, idx, ops::randn({3, 2})};
+  } else if (name == "aten::scatter.value" || name == "aten::scatter_.value") {
+    s.args = {ops::randn({3, 3}), int64_t{1}, idx, 2.0};
+  } else if (name == "aten::scatter_reduce.two" || name == "aten::scatter_reduce_.two") {
+    s.args = {ops::randn({3, 3}), int64_t{1}, idx, ops::randn({3, 2}), std::string("amax")};
+  } else if (name == "aten::masked_fill.Tensor" || name == "aten::masked_fill_.Tensor") {
+    s.args = {ops::randn({3, 3}), mask, ops::randn({})};
+  } else if (name == "aten::masked_select") {
+    s.args = {ops::randn({3, 3}), mask};
+  } else if (name == "aten::select_scatter") {
+    s.args = {ops::randn({3, 3}), ops::randn({3}), int64_t{0}, int64_t{1}};
+  } else if (name == "aten::diagonal_backward") {
+    s.args = {ops::randn({2}), std::vector<int64_t>{3, 3}, int64_t{1}, int64_t{0}, int64_t{1}};
+  } else if (name == "aten::index.Tensor") {
+    s.args = {ops::randn({3, 3}), std::vector<Tensor>{Tensor(), ops::tensor({2, 0}, {2}, DType::kInt64)}};
+  } else if (name == "aten::index_put" || name == "aten::index_put_" || name == "aten::_index_put_impl_") {
+    s.args = {ops::randn({3, 3}), std::vector<Tensor>{ops::tensor({2, 0}, {2}, DType::kInt64)}, ops::randn({2, 3}),
+              true};
+  } else {
+    return std::nullopt;
+  }
+  return s;
+}
+
 // model_op_sample: the model ops, whose index, target and 4-D operands no
 // [3, 3] float sample fits.
 std::optional<OpSample> model_op_sample(const std::string& name) {
@@ -334,6 +368,61 @@ std::optional<OpSample> model_op_sample(const std::string& name) {
     s.args = {ops::randn({1, 2, 5, 5}), std::vector<int64_t>{2, 2}};
   } else if (name == "aten::adaptive_avg_pool2d") {
     s.args = {ops::randn({1, 2, 5, 4}), std::vector<int64_t>{1, 1}};
+  } else if (name == "aten::roll") {  // movement ops (kernels/cpu/movement.cc)
+    s.args = {ops::randn({3, 3}), std::vector<int64_t>{1, 2}, std::vector<int64_t>{0, 1}};
+  } else if (name == "aten::unflatten.int") {
+    s.args = {ops::randn({2, 6}), int64_t{1}, std::vector<int64_t>{2, 3}};
+  } else if (name == "aten::movedim.intlist") {
+    s.args = {ops::randn({2, 3, 4}), std::vector<int64_t>{0, 1}, std::vector<int64_t>{2, 0}};
+  } else if (name == "aten::upsample_nearest2d") {
+    s.args = {ops::randn({1, 2, 3, 3}), std::vector<int64_t>{5, 4}};
+  } else if (name == "aten::upsample_nearest2d.vec") {
+    s.args = {ops::randn({1, 2, 3, 3}), Value(), std::vector<double>{2.0, 1.5}};
+  } else if (name == "aten::upsample_nearest2d_backward") {
+    s.args = {ops::randn({1, 2, 5, 4}), std::vector<int64_t>{5, 4}, std::vector<int64_t>{1, 2, 3, 3}};
+  } else if (name == "aten::native_group_norm") {
+    s.args = {ops::randn({2, 4, 3}), ops::randn({4}), ops::randn({4}), int64_t{2}, int64_t{4}, int64_t{3},
+              int64_t{2}, 1e-5};
+  } else if (name == "aten::native_group_norm_backward") {
+    const Tensor x = ops::randn({2, 4, 3}), w = ops::randn({4});
+    auto [y, mean, rstd] = ops::native_group_norm(x, w, std::nullopt, 2, 4, 3, 2, 1e-5);
+    s.args = {ops::randn({2, 4, 3}), x, mean, rstd, w, int64_t{2}, int64_t{4}, int64_t{3}, int64_t{2},
+              std::vector<bool>{true, true, true}};
+  } else if (name == "aten::group_norm") {
+    s.args = {ops::randn({2, 4, 3}), int64_t{2}, ops::randn({4}), ops::randn({4})};
+  } else if (name == "aten::randint.low") {
+    s.args = {int64_t{0}, int64_t{5}, std::vector<int64_t>{3, 3}};
+  } else if (name == "aten::bernoulli") {
+    s.args = {ops::rand({3, 3})};  // probabilities in [0, 1)
+  } else if (name == "aten::split_with_sizes") {
+    s.args = {ops::randn({3, 3}), std::vector<int64_t>{1, 2}};
+  } else if (std::optional<OpSample> sc = scatter_op_sample(name)) {  // kernels/cpu/scatter.cc
+    return sc;
+  } else {
+    return std::nullopt;
+  }
+  return s;
+}
+
+// pointwise_op_sample: the parametrized elementwise ops whose defaults the
+// [3, 3] float sample does not fit (bounds, integer operands, rounding modes).
+std::optional<OpSample> pointwise_op_sample(const std::string& name) {
+  const Tensor ints = ops::to(ops::mul(ops::randn({3, 3}), 10.0), DType::kInt64);
+  OpSample s;
+  if (name == "aten::clamp") {
+    s.args = {ops::randn({3, 3}), -0.5, 0.5};
+  } else if (name == "aten::clamp.Tensor") {
+    s.args = {ops::randn({3, 3}), ops::sub(ops::rand({3}), 1.0), ops::rand({3, 1})};
+  } else if (name == "aten::div.Tensor_mode") {
+    s.args = {ops::randn({3, 3}), ops::randn({3, 3})};
+    s.kwargs.emplace_back("rounding_mode", std::string("floor"));
+  } else if (name == "aten::div.Scalar_mode") {
+    s.args = {ops::randn({3, 3}), 0.7};
+    s.kwargs.emplace_back("rounding_mode", std::string("trunc"));
+  } else if (name.starts_with("aten::bitwise_") && name != "aten::bitwise_not") {
+    s.args = {ints, name.ends_with(".Scalar") ? Value(int64_t{6}) : Value(ops::add(ints, 3))};
+  } else if (name == "aten::hardtanh_backward") {
+    s.args = {ops::randn({3, 3}), ops::randn({3, 3}), -0.5, 0.5};
   } else {
     return std::nullopt;
   }
@@ -342,6 +431,7 @@ std::optional<OpSample> model_op_sample(const std::string& name) {
 
 OpSample builtin_sample(const OperatorHandle& op) {
   const std::string& name = op.name();
+  if (std::optional<OpSample> s = pointwise_op_sample(name)) return *s;
   if (std::optional<OpSample> s = model_op_sample(name)) return *s;
   OpSample sample;
   for (const Argument& a : op.schema().arguments()) {
@@ -426,6 +516,9 @@ const std::map<std::string, std::vector<std::string>>& partial_checks() {
       // item(): its output is a value, which no Meta kernel can know (fake
       // tensors raise DataDependentOutputError, as PyTorch's do, and compile breaks the graph).
       {"aten::_local_scalar_dense", {"test_schema"}},
+      // Outputs whose shape depends on the data (PyTorch's dynamic_output_shape tag): likewise.
+      {"aten::nonzero", {"test_schema"}},
+      {"aten::masked_select", {"test_schema"}},
       // Returns a view of self under a schema that declares a fresh tensor,
       // as PyTorch's does by design (the "unsafe": its callers hold the only
       // reference to self, so nobody can observe the alias).
@@ -444,7 +537,9 @@ bool lacks_formula(const std::string& name) {
   for (const char* op : {"aten::silu_backward", "aten::_scaled_dot_product_flash_attention_for_cpu_backward",
                          "aten::index_select", "aten::convolution_backward",
                          "aten::max_pool2d_with_indices_backward", "aten::native_batch_norm_backward",
-                         "aten::mse_loss_backward"}) {
+                         "aten::mse_loss_backward",
+                         "aten::native_group_norm_backward",
+                         "aten::bernoulli.p"}) {  // derivatives.yaml has no bernoulli.p entry
     if (name == op) return true;
   }
   return false;

@@ -202,10 +202,10 @@ bool accepts(const ArgType& t, const Ty& ty, bool numbers_as_tensors, int* bad_e
   if (ty.kind == K::kNone) return false;  // None is decided by the caller (allow_none)
   if (t.is_list) {
     if (ty.kind == K::kList || ty.kind == K::kTuple) {
-      if (t.element_optional) return false;  // Tensor?[] cannot be boxed from a program
       const ArgType elem{t.kind};
       for (size_t i = 0; i < ty.items.size(); ++i) {
         const Ty& e = ty.items[i];
+        if (t.element_optional && e.kind == K::kNone) continue;  // Tensor?[]: None entries are `:`
         const bool ok = t.kind == TypeKind::kFloat ? (e.kind == K::kUnknown || is_numberish(e.kind))
                                                     : accepts(elem, e, false, nullptr);
         if (!ok) {
@@ -391,7 +391,8 @@ Value convert(const ArgType& t, const Obj& o, Pos pos, const ProgramOrigin& orig
       }
       case TypeKind::kTensor: {
         std::vector<Tensor> v;
-        for (const Obj& e : o.items) v.push_back(e.value.to_tensor());
+        // Tensor?[]: a None entry is an undefined tensor (See Note [Optional tensor lists]).
+        for (const Obj& e : o.items) v.push_back(e.kind == K::kNone && t.element_optional ? Tensor() : e.value.to_tensor());
         return Value(std::move(v));
       }
       default: conversion_error(origin, pos, str_cat("a program cannot pass a list as ", t.str()));

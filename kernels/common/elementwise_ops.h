@@ -74,6 +74,12 @@ OPSPEC_MATH_FN(nearbyint)
 #undef OPSPEC_MATH_FN
 OPSPEC_HOST_DEVICE inline float pow(float x, float y) { return ::powf(x, y); }
 OPSPEC_HOST_DEVICE inline double pow(double x, double y) { return ::pow(x, y); }
+OPSPEC_HOST_DEVICE inline float fmod(float x, float y) { return ::fmodf(x, y); }
+OPSPEC_HOST_DEVICE inline double fmod(double x, double y) { return ::fmod(x, y); }
+OPSPEC_HOST_DEVICE inline float atan2(float x, float y) { return ::atan2f(x, y); }
+OPSPEC_HOST_DEVICE inline double atan2(double x, double y) { return ::atan2(x, y); }
+OPSPEC_HOST_DEVICE inline float copysign(float x, float y) { return ::copysignf(x, y); }
+OPSPEC_HOST_DEVICE inline double copysign(double x, double y) { return ::copysign(x, y); }
 }  // namespace math
 
 // kIsSignedInt<T>: int32/int64 (not bool), whose arithmetic must wrap.
@@ -446,6 +452,188 @@ struct MinimumOp {
     return a != a ? a : (b != b ? b : (a < b ? a : b));
   }
 };
+// ---- Rounding division, remainder, atan2, bitwise ----
+// Integer division and remainder by zero return 0 here and INT_MIN / -1
+// wraps, rather than trapping: eager kernels raise PyTorch's ZeroDivisionError
+// before calling these (See Note [Parametrized pointwise ops]).
+
+// DivTruncOp: a / b rounded toward zero (div(rounding_mode='trunc')).
+struct DivTruncOp {
+  template <class T> OPSPEC_FUNCTOR T operator()(T a, T b) const {
+    if constexpr (std::is_floating_point_v<T>) {
+      return math::trunc(a / b);
+    } else {
+      if (b == T(0)) return T(0);
+      if constexpr (kIsSignedInt<T>) {
+        if (b == T(-1)) return wrap_neg(a);
+      }
+      return static_cast<T>(a / b);
+    }
+  }
+};
+// DivFloorOp: a / b rounded down (div(rounding_mode='floor')), as c10's
+// div_floor_floating (through fmod, so the result is exact) and div_floor_integer.
+struct DivFloorOp {
+  template <class T> OPSPEC_FUNCTOR T operator()(T a, T b) const {
+    if constexpr (std::is_floating_point_v<T>) {
+      if (b == T(0)) return a / b;  // the IEEE result: +-inf or NaN
+      const T mod = math::fmod(a, b);
+      T div = (a - mod) / b;
+      if ((mod != T(0)) && (b < T(0)) != (mod < T(0))) div -= T(1);
+      if (div == T(0)) return math::copysign(T(0), a / b);
+      T floordiv = math::floor(div);
+      if (div - floordiv > T(0.5)) floordiv += T(1);
+      return floordiv;
+    } else {
+      if (b == T(0)) return T(0);
+      if constexpr (kIsSignedInt<T>) {
+        if (b == T(-1)) return wrap_neg(a);
+      }
+      const T quot = static_cast<T>(a / b);
+      const T rem = static_cast<T>(a % b);
+      return (rem != T(0) && ((rem < T(0)) != (b < T(0)))) ? static_cast<T>(quot - T(1)) : quot;
+    }
+  }
+};
+// RemainderOp: Python's a % b: the result takes b's sign.
+struct RemainderOp {
+  template <class T> OPSPEC_FUNCTOR T operator()(T a, T b) const {
+    if constexpr (std::is_floating_point_v<T>) {
+      T mod = math::fmod(a, b);
+      if ((mod != T(0)) && ((b < T(0)) != (mod < T(0)))) mod += b;
+      return mod;
+    } else {
+      if (b == T(0) || b == T(-1)) return T(0);
+      T r = static_cast<T>(a % b);
+      if ((r != T(0)) && ((r < T(0)) != (b < T(0)))) r = wrap_add(r, b);
+      return r;
+    }
+  }
+};
+// FmodOp: C's fmod: the result takes a's sign.
+struct FmodOp {
+  template <class T> OPSPEC_FUNCTOR T operator()(T a, T b) const {
+    if constexpr (std::is_floating_point_v<T>) {
+      return math::fmod(a, b);
+    } else {
+      if (b == T(0) || b == T(-1)) return T(0);
+      return static_cast<T>(a % b);
+    }
+  }
+};
+// Atan2Op: atan2(a, b) (floating compute types only).
+struct Atan2Op {
+  template <class T> OPSPEC_FUNCTOR T operator()(T a, T b) const { return math::atan2(a, b); }
+};
+// BitwiseAndOp / BitwiseOrOp / BitwiseXorOp: a & b, a | b, a ^ b on integers
+// (b8 computes in int32); floating types never reach them (the meta rejects
+// them), so their branch just returns a.
+struct BitwiseAndOp {
+  template <class T> OPSPEC_FUNCTOR T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T>) return static_cast<T>(a & b); else return a;
+  }
+};
+struct BitwiseOrOp {
+  template <class T> OPSPEC_FUNCTOR T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T>) return static_cast<T>(a | b); else return a;
+  }
+};
+struct BitwiseXorOp {
+  template <class T> OPSPEC_FUNCTOR T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T>) return static_cast<T>(a ^ b); else return a;
+  }
+};
+
+// ---- Parametrized unary ops and their backward ops ----
+// Their parameters are in the compute type C (PyTorch's Scalar.to<opmath_t>()).
+// The fused backend lowers each forward op to the shared functors above in
+// exactly this order, so eager and fused agree bit for bit (See Note
+// [Parametrized pointwise ops] in runtime/compile/fusion.cc).
+
+// ClampOp<C>: minimum(maximum(x, lo), hi) (NaN in x or a bound propagates);
+// a missing bound is skipped.
+template <class C>
+struct ClampOp {
+  C lo, hi;
+  bool has_lo, has_hi;
+  OPSPEC_FUNCTOR C operator()(C x) const {
+    if (has_lo) x = MaximumOp{}(x, lo);
+    if (has_hi) x = MinimumOp{}(x, hi);
+    return x;
+  }
+};
+// LeakyReluOp<C>: x > 0 ? x : x * slope.
+template <class C>
+struct LeakyReluOp {
+  C slope;
+  OPSPEC_FUNCTOR C operator()(C x) const { return x > C(0) ? x : x * slope; }
+};
+// EluOp<C>: x <= 0 ? expm1(x * input_scale) * (alpha * scale) : x * scale.
+template <class C>
+struct EluOp {
+  C negcoef, poscoef, negiptcoef;
+  OPSPEC_FUNCTOR C operator()(C x) const {
+    return x <= C(0) ? math::expm1(x * negiptcoef) * negcoef : x * poscoef;
+  }
+};
+// SoftplusOp<C>: x * beta > threshold ? x : log1p(exp(x * beta)) / beta.
+template <class C>
+struct SoftplusOp {
+  C beta, threshold;
+  OPSPEC_FUNCTOR C operator()(C x) const {
+    return (x * beta) > threshold ? x : math::log1p(math::exp(x * beta)) / beta;
+  }
+};
+// IsnanOp / IsinfOp: b8 tests (always false for integers).
+struct IsnanOp {
+  template <class T> OPSPEC_FUNCTOR bool operator()(T x) const { return x != x; }
+};
+struct IsinfOp {
+  template <class T> OPSPEC_FUNCTOR bool operator()(T x) const {
+    if constexpr (std::is_floating_point_v<T>) return math::fabs(x) == T(__builtin_inff()); else return false;
+  }
+};
+// NanToNumOp<C>: NaN -> nan, +inf -> posinf, -inf -> neginf (replacements
+// already rounded to the storage type).
+template <class C>
+struct NanToNumOp {
+  C nan, posinf, neginf;
+  OPSPEC_FUNCTOR C operator()(C x) const {
+    return x != x ? nan : (x == C(__builtin_inff()) ? posinf : (x == -C(__builtin_inff()) ? neginf : x));
+  }
+};
+// HardtanhBackwardOp<C>: (grad, x) -> 0 where x <= lo or x >= hi, else grad.
+template <class C>
+struct HardtanhBackwardOp {
+  C lo, hi;
+  OPSPEC_FUNCTOR C operator()(C g, C x) const { return (x <= lo || x >= hi) ? C(0) : g; }
+};
+// LeakyReluBackwardOp<C>: (grad, x) -> x > 0 ? grad : grad * slope.
+template <class C>
+struct LeakyReluBackwardOp {
+  C slope;
+  OPSPEC_FUNCTOR C operator()(C g, C x) const { return x > C(0) ? g : g * slope; }
+};
+// EluBackwardOp<C>: (grad, x or elu(x)) -> the input's gradient, as ATen's elu_backward.
+template <class C>
+struct EluBackwardOp {
+  C negcoef, poscoef, negiptcoef;
+  bool is_result;
+  OPSPEC_FUNCTOR C operator()(C g, C b) const {
+    if (is_result) return b <= C(0) ? g * negiptcoef * (b + negcoef) : g * poscoef;
+    return b <= C(0) ? g * negiptcoef * negcoef * math::exp(b * negiptcoef) : g * poscoef;
+  }
+};
+// SoftplusBackwardOp<C>: (grad, x) -> x * beta > threshold ? grad : grad * z / (z + 1), z = exp(x * beta).
+template <class C>
+struct SoftplusBackwardOp {
+  C beta, threshold;
+  OPSPEC_FUNCTOR C operator()(C g, C x) const {
+    const C z = math::exp(x * beta);
+    return (x * beta) > threshold ? g : g * z / (z + C(1));
+  }
+};
+
 // EqOp .. GeOp: comparisons, bool results (IEEE: any comparison with NaN is
 // false except !=).
 struct EqOp {
@@ -472,6 +660,10 @@ struct LogicalAndOp {
 };
 struct LogicalOrOp {
   template <class T> OPSPEC_FUNCTOR bool operator()(T a, T b) const { return (a != T(0)) | (b != T(0)); }
+};
+// LogicalXorOp: exactly one operand is truthy.
+struct LogicalXorOp {
+  template <class T> OPSPEC_FUNCTOR bool operator()(T a, T b) const { return (a != T(0)) != (b != T(0)); }
 };
 
 // ---- Ternary ----

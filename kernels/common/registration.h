@@ -6,6 +6,10 @@
 
 #include "runtime/dispatch/dispatcher.h"
 
+namespace opspec {
+class Library;
+}  // namespace opspec
+
 namespace opspec::internal {
 
 // Elementwise unary/binary/ternary ops, in-place variants, copies and
@@ -25,6 +29,12 @@ void register_nn_kernels(Dispatcher& d);
 void register_factory_kernels(Dispatcher& d);
 // View ops: one device-independent kernel registered at CPU and Meta.
 void register_view_kernels(Dispatcher& d);
+// randint, uniform_, normal_, bernoulli, bernoulli.p: CPU and Meta kernels (kernels/cpu/random.cc).
+void register_random_kernels(Dispatcher& d);
+// split.Tensor, split_with_sizes, unbind.int at CPU and Meta, and chunk's
+// decomposition (kernels/cpu/split.cc); register_split_kernels_at serves CUDA.
+void register_split_kernels(Dispatcher& d);
+void register_split_kernels_at(Library& lib, DispatchKey key);
 // The kernels of the device backends this build has (CUDA when built), at
 // their dispatch keys; defined in kernels/device_backends.cc (See Note [Device seam]).
 void register_device_backends(Dispatcher& d);

@@ -1,5 +1,6 @@
-// binary.cc: CPU kernels of the elementwise binary ops (arithmetic,
-// comparisons, logical), where, and the in-place add_/mul_/div_. Inputs are
+// binary.cc: CPU kernels of the elementwise binary ops (arithmetic, rounding
+// division, remainder, fmod, atan2, bitwise, comparisons, logical), where,
+// and the in-place add_/mul_/div_. Inputs are
 // cast to the promoted dtype, then a shared functor (See Note [Shared
 // elementwise functors]) runs over a TensorIterator (See Note [TensorIterator]).
 #include <bit>
@@ -8,6 +9,7 @@
 #include "kernels/common/backward_meta.h"
 #include "kernels/common/elementwise_ops.h"
 #include "kernels/common/scalar_as.h"
+#include "kernels/cpu/binary_loops.h"
 #include "kernels/cpu/copy.h"
 #include "kernels/cpu/loops.h"
 #include "runtime/dispatch/library.h"
@@ -15,32 +17,6 @@
 
 namespace opspec::internal {
 namespace {
-
-// arith_into: out = make<T>()(a, b) for out's dtype T, a and b cast to T.
-// kFloatingOnly skips instantiating integer loops for ops that never need them.
-template <bool kFloatingOnly = false, class Make>
-void arith_into(const Tensor& out, const Tensor& a, const Tensor& b, std::string_view op, const Make& make) {
-  if (out.numel() == 0) return;
-  OPSPEC_DISPATCH_ALL_DTYPES(out.dtype(), op, [&] {
-    if constexpr (kFloatingOnly && !std::is_floating_point_v<opmath_t<scalar_t>>) {
-      OPSPEC_INTERNAL_ASSERT(false);
-    } else {
-      using C = arith_t<scalar_t>;
-      const auto f = make.template operator()<scalar_t>();
-      const auto g = [f](opmath_t<scalar_t> x, opmath_t<scalar_t> y) { return f(static_cast<C>(x), static_cast<C>(y)); };
-      if (small_contiguous_kernel<scalar_t, scalar_t, scalar_t>(g, out, a, b)) return;  // See Note [Small contiguous fast path].
-      const Tensor in[] = {cast_for_compute(a, out.dtype()), cast_for_compute(b, out.dtype())};
-      TensorIterator iter(out, in);
-      cpu_kernel<scalar_t, scalar_t, scalar_t>(iter, g);
-    }
-  });
-}
-
-// unary_into: out = f(a) for one dtype T (a already has dtype T).
-template <class T, class F>
-void unary_into(const TensorIterator& iter, const F& f) {
-  cpu_kernel<T, T>(iter, [f](opmath_t<T> x) { return f(static_cast<arith_t<T>>(x)); });
-}
 
 // reduced_scalar_rhs: PyTorch's mul and div of an f16/bf16 tensor by a
 // one-element second operand use that operand's original value in float
@@ -176,6 +152,68 @@ Tensor pow_scalar_cpu(const Tensor& self, const Scalar& exponent) {
   return out;
 }
 
+// pow.Scalar: a number base, as pow.Tensor_Tensor of a wrapped number
+// (PyTorch fills ones for base 1, which pow gives too).
+Tensor pow_scalar_base_cpu(const Scalar& self, const Tensor& exponent) {
+  return pow_cpu(make_wrapped_number(self), exponent);
+}
+
+// ---- Rounding division, remainder, fmod, atan2, bitwise ----
+
+template <class Op>
+Tensor remainder_like_cpu(const Tensor& a, const Tensor& b, std::string_view op) {
+  const ElementwiseMeta m = remainder_meta(a, b, op);
+  check_nonzero_divisor(b, m.compute_dtype, op);
+  Tensor out = new_output(m, op);
+  arith_into(out, a, b, op, []<class T>() { return Op{}; });
+  return out;
+}
+Tensor remainder_cpu(const Tensor& a, const Tensor& b) { return remainder_like_cpu<RemainderOp>(a, b, "aten::remainder"); }
+Tensor remainder_scalar_cpu(const Tensor& a, const Scalar& b) { return remainder_cpu(a, make_wrapped_number(b)); }
+Tensor fmod_cpu(const Tensor& a, const Tensor& b) { return remainder_like_cpu<FmodOp>(a, b, "aten::fmod"); }
+Tensor fmod_scalar_cpu(const Tensor& a, const Scalar& b) { return fmod_cpu(a, make_wrapped_number(b)); }
+
+// div.Tensor_mode: true division without a mode (div.Tensor's kernel),
+// otherwise rounded in the promoted dtype.
+Tensor div_mode_cpu(const Tensor& a, const Tensor& b, std::optional<std::string_view> rounding_mode) {
+  const RoundingMode mode = parse_rounding_mode(rounding_mode);
+  if (mode == RoundingMode::kNone) return div_cpu(a, b);
+  constexpr std::string_view kOp = "aten::div";
+  const ElementwiseMeta m = div_mode_meta(a, b, mode);
+  check_nonzero_divisor(b, m.compute_dtype, kOp);
+  Tensor out = new_output(m, kOp);
+  if (mode == RoundingMode::kTrunc) {
+    arith_into(out, a, b, kOp, []<class T>() { return DivTruncOp{}; });
+  } else {
+    arith_into(out, a, b, kOp, []<class T>() { return DivFloorOp{}; });
+  }
+  return out;
+}
+Tensor div_scalar_mode_cpu(const Tensor& a, const Scalar& b, std::optional<std::string_view> rounding_mode) {
+  return div_mode_cpu(a, make_wrapped_number(b), rounding_mode);
+}
+
+Tensor atan2_cpu(const Tensor& a, const Tensor& b) {
+  // Integers compute in the default float dtype, as true division does.
+  Tensor out = new_output(binary_meta(a, b, BinaryKind::kTrueDivide, "aten::atan2"), "aten::atan2");
+  arith_into</*kFloatingOnly=*/true>(out, a, b, "aten::atan2", []<class T>() { return Atan2Op{}; });
+  return out;
+}
+
+template <class Op>
+Tensor bitwise_cpu(const Tensor& a, const Tensor& b, std::string_view op) {
+  Tensor out = new_output(integral_binary_meta(a, b, op), op);
+  arith_into(out, a, b, op, []<class T>() { return Op{}; });
+  return out;
+}
+#define OPSPEC_BITWISE_CPU(name, Op)                                                                  \
+  Tensor name##_cpu(const Tensor& a, const Tensor& b) { return bitwise_cpu<Op>(a, b, "aten::" #name); } \
+  Tensor name##_scalar_cpu(const Tensor& a, const Scalar& b) { return name##_cpu(a, make_wrapped_number(b)); }
+OPSPEC_BITWISE_CPU(bitwise_and, BitwiseAndOp)
+OPSPEC_BITWISE_CPU(bitwise_or, BitwiseOrOp)
+OPSPEC_BITWISE_CPU(bitwise_xor, BitwiseXorOp)
+#undef OPSPEC_BITWISE_CPU
+
 template <class Op>
 Tensor min_max_cpu(const Tensor& a, const Tensor& b, std::string_view op) {
   Tensor out = new_output(binary_meta(a, b, BinaryKind::kArithmetic, op), op);
@@ -225,12 +263,7 @@ template <class Op>
 Tensor predicate_cpu(const Tensor& a, const Tensor& b, BinaryKind kind, std::string_view op) {
   const ElementwiseMeta m = binary_meta(a, b, kind, op);
   Tensor out = new_output(m, op);
-  if (out.numel() == 0) return out;
-  const Tensor in[] = {cast_for_compute(a, m.compute_dtype), cast_for_compute(b, m.compute_dtype)};
-  TensorIterator iter(out, in);
-  OPSPEC_DISPATCH_ALL_DTYPES(m.compute_dtype, op, [&] {
-    cpu_kernel<bool, scalar_t, scalar_t>(iter, [](opmath_t<scalar_t> x, opmath_t<scalar_t> y) { return Op{}(x, y); });
-  });
+  predicate_into<Op>(out, a, b, m.compute_dtype, op);
   return out;
 }
 
@@ -254,6 +287,9 @@ Tensor logical_and_cpu(const Tensor& a, const Tensor& b) {
 }
 Tensor logical_or_cpu(const Tensor& a, const Tensor& b) {
   return predicate_cpu<LogicalOrOp>(a, b, BinaryKind::kLogical, "aten::logical_or");
+}
+Tensor logical_xor_cpu(const Tensor& a, const Tensor& b) {
+  return predicate_cpu<LogicalXorOp>(a, b, BinaryKind::kLogical, "aten::logical_xor");
 }
 
 // where: selects element bits, so one loop per element size serves every dtype.
@@ -402,6 +438,21 @@ void register_binary_cpu_kernels(Library& lib) {
       .impl("pow.Tensor_Scalar", kKey, &pow_scalar_cpu)
       .impl("maximum", kKey, &maximum_cpu)
       .impl("minimum", kKey, &minimum_cpu)
+      .impl("pow.Scalar", kKey, &pow_scalar_base_cpu)
+      .impl("remainder.Tensor", kKey, &remainder_cpu)
+      .impl("remainder.Scalar", kKey, &remainder_scalar_cpu)
+      .impl("fmod.Tensor", kKey, &fmod_cpu)
+      .impl("fmod.Scalar", kKey, &fmod_scalar_cpu)
+      .impl("div.Tensor_mode", kKey, &div_mode_cpu)
+      .impl("div.Scalar_mode", kKey, &div_scalar_mode_cpu)
+      .impl("atan2", kKey, &atan2_cpu)
+      .impl("bitwise_and.Tensor", kKey, &bitwise_and_cpu)
+      .impl("bitwise_or.Tensor", kKey, &bitwise_or_cpu)
+      .impl("bitwise_xor.Tensor", kKey, &bitwise_xor_cpu)
+      .impl("bitwise_and.Scalar", kKey, &bitwise_and_scalar_cpu)
+      .impl("bitwise_or.Scalar", kKey, &bitwise_or_scalar_cpu)
+      .impl("bitwise_xor.Scalar", kKey, &bitwise_xor_scalar_cpu)
+      .impl("logical_xor", kKey, &logical_xor_cpu)
       .impl("threshold_backward", kKey, &threshold_backward_cpu)
       .impl("tanh_backward", kKey, &tanh_backward_cpu)
       .impl("sigmoid_backward", kKey, &sigmoid_backward_cpu)

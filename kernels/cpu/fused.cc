@@ -138,6 +138,28 @@ KernelFn arith_for(DType d) {
   return OPSPEC_DISPATCH_ALL_DTYPES(d, "fused", [&]() -> KernelFn { return &arith_kernel<scalar_t, Op>; });
 }
 
+// no_bool_for / integral_for: Op's loop for the dtypes add_op lets it take.
+template <class Op>
+KernelFn no_bool_for(DType d) {
+  return OPSPEC_DISPATCH_ALL_DTYPES(d, "fused", [&]() -> KernelFn {
+    if constexpr (std::is_same_v<scalar_t, bool>) {
+      return nullptr;
+    } else {
+      return &arith_kernel<scalar_t, Op>;
+    }
+  });
+}
+template <class Op>
+KernelFn integral_for(DType d) {
+  return OPSPEC_DISPATCH_ALL_DTYPES(d, "fused", [&]() -> KernelFn {
+    if constexpr (kFloating<scalar_t>) {
+      return nullptr;
+    } else {
+      return &arith_kernel<scalar_t, Op>;
+    }
+  });
+}
+
 template <class Op>
 KernelFn predicate_for(DType d) {
   return OPSPEC_DISPATCH_ALL_DTYPES(d, "fused", [&]() -> KernelFn { return &predicate_kernel<scalar_t, Op>; });
@@ -194,6 +216,15 @@ KernelFn select_kernel(const Instr& ins, const std::vector<Reg>& regs) {
       return OPSPEC_DISPATCH_ALL_DTYPES(d, "fused", [&]() -> KernelFn { return &alpha_kernel<scalar_t, AddAlphaOp>; });
     case FusedOp::kSubAlpha:
       return OPSPEC_DISPATCH_ALL_DTYPES(d, "fused", [&]() -> KernelFn { return &alpha_kernel<scalar_t, SubAlphaOp>; });
+    case FusedOp::kDivTrunc: return no_bool_for<DivTruncOp>(d);
+    case FusedOp::kDivFloor: return no_bool_for<DivFloorOp>(d);
+    case FusedOp::kRemainder: return no_bool_for<RemainderOp>(d);
+    case FusedOp::kFmod: return no_bool_for<FmodOp>(d);
+    case FusedOp::kAtan2:
+      return OPSPEC_DISPATCH_FLOATING_DTYPES(d, "fused", [&]() -> KernelFn { return &arith_kernel<scalar_t, Atan2Op>; });
+    case FusedOp::kBitwiseAnd: return integral_for<BitwiseAndOp>(d);
+    case FusedOp::kBitwiseOr: return integral_for<BitwiseOrOp>(d);
+    case FusedOp::kBitwiseXor: return integral_for<BitwiseXorOp>(d);
     case FusedOp::kEq: return predicate_for<EqOp>(d);
     case FusedOp::kNe: return predicate_for<NeOp>(d);
     case FusedOp::kLt: return predicate_for<LtOp>(d);
@@ -202,6 +233,7 @@ KernelFn select_kernel(const Instr& ins, const std::vector<Reg>& regs) {
     case FusedOp::kGe: return predicate_for<GeOp>(d);
     case FusedOp::kLogicalAnd: return predicate_for<LogicalAndOp>(d);
     case FusedOp::kLogicalOr: return predicate_for<LogicalOrOp>(d);
+    case FusedOp::kLogicalXor: return predicate_for<LogicalXorOp>(d);
     case FusedOp::kWhere:
       switch (element_size(regs[ins.args[1]].dtype)) {
         case 1: return &where_kernel<uint8_t>;

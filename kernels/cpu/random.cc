@@ -1,5 +1,5 @@
-// random.cc: CPU kernels of rand, randn, rand_like, randn_like, bernoulli_ and
-// native_dropout, all drawn from the counter-based generator so element i of a
+// random.cc: CPU kernels of rand, randn, rand_like, randn_like, bernoulli_,
+// native_dropout, randint, uniform_, normal_ and bernoulli, all drawn from the counter-based generator so element i of a
 // call depends only on (seed, the call's first offset, i).
 // See Note [Counter-based randomness].
 #include <cmath>
@@ -10,7 +10,11 @@
 #include "kernels/cpu/loops.h"
 #include "runtime/ops/elementwise_rules.h"  // check_no_internal_overlap
 #include "kernels/common/factory_meta.h"
+#include "kernels/common/random_meta.h"
+#include "kernels/common/random_values.h"
+#include "kernels/common/registration.h"
 #include "runtime/core/generator.h"
+#include "runtime/dispatch/library.h"
 
 namespace opspec::internal {
 
@@ -24,6 +28,12 @@ namespace opspec::internal {
 //          likewise draws only `digits` random bits for reduced precision).
 //   randn: f32 normal_float; f64 normal_double; f16/bf16 normal_float rounded.
 //   bernoulli_(p) and dropout masks: uniform_double(counter) < p, any dtype.
+//   uniform_(from, to): fma(to - from, rand's draw for the dtype, from) in
+//          double, then the dtype (so uniform_(0, 1) equals rand).
+//   normal_(mean, std): fma(std, normal_double, mean) in double, then the dtype.
+//   randint(low, high): low + (words 0 and 1 as 64 bits) mod (high - low).
+//   bernoulli(p tensor): uniform_double(counter) < p[i], p read in logical order.
+// kernels/common/random_values.h holds these, shared with the CUDA kernels.
 
 namespace {
 
@@ -201,6 +211,128 @@ std::tuple<Tensor, Tensor> native_dropout_cpu(const Tensor& input, double p, std
                  static_cast<bool*>(mask.raw_data()), n, rs, p1m, scale);
   });
   return {output, mask};
+}
+
+// ---- randint, uniform_, normal_, bernoulli ----
+
+namespace {
+
+// fill_logical: draws value(seed, counter) into every element of self in
+// logical order (into self when contiguous, else through a buffer).
+template <class F>
+void fill_logical(const Tensor& self, std::string_view op, bool all_dtypes, F value) {
+  const int64_t n = self.numel();
+  if (n == 0) return;
+  const RandomStream rs = reserve(n);
+  const Tensor out = self.is_contiguous() ? self : make_tensor(self.sizes(), self.dtype(), kCPU);
+  auto body = [&]<class T>() {
+    T* p = static_cast<T*>(out.raw_data());
+    parallel_for(n, kRandomGrain, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) p[i] = value.template operator()<T>(rs.seed, rs.first + uint64_t(i), i);
+    });
+  };
+  if (all_dtypes) {
+    OPSPEC_DISPATCH_ALL_DTYPES(self.dtype(), op, [&] { body.template operator()<scalar_t>(); });
+  } else {
+    OPSPEC_DISPATCH_FLOATING_DTYPES(self.dtype(), op, [&] { body.template operator()<scalar_t>(); });
+  }
+  if (!out.is_same(self)) copy_into(self, out);
+}
+
+Tensor randint_impl(int64_t low, int64_t high, IntArrayRef size, std::optional<DType> dtype, std::string_view op) {
+  const DType t = dtype.value_or(DType::kInt64);
+  check_randint_range(low, high, t, op);
+  check_factory_size(size, op);
+  Tensor out = make_tensor(size, t, kCPU);
+  const uint64_t range = static_cast<uint64_t>(high) - static_cast<uint64_t>(low);
+  fill_logical(out, op, true, [&]<class T>(uint64_t seed, uint64_t c, int64_t) {
+    return random_values::randint<T>(seed, c, low, range);
+  });
+  return out;
+}
+
+Tensor randint_cpu(int64_t high, IntArrayRef size, std::optional<DType> dtype, std::optional<int64_t>,
+                   std::optional<Device>, std::optional<bool>) {
+  return randint_impl(0, high, size, dtype, "aten::randint");
+}
+
+Tensor randint_low_cpu(int64_t low, int64_t high, IntArrayRef size, std::optional<DType> dtype,
+                       std::optional<int64_t>, std::optional<Device>, std::optional<bool>) {
+  return randint_impl(low, high, size, dtype, "aten::randint.low");
+}
+
+Tensor uniform_cpu(const Tensor& self, double from, double to, std::optional<int64_t> generator) {
+  constexpr std::string_view op = "aten::uniform_";
+  check_no_generator(generator, op);
+  check_uniform_args(self, from, to, op);
+  fill_logical(self, op, false, [&]<class T>(uint64_t seed, uint64_t c, int64_t) {
+    return random_values::uniform<T>(seed, c, from, to);
+  });
+  self.impl()->bump_version();
+  return self;
+}
+
+Tensor normal_cpu(const Tensor& self, double mean, double std, std::optional<int64_t> generator) {
+  constexpr std::string_view op = "aten::normal_";
+  check_no_generator(generator, op);
+  check_normal_args(self, std, op);
+  fill_logical(self, op, false, [&]<class T>(uint64_t seed, uint64_t c, int64_t) {
+    return random_values::normal<T>(seed, c, mean, std);
+  });
+  self.impl()->bump_version();
+  return self;
+}
+
+// bernoulli: PyTorch's empty_like(self, contiguous).bernoulli_(self): p = self[i].
+Tensor bernoulli_cpu(const Tensor& self, std::optional<int64_t> generator) {
+  constexpr std::string_view op = "aten::bernoulli";
+  check_no_generator(generator, op);
+  check_bernoulli_probs(self, op);
+  const Tensor probs = contiguous_cpu(self);
+  // Every p is checked before any offset is reserved, so a refused call draws nothing.
+  OPSPEC_DISPATCH_FLOATING_DTYPES(self.dtype(), op, [&] {
+    const scalar_t* p = static_cast<const scalar_t*>(probs.raw_data());
+    for (int64_t i = 0; i < probs.numel(); ++i) {
+      const double v = static_cast<double>(p[i]);
+      OPSPEC_CHECK(v >= 0 && v <= 1, op, ": Expected p_in >= 0 && p_in <= 1 to be true, but got false.");
+    }
+  });
+  Tensor out = make_tensor(self.sizes(), self.dtype(), kCPU);
+  fill_logical(out, op, false, [&]<class T>(uint64_t seed, uint64_t c, int64_t i) {
+    return random_values::bernoulli<T>(seed, c, static_cast<double>(static_cast<const T*>(probs.raw_data())[i]));
+  });
+  return out;
+}
+
+// bernoulli.p: PyTorch's empty_like(self, contiguous).bernoulli_(p).
+Tensor bernoulli_p_cpu(const Tensor& self, double p, std::optional<int64_t> generator) {
+  constexpr std::string_view op = "aten::bernoulli.p";
+  check_no_generator(generator, op);
+  check_bernoulli_p(p, op);
+  Tensor out = make_tensor(self.sizes(), self.dtype(), kCPU);
+  fill_logical(out, op, true, [&]<class T>(uint64_t seed, uint64_t c, int64_t) {
+    return random_values::bernoulli<T>(seed, c, p);
+  });
+  return out;
+}
+
+}  // namespace
+
+void register_random_kernels(Dispatcher& d) {
+  Library lib("aten", d);
+  constexpr DispatchKey kCPUKey = DispatchKey::kCPU, kMetaKey = DispatchKey::kMeta;
+  lib.impl("randint", kCPUKey, &randint_cpu)
+      .impl("randint", kMetaKey, &randint_meta)
+      .impl("randint.low", kCPUKey, &randint_low_cpu)
+      .impl("randint.low", kMetaKey, &randint_low_meta)
+      .impl("uniform_", kCPUKey, &uniform_cpu)
+      .impl("uniform_", kMetaKey, &uniform_meta)
+      .impl("normal_", kCPUKey, &normal_cpu)
+      .impl("normal_", kMetaKey, &normal_meta)
+      .impl("bernoulli", kCPUKey, &bernoulli_cpu)
+      .impl("bernoulli", kMetaKey, &bernoulli_meta)
+      .impl("bernoulli.p", kCPUKey, &bernoulli_p_cpu)
+      .impl("bernoulli.p", kMetaKey, &bernoulli_p_meta);
 }
 
 }  // namespace opspec::internal

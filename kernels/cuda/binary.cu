@@ -52,8 +52,20 @@ void binary_for(BinaryOp op, const ElementwiseArgs& a, const Param& p) {
     case BinaryOp::kMinimum: return arith<S>(a, MinimumOp{}, "minimum");
     default: break;
   }
+  if constexpr (std::is_integral_v<A>) {
+    if (op == BinaryOp::kBitwiseAnd) return arith<S>(a, BitwiseAndOp{}, "bitwise_and");
+    if (op == BinaryOp::kBitwiseOr) return arith<S>(a, BitwiseOrOp{}, "bitwise_or");
+    if (op == BinaryOp::kBitwiseXor) return arith<S>(a, BitwiseXorOp{}, "bitwise_xor");
+  }
+  if constexpr (!std::is_same_v<S, bool>) {
+    if (op == BinaryOp::kDivTrunc) return arith<S>(a, DivTruncOp{}, "div");
+    if (op == BinaryOp::kDivFloor) return arith<S>(a, DivFloorOp{}, "div");
+    if (op == BinaryOp::kRemainder) return arith<S>(a, RemainderOp{}, "remainder");
+    if (op == BinaryOp::kFmod) return arith<S>(a, FmodOp{}, "fmod");
+  }
   if constexpr (std::is_floating_point_v<A>) {
     if (op == BinaryOp::kDiv) return arith<S>(a, DivOp{}, "div");
+    if (op == BinaryOp::kAtan2) return arith<S>(a, Atan2Op{}, "atan2");
     if (op == BinaryOp::kThresholdBackward) {
       return arith<S>(a, ThresholdBackwardOp{p.f}, "threshold_backward");
     }

@@ -15,6 +15,7 @@ void launch_compare(BinaryOp op, Code storage, const ElementwiseArgs& a) {
       case BinaryOp::kGe: return launch_elementwise<bool, S, 2>(a, GeOp{}, "ge");
       case BinaryOp::kLogicalAnd: return launch_elementwise<bool, S, 2>(a, LogicalAndOp{}, "logical_and");
       case BinaryOp::kLogicalOr: return launch_elementwise<bool, S, 2>(a, LogicalOrOp{}, "logical_or");
+      case BinaryOp::kLogicalXor: return launch_elementwise<bool, S, 2>(a, LogicalXorOp{}, "logical_xor");
       default: fail_launch("launch_compare: not a comparison or logical op");
     }
   });

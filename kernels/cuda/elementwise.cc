@@ -221,6 +221,49 @@ Tensor minimum_cuda(const Tensor& a, const Tensor& b) {
   return out;
 }
 
+// ---- pow.Scalar, rounding division, remainder, fmod, atan2, bitwise ----
+// (kernels/cpu/binary.cc's; integer division by zero is not checked on CUDA, as in PyTorch)
+
+Tensor pow_scalar_base_cuda(const Scalar& self, const Tensor& exponent) {
+  return pow_cuda(make_wrapped_number(self), exponent);
+}
+
+Tensor arith_op_cuda(const ElementwiseMeta& m, const Tensor& a, const Tensor& b, BinaryOp op, std::string_view name) {
+  Tensor out = new_output(m, name);
+  arith_into(out, a, b, op);
+  return out;
+}
+Tensor remainder_cuda(const Tensor& a, const Tensor& b) {
+  return arith_op_cuda(remainder_meta(a, b, "aten::remainder"), a, b, BinaryOp::kRemainder, "aten::remainder");
+}
+Tensor remainder_scalar_cuda(const Tensor& a, const Scalar& b) { return remainder_cuda(a, make_wrapped_number(b)); }
+Tensor fmod_cuda(const Tensor& a, const Tensor& b) {
+  return arith_op_cuda(remainder_meta(a, b, "aten::fmod"), a, b, BinaryOp::kFmod, "aten::fmod");
+}
+Tensor fmod_scalar_cuda(const Tensor& a, const Scalar& b) { return fmod_cuda(a, make_wrapped_number(b)); }
+Tensor div_mode_cuda(const Tensor& a, const Tensor& b, std::optional<std::string_view> rounding_mode) {
+  const RoundingMode mode = parse_rounding_mode(rounding_mode);
+  if (mode == RoundingMode::kNone) return div_cuda(a, b);
+  return arith_op_cuda(div_mode_meta(a, b, mode), a, b,
+                       mode == RoundingMode::kTrunc ? BinaryOp::kDivTrunc : BinaryOp::kDivFloor, "aten::div");
+}
+Tensor div_scalar_mode_cuda(const Tensor& a, const Scalar& b, std::optional<std::string_view> rounding_mode) {
+  return div_mode_cuda(a, make_wrapped_number(b), rounding_mode);
+}
+Tensor atan2_cuda(const Tensor& a, const Tensor& b) {
+  return arith_op_cuda(binary_meta(a, b, BinaryKind::kTrueDivide, "aten::atan2"), a, b, BinaryOp::kAtan2,
+                       "aten::atan2");
+}
+#define OPSPEC_BITWISE_CUDA(name, op)                                                                     \
+  Tensor name##_cuda(const Tensor& a, const Tensor& b) {                                                  \
+    return arith_op_cuda(integral_binary_meta(a, b, "aten::" #name), a, b, op, "aten::" #name);           \
+  }                                                                                                       \
+  Tensor name##_scalar_cuda(const Tensor& a, const Scalar& b) { return name##_cuda(a, make_wrapped_number(b)); }
+OPSPEC_BITWISE_CUDA(bitwise_and, BinaryOp::kBitwiseAnd)
+OPSPEC_BITWISE_CUDA(bitwise_or, BinaryOp::kBitwiseOr)
+OPSPEC_BITWISE_CUDA(bitwise_xor, BinaryOp::kBitwiseXor)
+#undef OPSPEC_BITWISE_CUDA
+
 // ---- Comparisons, logical ops, where ----
 
 Tensor predicate_cuda(const Tensor& a, const Tensor& b, BinaryKind kind, BinaryOp op, std::string_view name) {
@@ -252,6 +295,9 @@ Tensor logical_and_cuda(const Tensor& a, const Tensor& b) {
 }
 Tensor logical_or_cuda(const Tensor& a, const Tensor& b) {
   return predicate_cuda(a, b, BinaryKind::kLogical, BinaryOp::kLogicalOr, "aten::logical_or");
+}
+Tensor logical_xor_cuda(const Tensor& a, const Tensor& b) {
+  return predicate_cuda(a, b, BinaryKind::kLogical, BinaryOp::kLogicalXor, "aten::logical_xor");
 }
 
 Tensor where_cuda(const Tensor& condition, const Tensor& self, const Tensor& other) {
@@ -378,6 +424,21 @@ void register_elementwise_cuda_kernels(Library& lib) {
       .impl("silu_backward", kKey, &silu_backward_cuda)
       .impl("native_dropout_backward", kKey, &native_dropout_backward_cuda)
       .impl("minimum", kKey, &minimum_cuda)
+      .impl("pow.Scalar", kKey, &pow_scalar_base_cuda)
+      .impl("remainder.Tensor", kKey, &remainder_cuda)
+      .impl("remainder.Scalar", kKey, &remainder_scalar_cuda)
+      .impl("fmod.Tensor", kKey, &fmod_cuda)
+      .impl("fmod.Scalar", kKey, &fmod_scalar_cuda)
+      .impl("div.Tensor_mode", kKey, &div_mode_cuda)
+      .impl("div.Scalar_mode", kKey, &div_scalar_mode_cuda)
+      .impl("atan2", kKey, &atan2_cuda)
+      .impl("bitwise_and.Tensor", kKey, &bitwise_and_cuda)
+      .impl("bitwise_or.Tensor", kKey, &bitwise_or_cuda)
+      .impl("bitwise_xor.Tensor", kKey, &bitwise_xor_cuda)
+      .impl("bitwise_and.Scalar", kKey, &bitwise_and_scalar_cuda)
+      .impl("bitwise_or.Scalar", kKey, &bitwise_or_scalar_cuda)
+      .impl("bitwise_xor.Scalar", kKey, &bitwise_xor_scalar_cuda)
+      .impl("logical_xor", kKey, &logical_xor_cuda)
       .impl("eq.Tensor", kKey, &eq_cuda)
       .impl("ne.Tensor", kKey, &ne_cuda)
       .impl("lt.Tensor", kKey, &lt_cuda)

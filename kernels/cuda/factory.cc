@@ -1,6 +1,6 @@
 // factory.cc: CUDA kernels of the factories (empty, zeros, ones, full,
 // scalar_tensor, arange, *_like), fills, random ops (rand, randn, *_like,
-// bernoulli_, native_dropout), cat/stack and _local_scalar_dense. Values that
+// bernoulli_, native_dropout, randint, uniform_, normal_, bernoulli), cat/stack and _local_scalar_dense. Values that
 // need checking and conversion (fill values) go through the CPU kernels on a
 // one-element host tensor, so errors and rounding are the CPU's; random
 // numbers come from the same generator offsets and Philox functions as the
@@ -16,6 +16,8 @@
 #include "kernels/cuda/elementwise_args.h"
 #include "runtime/ops/elementwise_rules.h"  // check_no_internal_overlap
 #include "kernels/common/factory_meta.h"
+#include "kernels/common/random_meta.h"
+#include "kernels/cuda/random_launch.h"
 #include "runtime/core/generator.h"
 #include "runtime/dispatch/library.h"
 
@@ -274,6 +276,94 @@ std::tuple<Tensor, Tensor> native_dropout_cuda(const Tensor& input, double p, Op
   return {output, mask};
 }
 
+// ---- randint, uniform_, normal_, bernoulli (kernels/cuda/random.cu) ----
+
+// draw_logical: reserves numel offsets and lets launch fill self in logical
+// order (into self when contiguous, else through a buffer then copied).
+template <class F>
+void draw_logical(const Tensor& self, std::string_view op, F launch) {
+  const int64_t n = self.numel();
+  if (n == 0) return;
+  const Device dev = require_device(self.device(), op);
+  const GeneratorState rs = reserve_random_offsets(static_cast<uint64_t>(n));
+  const Tensor out = self.is_contiguous() ? self : empty_cuda(self.sizes(), self.dtype(), dev);
+  DeviceGuard guard(dev);
+  launch(out, rs);
+  if (!out.is_same(self)) device_copy(self, out);
+}
+
+Tensor randint_impl(int64_t low, int64_t high, IntArrayRef size, OptDType dtype, OptDevice device,
+                    std::string_view op) {
+  const DType t = dtype.value_or(DType::kInt64);
+  check_randint_range(low, high, t, op);
+  Tensor out = new_factory(size, t, device, op);
+  const uint64_t range = static_cast<uint64_t>(high) - static_cast<uint64_t>(low);
+  draw_logical(out, op, [&](const Tensor& o, const GeneratorState& rs) {
+    launch_randint(code_of(t), o.raw_data(), o.numel(), rs.seed, rs.offset, low, range);
+  });
+  return out;
+}
+
+Tensor randint_cuda(int64_t high, IntArrayRef size, OptDType dtype, OptInt, OptDevice device, OptBool) {
+  return randint_impl(0, high, size, dtype, device, "aten::randint");
+}
+
+Tensor randint_low_cuda(int64_t low, int64_t high, IntArrayRef size, OptDType dtype, OptInt, OptDevice device,
+                        OptBool) {
+  return randint_impl(low, high, size, dtype, device, "aten::randint.low");
+}
+
+Tensor uniform_cuda(const Tensor& self, double from, double to, OptInt generator) {
+  constexpr std::string_view op = "aten::uniform_";
+  check_no_generator(generator, op);
+  check_uniform_args(self, from, to, op);
+  draw_logical(self, op, [&](const Tensor& o, const GeneratorState& rs) {
+    launch_uniform(code_of(o.dtype()), o.raw_data(), o.numel(), rs.seed, rs.offset, from, to);
+  });
+  self.impl()->bump_version();
+  return self;
+}
+
+Tensor normal_cuda(const Tensor& self, double mean, double std, OptInt generator) {
+  constexpr std::string_view op = "aten::normal_";
+  check_no_generator(generator, op);
+  check_normal_args(self, std, op);
+  draw_logical(self, op, [&](const Tensor& o, const GeneratorState& rs) {
+    launch_normal(code_of(o.dtype()), o.raw_data(), o.numel(), rs.seed, rs.offset, mean, std);
+  });
+  self.impl()->bump_version();
+  return self;
+}
+
+Tensor bernoulli_cuda(const Tensor& self, OptInt generator) {
+  constexpr std::string_view op = "aten::bernoulli";
+  check_no_generator(generator, op);
+  check_bernoulli_probs(self, op);
+  const Device dev = require_device(self.device(), op);
+  const Tensor probs = contiguous_cuda(self);
+  {
+    DeviceGuard guard(dev);
+    OPSPEC_CHECK(launch_check_probs(code_of(self.dtype()), probs.raw_data(), probs.numel()), op,
+                 ": Expected p_in >= 0 && p_in <= 1 to be true, but got false.");
+  }
+  Tensor out = empty_cuda(self.sizes(), self.dtype(), dev);
+  draw_logical(out, op, [&](const Tensor& o, const GeneratorState& rs) {
+    launch_bernoulli_tensor(code_of(o.dtype()), probs.raw_data(), o.raw_data(), o.numel(), rs.seed, rs.offset);
+  });
+  return out;
+}
+
+Tensor bernoulli_p_cuda(const Tensor& self, double p, OptInt generator) {
+  constexpr std::string_view op = "aten::bernoulli.p";
+  check_no_generator(generator, op);
+  check_bernoulli_p(p, op);
+  Tensor out = empty_cuda(self.sizes(), self.dtype(), require_device(self.device(), op));
+  draw_logical(out, op, [&](const Tensor& o, const GeneratorState& rs) {
+    launch_random(RandomKind::kBernoulli, code_of(o.dtype()), o.raw_data(), o.numel(), rs.seed, rs.offset, p);
+  });
+  return out;
+}
+
 // ---- slice_backward and select_backward: zeros, then grad copied into the view ----
 
 Tensor slice_backward_cuda(const Tensor& grad, IntArrayRef input_sizes, int64_t dim, int64_t start, int64_t end,
@@ -358,7 +448,13 @@ void register_factory_cuda_kernels(Library& lib) {
       .impl("rand_like", kKey, &rand_like_cuda)
       .impl("randn_like", kKey, &randn_like_cuda)
       .impl("bernoulli_.float", kKey, &bernoulli_float_cuda)
-      .impl("native_dropout", kKey, &native_dropout_cuda);
+      .impl("native_dropout", kKey, &native_dropout_cuda)
+      .impl("randint", kKey, &randint_cuda)
+      .impl("randint.low", kKey, &randint_low_cuda)
+      .impl("uniform_", kKey, &uniform_cuda)
+      .impl("normal_", kKey, &normal_cuda)
+      .impl("bernoulli", kKey, &bernoulli_cuda)
+      .impl("bernoulli.p", kKey, &bernoulli_p_cuda);
   lib.impl("cat", kKey, &cat_cuda)
       .impl("stack", kKey, &stack_cuda)
       .impl("_local_scalar_dense", kKey, &local_scalar_dense_cuda);

@@ -126,6 +126,14 @@ std::string_view binary_functor(FusedOp op) {
     case FusedOp::kPow: return "PowOp";
     case FusedOp::kMaximum: return "MaximumOp";
     case FusedOp::kMinimum: return "MinimumOp";
+    case FusedOp::kDivTrunc: return "DivTruncOp";
+    case FusedOp::kDivFloor: return "DivFloorOp";
+    case FusedOp::kRemainder: return "RemainderOp";
+    case FusedOp::kFmod: return "FmodOp";
+    case FusedOp::kAtan2: return "Atan2Op";
+    case FusedOp::kBitwiseAnd: return "BitwiseAndOp";
+    case FusedOp::kBitwiseOr: return "BitwiseOrOp";
+    case FusedOp::kBitwiseXor: return "BitwiseXorOp";
     case FusedOp::kEq: return "EqOp";
     case FusedOp::kNe: return "NeOp";
     case FusedOp::kLt: return "LtOp";
@@ -134,6 +142,7 @@ std::string_view binary_functor(FusedOp op) {
     case FusedOp::kGe: return "GeOp";
     case FusedOp::kLogicalAnd: return "LogicalAndOp";
     case FusedOp::kLogicalOr: return "LogicalOrOp";
+    case FusedOp::kLogicalXor: return "LogicalXorOp";
     default: return {};
   }
 }

@@ -84,7 +84,14 @@ FusedProgram all_ops_program(DType d) {
   }
   out(FusedOp::kLogicalNot, {x});
   for (FusedOp op : {FusedOp::kAdd, FusedOp::kSub, FusedOp::kMul, FusedOp::kMaximum, FusedOp::kMinimum}) out(op, {x, y});
-  if (!boolean) out(FusedOp::kPow, {x, s});
+  if (!boolean) {
+    out(FusedOp::kPow, {x, s});
+    for (FusedOp op : {FusedOp::kDivTrunc, FusedOp::kDivFloor, FusedOp::kRemainder, FusedOp::kFmod}) out(op, {x, y});
+  }
+  if (floating) out(FusedOp::kAtan2, {x, y});
+  if (!floating) {
+    for (FusedOp op : {FusedOp::kBitwiseAnd, FusedOp::kBitwiseOr, FusedOp::kBitwiseXor}) out(op, {x, y});
+  }
   out(FusedOp::kAddAlpha, {x, y}, floating ? Scalar(0.25) : Scalar(int64_t{3}));
   out(FusedOp::kSubAlpha, {x, c}, floating ? Scalar(1.5) : Scalar(int64_t{2}));
   if (d == DType::kFloat16 || d == DType::kBFloat16) {  // by an f32 scalar, eager's reduced-precision path
@@ -93,7 +100,7 @@ FusedProgram all_ops_program(DType d) {
     out(FusedOp::kDiv, {y, k});
   }
   for (FusedOp op : {FusedOp::kEq, FusedOp::kNe, FusedOp::kLt, FusedOp::kLe, FusedOp::kGt, FusedOp::kGe,
-                     FusedOp::kLogicalAnd, FusedOp::kLogicalOr}) {
+                     FusedOp::kLogicalAnd, FusedOp::kLogicalOr, FusedOp::kLogicalXor}) {
     out(op, {x, y});
   }
   out(FusedOp::kWhere, {p.add_op(FusedOp::kLt, {x, y}), x, s});

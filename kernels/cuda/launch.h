@@ -63,6 +63,8 @@ enum class BinaryOp : uint8_t {
   kThresholdBackward, kTanhBackward, kSigmoidBackward,  // autograd's (grad, saved) ops
   kGeluBackwardErf, kGeluBackwardTanh, kSiluBackward,
   kDropoutBackward,  // (grad, mask as grad's dtype) * scale (Param f)
+  kDivTrunc, kDivFloor, kRemainder, kFmod, kAtan2, kBitwiseAnd, kBitwiseOr, kBitwiseXor,
+  kLogicalXor,  // a predicate, for launch_compare
 };
 
 // Param: a scalar parameter (alpha, exponent) in the op's compute type; the

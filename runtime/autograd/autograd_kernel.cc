@@ -103,6 +103,12 @@ Registry& registry() {
     internal::add_model_formulas(all);
     internal::add_conv_formulas(all);
     internal::add_stats_formulas(all);
+    internal::add_pointwise_formulas(all);
+    internal::add_index_formulas(all);
+    internal::add_sort_formulas(all);
+    internal::add_movement_formulas(all);
+    internal::add_split_formulas(all);
+    internal::add_random_formulas(all);
     for (const Formula& f : all) reg->by_op[std::string(f.op)] = &reg->storage.emplace_back(f);
     return reg;
   }();
@@ -117,7 +123,9 @@ void for_each_tensor(const Stack& stack, size_t n, F&& f) {
     if (v.is_tensor()) {
       f(v.to_tensor());
     } else if (v.is_tensor_list()) {
-      for (const Tensor& t : v.to_tensor_list()) f(t);
+      for (const Tensor& t : v.to_tensor_list()) {
+        if (t.defined()) f(t);  // undefined: None of a Tensor?[] (See Note [Optional tensor lists])
+      }
     }
   }
 }
@@ -175,6 +183,12 @@ void autograd_kernel(const OperatorHandle& op, DispatchKeySet ks, Stack& stack) 
     if (m != nullptr && m->requires_grad && m->grad_fn == nullptr) {
       throw Error("a leaf Variable that requires grad is being used in an in-place operation.");
     }
+    if (m != nullptr && m->multi_view && m->grad_fn != nullptr) {  // PyTorch refuses these too, in these words
+      throw Error(str_cat(op.name(), ": Output ", m->output_nr, " of ", m->grad_fn->name(),
+                          " is a view and is being modified inplace. This view is the output of a function that "
+                          "returns multiple views. Such functions do not allow the output views to be modified "
+                          "inplace. You should replace the inplace operation by an out-of-place one."));
+    }
     OPSPEC_CHECK(m == nullptr || !m->is_view, op.name(),
                  ": an in-place operation on a view of a tensor that requires grad is not supported yet");
   }
@@ -230,7 +244,9 @@ void autograd_kernel(const OperatorHandle& op, DispatchKeySet ks, Stack& stack) 
     for (size_t i = 0; i < nargs; ++i) {
       const Value& v = stack[i];
       if (v.is_tensor() && i < 64) fnode->tensor_args |= uint64_t{1} << i;
-      fnode->args.push_back(v.is_tensor() || v.is_tensor_list() ? Value() : v);
+      // A Tensor?[] (index's indices, integer tensors) is kept: its formula reads where the Nones are.
+      const bool keep_list = v.is_tensor_list() && op.schema().arguments()[i].type.element_optional;
+      fnode->args.push_back(v.is_tensor() || (v.is_tensor_list() && !keep_list) ? Value() : v);
     }
   }
 
@@ -239,13 +255,16 @@ void autograd_kernel(const OperatorHandle& op, DispatchKeySet ks, Stack& stack) 
     dispatcher.redispatch_boxed(op, below, stack);
   }
 
+  // Outputs in order; a Tensor[] result (split's) is one output per element.
   size_t out_index = 0;
-  for (const Value& v : stack) {
-    if (!v.is_tensor()) continue;
-    const Tensor& out = v.to_tensor();
+  auto record_output = [&](const Tensor& out, bool in_list) {
     if (out.defined() && is_differentiable(out.dtype())) {
       set_history(out, node);
-      if (op.kind() == OpKind::kView && !written) materialize_meta(out).is_view = true;
+      if (op.kind() == OpKind::kView && !written) {
+        AutogradMeta& m = materialize_meta(out);
+        m.is_view = true;
+        m.multi_view = in_list;
+      }
     } else {  // not differentiable, or undefined (native_layer_norm_backward's masked outputs)
       node->add_input_metadata(out);
     }
@@ -254,6 +273,13 @@ void autograd_kernel(const OperatorHandle& op, DispatchKeySet ks, Stack& stack) 
       fnode->saved_outputs.emplace_back(save ? out : Tensor(), /*is_output=*/true);
     }
     ++out_index;
+  };
+  for (const Value& v : stack) {
+    if (v.is_tensor()) {
+      record_output(v.to_tensor(), false);
+    } else if (v.is_tensor_list()) {
+      for (const Tensor& out : v.to_tensor_list()) record_output(out, true);
+    }
   }
 }
 

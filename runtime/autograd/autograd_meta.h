@@ -23,6 +23,7 @@ struct AutogradMeta : internal::AutogradMetaBase {
   bool requires_grad = false;
   bool retains_grad = false;
   bool is_view = false;  // made by a recorded view op (See Note [The Autograd kernel])
+  bool multi_view = false;  // one of the views a Tensor[] view op returned (split's)
   Tensor grad;
   std::shared_ptr<Node> grad_fn;
   uint32_t output_nr = 0;

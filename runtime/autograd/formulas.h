@@ -44,6 +44,8 @@ class FormulaCall {
 
   // grad: the gradient of output i (undefined when none flowed).
   const Tensor& grad(size_t i = 0) const { return grads_.at(i); }
+  // num_grads: how many outputs the op had (a Tensor[] output counts its elements).
+  size_t num_grads() const { return grads_.size(); }
   // input / output: saved tensor input or output i (version-checked).
   Tensor input(size_t i) const { return inputs_.at(i).unpack(node_); }
   Tensor output(size_t i) const { return outputs_.at(i).unpack(node_); }
@@ -114,6 +116,16 @@ void add_layer_norm_formulas(std::vector<Formula>& out);
 void add_model_formulas(std::vector<Formula>& out);
 void add_conv_formulas(std::vector<Formula>& out);
 void add_stats_formulas(std::vector<Formula>& out);
+void add_pointwise_formulas(std::vector<Formula>& out);
+void add_index_formulas(std::vector<Formula>& out);
+void add_sort_formulas(std::vector<Formula>& out);
+// add_movement_formulas: constant_pad_nd, upsample_nearest2d (+ backward), native_group_norm, flip,
+// roll, repeat (formulas_movement.cc).
+void add_movement_formulas(std::vector<Formula>& out);
+// add_split_formulas: split.Tensor, split_with_sizes, unbind.int (formulas_split.cc).
+void add_split_formulas(std::vector<Formula>& out);
+// add_random_formulas: uniform_, normal_, bernoulli (formulas_split.cc).
+void add_random_formulas(std::vector<Formula>& out);
 // sum_to_size: ATen's at::sum_to: t summed down to shape, which broadcasts to
 // t's (sum.dim_IntList with keepdim, then view when leading dims go).
 Tensor sum_to_size(const Tensor& t, IntArrayRef shape);

@@ -41,7 +41,7 @@ struct Copier {
     if (a.is_value()) return a;
     if (a.is_node()) return NodeArg::node(map.at(a.as_node()));
     std::vector<Node*> ns;
-    for (Node* x : a.as_node_list()) ns.push_back(map.at(x));
+    for (Node* x : a.as_node_list()) ns.push_back(x == nullptr ? nullptr : map.at(x));  // null: None
     return NodeArg::nodes(std::move(ns));
   }
   void copy(const Node* src) {

@@ -29,6 +29,12 @@ BreakText break_text(BreakKind kind, std::string_view subject) {
               "Dynamo does not trace Tensor.backward(): the graph so far ends and runs, then backward runs eagerly "
               "(through each compiled graph's CompiledFunctionBackward).",
               "Call backward outside the compiled function to keep the graph whole."};
+    case BreakKind::kDynamicOutputShape:
+      // Dynamo's "Dynamic shape operator" break (capture_dynamic_output_shape_ops is off).
+      return {str_cat("Dynamic shape operator: ", subject),
+              str_cat("Operator `", subject, "`'s output shape depends on input Tensor data."),
+              "Enable tracing of dynamic shape operators with "
+              "`torch._dynamo.config.capture_dynamic_output_shape_ops = True`; opspec does not capture them."};
     case BreakKind::kNoMetaKernel:
       return {str_cat("Op `", subject, "` has no meta kernel"),
               "Without a meta kernel the op's output metadata cannot be known without running it.",

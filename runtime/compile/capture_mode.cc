@@ -36,6 +36,10 @@ bool CaptureMode::dispatch(OpCall& call) {
   } catch (const NoMetaKernelError&) {
     call.stack() = saved;
     return break_and_run_eagerly(call, BreakKind::kNoMetaKernel, op.name());
+  } catch (const DataDependentOutputError&) {
+    // A Meta kernel that cannot know its output's shape (index with a bool mask).
+    call.stack() = saved;
+    return break_and_run_eagerly(call, BreakKind::kDynamicOutputShape, op.name());
   }
   remember_results(call.stack());
   return true;
@@ -159,6 +163,11 @@ bool CaptureMode::break_and_run_eagerly(OpCall& call, BreakKind kind, std::strin
   }
   for (const Value& v : call.stack()) {
     if (v.is_tensor() && v.to_tensor().defined()) materialized_.insert(v.to_tensor().impl());
+    if (v.is_tensor_list()) {
+      for (const Tensor& t : v.to_tensor_list()) {
+        if (t.defined()) materialized_.insert(t.impl());
+      }
+    }
   }
   return true;
 }
@@ -209,6 +218,11 @@ std::vector<Tensor> CaptureMode::held_tensors() const {
 void CaptureMode::remember_results(const Stack& results) {
   for (const Value& v : results) {
     if (v.is_tensor() && is_fake(v.to_tensor())) remember(v.to_tensor());
+    if (v.is_tensor_list()) {  // split's views
+      for (const Tensor& t : v.to_tensor_list()) {
+        if (is_fake(t)) remember(t);
+      }
+    }
   }
 }
 

@@ -277,6 +277,9 @@ struct Recipe {
   std::vector<int> outputs;  // pool indices
 };
 
+// floating: x, or x * 0.5 for the int32 input (leaky_relu, elu and softplus take floats only).
+Tensor floating(const Tensor& x) { return x.is_floating_point() ? x : ops::mul(x, 0.5); }
+
 Tensor unary(int op, const Tensor& x) {
   switch (op) {
     case 0: return ops::relu(x);
@@ -295,13 +298,25 @@ Tensor unary(int op, const Tensor& x) {
     case 13: return ops::rsqrt(x);
     case 14: return ops::reciprocal(x);
     case 15: return ops::log(x);
+    // The parametrized ops, which fuse as compositions (See Note [Parametrized pointwise ops]).
+    case 23: return ops::clamp(x, -0.5, 1.25);
+    case 24: return ops::clamp(x, std::nullopt, 0.3);
+    case 25: return ops::hardtanh(x);
+    case 26: return ops::leaky_relu(floating(x), 0.2);
+    case 27: return ops::elu(floating(x), 1.3, 0.7, 1.1);
+    case 28: return ops::softplus(floating(x), 2.0, 3.0);
+    case 29: return ops::nan_to_num(ops::log(x), 0.5, std::nullopt, -7.0);
+    case 30: return ops::where(ops::isnan(ops::log(x)), x, ops::neg(x));
+    case 31: return ops::where(ops::isinf(ops::reciprocal(ops::trunc(x))), x, ops::abs(x));
     default: {
       static constexpr double kExponents[] = {2.0, 3.0, 0.5, -0.5, -1.0, -2.0, 1.7};
       return ops::pow(x, kExponents[(op - 16) % 7]);
     }
   }
 }
-constexpr int kNumUnary = 23;
+constexpr int kNumUnary = 32;
+
+bool any_floating(const Tensor& a, const Tensor& b) { return a.is_floating_point() || b.is_floating_point(); }
 
 Tensor binary(int op, const Tensor& a, const Tensor& b) {
   switch (op) {
@@ -313,10 +328,17 @@ Tensor binary(int op, const Tensor& a, const Tensor& b) {
     case 5: return ops::minimum(a, b);
     case 6: return a.is_floating_point() || b.is_floating_point() ? ops::add(a, b, 0.5) : ops::add(a, b, 2);
     case 7: return ops::sub(a, b, 2);
+    // Integer division by zero raises in eager only, so two integer operands divide by 3.
+    case 9: return any_floating(a, b) ? ops::remainder(a, b) : ops::remainder(a, 3);
+    case 10: return any_floating(a, b) ? ops::fmod(a, b) : ops::fmod(a, -3);
+    case 11: return any_floating(a, b) ? ops::div(a, b, "floor") : ops::div(a, 3, "floor");
+    case 12: return any_floating(a, b) ? ops::div(a, b, "trunc") : ops::div(a, -3, "trunc");
+    case 13: return ops::atan2(a, b);
+    case 14: return any_floating(a, b) ? ops::clamp(a, ops::neg(ops::abs(b)), ops::abs(b)) : ops::bitwise_xor(a, b);
     default: return ops::pow(ops::abs(a), b);
   }
 }
-constexpr int kNumBinary = 9;
+constexpr int kNumBinary = 15;
 
 Tensor with_scalar(int op, const Tensor& a, double s) {
   switch (op) {

@@ -3,6 +3,7 @@
 #include "runtime/compile/fusion.h"
 
 #include <algorithm>
+#include <limits>
 #include <optional>
 
 #include "absl/container/flat_hash_map.h"
@@ -34,6 +35,20 @@ enum class Rule : uint8_t {
   kCompare,
   kLogical,
   kWhere,
+  // See Note [Parametrized pointwise ops]
+  kRemainder,   // remainder, fmod: promoted dtype, no b8
+  kDivMode,     // div.Tensor_mode: true division, or trunc / floor rounding
+  kAtan2,
+  kBitwise,
+  kClamp,       // Scalar bounds
+  kClampTensor,
+  kHardtanh,
+  kLeakyRelu,
+  kElu,
+  kSoftplus,
+  kIsnan,
+  kIsinf,
+  kNanToNum,
 };
 
 struct FusionRule {
@@ -78,7 +93,31 @@ const FusionRule* rule_for(const OperatorHandle* op) {
     }
     set(OpId::logical_and, Rule::kLogical, FusedOp::kLogicalAnd);
     set(OpId::logical_or, Rule::kLogical, FusedOp::kLogicalOr);
+    set(OpId::logical_xor, Rule::kLogical, FusedOp::kLogicalXor);
     set(OpId::where_self, Rule::kWhere, FusedOp::kWhere);
+    set(OpId::pow_Scalar, Rule::kPow, FusedOp::kPow);
+    set(OpId::remainder_Tensor, Rule::kRemainder, FusedOp::kRemainder);
+    set(OpId::remainder_Scalar, Rule::kRemainder, FusedOp::kRemainder);
+    set(OpId::fmod_Tensor, Rule::kRemainder, FusedOp::kFmod);
+    set(OpId::fmod_Scalar, Rule::kRemainder, FusedOp::kFmod);
+    set(OpId::div_Tensor_mode, Rule::kDivMode, FusedOp::kDiv);
+    set(OpId::div_Scalar_mode, Rule::kDivMode, FusedOp::kDiv);
+    set(OpId::atan2, Rule::kAtan2, FusedOp::kAtan2);
+    set(OpId::bitwise_and_Tensor, Rule::kBitwise, FusedOp::kBitwiseAnd);
+    set(OpId::bitwise_and_Scalar, Rule::kBitwise, FusedOp::kBitwiseAnd);
+    set(OpId::bitwise_or_Tensor, Rule::kBitwise, FusedOp::kBitwiseOr);
+    set(OpId::bitwise_or_Scalar, Rule::kBitwise, FusedOp::kBitwiseOr);
+    set(OpId::bitwise_xor_Tensor, Rule::kBitwise, FusedOp::kBitwiseXor);
+    set(OpId::bitwise_xor_Scalar, Rule::kBitwise, FusedOp::kBitwiseXor);
+    set(OpId::clamp, Rule::kClamp, FusedOp::kMaximum);
+    set(OpId::clamp_Tensor, Rule::kClampTensor, FusedOp::kMaximum);
+    set(OpId::hardtanh, Rule::kHardtanh, FusedOp::kMaximum);
+    set(OpId::leaky_relu, Rule::kLeakyRelu, FusedOp::kWhere);
+    set(OpId::elu, Rule::kElu, FusedOp::kWhere);
+    set(OpId::softplus, Rule::kSoftplus, FusedOp::kWhere);
+    set(OpId::isnan, Rule::kIsnan, FusedOp::kNe);
+    set(OpId::isinf, Rule::kIsinf, FusedOp::kEq);
+    set(OpId::nan_to_num, Rule::kNanToNum, FusedOp::kWhere);
     return t;
   }();
   if (op == nullptr || op->schema().is_mutable()) return nullptr;
@@ -127,6 +166,38 @@ int float_rhs(FusedProgram& p, const Operand& b) {
   return p.add_cast(p.add_cast(b.reg, DType::kFloat64), DType::kFloat32);
 }
 
+// Note [Parametrized pointwise ops]
+// Ops with scalar parameters (clamp, hardtanh, leaky_relu, elu, softplus,
+// nan_to_num) and the NaN tests get no instruction of their own: they lower
+// to the shared functors their eager functor is written in, in the same
+// order (ClampOp is maximum then minimum, EluOp is where(le(x, 0),
+// expm1(x * ipt) * neg, x * pos), ...), computed in the eager compute type
+// (f32 for f16/bf16, so nothing rounds in between) with the parameters as
+// constants converted as eager converts them. Selections (where, maximum)
+// and IEEE arithmetic make the results bit-identical to eager's. Rounding
+// division, remainder, fmod, atan2 and the bitwise ops have their own
+// functors and instructions. One difference is left: integer division,
+// remainder and fmod by zero raise ZeroDivisionError in eager kernels, which
+// can inspect the divisor first, while fused kernels give 0 (Inductor does
+// not raise either).
+
+// opmath: the dtype eager kernels compute a floating dtype in (f32 for f16/bf16).
+DType opmath(DType d) { return d == DType::kFloat16 || d == DType::kBFloat16 ? DType::kFloat32 : d; }
+
+// constant_in: s converted to dtype d as eager's `s.to<opmath_t>()`.
+int constant_in(FusedProgram& p, double v, DType d) { return p.add_constant(Scalar(v), d); }
+
+// coef: a product of parameters rounded as eager computes it in dtype d.
+double coef(DType d, double a, double b = 1.0) {
+  if (d == DType::kFloat64) return a * b;
+  return static_cast<double>(static_cast<float>(a) * static_cast<float>(b));
+}
+
+std::optional<std::string_view> optional_string(const Value& v) {
+  if (v.is_none()) return std::nullopt;
+  return std::string_view(v.to_string());
+}
+
 // lower_call: appends the instructions of call node n (See Note [Fusion]) and
 // returns its result register; throws opspec::Error where eager would reject
 // the call or the op is outside the rule table.
@@ -138,6 +209,18 @@ int lower_call(FusedProgram& p, const Node& n, ResolveFn operand) {
   auto binary_arith = [&](const Operand& a, const Operand& b, internal::BinaryKind kind, FusedOp f) {
     const internal::ElementwiseMeta m = internal::binary_meta(a.proxy, b.proxy, kind, op_name);
     return p.add_op(f, {cast(p, a, m.compute_dtype).reg, cast(p, b, m.compute_dtype).reg});
+  };
+  // mul_or_div: as binary.cc's mul and div, with its f16/bf16 one-element right operand path.
+  auto mul_or_div = [&](const Operand& a, const Operand& b, internal::BinaryKind kind, FusedOp f) {
+    const internal::ElementwiseMeta m = internal::binary_meta(a.proxy, b.proxy, kind, op_name);
+    const DType d = m.result_dtype;
+    if ((d == DType::kFloat16 || d == DType::kBFloat16) && b.proxy.numel() == 1) {
+      return p.add_op(f, {cast(p, a, d).reg, float_rhs(p, b)});
+    }
+    return p.add_op(f, {cast(p, a, d).reg, cast(p, b, d).reg});
+  };
+  auto true_divide = [&](const Operand& a, const Operand& b) {
+    return mul_or_div(a, b, internal::BinaryKind::kTrueDivide, FusedOp::kDiv);
   };
   switch (r->rule) {
     case Rule::kUnaryKeep: {
@@ -169,17 +252,8 @@ int lower_call(FusedProgram& p, const Node& n, ResolveFn operand) {
       if (alpha.to_double() == 1.0) return p.add_op(sub ? FusedOp::kSub : FusedOp::kAdd, {x, y});
       return p.add_op(sub ? FusedOp::kSubAlpha : FusedOp::kAddAlpha, {x, y}, alpha);
     }
-    case Rule::kMul:
-    case Rule::kDiv: {
-      const Operand a = operand(0), b = operand(1);
-      const auto kind = r->rule == Rule::kMul ? internal::BinaryKind::kArithmetic : internal::BinaryKind::kTrueDivide;
-      const internal::ElementwiseMeta m = internal::binary_meta(a.proxy, b.proxy, kind, op_name);
-      const DType d = m.result_dtype;
-      if ((d == DType::kFloat16 || d == DType::kBFloat16) && b.proxy.numel() == 1) {
-        return p.add_op(r->op, {cast(p, a, d).reg, float_rhs(p, b)});
-      }
-      return p.add_op(r->op, {cast(p, a, d).reg, cast(p, b, d).reg});
-    }
+    case Rule::kMul: return mul_or_div(operand(0), operand(1), internal::BinaryKind::kArithmetic, FusedOp::kMul);
+    case Rule::kDiv: return true_divide(operand(0), operand(1));
     case Rule::kPow: {
       const Operand a = operand(0), b = operand(1);
       const internal::ElementwiseMeta m =
@@ -203,6 +277,95 @@ int lower_call(FusedProgram& p, const Node& n, ResolveFn operand) {
       const Operand c = operand(0), a = operand(1), b = operand(2);
       const internal::ElementwiseMeta m = internal::where_meta(c.proxy, a.proxy, b.proxy);
       return p.add_op(FusedOp::kWhere, {c.reg, cast(p, a, m.compute_dtype).reg, cast(p, b, m.compute_dtype).reg});
+    }
+    case Rule::kRemainder: {
+      const Operand a = operand(0), b = operand(1);
+      const internal::ElementwiseMeta m = internal::remainder_meta(a.proxy, b.proxy, op_name);
+      return p.add_op(r->op, {cast(p, a, m.compute_dtype).reg, cast(p, b, m.compute_dtype).reg});
+    }
+    case Rule::kDivMode: {
+      const Operand a = operand(0), b = operand(1);
+      const internal::RoundingMode mode = internal::parse_rounding_mode(optional_string(value(2)));
+      if (mode == internal::RoundingMode::kNone) return true_divide(a, b);
+      const internal::ElementwiseMeta m = internal::div_mode_meta(a.proxy, b.proxy, mode);
+      const FusedOp f = mode == internal::RoundingMode::kTrunc ? FusedOp::kDivTrunc : FusedOp::kDivFloor;
+      return p.add_op(f, {cast(p, a, m.compute_dtype).reg, cast(p, b, m.compute_dtype).reg});
+    }
+    case Rule::kAtan2: return binary_arith(operand(0), operand(1), internal::BinaryKind::kTrueDivide, r->op);
+    case Rule::kBitwise: {
+      const Operand a = operand(0), b = operand(1);
+      const internal::ElementwiseMeta m = internal::integral_binary_meta(a.proxy, b.proxy, op_name);
+      return p.add_op(r->op, {cast(p, a, m.compute_dtype).reg, cast(p, b, m.compute_dtype).reg});
+    }
+    case Rule::kClamp:
+    case Rule::kClampTensor:
+    case Rule::kHardtanh: {
+      const Operand x = operand(0);
+      std::optional<Operand> lo, hi;
+      if (!n.args().at(1).is_value() || !value(1).is_none()) lo = operand(1);
+      if (!n.args().at(2).is_value() || !value(2).is_none()) hi = operand(2);
+      DType d = x.proxy.dtype();
+      if (r->rule == Rule::kHardtanh) {
+        OPSPEC_CHECK(d != DType::kBool, op_name, ": Bool inputs not supported for hardtanh");
+      } else {
+        d = internal::clamp_meta(x.proxy, lo ? &lo->proxy : nullptr, hi ? &hi->proxy : nullptr, op_name)
+                .compute_dtype;
+      }
+      int reg = cast(p, x, d).reg;
+      if (lo) reg = p.add_op(FusedOp::kMaximum, {reg, cast(p, *lo, d).reg});
+      if (hi) reg = p.add_op(FusedOp::kMinimum, {reg, cast(p, *hi, d).reg});
+      return reg;
+    }
+    case Rule::kLeakyRelu:
+    case Rule::kElu:
+    case Rule::kSoftplus: {
+      const Operand in = operand(0);
+      const DType out = internal::floating_unary_meta(in.proxy, op_name).result_dtype;
+      const DType c = opmath(out);
+      const int x = cast(p, in, c).reg;
+      const int zero = constant_in(p, 0.0, c);
+      int reg = -1;
+      if (r->rule == Rule::kLeakyRelu) {  // x > 0 ? x : x * slope
+        const int slope = constant_in(p, coef(c, value(1).to_double()), c);
+        reg = p.add_op(FusedOp::kWhere, {p.add_op(FusedOp::kGt, {x, zero}), x, p.add_op(FusedOp::kMul, {x, slope})});
+      } else if (r->rule == Rule::kElu) {  // x <= 0 ? expm1(x * ipt) * (alpha * scale) : x * scale
+        const double alpha = value(1).to_double(), scale = value(2).to_double(), ipt = value(3).to_double();
+        const int neg = constant_in(p, coef(c, alpha, scale), c), pos = constant_in(p, coef(c, scale), c);
+        const int em1 = p.add_op(FusedOp::kExpm1, {p.add_op(FusedOp::kMul, {x, constant_in(p, coef(c, ipt), c)})});
+        reg = p.add_op(FusedOp::kWhere, {p.add_op(FusedOp::kLe, {x, zero}), p.add_op(FusedOp::kMul, {em1, neg}),
+                                         p.add_op(FusedOp::kMul, {x, pos})});
+      } else {  // x * beta > threshold ? x : log1p(exp(x * beta)) / beta
+        const int beta = constant_in(p, coef(c, value(1).to_double()), c);
+        const int threshold = constant_in(p, coef(c, value(2).to_double()), c);
+        const int xb = p.add_op(FusedOp::kMul, {x, beta});
+        const int soft = p.add_op(FusedOp::kDiv, {p.add_op(FusedOp::kLog1p, {p.add_op(FusedOp::kExp, {xb})}), beta});
+        reg = p.add_op(FusedOp::kWhere, {p.add_op(FusedOp::kGt, {xb, threshold}), x, soft});
+      }
+      return p.add_cast(reg, out);
+    }
+    case Rule::kIsnan: {
+      const int x = operand(0).reg;
+      return p.add_op(FusedOp::kNe, {x, x});  // only NaN differs from itself
+    }
+    case Rule::kIsinf: {
+      const Operand x = operand(0);
+      if (!is_floating(x.proxy.dtype())) return p.add_op(FusedOp::kNe, {x.reg, x.reg});  // all false
+      const int inf = constant_in(p, std::numeric_limits<double>::infinity(), x.proxy.dtype());
+      return p.add_op(FusedOp::kEq, {p.add_op(FusedOp::kAbs, {x.reg}), inf});
+    }
+    case Rule::kNanToNum: {
+      const Operand x = operand(0);
+      const DType d = x.proxy.dtype();
+      if (!is_floating(d)) {  // a copy: where(x != x, x, x) selects x's own bits
+        return p.add_op(FusedOp::kWhere, {p.add_op(FusedOp::kNe, {x.reg, x.reg}), x.reg, x.reg});
+      }
+      const double limit = internal::finite_max(d), inf = std::numeric_limits<double>::infinity();
+      auto param = [&](size_t i, double dflt) { return constant_in(p, value(i).is_none() ? dflt : value(i).to_double(), d); };
+      const int neg = p.add_op(FusedOp::kWhere, {p.add_op(FusedOp::kEq, {x.reg, constant_in(p, -inf, d)}),
+                                                 param(3, -limit), x.reg});
+      const int pos = p.add_op(FusedOp::kWhere, {p.add_op(FusedOp::kEq, {x.reg, constant_in(p, inf, d)}),
+                                                 param(2, limit), neg});
+      return p.add_op(FusedOp::kWhere, {p.add_op(FusedOp::kNe, {x.reg, x.reg}), param(1, 0.0), pos});
     }
   }
   OPSPEC_FAIL("fusion: unhandled rule for ", n.target()->name());

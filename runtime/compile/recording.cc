@@ -122,10 +122,13 @@ bool same_node(const Recording& a, const Recording& b, size_t i) {
       if (!same_value(p.as_value(), q.as_value())) return false;
       continue;
     }
-    const std::vector<Node*> pn = p.input_nodes(), qn = q.input_nodes();
+    // Node lists compare entry by entry: a null entry (None of a Tensor?[]) only matches null.
+    const std::vector<Node*> pn = p.is_node() ? std::vector<Node*>{p.as_node()} : p.as_node_list();
+    const std::vector<Node*> qn = q.is_node() ? std::vector<Node*>{q.as_node()} : q.as_node_list();
     if (pn.size() != qn.size()) return false;
     for (size_t j = 0; j < pn.size(); ++j) {
-      if (a.position.at(pn[j]) != b.position.at(qn[j])) return false;
+      if ((pn[j] == nullptr) != (qn[j] == nullptr)) return false;
+      if (pn[j] != nullptr && a.position.at(pn[j]) != b.position.at(qn[j])) return false;
     }
   }
   return true;
@@ -249,6 +252,10 @@ void index_steps(Recording& r) {
         }
       }
     }
+    // A Tensor[] result's getitems follow even a list of one: replay leaves
+    // such steps to capture (See Note [List results in graphs] in proxy_tensor.cc).
+    const std::vector<Argument>& returns = n.target()->schema().returns();
+    if (returns.size() == 1 && returns[0].type.is_list) end = 0;
     step.end = static_cast<uint32_t>(end);
     step.fresh_fakes = end != 0 && functional(*n.target()) &&
                        std::all_of(n.meta().begin(), n.meta().end(), [](const OutputMeta& m) { return m.has_value(); });

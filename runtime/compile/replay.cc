@@ -321,7 +321,7 @@ void Replayer::diverge() {
             args.push_back(NodeArg::node(remap(a.as_node())));
           } else {
             std::vector<Node*> list;
-            for (const Node* x : a.as_node_list()) list.push_back(remap(x));
+            for (const Node* x : a.as_node_list()) list.push_back(x == nullptr ? nullptr : remap(x));
             args.push_back(NodeArg::nodes(std::move(list)));
           }
         }

@@ -52,7 +52,10 @@ std::optional<std::vector<ConstantChange>> constant_changes(const Graph& a, cons
       } else if (p.is_node_list()) {
         if (p.as_node_list().size() != q.as_node_list().size()) return std::nullopt;
         for (size_t j = 0; j < p.as_node_list().size(); ++j) {
-          if (ia.at(p.as_node_list()[j]) != ib.at(q.as_node_list()[j])) return std::nullopt;
+          const Node* pj = p.as_node_list()[j];
+          const Node* qj = q.as_node_list()[j];
+          if ((pj == nullptr) != (qj == nullptr)) return std::nullopt;  // null: a None entry
+          if (pj != nullptr && ia.at(pj) != ib.at(qj)) return std::nullopt;
         }
       } else if (is_number(p) && is_number(q)) {
         const Scalar before = number_of(p), after = number_of(q);
@@ -80,7 +83,7 @@ Graph with_holes(const Graph& g, const std::vector<ScalarSlot>& slots) {
   }
   auto remap = [&](const std::vector<Node*>& ns) {
     std::vector<Node*> r;
-    for (Node* n : ns) r.push_back(map.at(n));
+    for (Node* n : ns) r.push_back(n == nullptr ? nullptr : map.at(n));  // null: a None entry
     return r;
   };
   for (size_t i = 0; i < nodes.size(); ++i) {

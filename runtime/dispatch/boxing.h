@@ -79,6 +79,9 @@ template <> struct Unbox<std::array<bool, 3>> {  // bool[3] (native_layer_norm_b
 template <> struct Unbox<TensorList> {
   static TensorList get(Value& v) { return v.to_tensor_list(); }
 };
+template <> struct Unbox<OptionalTensorList> {  // Tensor?[]: See Note [Optional tensor lists]
+  static OptionalTensorList get(Value& v) { return {v.to_tensor_list()}; }
+};
 template <> struct Unbox<std::string_view> {
   static std::string_view get(Value& v) { return v.to_string(); }
 };
@@ -162,6 +165,7 @@ inline DispatchKeySet keys_of_one(TensorList ts) {
   for (const Tensor& t : ts) k = k | keys_of_one(t);
   return k;
 }
+inline DispatchKeySet keys_of_one(OptionalTensorList ts) { return keys_of_one(ts.tensors); }
 template <class T> DispatchKeySet keys_of_one(const T&) { return {}; }
 template <class... Args>
 DispatchKeySet keys_of(const Args&... args) {

@@ -32,6 +32,8 @@ enum class OpKind : uint8_t {
 enum class OpTag : uint8_t {
   // Consumes random numbers: removing or reordering a call changes later results.
   kNondeterministicSeeded = 1,
+  // Its output's shape depends on its input's data (nonzero): fake tensors and graphs cannot hold it.
+  kDynamicOutputShape = 2,
 };
 
 // op_kind_name: "factory", "unary", "binary", "ternary", "reduction", "view", "other".

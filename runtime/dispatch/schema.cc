@@ -12,6 +12,13 @@
 namespace opspec {
 namespace internal {
 
+// kScalarTypeDefaults: the ScalarType names a schema default may use
+// (randint's "ScalarType? dtype=long"), and how Argument::str prints them back.
+constexpr std::pair<std::string_view, DType> kScalarTypeDefaults[] = {
+    {"float", DType::kFloat32}, {"double", DType::kFloat64}, {"half", DType::kFloat16},
+    {"bfloat16", DType::kBFloat16}, {"long", DType::kInt64}, {"int", DType::kInt32}, {"bool", DType::kBool},
+};
+
 // SchemaParser: a hand-written recursive-descent parser over the schema grammar
 //   schema  := [ns "::"] name ["." overload] "(" [args] ")" "->" returns
 //   args    := arg ("," arg)*  with a bare "*" separating keyword-only args
@@ -127,6 +134,12 @@ Value SchemaParser::scalar_literal(const ArgType& t) {
     if (lit == "contiguous_format" || lit == "strided") return Value(int64_t{0});
     if (lit == "preserve_format") return Value(int64_t{1});
     if (lit == "Mean") return Value(int64_t{1});  // at::Reduction::Mean (None 0, Sum 2)
+    // A ScalarType default names a dtype as the schema does ("dtype=long").
+    if (t.kind == TypeKind::kScalarType) {
+      for (const auto& [name, dtype] : kScalarTypeDefaults) {
+        if (lit == name) return Value(dtype);
+      }
+    }
     fail(str_cat("bad default value '", lit, "'"));
   }
   return Value(i);
@@ -195,15 +208,16 @@ FunctionSchema SchemaParser::parse() {
           expect("]");
         }
         if (accept("?")) {
-          if (arg.type.is_list && arg.type.kind == TypeKind::kTensor && peek("[")) {
+          if (!arg.type.is_list && arg.type.kind == TypeKind::kTensor && peek("[")) {
             arg.type.element_optional = true;
           } else {
             arg.type.is_optional = true;
           }
         }
-        if (arg.type.element_optional) {  // Tensor?[]
+        if (arg.type.element_optional) {  // Tensor?[]: a list of optional tensors
           expect("[");
           expect("]");
+          arg.type.is_list = true;
         }
         alias(arg);
         arg.name = identifier();
@@ -276,6 +290,11 @@ std::string Argument::str() const {
   if (default_value) {
     std::string d = default_value->repr();
     if (default_value->is_string()) d = str_cat("\"", default_value->to_string(), "\"");
+    if (default_value->is_dtype()) {
+      for (const auto& [name, dtype] : internal::kScalarTypeDefaults) {
+        if (dtype == default_value->to_dtype()) d = std::string(name);
+      }
+    }
     str_append(&s, "=", d);
   }
   return s;

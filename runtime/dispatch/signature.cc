@@ -24,7 +24,8 @@ void check_signature_tags(const FunctionSchema& schema, const CppArgTag* args, s
     const bool optional = t.is_optional || t.kind == TypeKind::kGenerator;
     OPSPEC_CHECK(args[i].valid, schema.qualified_name(), " kernel for ", where, ": parameter ", i + 1, " ('",
                  params[i].name, "') has a C++ type with no schema mapping (see runtime/dispatch/signature.h)");
-    OPSPEC_CHECK(kind_matches(t.kind, args[i].kind) && args[i].list == t.is_list && args[i].optional == optional,
+    OPSPEC_CHECK(kind_matches(t.kind, args[i].kind) && args[i].list == t.is_list && args[i].optional == optional &&
+                     args[i].element_optional == t.element_optional,
                  schema.qualified_name(), " kernel for ", where, ": parameter ", i + 1, " ('", params[i].name,
                  "') is ", t.str(), " in the schema but the C++ type does not map to it (see "
                  "runtime/dispatch/signature.h)");

@@ -3,6 +3,7 @@
 // of misreading its arguments later. The mapping (schema type -> C++ type):
 //   Tensor -> const Tensor&        Tensor? -> const std::optional<Tensor>&
 //   Tensor[] -> TensorList         Scalar -> const Scalar&
+//   Tensor?[] -> OptionalTensorList
 //   int, SymInt -> int64_t         int[] -> IntArrayRef   int[]? -> OptionalIntArrayRef
 //   bool[3] -> std::array<bool, 3>
 //   float -> double   bool -> bool   str -> std::string_view   ScalarType -> DType
@@ -27,6 +28,7 @@ struct CppArgTag {
   bool list = false;
   bool optional = false;
   bool valid = true;
+  bool element_optional = false;  // Tensor?[]
 };
 
 template <class T> struct ArgTagOf {
@@ -55,6 +57,9 @@ OPSPEC_ARG_TAG(std::optional<DType>, kScalarType, false, true);
 OPSPEC_ARG_TAG(Device, kDevice, false, false);
 OPSPEC_ARG_TAG(std::optional<Device>, kDevice, false, true);
 #undef OPSPEC_ARG_TAG
+template <> struct ArgTagOf<OptionalTensorList> {  // Tensor?[]
+  static constexpr CppArgTag value{TypeKind::kTensor, true, false, true, true};
+};
 template <> struct ArgTagOf<std::array<bool, 3>> {  // bool[3]
   static constexpr CppArgTag value{TypeKind::kBool, true, false};
 };

@@ -80,7 +80,7 @@ std::string Value::repr() const {
     }
     std::string operator()(const std::vector<Tensor>& l) const {
       return str_cat("[", absl::StrJoin(l, ", ", [](std::string* o, const Tensor& t) {
-                            o->append(t.meta_str());
+                            o->append(t.defined() ? t.meta_str() : "None");  // None of a Tensor?[]
                           }),
                           "]");
     }

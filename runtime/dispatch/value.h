@@ -17,6 +17,21 @@
 
 namespace opspec {
 
+// OptionalTensorList: the unboxed type of "Tensor?[]" (PyTorch's
+// c10::List<std::optional<Tensor>>): an undefined entry stands for None.
+// Boxed, it is a Tensor[] Value holding the undefined entries as they are.
+// See Note [Optional tensor lists].
+struct OptionalTensorList {
+  TensorList tensors;
+};
+
+// Note [Optional tensor lists]
+// "Tensor?[]" (index.Tensor's indices) travels as a Tensor[] Value whose None
+// entries are undefined tensors, so the code that walks tensor lists (fake
+// tensors, tracing, autograd, DebugMode) sees one kind of list and only has to
+// skip undefined entries; the schema's element_optional says which lists may
+// hold them, and Value::repr prints them as None.
+
 // Value: None, a Tensor, int, double, bool, int list, double list, tensor
 // list, bool list, dtype, device or string. Scalar-typed arguments are stored as int,
 // double or bool so a Scalar round-trips with its kind.
@@ -35,6 +50,7 @@ class Value {
   Value(std::vector<double> l) : v_(std::move(l)) {}          // NOLINT
   Value(std::vector<Tensor> l) : v_(std::move(l)) {}          // NOLINT
   Value(TensorList l) : v_(std::vector<Tensor>(l.begin(), l.end())) {}  // NOLINT
+  Value(OptionalTensorList l) : Value(l.tensors) {}                      // NOLINT: Tensor?[]
   Value(std::vector<bool> l) : v_(std::move(l)) {}            // NOLINT
   Value(std::array<bool, 3> l) : v_(std::vector<bool>(l.begin(), l.end())) {}  // NOLINT: bool[3]
   Value(DType d) : v_(d) {}                                   // NOLINT

@@ -54,7 +54,9 @@ Device output_device(const OperatorHandle& op, const Stack& stack) {
   for (const Value& v : stack) {
     if (v.is_tensor() && v.to_tensor().defined()) tensors.push_back(v.to_tensor());
     if (v.is_tensor_list()) {
-      for (const Tensor& t : v.to_tensor_list()) tensors.push_back(t);
+      for (const Tensor& t : v.to_tensor_list()) {
+        if (t.defined()) tensors.push_back(t);  // undefined: None of a Tensor?[]
+      }
     }
   }
   if (tensors.empty()) return kCPU;  // a factory without a device argument

@@ -38,11 +38,16 @@ constexpr OpInfo kOpInfo[] = {
     {"mul", OpClass::kArith},            {"div", OpClass::kArith},
     {"pow", OpClass::kArith},            {"maximum", OpClass::kArith},
     {"minimum", OpClass::kArith},        {"add_alpha", OpClass::kArith},
-    {"sub_alpha", OpClass::kArith},      {"eq", OpClass::kPredicate},
+    {"sub_alpha", OpClass::kArith},      {"div_trunc", OpClass::kArith},
+    {"div_floor", OpClass::kArith},      {"remainder", OpClass::kArith},
+    {"fmod", OpClass::kArith},           {"atan2", OpClass::kArith},
+    {"bitwise_and", OpClass::kArith},    {"bitwise_or", OpClass::kArith},
+    {"bitwise_xor", OpClass::kArith},    {"eq", OpClass::kPredicate},
     {"ne", OpClass::kPredicate},         {"lt", OpClass::kPredicate},
     {"le", OpClass::kPredicate},         {"gt", OpClass::kPredicate},
     {"ge", OpClass::kPredicate},         {"logical_and", OpClass::kPredicate},
-    {"logical_or", OpClass::kPredicate}, {"where", OpClass::kWhere},
+    {"logical_or", OpClass::kPredicate}, {"logical_xor", OpClass::kPredicate},
+    {"where", OpClass::kWhere},
     {"cast", OpClass::kCast},
 };
 // The hand-written rows must stay in enum order: spot-check both ends of them.
@@ -150,7 +155,15 @@ int FusedProgram::add_op(FusedOp op, std::initializer_list<int> args, const Scal
                    " and ", dname(1));
       OPSPEC_CHECK(op != FusedOp::kDiv || is_floating(d), "FusedProgram: div takes floating operands, got ",
                    dname(0));
-      OPSPEC_CHECK(op != FusedOp::kPow || d != DType::kBool, "FusedProgram: pow does not take b8 operands");
+      OPSPEC_CHECK(op != FusedOp::kAtan2 || is_floating(d), "FusedProgram: atan2 takes floating operands, got ",
+                   dname(0));
+      OPSPEC_CHECK((op != FusedOp::kPow && op != FusedOp::kDivTrunc && op != FusedOp::kDivFloor &&
+                    op != FusedOp::kRemainder && op != FusedOp::kFmod) ||
+                       d != DType::kBool,
+                   "FusedProgram: ", name, " does not take b8 operands");
+      OPSPEC_CHECK((op != FusedOp::kBitwiseAnd && op != FusedOp::kBitwiseOr && op != FusedOp::kBitwiseXor) ||
+                       is_integral(d, /*include_bool=*/true),
+                   "FusedProgram: ", name, " takes integer or b8 operands, got ", dname(0));
       break;
     }
     case OpClass::kPredicate:

@@ -61,10 +61,12 @@ inline constexpr int64_t kFusedTile = 1024;
 //   unary math (the unary_ops.def rows, kGeluErf .. kPowScalar): x: D (not
 //     b8; floating only for kFloating rows and gelu) -> D;
 //   kLogicalNot: x: any -> b8;
-//   arithmetic (kAdd .. kSubAlpha): a: D, b: D -> D (b8 computes in int32 as
+//   arithmetic (kAdd .. kBitwiseXor): a: D, b: D -> D (b8 computes in int32 as
 //     eager does); kMul and kDiv also take b: f32 with D f16/bf16, eager's
-//     "original scalar value" path for a one-element right operand;
-//   predicates (kEq .. kLogicalOr): a: D, b: D -> b8;
+//     "original scalar value" path for a one-element right operand; kDiv and
+//     kAtan2 take floating D, the bitwise ops integer or b8 D, kDivTrunc ..
+//     kFmod no b8;
+//   predicates (kEq .. kLogicalXor): a: D, b: D -> b8;
 //   kWhere: cond: b8, a: D, b: D -> D (selects bits);
 //   kCast: x: any -> the requested dtype (CastOp, as copies convert).
 // kAddAlpha / kSubAlpha take alpha, kPowScalar the exponent, as the param.
@@ -75,7 +77,8 @@ enum class FusedOp : uint8_t {
   kGeluErf, kGeluTanh, kPowScalar,
   kLogicalNot,
   kAdd, kSub, kMul, kDiv, kPow, kMaximum, kMinimum, kAddAlpha, kSubAlpha,
-  kEq, kNe, kLt, kLe, kGt, kGe, kLogicalAnd, kLogicalOr,
+  kDivTrunc, kDivFloor, kRemainder, kFmod, kAtan2, kBitwiseAnd, kBitwiseOr, kBitwiseXor,
+  kEq, kNe, kLt, kLe, kGt, kGe, kLogicalAnd, kLogicalOr, kLogicalXor,
   kWhere,
   kCast,
 };

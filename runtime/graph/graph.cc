@@ -70,7 +70,14 @@ const std::vector<Node*>& NodeArg::as_node_list() const {
   return nodes_;
 }
 
-std::vector<Node*> NodeArg::input_nodes() const { return is_value() ? std::vector<Node*>{} : nodes_; }
+std::vector<Node*> NodeArg::input_nodes() const {
+  if (is_value()) return {};
+  std::vector<Node*> out;
+  for (Node* n : nodes_) {
+    if (n != nullptr) out.push_back(n);  // null: a None entry of a Tensor?[] list
+  }
+  return out;
+}
 
 // ---- Node ----
 
@@ -89,7 +96,9 @@ std::vector<Node*> Node::input_nodes() const {
     if (a.is_node()) {
       add(a.as_node());
     } else if (a.is_node_list()) {
-      for (Node* n : a.as_node_list()) add(n);
+      for (Node* n : a.as_node_list()) {
+        if (n != nullptr) add(n);
+      }
     }
   }
   return out;
@@ -167,7 +176,9 @@ Node* Graph::add_call(const OperatorHandle& op, std::vector<NodeArg> args, std::
   OPSPEC_CHECK(args.size() == schema.arguments().size(), "Graph::add_call: ", op.name(), " takes ",
                schema.arguments().size(), " argument(s) but ", args.size(), " were given. Declaration: ",
                schema.str());
-  OPSPEC_CHECK(meta.size() == schema.returns().size(), "Graph::add_call: ", op.name(), " returns ",
+  // A Tensor[] result has one entry per element (See Note [List results in graphs] in proxy_tensor.cc).
+  const bool list_result = schema.returns().size() == 1 && schema.returns()[0].type.is_list;
+  OPSPEC_CHECK(list_result || meta.size() == schema.returns().size(), "Graph::add_call: ", op.name(), " returns ",
                schema.returns().size(), " value(s) but metadata for ", meta.size(), " was given");
   for (size_t i = 0; i < args.size(); ++i) {
     const Argument& a = schema.arguments()[i];
@@ -296,7 +307,7 @@ Graph Graph::clone() const {
         n->args_.push_back(NodeArg::node(remap(a.as_node())));
       } else {
         std::vector<Node*> ns;
-        for (Node* x : a.as_node_list()) ns.push_back(remap(x));
+        for (Node* x : a.as_node_list()) ns.push_back(x == nullptr ? nullptr : remap(x));
         n->args_.push_back(NodeArg::nodes(std::move(ns)));
       }
     }

@@ -103,8 +103,10 @@ uint64_t Graph::structural_hash(bool include_metadata) const {
         continue;
       }
       // References by position: names are for people only.
-      s.u64(a.input_nodes().size());
-      for (const Node* in : a.input_nodes()) s.i64(position.at(in));
+      // A None entry of a Tensor?[] list is a null node: position -1.
+      const std::vector<Node*> ins = a.is_node() ? std::vector<Node*>{a.as_node()} : a.as_node_list();
+      s.u64(ins.size());
+      for (const Node* in : ins) s.i64(in == nullptr ? -1 : position.at(in));
     }
     s.i64(n.index());
     s.u64(n.meta().size());

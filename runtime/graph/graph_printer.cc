@@ -7,18 +7,21 @@
 namespace opspec {
 namespace {
 
-std::string ref(const Node* n) { return str_cat("%", n->name()); }
+std::string ref(const Node* n) { return n == nullptr ? std::string("None") : str_cat("%", n->name()); }
 
 std::string refs(const std::vector<Node*>& ns) {
   return absl::StrJoin(ns, ", ", [](std::string* o, const Node* n) { o->append(ref(n)); });
 }
 
-// meta_text: "f32[4, 5]", "Scalar", or "(f32[4, 5], f32[4, 1])" for several outputs.
-std::string meta_text(const std::vector<OutputMeta>& meta) {
+// meta_text: "f32[4, 5]", "Scalar", or "(f32[4, 5], f32[4, 1])" for several
+// outputs; "[f32[2], f32[2]]" for a Tensor[] result, however long (See Note
+// [List results in graphs] in runtime/trace/proxy_tensor.cc).
+std::string meta_text(const std::vector<OutputMeta>& meta, bool list = false) {
   auto one = [](const OutputMeta& m) { return m ? m->str() : std::string("Scalar"); };
-  if (meta.size() == 1) return one(meta[0]);
-  return str_cat("(", absl::StrJoin(meta, ", ", [&](std::string* o, const OutputMeta& m) { o->append(one(m)); }),
-                 ")");
+  if (meta.size() == 1 && !list) return one(meta[0]);
+  return str_cat(list ? "[" : "(",
+                 absl::StrJoin(meta, ", ", [&](std::string* o, const OutputMeta& m) { o->append(one(m)); }),
+                 list ? "]" : ")");
 }
 
 // call_arguments: as FunctionSchema::format_arguments renders the stack the
@@ -43,8 +46,11 @@ std::string Node::str() const {
     case NodeOp::kPlaceholder:
     case NodeOp::kConstant:
       return str_cat("%", name_, " = ", node_op_name(op_), " : ", meta_text(meta_));
-    case NodeOp::kCall:
-      return str_cat("%", name_, " = ", target_->name(), "(", call_arguments(*this), ") : ", meta_text(meta_));
+    case NodeOp::kCall: {
+      const std::vector<Argument>& returns = target_->schema().returns();
+      const bool list = returns.size() == 1 && returns[0].type.is_list;
+      return str_cat("%", name_, " = ", target_->name(), "(", call_arguments(*this), ") : ", meta_text(meta_, list));
+    }
     case NodeOp::kGetItem:
       return str_cat("%", name_, " = getitem(", ref(args_[0].as_node()), ", ", index_, ") : ", meta_text(meta_));
     case NodeOp::kOutput: {

@@ -15,6 +15,9 @@
 namespace opspec {
 namespace {
 
+// kNoSlot: a list entry that is None (a Tensor?[] argument; See Note [Optional tensor lists]).
+constexpr uint32_t kNoSlot = UINT32_MAX;
+
 // constant_value: a constant's tensor, which must hold data (not meta, not fake).
 const Tensor& constant_value(const Node& n) {
   const Tensor& t = n.constant();
@@ -31,6 +34,12 @@ void dispatch_node(const Node& n, Stack& stack, std::string_view who, bool check
   try {
     if (check) n.target()->schema().check_stack(stack);
     Dispatcher::singleton().call_boxed(*n.target(), stack);
+    // A Tensor[] result is one output per element (See Note [List results in graphs] in proxy_tensor.cc).
+    if (stack.size() == 1 && stack[0].is_tensor_list()) {
+      std::vector<Tensor> list = std::move(stack[0].to_tensor_list());
+      stack.clear();
+      for (Tensor& t : list) stack.emplace_back(std::move(t));
+    }
   } catch (const NotImplementedError& e) {
     throw NotImplementedError(str_cat(who, ": node %", n.name(), " (", n.target()->name(), "): ", e.what()));
   } catch (const Error& e) {
@@ -131,7 +140,7 @@ Stack run_call_node(const Node& n, absl::FunctionRef<const Value&(const Node*)> 
       stack.push_back(value_of(a.as_node()));
     } else {
       std::vector<Tensor> list;
-      for (const Node* x : a.as_node_list()) list.push_back(value_of(x).to_tensor());
+      for (const Node* x : a.as_node_list()) list.push_back(x == nullptr ? Tensor() : value_of(x).to_tensor());
       stack.push_back(std::move(list));
     }
   }
@@ -224,7 +233,7 @@ GraphRunner::GraphRunner(const Graph& g, RunGraphOptions options) {
         } else {
           src.kind = Plan::Source::Kind::kList;
           src.list_begin = static_cast<uint32_t>(plan->list_slots.size());
-          for (const Node* x : a.as_node_list()) plan->list_slots.push_back(position.at(x));
+          for (const Node* x : a.as_node_list()) plan->list_slots.push_back(x == nullptr ? kNoSlot : position.at(x));
           src.list_end = static_cast<uint32_t>(plan->list_slots.size());
         }
         plan->sources.push_back(src);
@@ -311,7 +320,7 @@ std::vector<Tensor> GraphRunner::Plan::run(absl::Span<const Tensor> inputs) cons
               std::vector<Tensor> list;
               list.reserve(src.list_end - src.list_begin);
               for (uint32_t k = src.list_begin; k < src.list_end; ++k) {
-                list.push_back(value_of(list_slots[k], n).to_tensor());
+                list.push_back(list_slots[k] == kNoSlot ? Tensor() : value_of(list_slots[k], n).to_tensor());
               }
               stack.push_back(std::move(list));
               break;

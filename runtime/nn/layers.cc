@@ -1,4 +1,4 @@
-// layers.cc: Linear, ReLU, LayerNorm, Embedding, Conv2d, BatchNorm2d, the pools and Sequential.
+// layers.cc: Linear, ReLU, LayerNorm, Embedding, Conv2d, BatchNorm2d, GroupNorm, the pools and Sequential.
 #include "runtime/nn/layers.h"
 
 #include <cmath>
@@ -81,6 +81,30 @@ Tensor BatchNorm2d::forward(const Tensor& input) {
                  "training, got input size ", format_sizes(input.sizes()));
   }
   return ops::batch_norm(input, *weight_, *bias_, *running_mean_, *running_var_, is_training(), momentum_, eps_);
+}
+
+GroupNorm::GroupNorm(int64_t num_groups, int64_t num_channels, double eps, bool affine, TensorOptions options)
+    : Module("GroupNorm"), num_groups_(num_groups), eps_(eps) {
+  // PyTorch's ValueError.
+  OPSPEC_CHECK(num_groups > 0 && num_channels % num_groups == 0,
+               "nn.GroupNorm: num_channels must be divisible by num_groups");
+  if (!affine) return;
+  HideUserModesGuard no_user_modes;
+  weight_ = &register_parameter("weight", ops::ones({num_channels}, options));
+  bias_ = &register_parameter("bias", ops::zeros({num_channels}, options));
+}
+
+Tensor GroupNorm::forward(const Tensor& input) {
+  OPSPEC_CHECK(input.dim() >= 2, "nn.GroupNorm: Expected at least 2 dimensions for input tensor but received ",
+               input.dim());
+  // F.group_norm's _verify_batch_size over [N * C / G, G, *].
+  SizeVec sizes = {input.size(0) * input.size(1) / num_groups_, num_groups_};
+  for (int64_t d = 2; d < input.dim(); ++d) sizes.push_back(input.size(d));
+  OPSPEC_CHECK(compute_numel(sizes) / sizes[1] != 1, "nn.GroupNorm: Expected more than 1 value per channel when "
+               "training, got input size ", format_sizes(sizes));
+  const std::optional<Tensor> w = weight_ ? std::optional<Tensor>(*weight_) : std::nullopt;
+  const std::optional<Tensor> b = bias_ ? std::optional<Tensor>(*bias_) : std::nullopt;
+  return ops::group_norm(input, num_groups_, w, b, eps_);
 }
 
 Tensor MaxPool2d::forward(const Tensor& input) {

@@ -137,6 +137,23 @@ class BatchNorm2d : public Module {
   Tensor* num_batches_tracked_;
 };
 
+// GroupNorm: ops::group_norm over [N, C, *] in num_groups groups; with
+// affine, weight ones and bias zeros of num_channels (None without), as
+// PyTorch's module. See Note [Module initialisation is not recorded].
+class GroupNorm : public Module {
+ public:
+  GroupNorm(int64_t num_groups, int64_t num_channels, double eps = 1e-5, bool affine = true,
+            TensorOptions options = {});
+  // forward: F.group_norm's checks (2+ dims, more than one value per group), then ops::group_norm.
+  Tensor forward(const Tensor& input) override;
+
+ private:
+  int64_t num_groups_;
+  double eps_;
+  Tensor* weight_ = nullptr;
+  Tensor* bias_ = nullptr;
+};
+
 // MaxPool2d: ops::max_pool2d (stride defaults to kernel_size, as PyTorch's module).
 class MaxPool2d : public Module {
  public:

@@ -2,6 +2,7 @@
 #include "runtime/ops/elementwise_rules.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "runtime/core/shape_utils.h"
 
@@ -154,6 +155,81 @@ void check_pow(DType dtype) {
 void check_pow_scalar(const Tensor& self, const Scalar& exponent) {
   OPSPEC_CHECK(!(is_integral(self.dtype(), /*include_bool=*/true) && exponent.is_integral() && exponent.to_int() < 0),
                "aten::pow: Integers to negative integer powers are not allowed.");
+}
+
+RoundingMode parse_rounding_mode(std::optional<std::string_view> mode) {
+  if (!mode.has_value()) return RoundingMode::kNone;
+  if (*mode == "trunc") return RoundingMode::kTrunc;
+  if (*mode == "floor") return RoundingMode::kFloor;
+  OPSPEC_FAIL("aten::div: div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '", *mode,
+              "'");
+}
+
+namespace {
+// kernel_name: PyTorch's "<name>_cpu" / "<name>_cuda" in "not implemented for" errors.
+std::string kernel_name(std::string_view op, std::string_view name, const Device& device) {
+  return str_cat("\"", name.empty() ? op.substr(op.find("::") + 2) : name, "_", device_type_name(device.type), "\"");
+}
+}  // namespace
+
+ElementwiseMeta div_mode_meta(const Tensor& self, const Tensor& other, RoundingMode mode) {
+  constexpr std::string_view kOp = "aten::div";
+  if (mode == RoundingMode::kNone) return binary_meta(self, other, BinaryKind::kTrueDivide, kOp);
+  ElementwiseMeta m = binary_meta(self, other, BinaryKind::kArithmetic, kOp);
+  OPSPEC_CHECK(m.result_dtype != DType::kBool, kOp, ": ",
+               kernel_name(kOp, mode == RoundingMode::kTrunc ? "div_trunc" : "div_floor", m.device),
+               " not implemented for 'Bool'");
+  return m;
+}
+
+ElementwiseMeta integral_binary_meta(const Tensor& self, const Tensor& other, std::string_view op) {
+  ElementwiseMeta m = binary_meta(self, other, BinaryKind::kArithmetic, op);
+  OPSPEC_CHECK(is_integral(m.result_dtype, /*include_bool=*/true), op, ": ", kernel_name(op, "", m.device),
+               " not implemented for '", scalar_type_name(m.result_dtype), "'");
+  return m;
+}
+
+ElementwiseMeta remainder_meta(const Tensor& self, const Tensor& other, std::string_view op) {
+  ElementwiseMeta m = binary_meta(self, other, BinaryKind::kArithmetic, op);
+  OPSPEC_CHECK(m.result_dtype != DType::kBool, op, ": ", kernel_name(op, "", m.device), " not implemented for 'Bool'");
+  return m;
+}
+
+void check_nonzero_divisor(const Tensor& other, DType compute_dtype, std::string_view op) {
+  if (is_floating(compute_dtype) || other.numel() == 0 || !other.device().is_cpu()) return;
+  for (int64_t i = 0; i < other.numel(); ++i) {
+    OPSPEC_CHECK(read_element_as_double(other, i) != 0.0, op, ": ZeroDivisionError");
+  }
+}
+
+ElementwiseMeta clamp_meta(const Tensor& self, const Tensor* min, const Tensor* max, std::string_view op) {
+  OPSPEC_CHECK(min != nullptr || max != nullptr, "torch.clamp: At least one of 'min' or 'max' must not be None");
+  std::vector<Tensor> all = {self};
+  if (min != nullptr) all.push_back(*min);
+  if (max != nullptr) all.push_back(*max);
+  const Device device = check_same_device(all, op);
+  SizeVec sizes(self.sizes().begin(), self.sizes().end());
+  for (size_t i = 1; i < all.size(); ++i) sizes = broadcast_shapes(sizes, all[i].sizes(), op);
+  const DType dt = is_floating(self.dtype()) ? self.dtype() : result_type(all);
+  const bool scalar_bounds = (min == nullptr || min->is_wrapped_number()) && (max == nullptr || max->is_wrapped_number());
+  OPSPEC_CHECK(dt != DType::kBool, op, ": ", kernel_name(op, scalar_bounds ? "clamp_scalar" : "clamp", device),
+               " not implemented for 'Bool'");
+  return ElementwiseMeta{std::move(sizes), dt, dt, device};
+}
+
+double finite_max(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat16: return 65504.0;
+    case DType::kBFloat16: return 3.3895313892515355e38;
+    case DType::kFloat32: return static_cast<double>(std::numeric_limits<float>::max());
+    default: return std::numeric_limits<double>::max();
+  }
+}
+
+ElementwiseMeta floating_unary_meta(const Tensor& self, std::string_view op) {
+  OPSPEC_CHECK(is_floating(self.dtype()), op, ": ", kernel_name(op, "", self.device()), " not implemented for '",
+               scalar_type_name(self.dtype()), "'");
+  return unary_meta(self, UnaryKind::kKeepDtype, op);
 }
 
 ElementwiseMeta where_meta(const Tensor& condition, const Tensor& self, const Tensor& other) {

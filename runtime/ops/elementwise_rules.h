@@ -3,6 +3,7 @@
 // fused backend's lowering decide the same way, so they live with the ops.
 #pragma once
 
+#include <optional>
 #include <string_view>
 
 #include "runtime/core/tensor.h"
@@ -61,6 +62,33 @@ void check_pow(DType dtype);
 // check_pow_scalar: pow.Tensor_Scalar also rejects an integral base with a
 // negative integral exponent ("Integers to negative integer powers are not allowed.").
 void check_pow_scalar(const Tensor& self, const Scalar& exponent);
+
+// RoundingMode: div's rounding_mode: none (true division), "trunc" or "floor".
+enum class RoundingMode : uint8_t { kNone, kTrunc, kFloor };
+// parse_rounding_mode: the mode named by div's rounding_mode argument; throws
+// PyTorch's error for any other string.
+RoundingMode parse_rounding_mode(std::optional<std::string_view> mode);
+// div_mode_meta: div.Tensor_mode's geometry: true division without a mode;
+// with one, the promoted dtype (integers stay integers, b8 is rejected).
+ElementwiseMeta div_mode_meta(const Tensor& self, const Tensor& other, RoundingMode mode);
+// integral_binary_meta: bitwise_and/or/xor's geometry: the promoted dtype
+// must be an integer or b8 ("bitwise_and_cpu" not implemented for 'Float').
+ElementwiseMeta integral_binary_meta(const Tensor& self, const Tensor& other, std::string_view op);
+// remainder_meta: remainder's and fmod's geometry: the promoted dtype, b8 rejected.
+ElementwiseMeta remainder_meta(const Tensor& self, const Tensor& other, std::string_view op);
+// check_nonzero_divisor: integer division, remainder and fmod by zero raise
+// PyTorch's "ZeroDivisionError" (only eager kernels can check this; see Note
+// [Parametrized pointwise ops]).
+void check_nonzero_divisor(const Tensor& other, DType compute_dtype, std::string_view op);
+// clamp_meta: clamp's geometry: a floating self keeps its dtype, otherwise
+// self and the given bounds (numbers as wrapped numbers) promote; at least
+// one bound; b8 rejected. Tensor bounds broadcast with self.
+ElementwiseMeta clamp_meta(const Tensor& self, const Tensor* min, const Tensor* max, std::string_view op);
+// finite_max: the largest finite value of a floating dtype (nan_to_num's default posinf).
+double finite_max(DType dtype);
+// floating_unary_meta: leaky_relu's, elu's and softplus's geometry: floating
+// self only ("leaky_relu_cpu" not implemented for 'Long').
+ElementwiseMeta floating_unary_meta(const Tensor& self, std::string_view op);
 
 // where_meta: condition must be b8; self/other promote; three-way broadcast.
 ElementwiseMeta where_meta(const Tensor& condition, const Tensor& self, const Tensor& other);

@@ -93,6 +93,29 @@ Tensor gelu(const Tensor& self, std::string_view approximate = "none", OPSPEC_LO
 Tensor logical_not(const Tensor& self, OPSPEC_LOC);
 // bitwise_not: ~self for integers, logical not for b8 (floats are rejected).
 Tensor bitwise_not(const Tensor& self, OPSPEC_LOC);
+// clamp: min(max(self, min), max) (aten::clamp); the bounds take part in type
+// promotion, a NaN bound gives NaN, and min > max gives max everywhere.
+Tensor clamp(const Tensor& self, const std::optional<Scalar>& min, const std::optional<Scalar>& max = std::nullopt,
+             OPSPEC_LOC);
+// clamp (Tensor bounds): aten::clamp.Tensor, the bounds broadcast with self.
+Tensor clamp(const Tensor& self, const std::optional<Tensor>& min, const std::optional<Tensor>& max, OPSPEC_LOC);
+// hardtanh: clamp(self, min_val, max_val) in self's dtype (aten::hardtanh).
+Tensor hardtanh(const Tensor& self, const Scalar& min_val = -1, const Scalar& max_val = 1, OPSPEC_LOC);
+// leaky_relu: self > 0 ? self : self * negative_slope.
+Tensor leaky_relu(const Tensor& self, const Scalar& negative_slope = 0.01, OPSPEC_LOC);
+// elu: self > 0 ? self * scale : expm1(self * input_scale) * alpha * scale.
+Tensor elu(const Tensor& self, const Scalar& alpha = 1, const Scalar& scale = 1, const Scalar& input_scale = 1,
+           OPSPEC_LOC);
+// softplus: log1p(exp(self * beta)) / beta, or self where self * beta > threshold.
+Tensor softplus(const Tensor& self, const Scalar& beta = 1, const Scalar& threshold = 20, OPSPEC_LOC);
+// isnan / isinf: b8 masks of NaN and of +-inf elements (all false for integers).
+Tensor isnan(const Tensor& self, OPSPEC_LOC);
+Tensor isinf(const Tensor& self, OPSPEC_LOC);
+// nan_to_num: NaN -> nan (0), +inf -> posinf, -inf -> neginf (the dtype's
+// largest and lowest finite values when not given).
+Tensor nan_to_num(const Tensor& self, std::optional<double> nan = std::nullopt,
+                  std::optional<double> posinf = std::nullopt, std::optional<double> neginf = std::nullopt,
+                  OPSPEC_LOC);
 
 // ---- Elementwise binary (broadcasting, type promotion) ----
 // A Scalar operand becomes a wrapped number, as `x + 1.0` does in PyTorch, so
@@ -111,6 +134,27 @@ Tensor div(const Tensor& self, const Scalar& other, OPSPEC_LOC);
 // pow: aten::pow.Tensor_Tensor / aten::pow.Tensor_Scalar.
 Tensor pow(const Tensor& self, const Tensor& exponent, OPSPEC_LOC);
 Tensor pow(const Tensor& self, const Scalar& exponent, OPSPEC_LOC);
+// pow (Scalar base): aten::pow.Scalar, self ** exponent elementwise.
+Tensor pow(const Scalar& self, const Tensor& exponent, OPSPEC_LOC);
+// remainder: Python's %: the result has the divisor's sign (aten::remainder.Tensor / .Scalar).
+Tensor remainder(const Tensor& self, const Tensor& other, OPSPEC_LOC);
+Tensor remainder(const Tensor& self, const Scalar& other, OPSPEC_LOC);
+// fmod: C's fmod: the result has the dividend's sign (aten::fmod.Tensor / .Scalar).
+Tensor fmod(const Tensor& self, const Tensor& other, OPSPEC_LOC);
+Tensor fmod(const Tensor& self, const Scalar& other, OPSPEC_LOC);
+// div with a rounding mode: "trunc", "floor", or nullopt for true division
+// (aten::div.Tensor_mode / .Scalar_mode); integers stay integers when rounding.
+Tensor div(const Tensor& self, const Tensor& other, std::optional<std::string_view> rounding_mode, OPSPEC_LOC);
+Tensor div(const Tensor& self, const Scalar& other, std::optional<std::string_view> rounding_mode, OPSPEC_LOC);
+// atan2: the angle of (other, self), in floating point.
+Tensor atan2(const Tensor& self, const Tensor& other, OPSPEC_LOC);
+// bitwise_and / bitwise_or / bitwise_xor: integers and b8 only (aten::bitwise_*.Tensor / .Scalar).
+Tensor bitwise_and(const Tensor& self, const Tensor& other, OPSPEC_LOC);
+Tensor bitwise_or(const Tensor& self, const Tensor& other, OPSPEC_LOC);
+Tensor bitwise_xor(const Tensor& self, const Tensor& other, OPSPEC_LOC);
+Tensor bitwise_and(const Tensor& self, const Scalar& other, OPSPEC_LOC);
+Tensor bitwise_or(const Tensor& self, const Scalar& other, OPSPEC_LOC);
+Tensor bitwise_xor(const Tensor& self, const Scalar& other, OPSPEC_LOC);
 // threshold_backward, tanh_backward, sigmoid_backward: autograd's backward
 // ops of relu (threshold 0), tanh and sigmoid (given their saved output).
 Tensor threshold_backward(const Tensor& grad_output, const Tensor& self, const Scalar& threshold, OPSPEC_LOC);
@@ -120,6 +164,16 @@ Tensor sigmoid_backward(const Tensor& grad_output, const Tensor& output, OPSPEC_
 Tensor gelu_backward(const Tensor& grad_output, const Tensor& self, std::string_view approximate = "none",
                      OPSPEC_LOC);
 Tensor silu_backward(const Tensor& grad_output, const Tensor& self, OPSPEC_LOC);
+// hardtanh_backward, leaky_relu_backward, elu_backward, softplus_backward:
+// the backward ops of the parametrized activations, as PyTorch's.
+Tensor hardtanh_backward(const Tensor& grad_output, const Tensor& self, const Scalar& min_val, const Scalar& max_val,
+                         OPSPEC_LOC);
+Tensor leaky_relu_backward(const Tensor& grad_output, const Tensor& self, const Scalar& negative_slope,
+                           bool self_is_result, OPSPEC_LOC);
+Tensor elu_backward(const Tensor& grad_output, const Scalar& alpha, const Scalar& scale, const Scalar& input_scale,
+                    bool is_result, const Tensor& self_or_result, OPSPEC_LOC);
+Tensor softplus_backward(const Tensor& grad_output, const Tensor& self, const Scalar& beta, const Scalar& threshold,
+                         OPSPEC_LOC);
 // native_dropout_backward: grad_output * mask * scale, dropout's backward.
 Tensor native_dropout_backward(const Tensor& grad_output, const Tensor& mask, double scale, OPSPEC_LOC);
 Tensor maximum(const Tensor& self, const Tensor& other, OPSPEC_LOC);
@@ -139,6 +193,7 @@ Tensor gt(const Tensor& self, const Scalar& other, OPSPEC_LOC);
 Tensor ge(const Tensor& self, const Scalar& other, OPSPEC_LOC);
 Tensor logical_and(const Tensor& self, const Tensor& other, OPSPEC_LOC);
 Tensor logical_or(const Tensor& self, const Tensor& other, OPSPEC_LOC);
+Tensor logical_xor(const Tensor& self, const Tensor& other, OPSPEC_LOC);
 // where: aten::where.self; scalar branches become wrapped numbers.
 Tensor where(const Tensor& condition, const Tensor& self, const Tensor& other, OPSPEC_LOC);
 Tensor where(const Tensor& condition, const Tensor& self, const Scalar& other, OPSPEC_LOC);
@@ -393,6 +448,156 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm_backward(
     const std::optional<Tensor>& running_mean, const std::optional<Tensor>& running_var,
     const std::optional<Tensor>& save_mean, const std::optional<Tensor>& save_invstd, bool train, double eps,
     std::array<bool, 3> output_mask, OPSPEC_LOC);
+
+// ---- Scatter, gather and indexing ----
+// gather: out[i][j] = self[index[i][j]][j] along dim (index is int64, out has index's shape).
+Tensor gather(const Tensor& self, int64_t dim, const Tensor& index, bool sparse_grad = false, OPSPEC_LOC);
+// scatter: a copy of self with src[i][j] written at self[index[i][j]][j] along dim; aten::scatter.src.
+Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, OPSPEC_LOC);
+// scatter: a copy of self with value written at the positions index names along dim; aten::scatter.value.
+Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value, OPSPEC_LOC);
+// scatter_: scatter in place; aten::scatter_.src.
+Tensor& scatter_(Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, OPSPEC_LOC);
+// scatter_: scatter of a value in place; aten::scatter_.value.
+Tensor& scatter_(Tensor& self, int64_t dim, const Tensor& index, const Scalar& value, OPSPEC_LOC);
+// scatter_add: a copy of self with src added at the positions index names along dim.
+Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, OPSPEC_LOC);
+// scatter_add_: scatter_add in place (gather's backward uses it).
+Tensor& scatter_add_(Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, OPSPEC_LOC);
+// scatter_reduce: src reduced into a copy of self along dim with reduce = "sum", "prod", "mean",
+// "amax" or "amin"; include_self: whether self's values take part; aten::scatter_reduce.two.
+Tensor scatter_reduce(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
+                      std::string_view reduce, bool include_self = true, OPSPEC_LOC);
+// scatter_reduce_: scatter_reduce in place; aten::scatter_reduce_.two.
+Tensor& scatter_reduce_(Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce,
+                        bool include_self = true, OPSPEC_LOC);
+// masked_fill: masked_fill with a 0-dim tensor value; aten::masked_fill.Tensor.
+Tensor masked_fill(const Tensor& self, const Tensor& mask, const Tensor& value, OPSPEC_LOC);
+// masked_fill_: masked_fill_ with a 0-dim tensor value; aten::masked_fill_.Tensor.
+Tensor& masked_fill_(Tensor& self, const Tensor& mask, const Tensor& value, OPSPEC_LOC);
+// masked_select: the 1-D tensor of self's elements where mask (broadcast with self) is true.
+Tensor masked_select(const Tensor& self, const Tensor& mask, OPSPEC_LOC);
+// select_scatter: a copy of self with self.select(dim, index) replaced by src.
+Tensor select_scatter(const Tensor& self, const Tensor& src, int64_t dim, int64_t index, OPSPEC_LOC);
+// slice_scatter: a copy of self with self.slice(dim, start, end, step) replaced by src.
+Tensor slice_scatter(const Tensor& self, const Tensor& src, int64_t dim = 0,
+                     std::optional<int64_t> start = std::nullopt, std::optional<int64_t> end = std::nullopt,
+                     int64_t step = 1, OPSPEC_LOC);
+// diagonal: the view of the diagonal at offset of the dim1 x dim2 planes, as the last dim.
+Tensor diagonal(const Tensor& self, int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1, OPSPEC_LOC);
+// diagonal_backward: zeros of input_sizes with grad_output written on their diagonal.
+Tensor diagonal_backward(const Tensor& grad_output, IntArrayRef input_sizes, int64_t offset, int64_t dim1,
+                         int64_t dim2, OPSPEC_LOC);
+// index: self[indices] with advanced indexing (nullopt entries are `:`; bool masks; indices
+// broadcast); aten::index.Tensor.
+Tensor index(const Tensor& self, const std::vector<std::optional<Tensor>>& indices, OPSPEC_LOC);
+// index_put_: self[indices] = values (or += with accumulate), in place.
+Tensor& index_put_(Tensor& self, const std::vector<std::optional<Tensor>>& indices, const Tensor& values,
+                   bool accumulate = false, OPSPEC_LOC);
+// index_put: index_put_ on a copy of self.
+Tensor index_put(const Tensor& self, const std::vector<std::optional<Tensor>>& indices, const Tensor& values,
+                 bool accumulate = false, OPSPEC_LOC);
+// _index_put_impl_: index_put_'s kernel op (index's backward calls it); unsafe skips nothing here.
+Tensor& _index_put_impl_(Tensor& self, const std::vector<std::optional<Tensor>>& indices, const Tensor& values,
+                         bool accumulate = false, bool unsafe = false, OPSPEC_LOC);
+// nonzero: the [n, self.dim()] int64 tensor of the indices of self's nonzero elements (row-major order).
+Tensor nonzero(const Tensor& self, OPSPEC_LOC);
+
+// ---- Sorting, scans and value-selecting reductions ----
+// prod: the product of every element (bool and integer inputs give i64, as sum); aten::prod.
+Tensor prod(const Tensor& self, std::optional<DType> dtype = std::nullopt, OPSPEC_LOC);
+// prod over one dim: aten::prod.dim_int.
+Tensor prod(const Tensor& self, int64_t dim, bool keepdim = false, std::optional<DType> dtype = std::nullopt,
+            OPSPEC_LOC);
+// max / min: the largest (smallest) element as a 0-D tensor, NaN if any is NaN; aten::max, aten::min.
+Tensor max(const Tensor& self, OPSPEC_LOC);
+Tensor min(const Tensor& self, OPSPEC_LOC);
+// max / min over dim: (values, i64 indices of the first max (min); NaN wins); aten::max.dim, aten::min.dim.
+std::tuple<Tensor, Tensor> max(const Tensor& self, int64_t dim, bool keepdim = false, OPSPEC_LOC);
+std::tuple<Tensor, Tensor> min(const Tensor& self, int64_t dim, bool keepdim = false, OPSPEC_LOC);
+// cumsum / cumprod: inclusive running sum (product) along dim (bool and integer inputs give i64).
+Tensor cumsum(const Tensor& self, int64_t dim, std::optional<DType> dtype = std::nullopt, OPSPEC_LOC);
+Tensor cumprod(const Tensor& self, int64_t dim, std::optional<DType> dtype = std::nullopt, OPSPEC_LOC);
+// sort: (values, i64 indices) along dim, NaN largest; aten::sort (not promised stable).
+std::tuple<Tensor, Tensor> sort(const Tensor& self, int64_t dim = -1, bool descending = false, OPSPEC_LOC);
+// sort with stable: aten::sort.stable; stable keeps equal elements in input order.
+std::tuple<Tensor, Tensor> sort(const Tensor& self, std::optional<bool> stable, int64_t dim = -1,
+                                bool descending = false, OPSPEC_LOC);
+// topk: the k largest (smallest) elements along dim and their i64 indices, sorted if asked.
+std::tuple<Tensor, Tensor> topk(const Tensor& self, int64_t k, int64_t dim = -1, bool largest = true,
+                                bool sorted = true, OPSPEC_LOC);
+
+// ---- Padding, upsampling, group norm and data movement ----
+// (ops_movement.cc; kernels in kernels/cpu/movement.cc and group_norm.cc.)
+// constant_pad_nd: pads the last pad.size()/2 dims with value, pad pairs
+// (before, after) from the last dim backwards; negative pads crop.
+Tensor constant_pad_nd(const Tensor& self, IntArrayRef pad, const Scalar& value = 0, OPSPEC_LOC);
+// upsample_nearest2d: [N, C, H, W] (4-D only) to output_size, each output
+// pixel the input's at floor(dst * scale), scale = in / out or 1 / scales_h|w.
+Tensor upsample_nearest2d(const Tensor& self, IntArrayRef output_size, std::optional<double> scales_h = std::nullopt,
+                          std::optional<double> scales_w = std::nullopt, OPSPEC_LOC);
+// upsample_nearest2d_vec: aten::upsample_nearest2d.vec: exactly one of
+// output_size and scale_factors; computes the size, then aten::upsample_nearest2d.
+Tensor upsample_nearest2d_vec(const Tensor& input, OptionalIntArrayRef output_size,
+                              const std::optional<std::vector<double>>& scale_factors, OPSPEC_LOC);
+// upsample_nearest2d_backward: sums grad_output [N, C, OH, OW] into the
+// input pixels it was copied from (input_size is the input's 4 sizes).
+Tensor upsample_nearest2d_backward(const Tensor& grad_output, IntArrayRef output_size, IntArrayRef input_size,
+                                   std::optional<double> scales_h = std::nullopt,
+                                   std::optional<double> scales_w = std::nullopt, OPSPEC_LOC);
+// group_norm: normalises each of num_groups channel groups of [N, C, *] input
+// by its own mean and variance, then the per-channel affine; reshape to
+// [N, C, H*W] semantics, aten::native_group_norm underneath.
+Tensor group_norm(const Tensor& input, int64_t num_groups, const std::optional<Tensor>& weight = std::nullopt,
+                  const std::optional<Tensor>& bias = std::nullopt, double eps = 1e-5, bool cudnn_enabled = true,
+                  OPSPEC_LOC);
+// native_group_norm: (output, mean, rstd), mean and rstd of shape [N, group].
+std::tuple<Tensor, Tensor, Tensor> native_group_norm(const Tensor& input, const std::optional<Tensor>& weight,
+                                                     const std::optional<Tensor>& bias, int64_t N, int64_t C,
+                                                     int64_t HxW, int64_t group, double eps, OPSPEC_LOC);
+// native_group_norm_backward: (grad_input, grad_weight, grad_bias), each undefined where output_mask says so.
+std::tuple<Tensor, Tensor, Tensor> native_group_norm_backward(const Tensor& grad_out, const Tensor& input,
+                                                              const Tensor& mean, const Tensor& rstd,
+                                                              const std::optional<Tensor>& weight, int64_t N,
+                                                              int64_t C, int64_t HxW, int64_t group,
+                                                              std::array<bool, 3> output_mask, OPSPEC_LOC);
+// flip: a copy with the order of each of dims reversed.
+Tensor flip(const Tensor& self, IntArrayRef dims, OPSPEC_LOC);
+// roll: a copy shifted by shifts[i] along dims[i], wrapping around; with dims
+// empty, the flattened tensor rolled by shifts[0], in self's shape.
+Tensor roll(const Tensor& self, IntArrayRef shifts, IntArrayRef dims = {}, OPSPEC_LOC);
+// repeat: self tiled repeats[i] times along dim i (leading repeats add dims).
+Tensor repeat(const Tensor& self, IntArrayRef repeats, OPSPEC_LOC);
+// unflatten: a view splitting dim into sizes (one -1 inferred); aten::view.
+Tensor unflatten(const Tensor& self, int64_t dim, IntArrayRef sizes, OPSPEC_LOC);
+// movedim: a view moving dims source to positions destination, the others
+// keeping their order; aten::permute underneath.
+Tensor movedim(const Tensor& self, IntArrayRef source, IntArrayRef destination, OPSPEC_LOC);
+Tensor movedim(const Tensor& self, int64_t source, int64_t destination, OPSPEC_LOC);
+
+// ---- Random (ops_random.cc; kernels in kernels/cpu/random.cc) ----
+// randint: aten::randint: integers uniform in [0, high), i64 unless options give a dtype.
+Tensor randint(int64_t high, IntArrayRef size, TensorOptions options = {}, OPSPEC_LOC);
+// randint with low: aten::randint.low: integers uniform in [low, high).
+Tensor randint(int64_t low, int64_t high, IntArrayRef size, TensorOptions options = {}, OPSPEC_LOC);
+// uniform_: aten::uniform_: fills self with draws uniform in [from, to).
+Tensor& uniform_(Tensor& self, double from = 0, double to = 1, OPSPEC_LOC);
+// normal_: aten::normal_: fills self with draws from N(mean, std^2).
+Tensor& normal_(Tensor& self, double mean = 0, double std = 1, OPSPEC_LOC);
+// bernoulli: aten::bernoulli: 1 with probability self[i] (in [0, 1]), else 0, in self's dtype.
+Tensor bernoulli(const Tensor& self, OPSPEC_LOC);
+// bernoulli with p: aten::bernoulli.p: 1 with probability p, in self's shape and dtype.
+Tensor bernoulli(const Tensor& self, double p, OPSPEC_LOC);
+
+// ---- List-returning views (ops_shape.cc; kernels in kernels/cpu/split.cc) ----
+// split: aten::split.Tensor: views of split_size along dim (the last may be smaller).
+std::vector<Tensor> split(const Tensor& self, int64_t split_size, int64_t dim = 0, OPSPEC_LOC);
+// split_with_sizes: aten::split_with_sizes: views of the given sizes along dim (they sum to its size).
+std::vector<Tensor> split_with_sizes(const Tensor& self, IntArrayRef split_sizes, int64_t dim = 0, OPSPEC_LOC);
+// unbind: aten::unbind.int: the select views of every index of dim.
+std::vector<Tensor> unbind(const Tensor& self, int64_t dim = 0, OPSPEC_LOC);
+// chunk: aten::chunk: at most chunks views along dim, of ceil(size / chunks) each (a composite: aten::split.Tensor).
+std::vector<Tensor> chunk(const Tensor& self, int64_t chunks, int64_t dim = 0, OPSPEC_LOC);
 
 // ---- Checks ----
 // allclose: |a - b| <= atol + rtol * |b| elementwise, shapes equal (no dispatch).

@@ -131,7 +131,8 @@ NodeArg ProxyTensorMode::to_node_arg(const Value& v) {
   }
   if (v.is_tensor_list()) {
     std::vector<Node*> nodes;
-    for (const Tensor& t : v.to_tensor_list()) nodes.push_back(node_or_constant(t));
+    // An undefined entry is None of a Tensor?[] list (See Note [Optional tensor lists]).
+    for (const Tensor& t : v.to_tensor_list()) nodes.push_back(t.defined() ? node_or_constant(t) : nullptr);
     return NodeArg::nodes(std::move(nodes));
   }
   return NodeArg::value(v);
@@ -196,6 +197,21 @@ std::vector<NodeArg> ProxyTensorMode::node_args(const Stack& stack) {
 }
 
 void ProxyTensorMode::record_call(const OperatorHandle& op, std::vector<NodeArg> args, const Stack& results) {
+  // Note [List results in graphs]
+  // A Tensor[] result (split's) is one output per element, as FX's
+  // `split = aten.split.Tensor(x, 2); getitem = split[0]`: one metadata entry
+  // each and a getitem for each, even a list of one, so a call node of a
+  // list-returning op is never itself a tensor. Runners flatten the list the
+  // same way (dispatch_node in runtime/graph/interpreter.cc).
+  if (results.size() == 1 && results[0].is_tensor_list()) {
+    const std::vector<Tensor>& list = results[0].to_tensor_list();
+    std::vector<OutputMeta> metas;
+    metas.reserve(list.size());
+    for (const Tensor& t : list) metas.emplace_back(TensorMeta::of(t));
+    Node* node = graph_.add_call(op, std::move(args), std::move(metas));
+    for (size_t i = 0; i < list.size(); ++i) track(list[i], graph_.add_getitem(node, static_cast<int64_t>(i)));
+    return;
+  }
   std::vector<OutputMeta> meta;
   meta.reserve(results.size());
   for (const Value& r : results) {

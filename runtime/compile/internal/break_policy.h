@@ -17,7 +17,15 @@ namespace opspec::internal {
 struct CompiledState;
 
 // BreakKind: why a graph ended early; each kind has PyTorch-style text.
-enum class BreakKind : uint8_t { kUser, kDisallowedOp, kDataDependent, kDisabledFunction, kNoMetaKernel, kBackward };
+enum class BreakKind : uint8_t {
+  kUser,
+  kDisallowedOp,
+  kDataDependent,
+  kDisabledFunction,
+  kNoMetaKernel,
+  kBackward,
+  kDynamicOutputShape,  // nonzero, masked_select, a bool-mask index: Dynamo without capture_dynamic_output_shape_ops
+};
 
 // BreakText: PyTorch-style text of a break: what happened, why it breaks, what to do.
 struct BreakText {
@@ -43,11 +51,13 @@ inline bool op_disallowed(const OperatorHandle& op) {
 }
 
 // op_break: why calling op must end the graph and run it eagerly (an op
-// marked disallow_in_graph, or Tensor.item()'s _local_scalar_dense), or nullopt.
+// marked disallow_in_graph, Tensor.item()'s _local_scalar_dense, or an op
+// tagged dynamic_output_shape such as nonzero), or nullopt.
 // Asked for every captured op, so the usual answer costs two compares.
 inline std::optional<BreakKind> op_break(const OperatorHandle& op) {
   if (op_disallowed(op)) return BreakKind::kDisallowedOp;
   if (&op == &builtin_op(OpId::_local_scalar_dense)) return BreakKind::kDataDependent;
+  if (op.has_tag(OpTag::kDynamicOutputShape)) return BreakKind::kDynamicOutputShape;
   return std::nullopt;
 }
 

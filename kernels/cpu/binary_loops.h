@@ -1,0 +1,51 @@
+// binary_loops.h: the typed loops behind the elementwise binary kernels
+// (binary.cc, pointwise.cc): inputs cast to the compute dtype, then a shared
+// functor (See Note [Shared elementwise functors]) over a TensorIterator.
+#pragma once
+
+#include <string_view>
+#include <type_traits>
+
+#include "kernels/common/elementwise_ops.h"
+#include "kernels/cpu/loops.h"
+
+namespace opspec::internal {
+
+// arith_into: out = make<T>()(a, b) for out's dtype T, a and b cast to T.
+// kFloatingOnly skips instantiating integer loops for ops that never need them.
+template <bool kFloatingOnly = false, class Make>
+void arith_into(const Tensor& out, const Tensor& a, const Tensor& b, std::string_view op, const Make& make) {
+  if (out.numel() == 0) return;
+  OPSPEC_DISPATCH_ALL_DTYPES(out.dtype(), op, [&] {
+    if constexpr (kFloatingOnly && !std::is_floating_point_v<opmath_t<scalar_t>>) {
+      OPSPEC_INTERNAL_ASSERT(false);
+    } else {
+      using C = arith_t<scalar_t>;
+      const auto f = make.template operator()<scalar_t>();
+      const auto g = [f](opmath_t<scalar_t> x, opmath_t<scalar_t> y) { return f(static_cast<C>(x), static_cast<C>(y)); };
+      if (small_contiguous_kernel<scalar_t, scalar_t, scalar_t>(g, out, a, b)) return;  // See Note [Small contiguous fast path].
+      const Tensor in[] = {cast_for_compute(a, out.dtype()), cast_for_compute(b, out.dtype())};
+      TensorIterator iter(out, in);
+      cpu_kernel<scalar_t, scalar_t, scalar_t>(iter, g);
+    }
+  });
+}
+
+// unary_into: out = f(a) for one dtype T (a already has dtype T).
+template <class T, class F>
+inline void unary_into(const TensorIterator& iter, const F& f) {
+  cpu_kernel<T, T>(iter, [f](opmath_t<T> x) { return f(static_cast<arith_t<T>>(x)); });
+}
+
+// predicate_into: out (b8) = Op{}(a, b) computed in compute_dtype.
+template <class Op>
+void predicate_into(const Tensor& out, const Tensor& a, const Tensor& b, DType compute_dtype, std::string_view op) {
+  if (out.numel() == 0) return;
+  const Tensor in[] = {cast_for_compute(a, compute_dtype), cast_for_compute(b, compute_dtype)};
+  TensorIterator iter(out, in);
+  OPSPEC_DISPATCH_ALL_DTYPES(compute_dtype, op, [&] {
+    cpu_kernel<bool, scalar_t, scalar_t>(iter, [](opmath_t<scalar_t> x, opmath_t<scalar_t> y) { return Op{}(x, y); });
+  });
+}
+
+}  // namespace opspec::internal

@@ -1,0 +1,226 @@
+// pointwise.cc: CPU kernels of the elementwise ops with scalar parameters:
+// clamp (Scalar and Tensor bounds), hardtanh, leaky_relu, elu, softplus,
+// isnan, isinf, nan_to_num and the backward ops of the activations. Each
+// runs one shared functor (kernels/common/elementwise_ops.h) whose
+// parameters are in the compute type, as ATen's `Scalar.to<opmath_t>()`.
+#include <optional>
+
+#include "kernels/common/elementwise_ops.h"
+#include "kernels/common/scalar_as.h"
+#include "kernels/cpu/binary_loops.h"
+#include "kernels/cpu/copy.h"
+#include "kernels/cpu/loops.h"
+#include "runtime/dispatch/library.h"
+#include "runtime/ops/elementwise_rules.h"
+
+namespace opspec::internal {
+namespace {
+
+Tensor new_output(const ElementwiseMeta& m, std::string_view op) {
+  require_cpu_device(m.device, op);
+  return make_tensor(m.sizes, m.result_dtype, kCPU);
+}
+
+// bound_as<T>: a clamp bound as T's compute type; integer tensors only meet
+// integral bounds (others promote the result), except in hardtanh, which
+// truncates them as its cast of the float result would.
+template <class T>
+arith_t<T> bound_as(const Scalar& s) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    return s.is_floating_point() ? static_cast<T>(s.to_double()) : static_cast<T>(s.to_int());
+  } else {
+    return scalar_as<T>(s);
+  }
+}
+
+// map_unary: out = make<T>()(self) elementwise, self cast to out's dtype
+// first; make receives T and returns the functor over T's compute type.
+template <bool kFloatingOnly, class Make>
+Tensor map_unary(const ElementwiseMeta& m, const Tensor& self, std::string_view op, const Make& make) {
+  Tensor out = new_output(m, op);
+  if (out.numel() == 0) return out;
+  const Tensor in[] = {cast_for_compute(self, m.compute_dtype)};
+  TensorIterator iter(out, in);
+  OPSPEC_DISPATCH_ALL_DTYPES(m.compute_dtype, op, [&] {
+    if constexpr (std::is_same_v<scalar_t, bool> ||
+                  (kFloatingOnly && !std::is_floating_point_v<opmath_t<scalar_t>>)) {
+      OPSPEC_INTERNAL_ASSERT(false);
+    } else {
+      const auto f = make.template operator()<scalar_t>();
+      unary_into<scalar_t>(iter, f);
+    }
+  });
+  return out;
+}
+
+// ---- clamp and hardtanh ----
+
+Tensor clamp_cpu(const Tensor& self, const std::optional<Scalar>& min, const std::optional<Scalar>& max) {
+  constexpr std::string_view kOp = "aten::clamp";
+  const Tensor lo = min ? make_wrapped_number(*min) : Tensor();
+  const Tensor hi = max ? make_wrapped_number(*max) : Tensor();
+  const ElementwiseMeta m = clamp_meta(self, min ? &lo : nullptr, max ? &hi : nullptr, kOp);
+  return map_unary<false>(m, self, kOp, [&]<class T>() {
+    using C = arith_t<T>;
+    return ClampOp<C>{min ? bound_as<T>(*min) : C(0), max ? bound_as<T>(*max) : C(0), min.has_value(),
+                      max.has_value()};
+  });
+}
+
+// clamp.Tensor: self broadcast and cast into the output, then maximum with
+// min and minimum with max in place (the order ClampOp applies them).
+Tensor clamp_tensor_cpu(const Tensor& self, const std::optional<Tensor>& min, const std::optional<Tensor>& max) {
+  constexpr std::string_view kOp = "aten::clamp";
+  const ElementwiseMeta m = clamp_meta(self, min ? &*min : nullptr, max ? &*max : nullptr, kOp);
+  Tensor out = new_output(m, kOp);
+  copy_into(out, self);
+  if (min) arith_into(out, out, *min, kOp, []<class T>() { return MaximumOp{}; });
+  if (max) arith_into(out, out, *max, kOp, []<class T>() { return MinimumOp{}; });
+  return out;
+}
+
+Tensor hardtanh_cpu(const Tensor& self, const Scalar& min_val, const Scalar& max_val) {
+  constexpr std::string_view kOp = "aten::hardtanh";
+  OPSPEC_CHECK(self.dtype() != DType::kBool, kOp, ": Bool inputs not supported for hardtanh");
+  const ElementwiseMeta m = unary_meta(self, UnaryKind::kKeepDtype, kOp);
+  return map_unary<false>(m, self, kOp, [&]<class T>() {
+    return ClampOp<arith_t<T>>{bound_as<T>(min_val), bound_as<T>(max_val), true, true};
+  });
+}
+
+// ---- Floating activations ----
+
+Tensor leaky_relu_cpu(const Tensor& self, const Scalar& negative_slope) {
+  constexpr std::string_view kOp = "aten::leaky_relu";
+  return map_unary<true>(floating_unary_meta(self, kOp), self, kOp, [&]<class T>() {
+    using C = opmath_t<T>;
+    return LeakyReluOp<C>{negative_slope.to<C>()};
+  });
+}
+
+Tensor elu_cpu(const Tensor& self, const Scalar& alpha, const Scalar& scale, const Scalar& input_scale) {
+  constexpr std::string_view kOp = "aten::elu";
+  return map_unary<true>(floating_unary_meta(self, kOp), self, kOp, [&]<class T>() {
+    using C = opmath_t<T>;
+    return EluOp<C>{alpha.to<C>() * scale.to<C>(), scale.to<C>(), input_scale.to<C>()};
+  });
+}
+
+Tensor softplus_cpu(const Tensor& self, const Scalar& beta, const Scalar& threshold) {
+  constexpr std::string_view kOp = "aten::softplus";
+  return map_unary<true>(floating_unary_meta(self, kOp), self, kOp, [&]<class T>() {
+    using C = opmath_t<T>;
+    return SoftplusOp<C>{beta.to<C>(), threshold.to<C>()};
+  });
+}
+
+// ---- NaN and infinity ----
+
+template <class Op>
+Tensor float_test_cpu(const Tensor& self, std::string_view op) {
+  require_cpu_device(self.device(), op);
+  Tensor out = make_tensor(self.sizes(), DType::kBool, kCPU);
+  if (out.numel() == 0) return out;
+  const Tensor in[] = {self};
+  TensorIterator iter(out, in);
+  OPSPEC_DISPATCH_ALL_DTYPES(self.dtype(), op, [&] {
+    cpu_kernel<bool, scalar_t>(iter, [](opmath_t<scalar_t> x) { return Op{}(x); });
+  });
+  return out;
+}
+Tensor isnan_cpu(const Tensor& self) { return float_test_cpu<IsnanOp>(self, "aten::isnan"); }
+Tensor isinf_cpu(const Tensor& self) { return float_test_cpu<IsinfOp>(self, "aten::isinf"); }
+
+// nan_to_num: integers and b8 are copied unchanged (PyTorch's early return).
+Tensor nan_to_num_cpu(const Tensor& self, std::optional<double> nan, std::optional<double> posinf,
+                      std::optional<double> neginf) {
+  constexpr std::string_view kOp = "aten::nan_to_num";
+  const ElementwiseMeta m = unary_meta(self, UnaryKind::kLogical, kOp);
+  if (!is_floating(self.dtype())) {
+    require_cpu_device(self.device(), kOp);
+    Tensor out = make_tensor(self.sizes(), self.dtype(), kCPU);
+    copy_into(out, self);
+    return out;
+  }
+  ElementwiseMeta keep = m;
+  keep.compute_dtype = keep.result_dtype = self.dtype();
+  return map_unary<true>(keep, self, kOp, [&]<class T>() {
+    using C = opmath_t<T>;
+    // Each replacement is rounded to T, as static_cast<scalar_t> in ATen.
+    const auto as_t = [](double v) { return static_cast<C>(static_cast<T>(v)); };
+    const double limit = finite_max(self.dtype());
+    return NanToNumOp<C>{as_t(nan.value_or(0.0)), as_t(posinf.value_or(limit)), as_t(neginf.value_or(-limit))};
+  });
+}
+
+// ---- Backward ops: (grad, saved) in the promoted floating dtype ----
+
+template <class Make>
+Tensor activation_backward_cpu(const Tensor& grad, const Tensor& saved, std::string_view op, const Make& make) {
+  const ElementwiseMeta m = binary_meta(grad, saved, BinaryKind::kArithmetic, op);
+  OPSPEC_CHECK(is_floating(m.result_dtype), op, " expects floating-point tensors, got ",
+               dtype_short_name(m.result_dtype));
+  Tensor out = new_output(m, op);
+  if (out.numel() == 0) return out;
+  const Tensor in[] = {cast_for_compute(grad, m.compute_dtype), cast_for_compute(saved, m.compute_dtype)};
+  TensorIterator iter(out, in);
+  OPSPEC_DISPATCH_FLOATING_DTYPES(m.compute_dtype, op, [&] {
+    const auto f = make.template operator()<opmath_t<scalar_t>>();
+    cpu_kernel<scalar_t, scalar_t, scalar_t>(iter, f);
+  });
+  return out;
+}
+
+Tensor hardtanh_backward_cpu(const Tensor& grad, const Tensor& self, const Scalar& min_val, const Scalar& max_val) {
+  return activation_backward_cpu(grad, self, "aten::hardtanh_backward", [&]<class C>() {
+    return HardtanhBackwardOp<C>{min_val.to<C>(), max_val.to<C>()};
+  });
+}
+Tensor leaky_relu_backward_cpu(const Tensor& grad, const Tensor& self, const Scalar& negative_slope,
+                               bool self_is_result) {
+  // PyTorch rejects an in-place leaky_relu with a negative slope here.
+  OPSPEC_CHECK(!self_is_result || negative_slope.to_double() >= 0.0, "aten::leaky_relu_backward: ",
+               "In-place leakyReLu backward calculation is triggered with a negative slope which is not supported. "
+               "This is caused by calling in-place forward function with a negative slope, please call out-of-place "
+               "version instead. File an issue at https://github.com/pytorch/pytorch if you do require supporting "
+               "in-place leakRelu backward calculation with negative slope");
+  return activation_backward_cpu(grad, self, "aten::leaky_relu_backward", [&]<class C>() {
+    return LeakyReluBackwardOp<C>{negative_slope.to<C>()};
+  });
+}
+Tensor elu_backward_cpu(const Tensor& grad, const Scalar& alpha, const Scalar& scale, const Scalar& input_scale,
+                        bool is_result, const Tensor& self_or_result) {
+  OPSPEC_CHECK(!is_result || alpha.to_double() >= 0.0, "aten::elu_backward: ",
+               "In-place elu backward calculation is triggered with a negative slope which is not supported. "
+               "This is caused by calling in-place forward function with a negative slope, please call out-of-place "
+               "version instead.");
+  return activation_backward_cpu(grad, self_or_result, "aten::elu_backward", [&]<class C>() {
+    return EluBackwardOp<C>{alpha.to<C>() * scale.to<C>(), scale.to<C>(), input_scale.to<C>(), is_result};
+  });
+}
+Tensor softplus_backward_cpu(const Tensor& grad, const Tensor& self, const Scalar& beta, const Scalar& threshold) {
+  return activation_backward_cpu(grad, self, "aten::softplus_backward", [&]<class C>() {
+    return SoftplusBackwardOp<C>{beta.to<C>(), threshold.to<C>()};
+  });
+}
+
+}  // namespace
+
+void register_pointwise_cpu_kernels(Library& lib) {
+  constexpr DispatchKey kKey = DispatchKey::kCPU;
+  lib.impl("clamp", kKey, &clamp_cpu)
+      .impl("clamp.Tensor", kKey, &clamp_tensor_cpu)
+      .impl("hardtanh", kKey, &hardtanh_cpu)
+      .impl("leaky_relu", kKey, &leaky_relu_cpu)
+      .impl("elu", kKey, &elu_cpu)
+      .impl("softplus", kKey, &softplus_cpu)
+      .impl("isnan", kKey, &isnan_cpu)
+      .impl("isinf", kKey, &isinf_cpu)
+      .impl("nan_to_num", kKey, &nan_to_num_cpu)
+      .impl("hardtanh_backward", kKey, &hardtanh_backward_cpu)
+      .impl("leaky_relu_backward", kKey, &leaky_relu_backward_cpu)
+      .impl("elu_backward", kKey, &elu_backward_cpu)
+      .impl("softplus_backward", kKey, &softplus_backward_cpu);
+}
+
+}  // namespace opspec::internal

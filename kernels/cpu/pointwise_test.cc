@@ -1,0 +1,204 @@
+// Tests of the elementwise ops with parameters or rounding modes (CPU and
+// Meta): clamp, hardtanh, leaky_relu, elu, softplus, isnan, isinf,
+// nan_to_num, remainder, fmod, div with rounding_mode, atan2, the bitwise
+// ops, logical_xor, pow.Scalar and the activations' backward ops, against
+// hand-computed values and PyTorch's errors.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <numbers>
+
+#include "runtime/ops/ops.h"
+
+namespace opspec {
+namespace {
+
+using ::testing::DoubleNear;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::ThrowsMessage;
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+std::vector<double> values(const Tensor& t) { return t.to_vector<double>(); }
+Tensor f64(std::vector<double> v) {
+  const auto n = static_cast<int64_t>(v.size());
+  return ops::tensor(std::move(v), {n}, DType::kFloat64);
+}
+Tensor i64(std::vector<double> v) {
+  const auto n = static_cast<int64_t>(v.size());
+  return ops::tensor(std::move(v), {n}, DType::kInt64);
+}
+
+TEST(PointwiseTest, ClampWithScalarBounds) {
+  const Tensor x = f64({-2, -0.5, 0, 0.7, 3, kNaN});
+  EXPECT_THAT(values(ops::clamp(x, -1.0, 1.0)), ElementsAre(-1, -0.5, 0, 0.7, 1, ::testing::IsNan()));
+  EXPECT_THAT(values(ops::clamp(x, std::nullopt, 0.5)), ElementsAre(-2, -0.5, 0, 0.5, 0.5, ::testing::IsNan()));
+  EXPECT_THAT(values(ops::clamp(x, 0.0)), ElementsAre(0, 0, 0, 0.7, 3, ::testing::IsNan()));
+  // min > max gives max everywhere; a NaN bound gives NaN.
+  EXPECT_THAT(values(ops::clamp(f64({-5, 5}), 2.0, 1.0)), ElementsAre(1, 1));
+  EXPECT_TRUE(std::isnan(values(ops::clamp(f64({1}), kNaN))[0]));
+  // An integer tensor with a float bound promotes; a float tensor keeps its dtype.
+  EXPECT_EQ(ops::clamp(i64({1, 5}), 1.5).dtype(), DType::kFloat32);
+  EXPECT_THAT(values(ops::clamp(i64({1, 5}), 1.5)), ElementsAre(1.5, 5));
+  EXPECT_EQ(ops::clamp(i64({1, 5}), 0, 3).dtype(), DType::kInt64);
+  EXPECT_EQ(ops::clamp(ops::ones({2}, {.dtype = DType::kFloat16}), 0.0, 2.0).dtype(), DType::kFloat16);
+  EXPECT_THAT([&] { ops::clamp(x, std::optional<Scalar>(), std::optional<Scalar>()); },
+              ThrowsMessage<Error>(HasSubstr("At least one of 'min' or 'max' must not be None")));
+  // A b8 tensor with int bounds promotes to i64; with bool bounds it stays b8, which clamp rejects.
+  EXPECT_EQ(ops::clamp(ops::ones({2}, {.dtype = DType::kBool}), 0, 1).dtype(), DType::kInt64);
+  EXPECT_THAT([&] { ops::clamp(ops::ones({2}, {.dtype = DType::kBool}), Scalar(false), Scalar(true)); },
+              ThrowsMessage<Error>(HasSubstr("\"clamp_scalar_cpu\" not implemented for 'Bool'")));
+}
+
+TEST(PointwiseTest, ClampWithTensorBoundsBroadcasts) {
+  const Tensor x = ops::tensor({-3, 0, 3, -3, 0, 3}, {2, 3}, DType::kFloat64);
+  const Tensor lo = ops::tensor({-1, 1}, {2, 1}, DType::kFloat64);
+  const Tensor hi = f64({2, 2, 2});
+  EXPECT_THAT(values(ops::clamp(x, lo, hi)), ElementsAre(-1, 0, 2, 1, 1, 2));
+  EXPECT_THAT(values(ops::clamp(x, std::optional<Tensor>(), hi)), ElementsAre(-3, 0, 2, -3, 0, 2));
+  EXPECT_THAT(ops::clamp(ops::empty({4, 1}, {.device = kMeta}), std::optional<Tensor>(ops::empty({3}, {.device = kMeta})),
+                         std::optional<Tensor>())
+                  .sizes(),
+              ElementsAre(4, 3));
+}
+
+TEST(PointwiseTest, HardtanhKeepsTheDtype) {
+  EXPECT_THAT(values(ops::hardtanh(f64({-3, -0.25, 0.5, 4}))), ElementsAre(-1, -0.25, 0.5, 1));
+  EXPECT_THAT(values(ops::hardtanh(f64({-3, 1, 7}), 0, 6)), ElementsAre(0, 1, 6));  // relu6
+  const Tensor ints = ops::hardtanh(i64({5, -3, 0}));
+  EXPECT_EQ(ints.dtype(), DType::kInt64);
+  EXPECT_THAT(values(ints), ElementsAre(1, -1, 0));
+  EXPECT_THAT([] { ops::hardtanh(ops::ones({1}, {.dtype = DType::kBool})); },
+              ThrowsMessage<Error>(HasSubstr("Bool inputs not supported for hardtanh")));
+}
+
+TEST(PointwiseTest, ActivationsMatchTheirFormulas) {
+  const Tensor x = f64({-2, -0.5, 0, 0.5, 30});
+  EXPECT_THAT(values(ops::leaky_relu(x, 0.1)), ElementsAre(-0.2, -0.05, 0, 0.5, 30));
+  // elu: x * scale above 0, expm1(x * input_scale) * alpha * scale below.
+  const std::vector<double> e = values(ops::elu(x, 2.0, 1.5, 0.5));
+  EXPECT_DOUBLE_EQ(e[0], std::expm1(-1.0) * 3.0);
+  EXPECT_DOUBLE_EQ(e[1], std::expm1(-0.25) * 3.0);
+  EXPECT_EQ(e[2], 0.0);
+  EXPECT_DOUBLE_EQ(e[3], 0.75);
+  // softplus: log1p(exp(beta x)) / beta, x itself past the threshold (beta x = 60 > 20).
+  const std::vector<double> sp = values(ops::softplus(x, 2.0));
+  EXPECT_DOUBLE_EQ(sp[0], std::log1p(std::exp(-4.0)) / 2);
+  EXPECT_DOUBLE_EQ(sp[2], std::log(2.0) / 2);
+  EXPECT_EQ(sp[4], 30.0);
+  EXPECT_THAT([] { ops::leaky_relu(i64({1})); },
+              ThrowsMessage<Error>(HasSubstr("\"leaky_relu_cpu\" not implemented for 'Long'")));
+  EXPECT_THAT([] { ops::elu(i64({1})); }, ThrowsMessage<Error>(HasSubstr("\"elu_cpu\" not implemented for 'Long'")));
+  // f16 computes in float and rounds once: leaky_relu(-1) with slope 0.1 is f16(-0.1).
+  const Tensor h = ops::leaky_relu(ops::full({1}, -1.0, {.dtype = DType::kFloat16}), 0.1);
+  EXPECT_EQ(h.dtype(), DType::kFloat16);
+  EXPECT_NEAR(values(h)[0], -0.1, 5e-5);
+}
+
+TEST(PointwiseTest, NanAndInfinityTests) {
+  const Tensor x = f64({1, kNaN, kInf, -kInf, -0.0});
+  EXPECT_THAT(values(ops::isnan(x)), ElementsAre(0, 1, 0, 0, 0));
+  EXPECT_THAT(values(ops::isinf(x)), ElementsAre(0, 0, 1, 1, 0));
+  EXPECT_EQ(ops::isnan(x).dtype(), DType::kBool);
+  EXPECT_THAT(values(ops::isinf(i64({1, 2}))), ElementsAre(0, 0));
+  EXPECT_THAT(values(ops::nan_to_num(x)),
+              ElementsAre(1, 0, std::numeric_limits<double>::max(), std::numeric_limits<double>::lowest(), 0));
+  EXPECT_THAT(values(ops::nan_to_num(x, 2.0, 3.0, -4.0)), ElementsAre(1, 2, 3, -4, 0));
+  // f16's largest finite value, and integers copied unchanged.
+  const Tensor h = ops::nan_to_num(ops::full({1}, kInf, {.dtype = DType::kFloat16}));
+  EXPECT_EQ(values(h)[0], 65504.0);
+  EXPECT_THAT(values(ops::nan_to_num(i64({7, -7}))), ElementsAre(7, -7));
+}
+
+TEST(PointwiseTest, RemainderAndFmodTakeTheDivisorsAndDividendsSign) {
+  const Tensor a = f64({5, -5, 5, -5, 5.5}), b = f64({3, 3, -3, -3, 2});
+  EXPECT_THAT(values(ops::remainder(a, b)), ElementsAre(2, 1, -1, -2, 1.5));
+  EXPECT_THAT(values(ops::fmod(a, b)), ElementsAre(2, -2, 2, -2, 1.5));
+  EXPECT_THAT(values(ops::remainder(i64({5, -5, 5, -5}), i64({3, 3, -3, -3}))), ElementsAre(2, 1, -1, -2));
+  EXPECT_THAT(values(ops::fmod(i64({5, -5}), 3)), ElementsAre(2, -2));
+  EXPECT_EQ(ops::remainder(i64({5}), 2).dtype(), DType::kInt64);
+  EXPECT_TRUE(std::isnan(values(ops::remainder(f64({1}), 0.0))[0]));
+  EXPECT_THAT([] { ops::remainder(i64({1, 2}), i64({1, 0})); }, ThrowsMessage<Error>(HasSubstr("ZeroDivisionError")));
+  EXPECT_THAT([] { ops::fmod(i64({1}), 0); }, ThrowsMessage<Error>(HasSubstr("ZeroDivisionError")));
+}
+
+TEST(PointwiseTest, DivisionRoundingModes) {
+  const Tensor a = f64({7, -7, 7, -7, 1}), b = f64({2, 2, -2, -2, 0});
+  EXPECT_THAT(values(ops::div(a, b, "trunc")), ElementsAre(3, -3, -3, 3, kInf));
+  EXPECT_THAT(values(ops::div(a, b, "floor")), ElementsAre(3, -4, -4, 3, kInf));
+  EXPECT_THAT(values(ops::div(a, b, std::nullopt)), ElementsAre(3.5, -3.5, -3.5, 3.5, kInf));
+  // Integers stay integers when rounding, and true division gives floats.
+  const Tensor i = ops::div(i64({7, -7}), 2, "floor");
+  EXPECT_EQ(i.dtype(), DType::kInt64);
+  EXPECT_THAT(values(i), ElementsAre(3, -4));
+  EXPECT_THAT(values(ops::div(i64({7, -7}), 2, "trunc")), ElementsAre(3, -3));
+  EXPECT_EQ(ops::div(i64({7}), 2, std::nullopt).dtype(), DType::kFloat32);
+  // floor of an exact quotient keeps the sign of zero: -0.0 / 5 is -0.0.
+  EXPECT_TRUE(std::signbit(values(ops::div(f64({-0.0}), 5.0, "floor"))[0]));
+  EXPECT_THAT([] { ops::div(f64({1}), 2.0, "round"); },
+              ThrowsMessage<Error>(HasSubstr("div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
+                                             "found 'round'")));
+  EXPECT_THAT([] { ops::div(i64({1}), i64({0}), "floor"); }, ThrowsMessage<Error>(HasSubstr("ZeroDivisionError")));
+}
+
+TEST(PointwiseTest, Atan2BitwiseAndLogicalXor) {
+  const std::vector<double> t = values(ops::atan2(f64({1, 1, -1, 0}), f64({1, -1, 0, -1})));
+  EXPECT_DOUBLE_EQ(t[0], std::numbers::pi / 4);
+  EXPECT_DOUBLE_EQ(t[1], 3 * std::numbers::pi / 4);
+  EXPECT_DOUBLE_EQ(t[2], -std::numbers::pi / 2);
+  EXPECT_DOUBLE_EQ(t[3], std::numbers::pi);
+  EXPECT_EQ(ops::atan2(i64({1}), i64({1})).dtype(), DType::kFloat32);
+  const Tensor a = i64({12, 10, -1}), b = i64({10, 6, 5});
+  EXPECT_THAT(values(ops::bitwise_and(a, b)), ElementsAre(8, 2, 5));
+  EXPECT_THAT(values(ops::bitwise_or(a, b)), ElementsAre(14, 14, -1));
+  EXPECT_THAT(values(ops::bitwise_xor(a, b)), ElementsAre(6, 12, -6));
+  EXPECT_THAT(values(ops::bitwise_and(a, 3)), ElementsAre(0, 2, 3));
+  const Tensor m = ops::gt(f64({1, -1, 1}), 0.0), n = ops::gt(f64({1, 1, -1}), 0.0);
+  EXPECT_THAT(values(ops::bitwise_xor(m, n)), ElementsAre(0, 1, 1));
+  EXPECT_EQ(ops::bitwise_or(m, n).dtype(), DType::kBool);
+  EXPECT_THAT(values(ops::logical_xor(f64({0, 2, 0, -1}), f64({0, 0, 3, 1}))), ElementsAre(0, 1, 1, 0));
+  EXPECT_THAT([] { ops::bitwise_and(f64({1}), f64({1})); },
+              ThrowsMessage<Error>(HasSubstr("\"bitwise_and_cpu\" not implemented for 'Double'")));
+}
+
+TEST(PointwiseTest, PowWithAScalarBase) {
+  EXPECT_THAT(values(ops::pow(2.0, f64({0, 3, -1, 0.5}))), ElementsAre(1, 8, 0.5, std::sqrt(2.0)));
+  const Tensor i = ops::pow(3, i64({0, 2}));
+  EXPECT_EQ(i.dtype(), DType::kInt64);
+  EXPECT_THAT(values(i), ElementsAre(1, 9));
+  EXPECT_EQ(ops::pow(2.5, i64({1})).dtype(), DType::kFloat32);
+}
+
+TEST(PointwiseTest, ActivationBackwardOps) {
+  const Tensor g = f64({1, 1, 1, 1}), x = f64({-2, -1, 0.5, 1});
+  EXPECT_THAT(values(ops::hardtanh_backward(g, x, -1, 1)), ElementsAre(0, 0, 1, 0));
+  EXPECT_THAT(values(ops::leaky_relu_backward(g, x, 0.25, false)), ElementsAre(0.25, 0.25, 1, 1));
+  const std::vector<double> e = values(ops::elu_backward(g, 2.0, 1.0, 1.0, false, x));
+  EXPECT_DOUBLE_EQ(e[0], 2.0 * std::exp(-2.0));
+  EXPECT_EQ(e[2], 1.0);
+  // is_result: the saved tensor is elu's output y, and the slope is y + alpha * scale.
+  const std::vector<double> er = values(ops::elu_backward(g, 2.0, 1.0, 1.0, true, f64({-0.5})));
+  EXPECT_DOUBLE_EQ(er[0], 1.5);
+  const std::vector<double> sp = values(ops::softplus_backward(g, x, 1.0, 20.0));
+  EXPECT_DOUBLE_EQ(sp[0], std::exp(-2.0) / (std::exp(-2.0) + 1));
+  EXPECT_THAT([&] { ops::leaky_relu_backward(g, x, -0.5, true); },
+              ThrowsMessage<Error>(HasSubstr("In-place leakyReLu backward calculation is triggered with a negative slope")));
+}
+
+TEST(PointwiseTest, MetaTensorsFollowTheSameRules) {
+  const Tensor m = ops::empty({2, 3}, {.dtype = DType::kInt64, .device = kMeta});
+  EXPECT_EQ(ops::div(m, 2, "floor").dtype(), DType::kInt64);
+  EXPECT_EQ(ops::atan2(m, m).dtype(), DType::kFloat32);
+  EXPECT_EQ(ops::isnan(m).dtype(), DType::kBool);
+  EXPECT_EQ(ops::clamp(m, 0.5).dtype(), DType::kFloat32);
+  EXPECT_THAT([&] { ops::leaky_relu(m); }, ThrowsMessage<Error>(HasSubstr("not implemented for 'Long'")));
+  EXPECT_THAT([&] { ops::bitwise_or(ops::empty({2, 3}, {.device = kMeta}), m); },
+              ThrowsMessage<Error>(HasSubstr("not implemented for 'Float'")));
+}
+
+}  // namespace
+}  // namespace opspec

@@ -1,0 +1,187 @@
+// pointwise.cc: CUDA kernels of the elementwise ops with scalar parameters
+// (clamp, hardtanh, leaky_relu, elu, softplus, nan_to_num, the activations'
+// backward ops) and isnan/isinf. Each mirrors kernels/cpu/pointwise.cc: the
+// same meta rule, and parameters converted as there (See Note
+// [Shared elementwise functors]).
+#include <optional>
+#include <type_traits>
+
+#include "kernels/common/scalar_as.h"
+#include "kernels/cuda/cuda_copy.h"
+#include "kernels/cuda/cuda_device.h"
+#include "kernels/cuda/elementwise_args.h"
+#include "kernels/cuda/pointwise_launch.h"
+#include "runtime/dispatch/library.h"
+#include "runtime/ops/elementwise_rules.h"
+
+namespace opspec::internal::cuda {
+namespace {
+
+Tensor new_output(const ElementwiseMeta& m, std::string_view op) {
+  return empty_cuda(m.sizes, m.result_dtype, require_device(m.device, op));
+}
+
+// run: out = op(self) or op(grad, saved), inputs converted to `storage`.
+void run(const Tensor& out, const Tensor& self, DType storage, PointwiseOp op, const PointwiseParams& p) {
+  if (out.numel() == 0) return;
+  DeviceGuard guard(out.device());
+  launch_pointwise(op, code_of(storage), make_args(out, {self}, {storage}), p);
+}
+void run(const Tensor& out, const Tensor& grad, const Tensor& saved, DType storage, PointwiseOp op,
+         const PointwiseParams& p) {
+  if (out.numel() == 0) return;
+  DeviceGuard guard(out.device());
+  launch_pointwise(op, code_of(storage), make_args(out, {grad, saved}, {storage, storage}), p);
+}
+
+// set_bound: clamp bound k as the CPU's bound_as<T> converts it for storage dtype d.
+void set_bound(PointwiseParams& p, int k, DType d, const Scalar& s) {
+  OPSPEC_DISPATCH_ALL_DTYPES(d, "clamp", [&] {
+    if constexpr (std::is_integral_v<scalar_t> && !std::is_same_v<scalar_t, bool>) {
+      p.i[k] = s.is_floating_point() ? static_cast<int64_t>(static_cast<scalar_t>(s.to_double())) : s.to_int();
+    } else {
+      p.f[k] = static_cast<double>(scalar_as<scalar_t>(s));
+    }
+  });
+}
+
+Tensor clamp_cuda(const Tensor& self, const std::optional<Scalar>& min, const std::optional<Scalar>& max) {
+  constexpr std::string_view kOp = "aten::clamp";
+  const Tensor lo = min ? make_wrapped_number(*min) : Tensor(), hi = max ? make_wrapped_number(*max) : Tensor();
+  const ElementwiseMeta m = clamp_meta(self, min ? &lo : nullptr, max ? &hi : nullptr, kOp);
+  PointwiseParams p;
+  p.has_lo = min.has_value();
+  p.has_hi = max.has_value();
+  if (min) set_bound(p, 0, m.compute_dtype, *min);
+  if (max) set_bound(p, 1, m.compute_dtype, *max);
+  Tensor out = new_output(m, kOp);
+  run(out, self, m.compute_dtype, PointwiseOp::kClamp, p);
+  return out;
+}
+
+// clamp.Tensor: self into the output, then maximum with min and minimum with max.
+Tensor clamp_tensor_cuda(const Tensor& self, const std::optional<Tensor>& min, const std::optional<Tensor>& max) {
+  constexpr std::string_view kOp = "aten::clamp";
+  const ElementwiseMeta m = clamp_meta(self, min ? &*min : nullptr, max ? &*max : nullptr, kOp);
+  Tensor out = new_output(m, kOp);
+  if (out.numel() == 0) return out;
+  DeviceGuard guard(out.device());
+  const DType d = m.result_dtype;
+  launch_binary(BinaryOp::kMaximum, code_of(d), make_args(out, {self, self}, {d, d}), {});  // a cast copy of self
+  if (min) launch_binary(BinaryOp::kMaximum, code_of(d), make_args(out, {out, *min}, {d, d}), {});
+  if (max) launch_binary(BinaryOp::kMinimum, code_of(d), make_args(out, {out, *max}, {d, d}), {});
+  return out;
+}
+
+Tensor hardtanh_cuda(const Tensor& self, const Scalar& min_val, const Scalar& max_val) {
+  constexpr std::string_view kOp = "aten::hardtanh";
+  OPSPEC_CHECK(self.dtype() != DType::kBool, kOp, ": Bool inputs not supported for hardtanh");
+  const ElementwiseMeta m = unary_meta(self, UnaryKind::kKeepDtype, kOp);
+  PointwiseParams p;
+  p.has_lo = p.has_hi = true;
+  set_bound(p, 0, m.compute_dtype, min_val);
+  set_bound(p, 1, m.compute_dtype, max_val);
+  Tensor out = new_output(m, kOp);
+  run(out, self, m.compute_dtype, PointwiseOp::kClamp, p);
+  return out;
+}
+
+Tensor activation_cuda(const Tensor& self, PointwiseOp op, const PointwiseParams& p, std::string_view name) {
+  const ElementwiseMeta m = floating_unary_meta(self, name);
+  Tensor out = new_output(m, name);
+  run(out, self, m.compute_dtype, op, p);
+  return out;
+}
+Tensor leaky_relu_cuda(const Tensor& self, const Scalar& slope) {
+  return activation_cuda(self, PointwiseOp::kLeakyRelu, {.f = {slope.to_double()}}, "aten::leaky_relu");
+}
+Tensor elu_cuda(const Tensor& self, const Scalar& alpha, const Scalar& scale, const Scalar& input_scale) {
+  return activation_cuda(self, PointwiseOp::kElu, {.f = {alpha.to_double(), scale.to_double(), input_scale.to_double()}},
+                         "aten::elu");
+}
+Tensor softplus_cuda(const Tensor& self, const Scalar& beta, const Scalar& threshold) {
+  return activation_cuda(self, PointwiseOp::kSoftplus, {.f = {beta.to_double(), threshold.to_double()}},
+                         "aten::softplus");
+}
+
+Tensor float_test_cuda(const Tensor& self, bool isinf, std::string_view op) {
+  Tensor out = empty_cuda(self.sizes(), DType::kBool, require_device(self.device(), op));
+  if (out.numel() == 0) return out;
+  DeviceGuard guard(out.device());
+  launch_float_test(isinf, code_of(self.dtype()), make_args(out, {self}, {self.dtype()}));
+  return out;
+}
+Tensor isnan_cuda(const Tensor& self) { return float_test_cuda(self, false, "aten::isnan"); }
+Tensor isinf_cuda(const Tensor& self) { return float_test_cuda(self, true, "aten::isinf"); }
+
+Tensor nan_to_num_cuda(const Tensor& self, std::optional<double> nan, std::optional<double> posinf,
+                       std::optional<double> neginf) {
+  constexpr std::string_view kOp = "aten::nan_to_num";
+  const Device device = require_device(self.device(), kOp);
+  Tensor out = empty_cuda(self.sizes(), self.dtype(), device);
+  if (!is_floating(self.dtype())) {
+    copy_between(out, self);
+    return out;
+  }
+  const double limit = finite_max(self.dtype());
+  PointwiseParams p;
+  OPSPEC_DISPATCH_FLOATING_DTYPES(self.dtype(), kOp, [&] {
+    const auto as_t = [](double v) { return static_cast<double>(static_cast<opmath_t<scalar_t>>(static_cast<scalar_t>(v))); };
+    p.f[0] = as_t(nan.value_or(0.0));
+    p.f[1] = as_t(posinf.value_or(limit));
+    p.f[2] = as_t(neginf.value_or(-limit));
+  });
+  run(out, self, self.dtype(), PointwiseOp::kNanToNum, p);
+  return out;
+}
+
+Tensor backward_cuda(const Tensor& grad, const Tensor& saved, PointwiseOp op, const PointwiseParams& p,
+                     std::string_view name) {
+  const ElementwiseMeta m = binary_meta(grad, saved, BinaryKind::kArithmetic, name);
+  OPSPEC_CHECK(is_floating(m.result_dtype), name, " expects floating-point tensors, got ",
+               dtype_short_name(m.result_dtype));
+  Tensor out = new_output(m, name);
+  run(out, grad, saved, m.compute_dtype, op, p);
+  return out;
+}
+Tensor hardtanh_backward_cuda(const Tensor& grad, const Tensor& self, const Scalar& min_val, const Scalar& max_val) {
+  return backward_cuda(grad, self, PointwiseOp::kHardtanhBackward, {.f = {min_val.to_double(), max_val.to_double()}},
+                       "aten::hardtanh_backward");
+}
+Tensor leaky_relu_backward_cuda(const Tensor& grad, const Tensor& self, const Scalar& slope, bool self_is_result) {
+  OPSPEC_CHECK(!self_is_result || slope.to_double() >= 0.0, "aten::leaky_relu_backward: In-place leakyReLu backward "
+               "calculation is triggered with a negative slope which is not supported.");
+  return backward_cuda(grad, self, PointwiseOp::kLeakyReluBackward, {.f = {slope.to_double()}},
+                       "aten::leaky_relu_backward");
+}
+Tensor elu_backward_cuda(const Tensor& grad, const Scalar& alpha, const Scalar& scale, const Scalar& input_scale,
+                         bool is_result, const Tensor& self_or_result) {
+  PointwiseParams p{.f = {alpha.to_double(), scale.to_double(), input_scale.to_double()}};
+  p.flag = is_result;
+  return backward_cuda(grad, self_or_result, PointwiseOp::kEluBackward, p, "aten::elu_backward");
+}
+Tensor softplus_backward_cuda(const Tensor& grad, const Tensor& self, const Scalar& beta, const Scalar& threshold) {
+  return backward_cuda(grad, self, PointwiseOp::kSoftplusBackward, {.f = {beta.to_double(), threshold.to_double()}},
+                       "aten::softplus_backward");
+}
+
+}  // namespace
+
+void register_pointwise_cuda_kernels(Library& lib) {
+  constexpr DispatchKey kKey = DispatchKey::kCUDA;
+  lib.impl("clamp", kKey, &clamp_cuda)
+      .impl("clamp.Tensor", kKey, &clamp_tensor_cuda)
+      .impl("hardtanh", kKey, &hardtanh_cuda)
+      .impl("leaky_relu", kKey, &leaky_relu_cuda)
+      .impl("elu", kKey, &elu_cuda)
+      .impl("softplus", kKey, &softplus_cuda)
+      .impl("isnan", kKey, &isnan_cuda)
+      .impl("isinf", kKey, &isinf_cuda)
+      .impl("nan_to_num", kKey, &nan_to_num_cuda)
+      .impl("hardtanh_backward", kKey, &hardtanh_backward_cuda)
+      .impl("leaky_relu_backward", kKey, &leaky_relu_backward_cuda)
+      .impl("elu_backward", kKey, &elu_backward_cuda)
+      .impl("softplus_backward", kKey, &softplus_backward_cuda);
+}
+
+}  // namespace opspec::internal::cuda

@@ -1,0 +1,105 @@
+// The CUDA kernels of the parametrized elementwise ops (pointwise.cc,
+// pointwise.cu and the new rows of elementwise.cc) against the CPU kernels
+// (skipped without a GPU): selections, rounding division, remainder, fmod and
+// the bitwise ops are exact; the activations agree to rounding (CUDA's exp,
+// expm1 and log1p are libdevice's); errors are the CPU's.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "kernels/cuda/cuda_test_util.h"
+
+namespace opspec {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::ThrowsMessage;
+using testing::expect_close;
+using testing::expect_same;
+using testing::to_cpu;
+using testing::to_cuda;
+
+constexpr auto& kFloats = testing::kFloatDTypes;
+
+Tensor input(IntArrayRef sizes, DType dt, uint64_t seed) { return testing::seeded_input(sizes, dt, seed); }
+
+using Unary = std::function<Tensor(const Tensor&)>;
+using Binary = std::function<Tensor(const Tensor&, const Tensor&)>;
+
+TEST(CudaPointwiseTest, ClampAndHardtanhMatchTheCpuExactly) {
+  OPSPEC_SKIP_WITHOUT_CUDA();
+  const std::vector<std::pair<std::string, Unary>> cases = {
+      {"clamp", [](const Tensor& x) { return ops::clamp(x, -0.5, 0.75); }},
+      {"clamp_max", [](const Tensor& x) { return ops::clamp(x, std::nullopt, 0.3); }},
+      {"hardtanh", [](const Tensor& x) { return ops::hardtanh(x); }},
+      {"nan_to_num", [](const Tensor& x) { return ops::nan_to_num(ops::log(x), 0.5, std::nullopt, -3.0); }},
+      {"isnan", [](const Tensor& x) { return ops::isnan(ops::log(x)); }},
+      {"isinf", [](const Tensor& x) { return ops::isinf(ops::reciprocal(ops::trunc(x))); }},
+  };
+  for (DType dt : kFloats) {
+    const Tensor x = input({37, 19}, dt, 3);
+    for (const auto& [name, f] : cases) expect_same(to_cpu(f(to_cuda(x))), f(x), name + " " + std::string(dtype_short_name(dt)));
+  }
+  const Tensor i = ops::to(ops::mul(input({50}, DType::kFloat32, 4), 10.0), DType::kInt64);
+  expect_same(to_cpu(ops::clamp(to_cuda(i), -3, 4)), ops::clamp(i, -3, 4), "clamp i64");
+  expect_same(to_cpu(ops::hardtanh(to_cuda(i), -2.5, 2.5)), ops::hardtanh(i, -2.5, 2.5), "hardtanh i64");
+  const Tensor lo = input({19}, DType::kFloat32, 5), hi = ops::add(input({37, 1}, DType::kFloat32, 6), 1.0);
+  const Tensor x = input({37, 19}, DType::kFloat32, 7);
+  expect_same(to_cpu(ops::clamp(to_cuda(x), to_cuda(lo), to_cuda(hi))), ops::clamp(x, lo, hi), "clamp.Tensor");
+}
+
+TEST(CudaPointwiseTest, ActivationsMatchTheCpuToRounding) {
+  OPSPEC_SKIP_WITHOUT_CUDA();
+  const std::vector<std::pair<std::string, Unary>> cases = {
+      {"leaky_relu", [](const Tensor& x) { return ops::leaky_relu(x, 0.2); }},
+      {"elu", [](const Tensor& x) { return ops::elu(x, 1.3, 0.7, 1.1); }},
+      {"softplus", [](const Tensor& x) { return ops::softplus(x, 2.0, 1.0); }},
+  };
+  for (DType dt : kFloats) {
+    const Tensor x = input({41, 13}, dt, 8), g = input({41, 13}, dt, 9);
+    for (const auto& [name, f] : cases) expect_close(to_cpu(f(to_cuda(x))), f(x), name + " " + std::string(dtype_short_name(dt)));
+    const std::vector<std::pair<std::string, Binary>> backward = {
+        {"hardtanh_backward", [](const Tensor& g, const Tensor& x) { return ops::hardtanh_backward(g, x, -0.5, 0.5); }},
+        {"leaky_relu_backward", [](const Tensor& g, const Tensor& x) { return ops::leaky_relu_backward(g, x, 0.1, false); }},
+        {"elu_backward", [](const Tensor& g, const Tensor& x) { return ops::elu_backward(g, 1.0, 1.0, 1.0, false, x); }},
+        {"softplus_backward", [](const Tensor& g, const Tensor& x) { return ops::softplus_backward(g, x, 1.0, 20.0); }},
+    };
+    for (const auto& [name, f] : backward) {
+      expect_close(to_cpu(f(to_cuda(g), to_cuda(x))), f(g, x), name + " " + std::string(dtype_short_name(dt)));
+    }
+  }
+}
+
+TEST(CudaPointwiseTest, RoundingDivisionRemainderAndBitwiseAreExact) {
+  OPSPEC_SKIP_WITHOUT_CUDA();
+  const std::vector<std::pair<std::string, Binary>> cases = {
+      {"remainder", [](const Tensor& a, const Tensor& b) { return ops::remainder(a, b); }},
+      {"fmod", [](const Tensor& a, const Tensor& b) { return ops::fmod(a, b); }},
+      {"div_floor", [](const Tensor& a, const Tensor& b) { return ops::div(a, b, "floor"); }},
+      {"div_trunc", [](const Tensor& a, const Tensor& b) { return ops::div(a, b, "trunc"); }},
+      {"logical_xor", [](const Tensor& a, const Tensor& b) { return ops::logical_xor(a, b); }},
+  };
+  for (DType dt : kFloats) {
+    const Tensor a = ops::mul(input({29, 7}, dt, 10), 5.0), b = input({7}, dt, 11);
+    for (const auto& [name, f] : cases) {
+      expect_same(to_cpu(f(to_cuda(a), to_cuda(b))), f(a, b), name + " " + std::string(dtype_short_name(dt)));
+    }
+    expect_close(to_cpu(ops::atan2(to_cuda(a), to_cuda(b))), ops::atan2(a, b), "atan2");
+  }
+  const Tensor i = ops::to(ops::mul(input({64}, DType::kFloat32, 12), 100.0), DType::kInt64);
+  const Tensor j = ops::add(ops::abs(ops::to(ops::mul(input({64}, DType::kFloat32, 13), 9.0), DType::kInt64)), 1);
+  for (const auto& [name, f] : cases) expect_same(to_cpu(f(to_cuda(i), to_cuda(j))), f(i, j), name + " i64");
+  expect_same(to_cpu(ops::bitwise_and(to_cuda(i), to_cuda(j))), ops::bitwise_and(i, j), "bitwise_and");
+  expect_same(to_cpu(ops::bitwise_or(to_cuda(i), 6)), ops::bitwise_or(i, 6), "bitwise_or");
+  expect_same(to_cpu(ops::bitwise_xor(to_cuda(i), to_cuda(j))), ops::bitwise_xor(i, j), "bitwise_xor");
+  expect_same(to_cpu(ops::pow(2, to_cuda(j))), ops::pow(2, j), "pow.Scalar");
+  const Tensor f = to_cuda(input({3}, DType::kFloat32, 14));
+  EXPECT_THAT([&] { ops::bitwise_and(f, f); },
+              ThrowsMessage<Error>(HasSubstr("\"bitwise_and_cuda\" not implemented for 'Float'")));
+}
+
+}  // namespace
+}  // namespace opspec

@@ -1,0 +1,119 @@
+// pointwise_meta.cc: the Meta kernels of the elementwise ops with scalar
+// parameters or rounding modes (kernels/cpu/pointwise.cc and the newer rows of
+// kernels/cpu/binary.cc): each runs the CPU kernel's shape and dtype rule.
+#include <optional>
+
+#include "runtime/dispatch/library.h"
+#include "runtime/ops/elementwise_rules.h"
+
+namespace opspec::internal {
+namespace {
+
+Tensor meta_out(const ElementwiseMeta& m) { return make_tensor(m.sizes, m.result_dtype, kMeta); }
+Tensor wrap(const Scalar& s) { return make_wrapped_number(s); }
+
+Tensor clamp_meta_kernel(const Tensor& self, const std::optional<Scalar>& min, const std::optional<Scalar>& max) {
+  const Tensor lo = min ? wrap(*min) : Tensor(), hi = max ? wrap(*max) : Tensor();
+  return meta_out(clamp_meta(self, min ? &lo : nullptr, max ? &hi : nullptr, "aten::clamp"));
+}
+Tensor clamp_tensor_meta(const Tensor& self, const std::optional<Tensor>& min, const std::optional<Tensor>& max) {
+  return meta_out(clamp_meta(self, min ? &*min : nullptr, max ? &*max : nullptr, "aten::clamp"));
+}
+Tensor hardtanh_meta(const Tensor& self, const Scalar&, const Scalar&) {
+  OPSPEC_CHECK(self.dtype() != DType::kBool, "aten::hardtanh: Bool inputs not supported for hardtanh");
+  return meta_out(unary_meta(self, UnaryKind::kKeepDtype, "aten::hardtanh"));
+}
+Tensor leaky_relu_meta(const Tensor& self, const Scalar&) {
+  return meta_out(floating_unary_meta(self, "aten::leaky_relu"));
+}
+Tensor elu_meta(const Tensor& self, const Scalar&, const Scalar&, const Scalar&) {
+  return meta_out(floating_unary_meta(self, "aten::elu"));
+}
+Tensor softplus_meta(const Tensor& self, const Scalar&, const Scalar&) {
+  return meta_out(floating_unary_meta(self, "aten::softplus"));
+}
+Tensor bool_test_meta(const Tensor& self) { return make_tensor(self.sizes(), DType::kBool, kMeta); }
+Tensor nan_to_num_meta(const Tensor& self, std::optional<double>, std::optional<double>, std::optional<double>) {
+  return make_tensor(self.sizes(), self.dtype(), kMeta);
+}
+
+Tensor backward_meta(const Tensor& grad, const Tensor& saved, std::string_view op) {
+  const ElementwiseMeta m = binary_meta(grad, saved, BinaryKind::kArithmetic, op);
+  OPSPEC_CHECK(is_floating(m.result_dtype), op, " expects floating-point tensors, got ",
+               dtype_short_name(m.result_dtype));
+  return meta_out(m);
+}
+
+Tensor pow_scalar_base_meta(const Scalar& self, const Tensor& exponent) {
+  const ElementwiseMeta m = binary_meta(wrap(self), exponent, BinaryKind::kArithmetic, "aten::pow");
+  check_pow(m.result_dtype);
+  return meta_out(m);
+}
+Tensor div_mode_meta_kernel(const Tensor& a, const Tensor& b, std::optional<std::string_view> mode) {
+  return meta_out(div_mode_meta(a, b, parse_rounding_mode(mode)));
+}
+
+}  // namespace
+
+void register_pointwise_meta_kernels(Library& lib) {
+  constexpr DispatchKey kKey = DispatchKey::kMeta;
+  lib.impl("clamp", kKey, &clamp_meta_kernel)
+      .impl("clamp.Tensor", kKey, &clamp_tensor_meta)
+      .impl("hardtanh", kKey, &hardtanh_meta)
+      .impl("leaky_relu", kKey, &leaky_relu_meta)
+      .impl("elu", kKey, &elu_meta)
+      .impl("softplus", kKey, &softplus_meta)
+      .impl("isnan", kKey, &bool_test_meta)
+      .impl("isinf", kKey, &bool_test_meta)
+      .impl("nan_to_num", kKey, &nan_to_num_meta)
+      .impl("hardtanh_backward", kKey,
+            [](const Tensor& g, const Tensor& x, const Scalar&, const Scalar&) {
+              return backward_meta(g, x, "aten::hardtanh_backward");
+            })
+      .impl("leaky_relu_backward", kKey,
+            [](const Tensor& g, const Tensor& x, const Scalar&, bool) {
+              return backward_meta(g, x, "aten::leaky_relu_backward");
+            })
+      .impl("elu_backward", kKey,
+            [](const Tensor& g, const Scalar&, const Scalar&, const Scalar&, bool, const Tensor& x) {
+              return backward_meta(g, x, "aten::elu_backward");
+            })
+      .impl("softplus_backward", kKey,
+            [](const Tensor& g, const Tensor& x, const Scalar&, const Scalar&) {
+              return backward_meta(g, x, "aten::softplus_backward");
+            })
+      .impl("pow.Scalar", kKey, &pow_scalar_base_meta)
+      .impl("remainder.Tensor", kKey,
+            [](const Tensor& a, const Tensor& b) { return meta_out(remainder_meta(a, b, "aten::remainder")); })
+      .impl("remainder.Scalar", kKey,
+            [](const Tensor& a, const Scalar& b) { return meta_out(remainder_meta(a, wrap(b), "aten::remainder")); })
+      .impl("fmod.Tensor", kKey,
+            [](const Tensor& a, const Tensor& b) { return meta_out(remainder_meta(a, b, "aten::fmod")); })
+      .impl("fmod.Scalar", kKey,
+            [](const Tensor& a, const Scalar& b) { return meta_out(remainder_meta(a, wrap(b), "aten::fmod")); })
+      .impl("div.Tensor_mode", kKey, &div_mode_meta_kernel)
+      .impl("div.Scalar_mode", kKey,
+            [](const Tensor& a, const Scalar& b, std::optional<std::string_view> mode) {
+              return div_mode_meta_kernel(a, wrap(b), mode);
+            })
+      .impl("atan2", kKey,
+            [](const Tensor& a, const Tensor& b) {
+              return meta_out(binary_meta(a, b, BinaryKind::kTrueDivide, "aten::atan2"));
+            })
+      .impl("logical_xor", kKey,
+            [](const Tensor& a, const Tensor& b) {
+              return meta_out(binary_meta(a, b, BinaryKind::kLogical, "aten::logical_xor"));
+            });
+#define OPSPEC_BITWISE_META(name)                                                                           \
+  lib.impl(#name ".Tensor", kKey,                                                                         \
+           [](const Tensor& a, const Tensor& b) { return meta_out(integral_binary_meta(a, b, "aten::" #name)); }) \
+      .impl(#name ".Scalar", kKey, [](const Tensor& a, const Scalar& b) {                                   \
+        return meta_out(integral_binary_meta(a, wrap(b), "aten::" #name));                                  \
+      });
+  OPSPEC_BITWISE_META(bitwise_and)
+  OPSPEC_BITWISE_META(bitwise_or)
+  OPSPEC_BITWISE_META(bitwise_xor)
+#undef OPSPEC_BITWISE_META
+}
+
+}  // namespace opspec::internal

@@ -1,0 +1,28 @@
+// call.h: call<Sig>(id, args...), how the ops:: entry points (ops*.cc)
+// dispatch a builtin op. Not installed.
+#pragma once
+
+#include <utility>
+
+#include "runtime/dispatch/dispatcher.h"
+#include "runtime/ops/op_table.h"
+
+namespace opspec::ops::internal {
+
+// Caller<Sig>: unpacks a function type so call() can name the kernel
+// signature explicitly (it must match the one derived from the schema).
+template <class Sig> struct Caller;
+template <class Ret, class... Args>
+struct Caller<Ret(Args...)> {
+  static Ret call(OpId id, Args... args) {
+    return Dispatcher::singleton().call<Ret, Args...>(builtin_op(id), args...);
+  }
+};
+
+// call<Sig>(id, args...): dispatches builtin op `id` with C++ signature Sig.
+template <class Sig, class... Args>
+auto call(OpId id, Args&&... args) {
+  return Caller<Sig>::call(id, std::forward<Args>(args)...);
+}
+
+}  // namespace opspec::ops::internal
