@@ -421,6 +421,10 @@ std::optional<OpSample> pointwise_op_sample(const std::string& name) {
     s.kwargs.emplace_back("rounding_mode", std::string("trunc"));
   } else if (name.starts_with("aten::bitwise_") && name != "aten::bitwise_not") {
     s.args = {ints, name.ends_with(".Scalar") ? Value(int64_t{6}) : Value(ops::add(ints, 3))};
+  } else if (name == "aten::logical_and_" || name == "aten::logical_or_") {
+    // Masks, as backward formulas use them (a float self would make a float
+    // result, which PyTorch marks non-differentiable: output_differentiability False).
+    s.args = {ops::gt(ops::randn({3, 3}), 0.0), ops::gt(ops::randn({3}), 0.0)};
   } else if (name == "aten::hardtanh_backward") {
     s.args = {ops::randn({3, 3}), ops::randn({3, 3}), -0.5, 0.5};
   } else {

@@ -1,6 +1,7 @@
 // pointwise.cc: CPU kernels of the elementwise ops with scalar parameters:
 // clamp (Scalar and Tensor bounds), hardtanh, leaky_relu, elu, softplus,
-// isnan, isinf, nan_to_num and the backward ops of the activations. Each
+// isnan, isinf, nan_to_num, the backward ops of the activations, and the
+// in-place relu_, logical_and_ and logical_or_. Each
 // runs one shared functor (kernels/common/elementwise_ops.h) whose
 // parameters are in the compute type, as ATen's `Scalar.to<opmath_t>()`.
 #include <optional>
@@ -204,6 +205,50 @@ Tensor softplus_backward_cpu(const Tensor& grad, const Tensor& self, const Scala
   });
 }
 
+// ---- In-place ----
+
+// relu_: self = relu(self), elementwise in place (each element is read before it is written).
+Tensor relu__cpu(const Tensor& self) {
+  constexpr std::string_view kOp = "aten::relu_";
+  unary_meta(self, UnaryKind::kKeepDtype, "aten::relu");  // b8: "Boolean inputs not supported for relu"
+  check_no_internal_overlap(self, kOp);
+  require_cpu_device(self.device(), kOp);
+  if (self.numel() != 0) {
+    const Tensor in[] = {self};
+    TensorIterator iter(self, in);
+    OPSPEC_DISPATCH_ALL_DTYPES(self.dtype(), kOp, [&] {
+      if constexpr (std::is_same_v<scalar_t, bool>) {
+        OPSPEC_INTERNAL_ASSERT(false);
+      } else {
+        unary_into<scalar_t>(iter, ReluOp{});
+      }
+    });
+  }
+  self.impl()->bump_version();
+  return self;
+}
+
+// logical_and_ / logical_or_: the b8 result into a fresh mask, then copied
+// into self's dtype (so an overlapping other is read before self changes).
+template <class Op>
+Tensor logical_inplace_cpu(const Tensor& self, const Tensor& other, std::string_view op) {
+  const ElementwiseMeta m = inplace_meta(self, other, BinaryKind::kLogical, op);
+  require_cpu_device(self.device(), op);
+  if (self.numel() != 0) {
+    const Tensor mask = make_tensor(self.sizes(), DType::kBool, kCPU);
+    predicate_into<Op>(mask, self, other, m.compute_dtype, op);
+    copy_into(self, mask);
+  }
+  self.impl()->bump_version();
+  return self;
+}
+Tensor logical_and__cpu(const Tensor& self, const Tensor& other) {
+  return logical_inplace_cpu<LogicalAndOp>(self, other, "aten::logical_and_");
+}
+Tensor logical_or__cpu(const Tensor& self, const Tensor& other) {
+  return logical_inplace_cpu<LogicalOrOp>(self, other, "aten::logical_or_");
+}
+
 }  // namespace
 
 void register_pointwise_cpu_kernels(Library& lib) {
@@ -220,7 +265,10 @@ void register_pointwise_cpu_kernels(Library& lib) {
       .impl("hardtanh_backward", kKey, &hardtanh_backward_cpu)
       .impl("leaky_relu_backward", kKey, &leaky_relu_backward_cpu)
       .impl("elu_backward", kKey, &elu_backward_cpu)
-      .impl("softplus_backward", kKey, &softplus_backward_cpu);
+      .impl("softplus_backward", kKey, &softplus_backward_cpu)
+      .impl("relu_", kKey, &relu__cpu)
+      .impl("logical_and_", kKey, &logical_and__cpu)
+      .impl("logical_or_", kKey, &logical_or__cpu);
 }
 
 }  // namespace opspec::internal

@@ -189,6 +189,33 @@ TEST(PointwiseTest, ActivationBackwardOps) {
               ThrowsMessage<Error>(HasSubstr("In-place leakyReLu backward calculation is triggered with a negative slope")));
 }
 
+TEST(PointwiseTest, InPlaceReluAndLogicalOps) {
+  Tensor x = f64({-2, 0, 0.5, -0.25});
+  const uint64_t version = x.impl()->version();
+  Tensor& r = ops::relu_(x);
+  EXPECT_EQ(&r, &x);
+  EXPECT_GT(x.impl()->version(), version);
+  EXPECT_THAT(values(x), ElementsAre(0, 0, 0.5, 0));
+  Tensor ints = i64({-3, 4});
+  ops::relu_(ints);
+  EXPECT_THAT(values(ints), ElementsAre(0, 4));
+  Tensor a = f64({0, 2, 0, -1});
+  ops::logical_and_(a, f64({0, 0, 3, 1}));
+  EXPECT_EQ(a.dtype(), DType::kFloat64);
+  EXPECT_THAT(values(a), ElementsAre(0, 0, 0, 1));
+  Tensor m = ops::gt(f64({1, -1, 1}), 0.0);
+  ops::logical_or_(m, ops::gt(f64({-1, 1, -1}), 0.0));
+  EXPECT_THAT(values(m), ElementsAre(1, 1, 1));
+  // other broadcasts to self; self cannot grow.
+  Tensor row = ops::ones({2, 3}, {.dtype = DType::kInt64});
+  ops::logical_and_(row, ops::tensor({1, 0, 1}, {3}, DType::kFloat32));
+  EXPECT_THAT(values(row), ElementsAre(1, 0, 1, 1, 0, 1));
+  EXPECT_THAT([] { Tensor s = f64({1, 0}); ops::logical_and_(s, ops::ones({2, 2})); },
+              ThrowsMessage<Error>(HasSubstr("doesn't match the broadcast shape [2, 2]")));
+  EXPECT_THAT([] { Tensor b = ops::ones({2}, {.dtype = DType::kBool}); ops::relu_(b); },
+              ThrowsMessage<Error>(HasSubstr("Boolean inputs not supported for relu")));
+}
+
 TEST(PointwiseTest, MetaTensorsFollowTheSameRules) {
   const Tensor m = ops::empty({2, 3}, {.dtype = DType::kInt64, .device = kMeta});
   EXPECT_EQ(ops::div(m, 2, "floor").dtype(), DType::kInt64);

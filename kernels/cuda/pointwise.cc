@@ -165,6 +165,40 @@ Tensor softplus_backward_cuda(const Tensor& grad, const Tensor& self, const Scal
                        "aten::softplus_backward");
 }
 
+// ---- In-place ----
+
+Tensor relu__cuda(const Tensor& self) {
+  unary_meta(self, UnaryKind::kKeepDtype, "aten::relu");
+  check_no_internal_overlap(self, "aten::relu_");
+  require_device(self.device(), "aten::relu_");
+  if (self.numel() != 0) {
+    DeviceGuard guard(self.device());
+    launch_unary(UnaryOp::kRelu, code_of(self.dtype()), make_args(self, {self}, {self.dtype()}), {});
+  }
+  self.impl()->bump_version();
+  return self;
+}
+
+// logical_and_ / logical_or_: the b8 result into a fresh mask, then converted into self.
+Tensor logical_inplace_cuda(const Tensor& self, const Tensor& other, BinaryOp op, std::string_view name) {
+  const ElementwiseMeta m = inplace_meta(self, other, BinaryKind::kLogical, name);
+  const Device device = require_device(self.device(), name);
+  if (self.numel() != 0) {
+    const Tensor mask = empty_cuda(self.sizes(), DType::kBool, device);
+    DeviceGuard guard(device);
+    launch_compare(op, code_of(m.compute_dtype), make_args(mask, {self, other}, {m.compute_dtype, m.compute_dtype}));
+    device_copy(self, mask);
+  }
+  self.impl()->bump_version();
+  return self;
+}
+Tensor logical_and__cuda(const Tensor& self, const Tensor& other) {
+  return logical_inplace_cuda(self, other, BinaryOp::kLogicalAnd, "aten::logical_and_");
+}
+Tensor logical_or__cuda(const Tensor& self, const Tensor& other) {
+  return logical_inplace_cuda(self, other, BinaryOp::kLogicalOr, "aten::logical_or_");
+}
+
 }  // namespace
 
 void register_pointwise_cuda_kernels(Library& lib) {
@@ -181,7 +215,10 @@ void register_pointwise_cuda_kernels(Library& lib) {
       .impl("hardtanh_backward", kKey, &hardtanh_backward_cuda)
       .impl("leaky_relu_backward", kKey, &leaky_relu_backward_cuda)
       .impl("elu_backward", kKey, &elu_backward_cuda)
-      .impl("softplus_backward", kKey, &softplus_backward_cuda);
+      .impl("softplus_backward", kKey, &softplus_backward_cuda)
+      .impl("relu_", kKey, &relu__cuda)
+      .impl("logical_and_", kKey, &logical_and__cuda)
+      .impl("logical_or_", kKey, &logical_or__cuda);
 }
 
 }  // namespace opspec::internal::cuda

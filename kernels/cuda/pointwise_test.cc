@@ -101,5 +101,24 @@ TEST(CudaPointwiseTest, RoundingDivisionRemainderAndBitwiseAreExact) {
               ThrowsMessage<Error>(HasSubstr("\"bitwise_and_cuda\" not implemented for 'Float'")));
 }
 
+TEST(CudaPointwiseTest, InPlaceReluAndLogicalOpsMatchTheCpu) {
+  OPSPEC_SKIP_WITHOUT_CUDA();
+  for (DType dt : kFloats) {
+    Tensor x = input({33, 5}, dt, 15);
+    Tensor xc = to_cuda(x);
+    ops::relu_(xc);
+    ops::relu_(x);
+    expect_same(to_cpu(xc), x, "relu_ " + std::string(dtype_short_name(dt)));
+    Tensor a = input({33, 5}, dt, 16), b = input({5}, dt, 17);
+    Tensor ac = to_cuda(a);
+    ops::logical_and_(ac, to_cuda(b));
+    ops::logical_and_(a, b);
+    expect_same(to_cpu(ac), a, "logical_and_");
+    ops::logical_or_(ac, to_cuda(b));
+    ops::logical_or_(a, b);
+    expect_same(to_cpu(ac), a, "logical_or_");
+  }
+}
+
 }  // namespace
 }  // namespace opspec

@@ -53,6 +53,18 @@ Tensor div_mode_meta_kernel(const Tensor& a, const Tensor& b, std::optional<std:
   return meta_out(div_mode_meta(a, b, parse_rounding_mode(mode)));
 }
 
+Tensor relu__meta(const Tensor& self) {
+  unary_meta(self, UnaryKind::kKeepDtype, "aten::relu");
+  check_no_internal_overlap(self, "aten::relu_");
+  self.impl()->bump_version();
+  return self;
+}
+Tensor logical_inplace_meta(const Tensor& self, const Tensor& other, std::string_view op) {
+  inplace_meta(self, other, BinaryKind::kLogical, op);
+  self.impl()->bump_version();
+  return self;
+}
+
 }  // namespace
 
 void register_pointwise_meta_kernels(Library& lib) {
@@ -83,6 +95,11 @@ void register_pointwise_meta_kernels(Library& lib) {
               return backward_meta(g, x, "aten::softplus_backward");
             })
       .impl("pow.Scalar", kKey, &pow_scalar_base_meta)
+      .impl("relu_", kKey, &relu__meta)
+      .impl("logical_and_", kKey,
+            [](const Tensor& a, const Tensor& b) { return logical_inplace_meta(a, b, "aten::logical_and_"); })
+      .impl("logical_or_", kKey,
+            [](const Tensor& a, const Tensor& b) { return logical_inplace_meta(a, b, "aten::logical_or_"); })
       .impl("remainder.Tensor", kKey,
             [](const Tensor& a, const Tensor& b) { return meta_out(remainder_meta(a, b, "aten::remainder")); })
       .impl("remainder.Scalar", kKey,

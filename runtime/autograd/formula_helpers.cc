@@ -2,6 +2,7 @@
 #include "runtime/autograd/internal/formula_helpers.h"
 
 #include "runtime/dispatch/dispatcher.h"
+#include "runtime/dispatch/mode.h"
 #include "runtime/ops/ops.h"
 
 namespace opspec::autograd::internal {
@@ -79,6 +80,10 @@ Tensor where_scalar_self(const Tensor& cond, const Scalar& s, const Tensor& t) {
 Tensor maybe_multiply(const Tensor& t, const Scalar& s) {
   const bool one = s.is_floating_point() ? s.to_double() == 1.0 : s.to_int() == 1;
   return one ? t : mul_scalar(t, s);
+}
+
+bool subclass_like(const Tensor& t) {
+  return dispatch_mode_enabled() || t.key_set().has(DispatchKey::kFake) || t.subclass() != nullptr;
 }
 
 }  // namespace opspec::autograd::internal

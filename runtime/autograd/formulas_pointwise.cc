@@ -23,9 +23,7 @@ std::optional<Tensor> optional_input(const FormulaCall& c, size_t arg) {
 }
 Tensor zero_like_grad(const FormulaCall& c) { return ops::scalar_tensor(0.0, {.dtype = c.grad().dtype(), .device = c.grad().device()}); }
 
-// clamp (Scalar bounds): clamp_backward: where(self >= min [and self <= max], grad, 0).
-// PyTorch combines the two masks with logical_and_; opspec has no in-place
-// logical_and_ yet, so this logs logical_and (docs/pytorch-versions.md).
+// clamp (Scalar bounds): clamp_backward: where((self >= min).logical_and_(self <= max), grad, 0).
 VariableList clamp(const FormulaCall& c) {
   const Value& lo = c.arg(1);
   const Value& hi = c.arg(2);
@@ -34,8 +32,8 @@ VariableList clamp(const FormulaCall& c) {
   const Tensor self = c.input(0);
   Tensor pred;
   if (!lo.is_none() && !hi.is_none()) {
-    const Tensor ge = ops::ge(self, lo.to_scalar());
-    pred = ops::logical_and(ge, ops::le(self, hi.to_scalar()));
+    pred = ops::ge(self, lo.to_scalar());
+    ops::logical_and_(pred, ops::le(self, hi.to_scalar()));
   } else if (!lo.is_none()) {
     pred = ops::ge(self, lo.to_scalar());
   } else {
@@ -53,16 +51,20 @@ void clamp_bound_grads(const FormulaCall& c, const std::optional<Tensor>& lo, co
   if (!want_lo && !want_hi) return;
   const Tensor self = c.input(0), grad = c.grad();
   const Tensor zero = zero_like_grad(c);
+  // PyTorch combines the masks in place unless a tensor is subclass-like.
+  const bool in_place = !subclass_like(self) && !(lo && subclass_like(*lo)) && !(hi && subclass_like(*hi));
   if (lo && hi) {
     if (want_lo) {
-      const Tensor self_lt_min = ops::lt(self, *lo);
+      Tensor pred = ops::lt(self, *lo);
       const Tensor min_lt_max = ops::lt(*lo, *hi);
-      g[static_cast<size_t>(lo_k)] = ops::where(ops::logical_and(self_lt_min, min_lt_max), grad, zero);
+      pred = in_place ? ops::logical_and_(pred, min_lt_max) : ops::logical_and(pred, min_lt_max);
+      g[static_cast<size_t>(lo_k)] = ops::where(pred, grad, zero);
     }
     if (want_hi) {
-      const Tensor self_gt_max = ops::gt(self, *hi);
+      Tensor pred = ops::gt(self, *hi);
       const Tensor max_lt_min = ops::lt(*hi, *lo);
-      g[static_cast<size_t>(hi_k)] = ops::where(ops::logical_or(self_gt_max, max_lt_min), grad, zero);
+      pred = in_place ? ops::logical_or_(pred, max_lt_min) : ops::logical_or(pred, max_lt_min);
+      g[static_cast<size_t>(hi_k)] = ops::where(pred, grad, zero);
     }
   } else if (lo && want_lo) {
     g[static_cast<size_t>(lo_k)] = ops::where(ops::lt(self, *lo), grad, zero);
@@ -85,9 +87,11 @@ VariableList clamp_tensor(const FormulaCall& c) {
   }
   const Tensor zero = zero_like_grad(c);
   if (lo && hi) {
-    const Tensor ge = ops::ge(self, *lo);
+    Tensor pred = ops::ge(self, *lo);
     const Tensor le = ops::le(self, *hi);
-    g[0] = ops::where(ops::logical_and(ge, le), grad, zero);
+    const bool in_place = !subclass_like(self) && !subclass_like(*lo) && !subclass_like(*hi);
+    pred = in_place ? ops::logical_and_(pred, le) : ops::logical_and(pred, le);
+    g[0] = ops::where(pred, grad, zero);
   } else if (lo) {
     g[0] = ops::where(ops::ge(self, *lo), grad, zero);
   } else {
@@ -95,6 +99,9 @@ VariableList clamp_tensor(const FormulaCall& c) {
   }
   return g;
 }
+
+// relu_: threshold_backward of its result, as relu's (ReluBackward0).
+VariableList relu_inplace(const FormulaCall& c) { return {ops::threshold_backward(c.grad(), c.output(0), 0)}; }
 
 VariableList hardtanh(const FormulaCall& c) {
   return {ops::hardtanh_backward(c.grad(), c.input(0), c.arg(1).to_scalar(), c.arg(2).to_scalar())};
@@ -248,6 +255,7 @@ VariableList softplus_backward(const FormulaCall& c) {
 void add_pointwise_formulas(std::vector<Formula>& out) {
   out.push_back({"aten::clamp.Tensor", "ClampBackward0", 0b111, 0, &clamp_tensor});
   out.push_back({"aten::clamp", "ClampBackward1", kSelf, 0, &clamp});
+  out.push_back({"aten::relu_", "ReluBackward0", 0, 1, &relu_inplace});
   out.push_back({"aten::hardtanh", "HardtanhBackward0", kSelf, 0, &hardtanh});
   out.push_back({"aten::leaky_relu", "LeakyReluBackward0", kSelf, 0, &leaky_relu});
   out.push_back({"aten::elu", "EluBackward0", kSelf, 0, &elu});

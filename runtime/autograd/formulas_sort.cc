@@ -13,13 +13,6 @@
 namespace opspec::autograd::internal {
 namespace {
 
-// subclass_like: PyTorch's isTensorSubclassLike, true for fake tensors,
-// tensor subclasses, and any tensor while a dispatch mode is on: the
-// formulas then take their out-of-place, data-free paths.
-bool subclass_like(const Tensor& t) {
-  return dispatch_mode_enabled() || t.key_set().has(DispatchKey::kFake) || t.subclass() != nullptr;
-}
-
 // contiguous: C++'s t.contiguous(): t itself when already contiguous.
 Tensor contiguous(const Tensor& t) { return t.is_contiguous() ? t : ops::contiguous(t); }
 
@@ -103,14 +96,16 @@ VariableList prod_dim(const FormulaCall& c) {
 // evenly_distribute_backward: grad split evenly over the elements equal to
 // the result (NaN matching NaN). PyTorch's CPU branch reads the result's
 // NaN-ness (item) and fills a new tensor; its CUDA and subclass branch
-// multiplies a mask (logical_and_/logical_or_ there, out of place here).
+// multiplies a mask: (input == value).logical_or_(logical_and(isnan, isnan)),
+// the call's arguments evaluated right to left as GCC builds do.
 Tensor evenly_distribute_backward(const Tensor& grad, const Tensor& input, const Tensor& value) {
   const bool any_subclass_like = subclass_like(grad) || subclass_like(input) || subclass_like(value);
   if (any_subclass_like || input.device().is_cuda()) {
-    const Tensor input_isnan = ops::isnan(input);
     const Tensor value_isnan = ops::isnan(value);
+    const Tensor input_isnan = ops::isnan(input);
     const Tensor both_nan = ops::logical_and(input_isnan, value_isnan);
-    const Tensor mask = ops::logical_or(ops::eq(input, value), both_nan);
+    Tensor mask = ops::eq(input, value);
+    ops::logical_or_(mask, both_nan);
     return ops::mul(mask, ops::div(grad, ops::sum(mask)));
   }
   const Tensor mask = ops::item(ops::isnan(value)).to<bool>() ? ops::isnan(input) : ops::eq(input, value);

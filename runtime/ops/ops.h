@@ -80,6 +80,10 @@ Tensor& sub_(Tensor& self, const Tensor& other, const Scalar& alpha = 1, OPSPEC_
 Tensor& mul_(Tensor& self, const Tensor& other, OPSPEC_LOC);    // aten::mul_.Tensor
 Tensor& div_(Tensor& self, const Tensor& other, OPSPEC_LOC);    // aten::div_.Tensor
 Tensor& div_(Tensor& self, const Scalar& other, OPSPEC_LOC);    // aten::div_.Tensor, a wrapped number
+Tensor& relu_(Tensor& self, OPSPEC_LOC);                        // aten::relu_ (ReLU(inplace=True))
+// logical_and_ / logical_or_: self = self && other (|| other), as 0 or 1 in self's dtype.
+Tensor& logical_and_(Tensor& self, const Tensor& other, OPSPEC_LOC);
+Tensor& logical_or_(Tensor& self, const Tensor& other, OPSPEC_LOC);
 
 // ---- Elementwise unary ----
 // One function per row of unary_ops.def, computing what the row's summary
@@ -546,8 +550,8 @@ Tensor upsample_nearest2d_backward(const Tensor& grad_output, IntArrayRef output
                                    std::optional<double> scales_h = std::nullopt,
                                    std::optional<double> scales_w = std::nullopt, OPSPEC_LOC);
 // group_norm: normalises each of num_groups channel groups of [N, C, *] input
-// by its own mean and variance, then the per-channel affine; reshape to
-// [N, C, H*W] semantics, aten::native_group_norm underneath.
+// by its own mean and variance, then the per-channel affine (the checks,
+// then aten::native_group_norm with N, C and H*W).
 Tensor group_norm(const Tensor& input, int64_t num_groups, const std::optional<Tensor>& weight = std::nullopt,
                   const std::optional<Tensor>& bias = std::nullopt, double eps = 1e-5, bool cudnn_enabled = true,
                   OPSPEC_LOC);

@@ -1,7 +1,8 @@
 // ops_pointwise.cc: the public API of the elementwise ops with scalar
 // parameters or rounding modes (clamp, the parametrized activations and
 // their backward ops, isnan/isinf/nan_to_num, remainder, fmod, div with a
-// rounding mode, atan2, bitwise and logical_xor); see ops.h.
+// rounding mode, atan2, bitwise and logical_xor) and the in-place relu_,
+// logical_and_ and logical_or_; see ops.h.
 #include "runtime/core/call_site.h"
 #include "runtime/ops/internal/call.h"
 #include "runtime/ops/ops.h"
@@ -103,6 +104,23 @@ Tensor atan2(const Tensor& self, const Tensor& other, const std::source_location
 Tensor logical_xor(const Tensor& self, const Tensor& other, const std::source_location& loc) {
   OPSPEC_SITE;
   return call<BinarySig>(OpId::logical_xor, self, other);
+}
+
+// ---- In-place ----
+Tensor& relu_(Tensor& self, const std::source_location& loc) {
+  OPSPEC_SITE;
+  call<Tensor(const Tensor&)>(OpId::relu_, self);
+  return self;
+}
+Tensor& logical_and_(Tensor& self, const Tensor& other, const std::source_location& loc) {
+  OPSPEC_SITE;
+  call<BinarySig>(OpId::logical_and_, self, other);
+  return self;
+}
+Tensor& logical_or_(Tensor& self, const Tensor& other, const std::source_location& loc) {
+  OPSPEC_SITE;
+  call<BinarySig>(OpId::logical_or_, self, other);
+  return self;
 }
 
 // ---- Backward ops of the parametrized activations ----

@@ -34,6 +34,11 @@ Tensor scalar_div(const Scalar& s, const Tensor& t);
 // to_dtype: C++'s t.to(dtype): t itself when the dtype matches, else aten::_to_copy.
 Tensor to_dtype(const Tensor& t, DType dtype);
 
+// subclass_like: PyTorch's isTensorSubclassLike, true for fake tensors,
+// tensor subclasses, and any tensor while a dispatch mode is on: formulas
+// then take their out-of-place, data-free paths.
+bool subclass_like(const Tensor& t);
+
 // maybe_multiply: t * s, or t itself when s is 1 (FunctionsManual.cpp's helper).
 Tensor maybe_multiply(const Tensor& t, const Scalar& s);
 
