@@ -19,8 +19,13 @@ void BM_Model_gpt2_block(benchmark::State& state, const char* backend) {
   const FixtureFn model = fixtures::gpt2_program({.vocab = 512, .max_seq = kSeq, .width = 256, .heads = 4});
   // Tokens 0..511 in order (B * T = vocabulary): any valid ids do for timing.
   const std::vector<Tensor> inputs = {ops::view(ops::arange(kBatch * kSeq, {.dtype = DType::kInt64}), {kBatch, kSeq})};
-  const TracedFunction fn = backend == nullptr ? TracedFunction(model)
-                                               : TracedFunction(CompiledFunction(model, {.backend = backend}));
+  const std::string_view b = backend == nullptr ? "" : backend;
+  const bool trace_once = b.ends_with("+trace_once");
+  const TracedFunction fn =
+      backend == nullptr
+          ? TracedFunction(model)
+          : TracedFunction(CompiledFunction(
+                model, {.backend = std::string(trace_once ? b.substr(0, b.size() - 11) : b), .trace_once = trace_once}));
   for (auto _ : state) benchmark::DoNotOptimize(fn(inputs));
 }
 BENCHMARK_CAPTURE(BM_Model_gpt2_block, eager, nullptr)
@@ -29,6 +34,12 @@ BENCHMARK_CAPTURE(BM_Model_gpt2_block, eager, nullptr)
     ->UseRealTime();
 BENCHMARK_CAPTURE(BM_Model_gpt2_block, fused, "fused")
     ->Name("BM_Model/gpt2_block/fused")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+// fused_trace_once: warm calls run the compiled plan without re-running the
+// model (its ops depend only on the inputs' metadata; See Note [Trace once]).
+BENCHMARK_CAPTURE(BM_Model_gpt2_block, fused_trace_once, "fused+trace_once")
+    ->Name("BM_Model/gpt2_block/fused_trace_once")
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
