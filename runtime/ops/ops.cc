@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "runtime/core/call_site.h"
+#include "runtime/ops/internal/call.h"
 #include "runtime/ops/op_table.h"
 
 namespace opspec {
@@ -19,19 +20,7 @@ using OptInt = std::optional<int64_t>;
 using OptBool = std::optional<bool>;
 using OptTensor = std::optional<Tensor>;
 
-// call<Sig>(id, args...): dispatches builtin op `id` with C++ signature Sig
-// (which must match the kernel signature derived from the schema).
-template <class Sig> struct Caller;
-template <class Ret, class... Args>
-struct Caller<Ret(Args...)> {
-  static Ret call(OpId id, Args... args) {
-    return Dispatcher::singleton().call<Ret, Args...>(builtin_op(id), args...);
-  }
-};
-template <class Sig, class... Args>
-auto call(OpId id, Args&&... args) {
-  return Caller<Sig>::call(id, std::forward<Args>(args)...);
-}
+using internal::call;  // runtime/ops/internal/call.h
 
 using UnarySig = Tensor(const Tensor&);
 using BinarySig = Tensor(const Tensor&, const Tensor&);

@@ -2,24 +2,14 @@
 // (gather, scatter*, masked_fill.Tensor, masked_select, select/slice_scatter,
 // diagonal, index, index_put, nonzero); see ops.h.
 #include "runtime/core/call_site.h"
+#include "runtime/ops/internal/call.h"
 #include "runtime/ops/op_table.h"
 #include "runtime/ops/ops.h"
 
 namespace opspec::ops {
 namespace {
 
-template <class Sig> struct Caller;
-template <class Ret, class... Args>
-struct Caller<Ret(Args...)> {
-  static Ret call(OpId id, Args... args) {
-    return Dispatcher::singleton().call<Ret, Args...>(builtin_op(id), args...);
-  }
-};
-// call<Sig>(id, args...): dispatches builtin op `id` with C++ signature Sig.
-template <class Sig, class... Args>
-auto call(OpId id, Args&&... args) {
-  return Caller<Sig>::call(id, std::forward<Args>(args)...);
-}
+using internal::call;  // runtime/ops/internal/call.h
 
 // boxed_indices: a Tensor?[] argument as the dispatcher carries it (None as an
 // undefined tensor; See Note [Optional tensor lists]).

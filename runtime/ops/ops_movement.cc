@@ -2,6 +2,7 @@
 // data-movement ops (constant_pad_nd, upsample_nearest2d, group_norm, flip,
 // roll, repeat, unflatten, movedim); see ops.h.
 #include "runtime/core/call_site.h"
+#include "runtime/ops/internal/call.h"
 #include "runtime/ops/op_table.h"
 #include "runtime/ops/ops.h"
 
@@ -11,18 +12,7 @@ namespace {
 using OptTensor = std::optional<Tensor>;
 using OptDouble = std::optional<double>;
 
-template <class Sig> struct Caller;
-template <class Ret, class... Args>
-struct Caller<Ret(Args...)> {
-  static Ret call(OpId id, Args... args) {
-    return Dispatcher::singleton().call<Ret, Args...>(builtin_op(id), args...);
-  }
-};
-// call<Sig>(id, args...): dispatches builtin op `id` with C++ signature Sig.
-template <class Sig, class... Args>
-auto call(OpId id, Args&&... args) {
-  return Caller<Sig>::call(id, std::forward<Args>(args)...);
-}
+using internal::call;  // runtime/ops/internal/call.h
 
 }  // namespace
 

@@ -1,5 +1,6 @@
 // ops_random.cc: the public API of randint, uniform_, normal_ and bernoulli; see ops.h.
 #include "runtime/core/call_site.h"
+#include "runtime/ops/internal/call.h"
 #include "runtime/ops/op_table.h"
 #include "runtime/ops/ops.h"
 
@@ -11,18 +12,7 @@ using OptDevice = std::optional<Device>;
 using OptInt = std::optional<int64_t>;
 using OptBool = std::optional<bool>;
 
-template <class Sig> struct Caller;
-template <class Ret, class... Args>
-struct Caller<Ret(Args...)> {
-  static Ret call(OpId id, Args... args) {
-    return Dispatcher::singleton().call<Ret, Args...>(builtin_op(id), args...);
-  }
-};
-// call<Sig>(id, args...): dispatches builtin op `id` with C++ signature Sig.
-template <class Sig, class... Args>
-auto call(OpId id, Args&&... args) {
-  return Caller<Sig>::call(id, std::forward<Args>(args)...);
-}
+using internal::call;  // runtime/ops/internal/call.h
 
 }  // namespace
 

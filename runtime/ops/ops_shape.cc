@@ -2,6 +2,7 @@
 // split_with_sizes, unbind and chunk; see ops.h and Note [List-returning
 // views] in kernels/cpu/split.cc.
 #include "runtime/core/call_site.h"
+#include "runtime/ops/internal/call.h"
 #include "runtime/ops/op_table.h"
 #include "runtime/ops/ops.h"
 
@@ -10,18 +11,7 @@ namespace {
 
 using TensorVec = std::vector<Tensor>;
 
-template <class Sig> struct Caller;
-template <class Ret, class... Args>
-struct Caller<Ret(Args...)> {
-  static Ret call(OpId id, Args... args) {
-    return Dispatcher::singleton().call<Ret, Args...>(builtin_op(id), args...);
-  }
-};
-// call<Sig>(id, args...): dispatches builtin op `id` with C++ signature Sig.
-template <class Sig, class... Args>
-auto call(OpId id, Args&&... args) {
-  return Caller<Sig>::call(id, std::forward<Args>(args)...);
-}
+using internal::call;  // runtime/ops/internal/call.h
 
 }  // namespace
 

@@ -7,7 +7,7 @@
 #include "runtime/dispatch/dispatcher.h"
 #include "runtime/ops/op_table.h"
 
-namespace opspec::ops::internal {
+namespace opspec::internal {
 
 // Caller<Sig>: unpacks a function type so call() can name the kernel
 // signature explicitly (it must match the one derived from the schema).
@@ -25,4 +25,4 @@ auto call(OpId id, Args&&... args) {
   return Caller<Sig>::call(id, std::forward<Args>(args)...);
 }
 
-}  // namespace opspec::ops::internal
+}  // namespace opspec::internal
