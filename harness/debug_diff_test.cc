@@ -9,7 +9,7 @@
 #include "runtime/ops/ops.h"
 
 namespace opspec {
-namespace {
+namespace debug_diff_test {
 
 using ::testing::HasSubstr;
 using ::testing::Not;

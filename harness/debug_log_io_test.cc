@@ -17,7 +17,7 @@
 #include "runtime/ops/ops.h"
 
 namespace opspec {
-namespace {
+namespace debug_log_io_test {
 
 using ::testing::HasSubstr;
 

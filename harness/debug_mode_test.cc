@@ -10,7 +10,7 @@
 #include "runtime/ops/ops.h"
 
 namespace opspec {
-namespace {
+namespace debug_mode_test {
 
 using ::testing::HasSubstr;
 using ::testing::Not;

@@ -8,7 +8,7 @@
 #include "harness/filecheck.h"
 
 namespace opspec {
-namespace {
+namespace filecheck_errors_test {
 
 using ::testing::HasSubstr;
 using ::testing::Not;

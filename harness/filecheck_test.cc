@@ -11,7 +11,7 @@
 #include "runtime/ops/ops.h"
 
 namespace opspec {
-namespace {
+namespace filecheck_test {
 
 using ::testing::AllOf;
 using ::testing::HasSubstr;

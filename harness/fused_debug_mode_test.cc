@@ -9,7 +9,7 @@
 #include "runtime/trace/make_fx.h"
 
 namespace opspec {
-namespace {
+namespace fused_debug_mode_test {
 
 TEST(FusedDebugModeTest, FusedKernelsAreKernelRecordsWithHashes) {
   const Tensor x = ops::tensor({1, -2, 3, -4}, {2, 2});

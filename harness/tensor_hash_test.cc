@@ -16,7 +16,7 @@
 #include "runtime/ops/ops.h"
 
 namespace opspec {
-namespace {
+namespace tensor_hash_test {
 
 using internal::make_tensor;
 using ::testing::HasSubstr;

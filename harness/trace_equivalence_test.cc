@@ -13,7 +13,7 @@
 #include "runtime/trace/make_fx.h"
 
 namespace opspec {
-namespace {
+namespace trace_equivalence_test {
 
 using ::testing::HasSubstr;
 using ::testing::StartsWith;

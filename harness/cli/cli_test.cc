@@ -20,7 +20,7 @@
 
 namespace opspec::cli {
 
-namespace {
+namespace cli_test {
 
 using ::testing::HasSubstr;
 using ::testing::Not;

@@ -12,7 +12,7 @@
 #include "runtime/ops/ops.h"
 
 namespace opspec {
-namespace {
+namespace assert_close_test {
 
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;

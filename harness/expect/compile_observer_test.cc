@@ -10,7 +10,7 @@
 #include "runtime/ops/ops.h"
 
 namespace opspec {
-namespace {
+namespace compile_observer_test {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;

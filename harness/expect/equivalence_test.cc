@@ -14,7 +14,7 @@
 #include "runtime/ops/ops.h"
 
 namespace opspec {
-namespace {
+namespace equivalence_test {
 
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;

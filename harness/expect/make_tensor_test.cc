@@ -8,7 +8,7 @@
 #include "runtime/ops/ops.h"
 
 namespace opspec::testing {
-namespace {
+namespace make_tensor_test {
 
 using ::testing::HasSubstr;
 using ::testing::ThrowsMessage;

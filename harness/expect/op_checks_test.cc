@@ -8,7 +8,7 @@
 #include <algorithm>
 
 namespace opspec {
-namespace {
+namespace op_checks_test {
 
 using ::testing::HasSubstr;
 

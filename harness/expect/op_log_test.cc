@@ -12,7 +12,7 @@
 #include "runtime/ops/ops.h"
 
 namespace opspec {
-namespace {
+namespace op_log_test {
 
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
@@ -37,7 +37,7 @@ TEST(OpRecorder, WrappedNumbersAreScalarsAndListsAreFlattened) {
     ops::cat({x, ops::ones({0})}, 0);
     ops::add(y, ops::scalar_tensor(2.0, {.dtype = DType::kFloat64}));
   });
-  ASSERT_EQ(ops_seen.size(), 5u) << testing::PrintToString(ops_seen);
+  ASSERT_EQ(ops_seen.size(), 5u) << ::testing::PrintToString(ops_seen);
   EXPECT_EQ(ops_seen[0].str(), "aten::add.Tensor(f32[2])");
   EXPECT_EQ(ops_seen[2].str(), "aten::cat(f32[2], f32[0])");
   EXPECT_EQ(ops_seen[4].str(), "aten::add.Tensor(f64[3], f64[])");
@@ -120,7 +120,7 @@ TEST(OpRecorder, ExceptionsPropagateAndTheModeIsPopped) {
 
 TEST(RecordedOp, PrintsForGtest) {
   RecordedOp op{"aten::mm", {{2, 3}, {3, 4}}, {DType::kFloat32, DType::kBFloat16}};
-  EXPECT_EQ(testing::PrintToString(op), "aten::mm(f32[2, 3], bf16[3, 4])");
+  EXPECT_EQ(::testing::PrintToString(op), "aten::mm(f32[2, 3], bf16[3, 4])");
   std::ostringstream os;
   os << op;
   EXPECT_EQ(os.str(), "aten::mm(f32[2, 3], bf16[3, 4])");

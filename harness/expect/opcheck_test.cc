@@ -16,7 +16,7 @@
 #include "runtime/ops/ops.h"
 
 namespace opspec {
-namespace {
+namespace opcheck_test {
 
 using ::testing::HasSubstr;
 using ::testing::Not;

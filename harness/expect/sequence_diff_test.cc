@@ -8,7 +8,7 @@
 #include <algorithm>
 
 namespace opspec {
-namespace {
+namespace sequence_diff_test {
 
 using ::testing::ElementsAre;
 using ::testing::Pair;

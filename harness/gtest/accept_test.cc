@@ -10,7 +10,7 @@
 #include "harness/gtest/gtest_test_util.h"
 
 namespace opspec {
-namespace {
+namespace accept_test {
 
 using ::testing::HasSubstr;
 using testing_util::ScopedEnv;

@@ -12,7 +12,7 @@
 #include "runtime/ops/ops.h"
 
 namespace opspec {
-namespace {
+namespace autograd_assertions_test {
 
 using ::testing::HasSubstr;
 using ::testing::StartsWith;

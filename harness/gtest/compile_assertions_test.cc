@@ -11,7 +11,7 @@
 #include "runtime/ops/ops.h"
 
 namespace opspec {
-namespace {
+namespace compile_assertions_test {
 
 using ::testing::_;
 using ::testing::HasSubstr;

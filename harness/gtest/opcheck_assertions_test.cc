@@ -10,7 +10,7 @@
 #include "runtime/ops/ops.h"
 
 namespace opspec {
-namespace {
+namespace opcheck_assertions_test {
 
 using ::testing::HasSubstr;
 using ::testing::StartsWith;

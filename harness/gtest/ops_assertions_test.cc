@@ -10,7 +10,7 @@
 #include "runtime/ops/ops.h"
 
 namespace opspec {
-namespace {
+namespace ops_assertions_test {
 
 using ::testing::AllOf;
 using ::testing::Contains;

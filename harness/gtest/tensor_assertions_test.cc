@@ -11,7 +11,7 @@
 #include "runtime/ops/ops.h"
 
 namespace opspec {
-namespace {
+namespace tensor_assertions_test {
 
 using ::testing::HasSubstr;
 using testing_util::fatal_failure_of;

@@ -13,7 +13,7 @@
 #include "runtime/ops/ops.h"
 
 namespace opspec {
-namespace {
+namespace text_assertions_test {
 
 using ::testing::HasSubstr;
 using ::testing::Not;

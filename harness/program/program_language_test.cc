@@ -16,7 +16,7 @@
 #include "runtime/ops/ops.h"
 
 namespace opspec {
-namespace {
+namespace program_language_test {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;

@@ -19,7 +19,7 @@
 #include "runtime/ops/ops.h"
 
 namespace opspec {
-namespace {
+namespace program_test {
 
 using ::testing::ElementsAre;
 

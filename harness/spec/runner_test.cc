@@ -13,7 +13,7 @@
 #include "runtime/ops/ops.h"
 
 namespace opspec::spec {
-namespace {
+namespace runner_test {
 
 using ::testing::HasSubstr;
 using ::testing::Not;

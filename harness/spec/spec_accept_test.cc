@@ -14,7 +14,7 @@
 #include "harness/spec/spec_loader.h"
 
 namespace opspec::spec {
-namespace {
+namespace spec_accept_test {
 
 using ::testing::HasSubstr;
 

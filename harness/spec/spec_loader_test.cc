@@ -12,7 +12,7 @@
 #include "harness/program/fixture.h"
 
 namespace opspec::spec {
-namespace {
+namespace spec_loader_test {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;

@@ -17,7 +17,7 @@
 #include "runtime/ops/ops.h"
 
 namespace opspec::internal {
-namespace {
+namespace vec_math_test {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();

@@ -6,7 +6,7 @@
 #include "runtime/ops/ops.h"
 
 namespace opspec {
-namespace {
+namespace views_test {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;

@@ -10,7 +10,7 @@
 #include "runtime/ops/ops.h"
 
 namespace opspec {
-namespace {
+namespace blas_test {
 
 using internal::make_tensor;
 using internal::make_view;

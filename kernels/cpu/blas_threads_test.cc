@@ -15,7 +15,7 @@
 #include "runtime/ops/ops.h"
 
 namespace opspec {
-namespace {
+namespace blas_threads_test {
 
 using internal::make_view;
 

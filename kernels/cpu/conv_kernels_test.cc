@@ -9,7 +9,7 @@
 #include "runtime/ops/ops.h"
 
 namespace opspec {
-namespace {
+namespace conv_kernels_test {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;

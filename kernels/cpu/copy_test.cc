@@ -10,7 +10,7 @@
 #include "kernels/cpu/loops.h"
 
 namespace opspec::internal {
-namespace {
+namespace copy_test {
 
 using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;

@@ -8,7 +8,7 @@
 #include "runtime/ops/ops.h"
 
 namespace opspec {
-namespace {
+namespace elementwise_inplace_test {
 
 using ::testing::AllOf;
 using ::testing::ElementsAre;

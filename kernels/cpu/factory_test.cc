@@ -8,7 +8,7 @@
 #include "runtime/ops/ops.h"
 
 namespace opspec {
-namespace {
+namespace factory_test {
 
 using ::testing::ElementsAre;
 using ::testing::Each;

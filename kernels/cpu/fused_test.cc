@@ -13,7 +13,7 @@
 #include "runtime/ops/ops.h"
 
 namespace opspec::internal {
-namespace {
+namespace fused_test {
 
 using ::testing::HasSubstr;
 using ::testing::ThrowsMessage;

@@ -5,7 +5,7 @@
 #include "runtime/ops/ops.h"
 
 namespace opspec {
-namespace {
+namespace join_test {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;

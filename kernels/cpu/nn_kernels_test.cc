@@ -11,7 +11,7 @@
 #include "runtime/ops/ops.h"
 
 namespace opspec {
-namespace {
+namespace nn_kernels_test {
 
 using ::testing::DoubleNear;
 using ::testing::ElementsAre;

@@ -8,7 +8,7 @@
 #include <vector>
 
 namespace opspec::internal {
-namespace {
+namespace parallel_rows_test {
 
 TEST(ParallelRows, VisitsEveryRowOnce) {
   for (bool parallel : {false, true}) {

@@ -13,7 +13,7 @@
 #include "runtime/ops/ops.h"
 
 namespace opspec {
-namespace {
+namespace pointwise_test {
 
 using ::testing::DoubleNear;
 using ::testing::ElementsAre;

@@ -16,7 +16,7 @@
 #include "runtime/ops/ops.h"
 
 namespace opspec {
-namespace {
+namespace random_ops_test {
 
 using ::testing::Each;
 using ::testing::ElementsAre;

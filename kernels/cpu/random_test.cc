@@ -9,7 +9,7 @@
 #include "runtime/ops/ops.h"
 
 namespace opspec {
-namespace {
+namespace random_test {
 
 using ::testing::Each;
 using ::testing::ElementsAre;

@@ -11,7 +11,7 @@
 #include "runtime/ops/ops.h"
 
 namespace opspec {
-namespace {
+namespace reduce_test {
 
 using internal::make_tensor;
 using internal::make_view;

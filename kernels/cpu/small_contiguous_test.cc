@@ -8,7 +8,7 @@
 #include "runtime/ops/ops.h"
 
 namespace opspec {
-namespace {
+namespace small_contiguous_test {
 
 // strided: a non-contiguous view holding the same values as t (every other
 // element of a buffer twice as long), which forces the TensorIterator path.

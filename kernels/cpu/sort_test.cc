@@ -11,7 +11,7 @@
 #include "runtime/ops/ops.h"
 
 namespace opspec {
-namespace {
+namespace sort_test {
 
 using ::opspec::autograd_test::backward_ops;
 using ::testing::ElementsAre;

@@ -15,7 +15,7 @@
 #include "runtime/trace/make_fx.h"
 
 namespace opspec {
-namespace {
+namespace split_test {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;

@@ -9,7 +9,7 @@
 #include "runtime/ops/ops.h"
 
 namespace opspec {
-namespace {
+namespace stats_test {
 
 using ::testing::DoubleNear;
 using ::testing::ElementsAre;

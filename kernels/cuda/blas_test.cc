@@ -13,7 +13,7 @@
 #include "runtime/ops/ops.h"
 
 namespace opspec::internal {
-namespace {
+namespace cuda_blas_test {
 
 using ::testing::HasSubstr;
 using ::testing::ThrowsMessage;

@@ -18,7 +18,7 @@
 #include "kernels/cuda/cuda_test_util.h"
 
 namespace opspec {
-namespace {
+namespace cuda_conv_test {
 
 using ::testing::HasSubstr;
 using ::testing::ThrowsMessage;

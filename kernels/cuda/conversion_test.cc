@@ -10,7 +10,7 @@
 #include "kernels/cuda/cuda_test_util.h"
 
 namespace opspec {
-namespace {
+namespace cuda_conversion_test {
 
 using ::testing::HasSubstr;
 using ::testing::ThrowsMessage;

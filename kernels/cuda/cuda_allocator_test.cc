@@ -10,7 +10,7 @@
 #include "kernels/cuda/cuda_test_util.h"
 
 namespace opspec::internal::cuda {
-namespace {
+namespace cuda_cuda_allocator_test {
 
 using ::testing::HasSubstr;
 using ::testing::ThrowsMessage;

@@ -8,7 +8,7 @@
 #include "kernels/cuda/cuda_test_util.h"
 
 namespace opspec {
-namespace {
+namespace cuda_cuda_hooks_test {
 
 using ::testing::HasSubstr;
 using ::testing::ThrowsMessage;

@@ -10,7 +10,7 @@
 #include "kernels/cuda/cuda_test_util.h"
 
 namespace opspec::internal::cuda {
-namespace {
+namespace cuda_elementwise_args_test {
 
 using testing::claiming_cuda;
 

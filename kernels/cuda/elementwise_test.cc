@@ -12,7 +12,7 @@
 #include "kernels/cuda/cuda_test_util.h"
 
 namespace opspec {
-namespace {
+namespace cuda_elementwise_test {
 
 using testing::expect_close;
 using testing::expect_same;

@@ -13,7 +13,7 @@
 #include "kernels/cuda/cuda_test_util.h"
 
 namespace opspec {
-namespace {
+namespace cuda_factory_test {
 
 using ::testing::HasSubstr;
 using ::testing::ThrowsMessage;

@@ -24,7 +24,7 @@
 #include "runtime/trace/make_fx.h"
 
 namespace opspec::internal {
-namespace {
+namespace cuda_fused_codegen_test {
 
 using ::testing::HasSubstr;
 using ::testing::Not;

@@ -12,7 +12,7 @@
 #include "runtime/autograd/engine.h"
 
 namespace opspec {
-namespace {
+namespace cuda_grad_ops_test {
 
 using testing::expect_close;
 using testing::expect_same;

@@ -19,7 +19,7 @@
 #include "runtime/ops/ops.h"
 
 namespace opspec::internal {
-namespace {
+namespace cuda_hash_test {
 
 constexpr DType kAllDTypes[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16,
                                 DType::kInt64,   DType::kInt32,   DType::kBool};

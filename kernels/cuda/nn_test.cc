@@ -17,7 +17,7 @@
 #include "kernels/cuda/cuda_test_util.h"
 
 namespace opspec {
-namespace {
+namespace cuda_nn_test {
 
 using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;

@@ -15,7 +15,7 @@
 #include "runtime/core/error.h"
 
 namespace opspec::internal {
-namespace {
+namespace cuda_nvrtc_test {
 
 using ::testing::AllOf;
 using ::testing::HasSubstr;

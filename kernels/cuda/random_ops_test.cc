@@ -12,7 +12,7 @@
 #include "runtime/core/generator.h"
 
 namespace opspec {
-namespace {
+namespace cuda_random_ops_test {
 
 using ::testing::HasSubstr;
 using ::testing::ThrowsMessage;

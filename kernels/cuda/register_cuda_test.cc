@@ -11,7 +11,7 @@
 #include "runtime/dispatch/dispatcher.h"
 
 namespace opspec {
-namespace {
+namespace cuda_register_cuda_test {
 
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;

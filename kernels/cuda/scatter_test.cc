@@ -12,7 +12,7 @@
 #include "kernels/cuda/cuda_test_util.h"
 
 namespace opspec {
-namespace {
+namespace cuda_scatter_test {
 
 using ::testing::HasSubstr;
 using ::testing::ThrowsMessage;

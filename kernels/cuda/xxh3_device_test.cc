@@ -10,7 +10,7 @@
 #include <vector>
 
 namespace opspec::internal::xxh3 {
-namespace {
+namespace cuda_xxh3_device_test {
 
 constexpr uint8_t kDefaultSecret[kSecretSize] = {OPSPEC_XXH3_SECRET_BYTES};
 

@@ -15,7 +15,7 @@
 #include "runtime/dispatch/dispatcher.h"
 
 namespace opspec {
-namespace {
+namespace autograd_formulas_test {
 
 using autograd_test::backward_ops;
 using autograd_test::GradCase;

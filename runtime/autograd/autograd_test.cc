@@ -16,7 +16,7 @@
 #include "runtime/ops/ops.h"
 
 namespace opspec {
-namespace {
+namespace autograd_test {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;

@@ -13,7 +13,7 @@
 #include "runtime/autograd/autograd_test_util.h"
 
 namespace opspec {
-namespace {
+namespace double_backward_test {
 
 using autograd_test::leaf;
 using autograd_test::random;

@@ -19,7 +19,7 @@
 #include "runtime/trace/make_fx.h"
 
 namespace opspec {
-namespace {
+namespace aot_autograd_test {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;

@@ -17,7 +17,7 @@
 #include "runtime/ops/ops.h"
 
 namespace opspec {
-namespace {
+namespace capture_test {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;

@@ -15,7 +15,7 @@
 #include "runtime/ops/ops.h"
 
 namespace opspec {
-namespace {
+namespace compile_test {
 
 using ::testing::AllOf;
 using ::testing::Contains;

@@ -13,7 +13,7 @@
 #include "runtime/ops/ops.h"
 
 namespace opspec {
-namespace {
+namespace controls_test {
 
 using ::testing::AllOf;
 using ::testing::ElementsAre;

@@ -16,7 +16,7 @@
 #include "runtime/trace/make_fx.h"
 
 namespace opspec {
-namespace {
+namespace fused_backend_test {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;

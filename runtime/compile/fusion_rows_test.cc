@@ -14,7 +14,7 @@
 #include "runtime/trace/make_fx.h"
 
 namespace opspec {
-namespace {
+namespace fusion_rows_test {
 
 using internal::UnaryKind;
 

@@ -7,7 +7,7 @@
 #include "runtime/ops/ops.h"
 
 namespace opspec {
-namespace {
+namespace item_values_test {
 
 using ::testing::HasSubstr;
 using ::testing::ThrowsMessage;

@@ -12,7 +12,7 @@
 #include "runtime/ops/ops.h"
 
 namespace opspec {
-namespace {
+namespace modes_around_compile_test {
 
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;

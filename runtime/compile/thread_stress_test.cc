@@ -15,7 +15,7 @@
 #include "runtime/ops/ops.h"
 
 namespace opspec {
-namespace {
+namespace thread_stress_test {
 
 constexpr int kThreads = 8;
 constexpr int kCallsPerThread = 60;

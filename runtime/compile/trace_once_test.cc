@@ -9,7 +9,7 @@
 #include "runtime/ops/ops.h"
 
 namespace opspec {
-namespace {
+namespace trace_once_test {
 
 using ::testing::ElementsAre;
 

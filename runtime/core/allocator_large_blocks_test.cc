@@ -8,7 +8,7 @@
 #include "runtime/core/tensor.h"
 
 namespace opspec {
-namespace {
+namespace allocator_large_blocks_test {
 
 constexpr size_t kMiB = size_t{1} << 20;
 

@@ -10,7 +10,7 @@
 #include "runtime/core/tensor.h"
 
 namespace opspec {
-namespace {
+namespace allocator_small_blocks_test {
 
 TEST(SmallBlockCacheTest, ReusesAFreedBlockAndStillCountsEveryAllocation) {
   Allocator* cpu = get_allocator(DeviceType::kCPU);

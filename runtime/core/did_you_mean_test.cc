@@ -11,7 +11,7 @@
 #include <vector>
 
 namespace opspec {
-namespace {
+namespace did_you_mean_test {
 
 TEST(EditDistanceTest, CountsInsertionsDeletionsAndSubstitutions) {
   EXPECT_EQ(edit_distance("", ""), 0u);

@@ -6,7 +6,7 @@
 #include "runtime/core/error.h"
 
 namespace opspec {
-namespace {
+namespace parallel_test {
 
 using ::testing::HasSubstr;
 using ::testing::ThrowsMessage;

@@ -7,7 +7,7 @@
 #include "runtime/core/generator.h"
 
 namespace opspec {
-namespace {
+namespace philox_test {
 
 TEST(PhiloxTest, MatchesTheRandom123KnownAnswer) {
   // Random123's kat_vectors: philox4x32 10 rounds, counter 0, key 0.

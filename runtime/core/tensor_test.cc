@@ -10,7 +10,7 @@
 #include "runtime/core/shape_utils.h"
 
 namespace opspec {
-namespace {
+namespace tensor_test {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;

@@ -9,7 +9,7 @@
 #include "runtime/dispatch/mode.h"
 
 namespace opspec {
-namespace {
+namespace dispatcher_test {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;

@@ -9,7 +9,7 @@
 #include "runtime/ops/ops.h"
 
 namespace opspec {
-namespace {
+namespace mode_test {
 
 // Sevens: answers relu with a tensor of sevens made without any op, and
 // records what it saw; every other op goes to dispatch(), which proceeds.

@@ -24,7 +24,7 @@
 #include "runtime/ops/ops.h"
 
 namespace opspec {
-namespace {
+namespace override_test {
 
 using ::testing::ElementsAre;
 using ::testing::FloatNear;

@@ -6,7 +6,7 @@
 #include "runtime/core/error.h"
 
 namespace opspec {
-namespace {
+namespace schema_test {
 
 using ::testing::HasSubstr;
 

@@ -12,7 +12,7 @@
 #include "runtime/ops/ops.h"
 
 namespace opspec {
-namespace {
+namespace fake_tensor_test {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;

@@ -8,7 +8,7 @@
 #include "runtime/ops/ops.h"
 
 namespace opspec {
-namespace {
+namespace graph_test {
 
 using ::testing::HasSubstr;
 using ::testing::ThrowsMessage;

@@ -11,7 +11,7 @@
 #include "runtime/ops/ops.h"
 
 namespace opspec {
-namespace {
+namespace interpreter_test {
 
 using ::testing::HasSubstr;
 using ::testing::StartsWith;

@@ -8,7 +8,7 @@
 #include "runtime/ops/ops.h"
 
 namespace opspec {
-namespace {
+namespace passes_test {
 
 const OperatorHandle& op(std::string_view name) { return Dispatcher::singleton().get(name); }
 NodeArg N(Node* n) { return NodeArg::node(n); }

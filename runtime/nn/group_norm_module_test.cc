@@ -9,7 +9,7 @@
 #include "runtime/ops/ops.h"
 
 namespace opspec {
-namespace {
+namespace group_norm_module_test {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;

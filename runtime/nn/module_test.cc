@@ -16,7 +16,7 @@
 #include "runtime/ops/ops.h"
 
 namespace opspec {
-namespace {
+namespace module_test {
 
 using ::testing::AllOf;
 using ::testing::ElementsAre;

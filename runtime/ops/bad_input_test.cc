@@ -7,7 +7,7 @@
 #include "runtime/ops/ops.h"
 
 namespace opspec {
-namespace {
+namespace bad_input_test {
 
 using ::testing::AllOf;
 using ::testing::HasSubstr;

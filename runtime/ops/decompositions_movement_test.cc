@@ -11,7 +11,7 @@
 #include "runtime/ops/ops.h"
 
 namespace opspec {
-namespace {
+namespace decompositions_movement_test {
 
 using autograd_test::GradCase;
 using autograd_test::SequenceCase;

@@ -12,7 +12,7 @@
 #include "runtime/ops/ops.h"
 
 namespace opspec {
-namespace {
+namespace decompositions_nn_test {
 
 using autograd_test::GradCase;
 using autograd_test::SequenceCase;

@@ -9,7 +9,7 @@
 #include "runtime/ops/ops.h"
 
 namespace opspec {
-namespace {
+namespace decompositions_test {
 
 using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;

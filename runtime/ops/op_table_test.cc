@@ -14,7 +14,7 @@
 #include "runtime/ops/ops.h"
 
 namespace opspec {
-namespace {
+namespace op_table_test {
 
 using internal::UnaryKind;
 

@@ -15,7 +15,7 @@
 #include "runtime/trace/make_fx.h"
 
 namespace opspec {
-namespace {
+namespace make_fx_errors_test {
 
 using ::testing::AllOf;
 using ::testing::HasSubstr;

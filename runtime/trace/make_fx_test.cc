@@ -15,7 +15,7 @@
 #include "runtime/ops/ops.h"
 
 namespace opspec {
-namespace {
+namespace make_fx_test {
 
 using ::testing::HasSubstr;
 using ::testing::ThrowsMessage;

@@ -11,7 +11,7 @@
 #include "runtime/ops/ops.h"
 
 namespace opspec {
-namespace {
+namespace proxy_tensor_test {
 
 // Tracer: a ProxyTensorMode with remap_nodes reachable from tests.
 class Tracer : public ProxyTensorMode {

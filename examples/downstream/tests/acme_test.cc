@@ -14,7 +14,7 @@
 #include "runtime/ops/ops.h"
 #include "runtime/trace/make_fx.h"
 
-namespace {
+namespace acme_test {
 
 using ::opspec::CompileOptions;
 using ::opspec::DType;
