@@ -75,7 +75,7 @@ CheckResult check_graph_breaks(const CompileStats& stats, const std::vector<std:
 CheckResult check_graphs(const CompileObservation& obs, int expected);
 
 // check_recompiles: stats.recompiles == expected. Failure: "expected 0
-// recompiles, got 1:\n  recompile 1: tensor 'x' size mismatch at index 0. expected 3, actual 5\n".
+// recompiles, got 1:\n  recompile 1: tensor 'L['x']' size mismatch at index 0. expected 3, actual 5\n".
 CheckResult check_recompiles(const CompileStats& stats, int expected);
 
 // check_fused_kernels: obs.fused_kernels == expected. Failure: "expected 2

@@ -101,7 +101,7 @@ TEST(ObserveCompile, RecompileOnANewShape) {
   EXPECT_TRUE(check_recompiles(obs.stats, 1).ok);
   EXPECT_EQ(check_recompiles(obs.stats, 0).message,
             "expected 0 recompiles, got 1:\n"
-            "  recompile 1: tensor 'x' size mismatch at index 0. expected 3, actual 5\n");
+            "  recompile 1: tensor 'L['x']' size mismatch at index 0. expected 3, actual 5\n");
   EXPECT_EQ(check_recompiles(obs.first_call_stats, 2).message, "expected 2 recompiles, got 0");
 }
 

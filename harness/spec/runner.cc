@@ -27,6 +27,16 @@
 namespace opspec::spec {
 namespace {
 
+// guards_text: what `check_guards:` reads: each compiled graph's guards, then the recompile reasons.
+std::string guards_text(const CompileStats& stats) {
+  std::string text;
+  for (size_t i = 0; i < stats.guard_code.size(); ++i) str_append(&text, "graph ", i + 1, " guards:\n", stats.guard_code[i], "\n");
+  for (size_t i = 0; i < stats.recompile_reasons.size(); ++i) {
+    str_append(&text, "recompile ", i + 1, ": ", stats.recompile_reasons[i], "\n");
+  }
+  return text;
+}
+
 // Failures: every failed expectation of one case, in the order checked.
 struct Failures {
   std::vector<std::string> items;
@@ -54,7 +64,7 @@ CheckResult error_matches(const std::string& pattern, const std::string& text) {
 bool needs_compile(const CaseSpec& c) {
   const ExpectSpec& e = c.expect;
   return c.compile.has_value() || e.graphs || e.graph_break_count || e.graph_breaks || e.recompiles ||
-         e.fused_kernels || e.equivalent || e.check_graphs;
+         e.fused_kernels || e.equivalent || e.check_graphs || e.check_guards;
 }
 
 // DisallowScope: disallow_in_graph for the case's op names, undone on exit (the
@@ -200,6 +210,10 @@ void run_expectations(const CaseRef& ref, const RunOptions& options, CaseResult&
       failures.add("expect.check_graphs", run_file_check(absl::StrJoin(obs.graphs, "\n"), *e.check_graphs,
                                                          e.check_graphs_where.line ? e.check_graphs_where : e.where,
                                                          "<graphs>"));
+    if (e.check_guards)
+      failures.add("expect.check_guards", run_file_check(guards_text(obs.stats), *e.check_guards,
+                                                         e.check_guards_where.line ? e.check_guards_where : e.where,
+                                                         "<guards>"));
   }
 
   // Step 6: the debug string.

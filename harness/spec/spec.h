@@ -33,7 +33,7 @@ struct CompileSpec {
   std::string backward_backend;    // CompileOptions::backward_backend ("": backend)
   bool fullgraph = false;
   bool trace_once = false;        // CompileOptions::trace_once
-  bool dynamic = false;            // every dim dynamic (CompileOptions::dynamic)
+  std::optional<bool> dynamic;     // CompileOptions::dynamic: true, false, or unset (automatic)
   std::vector<std::string> disallow_in_graph;   // op names (as written, e.g. "sub" or "aten::sub")
   std::vector<std::pair<std::string, int64_t>> mark_dynamic;  // dynamic: [x.0] -> {"x", 0}
   std::vector<std::pair<std::string, int64_t>> mark_static;   // static: [x.1]
@@ -86,6 +86,8 @@ struct ExpectSpec {
   SourceLocation check_where;                // where the directives' first line sits (for messages)
   std::optional<std::string> check_graphs;   // FileCheck directives over the printed graphs
   SourceLocation check_graphs_where;
+  std::optional<std::string> check_guards;   // FileCheck directives over the guards and recompile reasons
+  SourceLocation check_guards_where;
   std::optional<std::string> debug_string;   // exact golden text
   SourceLocation debug_string_where;         // for --accept: where the golden text sits
   std::optional<std::string> error;          // regex the case's error must match

@@ -95,7 +95,7 @@ TEST(SpecLoader, FullFileMapsToTheModel) {
   const CompileSpec& cs = *c.compile;
   EXPECT_EQ(cs.backend, "fused");
   EXPECT_TRUE(cs.fullgraph);
-  EXPECT_FALSE(cs.dynamic);
+  EXPECT_FALSE(cs.dynamic.has_value());  // unset: automatic dynamic
   EXPECT_THAT(cs.mark_dynamic, ElementsAre(Pair("x", 0)));
   EXPECT_THAT(cs.mark_static, ElementsAre(Pair("y", 1)));
   EXPECT_THAT(cs.disallow_in_graph, ElementsAre("sub"));

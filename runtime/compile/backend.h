@@ -30,13 +30,24 @@ using CompiledGraph = std::function<std::vector<Tensor>(const std::vector<Tensor
 // neither the call nor the returned CompiledGraph: clone what must be kept.
 using Backend = std::function<CompiledGraph(const Graph& graph, const std::vector<Tensor>& example_inputs)>;
 
-// register_backend: makes backend available by name (replacing any previous one).
-void register_backend(std::string name, Backend backend);
+// register_backend: makes backend available by name (replacing any previous
+// one), with tags such as "debug" or "experimental" that list_backends can
+// leave out (PyTorch's register_backend(tags=...)).
+void register_backend(std::string name, Backend backend, std::vector<std::string> tags = {});
 // lookup_backend: the backend called name; throws opspec::Error listing the
 // registered names when there is none.
 Backend lookup_backend(std::string_view name);
-// list_backends: the registered names, sorted.
-std::vector<std::string> list_backends();
+// ListBackendsOptions: which backends list_backends leaves out.
+struct ListBackendsOptions {
+  // exclude_tags: backends with any of these tags are left out (PyTorch's
+  // default; the built-in eager and aot_eager are tagged "debug").
+  std::vector<std::string> exclude_tags = {"debug", "experimental"};
+};
+// list_backends: the registered names, sorted, without those excluded by tag
+// (`list_backends({.exclude_tags = {}})` lists every one).
+std::vector<std::string> list_backends(const ListBackendsOptions& options = {});
+// backend_tags: the tags backend name was registered with; throws for an unknown name.
+std::vector<std::string> backend_tags(std::string_view name);
 
 // has_dynamic_dims: some example input has dims marked dynamic, which the
 // compiled graph must accept at any size (see Note [Guards]).

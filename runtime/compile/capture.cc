@@ -69,8 +69,8 @@ int& disabled_depth() { return tls_disabled_depth; }
 
 // ---- CaptureSession ----
 
-CaptureSession::CaptureSession(CompiledState& state, const std::vector<Tensor>& inputs)
-    : state_(state), inputs_(inputs), previous_(tls_session) {
+CaptureSession::CaptureSession(CompiledState& state, const std::vector<Tensor>& inputs, bool cache_only)
+    : state_(state), inputs_(inputs), cache_only_(cache_only), previous_(tls_session) {
   impl_ = std::make_unique<CaptureMode>(*this, inputs_, state_.options.input_names);
   tls_session = this;
 }

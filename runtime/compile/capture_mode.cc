@@ -68,7 +68,7 @@ void CaptureMode::flush() {
   graph_.set_output(outputs);
   eliminate_dead_code(graph_);
   std::vector<Tensor> inputs;
-  std::vector<std::string> names;
+  std::vector<std::string> names, sources;
   for (Node* p : graph_.placeholders()) {
     if (p->users().empty()) {
       graph_.erase(p);
@@ -76,9 +76,12 @@ void CaptureMode::flush() {
     }
     inputs.push_back(bound_.at(p));
     names.push_back(p->name());
+    // fn's inputs are locals of its frame to PyTorch: L['x'] (See Note [Guards]).
+    sources.push_back(fn_input_index(inputs.back()) >= 0 ? str_cat("L['", p->name(), "']") : p->name());
   }
   if (has_pending_ops()) {
-    CompiledFor found = session_.state_.compiled_for(graph_, inputs, names, position_, session_.item_reads());
+    CompiledFor found = session_.state_.compiled_for(graph_, inputs, names, sources, position_,
+                                                     session_.item_reads(), session_.cache_only());
     std::shared_ptr<const Recording> kept;  // none when the graph runs eagerly
     // A graph with holes is not replayed: its numbers come from each capture.
     if (found.entry != nullptr && found.entry->holes.empty()) {

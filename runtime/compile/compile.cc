@@ -119,6 +119,7 @@ void CompiledState::clear() {
   recordings.clear();
   plans.clear();
   entries = 0;
+  automatic_dynamic.clear();
   stats = CompileStats();
 }
 
@@ -141,11 +142,76 @@ void CompiledState::add_recording(size_t position, std::shared_ptr<const Recordi
   if (list.size() > kMaxRecordings) list.pop_back();
 }
 
+// Note [Automatic dynamic]
+// PyTorch compiles sizes static first; when a recompile is caused by a size
+// change, the dims whose size changed become dynamic in the new graph
+// (torch._dynamo.config.automatic_dynamic_shapes, on by default), so a third
+// size reuses it. The same here: on a recompile of the same program, every
+// input dim whose size differs from the last entry's guard is remembered,
+// by the input's source, and is a symbol in every later graph of the
+// function (0/1 specialization still applies). CompileOptions::dynamic =
+// false turns it off, true makes every dim dynamic from the start.
+
+std::vector<uint64_t> CompiledState::dynamic_dims_for(const std::vector<Tensor>& inputs,
+                                                      const std::vector<std::string>& sources) const {
+  std::vector<uint64_t> dims;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor& t = inputs[i];
+    const uint64_t all = t.dim() >= 64 ? ~uint64_t{0} : (uint64_t{1} << t.dim()) - 1;
+    const uint64_t marked = t.impl()->dynamic_dims() & all, fixed = t.impl()->static_dims();
+    uint64_t d = marked;
+    if (options.dynamic == true) {
+      d |= all & ~fixed;
+    } else if (!options.dynamic.has_value()) {
+      if (auto it = automatic_dynamic.find(sources[i]); it != automatic_dynamic.end()) d |= it->second & all & ~fixed;
+    }
+    dims.push_back(d);
+  }
+  return dims;
+}
+
+void CompiledState::note_size_changes(const GuardSet& last, const std::vector<Tensor>& inputs) {
+  if (options.dynamic.has_value()) return;  // See Note [Automatic dynamic]
+  for (size_t i = 0; i < inputs.size() && i < last.tensors.size(); ++i) {
+    const TensorGuard& g = last.tensors[i];
+    const Tensor& t = inputs[i];
+    if (!t.defined() || t.dim() != static_cast<int64_t>(g.sizes.size())) continue;
+    for (int64_t d = 0; d < t.dim() && d < 64; ++d) {
+      if (t.sizes()[d] != g.sizes[d]) automatic_dynamic[g.source] |= uint64_t{1} << d;
+    }
+  }
+}
+
 CompiledFor CompiledState::compiled_for(const Graph& graph, const std::vector<Tensor>& inputs,
-                                        const std::vector<std::string>& names, size_t position,
-                                        const std::vector<ItemRead>& reads) {
+                                        const std::vector<std::string>& names,
+                                        const std::vector<std::string>& sources, size_t position,
+                                        const std::vector<ItemRead>& reads, bool cache_only) {
+  // The user's callbacks run after the lock is released (they may read stats()).
+  std::optional<GuardFailure> failed;
+  std::optional<GuardSet> exported;
+  CompiledFor found;
+  std::exception_ptr error;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    try {
+      found = compiled_for_locked(graph, inputs, names, sources, position, reads, cache_only, failed, exported);
+    } catch (...) {
+      error = std::current_exception();
+    }
+  }
+  if (failed && options.guard_fail_fn) options.guard_fail_fn(*failed);
+  if (exported && options.guard_export_fn) options.guard_export_fn(*exported);
+  if (error) std::rethrow_exception(error);
+  return found;
+}
+
+CompiledFor CompiledState::compiled_for_locked(const Graph& graph, const std::vector<Tensor>& inputs,
+                                               const std::vector<std::string>& names,
+                                               const std::vector<std::string>& sources, size_t position,
+                                               const std::vector<ItemRead>& reads, bool cache_only,
+                                               std::optional<GuardFailure>& failed,
+                                               std::optional<GuardSet>& exported) {
   const uint64_t program = graph.structural_hash(/*include_metadata=*/false);
-  std::lock_guard<std::mutex> lock(mu);
   if (positions.size() <= position) positions.resize(position + 1);
   std::vector<std::shared_ptr<const CacheEntry>>& candidates = positions[position];
   for (const auto& e : candidates) {
@@ -165,6 +231,7 @@ CompiledFor CompiledState::compiled_for(const Graph& graph, const std::vector<Te
     std::string reason;
     if (last.program == program) {
       reason = *last.guards.first_failure(inputs);
+      if (!cache_only) note_size_changes(last.guards, inputs);
     } else if (auto changes = last.graph ? constant_changes(*last.graph, graph) : std::nullopt;
                changes && !changes->empty()) {
       reason = constant_change_reason(changes->front(), reads);
@@ -176,30 +243,35 @@ CompiledFor CompiledState::compiled_for(const Graph& graph, const std::vector<Te
     } else {
       reason = "the program changed (a different sequence of ops)";
     }
+    failed = GuardFailure{reason, options.name, position};
     const std::string message = str_cat("Recompiling function ", options.name, " (graph ", position,
                                         ")\n    triggered by the following guard failure(s):\n    - ", reason);
-    if (options.error_on_recompile) throw RecompileError(message);
-    ++stats.recompiles;
-    stats.recompile_reasons.push_back(reason);
-    log_message("recompiles", message);
+    if (options.error_on_recompile && !cache_only) throw RecompileError(message);
+    if (!cache_only) {
+      ++stats.recompiles;
+      stats.recompile_reasons.push_back(reason);
+      log_message("recompiles", message);
+    }
   }
   // Automatic dynamic: the numbers that changed become inputs of this graph.
   const std::shared_ptr<const Graph> captured = std::make_shared<const Graph>(graph.clone());
   std::optional<Graph> holed;
   std::vector<Tensor> all_inputs = inputs;
-  std::vector<std::string> all_names = names;
+  std::vector<std::string> all_names = names, all_sources = sources;
   std::vector<Tensor> numbers;
   if (!holes.empty()) {
     holed = with_holes(graph, holes);
     numbers = hole_values(graph, holes);
     all_inputs.insert(all_inputs.end(), numbers.begin(), numbers.end());
-    for (size_t i = 0; i < numbers.size(); ++i) all_names.push_back(str_cat("scalar_", i));
+    for (size_t i = 0; i < numbers.size(); ++i) {
+      all_names.push_back(str_cat("scalar_", i));
+      all_sources.push_back(all_names.back());
+    }
   }
   const Graph& program_graph = holed ? *holed : graph;
-  GuardSet guards;
-  for (size_t i = 0; i < all_inputs.size(); ++i) {
-    guards.tensors.push_back(TensorGuard::make(all_names[i], all_inputs[i], options.dynamic));
-  }
+  GuardSet guards = GuardSet::make(all_inputs, all_names, all_sources, dynamic_dims_for(all_inputs, all_sources));
+  // run(fn) compiles nothing: a miss runs the graph eagerly, as PyTorch's run() runs the frame uncompiled.
+  if (cache_only) return {with_numbers(eager_backend(program_graph, example_inputs(all_inputs, guards)), numbers), nullptr};
   if (entries >= options.cache_size_limit) {
     if (!stats.fell_back_to_eager) {
       std::cerr << str_cat("[opspec] compile(", options.name, "): cache_size_limit reached (", options.cache_size_limit,
@@ -214,6 +286,10 @@ CompiledFor CompiledState::compiled_for(const Graph& graph, const std::vector<Te
   const std::vector<Tensor> examples = example_inputs(all_inputs, guards);
   if (log_enabled("graph_code")) {
     log_message("graph_code", str_cat("Graph ", position, " of ", options.name, ":\n", program_graph.str()));
+  }
+  if (log_enabled("guards")) {
+    log_message("guards", str_cat("GUARDS of graph ", position, " of ", options.name, ":\n",
+                                  absl::StrJoin(guards.code(), "\n")));
   }
   CompiledGraph compiled;
   // A backend that traces (aot_eager's make_fx) runs ops on fake tensors: the
@@ -245,9 +321,9 @@ CompiledFor CompiledState::compiled_for(const Graph& graph, const std::vector<Te
   ++entries;
   ++stats.compiles;
   stats.ops_per_graph.push_back(ops_of(program_graph));
-  std::vector<std::string> lines;
-  for (const TensorGuard& g : guards.tensors) lines.push_back(g.str());
-  stats.guards.push_back(absl::StrJoin(lines, "; "));
+  stats.guards.push_back(guards.summary());
+  stats.guard_code.push_back(absl::StrJoin(guards.code(), "\n"));
+  if (options.guard_export_fn) exported = guards;
   return {with_numbers(std::move(compiled), numbers), std::move(entry)};
 }
 
@@ -278,12 +354,19 @@ std::vector<Tensor> CompiledFunction::operator()(const std::vector<Tensor>& inpu
   internal::CaptureSession* outer = internal::CaptureSession::current();
   // Inside a recursive disable() nothing compiles; inside another compiled
   // function's capture this one's ops join that capture (Dynamo inlines it).
-  if (eager || internal::disabled_depth() > 0 || (outer != nullptr && !outer->suspended())) {
+  if (eager || state_->options.disable || internal::disabled_depth() > 0 ||
+      (outer != nullptr && !outer->suspended())) {
     return state_->fn(inputs);
   }
   if (plan != nullptr) return internal::run_plan(*state_, *plan, inputs);  // See Note [Trace once].
-  internal::CaptureSession session(*state_, inputs);
+  internal::CaptureSession session(*state_, inputs, cache_only_);
   return session.run();
+}
+
+CompiledFunction run(const CompiledFunction& fn) {
+  CompiledFunction cached = fn;
+  cached.cache_only_ = true;
+  return cached;
 }
 
 CompileStats CompiledFunction::stats() const {

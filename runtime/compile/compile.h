@@ -3,7 +3,9 @@
 // See Note [Lazy capture].
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +38,14 @@ namespace opspec {
 // depend only on its inputs' metadata can skip running fn on warm calls
 // (CompileOptions::trace_once, See Note [Trace once] in trace_once.cc).
 
+// GuardFailure: why a call missed the cache: the first failing guard of the
+// most recent entry, in PyTorch's words, and where.
+struct GuardFailure {
+  std::string reason;    // "tensor 'L['x']' size mismatch at index 0. expected 3, actual 4"
+  std::string function;  // CompileOptions::name
+  size_t graph = 0;      // the graph's position within the call (0: the first graph)
+};
+
 // CompileOptions: how compile() compiles.
 struct CompileOptions {
   // backend: a registered name ("eager", "aot_eager", "fused") ...
@@ -49,8 +59,12 @@ struct CompileOptions {
   Backend backward_backend_fn;
   // fullgraph: any graph break is an error (PyTorch's fullgraph=True / nopython).
   bool fullgraph = false;
-  // dynamic: every dim is dynamic unless marked static (default: only marked dims).
-  bool dynamic = false;
+  // dynamic: true: every dim is dynamic unless marked static; false: only
+  // dims marked dynamic; unset (PyTorch's dynamic=None, the default): marked
+  // dims, and a dim whose size changed once is dynamic from the recompile on
+  // (See Note [Automatic dynamic] in compile.cc). Sizes 0 and 1 are always
+  // specialized (See Note [Guards]).
+  std::optional<bool> dynamic;
   // cache_size_limit: compiled graphs kept per function; past it the function
   // runs eagerly, with one warning (PyTorch's torch._dynamo.config.cache_size_limit).
   int cache_size_limit = 8;
@@ -65,6 +79,14 @@ struct CompileOptions {
   std::vector<std::string> input_names;
   // name: the function's name in logs and errors.
   std::string name = "fn";
+  // disable: compile() is a no-op, the function runs eagerly (PyTorch's optimize(disable=True)).
+  bool disable = false;
+  // guard_fail_fn: called with each guard failure that makes a call miss the
+  // cache (PyTorch's guard_fail_fn), once the graph it missed is recompiled
+  // (or refused, under error_on_recompile); it may call stats().
+  std::function<void(const GuardFailure&)> guard_fail_fn;
+  // guard_export_fn: called with the guards of each graph compiled (PyTorch's guard_export_fn).
+  std::function<void(const GuardSet&)> guard_export_fn;
 };
 
 // GraphBreakError: a graph break under fullgraph, or a forbidden function.
@@ -93,7 +115,8 @@ struct CompileStats {
   int recompiles = 0;            // misses for a graph position that had entries
   std::vector<GraphBreak> breaks;                 // every break, in order
   std::vector<std::vector<std::string>> ops_per_graph;  // for each compile, its ops
-  std::vector<std::string> guards;                // for each compile, its guards
+  std::vector<std::string> guards;                // for each compile, its guards (GuardSet::summary())
+  std::vector<std::string> guard_code;            // for each compile, GuardSet::code(), one guard per line
   std::vector<std::string> recompile_reasons;     // why each recompile happened
   bool fell_back_to_eager = false;                // cache_size_limit was reached
   int traced_calls = 0;  // calls that ran a trace_once plan without running fn
@@ -138,8 +161,16 @@ class CompiledFunction {
   void reset() const;
 
  private:
+  friend CompiledFunction run(const CompiledFunction& fn);
   std::shared_ptr<internal::CompiledState> state_;
+  bool cache_only_ = false;  // See run()
 };
+
+// run: fn restricted to the graphs it has compiled (torch._dynamo.run): a
+// call whose graph misses the cache runs that graph eagerly and compiles
+// nothing, recompiles and statistics included; guard_fail_fn still hears of
+// the miss. Shares fn's cache.
+CompiledFunction run(const CompiledFunction& fn);
 
 // compile: `auto cf = compile(f, {.backend = "fused"}); cf(x, y);` fn takes a
 // std::vector<Tensor> or up to eight tensors and returns tensors (see make_fx).

@@ -14,7 +14,7 @@
 namespace opspec {
 namespace {
 
-constexpr std::string_view kTopics[] = {"all", "fusion", "graph_breaks", "graph_code", "recompiles"};
+constexpr std::string_view kTopics[] = {"all", "fusion", "graph_breaks", "graph_code", "guards", "recompiles"};
 
 // unknown_topic: the first topic in text that no log has, with a suggestion, or "".
 std::string unknown_topic(std::string_view text) {

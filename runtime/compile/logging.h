@@ -1,5 +1,5 @@
 // logging.h: the compiler's opt-in logs, selected by the environment variable
-// OPSPEC_LOGS (comma-separated: graph_breaks, recompiles, graph_code, fusion),
+// OPSPEC_LOGS (comma-separated: graph_breaks, recompiles, graph_code, guards, fusion),
 // as PyTorch's TORCH_LOGS. Messages go to stderr prefixed "[opspec:<topic>] ".
 #pragma once
 

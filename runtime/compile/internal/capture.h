@@ -100,9 +100,19 @@ struct CompiledState {
   // when the position had entries). Throws RecompileError under error_on_recompile.
   // reads: the values the call read with item(), to name them in a recompile
   // reason (See Note [Values read with item()]).
+  // sources: each input's guard source (L['x'] for fn's inputs). cache_only:
+  // run(fn)'s call: a miss runs the graph eagerly and compiles nothing.
+  // guard_fail_fn and guard_export_fn run once mu is released.
   CompiledFor compiled_for(const Graph& graph, const std::vector<Tensor>& inputs,
-                           const std::vector<std::string>& names, size_t position,
-                           const std::vector<ItemRead>& reads = {});
+                           const std::vector<std::string>& names, const std::vector<std::string>& sources,
+                           size_t position, const std::vector<ItemRead>& reads = {}, bool cache_only = false);
+  // dynamic_dims_for: per input, the dims to make symbols (marks, options.dynamic,
+  // automatic dynamic; See Note [Automatic dynamic] in compile.cc). mu held.
+  std::vector<uint64_t> dynamic_dims_for(const std::vector<Tensor>& inputs,
+                                         const std::vector<std::string>& sources) const;
+  // note_size_changes: remembers the dims whose size differs from last's (mu held).
+  void note_size_changes(const GuardSet& last, const std::vector<Tensor>& inputs);
+  absl::flat_hash_map<std::string, uint64_t> automatic_dynamic;  // by source: dims made dynamic
   // recordings_at: the recordings of a graph position (takes mu).
   std::vector<std::shared_ptr<const Recording>> recordings_at(size_t position);
   // add_recording: keeps r first among its position's recordings (takes mu).
@@ -110,12 +120,19 @@ struct CompiledState {
   void record_break(const GraphBreak& b);
   // clear: forgets every cache entry and statistic (mu must be held).
   void clear();
+
+ private:
+  CompiledFor compiled_for_locked(const Graph& graph, const std::vector<Tensor>& inputs,
+                                  const std::vector<std::string>& names, const std::vector<std::string>& sources,
+                                  size_t position, const std::vector<ItemRead>& reads, bool cache_only,
+                                  std::optional<GuardFailure>& failed, std::optional<GuardSet>& exported);
 };
 
 // CaptureSession: one call of a compiled function under capture.
 class CaptureSession {
  public:
-  CaptureSession(CompiledState& state, const std::vector<Tensor>& inputs);
+  // cache_only: a call of run(fn): graphs not in the cache run eagerly, uncompiled.
+  CaptureSession(CompiledState& state, const std::vector<Tensor>& inputs, bool cache_only = false);
   ~CaptureSession();
   CaptureSession(const CaptureSession&) = delete;
   CaptureSession& operator=(const CaptureSession&) = delete;
@@ -140,11 +157,13 @@ class CaptureSession {
   // note_item_read, item_reads: the values this call read with item(), in order.
   void note_item_read(ItemRead r) { item_reads_.push_back(std::move(r)); }
   const std::vector<ItemRead>& item_reads() const { return item_reads_; }
+  bool cache_only() const { return cache_only_; }
 
  private:
   friend class CaptureMode;
   CompiledState& state_;
   std::vector<Tensor> inputs_;
+  bool cache_only_ = false;
   int suspended_ = 0;
   bool data_read_ = false;  // for Note [Trace once]
   std::vector<ItemRead> item_reads_;
