@@ -19,6 +19,7 @@
 #include "harness/spec/case_inputs.h"
 #include "harness/spec/report.h"
 #include "runtime/compile/controls.h"
+#include "runtime/compile/export.h"
 #include "runtime/compile/guards.h"
 #include "runtime/core/device_hooks.h"
 #include "runtime/dispatch/dispatcher.h"
@@ -214,6 +215,25 @@ void run_expectations(const CaseRef& ref, const RunOptions& options, CaseResult&
       failures.add("expect.check_guards", run_file_check(guards_text(obs.stats), *e.check_guards,
                                                          e.check_guards_where.line ? e.check_guards_where : e.where,
                                                          "<guards>"));
+  }
+
+  // Step 5b: export (See Note [Export]): FileCheck its text, then save -> load
+  // -> run must give eager's outputs bit for bit.
+  if (e.export_check) {
+    ExportOptions xo{.input_names = fn.input_names, .name = c.name};
+    if (c.compile) {
+      for (const auto& [name, dim] : c.compile->mark_dynamic) xo.dynamic_shapes.push_back({name, {dim}});
+    }
+    const ExportedProgram ep = export_program(fn.fn, xo)(fn.make_inputs());
+    failures.add("expect.export", run_file_check(ep.str(), *e.export_check,
+                                                 e.export_where.line ? e.export_where : e.where, "<exported program>"));
+    const ExportedProgram loaded = ExportedProgram::from_json(ep.to_json());
+    const std::vector<Tensor> got = loaded.run(fn.make_inputs()), want = fn.fn(fn.make_inputs());
+    OPSPEC_CHECK(got.size() == want.size(), "expect.export: the loaded program returned ", got.size(),
+                 " outputs, eager ", want.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      failures.add("expect.export", assert_close(got[i], want[i], CloseOptions{.bitwise = true, .equal_nan = true}));
+    }
   }
 
   // Step 6: the debug string.

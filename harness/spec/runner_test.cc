@@ -244,6 +244,52 @@ cases:
   EXPECT_THAT(typo.message, HasSubstr("runner_test.yaml:11:11"));
 }
 
+TEST(SpecRunner, CheckGuardsAndExportFailWithTheirText) {
+  CaseResult guards = run_one(R"(
+cases:
+  - name: c
+    inputs: {x: {shape: [4]}}
+    program: |
+      return neg(x)
+    compile:
+      calls: [{x: {shape: [5]}}]
+    expect:
+      check_guards: |
+        CHECK: recompile 1: 2 <= L['x'].size()[0]
+)");
+  EXPECT_EQ(guards.outcome, Outcome::kFailed);
+  EXPECT_THAT(guards.message, HasSubstr("expect.check_guards"));
+  EXPECT_THAT(guards.message, HasSubstr("recompile 1: tensor 'L['x']' size mismatch at index 0. expected 4, actual 5"));
+  CaseResult exported = run_one(R"(
+cases:
+  - name: c
+    inputs: {x: {shape: [4, 3]}}
+    program: |
+      return neg(x)
+    compile: {dynamic: [x.0]}
+    expect:
+      export: |
+        CHECK: placeholder : f32[4, 3]
+)");
+  EXPECT_EQ(exported.outcome, Outcome::kFailed);
+  EXPECT_THAT(exported.message, HasSubstr("expect.export"));
+  EXPECT_THAT(exported.message, HasSubstr("%x = placeholder : f32[s0, 3]"));  // the text shown
+  CaseResult passes = run_one(R"(
+cases:
+  - name: c
+    inputs: {x: {shape: [4, 3]}}
+    program: |
+      return neg(x)
+    compile: {dynamic: [x.0]}
+    expect:
+      export: |
+        CHECK: placeholder : f32[s0, 3]
+      check_guards: |
+        CHECK: LAMBDA_GUARD: 2 <= L['x'].size()[0]
+)");
+  EXPECT_EQ(passes.outcome, Outcome::kPassed) << passes.message;
+}
+
 TEST(SpecRunner, RecordNnModuleShowsModuleScopes) {
   CaseResult r = run_one(R"(
 cases:

@@ -88,6 +88,8 @@ struct ExpectSpec {
   SourceLocation check_graphs_where;
   std::optional<std::string> check_guards;   // FileCheck directives over the guards and recompile reasons
   SourceLocation check_guards_where;
+  std::optional<std::string> export_check;   // `export:` FileCheck over the exported program (ExportedProgram::str)
+  SourceLocation export_where;
   std::optional<std::string> debug_string;   // exact golden text
   SourceLocation debug_string_where;         // for --accept: where the golden text sits
   std::optional<std::string> error;          // regex the case's error must match

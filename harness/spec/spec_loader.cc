@@ -529,7 +529,7 @@ void Loader::parse_gradcheck(const Entry& e, ExpectSpec& x) {
 void Loader::parse_expect(const Entry& e, ExpectSpec& x, const std::string& where) {
   auto m = read_map(e.value, val_pos(e), "'expect'", str_cat("in expect of ", where),
                     {"ops", "ops_contain", "ops_exclude", "function_ops", "ignore_ops", "graphs", "graph_breaks",
-                     "recompiles", "fused_kernels", "equivalent", "gradcheck", "check", "check_graphs", "check_guards", "debug_string",
+                     "recompiles", "fused_kernels", "equivalent", "gradcheck", "check", "check_graphs", "check_guards", "export", "debug_string",
                      "error", "outputs"});
   if (!m) return;
   x.where = {file(), val_pos(e).line, val_pos(e).col};
@@ -554,6 +554,7 @@ void Loader::parse_expect(const Entry& e, ExpectSpec& x, const std::string& wher
   if (const Entry* v = m->get("check")) x.check = get_string(*v), x.check_where = check_where(*v);
   if (const Entry* v = m->get("check_graphs")) x.check_graphs = get_string(*v), x.check_graphs_where = check_where(*v);
   if (const Entry* v = m->get("check_guards")) x.check_guards = get_string(*v), x.check_guards_where = check_where(*v);
+  if (const Entry* v = m->get("export")) x.export_check = get_string(*v), x.export_where = check_where(*v);
   if (const Entry* v = m->get("debug_string")) {
     // An empty `debug_string:` is an empty golden text, for --accept to fill in.
     x.debug_string = kind_of(v->value) == Kind::kNull ? std::optional<std::string>("") : get_string(*v);

@@ -77,9 +77,17 @@ TEST(GraphBreaks, DisallowedOpRunsEagerlyBetweenTwoGraphs) {
                                  "    aten::add.Tensor\n"
                                  "Out Guards:\n"
                                  "  Guard 1:\n"
-                                 "    tensor 'x0': f32[3] stride [1] cpu\n"
+                                 "    Name: 'L['x0']'\n"
+                                 "    Source: local\n"
+                                 "    Create Function: TENSOR_MATCH\n"
+                                 "    Code List: [\"check_tensor(L['x0'], torch.float32, device=cpu, size=[3], "
+                                 "stride=[1])\"]\n"
                                  "  Guard 2:\n"
-                                 "    tensor 'tmp0': f32[3] stride [1] cpu\n"));
+                                 "    Name: 'tmp0'\n"
+                                 "    Source: graph\n"
+                                 "    Create Function: TENSOR_MATCH\n"
+                                 "    Code List: [\"check_tensor(tmp0, torch.float32, device=cpu, size=[3], "
+                                 "stride=[1])\"]\n"));
   // Allowed again: one graph.
   EXPECT_EQ(explain(f)(ops::ones({3})).graph_count, 1);
 }

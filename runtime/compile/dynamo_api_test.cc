@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "runtime/compile/compile.h"
+#include "runtime/compile/explain.h"
 #include "runtime/compile/logging.h"
 #include "runtime/ops/ops.h"
 
@@ -160,6 +161,17 @@ TEST(GuardsLog, ListsEveryGuardOfACompiledGraph) {
             "[opspec:guards] GUARDS of graph 0 of twice:\n"
             "TENSOR_MATCH: check_tensor(L['x'], torch.float32, device=cpu, size=[None, 3], stride=[3, 1])\n"
             "LAMBDA_GUARD: 2 <= L['x'].size()[0]\n");
+}
+
+TEST(Explain, ListsTensorAndShapeGuardsAsPyTorch) {
+  const Tensor x = ops::ones({4, 3});
+  mark_dynamic(x, 0);
+  const ExplainOutput e = explain(&twice, {.input_names = {"x"}})(x);
+  ASSERT_EQ(e.out_guards.size(), 2u);
+  EXPECT_EQ(e.out_guards[0].name, "L['x']");
+  EXPECT_EQ(e.out_guards[0].create_function, "TENSOR_MATCH");
+  EXPECT_THAT(e.str(), HasSubstr("  Guard 2:\n    Name: ''\n    Source: shape_env\n    Create Function: SHAPE_ENV\n"
+                                 "    Code List: [\"2 <= L['x'].size()[0]\"]\n"));
 }
 
 }  // namespace dynamo_api_test

@@ -1,5 +1,9 @@
 #include "runtime/compile/explain.h"
 
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+
 namespace opspec {
 
 std::string ExplainOutput::str() const {
@@ -15,7 +19,13 @@ std::string ExplainOutput::str() const {
     for (const std::string& op : ops_per_graph[i]) str_append(&s, "    ", op, "\n");
   }
   s += "Out Guards:\n";
-  for (size_t i = 0; i < guards.size(); ++i) str_append(&s, "  Guard ", i + 1, ":\n    ", guards[i], "\n");
+  for (size_t i = 0; i < out_guards.size(); ++i) {
+    const OutGuard& g = out_guards[i];
+    std::vector<std::string> quoted;
+    for (const std::string& c : g.code_list) quoted.push_back(str_cat("\"", c, "\""));
+    str_append(&s, "  Guard ", i + 1, ":\n    Name: '", g.name, "'\n    Source: ", g.source, "\n    Create Function: ",
+               g.create_function, "\n    Code List: [", absl::StrJoin(quoted, ", "), "]\n");
+  }
   if (!aot_graphs.empty()) {
     s += "AOT Graphs (forward and backward, for inputs that require grad):\n";
     for (size_t i = 0; i < aot_graphs.size(); ++i) {
@@ -38,6 +48,20 @@ ExplainOutput explain_output(const CompileStats& stats) {
   out.aot_graphs = stats.aot_graphs;
   for (const auto& ops : stats.ops_per_graph) out.op_count += static_cast<int>(ops.size());
   out.guards = stats.guards;
+  for (const std::string& code : stats.guard_code) {
+    ExplainOutput::OutGuard shape_env{"", "shape_env", "SHAPE_ENV", {}};
+    for (absl::string_view line : absl::StrSplit(code, '\n', absl::SkipEmpty())) {
+      if (absl::ConsumePrefix(&line, "TENSOR_MATCH: ")) {
+        // "check_tensor(L['x'], ...": the name is the first argument.
+        const size_t open = line.find('('), comma = line.find(", ");
+        const std::string name(line.substr(open + 1, comma - open - 1));
+        out.out_guards.push_back({name, name.starts_with("L[") ? "local" : "graph", "TENSOR_MATCH", {std::string(line)}});
+      } else if (absl::ConsumePrefix(&line, "LAMBDA_GUARD: ")) {
+        shape_env.code_list.emplace_back(line);
+      }
+    }
+    if (!shape_env.code_list.empty()) out.out_guards.push_back(std::move(shape_env));
+  }
   return out;
 }
 

@@ -19,7 +19,17 @@ struct ExplainOutput {
   int op_count = 0;
   std::vector<GraphBreak> break_reasons;
   std::vector<std::vector<std::string>> ops_per_graph;
-  std::vector<std::string> guards;  // one line per graph
+  std::vector<std::string> guards;  // one line per graph (GuardSet::summary())
+  // OutGuard: one guard as PyTorch's ExplainOutput lists it: a TENSOR_MATCH
+  // per graph input (name "L['x']", source local), and per graph with
+  // dynamic dims one SHAPE_ENV guard whose code list holds the symbolic guards.
+  struct OutGuard {
+    std::string name;
+    std::string source;           // "local", "shape_env"
+    std::string create_function;  // "TENSOR_MATCH", "SHAPE_ENV"
+    std::vector<std::string> code_list;
+  };
+  std::vector<OutGuard> out_guards;
   std::vector<std::string> aot_graphs;  // forward and backward graphs' code, per graph compiled for autograd
   std::vector<Tensor> outputs;      // what the call returned
 
