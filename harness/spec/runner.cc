@@ -208,7 +208,10 @@ void run_expectations(const CaseRef& ref, const RunOptions& options, CaseResult&
     if (e.recompiles) failures.add("expect.recompiles", check_recompiles(obs.stats, *e.recompiles));
     if (e.fused_kernels) failures.add("expect.fused_kernels", check_fused_kernels(obs, *e.fused_kernels));
     if (e.check_graphs)
-      failures.add("expect.check_graphs", run_file_check(absl::StrJoin(obs.graphs, "\n"), *e.check_graphs,
+      // Each compiled graph (sizes symbolic where dims are dynamic), then the AOT forward/backward graphs.
+      failures.add("expect.check_graphs", run_file_check(absl::StrJoin(obs.stats.graphs, "\n") + "\n" +
+                                                             absl::StrJoin(obs.stats.aot_graphs, "\n"),
+                                                         *e.check_graphs,
                                                          e.check_graphs_where.line ? e.check_graphs_where : e.where,
                                                          "<graphs>"));
     if (e.check_guards)

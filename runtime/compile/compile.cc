@@ -6,6 +6,7 @@
 #include "absl/strings/str_join.h"
 #include "runtime/compile/aot_autograd.h"
 #include "runtime/compile/internal/capture.h"
+#include "runtime/compile/internal/symbolic_sizes.h"
 #include "runtime/compile/logging.h"
 #include "runtime/fake/fake_tensor.h"
 #include "runtime/graph/interpreter.h"
@@ -102,6 +103,21 @@ std::string constant_change_reason(const ConstantChange& c, const std::vector<It
   }
   return str_cat("a number in the program changed: argument ", c.slot.arg, " of ", c.op, " was ", c.before.str(),
                  ", now ", c.after.str());
+}
+
+// graph_code: g.str(), its sizes symbolic where the guards have symbols (See
+// Note [Symbolic sizes by re-tracing]; the graph's traced sizes when the re-trace fails).
+std::string graph_code(const Graph& g, const GuardSet& guards, const std::vector<Tensor>& inputs) {
+  if (!guards.has_dynamic_dims()) return g.str();
+  const SymbolicSizes sizes = symbolic_sizes(g, guards, inputs, [&](const std::vector<Tensor>& moved) -> std::optional<Graph> {
+    try {
+      return make_fx([&](const std::vector<Tensor>& in) { return run_graph(g, in, {.check_sizes = false}); },
+                     {.pre_dispatch = true})(moved);
+    } catch (const Error&) {
+      return std::nullopt;
+    }
+  });
+  return sizes.specialized ? g.str() : symbolic_str(g, sizes.metas);
 }
 
 std::vector<std::string> ops_of(const Graph& g) {
@@ -284,9 +300,6 @@ CompiledFor CompiledState::compiled_for_locked(const Graph& graph, const std::ve
   // A hole's example stays a wrapped number, so a traced graph promotes types
   // as eager does (int tensor * 2.5 is f32, not f64); make_fx keeps it an input.
   const std::vector<Tensor> examples = example_inputs(all_inputs, guards);
-  if (log_enabled("graph_code")) {
-    log_message("graph_code", str_cat("Graph ", position, " of ", options.name, ":\n", program_graph.str()));
-  }
   if (log_enabled("guards")) {
     log_message("guards", str_cat("GUARDS of graph ", position, " of ", options.name, ":\n",
                                   absl::StrJoin(guards.code(), "\n")));
@@ -295,6 +308,8 @@ CompiledFor CompiledState::compiled_for_locked(const Graph& graph, const std::ve
   // A backend that traces (aot_eager's make_fx) runs ops on fake tensors: the
   // user's modes must not see them (See Note [Modes around a compiled call]).
   HideUserModesGuard hide;
+  const std::string code = graph_code(program_graph, guards, all_inputs);
+  if (log_enabled("graph_code")) log_message("graph_code", str_cat("Graph ", position, " of ", options.name, ":\n", code));
   if (guards.has_dynamic_dims() && (options.backend_fn || options.backend != "eager")) {
     compiled = specialize_per_shape(backend, std::make_shared<const Graph>(program_graph.clone()));
   } else {
@@ -321,6 +336,7 @@ CompiledFor CompiledState::compiled_for_locked(const Graph& graph, const std::ve
   ++entries;
   ++stats.compiles;
   stats.ops_per_graph.push_back(ops_of(program_graph));
+  stats.graphs.push_back(code);
   stats.guards.push_back(guards.summary());
   stats.guard_code.push_back(absl::StrJoin(guards.code(), "\n"));
   if (options.guard_export_fn) exported = guards;

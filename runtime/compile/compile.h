@@ -115,6 +115,9 @@ struct CompileStats {
   int recompiles = 0;            // misses for a graph position that had entries
   std::vector<GraphBreak> breaks;                 // every break, in order
   std::vector<std::vector<std::string>> ops_per_graph;  // for each compile, its ops
+  // graphs: for each compile, its graph's code (Graph::str), sizes symbolic
+  // where its inputs have dynamic dims ("f32[s0, 3]", "f32[4*s0]").
+  std::vector<std::string> graphs;
   std::vector<std::string> guards;                // for each compile, its guards (GuardSet::summary())
   std::vector<std::string> guard_code;            // for each compile, GuardSet::code(), one guard per line
   std::vector<std::string> recompile_reasons;     // why each recompile happened
