@@ -105,19 +105,50 @@ std::string constant_change_reason(const ConstantChange& c, const std::vector<It
                  ", now ", c.after.str());
 }
 
-// graph_code: g.str(), its sizes symbolic where the guards have symbols (See
-// Note [Symbolic sizes by re-tracing]; the graph's traced sizes when the re-trace fails).
-std::string graph_code(const Graph& g, const GuardSet& guards, const std::vector<Tensor>& inputs) {
-  if (!guards.has_dynamic_dims()) return g.str();
-  const SymbolicSizes sizes = symbolic_sizes(g, guards, inputs, [&](const std::vector<Tensor>& moved) -> std::optional<Graph> {
+// Note [Specialized dynamic dims]
+// A dim made dynamic may still be fixed by the graph: it is added to a tensor
+// of fixed size, or a size computed from it reached an op as a number. The
+// re-traces of Note [Symbolic sizes by re-tracing] find such a symbol. When
+// one of its dims was marked with mark_dynamic the user asserted it is free:
+// PyTorch's "Constraints violated" error. Otherwise (dynamic = true, or
+// automatic dynamic) the dims are specialized, as PyTorch specializes a
+// symbol a guard pins: the guards check their sizes, and the graph is built
+// again without that symbol.
+
+// symbolic_graph: for graph g on inputs with guards, the guards with every
+// specialized symbol made static, and g's code with symbolic sizes. Throws
+// ConstraintViolationError for a specialized dim marked with mark_dynamic.
+std::pair<GuardSet, std::string> symbolic_graph(const Graph& g, GuardSet guards, const std::vector<Tensor>& inputs,
+                                                std::vector<uint64_t> dynamic, const std::vector<std::string>& names,
+                                                const std::vector<std::string>& sources) {
+  const Retrace retrace = [&](const std::vector<Tensor>& moved) -> std::optional<Graph> {
     try {
       return make_fx([&](const std::vector<Tensor>& in) { return run_graph(g, in, {.check_sizes = false}); },
-                     {.pre_dispatch = true})(moved);
+                     {.pre_dispatch = true, .input_names = names})(moved);
     } catch (const Error&) {
       return std::nullopt;
     }
-  });
-  return sizes.specialized ? g.str() : symbolic_str(g, sizes.metas);
+  };
+  if (!guards.has_dynamic_dims()) return {std::move(guards), g.str()};
+  // The moved traces are compared with a trace of the same kind, not with g itself.
+  const std::optional<Graph> base = retrace(inputs);
+  if (!base) return {std::move(guards), g.str()};
+  while (guards.has_dynamic_dims()) {
+    const SymbolicSizes sizes = symbolic_sizes(*base, guards, inputs, retrace);
+    if (!sizes.specialized) return {std::move(guards), symbolic_str(*base, sizes.metas)};
+    const ShapeSymbol& s = guards.symbols[*sizes.specialized];
+    for (const auto& [i, d] : s.uses) {
+      if ((inputs[i].impl()->dynamic_dims() >> d) & 1) {
+        throw ConstraintViolationError(constraint_violation(
+            str_cat(guards.tensors[i].source, ".size()[", d, "]"), s.hint,
+            str_cat("the graph fails or changes when it is ", sizes.specialized_value,
+                    " (it meets a fixed size, or reaches an op as a number); it was marked with mark_dynamic")));
+      }
+      dynamic[i] &= ~(uint64_t{1} << d);
+    }
+    guards = GuardSet::make(inputs, names, sources, dynamic);
+  }
+  return {std::move(guards), g.str()};
 }
 
 std::vector<std::string> ops_of(const Graph& g) {
@@ -285,7 +316,13 @@ CompiledFor CompiledState::compiled_for_locked(const Graph& graph, const std::ve
     }
   }
   const Graph& program_graph = holed ? *holed : graph;
-  GuardSet guards = GuardSet::make(all_inputs, all_names, all_sources, dynamic_dims_for(all_inputs, all_sources));
+  const std::vector<uint64_t> dynamic = dynamic_dims_for(all_inputs, all_sources);
+  GuardSet guards = GuardSet::make(all_inputs, all_names, all_sources, dynamic);
+  std::string code;  // the graph's code, sizes symbolic (See Note [Specialized dynamic dims])
+  {
+    HideUserModesGuard hide;  // re-tracing is not running: See Note [Modes around a compiled call]
+    std::tie(guards, code) = symbolic_graph(program_graph, std::move(guards), all_inputs, dynamic, all_names, all_sources);
+  }
   // run(fn) compiles nothing: a miss runs the graph eagerly, as PyTorch's run() runs the frame uncompiled.
   if (cache_only) return {with_numbers(eager_backend(program_graph, example_inputs(all_inputs, guards)), numbers), nullptr};
   if (entries >= options.cache_size_limit) {
@@ -308,7 +345,6 @@ CompiledFor CompiledState::compiled_for_locked(const Graph& graph, const std::ve
   // A backend that traces (aot_eager's make_fx) runs ops on fake tensors: the
   // user's modes must not see them (See Note [Modes around a compiled call]).
   HideUserModesGuard hide;
-  const std::string code = graph_code(program_graph, guards, all_inputs);
   if (log_enabled("graph_code")) log_message("graph_code", str_cat("Graph ", position, " of ", options.name, ":\n", code));
   if (guards.has_dynamic_dims() && (options.backend_fn || options.backend != "eager")) {
     compiled = specialize_per_shape(backend, std::make_shared<const Graph>(program_graph.clone()));

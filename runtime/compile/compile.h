@@ -95,6 +95,13 @@ class GraphBreakError : public Error {
   using Error::Error;
 };
 
+// ConstraintViolationError: a dim marked or declared dynamic that the program
+// specializes (PyTorch's "Constraints violated" error).
+class ConstraintViolationError : public Error {
+ public:
+  using Error::Error;
+};
+
 // RecompileError: a recompile with CompileOptions::error_on_recompile.
 class RecompileError : public Error {
  public:

@@ -163,6 +163,22 @@ TEST(GuardsLog, ListsEveryGuardOfACompiledGraph) {
             "LAMBDA_GUARD: 2 <= L['x'].size()[0]\n");
 }
 
+TEST(MarkDynamic, ADimTheGraphPinsViolatesTheConstraint) {
+  const Tensor fixed = ops::ones({4});
+  auto cf = compile([fixed](const Tensor& x) { return ops::add(x, fixed); }, {.input_names = {"x"}});
+  const Tensor x = ops::ones({4});
+  mark_dynamic(x, 0);
+  EXPECT_THAT([&] { cf(x); }, ThrowsMessage<ConstraintViolationError>(HasSubstr(
+                                  "Constraints violated (L['x'].size()[0])!\n  - Not all values of L['x'].size()[0] "
+                                  "in the specified range are valid because L['x'].size()[0] was inferred to be a "
+                                  "constant (4)")));
+  EXPECT_EQ(cf.stats().compiles, 0);  // nothing was cached
+  // Unmarked (dynamic = true), a pinned dim is specialized instead: its guard is its size.
+  auto all = compile([](const Tensor& x) { return ops::reshape(x, {2, 2}); }, {.dynamic = true, .input_names = {"x"}});
+  all(ops::ones({4}));
+  EXPECT_EQ(all.stats().guards[0], "tensor 'x': f32[4] stride [1] cpu");
+}
+
 TEST(Explain, ListsTensorAndShapeGuardsAsPyTorch) {
   const Tensor x = ops::ones({4, 3});
   mark_dynamic(x, 0);

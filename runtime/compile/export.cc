@@ -21,12 +21,6 @@ Graph trace(const TracedFunction& fn, const std::vector<Tensor>& inputs, const s
   return make_fx(fn, {.pre_dispatch = true, .input_names = names})(inputs);
 }
 
-std::string violation(const std::string& source, int64_t value, std::string_view why) {
-  return str_cat("Constraints violated (", source, ")!\n  - Not all values of ", source,
-                 " in the specified range are valid because ", source, " was inferred to be a constant (", value,
-                 "): ", why);
-}
-
 }  // namespace
 
 ExportedProgram export_traced(const TracedFunction& fn, const std::vector<Tensor>& inputs,
@@ -48,7 +42,7 @@ ExportedProgram export_traced(const TracedFunction& fn, const std::vector<Tensor
       OPSPEC_CHECK(d < 64, "export: dims beyond 63 cannot be dynamic");
       const int64_t size = inputs[i].sizes()[d];
       if (size < 2) {
-        throw ConstraintViolationError(violation(str_cat(sources[i], ".size()[", d, "]"), size,
+        throw ConstraintViolationError(internal::constraint_violation(str_cat(sources[i], ".size()[", d, "]"), size,
                                                  "a size of 0 or 1 is specialized (0/1 specialization); "
                                                  "export with an example of size 2 or more"));
       }
@@ -89,7 +83,7 @@ ExportedProgram export_traced(const TracedFunction& fn, const std::vector<Tensor
   if (sizes.specialized) {
     const ShapeSymbol& s = ep.guards_.symbols[*sizes.specialized];
     const auto [i, d] = s.uses.front();
-    throw ConstraintViolationError(violation(
+    throw ConstraintViolationError(internal::constraint_violation(
         str_cat(sources[i], ".size()[", d, "]"), s.hint,
         failure.empty() ? std::string("the program's ops or their arguments change with it (a size passed to an op as a number?)")
                         : str_cat("with ", sizes.specialized_value, " the program fails: ", failure)));

@@ -31,12 +31,6 @@ namespace opspec {
 // the schema of every op it calls (load() refuses a graph whose ops are
 // missing or whose schemas changed), the inputs' guards, constants by value.
 
-// ConstraintViolationError: a dim declared dynamic that the program specializes.
-class ConstraintViolationError : public Error {
- public:
-  using Error::Error;
-};
-
 // ExportOptions: how export_program traces.
 struct ExportOptions {
   // input_names: fn's inputs' names ("x0", "x1", ... when absent).

@@ -67,6 +67,12 @@ std::string dim_expression(const Graph& base, const GuardSet& guards, const std:
 
 }  // namespace
 
+std::string constraint_violation(const std::string& source, int64_t value, std::string_view why) {
+  return str_cat("Constraints violated (", source, ")!\n  - Not all values of ", source,
+                 " in the specified range are valid because ", source, " was inferred to be a constant (", value,
+                 "): ", why);
+}
+
 std::vector<Tensor> moved_inputs(const std::vector<Tensor>& examples, const ShapeSymbol& s, int64_t value) {
   std::vector<Tensor> out = examples;
   std::vector<SizeVec> sizes;

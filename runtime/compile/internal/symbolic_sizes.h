@@ -44,6 +44,10 @@ SymbolicSizes symbolic_sizes(const Graph& base, const GuardSet& guards, const st
 // symbolic_str: base.str() with each node's meta replaced by metas[i] when not empty.
 std::string symbolic_str(const Graph& base, const std::vector<std::string>& metas, std::string_view indent = "");
 
+// constraint_violation: PyTorch's text for a dynamic dim (source, traced
+// with value) that the program specialized, with why.
+std::string constraint_violation(const std::string& source, int64_t value, std::string_view why);
+
 // moved_inputs: examples with symbol s's dims set to value (contiguous, uninitialised).
 std::vector<Tensor> moved_inputs(const std::vector<Tensor>& examples, const ShapeSymbol& s, int64_t value);
 
