@@ -28,13 +28,15 @@
 namespace opspec::spec {
 namespace {
 
-// guards_text: what `check_guards:` reads: each compiled graph's guards, then the recompile reasons.
-std::string guards_text(const CompileStats& stats) {
+// guards_text: what `check_guards:` reads: each compiled graph's guards, the
+// recompile reasons, then what guard_fail_fn heard.
+std::string guards_text(const CompileStats& stats, const std::vector<std::string>& guard_failures) {
   std::string text;
   for (size_t i = 0; i < stats.guard_code.size(); ++i) str_append(&text, "graph ", i + 1, " guards:\n", stats.guard_code[i], "\n");
   for (size_t i = 0; i < stats.recompile_reasons.size(); ++i) {
     str_append(&text, "recompile ", i + 1, ": ", stats.recompile_reasons[i], "\n");
   }
+  for (const std::string& f : guard_failures) str_append(&text, "guard_fail_fn: ", f, "\n");
   return text;
 }
 
@@ -180,6 +182,10 @@ void run_expectations(const CaseRef& ref, const RunOptions& options, CaseResult&
   const bool compiles = needs_compile(c);
   if (compiles) {
     CompileOptions copts = compile_options(c, fn);
+    std::vector<std::string> guard_failures;  // for check_guards: what guard_fail_fn hears
+    copts.guard_fail_fn = [&guard_failures](const GuardFailure& f) {
+      guard_failures.push_back(str_cat(f.reason, " (graph ", f.graph, ")"));
+    };
     DisallowScope disallow(c.compile ? c.compile->disallow_in_graph : std::vector<std::string>{});
     // Each call's inputs are made when it runs, and no call's outputs are kept
     // (the checks read stats, graphs and the first call's log): memory stays
@@ -215,7 +221,7 @@ void run_expectations(const CaseRef& ref, const RunOptions& options, CaseResult&
                                                          e.check_graphs_where.line ? e.check_graphs_where : e.where,
                                                          "<graphs>"));
     if (e.check_guards)
-      failures.add("expect.check_guards", run_file_check(guards_text(obs.stats), *e.check_guards,
+      failures.add("expect.check_guards", run_file_check(guards_text(obs.stats, guard_failures), *e.check_guards,
                                                          e.check_guards_where.line ? e.check_guards_where : e.where,
                                                          "<guards>"));
   }
@@ -228,15 +234,31 @@ void run_expectations(const CaseRef& ref, const RunOptions& options, CaseResult&
       for (const auto& [name, dim] : c.compile->mark_dynamic) xo.dynamic_shapes.push_back({name, {dim}});
     }
     const ExportedProgram ep = export_program(fn.fn, xo)(fn.make_inputs());
-    failures.add("expect.export", run_file_check(ep.str(), *e.export_check,
-                                                 e.export_where.line ? e.export_where : e.where, "<exported program>"));
     const ExportedProgram loaded = ExportedProgram::from_json(ep.to_json());
-    const std::vector<Tensor> got = loaded.run(fn.make_inputs()), want = fn.fn(fn.make_inputs());
-    OPSPEC_CHECK(got.size() == want.size(), "expect.export: the loaded program returned ", got.size(),
-                 " outputs, eager ", want.size());
-    for (size_t i = 0; i < got.size(); ++i) {
-      failures.add("expect.export", assert_close(got[i], want[i], CloseOptions{.bitwise = true, .equal_nan = true}));
+    // The first inputs, then each of compile.calls': the loaded program runs
+    // them as eager does, bit for bit, or refuses them by a guard ("call N:").
+    std::string text = ep.str();
+    const size_t n_calls = 1 + (c.compile ? c.compile->calls.size() : 0);
+    for (size_t call = 0; call < n_calls; ++call) {
+      auto inputs = [&] { return call == 0 ? fn.make_inputs() : fn.make_inputs(c.compile->calls[call - 1]); };
+      std::vector<Tensor> got;
+      try {
+        got = loaded.run(inputs());
+      } catch (const Error& refused) {
+        OPSPEC_CHECK(call > 0, "expect.export: the saved and loaded program refuses its own example inputs: ", refused.what());
+        str_append(&text, "call ", call, ": refused: ", refused.what(), "\n");
+        continue;
+      }
+      const std::vector<Tensor> want = fn.fn(inputs());
+      OPSPEC_CHECK(got.size() == want.size(), "expect.export: the loaded program returned ", got.size(),
+                   " outputs, eager ", want.size());
+      for (size_t i = 0; i < got.size(); ++i) {
+        failures.add("expect.export", assert_close(got[i], want[i], CloseOptions{.bitwise = true, .equal_nan = true}));
+      }
+      if (call > 0) str_append(&text, "call ", call, ": ran\n");
     }
+    failures.add("expect.export", run_file_check(text, *e.export_check,
+                                                 e.export_where.line ? e.export_where : e.where, "<exported program>"));
   }
 
   // Step 6: the debug string.
