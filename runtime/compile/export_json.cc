@@ -115,7 +115,10 @@ json value_json(const Value& v) {
 }
 Value value_of(const json& j) {
   OPSPEC_CHECK(j.is_object() && j.size() == 1, "a value must be an object with one key, got ", j.dump());
-  const auto& [kind, x] = *j.items().begin();
+  // (Not `*j.items().begin()`: items() yields proxies that die with the expression.)
+  const auto only = j.begin();
+  const std::string kind = only.key();
+  const json& x = only.value();
   if (kind == "none") return Value();
   if (kind == "tensor") return tensor_of(x);
   if (kind == "bool") return x.get<bool>();
