@@ -293,8 +293,8 @@ CompiledFor CompiledState::compiled_for_locked(const Graph& graph, const std::ve
     failed = GuardFailure{reason, options.name, position};
     const std::string message = str_cat("Recompiling function ", options.name, " (graph ", position,
                                         ")\n    triggered by the following guard failure(s):\n    - ", reason);
-    if (options.error_on_recompile && !cache_only) throw RecompileError(message);
     if (!cache_only) {
+      if (options.error_on_recompile) throw RecompileError(message);
       ++stats.recompiles;
       stats.recompile_reasons.push_back(reason);
       log_message("recompiles", message);
@@ -318,11 +318,6 @@ CompiledFor CompiledState::compiled_for_locked(const Graph& graph, const std::ve
   const Graph& program_graph = holed ? *holed : graph;
   const std::vector<uint64_t> dynamic = dynamic_dims_for(all_inputs, all_sources);
   GuardSet guards = GuardSet::make(all_inputs, all_names, all_sources, dynamic);
-  std::string code;  // the graph's code, sizes symbolic (See Note [Specialized dynamic dims])
-  {
-    HideUserModesGuard hide;  // re-tracing is not running: See Note [Modes around a compiled call]
-    std::tie(guards, code) = symbolic_graph(program_graph, std::move(guards), all_inputs, dynamic, all_names, all_sources);
-  }
   // run(fn) compiles nothing: a miss runs the graph eagerly, as PyTorch's run() runs the frame uncompiled.
   if (cache_only) return {with_numbers(eager_backend(program_graph, example_inputs(all_inputs, guards)), numbers), nullptr};
   if (entries >= options.cache_size_limit) {
@@ -333,6 +328,11 @@ CompiledFor CompiledState::compiled_for_locked(const Graph& graph, const std::ve
     }
     stats.fell_back_to_eager = true;
     return {with_numbers(eager_backend(program_graph, example_inputs(all_inputs, guards)), numbers), nullptr};
+  }
+  std::string code;  // the graph's code, sizes symbolic (See Note [Specialized dynamic dims])
+  {
+    HideUserModesGuard hide;  // re-tracing is not running: See Note [Modes around a compiled call]
+    std::tie(guards, code) = symbolic_graph(program_graph, std::move(guards), all_inputs, dynamic, all_names, all_sources);
   }
   // A hole's example stays a wrapped number, so a traced graph promotes types
   // as eager does (int tensor * 2.5 is f32, not f64); make_fx keeps it an input.

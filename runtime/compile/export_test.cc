@@ -8,7 +8,6 @@
 
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 
 #include "runtime/compile/controls.h"
 #include "runtime/ops/ops.h"

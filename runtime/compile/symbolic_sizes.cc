@@ -99,7 +99,7 @@ SymbolicSizes symbolic_sizes(const Graph& base, const GuardSet& guards, const st
     if (!g || g->structural_hash(false) != program || g->size() != base.size()) {
       out.specialized = k;
       out.specialized_value = str_cat(value);
-      break;
+      return out;  // no metas: the caller raises, or drops the symbol and asks again
     }
     moved.push_back(std::move(*g));
     moved_to.push_back(value);
@@ -114,7 +114,7 @@ SymbolicSizes symbolic_sizes(const Graph& base, const GuardSet& guards, const st
     const TensorMeta& m = *n->meta()[0];
     std::vector<std::string> dims;
     for (size_t d = 0; d < m.sizes.size(); ++d) {
-      dims.push_back(out.specialized ? str_cat(m.sizes[d]) : dim_expression(base, guards, moved, moved_to, i, d));
+      dims.push_back(dim_expression(base, guards, moved, moved_to, i, d));
     }
     std::string text = str_cat(dtype_short_name(m.dtype), "[", absl::StrJoin(dims, ", "), "]");
     if (m.device != kCPU) str_append(&text, " (", m.device.str(), ")");

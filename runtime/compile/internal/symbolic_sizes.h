@@ -29,7 +29,8 @@ namespace opspec::internal {
 using Retrace = std::function<std::optional<Graph>(const std::vector<Tensor>& inputs)>;
 
 // SymbolicSizes: the outcome: each node's meta text ("" when it has not
-// exactly one tensor output), or the first symbol the program specialized.
+// exactly one tensor output), or (metas left empty) the first symbol the
+// program specialized.
 struct SymbolicSizes {
   std::vector<std::string> metas;
   std::optional<size_t> specialized;  // index into guards.symbols
