@@ -4,6 +4,7 @@
 #include <memory>
 #include <mutex>
 
+#include "harness/expect/internal/compiled_target.h"
 #include "runtime/compile/explain.h"
 
 namespace opspec {
@@ -23,6 +24,22 @@ std::string list_breaks(const CompileStats& stats) {
 std::string quoted_list(const std::vector<std::string>& items) {
   std::string out;
   for (size_t i = 0; i < items.size(); ++i) str_append(&out, i ? ", " : "", "'", items[i], "'");
+  return out;
+}
+
+// describe_module: CompileObservation::module_text.
+std::string describe_module(const OptimizedModule& opt, const nn::Module* given) {
+  std::string out = str_cat(opt.type_name(), "(_orig_mod=", opt.orig_mod()->type_name(), ")\n");
+  str_append(&out, "orig_mod(): ", opt.orig_mod().get() == given ? "the module given" : "another module", "\n");
+  const auto section = [&out](std::string_view title, const std::vector<std::pair<std::string, Tensor>>& named) {
+    if (named.empty()) return;
+    str_append(&out, title, ":\n");
+    for (const auto& [name, t] : named) {
+      str_append(&out, "  ", name, ": ", dtype_short_name(t.dtype()), format_sizes(t.sizes()), "\n");
+    }
+  };
+  section("parameters", opt.named_parameters());
+  section("buffers", opt.named_buffers());
   return out;
 }
 
@@ -53,7 +70,8 @@ CompileObservation observe_compile(const TracedFunction& fn, size_t n,
     }
     return inner(graph, examples);
   };
-  CompiledFunction compiled(fn, std::move(opts));
+  const internal::CompiledTarget target(fn, observe.module, std::move(opts));
+  const CompiledFunction& compiled = target.compiled();
 
   CompileObservation obs;
   obs.counts_per_call.reserve(n);
@@ -66,12 +84,12 @@ CompileObservation observe_compile(const TracedFunction& fn, size_t n,
         auto scope = dm.enter();
         std::optional<DebugMode::HashScope> hashes;
         if (observe.hash.has_value()) hashes.emplace(std::vector<HashKind>{*observe.hash}, observe.hash_inputs, false);
-        outputs = compiled(inputs);
+        outputs = target(inputs);
       }
       obs.log.assign(dm.logs().begin(), dm.logs().end());
       obs.debug_string = dm.debug_string();
     } else {
-      outputs = compiled(make_call(c));
+      outputs = target(make_call(c));
     }
     if (observe.keep_outputs) obs.outputs.push_back(std::move(outputs));
     // Counters only: a whole CompileStats a call grew as calls times breaks, in memory and time.
@@ -88,6 +106,7 @@ CompileObservation observe_compile(const TracedFunction& fn, size_t n,
     obs.kernel_names.push_back(str_cat("[", entry.kernel_prefix, "] ", entry.name));
     obs.fused_kernels += entry.kernel_prefix == "fused";
   }
+  if (target.module()) obs.module_text = describe_module(*target.module(), observe.module.get());
   if (n > 0) {
     // explain() of the first call: a fresh function's first call compiles
     // every graph it runs, so its stats are what explain() reports.

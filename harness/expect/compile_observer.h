@@ -13,6 +13,7 @@
 #include "harness/debug_mode.h"
 #include "harness/tensor_hash.h"
 #include "runtime/compile/compile.h"
+#include "runtime/nn/module.h"
 
 namespace opspec {
 
@@ -31,6 +32,9 @@ struct CompileObservation {
   std::vector<DebugCall> log;                // DebugMode log of the first call
   std::string debug_string;                  // its debug_string()
   std::string explain;                       // explain()'s layout for the first call (graph/break counts, reasons, ops)
+  // module_text: with ObserveOptions::module, what compile(module) made:
+  //   "OptimizedModule(_orig_mod=MLP)\norig_mod(): the module given\nparameters:\n  _orig_mod.fc1.weight: f32[32, 16]\n..."
+  std::string module_text;
 };
 
 // ObserveOptions: how observe_compile watches the first call, and whether it
@@ -40,6 +44,9 @@ struct ObserveOptions {
   std::optional<HashKind> hash;    // tensor hashes in its log
   bool hash_inputs = false;        // of inputs too
   bool keep_outputs = true;        // CompileObservation::outputs
+  // module: when set, observe compile(module) (an OptimizedModule called on
+  // each call's single input, as torch.compile(model)) instead of compile(fn).
+  std::shared_ptr<nn::Module> module;
 };
 
 // observe_compile: compiles fn afresh with options (so caches belong to this
@@ -54,7 +61,8 @@ CompileObservation observe_compile(const TracedFunction& fn, const std::vector<s
                                    std::optional<HashKind> hash = std::nullopt, bool hash_inputs = false);
 
 // observe_compile: the same for n calls whose inputs make_call(i) makes when
-// call i runs, so no call's inputs outlive it (the spec runner's form).
+// call i runs, so no call's inputs outlive it (the spec runner's form), of fn
+// or, with observe.module, of compile(module).
 CompileObservation observe_compile(const TracedFunction& fn, size_t n,
                                    const std::function<std::vector<Tensor>(size_t)>& make_call,
                                    const CompileOptions& options, const ObserveOptions& observe);

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "harness/debug_diff.h"
+#include "harness/expect/internal/compiled_target.h"
 #include "harness/expect/sequence_diff.h"
 #include "runtime/core/device_hooks.h"
 #include "runtime/core/generator.h"
@@ -206,7 +207,7 @@ EquivalenceResult check_eager_compiled_equivalent(const TracedFunction& fn, cons
   const std::vector<Tensor> compiled_inputs = clone_inputs(inputs);
   set_default_generator_state(start);
   {
-    CompiledFunction compiled(fn, options.compile);
+    const internal::CompiledTarget compiled(fn, options.module, options.compile);
     DebugMode dm;
     {
       auto scope = dm.enter();
@@ -214,7 +215,7 @@ EquivalenceResult check_eager_compiled_equivalent(const TracedFunction& fn, cons
       r.compiled_outputs = compiled(compiled_inputs);
     }
     r.compiled_log.assign(dm.logs().begin(), dm.logs().end());
-    r.stats = compiled.stats();
+    r.stats = compiled.compiled().stats();
   }
 
   std::string what;

@@ -4,6 +4,7 @@
 // the DebugMode logs of the two runs diverge.
 #pragma once
 
+#include <memory>
 #include <type_traits>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "harness/expect/assert_close.h"
 #include "harness/tensor_hash.h"
 #include "runtime/compile/compile.h"
+#include "runtime/nn/module.h"
 
 namespace opspec {
 
@@ -20,6 +22,9 @@ namespace opspec {
 // `same`): a compiled run that keeps eager's NaNs is equivalent to it.
 struct EquivalenceOptions {
   CompileOptions compile;
+  // module: when set, the compiled run is compile(module) (an OptimizedModule,
+  // called on the single input) and the eager run is fn, which should call module.
+  std::shared_ptr<nn::Module> module;
   CloseOptions close{.equal_nan = true};
   HashKind hash = HashKind::kNorm;
 };

@@ -56,6 +56,26 @@ const Fixture* find_fixture(std::string_view name) {
   return it == r.fixtures.end() ? nullptr : &it->second;
 }
 
+FixtureFn module_program(std::shared_ptr<nn::Module> module) {
+  OPSPEC_CHECK(module != nullptr, "module_program: the module is null");
+  return [module = std::move(module)](const std::vector<Tensor>& in) {
+    OPSPEC_CHECK(in.size() == 1, "module '", module->type_name(), "' takes one input, got ", in.size());
+    return std::vector<Tensor>{(*module)(in[0])};
+  };
+}
+
+namespace internal {
+
+Fixture module_fixture(std::string name, std::string description, MakeModule make_module,
+                       std::vector<FixtureInput> inputs) {
+  Fixture f{std::move(name), std::move(description), std::move(inputs)};
+  f.make = [make_module] { return module_program(make_module()); };
+  f.make_module = std::move(make_module);
+  return f;
+}
+
+}  // namespace internal
+
 std::vector<const Fixture*> list_fixtures() {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);

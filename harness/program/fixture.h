@@ -4,12 +4,14 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <source_location>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "runtime/core/tensor.h"
+#include "runtime/nn/module.h"
 
 namespace opspec {
 
@@ -19,7 +21,10 @@ namespace opspec {
 // calls make() once per case, so a module's parameters are created once, from
 // the case's seed, and stay the same across the eager run and every compiled
 // call. A fixture also declares its default inputs, so a spec may name it
-// without an `inputs:` section.
+// without an `inputs:` section. A module fixture (OPSPEC_MODULE_FIXTURE) makes
+// an nn::Module instead, whose call on the single input is the program; a spec
+// can then compile the module itself (`compile: {module: true}`, as
+// torch.compile(model) does) rather than a function that calls it.
 
 // FixtureInput: one default input of a fixture (used when a case gives none).
 struct FixtureInput {
@@ -32,6 +37,10 @@ struct FixtureInput {
 // FixtureFn: the program: tensors in (in FixtureInput order), tensors out.
 using FixtureFn = std::function<std::vector<Tensor>(const std::vector<Tensor>& inputs)>;
 
+// MakeModule: builds a module fixture's module (its parameters drawn from the
+// current generator state).
+using MakeModule = std::function<std::shared_ptr<nn::Module>()>;
+
 // Fixture: a registered program.
 struct Fixture {
   std::string name;
@@ -41,6 +50,9 @@ struct Fixture {
   std::function<FixtureFn()> make;
   std::string file;  // where it was registered, for `opspec list`
   int line = 0;
+  // make_module: for a module fixture, builds the module; make() then calls
+  // module_program(make_module()). Empty for a plain fixture.
+  MakeModule make_module;
 };
 
 // register_fixture: adds f; a second fixture of the same name throws,
@@ -53,7 +65,15 @@ const Fixture* find_fixture(std::string_view name);
 // list_fixtures: every registered fixture, sorted by name; throws as find_fixture.
 std::vector<const Fixture*> list_fixtures();
 
+// module_program: the program that calls module on its single input, through
+// operator() so forward hooks (DebugMode's module boundaries) see it.
+FixtureFn module_program(std::shared_ptr<nn::Module> module);
+
 namespace internal {
+// module_fixture: the Fixture OPSPEC_MODULE_FIXTURE registers.
+Fixture module_fixture(std::string name, std::string description, MakeModule make_module,
+                       std::vector<FixtureInput> inputs);
+
 // FixtureRegistrar: registers a fixture from a static initializer (OPSPEC_FIXTURE).
 struct FixtureRegistrar {
   FixtureRegistrar(Fixture f, std::source_location loc = std::source_location::current());
@@ -71,3 +91,15 @@ struct FixtureRegistrar {
 #define OPSPEC_FIXTURE(name, description, ...)                                                \
   static ::opspec::internal::FixtureRegistrar opspec_fixture_registrar_##name(::opspec::Fixture{ \
       #name, description, __VA_ARGS__})
+
+// OPSPEC_MODULE_FIXTURE(name, description, make_module, inputs): registers a
+// module fixture: make_module returns a std::shared_ptr to an nn::Module
+// whose call on the single input is the program. Example:
+//   OPSPEC_MODULE_FIXTURE(mlp, "Linear -> gelu -> Linear", [] { return std::make_shared<Mlp>(16, 32); },
+//                         {{"x", {8, 16}}});
+// (A comma outside parentheses in make_module, as in `std::map<int, int>`,
+// needs the lambda wrapped in parentheses.)
+#define OPSPEC_MODULE_FIXTURE(name, description, make_module, ...)                                \
+  static ::opspec::internal::FixtureRegistrar opspec_fixture_registrar_##name(                    \
+      ::opspec::internal::module_fixture(#name, description, make_module,                         \
+                                         std::vector<::opspec::FixtureInput> __VA_ARGS__))

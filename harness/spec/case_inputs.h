@@ -3,10 +3,12 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "harness/spec/spec.h"
+#include "runtime/nn/module.h"
 #include "runtime/trace/make_fx.h"
 
 namespace opspec::spec {
@@ -16,6 +18,8 @@ namespace opspec::spec {
 struct CaseFunction {
   std::vector<std::string> input_names;
   TracedFunction fn;
+  // module: a module fixture's module (fn calls it); null otherwise.
+  std::shared_ptr<nn::Module> module;
   // make_inputs: seeds the generator with the case's seed and creates the
   // inputs in order, each replaced by the override of the same name if any;
   // every call gives the same values for the same specs.

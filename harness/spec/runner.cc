@@ -67,7 +67,7 @@ CheckResult error_matches(const std::string& pattern, const std::string& text) {
 bool needs_compile(const CaseSpec& c) {
   const ExpectSpec& e = c.expect;
   return c.compile.has_value() || e.graphs || e.graph_break_count || e.graph_breaks || e.recompiles ||
-         e.fused_kernels || e.equivalent || e.check_graphs || e.check_guards;
+         e.fused_kernels || e.equivalent || e.check_graphs || e.check_guards || e.check_module;
 }
 
 // DisallowScope: disallow_in_graph for the case's op names, undone on exit (the
@@ -110,6 +110,14 @@ std::optional<HashKind> debug_hash(const DebugSpec& d) {
   return k;
 }
 
+// compiled_module: the module compile: {module: true} compiles, or null.
+std::shared_ptr<nn::Module> compiled_module(const CaseSpec& c, const CaseFunction& fn) {
+  if (!c.compile || !c.compile->module) return nullptr;
+  OPSPEC_CHECK(fn.module != nullptr, c.compile->where.str(), ": compile: module: fixture '", c.fixture,
+               "' is not a module fixture (register it with OPSPEC_MODULE_FIXTURE)");
+  return fn.module;
+}
+
 CompileOptions compile_options(const CaseSpec& c, const CaseFunction& fn) {
   CompileSpec cs = c.compile.value_or(CompileSpec{});
   CompileOptions o;
@@ -120,8 +128,10 @@ CompileOptions compile_options(const CaseSpec& c, const CaseFunction& fn) {
   o.cache_size_limit = cs.cache_size_limit;
   o.error_on_recompile = cs.error_on_recompile;
   o.trace_once = cs.trace_once;
-  o.input_names = fn.input_names;
-  o.name = c.name;
+  if (!cs.module) {  // compile(module) names its input and logs as the module's (See OptimizedModule)
+    o.input_names = fn.input_names;
+    o.name = c.name;
+  }
   return o;
 }
 
@@ -197,7 +207,8 @@ void run_expectations(const CaseRef& ref, const RunOptions& options, CaseResult&
       return in;
     };
     ObserveOptions oo{.debug = debug_options(c.debug), .hash = debug_hash(c.debug),
-                      .hash_inputs = c.debug.hash_inputs, .keep_outputs = false};
+                      .hash_inputs = c.debug.hash_inputs, .keep_outputs = false,
+                      .module = compiled_module(c, fn)};
     CompileObservation obs = observe_compile(fn.fn, n_calls, make_call, copts, oo);
     result.compiled_debug_string = obs.debug_string;
     result.graphs = obs.graphs;
@@ -224,6 +235,10 @@ void run_expectations(const CaseRef& ref, const RunOptions& options, CaseResult&
       failures.add("expect.check_guards", run_file_check(guards_text(obs.stats, guard_failures), *e.check_guards,
                                                          e.check_guards_where.line ? e.check_guards_where : e.where,
                                                          "<guards>"));
+    if (e.check_module)
+      failures.add("expect.check_module", run_file_check(obs.module_text, *e.check_module,
+                                                         e.check_module_where.line ? e.check_module_where : e.where,
+                                                         "<compiled module>"));
   }
 
   // Step 5b: export (See Note [Export]): FileCheck its text, then save -> load
@@ -284,6 +299,7 @@ void run_expectations(const CaseRef& ref, const RunOptions& options, CaseResult&
   if (e.equivalent) {
     EquivalenceOptions eo;
     eo.compile = compile_options(c, fn);
+    eo.module = compiled_module(c, fn);
     eo.close.bitwise = e.equivalent->bitwise;
     eo.close.rtol = e.equivalent->rtol;
     eo.close.atol = e.equivalent->atol;

@@ -290,6 +290,43 @@ cases:
   EXPECT_EQ(passes.outcome, Outcome::kPassed) << passes.message;
 }
 
+TEST(SpecRunner, CheckModuleFailsWithWhatCompileModuleMade) {
+  CaseResult wrong = run_one(R"(
+cases:
+  - name: c
+    fixture: foo
+    compile: {module: true}
+    expect:
+      check_module: |
+        CHECK: _orig_mod.l1.weight: f32[4, 5]
+)");
+  EXPECT_EQ(wrong.outcome, Outcome::kFailed);
+  EXPECT_THAT(wrong.message, HasSubstr("expect.check_module"));
+  EXPECT_THAT(wrong.message, HasSubstr("_orig_mod.l1.weight: f32[4, 4]"));  // the text shown
+  CaseResult plain = run_one(R"(
+cases:
+  - name: c
+    fixture: gelu_chain
+    compile: {module: true}
+)");
+  EXPECT_EQ(plain.outcome, Outcome::kFailed);
+  EXPECT_THAT(plain.message, HasSubstr("fixture 'gelu_chain' is not a module fixture"));
+  CaseResult passes = run_one(R"(
+cases:
+  - name: c
+    fixture: foo
+    compile: {module: true}
+    expect:
+      equivalent: bitwise
+      check_module: |
+        CHECK: OptimizedModule(_orig_mod=Foo)
+        CHECK-NEXT: orig_mod(): the module given
+      check_guards: |
+        CHECK: L['input']
+)");
+  EXPECT_EQ(passes.outcome, Outcome::kPassed) << passes.message;
+}
+
 TEST(SpecRunner, RecordNnModuleShowsModuleScopes) {
   CaseResult r = run_one(R"(
 cases:

@@ -39,6 +39,9 @@ struct CompileSpec {
   std::vector<std::pair<std::string, int64_t>> mark_static;   // static: [x.1]
   int cache_size_limit = 8;
   bool error_on_recompile = false;
+  // module: compile a module fixture's module itself (compile(module), an
+  // OptimizedModule, as torch.compile(model)) instead of a function calling it.
+  bool module = false;
   // calls: further calls of the compiled function after the first, each
   // overriding some inputs (e.g. a new shape to provoke a recompile).
   std::vector<std::vector<InputSpec>> calls;
@@ -88,6 +91,8 @@ struct ExpectSpec {
   SourceLocation check_graphs_where;
   std::optional<std::string> check_guards;   // FileCheck directives over the guards and recompile reasons
   SourceLocation check_guards_where;
+  std::optional<std::string> check_module;   // FileCheck directives over what compile(module) made
+  SourceLocation check_module_where;
   std::optional<std::string> export_check;   // `export:` FileCheck over the exported program (ExportedProgram::str)
   SourceLocation export_where;
   std::optional<std::string> debug_string;   // exact golden text

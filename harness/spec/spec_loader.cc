@@ -389,7 +389,7 @@ std::optional<CompileSpec> Loader::parse_compile(const Entry& e, const CaseSpec&
   if (k == Kind::kBool) return get_bool(e).value_or(false) ? std::optional(cs) : std::nullopt;
   auto m = read_map(e.value, val_pos(e), "'compile'", str_cat("in compile of ", where),
                     {"backend", "backward_backend", "fullgraph", "dynamic", "static", "disallow_in_graph",
-                     "cache_size_limit", "error_on_recompile", "trace_once", "calls"});
+                     "cache_size_limit", "error_on_recompile", "trace_once", "calls", "module"});
   if (!m) return std::nullopt;
   if (const Entry* x = m->get("backend")) {
     cs.backend = get_string(*x).value_or(cs.backend);
@@ -413,6 +413,10 @@ std::optional<CompileSpec> Loader::parse_compile(const Entry& e, const CaseSpec&
     cs.cache_size_limit = static_cast<int>(get_int(*x, 0, 1 << 20).value_or(8));
   if (const Entry* x = m->get("error_on_recompile")) cs.error_on_recompile = get_bool(*x).value_or(false);
   if (const Entry* x = m->get("trace_once")) cs.trace_once = get_bool(*x).value_or(false);
+  if (const Entry* x = m->get("module")) {
+    cs.module = get_bool(*x).value_or(false);
+    if (cs.module && c.program) error(val_pos(*x), "'module: true' needs a module fixture (fixture: NAME), not a program");
+  }
   if (const Entry* x = m->get("calls")) {
     Kind ck = kind_of(x->value);
     if (ck != Kind::kSeq) {
@@ -529,7 +533,7 @@ void Loader::parse_gradcheck(const Entry& e, ExpectSpec& x) {
 void Loader::parse_expect(const Entry& e, ExpectSpec& x, const std::string& where) {
   auto m = read_map(e.value, val_pos(e), "'expect'", str_cat("in expect of ", where),
                     {"ops", "ops_contain", "ops_exclude", "function_ops", "ignore_ops", "graphs", "graph_breaks",
-                     "recompiles", "fused_kernels", "equivalent", "gradcheck", "check", "check_graphs", "check_guards", "export", "debug_string",
+                     "recompiles", "fused_kernels", "equivalent", "gradcheck", "check", "check_graphs", "check_guards", "check_module", "export", "debug_string",
                      "error", "outputs"});
   if (!m) return;
   x.where = {file(), val_pos(e).line, val_pos(e).col};
@@ -554,6 +558,7 @@ void Loader::parse_expect(const Entry& e, ExpectSpec& x, const std::string& wher
   if (const Entry* v = m->get("check")) x.check = get_string(*v), x.check_where = check_where(*v);
   if (const Entry* v = m->get("check_graphs")) x.check_graphs = get_string(*v), x.check_graphs_where = check_where(*v);
   if (const Entry* v = m->get("check_guards")) x.check_guards = get_string(*v), x.check_guards_where = check_where(*v);
+  if (const Entry* v = m->get("check_module")) x.check_module = get_string(*v), x.check_module_where = check_where(*v);
   if (const Entry* v = m->get("export")) x.export_check = get_string(*v), x.export_where = check_where(*v);
   if (const Entry* v = m->get("debug_string")) {
     // An empty `debug_string:` is an empty golden text, for --accept to fill in.
@@ -658,6 +663,10 @@ void Loader::parse_case_body(const Node& n, int index, const Defaults& defaults,
   if (const Entry* x = m->get("compile")) c.compile = parse_compile(*x, c, inputs_known, defaults, where);
   // An empty `expect:` or `debug:` is an empty mapping.
   if (const Entry* x = m->get("expect"); x && kind_of(x->value) != Kind::kNull) parse_expect(*x, c.expect, where);
+  if (c.expect.check_module && !(c.compile && c.compile->module)) {
+    error({c.expect.check_module_where.line, c.expect.check_module_where.column},
+          "'check_module' reads what compile(module) made: it needs 'compile: {module: true}'");
+  }
   if (const Entry* x = m->get("debug"); x && kind_of(x->value) != Kind::kNull) parse_debug(*x, c.debug, where);
   if (const Entry* x = m->get("skip_if")) {
     static const std::vector<std::string_view> kConds(std::begin(kSkipConditions), std::end(kSkipConditions));

@@ -211,6 +211,25 @@ cases:
   EXPECT_TRUE(s.cases[3].compile.has_value());
 }
 
+TEST(SpecLoader, CompileModuleNeedsAFixtureAndCheckModuleNeedsIt) {
+  SuiteSpec s = load_ok(y(R"Y(
+cases:
+  - {name: a, fixture: mlp, compile: {module: true}, expect: {check_module: "CHECK: MLP"}}
+)Y"));
+  EXPECT_TRUE(s.cases[0].compile->module);
+  EXPECT_EQ(s.cases[0].expect.check_module, "CHECK: MLP");
+  EXPECT_THAT(load_fails(y(R"Y(
+cases:
+  - {name: a, program: return 1, compile: {module: true}}
+)Y")),
+              HasSubstr("t.yaml:2:52: error: 'module: true' needs a module fixture (fixture: NAME), not a program"));
+  EXPECT_THAT(load_fails(y(R"Y(
+cases:
+  - {name: a, fixture: mlp, expect: {check_module: "CHECK: MLP"}}
+)Y")),
+              HasSubstr("'check_module' reads what compile(module) made: it needs 'compile: {module: true}'"));
+}
+
 TEST(SpecLoader, EquivalentForms) {
   SuiteSpec s = load_ok(y(R"Y(
 cases:
@@ -308,7 +327,7 @@ TEST(SpecLoaderErrors, UnknownKeyAtEachLevel) {
             "t.yaml:4:15: error: unknown key 'backned' in compile of case 'c'; did you mean 'backend'? (allowed: "
             "backend, backward_backend, fullgraph, dynamic, static, disallow_in_graph, cache_size_limit, "
             "error_on_recompile, trace_once, "
-            "calls)");
+            "calls, module)");
   EXPECT_THAT(load_fails(str_cat(kHead, "    program: return 1\n    expect:\n      opps: []\n")),
               HasSubstr("t.yaml:5:7: error: unknown key 'opps' in expect of case 'c'; did you mean 'ops'? (allowed: "
                         "ops, ops_contain,"));
