@@ -1,5 +1,5 @@
-// chain_program.h: issue 7's ten-op elementwise chain as the benchmarks run
-// it (on any device), and the bytes it moves, shared by the CPU and CUDA
+// chain_program.h: issue 7's ten-op elementwise chain and the ten-op cheap
+// chain as the benchmarks run them (on any device), and the bytes they move, shared by the CPU and CUDA
 // chain benchmarks so their figures compare.
 #pragma once
 
@@ -12,14 +12,24 @@
 
 namespace opspec {
 
+// fixture_program: the program of the fixture called name, made once.
+inline FixtureFn fixture_program(const char* name) {
+  const Fixture* f = find_fixture(name);
+  OPSPEC_CHECK(f != nullptr, "the ", name, " fixture is not linked in");
+  return f->make();
+}
+
 // elementwise_chain: the `elementwise_chain` fixture's program
 // (fixtures/elementwise.cc), so specs and benchmarks run one program.
 inline std::vector<Tensor> elementwise_chain(const std::vector<Tensor>& in) {
-  static const FixtureFn chain = [] {
-    const Fixture* f = find_fixture("elementwise_chain");
-    OPSPEC_CHECK(f != nullptr, "the elementwise_chain fixture is not linked in");
-    return f->make();
-  }();
+  static const FixtureFn chain = fixture_program("elementwise_chain");
+  return chain(in);
+}
+
+// cheap_chain: the `cheap_chain` fixture's program: ten cheap ops, so the
+// chain is bound by memory (eager: ten passes; fused: one).
+inline std::vector<Tensor> cheap_chain(const std::vector<Tensor>& in) {
+  static const FixtureFn chain = fixture_program("cheap_chain");
   return chain(in);
 }
 

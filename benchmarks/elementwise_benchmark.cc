@@ -6,7 +6,11 @@
 // GB/s compare directly. `fused_sin_exp_tanh` runs only the chain's three
 // transcendental ops, fused: the fused chain does that work and seven cheap
 // ops more, so eager / fused_sin_exp_tanh bounds the speedup fusion can give
-// with these math functions on the machine at hand.
+// with these math functions on the machine at hand. `{eager,fused}_cheap`
+// run the cheap chain (ten ops of a cycle or two an element: fixtures/elementwise.cc),
+// where eager moves ten times the bytes the fused kernel does: read against
+// BM_Copy (memory_benchmark.cc). BM_Unary/{relu,exp}/16777216: one eager op
+// on 64 MiB, against BM_Copy too.
 #include <benchmark/benchmark.h>
 
 #include <vector>
@@ -50,6 +54,36 @@ BENCHMARK(BM_ElementwiseChain_sin_exp_tanh)
     ->Name("BM_ElementwiseChain/fused_sin_exp_tanh")
     ->Arg(int64_t{1} << 22)
     ->UseRealTime();
+
+void BM_ElementwiseChain_eager_cheap(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  const std::vector<Tensor> in = {ops::randn({n})};
+  for (auto _ : state) benchmark::DoNotOptimize(cheap_chain(in));
+  set_chain_bytes(state, n);
+}
+BENCHMARK(BM_ElementwiseChain_eager_cheap)
+    ->Name("BM_ElementwiseChain/eager_cheap")
+    ->Arg(int64_t{1} << 22)
+    ->UseRealTime();
+
+void BM_ElementwiseChain_fused_cheap(benchmark::State& state) { run_compiled(state, &cheap_chain, "cheap_chain"); }
+BENCHMARK(BM_ElementwiseChain_fused_cheap)
+    ->Name("BM_ElementwiseChain/fused_cheap")
+    ->Arg(int64_t{1} << 22)
+    ->UseRealTime();
+
+// BM_Unary: one eager unary op over n f32, into a fresh output (as eager code
+// runs it); bytes: the read and the write.
+void BM_Unary(benchmark::State& state, Tensor (*op)(const Tensor&)) {
+  const int64_t n = state.range(0);
+  const Tensor x = ops::randn({n});
+  for (auto _ : state) benchmark::DoNotOptimize(op(x));
+  state.SetBytesProcessed(state.iterations() * 2 * n * static_cast<int64_t>(sizeof(float)));
+}
+Tensor relu(const Tensor& x) { return ops::relu(x); }
+Tensor exp(const Tensor& x) { return ops::exp(x); }
+BENCHMARK_CAPTURE(BM_Unary, relu, &relu)->Name("BM_Unary/relu")->Arg(int64_t{1} << 24)->UseRealTime();
+BENCHMARK_CAPTURE(BM_Unary, exp, &exp)->Name("BM_Unary/exp")->Arg(int64_t{1} << 24)->UseRealTime();
 
 }  // namespace
 }  // namespace opspec

@@ -30,6 +30,35 @@ using KernelFn = void (*)(const Instr&, char* out, char* const* args, unsigned m
 // bit. See Note [Shared elementwise functors].
 
 
+// Note [Fused loops run wide]
+// A fused kernel runs each instruction over a tile that stays in L1, so its
+// loops are bound by arithmetic even where the eager op is bound by memory:
+// every loop over plain (not f16/bf16) elements is built in the wide vector
+// clones (See Note [Wide vector clones] in loops.h). The values are the same
+// in every clone, so fused and eager stay bit-identical.
+template <class T>
+constexpr bool kWideType = !std::is_same_v<T, Half> && !std::is_same_v<T, BFloat16>;
+
+// mask_inline: loops_detail::dispatch_mask, forced inline, so that the loop
+// is compiled inside each clone of launch_wide (a call out of a clone would
+// run the baseline build).
+template <unsigned kMask, class Out, class... In, class F>
+__attribute__((always_inline)) inline void mask_inline(unsigned mask, char** data, int64_t n, const F& f) {
+  if constexpr (kMask < (1u << sizeof...(In))) {
+    if (mask == kMask) {
+      loops_detail::contiguous_body<kMask, Out>(data, n, f, loops_detail::TypeList<In...>{},
+                                                std::index_sequence_for<In...>{});
+    } else {
+      mask_inline<kMask + 1, Out, In...>(mask, data, n, f);
+    }
+  }
+}
+
+template <class Out, class... In, class F>
+OPSPEC_WIDE_CLONES void launch_wide(char** data, unsigned mask, int64_t n, const F& f) {
+  mask_inline<0, Out, In...>(mask, data, n, f);
+}
+
 // launch: out[i] = f(args[0][i], ...) for n elements; bit k of mask marks
 // argument k as one broadcast value.
 template <class Out, class... In, class F>
@@ -38,7 +67,11 @@ inline void launch(char* out, char* const* args, unsigned mask, int64_t n, const
   char* data[kN + 1];
   data[0] = out;
   for (int k = 0; k < kN; ++k) data[k + 1] = args[k];
-  loops_detail::dispatch_mask<0, (1u << kN) - 1, Out, In...>(mask, data, n, f);
+  if constexpr (kWideType<Out> && (kWideType<In> && ...)) {
+    launch_wide<Out, In...>(data, mask, n, f);
+  } else {
+    loops_detail::dispatch_mask<0, (1u << kN) - 1, Out, In...>(mask, data, n, f);
+  }
 }
 
 template <class T, class Op>
@@ -106,9 +139,17 @@ void predicate_kernel(const Instr&, char* out, char* const* args, unsigned mask,
   launch<bool, T, T>(out, args, mask, n, [](opmath_t<T> x, opmath_t<T> y) { return Op{}(x, y); });
 }
 
+// where_kernel: WhereOp on the elements' bits, as a mask select: both values
+// are read unconditionally and the condition as the byte (0 or 1) a bool is,
+// so the loop vectorizes (GCC neither widens a bool nor if-converts `c ? x :
+// y` over memory); the result's bits are the same.
 template <class U>
 void where_kernel(const Instr&, char* out, char* const* args, unsigned mask, int64_t n) {
-  launch<U, bool, U, U>(out, args, mask, n, [](bool c, U x, U y) { return WhereOp{}(c, x, y); });
+  static_assert(std::is_unsigned_v<U> && sizeof(bool) == 1);
+  launch<U, uint8_t, U, U>(out, args, mask, n, [](uint8_t c, U x, U y) {
+    const U m = static_cast<U>(U{0} - static_cast<U>(c));
+    return static_cast<U>((x & m) | (y & static_cast<U>(~m)));
+  });
 }
 
 template <class D, class S>
