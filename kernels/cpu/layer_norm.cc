@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kernels/cpu/copy.h"
+#include "kernels/cpu/fixed_lane_sum.h"
 #include "kernels/cpu/loops.h"
 #include "kernels/common/backward_meta.h"
 #include "kernels/common/reduce_meta.h"
@@ -21,33 +22,47 @@ constexpr int64_t kParallelGrain = 32768;  // elements below which rows stay ser
 // Compute type: float for f32/f16/bf16, double for f64 (see Note [Reduced precision math]).
 template <class T> using compute_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
 
-// layer_norm_rows: rows of n elements; mean and variance (biased, two-pass,
-// accumulated in double so large offsets do not cancel) go to mean/rstd in
-// the compute type; w and b hold n values (ones and zeros without affine).
+// layer_norm_row: one row of n elements; its mean and variance (biased,
+// two-pass, accumulated in double so large offsets do not cancel, in fixed
+// lanes: See Note [Fixed-lane sums]) go to *mean / *rstd in the compute type;
+// w and b hold n values (ones and zeros without affine).
+template <class T>
+__attribute__((always_inline)) inline void layer_norm_row(const T* xr, T* yr, compute_t<T>* mean, compute_t<T>* rstd,
+                                                          const compute_t<T>* w, const compute_t<T>* b, int64_t n,
+                                                          double eps) {
+  using C = compute_t<T>;
+  const double s = fixed_lane_sum<double>(n, [xr](int64_t i) { return static_cast<double>(static_cast<C>(xr[i])); });
+  const double mu = s / static_cast<double>(n);
+  const double ss = fixed_lane_sum<double>(n, [xr, mu](int64_t i) {
+    const double dv = static_cast<double>(static_cast<C>(xr[i])) - mu;
+    return dv * dv;
+  });
+  const double var = ss / static_cast<double>(n);
+  const C m = static_cast<C>(mu);
+  const C rs = static_cast<C>(1.0 / std::sqrt(var + eps));
+  *mean = m;
+  *rstd = rs;
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) yr[i] = T((static_cast<C>(xr[i]) - m) * rs * w[i] + b[i]);
+}
+
+// layer_norm_row_f32: f32 rows in the wide clones (See Note [Wide vector
+// clones] in loops.h); the fixed-lane sums round alike in every clone.
+OPSPEC_WIDE_CLONES void layer_norm_row_f32(const float* xr, float* yr, float* mean, float* rstd, const float* w,
+                                           const float* b, int64_t n, double eps) {
+  layer_norm_row<float>(xr, yr, mean, rstd, w, b, n, eps);
+}
+
+// layer_norm_rows: every row, in parallel.
 template <class T>
 void layer_norm_rows(const T* x, T* y, compute_t<T>* mean, compute_t<T>* rstd, const compute_t<T>* w,
                      const compute_t<T>* b, int64_t rows, int64_t n, double eps) {
-  using C = compute_t<T>;
   parallel_rows(rows, rows * n >= kParallelGrain, [&](int64_t r) {
-    const T* xr = x + r * n;
-    double s = 0;
-#pragma omp simd reduction(+ : s)
-    for (int64_t i = 0; i < n; ++i) s += static_cast<double>(static_cast<C>(xr[i]));
-    const double mu = s / static_cast<double>(n);
-    double ss = 0;
-#pragma omp simd reduction(+ : ss)
-    for (int64_t i = 0; i < n; ++i) {
-      const double dv = static_cast<double>(static_cast<C>(xr[i])) - mu;
-      ss += dv * dv;
+    if constexpr (std::is_same_v<T, float>) {
+      layer_norm_row_f32(x + r * n, y + r * n, mean + r, rstd + r, w, b, n, eps);
+    } else {
+      layer_norm_row<T>(x + r * n, y + r * n, mean + r, rstd + r, w, b, n, eps);
     }
-    const double var = ss / static_cast<double>(n);
-    const C m = static_cast<C>(mu);
-    const C rs = static_cast<C>(1.0 / std::sqrt(var + eps));
-    mean[r] = m;
-    rstd[r] = rs;
-    T* yr = y + r * n;
-#pragma omp simd
-    for (int64_t i = 0; i < n; ++i) yr[i] = T((static_cast<C>(xr[i]) - m) * rs * w[i] + b[i]);
   });
 }
 

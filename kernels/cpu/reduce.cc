@@ -121,6 +121,10 @@ typename R::acc_t reduce_leaf_lanes(const R& r, const typename R::in_t* p, int64
 template <class R>
 typename R::acc_t reduce_leaf(const R& r, const typename R::in_t* p, int64_t n, int64_t s) {
   static_assert(kLanes == 8);
+  if constexpr (requires(typename R::acc_t* a) { r.fast_leaf(p, n, a); }) {
+    typename R::acc_t fast;
+    if (s == 1 && r.fast_leaf(p, n, &fast)) return fast;
+  }
   return reduce_leaf_lanes(r, p, n, s, std::make_index_sequence<kLanes>());
 }
 
@@ -307,6 +311,33 @@ struct ExtremumReducer {
       if (b != b) return b;
     }
     return (kMax ? b > a : b < a) ? b : a;
+  }
+  // fast_leaf: the extremum of n contiguous f32/f64 elements by a vectorized
+  // max (or min), into *out; false when the leaf holds a NaN or the result is
+  // a zero (whose sign the lanes' order decides), for the exact lanes to redo.
+  // Any other extremum is one value whatever the order, so both agree bit for bit.
+  bool fast_leaf(const In* p, int64_t n, acc_t* out) const {
+    if constexpr (std::is_same_v<In, acc_t> && std::is_floating_point_v<acc_t>) {
+      acc_t m = identity();
+      int nan = 0;
+      if constexpr (kMax) {
+#pragma omp simd reduction(max : m) reduction(| : nan)
+        for (int64_t i = 0; i < n; ++i) {
+          m = p[i] > m ? p[i] : m;
+          nan |= p[i] != p[i];
+        }
+      } else {
+#pragma omp simd reduction(min : m) reduction(| : nan)
+        for (int64_t i = 0; i < n; ++i) {
+          m = p[i] < m ? p[i] : m;
+          nan |= p[i] != p[i];
+        }
+      }
+      *out = m;
+      return nan == 0 && m != acc_t(0);
+    } else {
+      return false;
+    }
   }
   In project(acc_t a) const { return cast_out<In>(a); }
 };

@@ -251,6 +251,29 @@ TEST(AmaxTest, NanPropagates) {
   EXPECT_TRUE(std::isnan(ops::amax(ops::tensor({kNaN, 1, 2}, {3})).item<double>()));
 }
 
+// Contiguous f32/f64 leaves take the vectorized max (fast_leaf); it must give
+// the lanes' bits: the same NaN, the same signed zero, the same extremum.
+TEST(AmaxTest, VectorizedLeavesAgreeWithTheLanesBitForBit) {
+  for (const DType d : {DType::kFloat32, DType::kFloat64}) {
+    SCOPED_TRACE(dtype_short_name(d));
+    const Tensor x = ops::randn({3, 5000}, {.dtype = d});
+    const Tensor strided = ops::transpose(ops::contiguous(ops::transpose(x, 0, 1)), 0, 1);  // the lanes' path
+    EXPECT_TRUE(ops::equal(ops::amax(x, {1}), ops::amax(strided, {1})));
+    EXPECT_TRUE(ops::equal(ops::amin(x, {1}), ops::amin(strided, {1})));
+    EXPECT_TRUE(ops::equal(ops::amax(x), ops::amax(strided)));
+    // A NaN far into a long row, and a row of zeros of both signs.
+    std::vector<double> v(40000, 0.0);
+    for (size_t i = 0; i < v.size(); ++i) v[i] = (i % 3 == 0) ? -0.0 : 0.0;
+    const Tensor zeros = ops::tensor(v, {40000}, d);
+    const Tensor zeros_strided = ops::slice(ops::reshape(ops::stack({zeros, zeros}, 1), {80000}), 0, 0, 80000, 2);
+    EXPECT_EQ(std::signbit(ops::amax(zeros).item<double>()), std::signbit(ops::amax(zeros_strided).item<double>()));
+    EXPECT_EQ(std::signbit(ops::amin(zeros).item<double>()), std::signbit(ops::amin(zeros_strided).item<double>()));
+    v.assign(40000, 1.0);
+    v[31111] = kNaN;
+    EXPECT_TRUE(std::isnan(ops::amax(ops::tensor(v, {40000}, d)).item<double>()));
+  }
+}
+
 TEST(AmaxTest, EmptyReductionsAreErrors) {
   const Tensor e = make_tensor({0, 3}, DType::kFloat32, kCPU);
   EXPECT_THAT([&] { ops::amax(e, {0}); },

@@ -10,6 +10,7 @@
 #include "kernels/common/reduce_meta.h"
 #include "kernels/common/vec_math.h"
 #include "kernels/cpu/copy.h"
+#include "kernels/cpu/fixed_lane_sum.h"
 #include "kernels/cpu/loops.h"
 #include "kernels/cpu/parallel_rows.h"
 
@@ -39,11 +40,13 @@ inline C exp_c(C x) {
   }
 }
 
-// softmax_row: one contiguous row; buf holds exp(x - max) between the passes.
+// softmax_row_body: one contiguous row; buf holds exp(x - max) between the passes.
 // Numerically stable: every exponent is <= 0. A NaN anywhere makes the sum,
 // and so the whole row, NaN (as in PyTorch), so the max need not propagate it.
+// The max is exact in any order; the sum adds in fixed lanes (See Note
+// [Fixed-lane sums]), so the wide clones below round as the baseline build does.
 template <class T, bool kLog>
-void softmax_row(const T* x, T* y, int64_t n, compute_t<T>* buf) {
+__attribute__((always_inline)) inline void softmax_row_body(const T* x, T* y, int64_t n, compute_t<T>* buf) {
   using C = compute_t<T>;
   C m = -std::numeric_limits<C>::infinity();
 #pragma omp simd reduction(max : m)
@@ -53,9 +56,8 @@ void softmax_row(const T* x, T* y, int64_t n, compute_t<T>* buf) {
   }
 #pragma omp simd
   for (int64_t i = 0; i < n; ++i) buf[i] = exp_c(static_cast<C>(static_cast<C>(x[i]) - m));
-  double s = 0;  // the sum of exponentials, accumulated in double
-#pragma omp simd reduction(+ : s)
-  for (int64_t i = 0; i < n; ++i) s += static_cast<double>(buf[i]);
+  // The sum of exponentials, accumulated in double.
+  const double s = fixed_lane_sum<double>(n, [buf](int64_t i) { return static_cast<double>(buf[i]); });
   if constexpr (kLog) {
     // (x - max) - log(sum), in that order: x - max is exact near the maximum.
     const C log_sum = static_cast<C>(std::log(s));
@@ -65,6 +67,27 @@ void softmax_row(const T* x, T* y, int64_t n, compute_t<T>* buf) {
     const C inv = static_cast<C>(1.0 / s);
 #pragma omp simd
     for (int64_t i = 0; i < n; ++i) y[i] = T(buf[i] * inv);
+  }
+}
+
+// Note [Softmax rows run wide]
+// f32 rows are bound by exp, so they run in the wide clones (See Note [Wide
+// vector clones] in loops.h): vec_math::exp gives the same bits in every
+// clone and the sum adds in fixed lanes, so results do not depend on the CPU.
+OPSPEC_WIDE_CLONES void softmax_row_f32(const float* x, float* y, int64_t n, float* buf) {
+  softmax_row_body<float, false>(x, y, n, buf);
+}
+OPSPEC_WIDE_CLONES void log_softmax_row_f32(const float* x, float* y, int64_t n, float* buf) {
+  softmax_row_body<float, true>(x, y, n, buf);
+}
+
+// softmax_row: softmax_row_body, through the wide clones for f32.
+template <class T, bool kLog>
+void softmax_row(const T* x, T* y, int64_t n, compute_t<T>* buf) {
+  if constexpr (std::is_same_v<T, float>) {
+    (kLog ? log_softmax_row_f32 : softmax_row_f32)(x, y, n, buf);
+  } else {
+    softmax_row_body<T, kLog>(x, y, n, buf);
   }
 }
 
