@@ -11,7 +11,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <string>
 #include <vector>
+
+#include "benchmarks/vector_math_cases.h"
 
 namespace opspec {
 namespace {
@@ -47,6 +50,45 @@ BENCHMARK(BM_LibmvecSinExpTanh)
     ->Name("BM_ElementwiseChain/libmvec_sin_exp_tanh")
     ->Arg(int64_t{1} << 22)
     ->UseRealTime();
+
+// BM_VectorMath/<fn>/libmvec: each function alone, as libmvec computes it.
+OPSPEC_BASELINE_CLONES void libmvec_chunk(vector_math_cases::Fn f, const float* x, float* y, int64_t n) {
+  using vector_math_cases::Fn;
+  switch (f) {
+    case Fn::kSin: for (int64_t i = 0; i < n; ++i) y[i] = std::sin(x[i]); break;
+    case Fn::kCos: for (int64_t i = 0; i < n; ++i) y[i] = std::cos(x[i]); break;
+    case Fn::kExp: for (int64_t i = 0; i < n; ++i) y[i] = std::exp(x[i]); break;
+    case Fn::kLog: for (int64_t i = 0; i < n; ++i) y[i] = std::log(x[i]); break;
+    case Fn::kTanh: for (int64_t i = 0; i < n; ++i) y[i] = std::tanh(x[i]); break;
+    case Fn::kErf: for (int64_t i = 0; i < n; ++i) y[i] = std::erf(x[i]); break;
+    case Fn::kSigmoid: for (int64_t i = 0; i < n; ++i) y[i] = 1.0f / (1.0f + std::exp(-x[i])); break;
+  }
+}
+
+void BM_VectorMathLibmvec(benchmark::State& state, vector_math_cases::Fn f) {
+  const std::vector<float> x = vector_math_cases::inputs(f);
+  std::vector<float> y(x.size());
+  const int64_t n = static_cast<int64_t>(x.size());
+  constexpr int64_t kChunk = 1 << 15;
+  for (auto _ : state) {
+#pragma omp parallel for schedule(static)
+    for (int64_t begin = 0; begin < n; begin += kChunk) {
+      libmvec_chunk(f, x.data() + begin, y.data() + begin, std::min(kChunk, n - begin));
+    }
+    benchmark::DoNotOptimize(y.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations() * n);
+}
+
+[[maybe_unused]] const bool kRegistered = [] {
+  for (const vector_math_cases::Fn f : vector_math_cases::kAll) {
+    benchmark::RegisterBenchmark((std::string("BM_VectorMath/") + vector_math_cases::name(f) + "/libmvec").c_str(),
+                                 BM_VectorMathLibmvec, f)
+        ->UseRealTime();
+  }
+  return true;
+}();
 
 }  // namespace
 }  // namespace opspec
