@@ -116,7 +116,7 @@ class EntryComparer {
     }
     if (h1 == h2) return true;
     const double rel = rel_diff_of(h1, h2);
-    if (!h1.is_int && rel <= options_.rtol) return true;
+    if (!h1.is_int && (rel <= options_.rtol || std::abs(h1.f - h2.f) <= options_.atol)) return true;
     HashMismatch m;
     m.index = index_;
     m.call = a_.name;

@@ -32,12 +32,14 @@ namespace opspec {
 // hash (several hash functions) is its own leaf, "[k]" appended. Kernel
 // leaves are labelled by buffer name ("in0", "in0[1]" for a component).
 // Two leaves match when their HashValues are equal (NaN equals NaN) or both are
-// floats with rel_diff = |h1-h2| / max(|h1|, |h2|, 1e-10) <= rtol; integer hashes
-// (hash_tensor, bitwise) are exact whatever rtol says.
+// floats with rel_diff = |h1-h2| / max(|h1|, |h2|, 1e-10) <= rtol or
+// |h1-h2| <= atol; integer hashes (hash_tensor, bitwise) are exact whatever
+// rtol and atol say.
 
 // DiffOptions: how two logs are compared.
 struct DiffOptions {
   double rtol = 0.0;            // relative tolerance for float (norm) hashes
+  double atol = 0.0;            // absolute tolerance for float hashes
   bool compare_inputs = true;   // also compare input hashes and pre-kernel hashes
   DebugModeOptions render{};    // how entries render in messages
 };

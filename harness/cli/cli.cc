@@ -22,6 +22,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "harness/cli/internal/diff_command.h"
 #include "harness/cli/plugin.h"
 #include "harness/regex.h"
 #include "harness/program/fixture.h"
@@ -41,6 +42,8 @@ constexpr const char* kUsage = R"(usage: opspec run  [PATH...] [options]   run s
        opspec show FILE::CASE | SUITE::CASE [PATH...]
                                               run one case and print its logs, graphs and breaks
                                               (a SUITE is looked for under PATH, default specs)
+       opspec diff A B [--rtol R] [--atol A]  the first divergence between two DebugMode logs
+                                              (opspec JSON or debug_string text, PyTorch's too)
 
 options of run:
   --filter REGEX   only cases whose id (suite::case) matches REGEX (RE2 syntax, a search)
@@ -452,6 +455,10 @@ int command_show(const Args& a) {
 }  // namespace
 
 int run_cli(int argc, char** argv) {
+  if (argc >= 2 && std::string_view(argv[1]) == "diff") {
+    return internal::run_diff(std::vector<std::string>(argv + 2, argv + argc), std::cout, std::cerr,
+                              ::isatty(STDOUT_FILENO) != 0);
+  }
   Args a = parse_args(argc, argv);
   // Before any spec is read: the loader resolves op and fixture names.
   for (const std::string& path : a.plugins) {

@@ -1,0 +1,123 @@
+// diff_command.cc: `opspec diff A B`: the first place two DebugMode logs
+// diverge, each log either opspec's JSON (debug_log_io.h) or a debug_string()
+// text, opspec's or PyTorch's (debug_text_io.h), so a PyTorch run can be
+// compared with opspec's run of the same program. Structure and hashes are
+// compared as PyTorch's check_hash_mismatches does (Note [Log diff semantics]),
+// with --rtol / --atol for float hashes; the entries around the divergence
+// are shown side by side.
+#include "harness/cli/internal/diff_command.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <ostream>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "harness/debug_diff.h"
+#include "harness/debug_text_io.h"
+
+namespace opspec::cli::internal {
+namespace {
+
+constexpr const char* kDiffUsage =
+    "usage: opspec diff A B [--rtol R] [--atol A] [--context N] [--no-color]\n"
+    "  A, B: DebugMode logs: opspec's JSON (save_log_file) or debug_string() text, opspec's or\n"
+    "        PyTorch's (DebugMode(record_ids=True) with log_tensor_hashes; save dm.debug_string())\n"
+    "  --rtol R     float hashes within relative difference R match (default 0)\n"
+    "  --atol A     float hashes within absolute difference A match (default 0)\n"
+    "  --context N  entries shown before and after the divergence (default 3)\n"
+    "exit status: 0 the logs agree, 1 they diverge, 2 a usage error or an unreadable log\n";
+
+// line_of: entry i of log as debug_string shows it (indented), or "" past its end.
+std::string line_of(const std::vector<DebugCall>& log, size_t i) {
+  if (i >= log.size()) return "";
+  return std::string(static_cast<size_t>(2 * log[i].depth), ' ') + log[i].render({});
+}
+
+// fit: s cut to width columns ("..." marks a cut), padded to width.
+std::string fit(const std::string& s, size_t width) {
+  if (s.size() > width) return s.substr(0, width - 3) + "...";
+  return s + std::string(width - s.size(), ' ');
+}
+
+}  // namespace
+
+int run_diff(const std::vector<std::string>& args, std::ostream& out, std::ostream& err, bool tty) {
+  std::vector<std::string> paths;
+  DiffOptions options;
+  size_t context = 3;
+  bool color = tty;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto number = [&](double* v) {
+      if (i + 1 >= args.size() || !absl::SimpleAtod(args[i + 1], v) || *v < 0) {
+        err << "opspec diff: " << a << " needs a number >= 0\n\n" << kDiffUsage;
+        return false;
+      }
+      ++i;
+      return true;
+    };
+    if (a == "--rtol") {
+      if (!number(&options.rtol)) return 2;
+    } else if (a == "--atol") {
+      if (!number(&options.atol)) return 2;
+    } else if (a == "--context") {
+      double n = 0;
+      if (!number(&n)) return 2;
+      context = static_cast<size_t>(n);
+    } else if (a == "--no-color") {
+      color = false;
+    } else if (a == "-h" || a == "--help") {
+      out << kDiffUsage;
+      return 0;
+    } else if (!a.empty() && a[0] == '-') {
+      err << "opspec diff: unknown option " << a << "\n\n" << kDiffUsage;
+      return 2;
+    } else {
+      paths.push_back(a);
+    }
+  }
+  if (paths.size() != 2) {
+    err << "opspec diff: give two logs, got " << paths.size() << "\n\n" << kDiffUsage;
+    return 2;
+  }
+  std::vector<std::vector<DebugCall>> logs;
+  for (const std::string& p : paths) {
+    absl::StatusOr<std::vector<DebugCall>> log = load_debug_log(p);
+    if (!log.ok()) {
+      err << "opspec diff: " << log.status().message() << "\n";
+      return 2;
+    }
+    logs.push_back(*std::move(log));
+  }
+  const std::vector<DebugCall>& a = logs[0];
+  const std::vector<DebugCall>& b = logs[1];
+  const LogDiff d = diff_logs(a, b, options);
+  out << "log 1: " << paths[0] << " (" << a.size() << " entries)\nlog 2: " << paths[1] << " (" << b.size()
+      << " entries)\n";
+  if (d.equivalent()) {
+    out << d.report() << (options.rtol > 0 || options.atol > 0 ? " within the tolerances" : "") << "\n";
+    return 0;
+  }
+  out << d.report() << "\n\n";
+  // Side by side: the entries around the first divergence, that one marked.
+  const size_t at = d.first_mismatch() != nullptr ? d.first_mismatch()->index : d.first_structural_index;
+  const size_t begin = at > context ? at - context : 0;
+  const size_t end = std::min(std::max(a.size(), b.size()), at + context + 1);
+  const char* env_columns = std::getenv("COLUMNS");
+  const size_t columns = std::max<size_t>(60, env_columns != nullptr ? std::strtoul(env_columns, nullptr, 10) : 160);
+  const size_t width = (columns - 10) / 2;
+  out << "       " << fit("log 1", width) << " | log 2\n";
+  for (size_t i = begin; i < end; ++i) {
+    const bool marked = i == at;
+    const std::string row = str_cat(marked ? "> " : "  ", std::string(4 - std::min<size_t>(4, std::to_string(i).size()), ' '),
+                                    i, " ", fit(line_of(a, i), width), " | ", line_of(b, i));
+    out << (marked && color ? "\x1b[31m" : "") << row << (marked && color ? "\x1b[0m" : "") << "\n";
+  }
+  if (at >= a.size() || at >= b.size()) {
+    out << "log " << (at >= a.size() ? 1 : 2) << " ends after " << std::min(a.size(), b.size()) << " entries\n";
+  }
+  return 1;
+}
+
+}  // namespace opspec::cli::internal
