@@ -26,6 +26,7 @@
 #include "harness/cli/plugin.h"
 #include "harness/regex.h"
 #include "harness/program/fixture.h"
+#include "harness/spec/html_report.h"
 #include "harness/spec/isolate.h"
 #include "harness/spec/report.h"
 #include "harness/spec/runner.h"
@@ -57,6 +58,7 @@ Cases run in worker processes: a crash or hang fails that case only and the run 
 SIGINT/SIGTERM stop the workers, write the reports (interrupted cases marked) and exit 130/143.
   --accept         rewrite differing `debug_string:` goldens in the YAML files (a .orig backup is kept)
   --junit FILE     write JUnit XML results
+  --report DIR     write an HTML report: DIR/index.html, one page per case (logs, graphs, breaks)
   --json FILE      write JSON results
   -v, --verbose    one line per case
   -q, --quiet      print only failures and the summary
@@ -74,7 +76,7 @@ struct Args {
   int shard_index = -1, shard_count = 0;  // 0-based index
   double timeout = 0;
   bool isolate = false, in_process = false, accept = false, verbose = false, quiet = false, fixtures = false;
-  std::string junit, json;
+  std::string junit, json, report;
   std::vector<std::string> plugins;  // --load, in order
 };
 
@@ -128,6 +130,8 @@ Args parse_args(int argc, char** argv) {
       a.accept = true;
     } else if (arg == "--junit") {
       a.junit = value(arg);
+    } else if (arg == "--report") {
+      a.report = value(arg);
     } else if (arg == "--json") {
       a.json = value(arg);
     } else if (arg == "-v" || arg == "--verbose") {
@@ -375,6 +379,17 @@ int command_run(const Args& a) {
   }
   if (!a.json.empty()) {
     absl::Status s = write_json(a.json, results, summary);
+    if (!s.ok()) std::cerr << "opspec: " << s.message() << "\n", status = 1;
+  }
+  if (!a.report.empty()) {
+    std::map<std::string, const CaseSpec*> specs;
+    for (const CaseRef& ref : cases) specs.emplace(ref.id(), ref.spec);
+    std::vector<ReportCase> report;
+    for (const CaseResult& r : results) {
+      const auto it = specs.find(r.id);
+      report.push_back({r, it == specs.end() ? nullptr : it->second});
+    }
+    absl::Status s = write_html_report(a.report, report, summary);
     if (!s.ok()) std::cerr << "opspec: " << s.message() << "\n", status = 1;
   }
   if (cases.empty() && loaded.load_failures.empty()) std::cout << "no cases selected\n";

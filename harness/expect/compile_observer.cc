@@ -59,6 +59,7 @@ CompileObservation observe_compile(const TracedFunction& fn, size_t n,
   struct Captured {
     std::mutex mu;
     std::vector<std::string> graphs;
+    std::vector<std::string> dots;
   };
   auto captured = std::make_shared<Captured>();
   Backend inner = options.backend_fn ? options.backend_fn : lookup_backend(options.backend);
@@ -67,6 +68,7 @@ CompileObservation observe_compile(const TracedFunction& fn, size_t n,
     {
       std::lock_guard<std::mutex> lock(captured->mu);
       captured->graphs.push_back(graph.str());
+      captured->dots.push_back(graph.to_dot(str_cat("graph_", captured->dots.size() + 1)));
     }
     return inner(graph, examples);
   };
@@ -100,6 +102,7 @@ CompileObservation observe_compile(const TracedFunction& fn, size_t n,
   {
     std::lock_guard<std::mutex> lock(captured->mu);
     obs.graphs = captured->graphs;
+    obs.graph_dots = captured->dots;
   }
   for (const DebugCall& entry : obs.log) {
     if (entry.kind != DebugCall::Kind::kKernel) continue;

@@ -95,7 +95,7 @@ void make_reportable(CaseResult& r) {
                          &r.compiled_debug_string}) {
     *s = valid_utf8(*s);
   }
-  for (std::vector<std::string>* v : {&r.graphs, &r.graph_breaks, &r.fused_kernels}) {
+  for (std::vector<std::string>* v : {&r.graphs, &r.graph_dots, &r.graph_breaks, &r.fused_kernels}) {
     for (std::string& s : *v) s = valid_utf8(s);
   }
   if (r.accepted_debug_string) *r.accepted_debug_string = valid_utf8(*r.accepted_debug_string);
@@ -120,6 +120,7 @@ std::string result_to_json(const CaseResult& r) {
   j["eager_debug_string"] = r.eager_debug_string;
   j["compiled_debug_string"] = r.compiled_debug_string;
   j["graphs"] = r.graphs;
+  j["graph_dots"] = r.graph_dots;
   j["graph_breaks"] = r.graph_breaks;
   j["fused_kernels"] = r.fused_kernels;
   j["error"] = r.error;
@@ -148,6 +149,7 @@ absl::StatusOr<CaseResult> result_from_json(std::string_view text) {
     r.eager_debug_string = j.value("eager_debug_string", "");
     r.compiled_debug_string = j.value("compiled_debug_string", "");
     r.graphs = j.value("graphs", std::vector<std::string>{});
+    r.graph_dots = j.value("graph_dots", std::vector<std::string>{});
     r.graph_breaks = j.value("graph_breaks", std::vector<std::string>{});
     r.fused_kernels = j.value("fused_kernels", std::vector<std::string>{});
     r.error = j.value("error", "");

@@ -212,6 +212,7 @@ void run_expectations(const CaseRef& ref, const RunOptions& options, CaseResult&
     CompileObservation obs = observe_compile(fn.fn, n_calls, make_call, copts, oo);
     result.compiled_debug_string = obs.debug_string;
     result.graphs = obs.graphs;
+    result.graph_dots = obs.graph_dots;
     for (const GraphBreak& b : obs.stats.breaks)
       result.graph_breaks.push_back(b.user_site.empty() ? b.reason : str_cat(b.reason, " (at ", b.user_site, ")"));
     result.fused_kernels = obs.kernel_names;

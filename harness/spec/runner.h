@@ -68,6 +68,7 @@ struct CaseResult {
   std::string eager_debug_string;
   std::string compiled_debug_string;
   std::vector<std::string> graphs;
+  std::vector<std::string> graph_dots;     // the same graphs in Graphviz DOT, for --report
   std::vector<std::string> graph_breaks;   // "reason (at site)"
   std::vector<std::string> fused_kernels;  // kernel names launched by the first compiled call
   // accepted_debug_string: with RunOptions::accept, the new golden text to

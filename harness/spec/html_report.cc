@@ -1,0 +1,204 @@
+// html_report.cc: write_html_report. See Note [HTML report].
+#include "harness/spec/html_report.h"
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+
+namespace opspec::spec {
+namespace {
+
+constexpr const char* kStyle = R"(<style>
+body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
+h1{font-size:1.4em}h2{font-size:1.1em;margin-top:1.6em;border-bottom:1px solid #ddd}
+table{border-collapse:collapse}td,th{padding:.2em .6em;text-align:left;border-bottom:1px solid #eee}
+pre{background:#f6f8fa;padding:.6em;overflow-x:auto;font-size:.85em}
+.passed{color:#1a7f37}.failed{color:#cf222e;font-weight:bold}.skipped,.xfailed{color:#9a6700}
+.failure{background:#ffebe9;border:1px solid #cf222e}
+.line{display:block}.line .no{color:#888;display:inline-block;width:3em;user-select:none}
+.break{background:#fff1a8}
+#filter{width:30em;padding:.3em}
+</style>
+)";
+
+// The index's filter: by text (id, file) and by status.
+constexpr const char* kFilterScript = R"(<script>
+function applyFilter() {
+  const q = document.getElementById('filter').value.toLowerCase();
+  const show = {};
+  for (const b of document.querySelectorAll('input[data-status]')) show[b.dataset.status] = b.checked;
+  let shown = 0;
+  for (const row of document.querySelectorAll('tr.case')) {
+    const ok = row.textContent.toLowerCase().includes(q) && show[row.dataset.status];
+    row.style.display = ok ? '' : 'none';
+    if (ok) ++shown;
+  }
+  document.getElementById('shown').textContent = shown;
+}
+</script>
+)";
+
+std::string page(std::string_view title, std::string_view body, std::string_view extra_head = "") {
+  return str_cat("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>", html_escape(title),
+                 "</title>\n", kStyle, extra_head, "</head><body>\n", body, "</body></html>\n");
+}
+
+std::string pre(std::string_view text, std::string_view cls = "") {
+  return str_cat("<pre", cls.empty() ? "" : str_cat(" class=\"", cls, "\""), ">", html_escape(text), "</pre>\n");
+}
+
+// section: a heading and its text, left out when the text is empty.
+std::string section(std::string_view title, std::string_view text, std::string_view id) {
+  if (text.empty()) return "";
+  return str_cat("<h2 id=\"", id, "\">", html_escape(title), "</h2>\n", pre(text));
+}
+
+// break_lines: the file lines graph breaks name ("... (at FILE:LINE...)") in file.
+std::set<int> break_lines(const CaseResult& r) {
+  std::set<int> lines;
+  for (const std::string& b : r.graph_breaks) {
+    const size_t at = b.rfind("(at ");
+    if (at == std::string::npos) continue;
+    const std::string site = b.substr(at + 4);
+    const size_t colon = site.find(':');
+    if (colon == std::string::npos || site.substr(0, colon) != r.file) continue;
+    int line = 0;
+    for (size_t i = colon + 1; i < site.size() && std::isdigit(static_cast<unsigned char>(site[i])); ++i) {
+      line = line * 10 + (site[i] - '0');
+    }
+    if (line > 0) lines.insert(line);
+  }
+  return lines;
+}
+
+std::string program_html(const CaseSpec& spec, const CaseResult& r) {
+  if (!spec.program) return str_cat("<p>fixture <code>", html_escape(spec.fixture), "</code></p>\n");
+  const std::set<int> breaks = break_lines(r);
+  const int first = spec.program->origin().first_line;
+  std::string out = "<pre class=\"program\">";
+  int n = 0;
+  std::string_view source = spec.program->source();
+  if (!source.empty() && source.back() == '\n') source.remove_suffix(1);
+  for (absl::string_view line : absl::StrSplit(absl::string_view(source.data(), source.size()), '\n')) {
+    const int file_line = first + n++;
+    const bool broke = breaks.contains(file_line);
+    str_append(&out, "<span class=\"line", broke ? " break" : "", "\" data-line=\"", file_line, "\"><span class=\"no\">",
+               file_line, "</span>", html_escape(std::string_view(line.data(), line.size())), "</span>");
+  }
+  return out + "</pre>\n";
+}
+
+std::string inputs_html(const CaseSpec& spec) {
+  if (spec.inputs.empty()) return "";
+  std::string out = "<h2 id=\"inputs\">Inputs</h2>\n<table><tr><th>name</th><th>shape</th><th>dtype</th><th>init</th></tr>\n";
+  for (const InputSpec& in : spec.inputs) {
+    str_append(&out, "<tr><td>", html_escape(in.name), "</td><td>", html_escape(format_sizes(in.shape)), "</td><td>",
+               dtype_short_name(in.dtype.value_or(spec.dtype)), "</td><td>", html_escape(in.init), "</td></tr>\n");
+  }
+  return out + "</table>\n";
+}
+
+std::string graphs_html(const CaseResult& r) {
+  std::string out;
+  for (size_t i = 0; i < r.graphs.size(); ++i) {
+    str_append(&out, "<h2 id=\"graph-", i + 1, "\">Graph ", i + 1, " of ", r.graphs.size(), "</h2>\n", pre(r.graphs[i]));
+    if (i < r.graph_dots.size()) {
+      str_append(&out, "<details><summary>Graphviz DOT (render with <code>dot -Tsvg</code>)</summary>\n",
+                 pre(r.graph_dots[i], "dot"), "</details>\n");
+    }
+  }
+  return out;
+}
+
+std::string case_page(const ReportCase& c) {
+  const CaseResult& r = c.result;
+  std::string body = str_cat("<p><a href=\"../index.html\">&larr; all cases</a></p>\n<h1>", html_escape(r.id),
+                             "</h1>\n<p class=\"", outcome_name(r.outcome), "\">", outcome_name(r.outcome), "</p>\n<p>",
+                             html_escape(r.file), ":", r.line, " &middot; ", absl::StrFormat("%.3f", r.seconds),
+                             " s</p>\n");
+  if (!r.message.empty()) {
+    str_append(&body, "<h2 id=\"failure\">", r.outcome == Outcome::kFailed ? "Failure" : "Note", "</h2>\n",
+               pre(r.message, r.outcome == Outcome::kFailed ? "failure" : ""));
+  }
+  if (c.spec != nullptr) {
+    if (!c.spec->description.empty()) str_append(&body, "<p>", html_escape(c.spec->description), "</p>\n");
+    str_append(&body, "<h2 id=\"program\">Program</h2>\n", program_html(*c.spec, r), inputs_html(*c.spec));
+  }
+  str_append(&body, section("Eager log (DebugMode)", r.eager_debug_string, "eager-log"));
+  str_append(&body, graphs_html(r));
+  std::string breaks;
+  for (const std::string& b : r.graph_breaks) str_append(&breaks, b, "\n");
+  str_append(&body, section("Graph breaks", breaks, "breaks"));
+  std::string kernels;
+  for (const std::string& k : r.fused_kernels) str_append(&kernels, k, "\n");
+  str_append(&body, section("Kernels launched", kernels, "kernels"));
+  str_append(&body, section("Compiled log (DebugMode)", r.compiled_debug_string, "compiled-log"));
+  if (!r.error.empty() && r.message.find(r.error) == std::string::npos) {
+    str_append(&body, section("Error raised", r.error, "error"));
+  }
+  return page(r.id, body);
+}
+
+std::string index_page(const std::vector<ReportCase>& cases, const Summary& summary) {
+  std::string body = str_cat("<h1>opspec run</h1>\n<p id=\"summary\">", html_escape(summary.str()), "</p>\n",
+                             "<p><input id=\"filter\" placeholder=\"filter: suite::case or file\" oninput=\"applyFilter()\"> ");
+  for (const char* s : {"passed", "failed", "skipped", "xfailed"}) {
+    str_append(&body, "<label class=\"", s, "\"><input type=\"checkbox\" checked data-status=\"", s,
+               "\" onchange=\"applyFilter()\"> ", s, "</label> ");
+  }
+  str_append(&body, " &middot; <span id=\"shown\">", cases.size(), "</span> shown</p>\n",
+             "<table id=\"cases\"><tr><th>status</th><th>case</th><th>time</th><th>file</th></tr>\n");
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const CaseResult& r = cases[i].result;
+    const std::string_view status = outcome_name(r.outcome);
+    str_append(&body, "<tr class=\"case\" data-status=\"", status, "\"><td class=\"", status, "\">", status,
+               "</td><td><a href=\"cases/", i, ".html\">", html_escape(r.id), "</a></td><td>",
+               absl::StrFormat("%.3f s", r.seconds), "</td><td>", html_escape(r.file), ":", r.line, "</td></tr>\n");
+  }
+  str_append(&body, "</table>\n");
+  return page("opspec run", body, kFilterScript);
+}
+
+absl::Status write_file(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  out.close();
+  if (!out) return absl::InternalError(str_cat("cannot write '", path.string(), "'"));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::string html_escape(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (const char c : valid_utf8(s)) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+absl::Status write_html_report(const std::string& dir, const std::vector<ReportCase>& cases, const Summary& summary) {
+  std::error_code ec;
+  const std::filesystem::path root(dir);
+  std::filesystem::create_directories(root / "cases", ec);
+  if (ec) return absl::InternalError(str_cat("cannot create the report directory '", dir, "': ", ec.message()));
+  if (absl::Status st = write_file(root / "index.html", index_page(cases, summary)); !st.ok()) return st;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    if (absl::Status st = write_file(root / "cases" / str_cat(i, ".html"), case_page(cases[i])); !st.ok()) return st;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace opspec::spec

@@ -1,0 +1,88 @@
+// write_html_report: the index (every case, its status and a link, the filter
+// box) and a case page per case (the failure on top, the program with the
+// break's line marked, the logs, each graph with its DOT), escaped throughout.
+#include "harness/spec/html_report.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "harness/spec/spec_loader.h"
+
+namespace opspec::spec {
+namespace html_report_test {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+std::string read(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST(HtmlReport, IndexAndCasePages) {
+  absl::StatusOr<SuiteSpec> suite = load_suite_string(R"(
+suite: report
+cases:
+  - name: passes
+    inputs: {x: {shape: [4]}}
+    program: |
+      return relu(x)
+    expect: {ops: [aten::relu]}
+  - name: fails
+    inputs: {x: {shape: [4]}}
+    program: |
+      return neg(x)
+    expect: {ops: [aten::relu]}
+  - name: breaks
+    inputs: {x: {shape: [4]}}
+    program: |
+      y = sin(x)
+      graph_break()
+      return cos(y)
+    compile: {backend: eager}
+    expect: {graph_breaks: 1}
+)",
+                                                      "report.yaml");
+  ASSERT_TRUE(suite.ok()) << suite.status();
+  std::vector<ReportCase> cases;
+  Summary summary;
+  for (const CaseRef& ref : expand_cases(*suite)) {
+    cases.push_back({run_case(ref), ref.spec});
+    summary.add(cases.back().result);
+  }
+  const std::string dir = ::testing::TempDir() + "/opspec_report";
+  std::filesystem::remove_all(dir);
+  ASSERT_TRUE(write_html_report(dir, cases, summary).ok());
+
+  const std::string index = read(dir + "/index.html");
+  EXPECT_THAT(index, HasSubstr("2 passed, 1 failed"));
+  EXPECT_THAT(index, HasSubstr("<a href=\"cases/1.html\">report::fails</a>"));
+  EXPECT_THAT(index, HasSubstr("data-status=\"failed\""));
+  EXPECT_THAT(index, HasSubstr("id=\"filter\""));
+
+  const std::string failed = read(dir + "/cases/1.html");
+  EXPECT_THAT(failed, HasSubstr("<pre class=\"failure\">expect.ops"));
+  EXPECT_THAT(failed, HasSubstr("aten::neg"));
+  EXPECT_LT(failed.find("Failure"), failed.find("Program"));  // the failure on top
+
+  const std::string broke = read(dir + "/cases/2.html");
+  EXPECT_THAT(broke, HasSubstr("Graph 1 of 2"));
+  EXPECT_THAT(broke, HasSubstr("digraph"));  // the DOT
+  EXPECT_THAT(broke, HasSubstr("Graph breaks"));
+  // The graph_break() line (file line 18) is marked.
+  EXPECT_THAT(broke, HasSubstr("<span class=\"line break\" data-line=\"18\">"));
+  EXPECT_THAT(broke, Not(HasSubstr("<script src")));  // nothing loaded from outside
+}
+
+TEST(HtmlReport, TextIsEscaped) {
+  EXPECT_EQ(html_escape("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
+  EXPECT_EQ(html_escape("\xff"), "\xef\xbf\xbd");  // invalid UTF-8 replaced
+}
+
+}  // namespace html_report_test
+}  // namespace opspec::spec
