@@ -12,6 +12,7 @@ OPSPEC_PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev libabsl-dev
   libyaml-cpp-dev libopenblas-dev libxxhash-dev nlohmann-json3-dev libre2-dev
   libxml2-utils  # xmllint: the CLI tests check that JUnit reports are well-formed XML
+  libgraphviz-dev  # optional for users: --report draws compiled graphs as SVG
 )
 
 opspec_install_deps() {

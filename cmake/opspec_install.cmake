@@ -106,6 +106,7 @@ install(FILES
   ${PROJECT_BINARY_DIR}/opspecConfigVersion.cmake
   ${PROJECT_SOURCE_DIR}/cmake/FindXXHash.cmake
   ${PROJECT_SOURCE_DIR}/cmake/FindRE2.cmake
+  ${PROJECT_SOURCE_DIR}/cmake/FindGraphviz.cmake
   ${PROJECT_SOURCE_DIR}/cmake/opspec_functions.cmake
   DESTINATION ${OPSPEC_INSTALL_CMAKEDIR})
 

@@ -3,11 +3,16 @@
 
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+
+#ifdef OPSPEC_HAVE_GRAPHVIZ
+#include <graphviz/gvc.h>
+#endif
 
 namespace opspec::spec {
 namespace {
@@ -107,8 +112,11 @@ std::string graphs_html(const CaseResult& r) {
   for (size_t i = 0; i < r.graphs.size(); ++i) {
     str_append(&out, "<h2 id=\"graph-", i + 1, "\">Graph ", i + 1, " of ", r.graphs.size(), "</h2>\n", pre(r.graphs[i]));
     if (i < r.graph_dots.size()) {
-      str_append(&out, "<details><summary>Graphviz DOT (render with <code>dot -Tsvg</code>)</summary>\n",
-                 pre(r.graph_dots[i], "dot"), "</details>\n");
+      const std::string svg = dot_to_svg(r.graph_dots[i]);
+      if (!svg.empty()) str_append(&out, "<div class=\"graph-svg\">", svg, "</div>\n");
+      str_append(&out, "<details", svg.empty() ? " open" : "", "><summary>Graphviz DOT", 
+                 svg.empty() ? " (Graphviz was not found when opspec was built: render with <code>dot -Tsvg</code>)" : "",
+                 "</summary>\n", pre(r.graph_dots[i], "dot"), "</details>\n");
     }
   }
   return out;
@@ -187,6 +195,34 @@ std::string html_escape(std::string_view s) {
     }
   }
   return out;
+}
+
+// Graphviz's context is not thread-safe: one drawing at a time.
+std::string dot_to_svg(const std::string& dot) {
+#ifdef OPSPEC_HAVE_GRAPHVIZ
+  static std::mutex mu;
+  std::lock_guard<std::mutex> lock(mu);
+  static GVC_t* gvc = gvContext();  // kept: plugins load once
+  Agraph_t* g = agmemread(dot.c_str());
+  if (g == nullptr) return "";
+  std::string svg;
+  if (gvLayout(gvc, g, "dot") == 0) {
+    char* data = nullptr;
+    unsigned int len = 0;
+    if (gvRenderData(gvc, g, "svg", &data, &len) == 0 && data != nullptr) {
+      svg.assign(data, len);
+      // Inline in HTML: from the <svg> element on (no XML prolog or doctype).
+      if (const size_t at = svg.find("<svg"); at != std::string::npos) svg.erase(0, at);
+    }
+    gvFreeRenderData(data);
+    gvFreeLayout(gvc, g);
+  }
+  agclose(g);
+  return svg;
+#else
+  static_cast<void>(dot);
+  return "";
+#endif
 }
 
 absl::Status write_html_report(const std::string& dir, const std::vector<ReportCase>& cases, const Summary& summary) {

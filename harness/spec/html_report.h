@@ -16,10 +16,9 @@ namespace opspec::spec {
 // DIR/index.html lists every case (status, time, suite::case, file:line) with
 // a filter box and status toggles; DIR/cases/<n>.html shows one case: the
 // failure at the top, then the program with line numbers (or the fixture's
-// name), the inputs, the eager DebugMode log, each compiled graph (its text
-// and its Graphviz DOT; the DOT renders as a picture where Graphviz is
-// installed: `dot -Tsvg`), the graph breaks, the fused kernels and the
-// compiled log. Every text is HTML-escaped; a page never loads anything from
+// name), the inputs, the eager DebugMode log, each compiled graph (its text,
+// drawn as inline SVG by Graphviz's library where opspec was built with it,
+// and its DOT text), the graph breaks, the fused kernels and the compiled log. Every text is HTML-escaped; a page never loads anything from
 // outside DIR.
 
 // ReportCase: one case's result and, where the runner knows it, its spec.
@@ -30,6 +29,11 @@ struct ReportCase {
 
 // write_html_report: writes DIR/index.html and DIR/cases/*.html (creating DIR).
 absl::Status write_html_report(const std::string& dir, const std::vector<ReportCase>& cases, const Summary& summary);
+
+// dot_to_svg: the DOT text laid out and drawn as an <svg> element by
+// Graphviz's library, or "" where opspec was built without it (or the text
+// is not DOT).
+std::string dot_to_svg(const std::string& dot);
 
 // html_escape: s with &, <, >, " and ' escaped.
 std::string html_escape(std::string_view s);

@@ -77,6 +77,12 @@ cases:
   // The graph_break() line (file line 18) is marked.
   EXPECT_THAT(broke, HasSubstr("<span class=\"line break\" data-line=\"18\">"));
   EXPECT_THAT(broke, Not(HasSubstr("<script src")));  // nothing loaded from outside
+  if (!dot_to_svg("digraph g { a -> b; }").empty()) {  // built with Graphviz: each graph drawn inline
+    EXPECT_THAT(broke, HasSubstr("<div class=\"graph-svg\"><svg"));
+    EXPECT_THAT(broke, HasSubstr(">aten::sin</text>"));
+  } else {
+    EXPECT_THAT(broke, HasSubstr("Graphviz was not found"));
+  }
 }
 
 TEST(HtmlReport, TextIsEscaped) {
