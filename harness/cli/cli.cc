@@ -272,17 +272,25 @@ std::string indent(std::string_view text, std::string_view prefix = "    ") {
 // Progress: a one-line bar on a terminal, else nothing until the summary.
 class Progress {
  public:
-  Progress(size_t total, bool enabled) : total_(total), enabled_(enabled) {}
+  Progress(size_t total, bool enabled) : total_(total), enabled_(enabled), start_(std::chrono::steady_clock::now()) {}
   void clear() {
     if (drawn_) std::fprintf(stderr, "\r\033[K"), drawn_ = false;
   }
+  // update: "[####......] 120/987  2 failed  12.3 s, ~1:29 left" (the estimate
+  // from the mean time per case so far), redrawn in place.
   void update(size_t done, int failed) {
     if (!enabled_) return;
     constexpr int kWidth = 30;
     const int filled = total_ ? static_cast<int>(kWidth * done / total_) : kWidth;
-    std::fprintf(stderr, "\r[%s%s] %zu/%zu%s", std::string(filled, '#').c_str(),
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    std::string timing = absl::StrFormat("  %.1f s", elapsed);
+    if (done > 0 && done < total_) {
+      const int left = static_cast<int>(elapsed / static_cast<double>(done) * static_cast<double>(total_ - done) + 0.5);
+      str_append(&timing, absl::StrFormat(", ~%d:%02d left", left / 60, left % 60));
+    }
+    std::fprintf(stderr, "\r[%s%s] %zu/%zu%s%s", std::string(filled, '#').c_str(),
                  std::string(kWidth - filled, '.').c_str(), done, total_,
-                 failed ? str_cat("  ", failed, " failed").c_str() : "");
+                 failed ? str_cat("  ", failed, " failed").c_str() : "", timing.c_str());
     std::fflush(stderr);
     drawn_ = true;
   }
@@ -290,6 +298,7 @@ class Progress {
  private:
   size_t total_;
   bool enabled_;
+  std::chrono::steady_clock::time_point start_;
   bool drawn_ = false;
 };
 

@@ -1,6 +1,7 @@
 // html_report.cc: write_html_report. See Note [HTML report].
 #include "harness/spec/html_report.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -27,6 +28,7 @@ pre{background:#f6f8fa;padding:.6em;overflow-x:auto;font-size:.85em}
 .line{display:block}.line .no{color:#888;display:inline-block;width:3em;user-select:none}
 .break{background:#fff1a8}
 #filter{width:30em;padding:.3em}
+table.aligned code{white-space:pre;font-size:.8em}tr.divergent{background:#ffebe9;font-weight:bold}
 </style>
 )";
 
@@ -122,6 +124,27 @@ std::string graphs_html(const CaseResult& r) {
   return out;
 }
 
+// equivalence_html: a failed equivalence check's logs side by side, the
+// first divergent entry marked (both rows show their hashes).
+std::string equivalence_html(const CaseResult& r) {
+  if (r.equivalence_eager.empty() && r.equivalence_compiled.empty()) return "";
+  std::string out = "<h2 id=\"equivalence\">Eager and compiled runs</h2>\n";
+  if (r.equivalence_divergence >= 0) {
+    str_append(&out, "<p>First divergence at entry ", r.equivalence_divergence, " (marked).</p>\n");
+  }
+  str_append(&out, "<table class=\"aligned\"><tr><th>#</th><th>eager</th><th>compiled</th></tr>\n");
+  const size_t n = std::max(r.equivalence_eager.size(), r.equivalence_compiled.size());
+  for (size_t i = 0; i < n; ++i) {
+    const bool marked = static_cast<int>(i) == r.equivalence_divergence;
+    const auto cell = [](const std::vector<std::string>& log, size_t k) {
+      return k < log.size() ? str_cat("<td><code>", html_escape(log[k]), "</code></td>") : std::string("<td></td>");
+    };
+    str_append(&out, "<tr", marked ? " class=\"divergent\"" : "", "><td>", i, "</td>", cell(r.equivalence_eager, i),
+               cell(r.equivalence_compiled, i), "</tr>\n");
+  }
+  return out + "</table>\n";
+}
+
 std::string case_page(const ReportCase& c) {
   const CaseResult& r = c.result;
   std::string body = str_cat("<p><a href=\"../index.html\">&larr; all cases</a></p>\n<h1>", html_escape(r.id),
@@ -136,6 +159,7 @@ std::string case_page(const ReportCase& c) {
     if (!c.spec->description.empty()) str_append(&body, "<p>", html_escape(c.spec->description), "</p>\n");
     str_append(&body, "<h2 id=\"program\">Program</h2>\n", program_html(*c.spec, r), inputs_html(*c.spec));
   }
+  str_append(&body, equivalence_html(r));
   str_append(&body, section("Eager log (DebugMode)", r.eager_debug_string, "eager-log"));
   str_append(&body, graphs_html(r));
   std::string breaks;
@@ -144,6 +168,7 @@ std::string case_page(const ReportCase& c) {
   std::string kernels;
   for (const std::string& k : r.fused_kernels) str_append(&kernels, k, "\n");
   str_append(&body, section("Kernels launched", kernels, "kernels"));
+  str_append(&body, section("Guards and recompiles", r.guards, "guards"));
   str_append(&body, section("Compiled log (DebugMode)", r.compiled_debug_string, "compiled-log"));
   if (!r.error.empty() && r.message.find(r.error) == std::string::npos) {
     str_append(&body, section("Error raised", r.error, "error"));

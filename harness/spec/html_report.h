@@ -18,7 +18,9 @@ namespace opspec::spec {
 // failure at the top, then the program with line numbers (or the fixture's
 // name), the inputs, the eager DebugMode log, each compiled graph (its text,
 // drawn as inline SVG by Graphviz's library where opspec was built with it,
-// and its DOT text), the graph breaks, the fused kernels and the compiled log. Every text is HTML-escaped; a page never loads anything from
+// and its DOT text), the graph breaks, the fused kernels, each graph's guards
+// and the recompile reasons, and the compiled log; a failed equivalence check
+// adds both runs' logs side by side with the first divergent entry marked. Every text is HTML-escaped; a page never loads anything from
 // outside DIR.
 
 // ReportCase: one case's result and, where the runner knows it, its spec.

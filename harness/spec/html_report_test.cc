@@ -10,6 +10,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "harness/spec/spec_loader.h"
+#include "runtime/compile/backend.h"
+#include "runtime/ops/ops.h"
 
 namespace opspec::spec {
 namespace html_report_test {
@@ -83,6 +85,44 @@ cases:
   } else {
     EXPECT_THAT(broke, HasSubstr("Graphviz was not found"));
   }
+}
+
+// A backend that adds one to every output: the compiled run gains an add.
+TEST(HtmlReport, AFailedEquivalenceShowsBothLogsWithTheDivergenceMarked) {
+  register_backend("html_report_test_off_by_one", [](const Graph& g, const std::vector<Tensor>& examples) {
+    CompiledGraph run = eager_backend(g, examples);
+    return CompiledGraph([run](const std::vector<Tensor>& in) {
+      std::vector<Tensor> out = run(in);
+      for (Tensor& t : out) t = ops::add(t, 1.0);
+      return out;
+    });
+  });
+  absl::StatusOr<SuiteSpec> suite = load_suite_string(R"(
+suite: report
+cases:
+  - name: diverges
+    inputs: {x: {shape: [4]}}
+    program: |
+      return relu(x)
+    compile: {backend: html_report_test_off_by_one, calls: [{x: {shape: [6]}}]}
+    expect: {equivalent: bitwise}
+)",
+                                                      "report.yaml");
+  ASSERT_TRUE(suite.ok()) << suite.status();
+  std::vector<ReportCase> cases;
+  Summary summary;
+  for (const CaseRef& ref : expand_cases(*suite)) {
+    cases.push_back({run_case(ref), ref.spec});
+    summary.add(cases.back().result);
+  }
+  ASSERT_EQ(cases[0].result.outcome, Outcome::kFailed);
+  const std::string dir = ::testing::TempDir() + "/opspec_report_equivalence";
+  ASSERT_TRUE(write_html_report(dir, cases, summary).ok());
+  const std::string text = read(dir + "/cases/0.html");
+  EXPECT_THAT(text, HasSubstr("First divergence at entry 1 (marked)"));
+  EXPECT_THAT(text, HasSubstr("<tr class=\"divergent\"><td>1</td><td></td><td><code>  aten::add.Tensor"));
+  EXPECT_THAT(text, HasSubstr("Guards and recompiles"));
+  EXPECT_THAT(text, HasSubstr("recompile 1: tensor &#39;L[&#39;x&#39;]&#39; size mismatch"));
 }
 
 TEST(HtmlReport, TextIsEscaped) {

@@ -95,7 +95,9 @@ void make_reportable(CaseResult& r) {
                          &r.compiled_debug_string}) {
     *s = valid_utf8(*s);
   }
-  for (std::vector<std::string>* v : {&r.graphs, &r.graph_dots, &r.graph_breaks, &r.fused_kernels}) {
+  r.guards = valid_utf8(r.guards);
+  for (std::vector<std::string>* v : {&r.graphs, &r.graph_dots, &r.graph_breaks, &r.fused_kernels,
+                                      &r.equivalence_eager, &r.equivalence_compiled}) {
     for (std::string& s : *v) s = valid_utf8(s);
   }
   if (r.accepted_debug_string) *r.accepted_debug_string = valid_utf8(*r.accepted_debug_string);
@@ -121,6 +123,10 @@ std::string result_to_json(const CaseResult& r) {
   j["compiled_debug_string"] = r.compiled_debug_string;
   j["graphs"] = r.graphs;
   j["graph_dots"] = r.graph_dots;
+  j["guards"] = r.guards;
+  j["equivalence_eager"] = r.equivalence_eager;
+  j["equivalence_compiled"] = r.equivalence_compiled;
+  j["equivalence_divergence"] = r.equivalence_divergence;
   j["graph_breaks"] = r.graph_breaks;
   j["fused_kernels"] = r.fused_kernels;
   j["error"] = r.error;
@@ -150,6 +156,10 @@ absl::StatusOr<CaseResult> result_from_json(std::string_view text) {
     r.compiled_debug_string = j.value("compiled_debug_string", "");
     r.graphs = j.value("graphs", std::vector<std::string>{});
     r.graph_dots = j.value("graph_dots", std::vector<std::string>{});
+    r.guards = j.value("guards", std::string());
+    r.equivalence_eager = j.value("equivalence_eager", std::vector<std::string>{});
+    r.equivalence_compiled = j.value("equivalence_compiled", std::vector<std::string>{});
+    r.equivalence_divergence = j.value("equivalence_divergence", -1);
     r.graph_breaks = j.value("graph_breaks", std::vector<std::string>{});
     r.fused_kernels = j.value("fused_kernels", std::vector<std::string>{});
     r.error = j.value("error", "");

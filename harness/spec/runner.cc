@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "harness/debug_diff.h"
 #include "harness/debug_mode.h"
 #include "harness/expect/assert_close.h"
 #include "harness/expect/compile_observer.h"
@@ -216,6 +217,7 @@ void run_expectations(const CaseRef& ref, const RunOptions& options, CaseResult&
     for (const GraphBreak& b : obs.stats.breaks)
       result.graph_breaks.push_back(b.user_site.empty() ? b.reason : str_cat(b.reason, " (at ", b.user_site, ")"));
     result.fused_kernels = obs.kernel_names;
+    result.guards = guards_text(obs.stats, guard_failures);
     if (e.graphs) failures.add("expect.graphs", check_graphs(obs, *e.graphs));
     if (e.graph_break_count) failures.add("expect.graph_breaks", check_graph_breaks(obs.stats, *e.graph_break_count));
     if (e.graph_breaks) {
@@ -311,6 +313,19 @@ void run_expectations(const CaseRef& ref, const RunOptions& options, CaseResult&
     DisallowScope disallow(c.compile ? c.compile->disallow_in_graph : std::vector<std::string>{});
     EquivalenceResult r = check_eager_compiled_equivalent(fn.fn, fn.make_inputs(), eo);
     failures.add("expect.equivalent", r.result);
+    if (!r.result.ok) {  // for --report: the two logs side by side, the divergence marked
+      for (const DebugCall& c : r.eager_log) {
+        result.equivalence_eager.push_back(str_cat(std::string(2 * c.depth, ' '), c.render({})));
+      }
+      for (const DebugCall& c : r.compiled_log) {
+        result.equivalence_compiled.push_back(str_cat(std::string(2 * c.depth, ' '), c.render({})));
+      }
+      const LogDiff d = diff_logs(r.eager_log, r.compiled_log, {.rtol = 0.0});
+      if (!d.equivalent()) {
+        result.equivalence_divergence = static_cast<int>(
+            d.first_mismatch() != nullptr ? d.first_mismatch()->index : d.first_structural_index);
+      }
+    }
   }
 
   // Step 8: gradcheck.

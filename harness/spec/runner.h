@@ -71,6 +71,11 @@ struct CaseResult {
   std::vector<std::string> graph_dots;     // the same graphs in Graphviz DOT, for --report
   std::vector<std::string> graph_breaks;   // "reason (at site)"
   std::vector<std::string> fused_kernels;  // kernel names launched by the first compiled call
+  std::string guards;                      // each graph's guards, the recompile reasons (check_guards' text)
+  // A failed `equivalent:`: both runs' logs, one rendered entry each (with
+  // hashes), and the entry where they first diverge (-1: they did not).
+  std::vector<std::string> equivalence_eager, equivalence_compiled;
+  int equivalence_divergence = -1;
   // accepted_debug_string: with RunOptions::accept, the new golden text to
   // write when the case's debug_string differs (the case then passes).
   std::optional<std::string> accepted_debug_string;
