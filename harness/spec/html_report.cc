@@ -45,7 +45,19 @@ function applyFilter() {
     if (ok) ++shown;
   }
   document.getElementById('shown').textContent = shown;
+  const hidden = Object.keys(show).filter(s => !show[s]);
+  history.replaceState(null, '', '#filter=' + encodeURIComponent(q) + (hidden.length ? '&hide=' + hidden.join(',') : ''));
 }
+// A link to index.html#filter=TEXT&hide=passed,skipped opens filtered.
+window.addEventListener('DOMContentLoaded', () => {
+  const params = new URLSearchParams(location.hash.slice(1));
+  document.getElementById('filter').value = params.get('filter') || '';
+  for (const s of (params.get('hide') || '').split(',')) {
+    const box = document.querySelector('input[data-status="' + s + '"]');
+    if (box) box.checked = false;
+  }
+  if (location.hash) applyFilter();
+});
 </script>
 )";
 
