@@ -23,6 +23,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "harness/cli/internal/diff_command.h"
+#include "harness/cli/internal/report_command.h"
 #include "harness/cli/plugin.h"
 #include "harness/regex.h"
 #include "harness/program/fixture.h"
@@ -45,6 +46,8 @@ constexpr const char* kUsage = R"(usage: opspec run  [PATH...] [options]   run s
                                               (a SUITE is looked for under PATH, default specs)
        opspec diff A B [--rtol R] [--atol A]  the first divergence between two DebugMode logs
                                               (opspec JSON or debug_string text, PyTorch's too)
+       opspec report DIR | --out DIR LOG...   rebuild a report's index (gtest pages added to it),
+                                              or a report of saved DebugMode logs
 
 options of run:
   --filter REGEX   only cases whose id (suite::case) matches REGEX (RE2 syntax, a search)
@@ -482,6 +485,9 @@ int run_cli(int argc, char** argv) {
   if (argc >= 2 && std::string_view(argv[1]) == "diff") {
     return internal::run_diff(std::vector<std::string>(argv + 2, argv + argc), std::cout, std::cerr,
                               ::isatty(STDOUT_FILENO) != 0);
+  }
+  if (argc >= 2 && std::string_view(argv[1]) == "report") {
+    return internal::run_report(std::vector<std::string>(argv + 2, argv + argc), std::cout, std::cerr);
   }
   Args a = parse_args(argc, argv);
   // Before any spec is read: the loader resolves op and fixture names.

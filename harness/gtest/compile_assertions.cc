@@ -5,6 +5,9 @@
 #include <optional>
 #include <sstream>
 
+#include "harness/debug_diff.h"
+#include "harness/gtest/report_pages.h"
+
 namespace opspec::internal {
 namespace {
 
@@ -63,9 +66,19 @@ CompileOptions fused_defaults() {
   try {
     EquivalenceResult r = check_eager_compiled_equivalent(fn, inputs, options);
     if (r.result.ok) return ::testing::AssertionSuccess();
-    return fail(head, r.result.message);
+    FailureLogs logs;
+    for (const DebugCall& c : r.eager_log) logs.equivalence_eager.push_back(std::string(2 * c.depth, ' ') + c.render({}));
+    for (const DebugCall& c : r.compiled_log) {
+      logs.equivalence_compiled.push_back(std::string(2 * c.depth, ' ') + c.render({}));
+    }
+    const LogDiff d = diff_logs(r.eager_log, r.compiled_log);
+    if (!d.equivalent()) {
+      logs.equivalence_divergence =
+          static_cast<int>(d.first_mismatch() != nullptr ? d.first_mismatch()->index : d.first_structural_index);
+    }
+    return report_failure(fail(head, r.result.message), "EXPECT_EAGER_COMPILED_EQUIVALENT", logs);
   } catch (const std::exception& e) {
-    return fail(head, str_cat("threw: ", e.what()));
+    return report_failure(fail(head, str_cat("threw: ", e.what())), "EXPECT_EAGER_COMPILED_EQUIVALENT");
   }
 }
 
@@ -78,9 +91,13 @@ CompileOptions fused_defaults() {
   }
   std::string error;
   std::optional<CompileObservation> obs = observe(fn, {inputs}, options, &error);
-  if (!obs) return fail(head, error);
+  if (!obs) return report_failure(fail(head, error), "EXPECT_GRAPH_BREAKS");
+  FailureLogs logs{.compiled_log = obs->debug_string, .graphs = obs->graphs, .graph_dots = obs->graph_dots};
+  for (const GraphBreak& b : obs->stats.breaks) {
+    logs.graph_breaks.push_back(b.user_site.empty() ? b.reason : str_cat(b.reason, " (at ", b.user_site, ")"));
+  }
   CheckResult count = check_graph_breaks(obs->stats, expected);
-  if (!count.ok) return fail(head, count.message);
+  if (!count.ok) return report_failure(fail(head, count.message), "EXPECT_GRAPH_BREAKS", logs);
   for (size_t i = 0; i < reasons.size(); ++i) {
     const std::string& reason = obs->stats.breaks[i].reason;
     ::testing::StringMatchResultListener why;
@@ -92,7 +109,7 @@ CompileOptions fused_defaults() {
     if (!why.str().empty()) str_append(&msg, ", ", why.str());
     str_append(&msg, "\nall breaks:\n", list_breaks(obs->stats));
     msg.pop_back();
-    return fail(head, msg);
+    return report_failure(fail(head, msg), "EXPECT_GRAPH_BREAKS", logs);
   }
   return ::testing::AssertionSuccess();
 }

@@ -8,6 +8,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "harness/expect/sequence_diff.h"
+#include "harness/gtest/report_pages.h"
 #include "harness/regex.h"
 
 namespace opspec::internal {
@@ -196,15 +197,17 @@ std::string explain_ops_mismatch(const std::vector<RecordedOp>& ops, const OpsMa
     }
     ops = recorder.ops();
   }
+  const char* macro = level == OpLevel::kAten ? "EXPECT_OPS" : "EXPECT_FUNCTION_OPS";
   if (error) {
-    return ::testing::AssertionFailure() << header << ": the statement threw: " << *error
-                                         << "\nops recorded until then (" << ops.size() << "):\n"
-                                         << list_ops(ops);
+    return report_failure(::testing::AssertionFailure() << header << ": the statement threw: " << *error
+                                                        << "\nops recorded until then (" << ops.size() << "):\n"
+                                                        << list_ops(ops),
+                          macro);
   }
   if (matcher.Matches(ops)) return ::testing::AssertionSuccess();
   std::string body = explain_ops_mismatch(ops, matcher, args.empty() ? std::string() : args.back());
   while (!body.empty() && body.back() == '\n') body.pop_back();
-  return ::testing::AssertionFailure() << header << " " << body;
+  return report_failure(::testing::AssertionFailure() << header << " " << body, macro);
 }
 
 }  // namespace opspec::internal

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "harness/expect/op_checks.h"
+#include "harness/gtest/report_pages.h"
 
 namespace opspec::internal {
 
@@ -26,7 +27,10 @@ namespace opspec::internal {
       error = "an exception that is not a std::exception";
     }
   }
-  if (error) return ::testing::AssertionFailure() << head << ": the statement threw: " << *error;
+  if (error) {
+    return report_failure(::testing::AssertionFailure() << head << ": the statement threw: " << *error,
+                          "EXPECT_DEBUG_STRING", {.eager_log = dm.debug_string()});
+  }
   const std::string actual = dm.debug_string();
   CheckResult r = check_text_equal(actual, golden_text(golden));
   if (r.ok) return ::testing::AssertionSuccess();
@@ -48,7 +52,7 @@ namespace opspec::internal {
   } else {
     fail << "To accept the new text, re-run with OPSPEC_ACCEPT=1 (it rewrites the golden literal in " << file << ").";
   }
-  return fail;
+  return report_failure(fail, "EXPECT_DEBUG_STRING", {.eager_log = actual});
 }
 
 ::testing::AssertionResult filecheck_assertion(const char* text, std::string_view input, std::string_view checks,

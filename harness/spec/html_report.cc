@@ -6,6 +6,9 @@
 #include <fstream>
 #include <mutex>
 #include <set>
+#include <sstream>
+
+#include <unistd.h>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -189,7 +192,7 @@ std::string case_page(const ReportCase& c) {
 }
 
 std::string index_page(const std::vector<ReportCase>& cases, const Summary& summary) {
-  std::string body = str_cat("<h1>opspec run</h1>\n<p id=\"summary\">", html_escape(summary.str()), "</p>\n",
+  std::string body = str_cat("<h1>opspec report</h1>\n<p id=\"summary\">", html_escape(summary.str()), "</p>\n",
                              "<p><input id=\"filter\" placeholder=\"filter: suite::case or file\" oninput=\"applyFilter()\"> ");
   for (const char* s : {"passed", "failed", "skipped", "xfailed"}) {
     str_append(&body, "<label class=\"", s, "\"><input type=\"checkbox\" checked data-status=\"", s,
@@ -201,11 +204,12 @@ std::string index_page(const std::vector<ReportCase>& cases, const Summary& summ
     const CaseResult& r = cases[i].result;
     const std::string_view status = outcome_name(r.outcome);
     str_append(&body, "<tr class=\"case\" data-status=\"", status, "\"><td class=\"", status, "\">", status,
-               "</td><td><a href=\"cases/", i, ".html\">", html_escape(r.id), "</a></td><td>",
-               absl::StrFormat("%.3f s", r.seconds), "</td><td>", html_escape(r.file), ":", r.line, "</td></tr>\n");
+               "</td><td><a href=\"cases/", case_page_name(r.id), "\">", html_escape(r.id), "</a></td><td>",
+               absl::StrFormat("%.3f s", r.seconds), "</td><td>", html_escape(r.file),
+               r.line > 0 ? str_cat(":", r.line) : "", "</td></tr>\n");
   }
   str_append(&body, "</table>\n");
-  return page("opspec run", body, kFilterScript);
+  return page("opspec report", body, kFilterScript);
 }
 
 absl::Status write_file(const std::filesystem::path& path, const std::string& text) {
@@ -262,15 +266,75 @@ std::string dot_to_svg(const std::string& dot) {
 #endif
 }
 
-absl::Status write_html_report(const std::string& dir, const std::vector<ReportCase>& cases, const Summary& summary) {
+std::string case_page_name(std::string_view id) {
+  std::string name;
+  for (const char c : id) name += std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-' ? c : '_';
+  return name + ".html";
+}
+
+namespace {
+
+// write_case: the case's page and its result beside it (for rebuild_html_index).
+absl::Status write_case(const std::filesystem::path& root, const ReportCase& c) {
+  const std::string page_name = case_page_name(c.result.id);
+  if (absl::Status st = write_file(root / "cases" / page_name, case_page(c)); !st.ok()) return st;
+  return write_file(root / "cases" / (page_name + ".json"), result_to_json(c.result));
+}
+
+absl::Status make_dirs(const std::filesystem::path& root) {
   std::error_code ec;
-  const std::filesystem::path root(dir);
   std::filesystem::create_directories(root / "cases", ec);
-  if (ec) return absl::InternalError(str_cat("cannot create the report directory '", dir, "': ", ec.message()));
-  if (absl::Status st = write_file(root / "index.html", index_page(cases, summary)); !st.ok()) return st;
-  for (size_t i = 0; i < cases.size(); ++i) {
-    if (absl::Status st = write_file(root / "cases" / str_cat(i, ".html"), case_page(cases[i])); !st.ok()) return st;
+  if (ec) return absl::InternalError(str_cat("cannot create the report directory '", root.string(), "': ", ec.message()));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status write_html_report(const std::string& dir, const std::vector<ReportCase>& cases, const Summary& summary) {
+  const std::filesystem::path root(dir);
+  if (absl::Status st = make_dirs(root); !st.ok()) return st;
+  for (const ReportCase& c : cases) {
+    if (absl::Status st = write_case(root, c); !st.ok()) return st;
   }
+  return write_file(root / "index.html", index_page(cases, summary));
+}
+
+absl::Status add_to_html_report(const std::string& dir, const ReportCase& c) {
+  const std::filesystem::path root(dir);
+  if (absl::Status st = make_dirs(root); !st.ok()) return st;
+  if (absl::Status st = write_case(root, c); !st.ok()) return st;
+  return rebuild_html_index(dir);
+}
+
+absl::Status rebuild_html_index(const std::string& dir) {
+  const std::filesystem::path cases_dir = std::filesystem::path(dir) / "cases";
+  std::error_code ec;
+  if (!std::filesystem::is_directory(cases_dir, ec)) {
+    return absl::NotFoundError(str_cat("'", dir, "' holds no report (no cases/ directory)"));
+  }
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::directory_iterator(cases_dir, ec)) {
+    if (entry.path().extension() == ".json") files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  std::vector<ReportCase> cases;
+  Summary summary;
+  for (const std::filesystem::path& f : files) {
+    std::ifstream in(f);
+    std::stringstream text;
+    text << in.rdbuf();
+    absl::StatusOr<CaseResult> r = result_from_json(text.str());
+    if (!r.ok()) return absl::InvalidArgumentError(str_cat(f.string(), ": ", r.status().message()));
+    summary.add(*r);
+    summary.seconds += r->seconds;
+    cases.push_back({*std::move(r), nullptr});
+  }
+  // Written aside and renamed: processes adding pages at once never leave a half index.
+  const std::filesystem::path index = std::filesystem::path(dir) / "index.html";
+  const std::filesystem::path tmp = std::filesystem::path(dir) / str_cat(".index.", ::getpid(), ".html");
+  if (absl::Status st = write_file(tmp, index_page(cases, summary)); !st.ok()) return st;
+  std::filesystem::rename(tmp, index, ec);
+  if (ec) return absl::InternalError(str_cat("cannot write '", index.string(), "': ", ec.message()));
   return absl::OkStatus();
 }
 

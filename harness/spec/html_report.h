@@ -14,7 +14,10 @@ namespace opspec::spec {
 
 // Note [HTML report]
 // DIR/index.html lists every case (status, time, suite::case, file:line) with
-// a filter box and status toggles; DIR/cases/<n>.html shows one case: the
+// a filter box and status toggles (also set from the URL:
+// index.html#filter=TEXT&hide=passed); DIR/cases/<id>.html shows one case,
+// its result kept beside it as JSON so the index can be rebuilt from the
+// pages a directory holds (`opspec report DIR`, failing gtest assertions): the
 // failure at the top, then the program with line numbers (or the fixture's
 // name), the inputs, the eager DebugMode log, each compiled graph (its text,
 // drawn as inline SVG by Graphviz's library where opspec was built with it,
@@ -29,8 +32,21 @@ struct ReportCase {
   const CaseSpec* spec = nullptr;  // null for results without a loaded spec
 };
 
-// write_html_report: writes DIR/index.html and DIR/cases/*.html (creating DIR).
+// write_html_report: writes DIR/index.html and a page per case (creating DIR).
 absl::Status write_html_report(const std::string& dir, const std::vector<ReportCase>& cases, const Summary& summary);
+
+// add_to_html_report: adds (or replaces, by id) one case's page in DIR and
+// rebuilds DIR/index.html over every page there: how a failing gtest
+// assertion joins a report (OPSPEC_REPORT_DIR).
+absl::Status add_to_html_report(const std::string& dir, const ReportCase& c);
+
+// rebuild_html_index: DIR/index.html over every case page in DIR (each page
+// keeps its result beside it as DIR/cases/<page>.json): `opspec report DIR`.
+absl::Status rebuild_html_index(const std::string& dir);
+
+// case_page_name: the file name of a case's page: its id with every
+// character but letters, digits, '.', '_' and '-' replaced by '_', plus ".html".
+std::string case_page_name(std::string_view id);
 
 // dot_to_svg: the DOT text laid out and drawn as an <svg> element by
 // Graphviz's library, or "" where opspec was built without it (or the text

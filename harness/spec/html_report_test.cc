@@ -63,16 +63,16 @@ cases:
 
   const std::string index = read(dir + "/index.html");
   EXPECT_THAT(index, HasSubstr("2 passed, 1 failed"));
-  EXPECT_THAT(index, HasSubstr("<a href=\"cases/1.html\">report::fails</a>"));
+  EXPECT_THAT(index, HasSubstr("<a href=\"cases/report__fails.html\">report::fails</a>"));
   EXPECT_THAT(index, HasSubstr("data-status=\"failed\""));
   EXPECT_THAT(index, HasSubstr("id=\"filter\""));
 
-  const std::string failed = read(dir + "/cases/1.html");
+  const std::string failed = read(dir + "/cases/report__fails.html");
   EXPECT_THAT(failed, HasSubstr("<pre class=\"failure\">expect.ops"));
   EXPECT_THAT(failed, HasSubstr("aten::neg"));
   EXPECT_LT(failed.find("Failure"), failed.find("Program"));  // the failure on top
 
-  const std::string broke = read(dir + "/cases/2.html");
+  const std::string broke = read(dir + "/cases/report__breaks.html");
   EXPECT_THAT(broke, HasSubstr("Graph 1 of 2"));
   EXPECT_THAT(broke, HasSubstr("digraph"));  // the DOT
   EXPECT_THAT(broke, HasSubstr("Graph breaks"));
@@ -118,7 +118,7 @@ cases:
   ASSERT_EQ(cases[0].result.outcome, Outcome::kFailed);
   const std::string dir = ::testing::TempDir() + "/opspec_report_equivalence";
   ASSERT_TRUE(write_html_report(dir, cases, summary).ok());
-  const std::string text = read(dir + "/cases/0.html");
+  const std::string text = read(dir + "/cases/report__diverges.html");
   EXPECT_THAT(text, HasSubstr("First divergence at entry 1 (marked)"));
   EXPECT_THAT(text, HasSubstr("<tr class=\"divergent\"><td>1</td><td></td><td><code>  aten::add.Tensor"));
   EXPECT_THAT(text, HasSubstr("Guards and recompiles"));

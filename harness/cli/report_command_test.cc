@@ -1,0 +1,59 @@
+// `opspec report`: a report of saved logs (a PyTorch text log and an opspec
+// JSON log), rebuilding an index, and the errors.
+#include "harness/cli/internal/report_command.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace opspec {
+namespace report_command_test {
+
+using ::testing::HasSubstr;
+
+std::string read(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+int report(std::vector<std::string> args, std::string* err = nullptr) {
+  std::ostringstream out, e;
+  const int status = cli::internal::run_report(args, out, e);
+  if (err != nullptr) *err = e.str();
+  return status;
+}
+
+TEST(ReportCommand, LogsBecomePagesAndTheIndexRebuilds) {
+  const std::string dir = ::testing::TempDir() + "/opspec_report_logs";
+  std::filesystem::remove_all(dir);
+  const std::string log = ::testing::TempDir() + "/torch_eager.txt";
+  std::ofstream(log) << "    aten::relu(t$0: f32[3, 3])  ->  t$1: f32[3, 3]  # {'hash': 3.12}\n"
+                        "    [triton] triton_poi_fused_0(in_ptr0=t: f32[3, 3], xnumel=9)\n"
+                        "    # post-kernel hashes: {in_ptr0: 6.5}\n";
+  ASSERT_EQ(report({"--out", dir, log}), 0);
+  const std::string page = read(dir + "/cases/torch_eager.txt.html");
+  EXPECT_THAT(page, HasSubstr("aten::relu(t$0: f32[3, 3])  -&gt;  t$1: f32[3, 3]  # {&#39;hash&#39;: 3.12}"));
+  EXPECT_THAT(page, HasSubstr("# post-kernel hashes: {in_ptr0: 6.5}"));
+  std::filesystem::remove(dir + "/index.html");
+  ASSERT_EQ(report({dir}), 0);
+  EXPECT_THAT(read(dir + "/index.html"), HasSubstr("torch_eager.txt</a>"));
+}
+
+TEST(ReportCommand, Errors) {
+  std::string err;
+  EXPECT_EQ(report({}, &err), 2);
+  EXPECT_EQ(report({::testing::TempDir() + "/no_report_here"}, &err), 2);
+  EXPECT_THAT(err, HasSubstr("holds no report"));
+  const std::string bad = ::testing::TempDir() + "/bad_log.txt";
+  std::ofstream(bad) << "  aten::relu(t: f32[2]\n";
+  EXPECT_EQ(report({"--out", ::testing::TempDir() + "/r", bad}, &err), 2);
+  EXPECT_THAT(err, HasSubstr("bad_log.txt:1:"));
+}
+
+}  // namespace report_command_test
+}  // namespace opspec
