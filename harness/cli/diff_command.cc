@@ -9,23 +9,26 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
 #include <ostream>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "harness/debug_diff.h"
 #include "harness/debug_text_io.h"
+#include "harness/spec/html_report.h"
 
 namespace opspec::cli::internal {
 namespace {
 
 constexpr const char* kDiffUsage =
-    "usage: opspec diff A B [--rtol R] [--atol A] [--context N] [--no-color]\n"
+    "usage: opspec diff A B [--rtol R] [--atol A] [--context N] [--no-color] [--html FILE]\n"
     "  A, B: DebugMode logs: opspec's JSON (save_log_file) or debug_string() text, opspec's or\n"
     "        PyTorch's (DebugMode(record_ids=True) with log_tensor_hashes; save dm.debug_string())\n"
     "  --rtol R     float hashes within relative difference R match (default 0)\n"
     "  --atol A     float hashes within absolute difference A match (default 0)\n"
     "  --context N  entries shown before and after the divergence (default 3)\n"
+    "  --html FILE  also write both logs side by side, whole, as an HTML page (the divergence marked)\n"
     "exit status: 0 the logs agree, 1 they diverge, 2 a usage error or an unreadable log\n";
 
 // line_of: entry i of log as debug_string shows it (indented), or "" past its end.
@@ -47,6 +50,7 @@ int run_diff(const std::vector<std::string>& args, std::ostream& out, std::ostre
   DiffOptions options;
   size_t context = 3;
   bool color = tty;
+  std::string html;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     auto number = [&](double* v) {
@@ -65,6 +69,12 @@ int run_diff(const std::vector<std::string>& args, std::ostream& out, std::ostre
       double n = 0;
       if (!number(&n)) return 2;
       context = static_cast<size_t>(n);
+    } else if (a == "--html") {
+      if (i + 1 >= args.size()) {
+        err << "opspec diff: --html needs a file\n\n" << kDiffUsage;
+        return 2;
+      }
+      html = args[++i];
     } else if (a == "--no-color") {
       color = false;
     } else if (a == "-h" || a == "--help") {
@@ -93,6 +103,31 @@ int run_diff(const std::vector<std::string>& args, std::ostream& out, std::ostre
   const std::vector<DebugCall>& a = logs[0];
   const std::vector<DebugCall>& b = logs[1];
   const LogDiff d = diff_logs(a, b, options);
+  const size_t divergence = d.equivalent() ? std::string::npos
+                            : d.first_mismatch() != nullptr ? d.first_mismatch()->index
+                                                            : d.first_structural_index;
+  if (!html.empty()) {
+    std::string page = str_cat(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>opspec diff</title>\n<style>"
+        "body{font-family:system-ui,sans-serif;margin:1.5em}td{padding:.1em .5em;vertical-align:top}"
+        "code{white-space:pre;font-size:.8em}tr.divergent{background:#ffebe9;font-weight:bold}"
+        "pre{background:#f6f8fa;padding:.6em}</style></head><body>\n<h1>opspec diff</h1>\n<p>log 1: ",
+        spec::html_escape(paths[0]), " (", a.size(), " entries)<br>log 2: ", spec::html_escape(paths[1]), " (",
+        b.size(), " entries)</p>\n<pre>", spec::html_escape(d.report()), "</pre>\n<table><tr><th>#</th><th>log 1</th><th>log 2</th></tr>\n");
+    for (size_t i = 0; i < std::max(a.size(), b.size()); ++i) {
+      str_append(&page, "<tr", i == divergence ? " class=\"divergent\" id=\"divergence\"" : "", "><td>", i,
+                 "</td><td><code>", spec::html_escape(line_of(a, i)), "</code></td><td><code>",
+                 spec::html_escape(line_of(b, i)), "</code></td></tr>\n");
+    }
+    page += "</table>\n</body></html>\n";
+    std::ofstream file(html, std::ios::binary);
+    file << page;
+    file.close();
+    if (!file) {
+      err << "opspec diff: cannot write '" << html << "'\n";
+      return 2;
+    }
+  }
   out << "log 1: " << paths[0] << " (" << a.size() << " entries)\nlog 2: " << paths[1] << " (" << b.size()
       << " entries)\n";
   if (d.equivalent()) {
@@ -101,7 +136,7 @@ int run_diff(const std::vector<std::string>& args, std::ostream& out, std::ostre
   }
   out << d.report() << "\n\n";
   // Side by side: the entries around the first divergence, that one marked.
-  const size_t at = d.first_mismatch() != nullptr ? d.first_mismatch()->index : d.first_structural_index;
+  const size_t at = divergence;
   const size_t begin = at > context ? at - context : 0;
   const size_t end = std::min(std::max(a.size(), b.size()), at + context + 1);
   const char* env_columns = std::getenv("COLUMNS");

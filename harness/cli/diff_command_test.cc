@@ -73,6 +73,12 @@ TEST(DiffCommand, APyTorchTextLogAgainstAnOpspecJsonLog) {
   EXPECT_EQ(differs.status, 1);
   EXPECT_THAT(differs.out, HasSubstr("first divergence at entry 0: aten::relu"));
   EXPECT_THAT(differs.out, HasSubstr("> "));  // the marked row of the side-by-side view
+  const std::string page = ::testing::TempDir() + "/diff.html";
+  EXPECT_EQ(diff({off, ours, "--html", page}).status, 1);
+  std::ifstream in(page);
+  const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_THAT(html, HasSubstr("<tr class=\"divergent\" id=\"divergence\"><td>0</td>"));
+  EXPECT_THAT(html, HasSubstr("&#39;hash&#39;: 4.001"));
   EXPECT_EQ(diff({off, ours, "--rtol", "1e-3"}).status, 0);
   EXPECT_EQ(diff({off, ours, "--atol", "0.01"}).status, 0);
   EXPECT_EQ(diff({off, ours, "--atol", "0.0001"}).status, 1);
