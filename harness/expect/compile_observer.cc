@@ -6,6 +6,7 @@
 
 #include "harness/expect/internal/compiled_target.h"
 #include "runtime/compile/explain.h"
+#include "runtime/compile/fusion.h"
 
 namespace opspec {
 namespace {
@@ -24,6 +25,18 @@ std::string list_breaks(const CompileStats& stats) {
 std::string quoted_list(const std::vector<std::string>& items) {
   std::string out;
   for (size_t i = 0; i < items.size(); ++i) str_append(&out, i ? ", " : "", "'", items[i], "'");
+  return out;
+}
+
+// fused_programs: the fused backend's kernels for graph, each as its name and
+// its FusedProgram (one line per instruction), for cpu graphs (partitioning
+// a cuda graph would compile each kernel with NVRTC again).
+std::vector<std::string> fused_programs(const Graph& graph, const std::vector<Tensor>& examples) {
+  for (const Tensor& t : examples) {
+    if (t.defined() && !t.device().is_cpu()) return {};
+  }
+  std::vector<std::string> out;
+  for (const FusionGroup& g : partition_graph(graph)) out.push_back(str_cat(g.name, ":\n", g.program->str()));
   return out;
 }
 
@@ -60,15 +73,19 @@ CompileObservation observe_compile(const TracedFunction& fn, size_t n,
     std::mutex mu;
     std::vector<std::string> graphs;
     std::vector<std::string> dots;
+    std::vector<std::string> kernel_programs;
   };
   auto captured = std::make_shared<Captured>();
   Backend inner = options.backend_fn ? options.backend_fn : lookup_backend(options.backend);
   CompileOptions opts = options;
-  opts.backend_fn = [inner = std::move(inner), captured](const Graph& graph, const std::vector<Tensor>& examples) {
+  const bool fused = !options.backend_fn && options.backend == "fused";
+  opts.backend_fn = [inner = std::move(inner), captured, fused](const Graph& graph, const std::vector<Tensor>& examples) {
+    std::vector<std::string> programs = fused ? fused_programs(graph, examples) : std::vector<std::string>{};
     {
       std::lock_guard<std::mutex> lock(captured->mu);
       captured->graphs.push_back(graph.str());
       captured->dots.push_back(graph.to_dot(str_cat("graph_", captured->dots.size() + 1)));
+      for (std::string& p : programs) captured->kernel_programs.push_back(std::move(p));
     }
     return inner(graph, examples);
   };
@@ -103,6 +120,7 @@ CompileObservation observe_compile(const TracedFunction& fn, size_t n,
     std::lock_guard<std::mutex> lock(captured->mu);
     obs.graphs = captured->graphs;
     obs.graph_dots = captured->dots;
+    obs.kernel_programs = captured->kernel_programs;
   }
   for (const DebugCall& entry : obs.log) {
     if (entry.kind != DebugCall::Kind::kKernel) continue;

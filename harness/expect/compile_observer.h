@@ -26,6 +26,9 @@ struct CompileObservation {
   std::vector<CompileCounters> counts_per_call;  // after each call (cumulative)
   std::vector<std::string> graphs;           // every graph the backend compiled (Graph::str()), in order
   std::vector<std::string> graph_dots;       // the same graphs in Graphviz DOT (Graph::to_dot())
+  // kernel_programs: with the fused backend on cpu, each fused kernel it made,
+  // "fused_mul_add_0:\n" then its FusedProgram::str() (one line per instruction).
+  std::vector<std::string> kernel_programs;
   int graphs_first_call = 0;                 // graphs run by the first call
   int fused_kernels = 0;                     // kernel entries with prefix "fused" in the first call's log
   std::vector<std::string> kernel_names;     // every kernel entry of the first call's log: "[fused] fused_mul_add_0"

@@ -183,6 +183,9 @@ std::string case_page(const ReportCase& c) {
   std::string kernels;
   for (const std::string& k : r.fused_kernels) str_append(&kernels, k, "\n");
   str_append(&body, section("Kernels launched", kernels, "kernels"));
+  std::string programs;
+  for (const std::string& k : r.kernel_programs) str_append(&programs, k, k.empty() || k.back() == '\n' ? "" : "\n", "\n");
+  str_append(&body, section("Fused kernels (their programs)", programs, "kernel-programs"));
   str_append(&body, section("Guards and recompiles", r.guards, "guards"));
   str_append(&body, section("Compiled log (DebugMode)", r.compiled_debug_string, "compiled-log"));
   if (!r.error.empty() && r.message.find(r.error) == std::string::npos) {

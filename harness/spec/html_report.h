@@ -21,7 +21,8 @@ namespace opspec::spec {
 // failure at the top, then the program with line numbers (or the fixture's
 // name), the inputs, the eager DebugMode log, each compiled graph (its text,
 // drawn as inline SVG by Graphviz's library where opspec was built with it,
-// and its DOT text), the graph breaks, the fused kernels, each graph's guards
+// and its DOT text), the graph breaks, the fused kernels (launched, and each
+// one's program: FusedProgram::str(), on cpu), each graph's guards
 // and the recompile reasons, and the compiled log; a failed equivalence check
 // adds both runs' logs side by side with the first divergent entry marked. Every text is HTML-escaped; a page never loads anything from
 // outside DIR.

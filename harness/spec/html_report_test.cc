@@ -48,6 +48,12 @@ cases:
       return cos(y)
     compile: {backend: eager}
     expect: {graph_breaks: 1}
+  - name: fuses
+    inputs: {x: {shape: [4]}}
+    program: |
+      return relu(add(mul(x, 2), 1))
+    compile: {backend: fused}
+    expect: {fused_kernels: 1}
 )",
                                                       "report.yaml");
   ASSERT_TRUE(suite.ok()) << suite.status();
@@ -62,7 +68,7 @@ cases:
   ASSERT_TRUE(write_html_report(dir, cases, summary).ok());
 
   const std::string index = read(dir + "/index.html");
-  EXPECT_THAT(index, HasSubstr("2 passed, 1 failed"));
+  EXPECT_THAT(index, HasSubstr("3 passed, 1 failed"));
   EXPECT_THAT(index, HasSubstr("<a href=\"cases/report__fails.html\">report::fails</a>"));
   EXPECT_THAT(index, HasSubstr("data-status=\"failed\""));
   EXPECT_THAT(index, HasSubstr("id=\"filter\""));
@@ -73,6 +79,10 @@ cases:
   EXPECT_LT(failed.find("Failure"), failed.find("Program"));  // the failure on top
 
   const std::string broke = read(dir + "/cases/report__breaks.html");
+  const std::string fused = read(dir + "/cases/report__fuses.html");
+  EXPECT_THAT(fused, HasSubstr("Fused kernels (their programs)"));
+  EXPECT_THAT(fused, HasSubstr("fused_mul_add_relu_0:\n"));
+  EXPECT_THAT(fused, HasSubstr("= mul("));
   EXPECT_THAT(broke, HasSubstr("Graph 1 of 2"));
   EXPECT_THAT(broke, HasSubstr("digraph"));  // the DOT
   EXPECT_THAT(broke, HasSubstr("Graph breaks"));

@@ -97,7 +97,7 @@ void make_reportable(CaseResult& r) {
   }
   r.guards = valid_utf8(r.guards);
   for (std::vector<std::string>* v : {&r.graphs, &r.graph_dots, &r.graph_breaks, &r.fused_kernels,
-                                      &r.equivalence_eager, &r.equivalence_compiled}) {
+                                      &r.equivalence_eager, &r.equivalence_compiled, &r.kernel_programs}) {
     for (std::string& s : *v) s = valid_utf8(s);
   }
   if (r.accepted_debug_string) *r.accepted_debug_string = valid_utf8(*r.accepted_debug_string);
@@ -124,6 +124,7 @@ std::string result_to_json(const CaseResult& r) {
   j["graphs"] = r.graphs;
   j["graph_dots"] = r.graph_dots;
   j["guards"] = r.guards;
+  j["kernel_programs"] = r.kernel_programs;
   j["equivalence_eager"] = r.equivalence_eager;
   j["equivalence_compiled"] = r.equivalence_compiled;
   j["equivalence_divergence"] = r.equivalence_divergence;
@@ -157,6 +158,7 @@ absl::StatusOr<CaseResult> result_from_json(std::string_view text) {
     r.graphs = j.value("graphs", std::vector<std::string>{});
     r.graph_dots = j.value("graph_dots", std::vector<std::string>{});
     r.guards = j.value("guards", std::string());
+    r.kernel_programs = j.value("kernel_programs", std::vector<std::string>{});
     r.equivalence_eager = j.value("equivalence_eager", std::vector<std::string>{});
     r.equivalence_compiled = j.value("equivalence_compiled", std::vector<std::string>{});
     r.equivalence_divergence = j.value("equivalence_divergence", -1);

@@ -218,6 +218,7 @@ void run_expectations(const CaseRef& ref, const RunOptions& options, CaseResult&
       result.graph_breaks.push_back(b.user_site.empty() ? b.reason : str_cat(b.reason, " (at ", b.user_site, ")"));
     result.fused_kernels = obs.kernel_names;
     result.guards = guards_text(obs.stats, guard_failures);
+    result.kernel_programs = obs.kernel_programs;
     if (e.graphs) failures.add("expect.graphs", check_graphs(obs, *e.graphs));
     if (e.graph_break_count) failures.add("expect.graph_breaks", check_graph_breaks(obs.stats, *e.graph_break_count));
     if (e.graph_breaks) {

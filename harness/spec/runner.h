@@ -72,6 +72,7 @@ struct CaseResult {
   std::vector<std::string> graph_breaks;   // "reason (at site)"
   std::vector<std::string> fused_kernels;  // kernel names launched by the first compiled call
   std::string guards;                      // each graph's guards, the recompile reasons (check_guards' text)
+  std::vector<std::string> kernel_programs;  // the fused kernels' programs (CompileObservation::kernel_programs)
   // A failed `equivalent:`: both runs' logs, one rendered entry each (with
   // hashes), and the entry where they first diverge (-1: they did not).
   std::vector<std::string> equivalence_eager, equivalence_compiled;
