@@ -279,10 +279,13 @@ class Progress {
   void clear() {
     if (drawn_) std::fprintf(stderr, "\r\033[K"), drawn_ = false;
   }
-  // update: "[####......] 120/987  2 failed  12.3 s, ~1:29 left" (the estimate
-  // from the mean time per case so far), redrawn in place.
+  // update: "[####......] 120/987  2 failed  12.3 s, ~1:29 left, slowest:
+  // suite::case 4.1 s" (the estimate from the mean time per case so far; the
+  // slowest case still running, once it has run a second), redrawn in place.
   void update(size_t done, int failed) {
     if (!enabled_) return;
+    done_ = done;
+    failed_ = failed;
     constexpr int kWidth = 30;
     const int filled = total_ ? static_cast<int>(kWidth * done / total_) : kWidth;
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
@@ -291,18 +294,30 @@ class Progress {
       const int left = static_cast<int>(elapsed / static_cast<double>(done) * static_cast<double>(total_ - done) + 0.5);
       str_append(&timing, absl::StrFormat(", ~%d:%02d left", left / 60, left % 60));
     }
-    std::fprintf(stderr, "\r[%s%s] %zu/%zu%s%s", std::string(filled, '#').c_str(),
+    if (slowest_seconds_ >= 1.0) str_append(&timing, absl::StrFormat(", slowest: %s %.1f s", slowest_, slowest_seconds_));
+    std::fprintf(stderr, "\r\033[K[%s%s] %zu/%zu%s%s", std::string(filled, '#').c_str(),
                  std::string(kWidth - filled, '.').c_str(), done, total_,
                  failed ? str_cat("  ", failed, " failed").c_str() : "", timing.c_str());
     std::fflush(stderr);
     drawn_ = true;
   }
+  // running: the longest-running case now (from the worker pool's tick).
+  void running(const std::string& id, double seconds) {
+    slowest_ = id;
+    slowest_seconds_ = seconds;
+    update(done_, failed_);
+  }
+  bool enabled() const { return enabled_; }
 
  private:
   size_t total_;
   bool enabled_;
   std::chrono::steady_clock::time_point start_;
   bool drawn_ = false;
+  size_t done_ = 0;
+  int failed_ = 0;
+  std::string slowest_;
+  double slowest_seconds_ = 0;
 };
 
 void print_result(const CaseResult& r, const Args& a) {
@@ -369,8 +384,11 @@ int command_run(const Args& a) {
   };
   int interrupted_by = 0;
   if (!a.in_process) {  // See Note [Isolation]
-    PoolRun run = run_isolated(
-        cases, options, {.jobs = a.jobs, .timeout_seconds = a.timeout, .fresh_process = a.isolate}, on_done);
+    PoolOptions pool{.jobs = a.jobs, .timeout_seconds = a.timeout, .fresh_process = a.isolate};
+    if (progress.enabled()) {
+      pool.on_tick = [&progress](const std::string& id, double seconds) { progress.running(id, seconds); };
+    }
+    PoolRun run = run_isolated(cases, options, pool, on_done);
     results.insert(results.end(), run.results.begin(), run.results.end());
     interrupted_by = run.interrupted_by;
   } else {

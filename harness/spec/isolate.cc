@@ -201,6 +201,7 @@ class Pool {
         if (w.pid >= 0) service(w);
       }
       reap(/*wait=*/false);
+      if (pool_.on_tick) tick();
     }
     for (Worker& w : workers_) retire(w);
     reap(/*wait=*/true);
@@ -317,11 +318,22 @@ class Pool {
     finish(index, std::move(r));
   }
 
+  // tick: PoolOptions::on_tick with the longest-running case.
+  void tick() {
+    const Worker* slowest = nullptr;
+    for (const Worker& w : workers_) {
+      if (w.pid >= 0 && !w.queue.empty() && (slowest == nullptr || w.start < slowest->start)) slowest = &w;
+    }
+    if (slowest == nullptr) return;
+    pool_.on_tick(cases_[slowest->queue.front()].id(),
+                  std::chrono::duration<double>(Clock::now() - slowest->start).count());
+  }
+
   // wait_for_events: sleeps until a worker writes or exits, a signal, or the nearest deadline.
   void wait_for_events() {
     std::vector<pollfd> fds;
     fds.push_back({g_signal_pipe[0], POLLIN, 0});
-    int timeout_ms = -1;
+    int timeout_ms = pool_.on_tick ? 500 : -1;
     for (const Worker& w : workers_) {
       if (w.pid < 0) continue;
       fds.push_back({w.result_fd, POLLIN, 0});

@@ -59,6 +59,10 @@ struct PoolOptions {
   int jobs = 1;
   double timeout_seconds = 0;
   bool fresh_process = false;
+  // on_tick: when set, called in the parent at least twice a second while
+  // cases run, with the id of the case that has run longest and its seconds
+  // so far (for a progress line).
+  std::function<void(const std::string& slowest_id, double seconds)> on_tick;
 };
 
 // PoolRun: every case's result, in case order, and the signal that
