@@ -46,7 +46,7 @@ constexpr const char* kUsage = R"(usage: opspec run  [PATH...] [options]   run s
                                               (a SUITE is looked for under PATH, default specs)
        opspec diff A B [--rtol R] [--atol A]  the first divergence between two DebugMode logs
                                               (opspec JSON or debug_string text, PyTorch's too)
-       opspec report DIR | --out DIR LOG...   rebuild a report's index (gtest pages added to it),
+       opspec report DIR | [--out DIR] LOG... rebuild a report's index (gtest pages added to it),
                                               or a report of saved DebugMode logs
 
 options of run:

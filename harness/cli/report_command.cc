@@ -14,8 +14,9 @@ namespace {
 
 constexpr const char* kReportUsage =
     "usage: opspec report DIR                 rebuild DIR/index.html over the case pages in DIR\n"
-    "       opspec report --out DIR LOG...    a report with a page per DebugMode log (opspec JSON or\n"
-    "                                         debug_string() text, PyTorch's too)\n";
+    "       opspec report [--out DIR] LOG...  a report with a page per DebugMode log (opspec JSON or\n"
+    "                                         debug_string() text, PyTorch's too); DIR defaults to\n"
+    "                                         opspec-report\n";
 
 // log_text: the log as debug_string() shows it.
 std::string log_text(const std::vector<DebugCall>& log) {
@@ -45,7 +46,8 @@ int run_report(const std::vector<std::string>& args, std::ostream& out, std::ost
     (args.empty() ? err : out) << kReportUsage;
     return args.empty() ? 2 : 0;
   }
-  if (args[0] != "--out") {
+  std::error_code ec;
+  if (args[0] != "--out" && std::filesystem::is_directory(args[0], ec)) {
     if (args.size() != 1) {
       err << "opspec report: give one report directory, or --out DIR LOG...\n\n" << kReportUsage;
       return 2;
@@ -57,13 +59,16 @@ int run_report(const std::vector<std::string>& args, std::ostream& out, std::ost
     out << "wrote " << (std::filesystem::path(args[0]) / "index.html").string() << "\n";
     return 0;
   }
-  if (args.size() < 3) {
-    err << "opspec report: --out DIR needs at least one log\n\n" << kReportUsage;
+  const bool out_given = args[0] == "--out";
+  const std::string dir = out_given ? (args.size() > 1 ? args[1] : "") : "opspec-report";
+  const size_t first_log = out_given ? 2 : 0;
+  if (args.size() <= first_log || dir.empty()) {
+    err << "opspec report: give the logs to report on\n\n" << kReportUsage;
     return 2;
   }
   std::vector<spec::ReportCase> cases;
   spec::Summary summary;
-  for (size_t i = 2; i < args.size(); ++i) {
+  for (size_t i = first_log; i < args.size(); ++i) {
     absl::StatusOr<std::vector<DebugCall>> log = load_debug_log(args[i]);
     if (!log.ok()) {
       err << "opspec report: " << log.status().message() << "\n";
@@ -80,11 +85,11 @@ int run_report(const std::vector<std::string>& args, std::ostream& out, std::ost
     summary.add(r);
     cases.push_back({std::move(r), nullptr});
   }
-  if (absl::Status s = spec::write_html_report(args[1], cases, summary); !s.ok()) {
+  if (absl::Status s = spec::write_html_report(dir, cases, summary); !s.ok()) {
     err << "opspec report: " << s.message() << "\n";
     return 2;
   }
-  out << "wrote " << (std::filesystem::path(args[1]) / "index.html").string() << "\n";
+  out << "wrote " << (std::filesystem::path(dir) / "index.html").string() << "\n";
   return 0;
 }
 

@@ -53,6 +53,9 @@ TEST(ReportCommand, Errors) {
   std::ofstream(bad) << "  aten::relu(t: f32[2]\n";
   EXPECT_EQ(report({"--out", ::testing::TempDir() + "/r", bad}, &err), 2);
   EXPECT_THAT(err, HasSubstr("bad_log.txt:1:"));
+  EXPECT_EQ(report({bad}, &err), 2);  // a file, not a report directory: read as a log
+  EXPECT_THAT(err, HasSubstr("bad_log.txt:1:"));
+  EXPECT_EQ(report({"--out"}, &err), 2);
 }
 
 }  // namespace report_command_test

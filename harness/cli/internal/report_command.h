@@ -9,7 +9,8 @@ namespace opspec::cli::internal {
 
 // run_report: `opspec report DIR` (rebuilds DIR/index.html over the case
 // pages there, e.g. after failing gtest assertions added theirs) or `opspec
-// report --out DIR LOG...` (a page per saved DebugMode log, JSON or text);
+// report [--out DIR] LOG...` (a page per saved DebugMode log, JSON or text,
+// into DIR, default ./opspec-report);
 // args are the words after "report". Returns 0, or 2 on a usage error or an
 // unreadable input.
 int run_report(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
