@@ -48,7 +48,7 @@ TEST(ReportCommand, Errors) {
   std::string err;
   EXPECT_EQ(report({}, &err), 2);
   EXPECT_EQ(report({::testing::TempDir() + "/no_report_here"}, &err), 2);
-  EXPECT_THAT(err, HasSubstr("holds no report"));
+  EXPECT_THAT(err, HasSubstr("cannot read debug log"));  // neither a report nor a log
   const std::string bad = ::testing::TempDir() + "/bad_log.txt";
   std::ofstream(bad) << "  aten::relu(t: f32[2]\n";
   EXPECT_EQ(report({"--out", ::testing::TempDir() + "/r", bad}, &err), 2);
