@@ -49,6 +49,10 @@ TEST(ReportCommand, Errors) {
   EXPECT_EQ(report({}, &err), 2);
   EXPECT_EQ(report({::testing::TempDir() + "/no_report_here"}, &err), 2);
   EXPECT_THAT(err, HasSubstr("cannot read debug log"));  // neither a report nor a log
+  const std::string empty = ::testing::TempDir() + "/empty_report_dir";
+  std::filesystem::create_directories(empty);
+  EXPECT_EQ(report({empty}, &err), 2);
+  EXPECT_THAT(err, HasSubstr("holds no report (no cases/ directory)"));
   const std::string bad = ::testing::TempDir() + "/bad_log.txt";
   std::ofstream(bad) << "  aten::relu(t: f32[2]\n";
   EXPECT_EQ(report({"--out", ::testing::TempDir() + "/r", bad}, &err), 2);
