@@ -22,6 +22,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "harness/cli/internal/bench_command.h"
 #include "harness/cli/internal/diff_command.h"
 #include "harness/cli/internal/report_command.h"
 #include "harness/cli/plugin.h"
@@ -48,6 +49,8 @@ constexpr const char* kUsage = R"(usage: opspec run  [PATH...] [options]   run s
                                               (opspec JSON or debug_string text, PyTorch's too)
        opspec report DIR | [--out DIR] LOG... rebuild a report's index (gtest pages added to it),
                                               or a report of saved DebugMode logs
+       opspec bench [PATH...] [options]       time cases with a `bench:` section, eager against each
+                                              backend (see opspec bench --help)
 
 options of run:
   --filter REGEX   only cases whose id (suite::case) matches REGEX (RE2 syntax, a search)
@@ -503,6 +506,10 @@ int run_cli(int argc, char** argv) {
   if (argc >= 2 && std::string_view(argv[1]) == "diff") {
     return internal::run_diff(std::vector<std::string>(argv + 2, argv + argc), std::cout, std::cerr,
                               ::isatty(STDOUT_FILENO) != 0);
+  }
+  if (argc >= 2 && std::string_view(argv[1]) == "bench") {
+    return internal::run_bench_command(std::vector<std::string>(argv + 2, argv + argc), std::cout, std::cerr,
+                                       ::isatty(STDOUT_FILENO) != 0);
   }
   if (argc >= 2 && std::string_view(argv[1]) == "report") {
     return internal::run_report(std::vector<std::string>(argv + 2, argv + argc), std::cout, std::cerr);

@@ -102,6 +102,17 @@ struct ExpectSpec {
   SourceLocation where;
 };
 
+// BenchSpec: the `bench:` section, for `opspec bench` (See Note [opspec bench]
+// in harness/spec/bench.h): one variant per set of input sizes (none: the
+// case's own inputs), the backends to time against eager (empty: the
+// command's), and the time each measurement runs.
+struct BenchSpec {
+  std::vector<std::vector<InputSpec>> variants;  // sizes: {x: [[1024], [1048576]]} -> x [1024], then x [1048576]
+  std::vector<std::string> backends;
+  std::optional<double> min_time;                // seconds
+  SourceLocation where;
+};
+
 // DebugSpec: the `debug:` section: how the DebugMode behind `check:` and
 // `debug_string:` records (defaults: outputs only, no hashes).
 struct DebugSpec {
@@ -126,6 +137,7 @@ struct CaseSpec {
   std::vector<std::string> skip_if;     // no_cuda | cuda | no_gpu ...
   std::optional<std::string> xfail;     // reason
   std::vector<std::string> devices;     // {"cpu"} by default
+  std::optional<BenchSpec> bench;       // `bench:`: timed by `opspec bench`, not by `opspec run`
   DType dtype = DType::kFloat32;        // from defaults
   uint64_t seed = 0;
   // load_error: a problem found in this case alone (bad program, unknown op):

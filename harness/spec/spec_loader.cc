@@ -83,6 +83,7 @@ class Loader : public internal::YamlReader {
   std::vector<InputSpec> parse_inputs(const Entry& e, const std::string& where, const std::vector<InputSpec>* base);
   void read_program(const Entry& e, CaseSpec& c);
   bool read_fixture(const Entry& e, CaseSpec& c, bool have_inputs);
+  std::optional<BenchSpec> parse_bench(const Entry& e, const CaseSpec& c, bool inputs_known, const std::string& where);
   std::optional<CompileSpec> parse_compile(const Entry& e, const CaseSpec& c, bool inputs_known,
                                            const Defaults& defaults, const std::string& where);
   void parse_marks(const Entry& e, const CaseSpec& c, bool inputs_known,
@@ -430,6 +431,62 @@ std::optional<CompileSpec> Loader::parse_compile(const Entry& e, const CaseSpec&
   return cs;
 }
 
+std::optional<BenchSpec> Loader::parse_bench(const Entry& e, const CaseSpec& c, bool inputs_known,
+                                             const std::string& where) {
+  BenchSpec b;
+  b.where = {file(), val_pos(e).line, val_pos(e).col};
+  const Kind k = kind_of(e.value);
+  if (k == Kind::kNull) return b;  // `bench:` alone: the case's inputs, the command's backends
+  if (k == Kind::kBool) return get_bool(e).value_or(false) ? std::optional(b) : std::nullopt;
+  auto m = read_map(e.value, val_pos(e), "'bench'", str_cat("in bench of ", where), {"sizes", "backends", "min_time"});
+  if (!m) return std::nullopt;
+  if (const Entry* x = m->get("backends")) {
+    b.backends = get_string_list(*x).value_or(std::vector<std::string>{});
+    if (b.backends.empty()) error(val_pos(*x), "'backends' must list at least one backend");
+  }
+  if (const Entry* x = m->get("min_time")) {
+    b.min_time = get_double(x->value, val_pos(*x), "'min_time'", /*finite=*/true);
+    if (b.min_time && *b.min_time <= 0) error(val_pos(*x), "'min_time' must be a positive number of seconds");
+  }
+  if (const Entry* x = m->get("sizes")) {
+    // {x: [[1024], [1048576]], y: [...]}: variant i gives each input its i-th shape.
+    auto sizes = read_map(x->value, val_pos(*x), "'sizes'", str_cat("in bench.sizes of ", where), {});
+    if (!sizes) return b;
+    size_t n = 0;
+    for (const Entry& s : sizes->entries) {
+      if (kind_of(s.value) != Kind::kSeq || s.value.size() == 0) {
+        error(val_pos(s), str_cat("bench.sizes of '", s.name, "' must be a non-empty list of shapes, e.g. [[1024], [4096]]"));
+        return b;
+      }
+      if (n != 0 && s.value.size() != n) {
+        error(val_pos(s), str_cat("bench.sizes lists ", n, " shapes for one input but ", s.value.size(), " for '",
+                                  s.name, "': give each input as many"));
+        return b;
+      }
+      n = s.value.size();
+    }
+    if (!inputs_known) return b;
+    for (size_t i = 0; i < n; ++i) {
+      std::vector<InputSpec> variant = c.inputs;
+      for (const Entry& s : sizes->entries) {
+        auto it = std::find_if(variant.begin(), variant.end(), [&](const InputSpec& in) { return in.name == s.name; });
+        if (it == variant.end()) {
+          std::vector<std::string_view> names;
+          for (const InputSpec& in : c.inputs) names.push_back(in.name);
+          error(key_pos(s), str_cat("bench.sizes: '", s.name, "' is not an input of ", where, did_you_mean(s.name, names),
+                                    " (inputs: ", join(names, ", "), ")"));
+          return b;
+        }
+        YAML::Node spec(YAML::NodeType::Map);
+        spec["shape"] = s.value[i];
+        if (auto in = parse_input(Entry{s.key, spec, s.name}, where, &*it)) *it = *in;
+      }
+      b.variants.push_back(std::move(variant));
+    }
+  }
+  return b;
+}
+
 void Loader::parse_graph_breaks(const Entry& e, ExpectSpec& x) {
   Kind k = kind_of(e.value);
   if (k == Kind::kInt) {
@@ -630,7 +687,7 @@ void Loader::parse_case_body(const Node& n, int index, const Defaults& defaults,
   }
   auto m = read_map(n, cp, where, str_cat("in ", where),
                     {"name", "description", "inputs", "program", "fixture", "compile", "expect", "debug", "skip_if",
-                     "xfail", "devices", "dtype", "seed"});
+                     "xfail", "devices", "dtype", "seed", "bench"});
   if (!m) return;
   c.dtype = defaults.dtype, c.seed = defaults.seed, c.devices = defaults.devices;
   if (const Entry* x = m->get("name")) {
@@ -661,6 +718,7 @@ void Loader::parse_case_body(const Node& n, int index, const Defaults& defaults,
     error(cp, str_cat(where, " needs 'program' or 'fixture'"));
   }
   if (const Entry* x = m->get("compile")) c.compile = parse_compile(*x, c, inputs_known, defaults, where);
+  if (const Entry* x = m->get("bench")) c.bench = parse_bench(*x, c, inputs_known, where);
   // An empty `expect:` or `debug:` is an empty mapping.
   if (const Entry* x = m->get("expect"); x && kind_of(x->value) != Kind::kNull) parse_expect(*x, c.expect, where);
   if (c.expect.check_module && !(c.compile && c.compile->module)) {

@@ -1,0 +1,152 @@
+// bench_command.cc: `opspec bench`: every spec case with a `bench:` section
+// timed eagerly and compiled by each backend (See Note [opspec bench]), as a
+// Compare-style table, Google Benchmark JSON, and a check against a baseline.
+#include "harness/cli/internal/bench_command.h"
+
+#include <fstream>
+#include <ostream>
+#include <sstream>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "harness/regex.h"
+#include "harness/spec/bench.h"
+#include "harness/spec/spec_loader.h"
+
+namespace opspec::cli::internal {
+namespace {
+
+constexpr const char* kBenchUsage =
+    "usage: opspec bench [PATH...] [options]   time spec cases with a `bench:` section, eager against\n"
+    "                                           each backend (PATH: files or directories; default specs)\n"
+    "  --filter REGEX        only cases whose id (suite::case) matches\n"
+    "  --backends A,B        backends to time (default eager,aot_eager,fused; a case's own list wins)\n"
+    "  --min-time S          seconds per target (default 0.5; a case's min_time wins)\n"
+    "  --repetitions N       rounds, in shuffled order each (default 5)\n"
+    "  --json FILE           write Google Benchmark JSON (compare.py reads it)\n"
+    "  --baseline FILE       fail (exit 1) when a timing is slower than FILE's by more than\n"
+    "  --max-regression P    P percent (default 10%)\n"
+    "exit status: 0 ok, 1 a case failed, was refused (compiled differs from eager) or regressed, 2 usage\n";
+
+}  // namespace
+
+int run_bench_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err, bool tty) {
+  std::vector<std::string> paths;
+  spec::BenchOptions options;
+  std::string filter, json, baseline;
+  double max_regression = 0.10;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&]() -> std::optional<std::string> {
+      if (i + 1 >= args.size()) {
+        err << "opspec bench: " << a << " needs a value\n\n" << kBenchUsage;
+        return std::nullopt;
+      }
+      return args[++i];
+    };
+    if (a == "-h" || a == "--help") {
+      out << kBenchUsage;
+      return 0;
+    } else if (a == "--filter" || a == "--json" || a == "--baseline") {
+      std::optional<std::string> v = value();
+      if (!v) return 2;
+      (a == "--filter" ? filter : a == "--json" ? json : baseline) = *v;
+    } else if (a == "--backends") {
+      std::optional<std::string> v = value();
+      if (!v) return 2;
+      options.backends = absl::StrSplit(*v, ',', absl::SkipEmpty());
+      if (options.backends.empty()) {
+        err << "opspec bench: --backends needs at least one backend\n";
+        return 2;
+      }
+    } else if (a == "--min-time" || a == "--repetitions" || a == "--max-regression") {
+      std::optional<std::string> v = value();
+      if (!v) return 2;
+      std::string text = *v;
+      const bool percent = !text.empty() && text.back() == '%';
+      if (percent) text.pop_back();
+      double number = 0;
+      if (!absl::SimpleAtod(text, &number) || number < 0 || (a != "--max-regression" && number <= 0)) {
+        err << "opspec bench: " << a << " needs a positive number, got '" << *v << "'\n";
+        return 2;
+      }
+      if (a == "--min-time") options.min_time = number;
+      if (a == "--repetitions") options.repetitions = static_cast<int>(number);
+      if (a == "--max-regression") max_regression = percent || number > 1 ? number / 100 : number;
+    } else if (!a.empty() && a[0] == '-') {
+      err << "opspec bench: unknown option " << a << "\n\n" << kBenchUsage;
+      return 2;
+    } else {
+      paths.push_back(a);
+    }
+  }
+  if (paths.empty()) paths.push_back("specs");
+  std::optional<Regex> re;
+  if (!filter.empty()) {
+    absl::StatusOr<Regex> r = Regex::compile(filter);
+    if (!r.ok()) {
+      err << "opspec bench: --filter: " << r.status().message() << "\n";
+      return 2;
+    }
+    re = *std::move(r);
+  }
+  absl::StatusOr<std::vector<spec::SuiteSpec>> suites = spec::load_suites(paths);
+  if (!suites.ok()) {
+    err << "opspec bench: " << suites.status().message() << "\n";
+    return 2;
+  }
+  std::vector<spec::BenchResult> results;
+  int status = 0;
+  for (const spec::SuiteSpec& suite : *suites) {
+    for (const spec::CaseRef& ref : spec::expand_cases(suite)) {
+      if (!ref.spec->bench || (re && !re->search(ref.id()))) continue;
+      spec::BenchResult r = spec::run_bench(ref, options);
+      if (!r.error.empty()) status = 1;
+      for (const spec::BenchVariant& v : r.variants) {
+        for (const spec::BenchTiming& t : v.timings) status = t.refused ? 1 : status;
+      }
+      results.push_back(std::move(r));
+    }
+  }
+  if (results.empty()) {
+    out << "no case with a `bench:` section selected\n";
+    return status;
+  }
+  out << spec::bench_table(results, tty);
+  for (const spec::BenchResult& r : results) {
+    for (const std::string& w : r.warnings) out << "warning: " << w << "\n";
+  }
+  if (!json.empty()) {
+    std::ofstream file(json, std::ios::binary);
+    file << spec::bench_json(results);
+    file.close();
+    if (!file) {
+      err << "opspec bench: cannot write '" << json << "'\n";
+      return 2;
+    }
+  }
+  if (!baseline.empty()) {
+    std::ifstream in(baseline);
+    if (!in) {
+      err << "opspec bench: cannot read the baseline '" << baseline << "'\n";
+      return 2;
+    }
+    std::stringstream text;
+    text << in.rdbuf();
+    absl::StatusOr<std::vector<spec::Regression>> regressions = spec::find_regressions(results, text.str(), max_regression);
+    if (!regressions.ok()) {
+      err << "opspec bench: " << baseline << ": " << regressions.status().message() << "\n";
+      return 2;
+    }
+    for (const spec::Regression& g : *regressions) {
+      out << absl::StrFormat("REGRESSION: %s: %.0f ns per call, baseline %.0f ns (+%.0f%%, allowed %.0f%%)\n", g.name,
+                             g.current_ns, g.baseline_ns, 100 * (g.current_ns / g.baseline_ns - 1), 100 * max_regression);
+    }
+    if (!regressions->empty()) status = 1;
+  }
+  return status;
+}
+
+}  // namespace opspec::cli::internal

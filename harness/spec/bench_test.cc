@@ -1,0 +1,180 @@
+// run_bench and friends: variants by input size, a backend whose result
+// differs refused with the divergence, a regression against a baseline found
+// (a backend made slow on purpose) and not found otherwise, the table and the
+// JSON; the loader's `bench:` forms and errors.
+#include "harness/spec/bench.h"
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "harness/spec/spec_loader.h"
+#include "runtime/compile/backend.h"
+#include "runtime/ops/ops.h"
+
+namespace opspec::spec {
+namespace bench_test {
+
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
+using ::testing::SizeIs;
+
+std::atomic<bool> g_slow{false};
+
+// Backends for these tests: one off by one (a wrong result), one that sleeps
+// 2 ms a call while g_slow is set.
+void register_test_backends() {
+  static const bool once = [] {
+    register_backend("bench_test_off_by_one", [](const Graph& g, const std::vector<Tensor>& examples) {
+      CompiledGraph run = eager_backend(g, examples);
+      return CompiledGraph([run](const std::vector<Tensor>& in) {
+        std::vector<Tensor> out = run(in);
+        for (Tensor& t : out) t = ops::add(t, 1.0);
+        return out;
+      });
+    });
+    register_backend("bench_test_toggle", [](const Graph& g, const std::vector<Tensor>& examples) {
+      CompiledGraph run = eager_backend(g, examples);
+      return CompiledGraph([run](const std::vector<Tensor>& in) {
+        if (g_slow) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        return run(in);
+      });
+    });
+    return true;
+  }();
+  static_cast<void>(once);
+}
+
+std::vector<BenchResult> bench(std::string_view yaml, BenchOptions options = {.min_time = 0.01, .repetitions = 2}) {
+  register_test_backends();
+  absl::StatusOr<SuiteSpec> suite = load_suite_string(yaml, "bench.yaml");
+  EXPECT_TRUE(suite.ok()) << suite.status();
+  std::vector<BenchResult> out;
+  if (!suite.ok()) return out;
+  for (const CaseRef& ref : expand_cases(*suite)) {
+    if (ref.spec->bench) out.push_back(run_bench(ref, options));
+  }
+  return out;
+}
+
+TEST(Bench, VariantsTargetsTableAndJson) {
+  const std::vector<BenchResult> r = bench(R"(
+suite: b
+cases:
+  - name: chain
+    inputs: {x: {shape: [8]}}
+    program: |
+      return relu(add(mul(x, 2), 1))
+    bench:
+      sizes: {x: [[16], [64]]}
+      backends: [eager, fused]
+  - name: not_benched
+    inputs: {x: {shape: [8]}}
+    program: return relu(x)
+)");
+  ASSERT_THAT(r, SizeIs(1));
+  EXPECT_EQ(r[0].id, "b::chain");
+  ASSERT_THAT(r[0].variants, SizeIs(2));
+  EXPECT_EQ(r[0].variants[0].label, "x=[16]");
+  EXPECT_EQ(r[0].variants[1].label, "x=[64]");
+  const BenchVariant& v = r[0].variants[1];
+  ASSERT_THAT(v.timings, SizeIs(3));
+  EXPECT_EQ(v.timings[0].target, "eager");
+  EXPECT_EQ(v.timings[2].target, "compile:fused");
+  for (const BenchTiming& t : v.timings) {
+    EXPECT_GT(t.median_s, 0) << t.target;
+    EXPECT_GT(t.calls, 0) << t.target;
+    EXPECT_FALSE(t.refused) << t.target;
+  }
+  EXPECT_EQ(v.timings[2].graphs, 1);
+  EXPECT_EQ(v.timings[2].fused_kernels, 1);
+  EXPECT_GT(v.timings[2].compile_s, 0);
+  EXPECT_GT(v.timings[0].peak_bytes, 0);
+  const std::string table = bench_table(r, /*color=*/false);
+  EXPECT_THAT(table, HasSubstr("b::chain [x=[64]]"));
+  EXPECT_THAT(table, HasSubstr("compile:fused"));
+  EXPECT_THAT(table, HasSubstr("x, compile "));
+  const std::string json = bench_json(r);
+  EXPECT_THAT(json, HasSubstr("\"name\": \"b::chain/x=[64]/compile:fused\""));
+  EXPECT_THAT(json, HasSubstr("\"speedup\""));
+  EXPECT_THAT(json, HasSubstr("\"time_unit\": \"ns\""));
+}
+
+TEST(Bench, AWrongBackendIsRefusedWithTheDivergence) {
+  const std::vector<BenchResult> r = bench(R"(
+cases:
+  - name: wrong
+    inputs: {x: {shape: [8]}}
+    program: return relu(x)
+    bench: {backends: [bench_test_off_by_one]}
+)");
+  ASSERT_THAT(r, SizeIs(1));
+  const BenchTiming& t = r[0].variants.at(0).timings.at(1);
+  EXPECT_TRUE(t.refused);
+  EXPECT_EQ(t.calls, 0);
+  EXPECT_THAT(t.refusal, HasSubstr("results differ"));
+  EXPECT_THAT(bench_table(r, false), HasSubstr("refused: differs from eager"));
+  EXPECT_THAT(bench_json(r), Not(HasSubstr("bench_test_off_by_one")));  // never reported as a timing
+}
+
+TEST(Bench, ABaselineCatchesAnInjectedSlowdown) {
+  constexpr const char* kSuite = R"(
+suite: b
+cases:
+  - name: toggled
+    inputs: {x: {shape: [8]}}
+    program: return relu(x)
+    bench: {backends: [bench_test_toggle]}
+)";
+  g_slow = false;
+  const std::string baseline = bench_json(bench(kSuite));
+  absl::StatusOr<std::vector<Regression>> same = find_regressions(bench(kSuite), baseline, 10.0);  // 1000%: noise-proof
+  ASSERT_TRUE(same.ok()) << same.status();
+  EXPECT_THAT(*same, IsEmpty());
+  g_slow = true;
+  absl::StatusOr<std::vector<Regression>> slow = find_regressions(bench(kSuite), baseline, 10.0);
+  g_slow = false;
+  ASSERT_TRUE(slow.ok());
+  ASSERT_THAT(*slow, SizeIs(1));
+  EXPECT_EQ((*slow)[0].name, "b::toggled/compile:bench_test_toggle");
+  EXPECT_GT((*slow)[0].current_ns, 11 * (*slow)[0].baseline_ns);
+  EXPECT_FALSE(find_regressions({}, "not json", 0.1).ok());
+}
+
+TEST(Bench, LoaderFormsAndErrors) {
+  absl::StatusOr<SuiteSpec> ok = load_suite_string(R"Y(
+cases:
+  - {name: a, inputs: {x: {shape: [2]}, y: {shape: [2]}}, program: "return add(x, y)", bench: {sizes: {x: [[4], [8]], y: [[4], [8]]}, min_time: 0.5}}
+  - {name: b, inputs: {x: {shape: [2]}}, program: return x, bench: true}
+  - {name: c, inputs: {x: {shape: [2]}}, program: return x}
+)Y",
+                                                   "b.yaml");
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_FALSE(ok->cases[0].spec_error.has_value()) << *ok->cases[0].spec_error;
+  ASSERT_THAT(ok->cases[0].bench->variants, SizeIs(2));
+  EXPECT_EQ(ok->cases[0].bench->variants[1][1].shape, SizeVec({8}));
+  EXPECT_EQ(ok->cases[0].bench->min_time, 0.5);
+  EXPECT_TRUE(ok->cases[1].bench.has_value());
+  EXPECT_FALSE(ok->cases[2].bench.has_value());
+  const auto error_of = [](std::string_view bench) {
+    absl::StatusOr<SuiteSpec> s = load_suite_string(
+        str_cat("cases:\n  - {name: a, inputs: {x: {shape: [2]}, y: {shape: [2]}}, program: \"return add(x, y)\", bench: ",
+                bench, "}\n"),
+        "b.yaml");
+    if (!s.ok()) return std::string(s.status().message());
+    return s->cases.at(0).spec_error.value_or("loaded");
+  };
+  EXPECT_THAT(error_of("{sizes: {x: [[4], [8]], y: [[4]]}}"), HasSubstr("lists 2 shapes for one input but 1 for 'y'"));
+  EXPECT_THAT(error_of("{sizes: {z: [[4]]}}"), HasSubstr("'z' is not an input of case 'a'"));
+  EXPECT_THAT(error_of("{sizes: {x: [[-4]]}}"), HasSubstr("negative"));
+  EXPECT_THAT(error_of("{min_time: 0}"), HasSubstr("'min_time' must be a positive number"));
+  EXPECT_THAT(error_of("{backends: []}"), HasSubstr("'backends' must list at least one backend"));
+  EXPECT_THAT(error_of("{sizs: 1}"), HasSubstr("unknown key 'sizs' in bench of case 'a'; did you mean 'sizes'?"));
+  EXPECT_EQ(error_of("{sizes: {x: [[4]]}}"), "loaded");
+}
+
+}  // namespace bench_test
+}  // namespace opspec::spec
