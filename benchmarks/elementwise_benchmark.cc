@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "benchmarks/chain_program.h"
+#include "harness/expect/compiled_benchmark.h"
 #include "runtime/compile/compile.h"
 #include "runtime/ops/ops.h"
 
@@ -87,3 +88,9 @@ BENCHMARK_CAPTURE(BM_Unary, exp, &exp)->Name("BM_Unary/exp")->Arg(int64_t{1} << 
 
 }  // namespace
 }  // namespace opspec
+
+// The cheap chain through OPSPEC_BENCHMARK_COMPILED, as a user's own
+// benchmark binary registers a program (BM_Compiled_cheap_chain/{eager,fused}).
+OPSPEC_BENCHMARK_COMPILED(BM_Compiled_cheap_chain, &opspec::cheap_chain,
+                          [] { return std::vector<opspec::Tensor>{opspec::ops::randn({int64_t{1} << 20})}; },
+                          {.backends = {"fused"}});
