@@ -14,6 +14,7 @@
 #include "harness/debug_log_io.h"
 #include "runtime/compile/backend.h"
 #include "runtime/nn/layers.h"
+#include "runtime/nn/reference_models_test_util.h"
 #include "runtime/ops/ops.h"
 #include "runtime/trace/make_fx.h"
 
