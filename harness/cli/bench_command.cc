@@ -3,6 +3,7 @@
 // Compare-style table, Google Benchmark JSON, and a check against a baseline.
 #include "harness/cli/internal/bench_command.h"
 
+#include <algorithm>
 #include <fstream>
 #include <ostream>
 #include <sstream>
@@ -11,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "harness/program/fixture.h"
 #include "harness/regex.h"
 #include "harness/spec/bench.h"
 #include "harness/spec/spec_loader.h"
@@ -22,6 +24,8 @@ constexpr const char* kBenchUsage =
     "usage: opspec bench [PATH...] [options]   time spec cases with a `bench:` section, eager against\n"
     "                                           each backend (PATH: files or directories; default specs)\n"
     "  --filter REGEX        only cases whose id (suite::case) matches\n"
+    "  --fixture NAME        also time a registered fixture on its default inputs (repeatable)\n"
+    "  --fixtures            also time every registered fixture\n"
     "  --backends A,B        backends to time (default eager,aot_eager,fused; a case's own list wins)\n"
     "  --min-time S          seconds per target (default 0.5; a case's min_time wins)\n"
     "  --repetitions N       rounds, in shuffled order each (default 5)\n"
@@ -36,6 +40,8 @@ int run_bench_command(const std::vector<std::string>& args, std::ostream& out, s
   std::vector<std::string> paths;
   spec::BenchOptions options;
   std::string filter, json, baseline;
+  std::vector<std::string> fixtures;
+  bool all_fixtures = false;
   double max_regression = 0.10;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -49,6 +55,12 @@ int run_bench_command(const std::vector<std::string>& args, std::ostream& out, s
     if (a == "-h" || a == "--help") {
       out << kBenchUsage;
       return 0;
+    } else if (a == "--fixture") {
+      std::optional<std::string> v = value();
+      if (!v) return 2;
+      fixtures.push_back(*v);
+    } else if (a == "--fixtures") {
+      all_fixtures = true;
     } else if (a == "--filter" || a == "--json" || a == "--baseline") {
       std::optional<std::string> v = value();
       if (!v) return 2;
@@ -82,7 +94,7 @@ int run_bench_command(const std::vector<std::string>& args, std::ostream& out, s
       paths.push_back(a);
     }
   }
-  if (paths.empty()) paths.push_back("specs");
+  if (paths.empty() && fixtures.empty() && !all_fixtures) paths.push_back("specs");
   std::optional<Regex> re;
   if (!filter.empty()) {
     absl::StatusOr<Regex> r = Regex::compile(filter);
@@ -92,10 +104,31 @@ int run_bench_command(const std::vector<std::string>& args, std::ostream& out, s
     }
     re = *std::move(r);
   }
-  absl::StatusOr<std::vector<spec::SuiteSpec>> suites = spec::load_suites(paths);
+  absl::StatusOr<std::vector<spec::SuiteSpec>> suites =
+      paths.empty() ? absl::StatusOr<std::vector<spec::SuiteSpec>>(std::vector<spec::SuiteSpec>{}) : spec::load_suites(paths);
   if (!suites.ok()) {
     err << "opspec bench: " << suites.status().message() << "\n";
     return 2;
+  }
+  // Fixtures asked for: a suite "fixtures" of one case each, on its default inputs.
+  if (all_fixtures) {
+    for (const Fixture* f : list_fixtures()) fixtures.push_back(f->name);
+  }
+  if (!fixtures.empty()) {
+    std::string yaml = "suite: fixtures\ncases:\n";
+    for (const std::string& name : fixtures) {
+      if (find_fixture(name) == nullptr) {
+        err << "opspec bench: --fixture: no fixture named '" << name << "' (opspec list --fixtures lists them)\n";
+        return 2;
+      }
+      str_append(&yaml, "  - {name: ", name, ", fixture: ", name, ", bench: true}\n");
+    }
+    absl::StatusOr<spec::SuiteSpec> suite = spec::load_suite_string(yaml, "<fixtures>");
+    if (!suite.ok()) {
+      err << "opspec bench: " << suite.status().message() << "\n";
+      return 2;
+    }
+    suites->push_back(*std::move(suite));
   }
   std::vector<spec::BenchResult> results;
   int status = 0;
@@ -115,8 +148,13 @@ int run_bench_command(const std::vector<std::string>& args, std::ostream& out, s
     return status;
   }
   out << spec::bench_table(results, tty);
+  std::vector<std::string> warned;  // each warning once (the load one comes with every case)
   for (const spec::BenchResult& r : results) {
-    for (const std::string& w : r.warnings) out << "warning: " << w << "\n";
+    for (const std::string& w : r.warnings) {
+      if (std::find(warned.begin(), warned.end(), w) != warned.end()) continue;
+      warned.push_back(w);
+      out << "warning: " << w << "\n";
+    }
   }
   if (!json.empty()) {
     std::ofstream file(json, std::ios::binary);

@@ -19,6 +19,7 @@
 #include "nlohmann/json.hpp"
 #include "runtime/compile/compile.h"
 #include "runtime/core/allocator.h"
+#include "runtime/core/device_hooks.h"
 
 namespace opspec::spec {
 namespace {
@@ -60,6 +61,22 @@ std::string first_lines(const std::string& s, int n) {
   return at == std::string::npos ? s : s.substr(0, at) + "\n  ...";
 }
 
+// synced: call, then a wait for the device's queued work when the inputs live
+// on a device (cuda), so a call's time is the device's too, not its launch.
+Call synced(Call call, const std::vector<Tensor>& inputs) {
+  for (const Tensor& t : inputs) {
+    if (t.defined() && !t.device().is_cpu() && !t.device().is_meta()) {
+      const Device device = t.device();
+      return [call = std::move(call), device](const std::vector<Tensor>& in) {
+        std::vector<Tensor> out = call(in);
+        get_device_hooks(device.type).synchronize(device);
+        return out;
+      };
+    }
+  }
+  return call;
+}
+
 BenchVariant run_variant(const CaseSpec& c, const CaseFunction& fn, const std::vector<InputSpec>& overrides,
                          const std::vector<std::string>& backends, double min_time, int repetitions, std::mt19937& rng,
                          std::vector<std::string>* warnings) {
@@ -69,7 +86,7 @@ BenchVariant run_variant(const CaseSpec& c, const CaseFunction& fn, const std::v
   std::vector<Call> calls;
   std::vector<std::shared_ptr<CompiledFunction>> compiled;
   v.timings.push_back({.target = "eager"});
-  calls.push_back(fn.fn);
+  calls.push_back(synced(fn.fn, inputs));
   for (const std::string& backend : backends) {
     BenchTiming t{.target = str_cat("compile:", backend)};
     CompileOptions options{.backend = backend, .name = c.name};
@@ -98,7 +115,7 @@ BenchVariant run_variant(const CaseSpec& c, const CaseFunction& fn, const std::v
     t.graphs = stats.graphs_run / std::max(1, stats.calls);
     t.graph_breaks = static_cast<int>(stats.breaks.size());
     v.timings.push_back(std::move(t));
-    calls.push_back([cf](const std::vector<Tensor>& in) { return (*cf)(in); });
+    calls.push_back(synced([cf](const std::vector<Tensor>& in) { return (*cf)(in); }, inputs));
     compiled.push_back(cf);
   }
   // Warm every target once, then time them round by round in shuffled order.
@@ -141,6 +158,15 @@ BenchVariant run_variant(const CaseSpec& c, const CaseFunction& fn, const std::v
   return v;
 }
 
+// scaling_warning: a warning when the CPU's frequency governor may change
+// clock speeds under the timings (as Google Benchmark warns).
+std::optional<std::string> scaling_warning() {
+  std::ifstream in("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor");
+  std::string governor;
+  if (!(in >> governor) || governor == "performance") return std::nullopt;
+  return str_cat("CPU frequency scaling is on (governor '", governor, "'): timings may move with the clock");
+}
+
 // load_warning: a warning when the machine looks busy (load average above its cores).
 std::optional<std::string> load_warning() {
   std::ifstream in("/proc/loadavg");
@@ -176,6 +202,7 @@ BenchResult run_bench(const CaseRef& ref, const BenchOptions& options) {
   }
   OPSPEC_CHECK(c.bench.has_value(), "run_bench: case '", c.name, "' has no bench section");
   if (auto w = load_warning()) r.warnings.push_back(*w);
+  if (auto w = scaling_warning()) r.warnings.push_back(*w);
   try {
     const CaseFunction fn = make_case_function(c, ref.device);
     const std::vector<std::string>& backends = c.bench->backends.empty() ? options.backends : c.bench->backends;

@@ -24,8 +24,10 @@ namespace opspec::spec {
 // a round runs one target's warm calls for min_time / repetitions seconds.
 // Each target's figure is the median over rounds of the mean call time, with
 // the interquartile range as its spread; peak memory is the CPU allocator's
-// high-water mark over one warm call. A spread above 10% of the median, or a
-// load average above the cores' count, adds a warning to the result.
+// high-water mark over one warm call. On a device (cuda) each call ends with
+// a wait for the device, so times are the device's (host clock, not events).
+// A spread above 10% of the median, a load average above the cores' count, or
+// a CPU frequency governor other than `performance` adds a warning.
 
 // BenchOptions: what to time and for how long.
 struct BenchOptions {

@@ -1,0 +1,112 @@
+// `opspec bench` as a command: the table and JSON of a suite, --baseline
+// failing (exit 1, naming the case) on a slowdown injected by a backend that
+// sleeps and passing without it, a refused case failing the run, --fixture,
+// and usage errors.
+#include "harness/cli/internal/bench_command.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "runtime/compile/backend.h"
+#include "runtime/ops/ops.h"
+
+namespace opspec {
+namespace bench_command_test {
+
+using ::testing::HasSubstr;
+
+std::atomic<bool> g_slow{false};
+
+struct Result {
+  int status;
+  std::string out, err;
+};
+
+Result bench(std::vector<std::string> args) {
+  static const bool registered = [] {
+    register_backend("bench_command_test_toggle", [](const Graph& g, const std::vector<Tensor>& examples) {
+      CompiledGraph run = eager_backend(g, examples);
+      return CompiledGraph([run](const std::vector<Tensor>& in) {
+        if (g_slow) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        return run(in);
+      });
+    });
+    register_backend("bench_command_test_wrong", [](const Graph& g, const std::vector<Tensor>& examples) {
+      CompiledGraph run = eager_backend(g, examples);
+      return CompiledGraph([run](const std::vector<Tensor>& in) {
+        std::vector<Tensor> out = run(in);
+        for (Tensor& t : out) t = ops::neg(t);
+        return out;
+      });
+    });
+    return true;
+  }();
+  static_cast<void>(registered);
+  std::ostringstream out, err;
+  const int status = cli::internal::run_bench_command(args, out, err, /*tty=*/false);
+  return {status, out.str(), err.str()};
+}
+
+std::string write(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+constexpr const char* kSuite = R"(
+suite: cmd
+cases:
+  - name: relu
+    inputs: {x: {shape: [64]}}
+    program: return relu(x)
+    bench: {backends: [bench_command_test_toggle]}
+)";
+
+TEST(BenchCommand, BaselineFailsOnAnInjectedSlowdownOnly) {
+  const std::string suite = write("bench_cmd.yaml", kSuite);
+  const std::string json = ::testing::TempDir() + "/bench_baseline.json";
+  g_slow = false;
+  const Result first = bench({suite, "--min-time", "0.02", "--repetitions", "2", "--json", json});
+  ASSERT_EQ(first.status, 0) << first.out << first.err;
+  EXPECT_THAT(first.out, HasSubstr("cmd::relu"));
+  EXPECT_THAT(first.out, HasSubstr("compile:bench_command_test_toggle"));
+  // Ten times slower allowed: the same code passes whatever the machine's noise.
+  const Result same = bench({suite, "--min-time", "0.02", "--repetitions", "2", "--baseline", json,
+                             "--max-regression", "1000%"});
+  EXPECT_EQ(same.status, 0) << same.out;
+  g_slow = true;
+  const Result slow = bench({suite, "--min-time", "0.02", "--repetitions", "2", "--baseline", json,
+                             "--max-regression", "1000%"});
+  g_slow = false;
+  EXPECT_EQ(slow.status, 1);
+  EXPECT_THAT(slow.out, HasSubstr("REGRESSION: cmd::relu/compile:bench_command_test_toggle"));
+}
+
+TEST(BenchCommand, RefusedCasesFixturesAndUsage) {
+  const Result wrong = bench({write("bench_wrong.yaml", R"(
+cases:
+  - name: neg
+    inputs: {x: {shape: [8]}}
+    program: return relu(x)
+    bench: {backends: [bench_command_test_wrong]}
+)"),
+                              "--min-time", "0.01"});
+  EXPECT_EQ(wrong.status, 1);
+  EXPECT_THAT(wrong.out, HasSubstr("was not timed: its result differs from eager's"));
+  const Result fixture = bench({"--fixture", "gelu_chain", "--min-time", "0.01", "--repetitions", "1", "--backends", "eager"});
+  EXPECT_EQ(fixture.status, 0) << fixture.err;
+  EXPECT_THAT(fixture.out, HasSubstr("fixtures::gelu_chain"));
+  EXPECT_EQ(bench({"--fixture", "no_such_fixture"}).status, 2);
+  EXPECT_EQ(bench({"--min-time", "-1"}).status, 2);
+  EXPECT_EQ(bench({"--frobnicate"}).status, 2);
+  EXPECT_THAT(bench({"--baseline"}).err, HasSubstr("--baseline needs a value"));
+}
+
+}  // namespace bench_command_test
+}  // namespace opspec
