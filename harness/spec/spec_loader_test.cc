@@ -316,7 +316,7 @@ TEST(SpecLoaderErrors, UnknownKeyAtEachLevel) {
             "backend, device, devices)");
   EXPECT_EQ(load_fails(str_cat(kHead, "    program: return 1\n    expcet: {}\n")),
             "t.yaml:4:5: error: unknown key 'expcet' in case 'c'; did you mean 'expect'? (allowed: name, "
-            "description, inputs, program, fixture, compile, expect, debug, skip_if, xfail, devices, dtype, seed)");
+            "description, inputs, program, fixture, compile, expect, debug, skip_if, xfail, devices, dtype, seed, bench)");
   EXPECT_EQ(load_fails(str_cat(kHead, "    program: return x\n    inputs: {x: {shape: [1], int: ones}}\n")),
             "t.yaml:4:30: error: unknown key 'int' in input 'x' of case 'c'; did you mean 'init'? (allowed: shape, "
             "init, dtype, device, full, values, requires_grad)");
