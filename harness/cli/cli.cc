@@ -372,7 +372,7 @@ int command_run(const Args& a) {
   auto start = std::chrono::steady_clock::now();
   Loaded loaded = load(a.paths, a.in_process ? 1 : a.jobs);
   std::vector<CaseRef> cases = select(loaded.suites, a);
-  RunOptions options{.accept = a.accept};
+  RunOptions options{.accept = a.accept, .report_logs = !a.report.empty()};
   Summary summary;
   std::vector<CaseResult> results = loaded.load_failures;
   for (const CaseResult& r : loaded.load_failures) print_result(r, a), summary.add(r);

@@ -175,7 +175,12 @@ std::string case_page(const ReportCase& c) {
     str_append(&body, "<h2 id=\"program\">Program</h2>\n", program_html(*c.spec, r), inputs_html(*c.spec));
   }
   str_append(&body, equivalence_html(r));
-  str_append(&body, section("Eager log (DebugMode)", r.eager_debug_string, "eager-log"));
+  if (!r.report_eager_log.empty()) {
+    str_append(&body, section("Eager log (DebugMode: ids, norm hashes of inputs and outputs, modules)",
+                              r.report_eager_log, "eager-log"));
+  } else {
+    str_append(&body, section("Eager log (DebugMode)", r.eager_debug_string, "eager-log"));
+  }
   str_append(&body, graphs_html(r));
   std::string breaks;
   for (const std::string& b : r.graph_breaks) str_append(&breaks, b, "\n");

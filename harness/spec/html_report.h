@@ -19,7 +19,9 @@ namespace opspec::spec {
 // its result kept beside it as JSON so the index can be rebuilt from the
 // pages a directory holds (`opspec report DIR`, failing gtest assertions): the
 // failure at the top, then the program with line numbers (or the fixture's
-// name), the inputs, the eager DebugMode log, each compiled graph (its text,
+// name), the inputs, the eager DebugMode log (with `--report`, recorded with
+// ids, norm hashes of inputs and outputs and module markers: RunOptions::
+// report_logs), each compiled graph (its text,
 // drawn as inline SVG by Graphviz's library where opspec was built with it,
 // and its DOT text), the graph breaks, the fused kernels (launched, and each
 // one's program: FusedProgram::str(), on cpu), each graph's guards

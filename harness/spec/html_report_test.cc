@@ -60,7 +60,7 @@ cases:
   std::vector<ReportCase> cases;
   Summary summary;
   for (const CaseRef& ref : expand_cases(*suite)) {
-    cases.push_back({run_case(ref), ref.spec});
+    cases.push_back({run_case(ref, {.report_logs = true}), ref.spec});
     summary.add(cases.back().result);
   }
   const std::string dir = ::testing::TempDir() + "/opspec_report";
@@ -76,6 +76,8 @@ cases:
   const std::string failed = read(dir + "/cases/report__fails.html");
   EXPECT_THAT(failed, HasSubstr("<pre class=\"failure\">expect.ops"));
   EXPECT_THAT(failed, HasSubstr("aten::neg"));
+  // With report_logs the eager log carries ids and hashes of inputs and outputs.
+  EXPECT_THAT(failed, HasSubstr("aten::neg(t$0: f32[4])  -&gt;  t$1: f32[4]  # {&#39;input_hash&#39;: (("));
   EXPECT_LT(failed.find("Failure"), failed.find("Program"));  // the failure on top
 
   const std::string broke = read(dir + "/cases/report__breaks.html");

@@ -96,6 +96,7 @@ void make_reportable(CaseResult& r) {
     *s = valid_utf8(*s);
   }
   r.guards = valid_utf8(r.guards);
+  r.report_eager_log = valid_utf8(r.report_eager_log);
   for (std::vector<std::string>* v : {&r.graphs, &r.graph_dots, &r.graph_breaks, &r.fused_kernels,
                                       &r.equivalence_eager, &r.equivalence_compiled, &r.kernel_programs}) {
     for (std::string& s : *v) s = valid_utf8(s);
@@ -124,6 +125,7 @@ std::string result_to_json(const CaseResult& r) {
   j["graphs"] = r.graphs;
   j["graph_dots"] = r.graph_dots;
   j["guards"] = r.guards;
+  j["report_eager_log"] = r.report_eager_log;
   j["kernel_programs"] = r.kernel_programs;
   j["equivalence_eager"] = r.equivalence_eager;
   j["equivalence_compiled"] = r.equivalence_compiled;
@@ -158,6 +160,7 @@ absl::StatusOr<CaseResult> result_from_json(std::string_view text) {
     r.graphs = j.value("graphs", std::vector<std::string>{});
     r.graph_dots = j.value("graph_dots", std::vector<std::string>{});
     r.guards = j.value("guards", std::string());
+    r.report_eager_log = j.value("report_eager_log", std::string());
     r.kernel_programs = j.value("kernel_programs", std::vector<std::string>{});
     r.equivalence_eager = j.value("equivalence_eager", std::vector<std::string>{});
     r.equivalence_compiled = j.value("equivalence_compiled", std::vector<std::string>{});

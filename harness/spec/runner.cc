@@ -188,6 +188,17 @@ void run_expectations(const CaseRef& ref, const RunOptions& options, CaseResult&
                                                        CloseOptions{.equal_nan = true, .check_dtype = false}));
   }
   eager_outputs.clear();  // only the checks above read them: memory for the runs below (docs/memory.md)
+  if (options.report_logs) {  // --report: the eager run again, logged with everything a reader needs
+    DebugModeOptions o = debug_options(c.debug);
+    o.record_ids = o.record_nn_module = true;
+    DebugMode dm(o);
+    {
+      auto scope = dm.enter();
+      const DebugMode::HashScope hashes({HashKind::kNorm}, /*hash_inputs=*/true, false);
+      fn.fn(fn.make_inputs());
+    }
+    result.report_eager_log = dm.debug_string();
+  }
 
   // Step 5: compiled.
   const bool compiles = needs_compile(c);

@@ -72,6 +72,7 @@ struct CaseResult {
   std::vector<std::string> graph_breaks;   // "reason (at site)"
   std::vector<std::string> fused_kernels;  // kernel names launched by the first compiled call
   std::string guards;                      // each graph's guards, the recompile reasons (check_guards' text)
+  std::string report_eager_log;            // with RunOptions::report_logs: the eager log with ids, hashes, modules
   std::vector<std::string> kernel_programs;  // the fused kernels' programs (CompileObservation::kernel_programs)
   // A failed `equivalent:`: both runs' logs, one rendered entry each (with
   // hashes), and the entry where they first diverge (-1: they did not).
@@ -88,6 +89,9 @@ CaseResult case_result(const CaseRef& ref);
 // RunOptions: how cases run.
 struct RunOptions {
   bool accept = false;  // differing debug_string goldens are accepted, not failures
+  // report_logs: also record the eager run with ids, norm hashes (inputs too)
+  // and module markers, for --report (CaseResult::report_eager_log).
+  bool report_logs = false;
 };
 
 // run_case: runs one case in this process and never throws for a user error.
