@@ -23,12 +23,11 @@
 
 namespace {
 
-enum class Fn { kSin, kCos, kExp, kLog, kTanh, kErf, kSigmoid };
-constexpr Fn kAll[] = {Fn::kSin, Fn::kCos, Fn::kExp, Fn::kLog, Fn::kTanh, Fn::kErf, Fn::kSigmoid};
-const char* name(Fn f) {
-  static const char* kNames[] = {"sin", "cos", "exp", "log", "tanh", "erf", "sigmoid"};
-  return kNames[static_cast<int>(f)];
-}
+using opspec::vector_math_cases::Fn;
+using opspec::vector_math_cases::kAll;
+using opspec::vector_math_cases::name;
+using opspec::vector_math_cases::sleef16;
+using opspec::vector_math_cases::sleef8;
 
 float reference(Fn f, float xf) {
   const double x = xf;
@@ -56,38 +55,6 @@ float ours(Fn f, float x) {
     case Fn::kSigmoid: return in::SigmoidOp{}(x);
   }
   return 0;
-}
-
-__attribute__((target("avx512f"))) void sleef16(Fn f, const float* x, float* y) {
-  const __m512 v = _mm512_loadu_ps(x), one = _mm512_set1_ps(1.0f);
-  __m512 r;
-  switch (f) {
-    case Fn::kSin: r = Sleef_sinf16_u10(v); break;
-    case Fn::kCos: r = Sleef_cosf16_u10(v); break;
-    case Fn::kExp: r = Sleef_expf16_u10(v); break;
-    case Fn::kLog: r = Sleef_logf16_u10(v); break;
-    case Fn::kTanh: r = Sleef_tanhf16_u10(v); break;
-    case Fn::kErf: r = Sleef_erff16_u10(v); break;
-    default: r = _mm512_div_ps(one, _mm512_add_ps(one, Sleef_expf16_u10(_mm512_sub_ps(_mm512_setzero_ps(), v))));
-  }
-  _mm512_storeu_ps(y, r);
-}
-
-__attribute__((target("avx2,fma"))) void sleef8(Fn f, const float* x, float* y) {
-  for (int h = 0; h < 2; ++h) {
-    const __m256 v = _mm256_loadu_ps(x + 8 * h), one = _mm256_set1_ps(1.0f);
-    __m256 r;
-    switch (f) {
-      case Fn::kSin: r = Sleef_sinf8_u10(v); break;
-      case Fn::kCos: r = Sleef_cosf8_u10(v); break;
-      case Fn::kExp: r = Sleef_expf8_u10(v); break;
-      case Fn::kLog: r = Sleef_logf8_u10(v); break;
-      case Fn::kTanh: r = Sleef_tanhf8_u10(v); break;
-      case Fn::kErf: r = Sleef_erff8_u10(v); break;
-      default: r = _mm256_div_ps(one, _mm256_add_ps(one, Sleef_expf8_u10(_mm256_sub_ps(_mm256_setzero_ps(), v))));
-    }
-    _mm256_storeu_ps(y + 8 * h, r);
-  }
 }
 
 int64_t ordered(float v) {
@@ -118,8 +85,8 @@ int main(int argc, char** argv) {
     for (int64_t block = 0; block < count / 16; ++block) {
       float x[16], a[16], b[16];
       for (int j = 0; j < 16; ++j) x[j] = std::bit_cast<float>(static_cast<uint32_t>((block * 16 + j) << stride));
-      sleef16(f, x, a);
-      sleef8(f, x, b);
+      sleef16(f, x, a, 16);
+      sleef8(f, x, b, 16);
       for (int j = 0; j < 16; ++j) {
         const float want = reference(f, x[j]);
         lane_diffs += std::bit_cast<uint32_t>(a[j]) != std::bit_cast<uint32_t>(b[j]) && !(a[j] != a[j] && b[j] != b[j]);

@@ -17,50 +17,6 @@ namespace {
 
 using vector_math_cases::Fn;
 
-__attribute__((target("avx512f"))) void sleef16(Fn f, const float* x, float* y, int64_t n) {
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    const __m512 v = _mm512_loadu_ps(x + i);
-    __m512 r;
-    switch (f) {
-      case Fn::kSin: r = Sleef_sinf16_u10(v); break;
-      case Fn::kCos: r = Sleef_cosf16_u10(v); break;
-      case Fn::kExp: r = Sleef_expf16_u10(v); break;
-      case Fn::kLog: r = Sleef_logf16_u10(v); break;
-      case Fn::kTanh: r = Sleef_tanhf16_u10(v); break;
-      case Fn::kErf: r = Sleef_erff16_u10(v); break;
-      default: {  // sigmoid = 1 / (1 + exp(-x))
-        const __m512 one = _mm512_set1_ps(1.0f);
-        r = _mm512_div_ps(one, _mm512_add_ps(one, Sleef_expf16_u10(_mm512_sub_ps(_mm512_setzero_ps(), v))));
-      }
-    }
-    _mm512_storeu_ps(y + i, r);
-  }
-  for (; i < n; ++i) y[i] = x[i];  // kN is a multiple of 16
-}
-
-__attribute__((target("avx2,fma"))) void sleef8(Fn f, const float* x, float* y, int64_t n) {
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    const __m256 v = _mm256_loadu_ps(x + i);
-    __m256 r;
-    switch (f) {
-      case Fn::kSin: r = Sleef_sinf8_u10(v); break;
-      case Fn::kCos: r = Sleef_cosf8_u10(v); break;
-      case Fn::kExp: r = Sleef_expf8_u10(v); break;
-      case Fn::kLog: r = Sleef_logf8_u10(v); break;
-      case Fn::kTanh: r = Sleef_tanhf8_u10(v); break;
-      case Fn::kErf: r = Sleef_erff8_u10(v); break;
-      default: {
-        const __m256 one = _mm256_set1_ps(1.0f);
-        r = _mm256_div_ps(one, _mm256_add_ps(one, Sleef_expf8_u10(_mm256_sub_ps(_mm256_setzero_ps(), v))));
-      }
-    }
-    _mm256_storeu_ps(y + i, r);
-  }
-  for (; i < n; ++i) y[i] = x[i];
-}
-
 void BM_VectorMathSleef(benchmark::State& state, Fn f) {
   if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) {
     state.SkipWithError("SLEEF's 8-lane functions need AVX2 and FMA");

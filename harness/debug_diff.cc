@@ -323,6 +323,13 @@ LogDiff diff_logs(absl::Span<const DebugCall> a, absl::Span<const DebugCall> b, 
   return diff;
 }
 
+std::vector<std::string> rendered_entries(absl::Span<const DebugCall> log) {
+  std::vector<std::string> lines;
+  lines.reserve(log.size());
+  for (const DebugCall& c : log) lines.push_back(std::string(static_cast<size_t>(2 * c.depth), ' ') + c.render({}));
+  return lines;
+}
+
 std::string LogDiff::report() const {
   if (equivalent()) return str_cat("logs are equivalent (", entries1, " entries)");
   const HashMismatch* m = first_mismatch();

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -69,10 +70,20 @@ struct LogDiff {
   bool equivalent() const { return structurally_aligned && mismatches.empty(); }
   // first_mismatch: the earliest hash mismatch, or null.
   const HashMismatch* first_mismatch() const { return mismatches.empty() ? nullptr : &mismatches.front(); }
+  // divergence_index: the entry where the logs first diverge (the first hash
+  // mismatch, else the structural break), or nullopt when they are equivalent.
+  std::optional<size_t> divergence_index() const {
+    if (equivalent()) return std::nullopt;
+    return first_mismatch() != nullptr ? first_mismatch()->index : first_structural_index;
+  }
   // report: "logs are equivalent (N entries)", or the first divergence with
   // both entries' lines and the count of what follows.
   std::string report() const;
 };
+
+// rendered_entries: each entry of log as one line, indented two spaces per
+// call depth (kernels' buffer hashes left out), for side-by-side views.
+std::vector<std::string> rendered_entries(absl::Span<const DebugCall> log);
 
 // diff_logs: compares log a ("log 1") with log b ("log 2").
 LogDiff diff_logs(absl::Span<const DebugCall> a, absl::Span<const DebugCall> b, const DiffOptions& options = {});

@@ -31,12 +31,6 @@ constexpr const char* kDiffUsage =
     "  --html FILE  also write both logs side by side, whole, as an HTML page (the divergence marked)\n"
     "exit status: 0 the logs agree, 1 they diverge, 2 a usage error or an unreadable log\n";
 
-// line_of: entry i of log as debug_string shows it (indented), or "" past its end.
-std::string line_of(const std::vector<DebugCall>& log, size_t i) {
-  if (i >= log.size()) return "";
-  return std::string(static_cast<size_t>(2 * log[i].depth), ' ') + log[i].render({});
-}
-
 // fit: s cut to width columns ("..." marks a cut), padded to width.
 std::string fit(const std::string& s, size_t width) {
   if (s.size() > width) return s.substr(0, width - 3) + "...";
@@ -103,9 +97,9 @@ int run_diff(const std::vector<std::string>& args, std::ostream& out, std::ostre
   const std::vector<DebugCall>& a = logs[0];
   const std::vector<DebugCall>& b = logs[1];
   const LogDiff d = diff_logs(a, b, options);
-  const size_t divergence = d.equivalent() ? std::string::npos
-                            : d.first_mismatch() != nullptr ? d.first_mismatch()->index
-                                                            : d.first_structural_index;
+  const size_t divergence = d.divergence_index().value_or(std::string::npos);
+  const std::vector<std::string> lines1 = rendered_entries(a), lines2 = rendered_entries(b);
+  const auto line_of = [](const std::vector<std::string>& lines, size_t i) { return i < lines.size() ? lines[i] : ""; };
   if (!html.empty()) {
     std::string page = str_cat(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>opspec diff</title>\n<style>"
@@ -116,8 +110,8 @@ int run_diff(const std::vector<std::string>& args, std::ostream& out, std::ostre
         b.size(), " entries)</p>\n<pre>", spec::html_escape(d.report()), "</pre>\n<table><tr><th>#</th><th>log 1</th><th>log 2</th></tr>\n");
     for (size_t i = 0; i < std::max(a.size(), b.size()); ++i) {
       str_append(&page, "<tr", i == divergence ? " class=\"divergent\" id=\"divergence\"" : "", "><td>", i,
-                 "</td><td><code>", spec::html_escape(line_of(a, i)), "</code></td><td><code>",
-                 spec::html_escape(line_of(b, i)), "</code></td></tr>\n");
+                 "</td><td><code>", spec::html_escape(line_of(lines1, i)), "</code></td><td><code>",
+                 spec::html_escape(line_of(lines2, i)), "</code></td></tr>\n");
     }
     page += "</table>\n</body></html>\n";
     std::ofstream file(html, std::ios::binary);
@@ -146,7 +140,7 @@ int run_diff(const std::vector<std::string>& args, std::ostream& out, std::ostre
   for (size_t i = begin; i < end; ++i) {
     const bool marked = i == at;
     const std::string row = str_cat(marked ? "> " : "  ", std::string(4 - std::min<size_t>(4, std::to_string(i).size()), ' '),
-                                    i, " ", fit(line_of(a, i), width), " | ", line_of(b, i));
+                                    i, " ", fit(line_of(lines1, i), width), " | ", line_of(lines2, i));
     out << (marked && color ? "\x1b[31m" : "") << row << (marked && color ? "\x1b[0m" : "") << "\n";
   }
   if (at >= a.size() || at >= b.size()) {

@@ -66,16 +66,10 @@ CompileOptions fused_defaults() {
   try {
     EquivalenceResult r = check_eager_compiled_equivalent(fn, inputs, options);
     if (r.result.ok) return ::testing::AssertionSuccess();
-    FailureLogs logs;
-    for (const DebugCall& c : r.eager_log) logs.equivalence_eager.push_back(std::string(2 * c.depth, ' ') + c.render({}));
-    for (const DebugCall& c : r.compiled_log) {
-      logs.equivalence_compiled.push_back(std::string(2 * c.depth, ' ') + c.render({}));
-    }
-    const LogDiff d = diff_logs(r.eager_log, r.compiled_log);
-    if (!d.equivalent()) {
-      logs.equivalence_divergence =
-          static_cast<int>(d.first_mismatch() != nullptr ? d.first_mismatch()->index : d.first_structural_index);
-    }
+    FailureLogs logs{.equivalence_eager = rendered_entries(r.eager_log),
+                     .equivalence_compiled = rendered_entries(r.compiled_log)};
+    const std::optional<size_t> at = diff_logs(r.eager_log, r.compiled_log).divergence_index();
+    logs.equivalence_divergence = at ? static_cast<int>(*at) : -1;
     return report_failure(fail(head, r.result.message), "EXPECT_EAGER_COMPILED_EQUIVALENT", logs);
   } catch (const std::exception& e) {
     return report_failure(fail(head, str_cat("threw: ", e.what())), "EXPECT_EAGER_COMPILED_EQUIVALENT");

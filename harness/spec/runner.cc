@@ -326,17 +326,10 @@ void run_expectations(const CaseRef& ref, const RunOptions& options, CaseResult&
     EquivalenceResult r = check_eager_compiled_equivalent(fn.fn, fn.make_inputs(), eo);
     failures.add("expect.equivalent", r.result);
     if (!r.result.ok) {  // for --report: the two logs side by side, the divergence marked
-      for (const DebugCall& c : r.eager_log) {
-        result.equivalence_eager.push_back(str_cat(std::string(2 * c.depth, ' '), c.render({})));
-      }
-      for (const DebugCall& c : r.compiled_log) {
-        result.equivalence_compiled.push_back(str_cat(std::string(2 * c.depth, ' '), c.render({})));
-      }
-      const LogDiff d = diff_logs(r.eager_log, r.compiled_log, {.rtol = 0.0});
-      if (!d.equivalent()) {
-        result.equivalence_divergence = static_cast<int>(
-            d.first_mismatch() != nullptr ? d.first_mismatch()->index : d.first_structural_index);
-      }
+      result.equivalence_eager = rendered_entries(r.eager_log);
+      result.equivalence_compiled = rendered_entries(r.compiled_log);
+      const std::optional<size_t> at = diff_logs(r.eager_log, r.compiled_log).divergence_index();
+      result.equivalence_divergence = at ? static_cast<int>(*at) : -1;
     }
   }
 
