@@ -120,11 +120,31 @@ class Cursor {
   size_t pos_;
 };
 
+// scan: visit(i, depth) for each character of s from `from` on that is
+// outside quotes, depth being its bracket nesting (before it, for a bracket);
+// returns the first i for which visit returns true, or npos.
+template <class F>
+size_t scan(std::string_view s, size_t from, F visit) {
+  int depth = 0;
+  char quote = 0;
+  for (size_t i = from; i < s.size(); ++i) {
+    const char c = s[i];
+    if (quote) {
+      if (c == '\\') ++i;
+      else if (c == quote) quote = 0;
+      continue;
+    }
+    if (visit(i, depth)) return i;
+    if (c == '\'' || c == '"') quote = c;
+    else if (c == '(' || c == '[' || c == '{') ++depth;
+    else if (c == ')' || c == ']' || c == '}') --depth;
+  }
+  return std::string_view::npos;
+}
+
 // split_top: s split at top-level commas (outside brackets and quotes), each part trimmed.
 std::vector<std::pair<size_t, std::string_view>> split_top(std::string_view s, size_t offset) {
   std::vector<std::pair<size_t, std::string_view>> parts;
-  int depth = 0;
-  char quote = 0;
   size_t begin = 0;
   const auto push = [&](size_t end) {
     size_t b = begin, e = end;
@@ -132,44 +152,22 @@ std::vector<std::pair<size_t, std::string_view>> split_top(std::string_view s, s
     while (e > b && s[e - 1] == ' ') --e;
     if (e > b) parts.emplace_back(offset + b, s.substr(b, e - b));
   };
-  for (size_t i = 0; i < s.size(); ++i) {
-    const char c = s[i];
-    if (quote) {
-      if (c == '\\') ++i;
-      else if (c == quote) quote = 0;
-    } else if (c == '\'' || c == '"') {
-      quote = c;
-    } else if (c == '(' || c == '[' || c == '{') {
-      ++depth;
-    } else if (c == ')' || c == ']' || c == '}') {
-      --depth;
-    } else if (c == ',' && depth == 0) {
+  scan(s, 0, [&](size_t i, int depth) {
+    if (s[i] == ',' && depth == 0) {
       push(i);
       begin = i + 1;
     }
-  }
+    return false;
+  });
   push(s.size());
   return parts;
 }
 
 // closing: the index of the bracket closing the one at open, or npos.
 size_t closing(std::string_view s, size_t open) {
-  int depth = 0;
-  char quote = 0;
-  for (size_t i = open; i < s.size(); ++i) {
-    const char c = s[i];
-    if (quote) {
-      if (c == '\\') ++i;
-      else if (c == quote) quote = 0;
-    } else if (c == '\'' || c == '"') {
-      quote = c;
-    } else if (c == '(' || c == '[' || c == '{') {
-      ++depth;
-    } else if (c == ')' || c == ']' || c == '}') {
-      if (--depth == 0) return i;
-    }
-  }
-  return std::string_view::npos;
+  return scan(s, open, [&](size_t i, int depth) {
+    return depth == 1 && (s[i] == ')' || s[i] == ']' || s[i] == '}');
+  });
 }
 
 // tensor_of: `t$3: f32[8, 8]` / `ft: f64[]` as a RecordedTensor, or nullopt.
@@ -346,21 +344,7 @@ std::vector<std::pair<std::string, std::vector<HashValue>>> kernel_hashes(Cursor
 
 // find_outside: the first `needle` in s at or after from that is outside brackets and quotes.
 size_t find_outside(std::string_view s, std::string_view needle, size_t from) {
-  int depth = 0;
-  char quote = 0;
-  for (size_t i = from; i < s.size(); ++i) {
-    const char c = s[i];
-    if (quote) {
-      if (c == '\\') ++i;
-      else if (c == quote) quote = 0;
-      continue;
-    }
-    if (depth == 0 && s.substr(i, needle.size()) == needle) return i;
-    if (c == '\'' || c == '"') quote = c;
-    else if (c == '(' || c == '[' || c == '{') ++depth;
-    else if (c == ')' || c == ']' || c == '}') --depth;
-  }
-  return std::string_view::npos;
+  return scan(s, from, [&](size_t i, int depth) { return depth == 0 && s.substr(i, needle.size()) == needle; });
 }
 
 DebugCall entry_of(std::string_view line, size_t at) {
