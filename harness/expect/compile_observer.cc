@@ -78,7 +78,7 @@ CompileObservation observe_compile(const TracedFunction& fn, size_t n,
   auto captured = std::make_shared<Captured>();
   Backend inner = options.backend_fn ? options.backend_fn : lookup_backend(options.backend);
   CompileOptions opts = options;
-  const bool fused = !options.backend_fn && options.backend == "fused";
+  const bool fused = observe.kernel_programs && !options.backend_fn && options.backend == "fused";
   opts.backend_fn = [inner = std::move(inner), captured, fused](const Graph& graph, const std::vector<Tensor>& examples) {
     std::vector<std::string> programs = fused ? fused_programs(graph, examples) : std::vector<std::string>{};
     {

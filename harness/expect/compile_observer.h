@@ -26,7 +26,8 @@ struct CompileObservation {
   std::vector<CompileCounters> counts_per_call;  // after each call (cumulative)
   std::vector<std::string> graphs;           // every graph the backend compiled (Graph::str()), in order
   std::vector<std::string> graph_dots;       // the same graphs in Graphviz DOT (Graph::to_dot())
-  // kernel_programs: with the fused backend on cpu, each fused kernel it made,
+  // kernel_programs: with ObserveOptions::kernel_programs and the fused
+  // backend on cpu, each fused kernel it made,
   // "fused_mul_add_0:\n" then its FusedProgram::str() (one line per instruction).
   std::vector<std::string> kernel_programs;
   int graphs_first_call = 0;                 // graphs run by the first call
@@ -51,6 +52,9 @@ struct ObserveOptions {
   // module: when set, observe compile(module) (an OptimizedModule called on
   // each call's single input, as torch.compile(model)) instead of compile(fn).
   std::shared_ptr<nn::Module> module;
+  // kernel_programs: fill CompileObservation::kernel_programs (partitions each
+  // fused cpu graph a second time: for reports only).
+  bool kernel_programs = false;
 };
 
 // observe_compile: compiles fn afresh with options (so caches belong to this

@@ -220,7 +220,7 @@ void run_expectations(const CaseRef& ref, const RunOptions& options, CaseResult&
     };
     ObserveOptions oo{.debug = debug_options(c.debug), .hash = debug_hash(c.debug),
                       .hash_inputs = c.debug.hash_inputs, .keep_outputs = false,
-                      .module = compiled_module(c, fn)};
+                      .module = compiled_module(c, fn), .kernel_programs = options.report_logs};
     CompileObservation obs = observe_compile(fn.fn, n_calls, make_call, copts, oo);
     result.compiled_debug_string = obs.debug_string;
     result.graphs = obs.graphs;
