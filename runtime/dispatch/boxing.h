@@ -22,6 +22,16 @@ namespace opspec {
 // signature the caller used calls it directly with no Stack at all. A signature
 // mismatch is not an error; the call just takes the boxed path.
 
+// Note [Typed fallback entries]
+// A fallback serves every op, so it is boxed: it cannot know argument types
+// at compile time. One that runs on hot paths (the Autograd key's, recording
+// history for every op on a tensor that requires grad) may also register
+// typed entries for the common signatures (KernelFunction::add_typed): a
+// typed call whose resolved kernel is that fallback calls the entry with the
+// op, the key set and its arguments as they are, so the call below it can
+// stay unboxed too. An entry must behave as the boxed fallback does; any
+// other signature takes the boxed path.
+
 // OptionalIntArrayRef: the unboxed type of "int[]?".
 using OptionalIntArrayRef = std::optional<IntArrayRef>;
 

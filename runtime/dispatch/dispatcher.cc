@@ -216,7 +216,8 @@ std::string Dispatcher::dump_dispatch_table(const OperatorHandle& op) const {
     if (own.valid()) {
       what = str_cat("kernel [", own.debug_name, own.unboxed ? ", unboxed" : ", boxed", "]");
     } else if (fallback_mask_.has(key)) {
-      what = str_cat("fallback [", fallbacks_[k].debug_name, "]");
+      const size_t typed = fallbacks_[k].typed.size();
+      what = str_cat("fallback [", fallbacks_[k].debug_name, typed > 0 ? str_cat(", ", typed, " typed entries") : "", "]");
     } else {
       what = "fallthrough";
     }

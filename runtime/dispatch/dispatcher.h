@@ -62,8 +62,11 @@ class Dispatcher {
   // call_builtin_kernel: runs op's own kernel or the fallback at key, never an
   // override; an override calls it to defer to the kernel it replaces.
   void call_builtin_kernel(const OperatorHandle& op, DispatchKey key, DispatchKeySet ks, Stack& stack) const;
-  // register_fallback: the boxed kernel for key used by every op without its own.
+  // register_fallback: the boxed kernel for key used by every op without its own
+  // (with typed entries for some signatures, See Note [Typed fallback entries]).
   void register_fallback(DispatchKey key, KernelFunction kernel);
+  // fallback: the fallback registered for key (invalid when none is).
+  const KernelFunction& fallback(DispatchKey key) const { return fallbacks_[static_cast<int>(key)]; }
 
   // ResolvedKernel: the key a call goes to and its kernel.
   struct ResolvedKernel {
@@ -92,6 +95,11 @@ class Dispatcher {
     const ResolvedKernel r = resolve(op, ks);
     if (r.kernel->unboxed != nullptr && r.kernel->signature == &typeid(Ret(Args...))) {
       return reinterpret_cast<Ret (*)(Args...)>(r.kernel->unboxed)(args...);
+    }
+    if (!r.kernel->typed.empty()) {  // See Note [Typed fallback entries]
+      if (void* fn = r.kernel->typed_entry(&typeid(Ret(Args...)))) {
+        return reinterpret_cast<Ret (*)(const OperatorHandle&, DispatchKeySet, Args...)>(fn)(op, ks, args...);
+      }
     }
     Stack stack = internal::box_args(args...);
     r.kernel->boxed(op, ks, stack);

@@ -194,6 +194,42 @@ TEST_F(DispatcherTest, DumpShowsKernelsFallbacksAndFallthroughs) {
   EXPECT_LT(dump.find("CUDA"), dump.find("CPU:"));
 }
 
+// A typed call whose kernel is a fallback with an entry for its signature
+// calls the entry; other signatures, and boxed calls, take the boxed fallback.
+// See Note [Typed fallback entries].
+Tensor typed_autograd_entry(const OperatorHandle& op, DispatchKeySet ks, const Tensor& x) {
+  trace().push_back("typed " + op.name());
+  return Dispatcher::singleton().redispatch<Tensor, const Tensor&>(op, ks & DispatchKeySet::below(DispatchKey::kAutograd), x);
+}
+
+TEST_F(DispatcherTest, FallbackTypedEntryServesItsSignatureOnly) {
+  Dispatcher& d = Dispatcher::singleton();
+  struct Restore {  // the builtin Autograd fallback comes back whatever happens
+    KernelFunction saved = Dispatcher::singleton().fallback(DispatchKey::kAutograd);
+    ~Restore() { Dispatcher::singleton().register_fallback(DispatchKey::kAutograd, saved); }
+  } restore;
+  KernelFunction k = KernelFunction::from_boxed(
+      [](const OperatorHandle& op, DispatchKeySet ks, Stack& s) {
+        trace().push_back("boxed " + op.name());
+        Dispatcher::singleton().redispatch_boxed(op, ks & DispatchKeySet::below(DispatchKey::kAutograd), s);
+      },
+      "test_fallback");
+  k.add_typed(&typed_autograd_entry);
+  d.register_fallback(DispatchKey::kAutograd, k);
+  EXPECT_THAT(d.dump_dispatch_table(d.get("disptest::ident")),
+              HasSubstr("Autograd: fallback [test_fallback, 1 typed entries]"));
+
+  IncludeDispatchKeyGuard autograd(DispatchKey::kAutograd);
+  EXPECT_EQ(ident(filled(2, 1)).to_vector<float>(), std::vector<float>({1, 1}));
+  EXPECT_THAT(trace(), ElementsAre("typed disptest::ident", "CPU"));
+  trace().clear();
+  const OperatorHandle& scale = d.get("disptest::scale");  // Tensor(const Tensor&, double): no entry
+  EXPECT_EQ(scale.call<Tensor>(filled(2, 2), 1.5).to_vector<float>(), std::vector<float>({3, 3}));
+  Stack s = d.get("disptest::ident").schema().bind({filled(1, 1)});
+  d.get("disptest::ident").call_boxed(s);
+  EXPECT_THAT(trace(), ElementsAre("boxed disptest::scale", "boxed disptest::ident", "CPU"));
+}
+
 // ---- Registry ----
 
 TEST_F(DispatcherTest, RegistryRejectsDuplicatesAndSuggestsOverloads) {

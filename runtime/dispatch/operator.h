@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 #include <typeinfo>
+#include <vector>
 
 #include "runtime/core/dispatch_key.h"
 #include "runtime/dispatch/boxing.h"
@@ -50,8 +51,29 @@ struct KernelFunction {
   void* unboxed = nullptr;
   const std::type_info* signature = nullptr;
   std::string debug_name;  // shown by dump_dispatch_table
+  // TypedEntry: a fallback's typed entry point for one signature: called as
+  // Ret(const OperatorHandle&, DispatchKeySet, Args...) for Ret(Args...) calls.
+  struct TypedEntry {
+    const std::type_info* signature;
+    void* fn;
+  };
+  // typed: a fallback's typed entries (See Note [Typed fallback entries]); empty for kernels.
+  std::vector<TypedEntry> typed;
 
   bool valid() const { return static_cast<bool>(boxed); }
+
+  // add_typed: gives a boxed fallback a typed entry for Ret(Args...) calls.
+  template <class Ret, class... Args>
+  void add_typed(Ret (*fn)(const OperatorHandle&, DispatchKeySet, Args...)) {
+    typed.push_back({&typeid(Ret(Args...)), reinterpret_cast<void*>(fn)});
+  }
+  // typed_entry: the typed entry for signature sig, or null.
+  void* typed_entry(const std::type_info* sig) const {
+    for (const TypedEntry& e : typed) {
+      if (e.signature == sig) return e.fn;
+    }
+    return nullptr;
+  }
 
   // from_function: wraps a typed kernel such as `Tensor relu(const Tensor&)`.
   template <class Ret, class... Args>

@@ -259,6 +259,7 @@ FunctionSchema SchemaParser::parse() {
   if (pos_ != text_.size()) fail("unexpected trailing text");
   schema.qualified_name_ = schema.ns_ + "::" + schema.name_;
   if (!schema.overload_.empty()) schema.qualified_name_ += "." + schema.overload_;
+  for (const Argument& a : schema.arguments_) schema.mutable_ = schema.mutable_ || a.is_write;
   return schema;
 }
 
@@ -340,13 +341,6 @@ std::string FunctionSchema::format_arguments(
     out += rendered[i] ? *rendered[i] : format_value(a.type, args[i]);
   }
   return out;
-}
-
-bool FunctionSchema::is_mutable() const {
-  for (const auto& a : arguments_) {
-    if (a.is_write) return true;
-  }
-  return false;
 }
 
 int FunctionSchema::argument_index(std::string_view name) const {

@@ -76,7 +76,7 @@ class FunctionSchema {
   // num_positional: arguments before the "*".
   int num_positional() const { return num_positional_; }
   // is_mutable: some argument is written (an in-place or out= op).
-  bool is_mutable() const;
+  bool is_mutable() const { return mutable_; }
   // argument_index: position of a named argument, or -1.
   int argument_index(std::string_view name) const;
 
@@ -109,6 +109,7 @@ class FunctionSchema {
   std::string ns_, name_, overload_, qualified_name_;
   std::vector<Argument> arguments_;
   std::vector<Argument> returns_;
+  bool mutable_ = false;  // is_mutable(), found once by the parser (the Autograd kernel asks on every call)
   int num_positional_ = 0;
 };
 
