@@ -32,6 +32,21 @@ namespace opspec::autograd {
 //   CopySlices is not implemented), and a view of a tensor that does not
 //   require grad, written in place from one that does, is not tracked.
 
+// Note [Autograd recording cost]
+// Recording is on the path of every op of a training step, so it is kept to
+// what PyTorch's generated kernels do (BM_Autograd/add_1elem: goal <= 3x the
+// plain op):
+// - the common signatures have typed entries (autograd_typed_kernel, See Note
+//   [Typed fallback entries]): no Stack for the call, and the kernel below is
+//   called unboxed;
+// - Nodes (with their control blocks) and AutogradMeta come from the object
+//   pool (See Note [Object pool]), not malloc;
+// - a node keeps an input's metadata only when the input needs no gradient:
+//   otherwise the edge's target (the producing node's output slot, or the
+//   leaf's AccumulateGrad) records the same, and FormulaCall::meta reads it;
+// - leading tensor arguments take no slot in the node's args (args_offset),
+//   and which inputs need gradients are bits (Needs).
+
 namespace {
 
 // FormulaNode: a recorded op whose backward is its Formula.
@@ -45,7 +60,7 @@ class FormulaNode : public Node {
     for (const Tensor& g : grads) any = any || g.defined();
     if (!any) return VariableList(next_edges().size());
     FormulaCall call(*this, std::move(grads), saved_inputs, saved_outputs, args, input_metas, input_strides,
-                     input_offsets, tensor_args);
+                     input_offsets, tensor_args, args_offset);
     VariableList out = formula_.backward(call);
     out.resize(next_edges().size());
     return out;
@@ -58,7 +73,8 @@ class FormulaNode : public Node {
 
   FormulaCall::SavedList saved_inputs;
   FormulaCall::SavedList saved_outputs;
-  Stack args;  // the call's arguments, tensors dropped
+  Stack args;  // the call's arguments from args_offset on, tensors dropped
+  size_t args_offset = 0;  // the leading tensor arguments, not kept at all
   FormulaCall::MetaList input_metas;
   FormulaCall::StridesList input_strides;
   FormulaCall::OffsetList input_offsets;
@@ -149,118 +165,157 @@ const Formula* formula_for(const OperatorHandle& op) {
   return cache[id].second;
 }
 
-void autograd_kernel(const OperatorHandle& op, DispatchKeySet ks, Stack& stack) {
-  Dispatcher& dispatcher = Dispatcher::singleton();
-  const DispatchKeySet below = ks & DispatchKeySet::below(DispatchKey::kAutograd);
-  if (op.is_composite()) return dispatcher.redispatch_boxed(op, below, stack);
-  // Factories (ones_like(x), ...) and detach make tensors outside the graph.
-  const bool differentiable = op.kind() != OpKind::kFactory && &op != &builtin_op(OpId::detach);
-  const size_t nargs = op.schema().arguments().size();
-  // needs[k]: tensor input k requires grad (its edge, and what some formulas save, follow).
-  absl::InlinedVector<bool, 4> needs;
+// TensorInputs: an op's tensor inputs in argument order (Tensor[] elements flattened).
+using TensorInputs = absl::InlinedVector<const Tensor*, 4>;
+// Needs: needs[k]: tensor input k requires grad (its edge, and what some
+// formulas save, follow); bits, as ops rarely have over 64 tensor inputs.
+class Needs {
+ public:
+  void push_back(bool b) {
+    if (n_ < 64) {
+      first_ |= uint64_t{b} << n_;
+    } else {
+      rest_.push_back(b);
+    }
+    ++n_;
+  }
+  bool operator[](size_t k) const { return k < 64 ? ((first_ >> k) & 1u) != 0 : rest_[k - 64]; }
+  size_t size() const { return n_; }
+
+ private:
+  uint64_t first_ = 0;
+  std::vector<bool> rest_;
+  size_t n_ = 0;
+};
+
+// needs_of: which inputs require grad; false when op records no history
+// (factories such as ones_like(x), and detach, make tensors outside the
+// graph) or grad mode is off.
+bool needs_of(const OperatorHandle& op, const TensorInputs& inputs, Needs& needs) {
+  static const OperatorHandle& detach = builtin_op(OpId::detach);
+  if (op.kind() == OpKind::kFactory || &op == &detach || !is_grad_enabled()) return false;
   bool any = false;
-  if (differentiable && is_grad_enabled()) {
-    for_each_tensor(stack, nargs, [&](const Tensor& t) {
-      needs.push_back(requires_grad(t));
-      any = any || needs.back();
-    });
+  for (const Tensor* t : inputs) {
+    const bool r = requires_grad(*t);
+    needs.push_back(r);
+    any = any || r;
   }
-  if (!any) {
-    ExcludeDispatchKeyGuard no_autograd(DispatchKey::kAutograd);
-    return dispatcher.redispatch_boxed(op, below, stack);
-  }
+  return any;
+}
 
-  // The written argument of an in-place op, if any.
-  std::optional<size_t> written;
-  if (op.schema().is_mutable()) {
-    for (size_t i = 0; i < nargs; ++i) {
-      if (op.schema().arguments()[i].is_write) written = i;
-    }
+// check_in_place: PyTorch's refusals of an in-place op on self.
+void check_in_place(const OperatorHandle& op, const Tensor& self) {
+  const AutogradMeta* m = meta_of(self);
+  if (m != nullptr && m->requires_grad && m->grad_fn == nullptr) {
+    throw Error("a leaf Variable that requires grad is being used in an in-place operation.");
   }
-  if (written) {
-    const Tensor& self = stack[*written].to_tensor();
-    const AutogradMeta* m = meta_of(self);
-    if (m != nullptr && m->requires_grad && m->grad_fn == nullptr) {
-      throw Error("a leaf Variable that requires grad is being used in an in-place operation.");
-    }
-    if (m != nullptr && m->multi_view && m->grad_fn != nullptr) {  // PyTorch refuses these too, in these words
-      throw Error(str_cat(op.name(), ": Output ", m->output_nr, " of ", m->grad_fn->name(),
-                          " is a view and is being modified inplace. This view is the output of a function that "
-                          "returns multiple views. Such functions do not allow the output views to be modified "
-                          "inplace. You should replace the inplace operation by an out-of-place one."));
-    }
-    OPSPEC_CHECK(m == nullptr || !m->is_view, op.name(),
-                 ": an in-place operation on a view of a tensor that requires grad is not supported yet");
+  if (m != nullptr && m->multi_view && m->grad_fn != nullptr) {  // PyTorch refuses these too, in these words
+    throw Error(str_cat(op.name(), ": Output ", m->output_nr, " of ", m->grad_fn->name(),
+                        " is a view and is being modified inplace. This view is the output of a function that "
+                        "returns multiple views. Such functions do not allow the output views to be modified "
+                        "inplace. You should replace the inplace operation by an out-of-place one."));
   }
+  OPSPEC_CHECK(m == nullptr || !m->is_view, op.name(),
+               ": an in-place operation on a view of a tensor that requires grad is not supported yet");
+}
 
-  const Formula* formula = formula_for(op);
+// Recording: the Node an op call is recording, from its inputs to its outputs.
+struct Recording {
+  const OperatorHandle& op;
+  bool in_place = false;
+  const Formula* formula = nullptr;
   std::shared_ptr<Node> node;
-  FormulaNode* fnode = nullptr;
-  if (formula != nullptr) {
-    auto n = std::make_shared<FormulaNode>(*formula);
-    fnode = n.get();
-    node = std::move(n);
-  } else {
-    node = std::make_shared<NotImplementedNode>(op.name());
+  FormulaNode* fnode = nullptr;  // node as a FormulaNode (null: NotImplementedNode)
+  size_t out_index = 0;
+
+  // begin: makes the node, with one next edge per tensor input and the saved
+  // tensors the formula reads (See Note [The Autograd kernel]).
+  Recording(const OperatorHandle& o, const TensorInputs& inputs, const Needs& needs, bool written_self)
+      : op(o), in_place(written_self), formula(formula_for(o)) {
+    if (formula != nullptr) {
+      auto n = std::allocate_shared<FormulaNode>(opspec::internal::PoolAllocator<FormulaNode>(), *formula);
+      fnode = n.get();
+      node = std::move(n);
+    } else {
+      node = std::allocate_shared<NotImplementedNode>(opspec::internal::PoolAllocator<NotImplementedNode>(),
+                                                      op.name());
+    }
+    for (size_t k = 0; k < inputs.size(); ++k) add_input(k, *inputs[k], needs);
   }
+
   // saves: whether the formula keeps tensor input k, given which inputs need a gradient.
-  auto saves = [&](size_t k) {
+  bool saves(size_t k, const Needs& needs) const {
     if (k >= 32 || ((formula->saves_inputs >> k) & 1u) == 0) return false;
     if (k >= formula->saved_when.size() || formula->saved_when[k] == 0) return true;
     for (size_t j = 0; j < needs.size() && j < 32; ++j) {
       if (needs[j] && ((formula->saved_when[k] >> j) & 1u)) return true;
     }
     return false;
-  };
-  size_t next_k = 0;
-  for_each_tensor(stack, nargs, [&](const Tensor& t) {
-    const size_t k = next_k++;
+  }
+
+  void add_input(size_t k, const Tensor& t, const Needs& needs) {
     node->add_next_edge(needs[k] ? gradient_edge(t) : Edge{});
-    if (fnode != nullptr) {
-      fnode->input_metas.push_back({SizeVec(t.sizes().begin(), t.sizes().end()), t.dtype(), t.device()});
-      if (formula->reads_strides) {
-        fnode->input_strides.emplace_back(t.strides().begin(), t.strides().end());
-        fnode->input_offsets.push_back(t.storage_offset());
-      }
-      if (formula->saves_inputs == 0) return;  // the common elementwise case: nothing to keep
-      Tensor saved;
-      if (saves(k)) {
-        // Note [Saving self of an in-place op]
-        // The op is about to overwrite self, so a formula that reads it gets
-        // `original_self = self.clone()`, dispatched here, before the op, as
-        // PyTorch's generated code does (for mul_ only when other needs a gradient).
-        if (written && k == 0) {
-          ExcludeDispatchKeyGuard no_autograd(DispatchKey::kAutograd);
-          saved = ops::clone(t);
-        } else {
-          saved = t;
-        }
-      }
-      fnode->saved_inputs.emplace_back(std::move(saved), /*is_output=*/false);
+    if (fnode == nullptr) return;
+    if (needs[k]) {
+      fnode->input_metas.emplace_back();  // the edge's target records it (FormulaCall::meta)
+    } else {
+      fnode->input_metas.emplace_back(t);
     }
-  });
-  if (fnode != nullptr) {
-    fnode->args.reserve(nargs);
-    for (size_t i = 0; i < nargs; ++i) {
-      const Value& v = stack[i];
-      if (v.is_tensor() && i < 64) fnode->tensor_args |= uint64_t{1} << i;
+    if (formula->reads_strides) {
+      fnode->input_strides.emplace_back(t.strides().begin(), t.strides().end());
+      fnode->input_offsets.push_back(t.storage_offset());
+    }
+    if (formula->saves_inputs == 0) return;  // the common elementwise case: nothing to keep
+    Tensor saved;
+    if (saves(k, needs)) {
+      // Note [Saving self of an in-place op]
+      // The op is about to overwrite self, so a formula that reads it gets
+      // `original_self = self.clone()`, dispatched here, before the op, as
+      // PyTorch's generated code does (for mul_ only when other needs a gradient).
+      if (in_place && k == 0) {
+        ExcludeDispatchKeyGuard no_autograd(DispatchKey::kAutograd);
+        saved = ops::clone(t);
+      } else {
+        saved = t;
+      }
+    }
+    fnode->saved_inputs.emplace_back(std::move(saved), /*is_output=*/false);
+  }
+
+  // add_arg: schema argument i as the formula reads it (tensors are not kept).
+  template <class A>
+  void add_arg(size_t i, const A& a) {
+    if constexpr (std::is_same_v<A, Tensor>) {
+      if (i < 64) fnode->tensor_args |= uint64_t{1} << i;
+      add_not_kept();
+    } else if constexpr (std::is_same_v<A, Value>) {
       // A Tensor?[] (index's indices, integer tensors) is kept: its formula reads where the Nones are.
-      const bool keep_list = v.is_tensor_list() && op.schema().arguments()[i].type.element_optional;
-      fnode->args.push_back(v.is_tensor() || (v.is_tensor_list() && !keep_list) ? Value() : v);
+      const bool keep_list = a.is_tensor_list() && op.schema().arguments()[i].type.element_optional;
+      if (a.is_tensor() && i < 64) fnode->tensor_args |= uint64_t{1} << i;
+      if (a.is_tensor() || (a.is_tensor_list() && !keep_list)) {
+        add_not_kept();
+      } else {
+        fnode->args.push_back(a);
+      }
+    } else {
+      fnode->args.emplace_back(a);
+    }
+  }
+  // add_not_kept: a tensor argument's slot (None); leading ones take no slot at all.
+  void add_not_kept() {
+    if (fnode->args.empty()) {
+      ++fnode->args_offset;
+    } else {
+      fnode->args.emplace_back();
     }
   }
 
-  {
-    ExcludeDispatchKeyGuard no_autograd(DispatchKey::kAutograd);
-    dispatcher.redispatch_boxed(op, below, stack);
-  }
-
-  // Outputs in order; a Tensor[] result (split's) is one output per element.
-  size_t out_index = 0;
-  auto record_output = [&](const Tensor& out, bool in_list) {
+  // record_output: out (an element of a Tensor[] result when in_list) is the
+  // node's next output: its history, or only its slot when not differentiable.
+  void record_output(const Tensor& out, bool in_list) {
     if (out.defined() && is_differentiable(out.dtype())) {
       set_history(out, node);
-      if (op.kind() == OpKind::kView && !written) {
+      if (op.kind() == OpKind::kView && !in_place) {
         AutogradMeta& m = materialize_meta(out);
         m.is_view = true;
         m.multi_view = in_list;
@@ -273,14 +328,101 @@ void autograd_kernel(const OperatorHandle& op, DispatchKeySet ks, Stack& stack) 
       fnode->saved_outputs.emplace_back(save ? out : Tensor(), /*is_output=*/true);
     }
     ++out_index;
-  };
-  for (const Value& v : stack) {
-    if (v.is_tensor()) {
-      record_output(v.to_tensor(), false);
-    } else if (v.is_tensor_list()) {
-      for (const Tensor& out : v.to_tensor_list()) record_output(out, true);
+  }
+};
+
+void autograd_kernel(const OperatorHandle& op, DispatchKeySet ks, Stack& stack) {
+  Dispatcher& dispatcher = Dispatcher::singleton();
+  const DispatchKeySet below = ks & DispatchKeySet::below(DispatchKey::kAutograd);
+  if (op.is_composite()) return dispatcher.redispatch_boxed(op, below, stack);
+  const size_t nargs = op.schema().arguments().size();
+  TensorInputs inputs;
+  for_each_tensor(stack, nargs, [&](const Tensor& t) { inputs.push_back(&t); });
+  Needs needs;
+  if (!needs_of(op, inputs, needs)) {
+    ExcludeDispatchKeyGuard no_autograd(DispatchKey::kAutograd);
+    return dispatcher.redispatch_boxed(op, below, stack);
+  }
+
+  // The written argument of an in-place op, if any.
+  std::optional<size_t> written;
+  if (op.schema().is_mutable()) {
+    for (size_t i = 0; i < nargs; ++i) {
+      if (op.schema().arguments()[i].is_write) written = i;
     }
   }
+  if (written) check_in_place(op, stack[*written].to_tensor());
+
+  Recording rec(op, inputs, needs, written.has_value());
+  if (rec.fnode != nullptr) {
+    for (size_t i = 0; i < nargs; ++i) rec.add_arg(i, stack[i]);
+  }
+
+  {
+    ExcludeDispatchKeyGuard no_autograd(DispatchKey::kAutograd);
+    dispatcher.redispatch_boxed(op, below, stack);
+  }
+
+  // Outputs in order; a Tensor[] result (split's) is one output per element.
+  for (const Value& v : stack) {
+    if (v.is_tensor()) {
+      rec.record_output(v.to_tensor(), false);
+    } else if (v.is_tensor_list()) {
+      for (const Tensor& out : v.to_tensor_list()) rec.record_output(out, true);
+    }
+  }
+}
+
+// tensor_arg: the tensor an argument of the typed kernel is, or null.
+inline const Tensor* tensor_arg(const Tensor& t) { return &t; }
+template <class A>
+const Tensor* tensor_arg(const A&) {
+  return nullptr;
+}
+
+// autograd_typed_kernel: the Autograd key's typed entry for Ret(Args...)
+// calls (See Note [Typed fallback entries]): autograd_kernel's work with the
+// arguments unboxed, so the kernel below is called unboxed too. Ops that
+// write an argument take the boxed kernel (they rebase history).
+template <class... Args>
+Tensor autograd_typed_kernel(const OperatorHandle& op, DispatchKeySet ks, Args... args) {
+  static_assert(((!std::is_same_v<std::decay_t<Args>, std::optional<Tensor>> &&
+                  !std::is_same_v<std::decay_t<Args>, TensorList> &&
+                  !std::is_same_v<std::decay_t<Args>, OptionalTensorList> &&
+                  !std::is_same_v<std::decay_t<Args>, std::vector<Tensor>>) &&
+                 ...),
+                "typed entries take Tensor and non-tensor arguments only (tensor_arg sees no others)");
+  Dispatcher& dispatcher = Dispatcher::singleton();
+  const DispatchKeySet below = ks & DispatchKeySet::below(DispatchKey::kAutograd);
+  if (op.is_composite()) return dispatcher.redispatch<Tensor, Args...>(op, below, args...);
+  TensorInputs inputs;
+  (
+      [&] {
+        if (const Tensor* t = tensor_arg(args)) inputs.push_back(t);
+      }(),
+      ...);
+  Needs needs;
+  if (!needs_of(op, inputs, needs)) {
+    ExcludeDispatchKeyGuard no_autograd(DispatchKey::kAutograd);
+    return dispatcher.redispatch<Tensor, Args...>(op, below, args...);
+  }
+  if (op.schema().is_mutable() || op.schema().arguments().size() != sizeof...(Args)) {
+    Stack stack = opspec::internal::box_args(args...);
+    autograd_kernel(op, ks, stack);
+    return opspec::internal::UnboxReturn<Tensor>::pop(stack);
+  }
+  Recording rec(op, inputs, needs, /*written_self=*/false);
+  if (rec.fnode != nullptr) {
+    size_t i = 0;
+    (rec.add_arg(i++, args), ...);
+  }
+  Tensor out;
+  {
+    ExcludeDispatchKeyGuard no_autograd(DispatchKey::kAutograd);
+    out = dispatcher.redispatch<Tensor, Args...>(op, below, args...);
+  }
+  rec.record_output(out, false);
+  return out;
 }
 
 }  // namespace
@@ -309,7 +451,19 @@ namespace opspec::internal {
 // register_autograd: the Autograd key's kernel for every op (called while the
 // dispatcher starts, See Note [Builtin registration]).
 void register_autograd(Dispatcher& d) {
-  d.register_fallback(DispatchKey::kAutograd, KernelFunction::from_boxed(&autograd::autograd_kernel, "autograd_fallback"));
+  using autograd::autograd_typed_kernel;
+  KernelFunction k = KernelFunction::from_boxed(&autograd::autograd_kernel, "autograd_fallback");
+  // The signatures of the ops a training step calls most (ops.cc's UnarySig, BinarySig, ...).
+  k.add_typed(&autograd_typed_kernel<const Tensor&>);
+  k.add_typed(&autograd_typed_kernel<const Tensor&, const Tensor&>);
+  k.add_typed(&autograd_typed_kernel<const Tensor&, const Tensor&, const Scalar&>);
+  k.add_typed(&autograd_typed_kernel<const Tensor&, const Scalar&>);
+  k.add_typed(&autograd_typed_kernel<const Tensor&, const Tensor&, const Tensor&, const Scalar&, const Scalar&>);
+  k.add_typed(&autograd_typed_kernel<const Tensor&, std::optional<DType>>);  // sum, mean
+  k.add_typed(&autograd_typed_kernel<const Tensor&, OptionalIntArrayRef, bool, std::optional<DType>>);  // sum/mean.dim
+  k.add_typed(&autograd_typed_kernel<const Tensor&, int64_t, int64_t>);  // transpose
+  k.add_typed(&autograd_typed_kernel<const Tensor&, IntArrayRef>);  // view, reshape
+  d.register_fallback(DispatchKey::kAutograd, std::move(k));
 }
 
 }  // namespace opspec::internal

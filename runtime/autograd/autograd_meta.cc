@@ -17,7 +17,7 @@ AutogradMeta& materialize_meta(const Tensor& t) {
 std::shared_ptr<Node> grad_accumulator(const Tensor& t) {
   AutogradMeta& m = materialize_meta(t);
   if (std::shared_ptr<Node> acc = m.grad_accumulator.lock()) return acc;
-  auto acc = std::make_shared<AccumulateGrad>(t);
+  auto acc = std::allocate_shared<AccumulateGrad>(internal::PoolAllocator<AccumulateGrad>(), t);
   m.grad_accumulator = acc;
   return acc;
 }

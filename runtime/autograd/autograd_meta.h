@@ -19,7 +19,7 @@ namespace opspec::autograd {
 // graph holds its leaves' accumulators and not the other way round.
 
 // AutogradMeta: requires_grad (a leaf's flag), grad, grad_fn and its output number.
-struct AutogradMeta : internal::AutogradMetaBase {
+struct AutogradMeta : internal::AutogradMetaBase, internal::Pooled {  // See Note [Object pool]
   bool requires_grad = false;
   bool retains_grad = false;
   bool is_view = false;  // made by a recorded view op (See Note [The Autograd kernel])

@@ -6,12 +6,15 @@
 #include <cmath>
 #include <functional>
 #include <random>
+#include <string>
+#include <vector>
 
 #include "runtime/autograd/autograd_test_util.h"
 #include "runtime/autograd/engine.h"
 #include "runtime/autograd/grad_mode.h"
 #include "runtime/autograd/internal/formula_helpers.h"
 #include "runtime/autograd/node.h"
+#include "runtime/dispatch/dispatcher.h"
 #include "runtime/dispatch/mode.h"
 #include "runtime/ops/ops.h"
 
@@ -157,6 +160,74 @@ TEST(Autograd, BackwardOpSequencesMatchPyTorch) {
        {"eq.Tensor", "sum.dim_IntList", "div.Tensor", "mul.Tensor"}},
   };
   autograd_test::expect_backward_sequences(cases);
+}
+
+// The Autograd key's typed entries (See Note [Typed fallback entries]) record
+// what its boxed kernel records: the node, the backward ops, the gradients,
+// with inputs that need gradients and inputs that do not (whose metadata the
+// node keeps itself) and the scalar arguments formulas read.
+TEST(Autograd, TypedAndBoxedCallsRecordTheSameHistory) {
+  using V = const std::vector<Tensor>&;
+  struct Case {
+    std::string op;
+    std::vector<std::vector<int64_t>> shapes;
+    std::vector<bool> requires_grad;
+    std::function<Tensor(V)> typed;
+    std::function<std::vector<Value>(V)> boxed_args;
+  };
+  const std::vector<Case> cases = {
+      {"aten::add.Tensor", {{2, 3}, {3}}, {true, false}, [](V t) { return ops::add(t[0], t[1], 2.0); },
+       [](V t) { return std::vector<Value>{t[0], t[1], Value(2.0)}; }},
+      {"aten::sub.Tensor", {{3}, {2, 3}}, {false, true}, [](V t) { return ops::sub(t[0], t[1], 3.0); },
+       [](V t) { return std::vector<Value>{t[0], t[1], Value(3.0)}; }},
+      {"aten::mul.Tensor", {{2, 3}, {2, 3}}, {false, true}, [](V t) { return ops::mul(t[0], t[1]); },
+       [](V t) { return std::vector<Value>{t[0], t[1]}; }},
+      {"aten::relu", {{4}}, {true}, [](V t) { return ops::relu(t[0]); },
+       [](V t) { return std::vector<Value>{t[0]}; }},
+      {"aten::pow.Tensor_Scalar", {{4}}, {true}, [](V t) { return ops::pow(t[0], 3.0); },
+       [](V t) { return std::vector<Value>{t[0], Value(3.0)}; }},
+      {"aten::addmm", {{4}, {2, 3}, {3, 4}}, {true, false, true},
+       [](V t) { return ops::addmm(t[0], t[1], t[2], 0.5, 2.0); },
+       [](V t) { return std::vector<Value>{t[0], t[1], t[2], Value(0.5), Value(2.0)}; }},
+      {"aten::sum.dim_IntList", {{2, 3}}, {true}, [](V t) { return ops::sum(t[0], {1}); },
+       [](V t) { return std::vector<Value>{t[0], Value(std::vector<int64_t>{1}), Value(false), Value()}; }},
+      {"aten::transpose.int", {{2, 3}}, {true}, [](V t) { return ops::transpose(t[0], 0, 1); },
+       [](V t) { return std::vector<Value>{t[0], Value(0), Value(1)}; }},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.op);
+    std::vector<std::string> grad_fns, sequences;
+    std::vector<std::vector<double>> grads;
+    for (const bool typed : {true, false}) {
+      std::vector<Tensor> in;
+      for (size_t i = 0; i < c.shapes.size(); ++i) {
+        const auto seed = static_cast<uint32_t>(10 + i);
+        in.push_back(c.requires_grad[i] ? leaf(c.shapes[i], seed) : random(c.shapes[i], seed));
+      }
+      Tensor y;
+      if (typed) {
+        y = c.typed(in);
+      } else {
+        const OperatorHandle& op = Dispatcher::singleton().get(c.op);
+        const std::vector<Value> args = c.boxed_args(in);  // every schema argument, in order
+        Stack s(args.begin(), args.end());
+        op.call_boxed(s);
+        y = s.at(0).to_tensor();
+      }
+      ASSERT_NE(y.grad_fn(), nullptr);
+      grad_fns.push_back(y.grad_fn()->name());
+      std::string sequence;
+      for (const std::string& name : backward_ops(ops::sum(y))) sequence += name + " ";
+      sequences.push_back(sequence);
+      for (size_t i = 0; i < in.size(); ++i) {
+        if (c.requires_grad[i]) grads.push_back(in[i].grad().to_vector<double>());
+      }
+    }
+    EXPECT_EQ(grad_fns[0], grad_fns[1]);
+    EXPECT_EQ(sequences[0], sequences[1]);
+    const size_t half = grads.size() / 2;
+    for (size_t i = 0; i < half; ++i) EXPECT_EQ(grads[i], grads[half + i]);
+  }
 }
 
 // ---- Gradients against central differences, op by op ----

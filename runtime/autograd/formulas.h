@@ -38,9 +38,9 @@ class FormulaCall {
 
   FormulaCall(const Node& node, VariableList grads, const SavedList& inputs, const SavedList& outputs,
               const Stack& args, const MetaList& metas, const StridesList& input_strides,
-              const OffsetList& input_offsets, uint64_t tensor_args)
+              const OffsetList& input_offsets, uint64_t tensor_args, size_t args_offset = 0)
       : node_(node), grads_(std::move(grads)), inputs_(inputs), outputs_(outputs), args_(args), metas_(metas),
-        strides_(input_strides), offsets_(input_offsets), tensor_args_(tensor_args) {}
+        strides_(input_strides), offsets_(input_offsets), tensor_args_(tensor_args), args_offset_(args_offset) {}
 
   // grad: the gradient of output i (undefined when none flowed).
   const Tensor& grad(size_t i = 0) const { return grads_.at(i); }
@@ -49,15 +49,26 @@ class FormulaCall {
   // input / output: saved tensor input or output i (version-checked).
   Tensor input(size_t i) const { return inputs_.at(i).unpack(node_); }
   Tensor output(size_t i) const { return outputs_.at(i).unpack(node_); }
-  // arg: schema argument i as passed (tensors among them are not kept).
-  const Value& arg(size_t i) const { return args_.at(i); }
+  // arg: schema argument i as passed (tensors among them are not kept: None).
+  const Value& arg(size_t i) const {
+    static const Value kNotKept;
+    return i < args_offset_ ? kNotKept : args_.at(i - args_offset_);
+  }
   // sizes / strides / dtype of tensor input i as it was in the forward call.
-  IntArrayRef sizes(size_t i) const { return metas_.at(i).sizes; }
+  IntArrayRef sizes(size_t i) const { return meta(i).sizes; }
   IntArrayRef strides(size_t i) const { return strides_.at(i); }  // needs Formula::reads_strides
   int64_t storage_offset(size_t i) const { return offsets_.at(i); }
-  DType dtype(size_t i) const { return metas_.at(i).dtype; }
-  Device device(size_t i) const { return metas_.at(i).device; }
+  DType dtype(size_t i) const { return meta(i).dtype; }
+  Device device(size_t i) const { return meta(i).device; }
   size_t num_inputs() const { return metas_.size(); }
+  // meta: tensor input i's metadata: where its gradient goes records it (the
+  // engine reduces to it), so the node keeps its own copy only for inputs
+  // that need no gradient (See Note [Autograd recording cost]).
+  const InputMetadata& meta(size_t i) const {
+    const Node::EdgeList& edges = node_.next_edges();
+    if (i < edges.size() && edges[i].valid()) return edges[i].function->input_metadata().at(edges[i].input_nr);
+    return metas_.at(i);
+  }
   // needs: whether tensor input i wants a gradient.
   bool needs(size_t i) const { return node_.should_compute_output(i); }
   // tensor_input_of_arg: which tensor input schema argument i (a Tensor or
@@ -78,6 +89,7 @@ class FormulaCall {
   const StridesList& strides_;
   const OffsetList& offsets_;
   uint64_t tensor_args_;  // bit i: schema argument i was a tensor
+  size_t args_offset_;    // args_ starts at schema argument args_offset_ (the leading tensors are not kept)
 };
 
 // BackwardFn: gradients of the tensor inputs, one per input (undefined: none).

@@ -35,7 +35,7 @@ Node::Node() : sequence_nr_(next_sequence_nr()) {}
 
 uint32_t Node::add_input_metadata(const Tensor& t) {
   if (t.defined()) {
-    input_metadata_.push_back({SizeVec(t.sizes().begin(), t.sizes().end()), t.dtype(), t.device()});
+    input_metadata_.emplace_back(t);
   } else {  // an undefined output keeps its slot, so later outputs keep their indices
     input_metadata_.emplace_back();
   }

@@ -41,6 +41,10 @@ struct Edge {
 // InputMetadata: the shape, dtype and device of the tensor a node input is
 // the gradient of; the engine reduces or casts gradients to match it.
 struct InputMetadata {
+  InputMetadata() = default;
+  // InputMetadata: t's, built in place (a node records one per input and output).
+  explicit InputMetadata(const Tensor& t) : sizes(t.sizes().begin(), t.sizes().end()), dtype(t.dtype()), device(t.device()) {}
+
   SizeVec sizes;
   DType dtype = DType::kFloat32;
   Device device;

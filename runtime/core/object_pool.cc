@@ -13,12 +13,14 @@ namespace {
 // were a third of the instructions. Objects of up to kClasses * kClassBytes
 // bytes are kept on per-thread free lists by size class (at most kPerClass
 // each), as the CPU allocator keeps small data blocks (Note [Small block
-// cache]), so steady-state ops make tensors without calling malloc. An object
+// cache]), so steady-state ops make tensors without calling malloc; autograd's
+// Nodes (with their shared_ptr control blocks) and AutogradMeta come from the
+// same lists, so recording history does not call malloc either. An object
 // freed on another thread joins that thread's lists; lists beyond kPerClass
 // and everything after the thread's pool is destroyed go back to the heap
 // (unsized delete: clang builds without -fsized-deallocation).
 constexpr size_t kClassBytes = 64;
-constexpr size_t kClasses = 8;  // 64, 128, ..., 512 bytes
+constexpr size_t kClasses = 20;  // 64, 128, ..., 1280 bytes (an autograd FormulaNode is ~1.1 KB)
 constexpr size_t kPerClass = 256;
 
 struct OperatorDelete {
