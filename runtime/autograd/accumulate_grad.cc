@@ -9,9 +9,14 @@
 
 namespace opspec::autograd {
 
-AccumulateGrad::AccumulateGrad(Tensor variable)
-    : Node(UINT64_MAX), variable_(std::move(variable)) {  // runs as soon as it is ready
-  add_input_metadata(variable_);
+AccumulateGrad::AccumulateGrad(const Tensor& variable)
+    : Node(UINT64_MAX), variable_(variable.impl()) {  // runs as soon as it is ready
+  add_input_metadata(variable);
+}
+
+bool AccumulateGrad::matches(const Tensor& t) const {
+  const InputMetadata& m = input_metadata()[0];
+  return m.dtype == t.dtype() && m.device == t.device() && IntArrayRef(m.sizes) == t.sizes();
 }
 
 bool is_non_overlapping_and_dense(const Tensor& t) {
@@ -44,7 +49,8 @@ bool obeys_layout_contract(const Tensor& grad, const Tensor& variable) {
 }
 
 VariableList AccumulateGrad::apply(VariableList&& grads) {
-  if (grads.empty() || !grads[0].defined()) return {};
+  const Tensor variable_ = variable();
+  if (grads.empty() || !grads[0].defined() || !variable_.defined()) return {};
   Tensor new_grad = std::move(grads[0]);
   AutogradMeta* meta = meta_of(variable_);
   OPSPEC_CHECK(meta == nullptr || meta->grad_fn == nullptr, "leaf variable has been moved into the graph interior");

@@ -15,16 +15,23 @@ namespace opspec::autograd {
 // new_empty_strided + copy_. Later gradients are added in place, grad.add_(new),
 // or out of place when the graph itself is being recorded (create_graph).
 
-// AccumulateGrad: adds its input into variable's .grad.
+// AccumulateGrad: adds its input into variable's .grad. The leaf's
+// AutogradMeta owns it and the edges into it hold the leaf, so it points at
+// its variable without owning it (See Note [Autograd meta]).
 class AccumulateGrad : public Node {
  public:
-  explicit AccumulateGrad(Tensor variable);
+  explicit AccumulateGrad(const Tensor& variable);
   std::string name() const override { return "AccumulateGrad"; }
   VariableList apply(VariableList&& grads) override;
-  const Tensor& variable() const { return variable_; }
+  // variable: the leaf (undefined once the leaf is gone).
+  Tensor variable() const { return variable_ != nullptr ? Tensor(IntrusivePtr<TensorImpl>(variable_)) : Tensor(); }
+  // matches: whether t still has the shape, dtype and device recorded here.
+  bool matches(const Tensor& t) const;
+  // release: the leaf is being destroyed (its AutogradMeta calls it).
+  void release() { variable_ = nullptr; }
 
  private:
-  Tensor variable_;
+  TensorImpl* variable_;
 };
 
 // obeys_layout_contract: grad has variable's strides where it matters (See

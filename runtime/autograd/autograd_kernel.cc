@@ -45,7 +45,9 @@ namespace opspec::autograd {
 //   otherwise the edge's target (the producing node's output slot, or the
 //   leaf's AccumulateGrad) records the same, and FormulaCall::meta reads it;
 // - leading tensor arguments take no slot in the node's args (args_offset),
-//   and which inputs need gradients are bits (Needs).
+//   and which inputs need gradients are bits (Needs);
+// - a leaf keeps its AccumulateGrad for its life instead of a new one per
+//   graph (See Note [Autograd meta]).
 
 namespace {
 

@@ -14,18 +14,24 @@ AutogradMeta& materialize_meta(const Tensor& t) {
   return ref;
 }
 
+AutogradMeta::~AutogradMeta() {
+  if (grad_accumulator != nullptr) grad_accumulator->release();
+}
+
 std::shared_ptr<Node> grad_accumulator(const Tensor& t) {
   AutogradMeta& m = materialize_meta(t);
-  if (std::shared_ptr<Node> acc = m.grad_accumulator.lock()) return acc;
-  auto acc = std::allocate_shared<AccumulateGrad>(internal::PoolAllocator<AccumulateGrad>(), t);
-  m.grad_accumulator = acc;
-  return acc;
+  // A leaf reshaped in place under no_grad gets a new one; graphs that hold the old keep it.
+  if (m.grad_accumulator == nullptr || !m.grad_accumulator->matches(t)) {
+    if (m.grad_accumulator != nullptr) m.grad_accumulator->release();
+    m.grad_accumulator = std::allocate_shared<AccumulateGrad>(internal::PoolAllocator<AccumulateGrad>(), t);
+  }
+  return m.grad_accumulator;
 }
 
 Edge gradient_edge(const Tensor& t) {
   const AutogradMeta* m = meta_of(t);
   if (m != nullptr && m->grad_fn) return {m->grad_fn, m->output_nr};
-  return {grad_accumulator(t), 0};
+  return {grad_accumulator(t), 0, t};
 }
 
 void set_history(const Tensor& t, const std::shared_ptr<Node>& fn) {

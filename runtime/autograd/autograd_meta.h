@@ -15,11 +15,20 @@ namespace opspec::autograd {
 // while it requires grad, the Autograd dispatch key: calls with such a tensor
 // reach the Autograd kernel, which records a Node; calls without one skip the
 // key entirely, so plain tensors pay nothing for autograd. A leaf's
-// AccumulateGrad is made on first use and cached weakly, as in PyTorch, so a
-// graph holds its leaves' accumulators and not the other way round.
+// AccumulateGrad is made on first use and kept by its AutogradMeta for the
+// leaf's life; the edges into it hold the leaf, so a graph keeps its leaves
+// alive as in PyTorch, with no cycle. PyTorch caches it weakly instead and
+// makes a new one whenever the last graph using it is gone: that cost a
+// quarter of recording a 1-element op (See Note [Autograd recording cost]).
+// A leaf whose shape changed since (in place, under no_grad) gets a new one.
 
 // AutogradMeta: requires_grad (a leaf's flag), grad, grad_fn and its output number.
+class AccumulateGrad;
+
 struct AutogradMeta : internal::AutogradMetaBase, internal::Pooled {  // See Note [Object pool]
+  AutogradMeta() = default;
+  ~AutogradMeta() override;  // tells its accumulator the leaf is gone
+
   bool requires_grad = false;
   bool retains_grad = false;
   bool is_view = false;  // made by a recorded view op (See Note [The Autograd kernel])
@@ -27,7 +36,7 @@ struct AutogradMeta : internal::AutogradMetaBase, internal::Pooled {  // See Not
   Tensor grad;
   std::shared_ptr<Node> grad_fn;
   uint32_t output_nr = 0;
-  std::weak_ptr<Node> grad_accumulator;
+  std::shared_ptr<AccumulateGrad> grad_accumulator;  // See Note [Autograd meta]
   // retained_grad: a non-leaf's grad after retain_grad(); its grad_fn holds it weakly.
   std::shared_ptr<Tensor> retained_grad;
 };

@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "runtime/autograd/accumulate_grad.h"
 #include "runtime/autograd/autograd_test_util.h"
 #include "runtime/autograd/engine.h"
 #include "runtime/autograd/grad_mode.h"
@@ -229,6 +230,43 @@ TEST(Autograd, TypedAndBoxedCallsRecordTheSameHistory) {
     const size_t half = grads.size() / 2;
     for (size_t i = 0; i < half; ++i) EXPECT_EQ(grads[i], grads[half + i]);
   }
+}
+
+// A leaf keeps one AccumulateGrad for its life, and the edges into it hold
+// the leaf, so a graph keeps its leaves alive (See Note [Autograd meta]); a
+// leaf reshaped in place under no_grad gets a new one.
+TEST(Autograd, LeavesKeepTheirAccumulatorAndGraphsKeepTheirLeaves) {
+  Tensor x = leaf({1, 3}, 40);
+  const Tensor y1 = ops::mul(x, 2.0), y2 = ops::exp(x);
+  const std::shared_ptr<autograd::Node> acc = y1.grad_fn()->next_edges()[0].function;
+  ASSERT_NE(acc, nullptr);
+  EXPECT_EQ(acc->name(), "AccumulateGrad");
+  EXPECT_EQ(y2.grad_fn()->next_edges()[0].function, acc);
+  {  // a graph made after the first one died still finds the same accumulator
+    const Tensor tmp = ops::neg(x);
+  }
+  EXPECT_EQ(ops::neg(x).grad_fn()->next_edges()[0].function, acc);
+
+  // Only the graph holds the leaf now: backward still accumulates into it.
+  const TensorImpl* impl = x.impl();
+  x = Tensor();
+  const auto* held = dynamic_cast<const autograd::AccumulateGrad*>(acc.get());
+  ASSERT_NE(held, nullptr);
+  ASSERT_TRUE(held->variable().defined());
+  EXPECT_EQ(held->variable().impl(), impl);
+  ops::sum(y1).backward();
+  EXPECT_EQ(held->variable().grad().to_vector<double>(), std::vector<double>({2, 2, 2}));
+
+  Tensor z = leaf({1, 3}, 41);
+  const Tensor before = ops::mul(z, 2.0);
+  {
+    autograd::NoGradGuard no_grad;
+    ops::squeeze_(z, 0);
+  }
+  const Tensor after = ops::mul(z, 3.0);
+  EXPECT_NE(after.grad_fn()->next_edges()[0].function, before.grad_fn()->next_edges()[0].function);
+  ops::sum(after).backward();
+  EXPECT_EQ(z.grad().sizes(), IntArrayRef({3}));
 }
 
 // Each thread records and differentiates its own graphs; graphs made on one
