@@ -49,19 +49,19 @@ bool obeys_layout_contract(const Tensor& grad, const Tensor& variable) {
 }
 
 VariableList AccumulateGrad::apply(VariableList&& grads) {
-  const Tensor variable_ = variable();
-  if (grads.empty() || !grads[0].defined() || !variable_.defined()) return {};
+  const Tensor leaf = variable();
+  if (grads.empty() || !grads[0].defined() || !leaf.defined()) return {};
   Tensor new_grad = std::move(grads[0]);
-  AutogradMeta* meta = meta_of(variable_);
+  AutogradMeta* meta = meta_of(leaf);
   OPSPEC_CHECK(meta == nullptr || meta->grad_fn == nullptr, "leaf variable has been moved into the graph interior");
-  if (!requires_grad(variable_)) return {};
+  if (!requires_grad(leaf)) return {};
   if (!meta->grad.defined()) {
     // Stealable: only this call holds new_grad (and its storage).
     const bool stealable = new_grad.impl()->use_count() == 1 && new_grad.impl()->storage()->use_count() == 1;
-    if (!is_grad_enabled() && stealable && obeys_layout_contract(new_grad, variable_)) {
+    if (!is_grad_enabled() && stealable && obeys_layout_contract(new_grad, leaf)) {
       meta->grad = new_grad.detach();
-    } else if (is_non_overlapping_and_dense(variable_)) {
-      Tensor g = ops::new_empty_strided(new_grad, variable_.sizes(), variable_.strides());
+    } else if (is_non_overlapping_and_dense(leaf)) {
+      Tensor g = ops::new_empty_strided(new_grad, leaf.sizes(), leaf.strides());
       ops::copy_(g, new_grad);
       meta->grad = g;
     } else {

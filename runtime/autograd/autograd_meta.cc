@@ -20,7 +20,8 @@ AutogradMeta::~AutogradMeta() {
 
 std::shared_ptr<Node> grad_accumulator(const Tensor& t) {
   AutogradMeta& m = materialize_meta(t);
-  // A leaf reshaped in place under no_grad gets a new one; graphs that hold the old keep it.
+  // A leaf reshaped in place under no_grad gets a new one; the old one is
+  // detached, so graphs recorded before no longer accumulate into the leaf.
   if (m.grad_accumulator == nullptr || !m.grad_accumulator->matches(t)) {
     if (m.grad_accumulator != nullptr) m.grad_accumulator->release();
     m.grad_accumulator = std::allocate_shared<AccumulateGrad>(internal::PoolAllocator<AccumulateGrad>(), t);

@@ -20,7 +20,8 @@ namespace opspec::autograd {
 // alive as in PyTorch, with no cycle. PyTorch caches it weakly instead and
 // makes a new one whenever the last graph using it is gone: that cost a
 // quarter of recording a 1-element op (See Note [Autograd recording cost]).
-// A leaf whose shape changed since (in place, under no_grad) gets a new one.
+// A leaf whose shape changed since (in place, under no_grad) gets a new one,
+// and graphs recorded with the old shape no longer accumulate into it.
 
 // AutogradMeta: requires_grad (a leaf's flag), grad, grad_fn and its output number.
 class AccumulateGrad;
