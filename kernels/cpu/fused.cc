@@ -13,6 +13,7 @@
 #include "kernels/common/coalesce.h"
 #include "kernels/common/elementwise_ops.h"
 #include "kernels/cpu/loops.h"
+#include "kernels/cpu/cache_hints.h"
 #include "runtime/ops/elementwise_rules.h"
 
 namespace opspec::internal {
@@ -450,8 +451,16 @@ void run_planned(const FusedProgram& p, const std::vector<KernelFn>& fns, Tensor
   std::vector<CoalescedGeometry> geometry;
   for (int r : p.tile_inputs()) geometry.push_back(coalesce_over(inputs[p.regs()[r].input], p.shape()));
 
+  // Large outputs are computed into a tile buffer and streamed out. See Note
+  // [Streaming stores] in cache_hints.h.
+  std::vector<char> streamed(static_cast<size_t>(p.num_outputs()), 0);
+  for (int k = 0; k < p.num_outputs(); ++k) streamed[k] = outputs[k].numel() * outputs[k].element_size() >= kStreamMinBytes;
+
   parallel_for(p.numel(), kGrainSize, [&](int64_t begin, int64_t end) {
-    RawBuffer scratch = allocate(static_cast<size_t>(p.num_scratch_slots()) * kFusedTile * 8);
+    RawBuffer scratch = allocate(static_cast<size_t>(p.num_scratch_slots() + p.num_outputs()) * kFusedTile * 8);
+    auto stream_buffer = [&](int k) {
+      return scratch.get() + static_cast<size_t>(p.num_scratch_slots() + k) * kFusedTile * 8;
+    };
     std::vector<char*> ptr(static_cast<size_t>(nregs), nullptr);
     for (int r = 0; r < nregs; ++r) {
       if (p.regs()[r].uniform) {
@@ -477,11 +486,19 @@ void run_planned(const FusedProgram& p, const std::vector<KernelFn>& fns, Tensor
       for (int i : p.body()) {
         const Instr& ins = p.instrs()[i];
         const int k = p.direct_output()[ins.out];
-        char* out = k >= 0 ? static_cast<char*>(outputs[k].raw_data()) + t0 * outputs[k].element_size() : ptr[ins.out];
+        char* out = k < 0 ? ptr[ins.out]
+                    : streamed[k] ? stream_buffer(k)
+                                  : static_cast<char*>(outputs[k].raw_data()) + t0 * outputs[k].element_size();
         char* args[3];
         for (int a = 0; a < ins.nargs; ++a) args[a] = ptr[ins.args[a]];
         fns[static_cast<size_t>(i)](ins, out, args, ins.uniform_mask, n);
         if (k >= 0) ptr[ins.out] = out;
+      }
+      for (int k = 0; k < p.num_outputs(); ++k) {
+        if (streamed[k] && p.direct_output()[p.output_reg(k)] == k) {
+          const int64_t es = outputs[k].element_size();
+          stream_copy(static_cast<char*>(outputs[k].raw_data()) + t0 * es, stream_buffer(k), n * es);
+        }
       }
       for (int k : p.stored_outputs()) {
         const int r = p.output_reg(k);
@@ -489,11 +506,14 @@ void run_planned(const FusedProgram& p, const std::vector<KernelFn>& fns, Tensor
         char* dst = static_cast<char*>(outputs[k].raw_data()) + t0 * es;
         if (p.regs()[r].uniform) {
           fill_elements(dst, ptr[r], n, es);
+        } else if (streamed[k]) {
+          stream_copy(dst, ptr[r], n * es);
         } else {
           std::memcpy(dst, ptr[r], static_cast<size_t>(n * es));
         }
       }
     }
+    stream_fence();
   });
 }
 

@@ -12,6 +12,7 @@
 #include "kernels/common/backward_meta.h"
 #include "kernels/common/reduce_meta.h"
 #include "kernels/cpu/parallel_rows.h"
+#include "kernels/cpu/cache_hints.h"
 
 namespace opspec::internal {
 
@@ -26,42 +27,62 @@ template <class T> using compute_t = std::conditional_t<std::is_same_v<T, double
 // two-pass, accumulated in double so large offsets do not cancel, in fixed
 // lanes: See Note [Fixed-lane sums]) go to *mean / *rstd in the compute type;
 // w and b hold n values (ones and zeros without affine).
+// The pass over squares prefetches the next row (See Note [Prefetching
+// ahead] in cache_hints.h; next is null for the last). With a buf of n
+// elements the row is written there and streamed to yr (See Note [Streaming
+// stores]).
 template <class T>
 __attribute__((always_inline)) inline void layer_norm_row(const T* xr, T* yr, compute_t<T>* mean, compute_t<T>* rstd,
                                                           const compute_t<T>* w, const compute_t<T>* b, int64_t n,
-                                                          double eps) {
+                                                          double eps, const T* next, T* buf) {
   using C = compute_t<T>;
   const double s = fixed_lane_sum<double>(n, [xr](int64_t i) { return static_cast<double>(static_cast<C>(xr[i])); });
   const double mu = s / static_cast<double>(n);
-  const double ss = fixed_lane_sum<double>(n, [xr, mu](int64_t i) {
-    const double dv = static_cast<double>(static_cast<C>(xr[i])) - mu;
-    return dv * dv;
-  });
+  static_assert(kPrefetchChunk % kSumLanes == 0, "each chunk starts at lane 0, so the sum's order is the row's");
+  double acc[kSumLanes] = {};
+  for (int64_t c = 0; c < n; c += kPrefetchChunk) {
+    const int64_t e = std::min(n, c + kPrefetchChunk);
+    prefetch_chunk(next, c, e);
+    fixed_lane_add(acc, c, e, [xr, mu](int64_t i) {
+      const double dv = static_cast<double>(static_cast<C>(xr[i])) - mu;
+      return dv * dv;
+    });
+  }
+  const double ss = fixed_lane_total(acc);
   const double var = ss / static_cast<double>(n);
   const C m = static_cast<C>(mu);
   const C rs = static_cast<C>(1.0 / std::sqrt(var + eps));
   *mean = m;
   *rstd = rs;
+  T* dst = buf != nullptr ? buf : yr;
 #pragma omp simd
-  for (int64_t i = 0; i < n; ++i) yr[i] = T((static_cast<C>(xr[i]) - m) * rs * w[i] + b[i]);
+  for (int64_t i = 0; i < n; ++i) dst[i] = T((static_cast<C>(xr[i]) - m) * rs * w[i] + b[i]);
+  if (buf != nullptr) {
+    stream_copy(yr, buf, n * static_cast<int64_t>(sizeof(T)));
+    stream_fence();
+  }
 }
 
 // layer_norm_row_f32: f32 rows in the wide clones (See Note [Wide vector
 // clones] in loops.h); the fixed-lane sums round alike in every clone.
 OPSPEC_WIDE_CLONES void layer_norm_row_f32(const float* xr, float* yr, float* mean, float* rstd, const float* w,
-                                           const float* b, int64_t n, double eps) {
-  layer_norm_row<float>(xr, yr, mean, rstd, w, b, n, eps);
+                                           const float* b, int64_t n, double eps, const float* next, float* buf) {
+  layer_norm_row<float>(xr, yr, mean, rstd, w, b, n, eps, next, buf);
 }
 
 // layer_norm_rows: every row, in parallel.
 template <class T>
 void layer_norm_rows(const T* x, T* y, compute_t<T>* mean, compute_t<T>* rstd, const compute_t<T>* w,
                      const compute_t<T>* b, int64_t rows, int64_t n, double eps) {
-  parallel_rows(rows, rows * n >= kParallelGrain, [&](int64_t r) {
+  const bool stream = rows * n * static_cast<int64_t>(sizeof(T)) >= kStreamMinBytes;
+  parallel_rows_with(rows, rows * n >= kParallelGrain, [&] { return std::vector<T>(stream ? n : 0); },
+                     [&](int64_t r, std::vector<T>& scratch) {
+    const T* next = r + 1 < rows ? x + (r + 1) * n : nullptr;
+    T* buf = stream ? scratch.data() : nullptr;
     if constexpr (std::is_same_v<T, float>) {
-      layer_norm_row_f32(x + r * n, y + r * n, mean + r, rstd + r, w, b, n, eps);
+      layer_norm_row_f32(x + r * n, y + r * n, mean + r, rstd + r, w, b, n, eps, next, buf);
     } else {
-      layer_norm_row<T>(x + r * n, y + r * n, mean + r, rstd + r, w, b, n, eps);
+      layer_norm_row<T>(x + r * n, y + r * n, mean + r, rstd + r, w, b, n, eps, next, buf);
     }
   });
 }

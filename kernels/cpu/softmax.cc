@@ -13,6 +13,7 @@
 #include "kernels/cpu/fixed_lane_sum.h"
 #include "kernels/cpu/loops.h"
 #include "kernels/cpu/parallel_rows.h"
+#include "kernels/cpu/cache_hints.h"
 
 namespace opspec::internal {
 
@@ -45,8 +46,13 @@ inline C exp_c(C x) {
 // and so the whole row, NaN (as in PyTorch), so the max need not propagate it.
 // The max is exact in any order; the sum adds in fixed lanes (See Note
 // [Fixed-lane sums]), so the wide clones below round as the baseline build does.
+// While it computes the exponentials it prefetches the next row (See Note
+// [Prefetching ahead] in cache_hints.h; next is null for the last); with
+// stream, the row is finished in buf and streamed to y (See Note [Streaming
+// stores]; only where T is the compute type).
 template <class T, bool kLog>
-__attribute__((always_inline)) inline void softmax_row_body(const T* x, T* y, int64_t n, compute_t<T>* buf) {
+__attribute__((always_inline)) inline void softmax_row_body(const T* x, T* y, int64_t n, compute_t<T>* buf,
+                                                            const T* next, bool stream) {
   using C = compute_t<T>;
   C m = -std::numeric_limits<C>::infinity();
 #pragma omp simd reduction(max : m)
@@ -54,10 +60,30 @@ __attribute__((always_inline)) inline void softmax_row_body(const T* x, T* y, in
     const C v = static_cast<C>(x[i]);
     m = v > m ? v : m;
   }
+  for (int64_t c = 0; c < n; c += kPrefetchChunk) {
+    const int64_t e = std::min(n, c + kPrefetchChunk);
+    prefetch_chunk(next, c, e);
 #pragma omp simd
-  for (int64_t i = 0; i < n; ++i) buf[i] = exp_c(static_cast<C>(static_cast<C>(x[i]) - m));
+    for (int64_t i = c; i < e; ++i) buf[i] = exp_c(static_cast<C>(static_cast<C>(x[i]) - m));
+  }
   // The sum of exponentials, accumulated in double.
   const double s = fixed_lane_sum<double>(n, [buf](int64_t i) { return static_cast<double>(buf[i]); });
+  if constexpr (std::is_same_v<T, C>) {
+    if (stream) {
+      if constexpr (kLog) {
+        const C log_sum = static_cast<C>(std::log(s));
+#pragma omp simd
+        for (int64_t i = 0; i < n; ++i) buf[i] = (x[i] - m) - log_sum;
+      } else {
+        const C inv = static_cast<C>(1.0 / s);
+#pragma omp simd
+        for (int64_t i = 0; i < n; ++i) buf[i] = buf[i] * inv;
+      }
+      stream_copy(y, buf, n * static_cast<int64_t>(sizeof(T)));
+      stream_fence();
+      return;
+    }
+  }
   if constexpr (kLog) {
     // (x - max) - log(sum), in that order: x - max is exact near the maximum.
     const C log_sum = static_cast<C>(std::log(s));
@@ -74,20 +100,22 @@ __attribute__((always_inline)) inline void softmax_row_body(const T* x, T* y, in
 // f32 rows are bound by exp, so they run in the wide clones (See Note [Wide
 // vector clones] in loops.h): vec_math::exp gives the same bits in every
 // clone and the sum adds in fixed lanes, so results do not depend on the CPU.
-OPSPEC_WIDE_CLONES void softmax_row_f32(const float* x, float* y, int64_t n, float* buf) {
-  softmax_row_body<float, false>(x, y, n, buf);
+OPSPEC_WIDE_CLONES void softmax_row_f32(const float* x, float* y, int64_t n, float* buf, const float* next,
+                                        bool stream) {
+  softmax_row_body<float, false>(x, y, n, buf, next, stream);
 }
-OPSPEC_WIDE_CLONES void log_softmax_row_f32(const float* x, float* y, int64_t n, float* buf) {
-  softmax_row_body<float, true>(x, y, n, buf);
+OPSPEC_WIDE_CLONES void log_softmax_row_f32(const float* x, float* y, int64_t n, float* buf, const float* next,
+                                            bool stream) {
+  softmax_row_body<float, true>(x, y, n, buf, next, stream);
 }
 
 // softmax_row: softmax_row_body, through the wide clones for f32.
 template <class T, bool kLog>
-void softmax_row(const T* x, T* y, int64_t n, compute_t<T>* buf) {
+void softmax_row(const T* x, T* y, int64_t n, compute_t<T>* buf, const T* next, bool stream) {
   if constexpr (std::is_same_v<T, float>) {
-    (kLog ? log_softmax_row_f32 : softmax_row_f32)(x, y, n, buf);
+    (kLog ? log_softmax_row_f32 : softmax_row_f32)(x, y, n, buf, next, stream);
   } else {
-    softmax_row_body<T, kLog>(x, y, n, buf);
+    softmax_row_body<T, kLog>(x, y, n, buf, next, stream);
   }
 }
 
@@ -147,10 +175,14 @@ template <class T, bool kLog>
 void softmax_contiguous(const T* x, T* y, int64_t outer, int64_t len, int64_t inner) {
   using C = compute_t<T>;
   const bool parallel = outer * len * inner >= kParallelGrain;
+  const bool stream = outer * len * inner * static_cast<int64_t>(sizeof(T)) >= kStreamMinBytes;
   if (inner == 1) {
     parallel_rows_with(
         outer, parallel, [&] { return std::vector<C>(static_cast<size_t>(len)); },
-        [&](int64_t r, std::vector<C>& buf) { softmax_row<T, kLog>(x + r * len, y + r * len, len, buf.data()); });
+        [&](int64_t r, std::vector<C>& buf) {
+          softmax_row<T, kLog>(x + r * len, y + r * len, len, buf.data(), r + 1 < outer ? x + (r + 1) * len : nullptr,
+                               stream);
+        });
     return;
   }
   const int64_t blocks = (inner + kColumnBlock - 1) / kColumnBlock;

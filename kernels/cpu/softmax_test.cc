@@ -3,10 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <bit>
+#include <cstdint>
+#include <string>
+#include <vector>
 #include <cmath>
 #include <limits>
 #include <random>
 
+#include "kernels/cpu/cache_hints.h"
 #include "kernels/cpu/copy.h"
 #include "runtime/ops/ops.h"
 
@@ -145,6 +149,34 @@ TEST(SoftmaxTest, Float32MatchesDoubleReference) {
   }
 }
 
+// bits: a tensor's elements as raw bytes, for bit-for-bit comparisons.
+std::vector<uint8_t> bits(const Tensor& t) {
+  const Tensor c = internal::contiguous_cpu(t);
+  const auto* p = static_cast<const uint8_t*>(c.raw_data());
+  return std::vector<uint8_t>(p, p + c.nbytes());
+}
+
+// Inputs of kStreamMinBytes and more prefetch the next row and stream their
+// output (See Note [Prefetching ahead], Note [Streaming stores]); each row
+// still has the bits it has when softmaxed alone (a small tensor, neither).
+TEST(SoftmaxTest, LargeInputsStreamAndMatchRowsAlone) {
+  for (DType dt : {DType::kFloat32, DType::kFloat64}) {
+    const int64_t rows = dt == DType::kFloat32 ? 520 : 260, n = 4099;
+    const Tensor x = ops::to(ops::tensor(random_values(rows * n, 31, 6), {rows, n}), dt);
+    ASSERT_GE(x.nbytes(), internal::kStreamMinBytes);
+    for (bool log : {false, true}) {
+      const Tensor y = log ? ops::_log_softmax(x, 1, false) : ops::_softmax(x, 1, false);
+      for (int64_t r : {int64_t{0}, int64_t{1}, rows / 2, rows - 1}) {
+        SCOPED_TRACE(std::string(dtype_short_name(dt)) + (log ? " log_softmax" : " softmax") + " row " +
+                     std::to_string(r));
+        const Tensor alone = ops::clone(ops::select(x, 0, r));
+        EXPECT_EQ(bits(ops::select(y, 0, r)), bits(log ? ops::_log_softmax(alone, 0, false)
+                                                        : ops::_softmax(alone, 0, false)));
+      }
+    }
+  }
+}
+
 TEST(SoftmaxTest, ReducedPrecisionNanAndEdgeShapes) {
   for (DType dt : {DType::kFloat16, DType::kBFloat16}) {
     const Tensor x = ops::tensor({0, 1, 2, 3}, {4}, dt);
@@ -233,6 +265,23 @@ TEST(LayerNormTest, ReducedPrecisionStatDtypes) {
   EXPECT_EQ(o2.dtype(), DType::kFloat16);
   EXPECT_EQ(m2.dtype(), DType::kFloat32);
   EXPECT_THAT(values(m2), ElementsAre(1.5, 3.5));
+}
+
+// The large-input paths of layer_norm (See Note [Streaming stores]): each row
+// has the output, mean and rstd bits it has normalized alone.
+TEST(LayerNormTest, LargeInputsStreamAndMatchRowsAlone) {
+  const int64_t rows = 520, n = 4099;
+  const Tensor x = ops::tensor(random_values(rows * n, 32, 4), {rows, n});
+  ASSERT_GE(x.nbytes(), internal::kStreamMinBytes);
+  const Tensor w = ops::tensor(random_values(n, 33), {n}), b = ops::tensor(random_values(n, 34), {n});
+  auto [out, mean, rstd] = ops::native_layer_norm(x, {n}, w, b, 1e-5);
+  for (int64_t r : {int64_t{0}, int64_t{1}, rows / 2, rows - 1}) {
+    SCOPED_TRACE("row " + std::to_string(r));
+    auto [o1, m1, r1] = ops::native_layer_norm(ops::clone(ops::select(x, 0, r)), {n}, w, b, 1e-5);
+    EXPECT_EQ(bits(ops::select(out, 0, r)), bits(o1));
+    EXPECT_EQ(bits(ops::select(mean, 0, r)), bits(m1));
+    EXPECT_EQ(bits(ops::select(rstd, 0, r)), bits(r1));
+  }
 }
 
 TEST(LayerNormTest, Errors) {

@@ -30,7 +30,9 @@ namespace opspec::internal {
 //     kernels' loops (the same contiguous_loop of loops.h, so the compiler
 //     vectorizes them the same way), reading its inputs from scratch slots or
 //     input memory and writing a scratch slot, or the output tensor directly
-//     when the register is an output.
+//     when the register is an output (on the CPU, an output of 8 MiB or more
+//     is written to a tile buffer and streamed out: See Note [Streaming
+//     stores] in kernels/cpu/cache_hints.h).
 // Registers whose value is the same for every element (scalar constants,
 // one-element inputs, and anything computed only from those) are *uniform*:
 // they are computed once per launch before the tiles and read as broadcast
