@@ -40,9 +40,10 @@ opspec_configure_and_build() {
   # GPU tests skip without a device. OPSPEC_CUDA=OFF|ON overrides.
   # Line tables only (-g1) for RelWithDebInfo: backtraces keep file:line, and
   # full debug info was a third of the compile time (kernels/cpu/binary.cc:
-  # 38 s with -g, 28 s with -g1, 27 s with none).
+  # 38 s with -g, 28 s with -g1, 27 s with none). The libraries compile in
+  # unity batches (OPSPEC_UNITY_SOURCES in CMakeLists.txt).
   cmake -S "$OPSPEC_ROOT" -B "$OPSPEC_BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="$build_type" \
-    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DOPSPEC_UNITY_SOURCES=ON \
     -DCMAKE_CUDA_FLAGS_RELWITHDEBINFO="-O2 -DNDEBUG -Xcompiler=-g1" \
     -DOPSPEC_CUDA="${OPSPEC_CUDA:-AUTO}" "$@" >/dev/null
   cmake --build "$OPSPEC_BUILD_DIR" -j "$(nproc)"

@@ -60,13 +60,6 @@ double rel_diff_of(const HashValue& h1, const HashValue& h2) {
   return diff / std::max({h1.as_double(), h2.as_double(), 1e-10});
 }
 
-// How a kOther argument renders (as debug_render.cc does), for comparing kernel arguments.
-std::string other_text(const RecordedValue& v) {
-  if (!v.rendered.empty()) return v.rendered;
-  if (v.type != nullptr) return FunctionSchema::format_value(*v.type, v.value);
-  return v.value.is_string() ? v.value.to_string() : v.value.repr();
-}
-
 // Kernel arguments as PyTorch compares them: their text without tensor ids.
 bool same_kernel_arg(const RecordedValue& x, const RecordedValue& y) {
   if (x.kind != y.kind || x.name != y.name || x.tensors.size() != y.tensors.size()) return false;
@@ -75,7 +68,7 @@ bool same_kernel_arg(const RecordedValue& x, const RecordedValue& y) {
     const RecordedTensor& t = y.tensors[i];
     if (s.dtype != t.dtype || s.sizes != t.sizes || s.fake != t.fake) return false;
   }
-  return x.kind != RecordedValue::Kind::kOther || other_text(x) == other_text(y);
+  return x.kind != RecordedValue::Kind::kOther || other_value_text(x) == other_value_text(y);
 }
 
 std::string where(bool is_input, bool kernel, const std::string& path) {

@@ -97,13 +97,6 @@ Json nodes_json(const std::optional<std::vector<HashNode>>& nodes) {
   return j;
 }
 
-// The text render() shows for a non-tensor value (as debug_render.cc computes it).
-std::string other_text(const RecordedValue& v) {
-  if (!v.rendered.empty()) return v.rendered;
-  if (v.type != nullptr) return FunctionSchema::format_value(*v.type, v.value);
-  return v.value.is_string() ? v.value.to_string() : v.value.repr();
-}
-
 Json boxed_json(const Value& v) {
   Json j = Json::object();
   auto set = [&](std::string_view type, Json value) {
@@ -154,7 +147,7 @@ Json value_json(const RecordedValue& v) {
   j["tensors"] = std::move(tensors);
   if (v.kind == RecordedValue::Kind::kOther) {
     j["value"] = boxed_json(v.value);
-    j["rendered"] = other_text(v);
+    j["rendered"] = other_value_text(v);
   }
   return j;
 }

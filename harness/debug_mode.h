@@ -63,6 +63,10 @@ struct RecordedValue {
   std::string rendered;                 // logs loaded from JSON: the saved text of kOther
 };
 
+// other_value_text: the text a kOther value renders as (its saved text for a
+// loaded log, else its schema type's format); logs compare and save it.
+std::string other_value_text(const RecordedValue& v);
+
 // HashNode: the hashes of one argument or output, mirroring its structure:
 // a tensor's hashes (one per hash function), None, or a list of nodes.
 struct HashNode {

@@ -7,6 +7,13 @@
 #include "harness/debug_mode.h"
 
 namespace opspec {
+
+std::string other_value_text(const RecordedValue& v) {
+  if (!v.rendered.empty()) return v.rendered;
+  if (v.type != nullptr) return FunctionSchema::format_value(*v.type, v.value);
+  return v.value.is_string() ? v.value.to_string() : v.value.repr();
+}
+
 namespace {
 
 std::string tensor_text(const RecordedTensor& t) {

@@ -21,7 +21,6 @@ namespace {
 using loops_detail::load;
 using loops_detail::store;
 
-constexpr int64_t kParallelGrain = 32768;
 
 // Layout: input [N, C, S...] as N blocks of C planes of `inner` elements.
 struct Layout {

@@ -55,7 +55,6 @@ namespace {
 // 2-core VM this is as fast as OpenBLAS's own threads (512^3: 1.38 ms
 // against 1.49 ms; 1024^3: 11.1 ms against 11.2 ms).
 
-constexpr int64_t kParallelGrain = 32768;  // multiply-adds below which integer loops stay serial
 constexpr int64_t kSmallProduct = 4096;   // See Note [Small matrix products]
 constexpr int64_t kThreadedProduct = int64_t{1} << 21;  // 128^3; See Note [One thread pool for products]
 constexpr int64_t kMaxProductBlocks = 8;
@@ -192,12 +191,12 @@ void small_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t n, int64_t m, in
   }
 }
 
-// gemm: c (row-major [n, m]) = alpha * op(a) @ op(b) + beta * c, with c's old
+// product: c (row-major [n, m]) = alpha * op(a) @ op(b) + beta * c, with c's old
 // contents ignored when beta is 0, as BLAS does.
 // Products of kThreadedProduct or more are blocked, on the OpenMP threads when parallel.
 template <class T>
-void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t n, int64_t m, int64_t k, double alpha, const T* a,
-          int64_t lda, const T* b, int64_t ldb, double beta, T* c, bool parallel) {
+void product(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t n, int64_t m, int64_t k, double alpha, const T* a,
+             int64_t lda, const T* b, int64_t ldb, double beta, T* c, bool parallel) {
   if (n * m * k <= kSmallProduct) {
     small_gemm<T>(ta, tb, n, m, k, static_cast<T>(alpha), a, lda, b, ldb, static_cast<T>(beta), c);
   } else if (n * m * k < kThreadedProduct) {
@@ -226,9 +225,9 @@ void blas_matmul(const Tensor& a, const Tensor& b, const Tensor& c, double alpha
   const int64_t threads = get_num_threads(), work = n * m * k;
   const bool by_batch = batches >= threads && batches * work >= kThreadedProduct;
   parallel_rows(batches, by_batch && threads > 1, [&](int64_t i) {
-    gemm<T>(pa.trans, pb.trans, n, m, k, alpha, static_cast<const T*>(pa.data) + i * pa.batch_stride, pa.ld,
-            static_cast<const T*>(pb.data) + i * pb.batch_stride, pb.ld, accumulate ? beta : 0.0, cp + i * n * m,
-            /*parallel=*/!by_batch && threads > 1);
+    product<T>(pa.trans, pb.trans, n, m, k, alpha, static_cast<const T*>(pa.data) + i * pa.batch_stride, pa.ld,
+               static_cast<const T*>(pb.data) + i * pb.batch_stride, pb.ld, accumulate ? beta : 0.0, cp + i * n * m,
+               /*parallel=*/!by_batch && threads > 1);
   });
 }
 
@@ -307,8 +306,8 @@ bool gemm_in_place(const Tensor& a, const Tensor& b, const Tensor& c) {
   if (!la || !lb || n >= INT_MAX || k >= INT_MAX || m >= INT_MAX || la->second >= INT_MAX || lb->second >= INT_MAX) {
     return false;
   }
-  gemm<T>(la->first, lb->first, n, m, k, 1.0, static_cast<const T*>(a.raw_data()), la->second,
-          static_cast<const T*>(b.raw_data()), lb->second, 0.0, c.data_ptr<T>(), /*parallel=*/get_num_threads() > 1);
+  product<T>(la->first, lb->first, n, m, k, 1.0, static_cast<const T*>(a.raw_data()), la->second,
+             static_cast<const T*>(b.raw_data()), lb->second, 0.0, c.data_ptr<T>(), /*parallel=*/get_num_threads() > 1);
   return true;
 }
 

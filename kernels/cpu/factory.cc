@@ -8,14 +8,11 @@
 #include "kernels/common/factory_meta.h"
 #include "kernels/common/scalar_as.h"
 #include "kernels/cpu/loops.h"
+#include "kernels/cpu/parallel_rows.h"
 
 namespace opspec::internal {
 
 namespace {
-
-// Fills at least this many elements per OpenMP region; below it threads cost
-// more than they save.
-constexpr int64_t kParallelGrain = 32768;
 
 template <class T> void fill_contiguous(T* data, int64_t n, T v) {
   parallel_for(n, kParallelGrain, [&](int64_t begin, int64_t end) {

@@ -16,8 +16,6 @@ namespace opspec::internal {
 
 namespace {
 
-constexpr int64_t kParallelGrain = 32768;  // elements below which rows stay serial
-
 // Compute type: float for f32/f16/bf16, double for f64 (see Note [Reduced precision math]).
 template <class T> using compute_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
 

@@ -16,7 +16,6 @@ namespace {
 using loops_detail::load;
 using loops_detail::store;
 
-constexpr int64_t kParallelGrain = 32768;  // elements below which loops stay serial
 
 // read_indices: index as int64 values, each checked against [0, n)
 // (PyTorch's "index out of range in self"; negative indices are errors too).

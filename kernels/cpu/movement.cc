@@ -26,8 +26,6 @@ std::tuple<Tensor, Tensor, Tensor> native_group_norm_backward_cpu(const Tensor& 
 
 namespace {
 
-constexpr int64_t kParallelGrain = 32768;  // elements below which rows stay serial
-
 // Run: `len` output elements of the last dim from o whose input offsets step by one from t.
 struct Run {
   int64_t o = 0, t = 0, len = 0;

@@ -18,6 +18,10 @@ namespace opspec::internal {
 // it only when the caller says the op is large. The same holds for the
 // harness's hashes (tensor_hash.cc).
 
+// kParallelGrain: elements (multiply-adds for the integer gemm) below which
+// a kernel's loops stay on the calling thread; one value for every kernel.
+inline constexpr int64_t kParallelGrain = 32768;
+
 // parallel_rows: f(i) for every i in [0, n): over OpenMP threads (static
 // schedule) when parallel and n > 1, else a plain loop on this thread.
 template <class F>

@@ -17,7 +17,6 @@ namespace {
 using loops_detail::load;
 using loops_detail::store;
 
-constexpr int64_t kParallelGrain = 32768;
 
 int64_t adaptive_start(int64_t o, int64_t in, int64_t out) { return (o * in) / out; }
 int64_t adaptive_end(int64_t o, int64_t in, int64_t out) { return ((o + 1) * in + out - 1) / out; }
@@ -41,7 +40,8 @@ AvgWindow avg_window(const PoolGeometry& g, int64_t oy, int64_t ox, bool count_i
   return {h0, h1, w0, w1, divisor};
 }
 
-Tensor zeros_cpu(IntArrayRef sizes, DType dtype) {
+// zero_filled: a contiguous cpu tensor of zeros (all-zero bits in every dtype).
+Tensor zero_filled(IntArrayRef sizes, DType dtype) {
   Tensor t = make_tensor(sizes, dtype, kCPU);
   std::memset(t.raw_data(), 0, t.nbytes());
   return t;
@@ -103,7 +103,7 @@ Tensor max_pool2d_with_indices_backward_cpu(const Tensor& grad_output, const Ten
   require_cpu_device(self.device(), kOp);
   max_pool2d_with_indices_backward_meta(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices);
   const PoolGeometry g = pool2d_geometry(self, kernel_size, stride, padding, dilation, ceil_mode, kOp);
-  Tensor out = zeros_cpu(self.sizes(), self.dtype());
+  Tensor out = zero_filled(self.sizes(), self.dtype());
   OPSPEC_DISPATCH_FLOATING_DTYPES(self.dtype(), kOp, [&] {
     const Tensor go = contiguous_cpu(grad_output, self.dtype()), ix = contiguous_cpu(indices, DType::kInt64);
     const auto* gp = static_cast<const scalar_t*>(go.raw_data());
@@ -163,7 +163,7 @@ Tensor avg_pool2d_backward_cpu(const Tensor& grad_output, const Tensor& self, In
                            divisor_override);
   const int64_t one[] = {1};
   const PoolGeometry g = pool2d_geometry(self, kernel_size, stride, padding, one, ceil_mode, kOp);
-  Tensor out = zeros_cpu(self.sizes(), self.dtype());
+  Tensor out = zero_filled(self.sizes(), self.dtype());
   OPSPEC_DISPATCH_FLOATING_DTYPES(self.dtype(), kOp, [&] {
     using C = opmath_t<scalar_t>;
     const Tensor go = contiguous_cpu(grad_output, self.dtype());
@@ -221,7 +221,7 @@ Tensor adaptive_avg_pool2d_backward_cpu(const Tensor& grad_output, const Tensor&
   constexpr std::string_view kOp = "aten::_adaptive_avg_pool2d_backward";
   require_cpu_device(self.device(), kOp);
   adaptive_avg_pool2d_backward_meta(grad_output, self);
-  Tensor out = zeros_cpu(self.sizes(), self.dtype());
+  Tensor out = zero_filled(self.sizes(), self.dtype());
   OPSPEC_DISPATCH_FLOATING_DTYPES(self.dtype(), kOp, [&] {
     using C = opmath_t<scalar_t>;
     const Tensor go = contiguous_cpu(grad_output, self.dtype());

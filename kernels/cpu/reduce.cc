@@ -38,7 +38,6 @@ namespace {
 // A single output is split into fixed-size chunks that are reduced in
 // parallel and combined in order, so results never depend on the thread count.
 
-constexpr int64_t kParallelGrain = 32768;  // elements below which loops stay serial
 constexpr int kLanes = 8;                  // independent accumulators in a leaf
 constexpr int64_t kBlock = 1024;           // elements per pairwise leaf
 constexpr int64_t kChunk = 64 * kBlock;    // elements per parallel chunk of a single output

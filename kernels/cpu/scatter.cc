@@ -23,7 +23,6 @@ namespace {
 using loops_detail::load;
 using loops_detail::store;
 
-constexpr int64_t kParallelGrain = 32768;  // elements below which loops stay serial
 
 // check_line_indices: every index of the plan's lines lies in [0, bound)
 // (PyTorch's scatter/gather kernels refuse negative indices too).

@@ -19,7 +19,6 @@ namespace opspec::internal {
 
 namespace {
 
-constexpr int64_t kParallelGrain = 32768;  // elements below which loops stay serial
 constexpr int64_t kColumnBlock = 64;       // neighbouring columns processed together when dim is not last
 
 // Compute type: float for f32/f16/bf16, double for f64 (see Note [Reduced precision math]).

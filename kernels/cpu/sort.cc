@@ -22,7 +22,6 @@ namespace {
 using loops_detail::load;
 using loops_detail::store;
 
-constexpr int64_t kParallelGrain = 32768;
 
 // Note [Sort rows]
 // Each output row (one per [outer, inner] pair) reads the `len` elements

@@ -18,21 +18,19 @@ namespace {
 using loops_detail::load;
 using loops_detail::store;
 
-constexpr int64_t kParallelGrain = 32768;
-
 // Note [Statistics rows]
 // var/std need two passes over each output's elements (the mean, then the
 // squared deviations, accumulated in double as layer norm's statistics) and
 // logsumexp needs the max first; a copy with the reduced dims innermost
 // makes every pass a contiguous run. The sums run in element order, so the
 // result does not depend on the thread count.
-struct Rows {
+struct StatRows {
   Tensor data;  // contiguous: `rows` runs of `len` elements
   int64_t rows = 1, len = 1;
 };
 
-Rows rows_of(const Tensor& self, const ReductionGeometry& g) {
-  Rows r;
+StatRows rows_of(const Tensor& self, const ReductionGeometry& g) {
+  StatRows r;
   r.data = contiguous_cpu(reduced_dims_last(self, g));
   r.len = g.reduced_numel;
   r.rows = r.len == 0 ? compute_numel(g.out_sizes) : self.numel() / r.len;
@@ -44,7 +42,7 @@ double correction_of(const std::optional<Scalar>& c) { return c ? c->to_double()
 // moments: mean and variance (ss / max(0, n - correction)) of each row, in double.
 template <class Emit>
 void moments(const Tensor& self, const ReductionGeometry& g, double correction, std::string_view op, Emit emit) {
-  const Rows r = rows_of(self, g);
+  const StatRows r = rows_of(self, g);
   OPSPEC_DISPATCH_FLOATING_DTYPES(self.dtype(), op, [&] {
     const auto* p = static_cast<const scalar_t*>(r.data.raw_data());
     parallel_rows(r.rows, self.numel() >= kParallelGrain, [&](int64_t i) {
@@ -69,7 +67,7 @@ Tensor bool_reduce(const Tensor& self, std::optional<int64_t> dim, bool keepdim,
   const ReductionGeometry g = bool_reduction_geometry(self, dim, keepdim, op);
   Tensor out = make_tensor(g.out_sizes, DType::kBool, kCPU);
   auto* o = out.data_ptr<bool>();
-  const Rows r = rows_of(self, g);
+  const StatRows r = rows_of(self, g);
   OPSPEC_DISPATCH_ALL_DTYPES(self.dtype(), op, [&] {
     const auto* p = static_cast<const scalar_t*>(r.data.raw_data());
     parallel_rows(out.numel(), self.numel() >= kParallelGrain, [&](int64_t i) {
@@ -137,7 +135,7 @@ Tensor logsumexp_cpu(const Tensor& self, IntArrayRef dim, bool keepdim) {
   const ReductionGeometry g = reduction_geometry(self, dim, keepdim, kOp);
   const DType dt = is_floating(self.dtype()) ? self.dtype() : kDefaultFloat;
   Tensor out = make_tensor(g.out_sizes, dt, kCPU);
-  const Rows r = rows_of(is_floating(self.dtype()) ? self : contiguous_cpu(self, dt), g);
+  const StatRows r = rows_of(is_floating(self.dtype()) ? self : contiguous_cpu(self, dt), g);
   OPSPEC_DISPATCH_FLOATING_DTYPES(dt, kOp, [&] {
     using C = opmath_t<scalar_t>;
     const auto* p = static_cast<const scalar_t*>(r.data.raw_data());

@@ -22,9 +22,6 @@
 namespace opspec::internal::cuda {
 namespace {
 
-// compute_dtype: the CPU kernels' compute type (f64 for f64, f32 otherwise).
-DType compute_dtype(DType dt) { return dt == DType::kFloat64 ? DType::kFloat64 : DType::kFloat32; }
-
 void* data_or_null(const Tensor& t) { return t.defined() ? t.raw_data() : nullptr; }
 
 // Staged: where a kernel writes an output: the output itself when it is

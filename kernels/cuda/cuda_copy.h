@@ -25,6 +25,10 @@ Tensor contiguous_cuda(const Tensor& src, std::optional<DType> dtype = std::null
 // and broadcasting, as copy_ does.
 void copy_between(const Tensor& dst, const Tensor& src);
 
+// compute_dtype: the compute type of the row kernels (normalizations,
+// attention, convolutions): f64 for f64, f32 otherwise, as on the CPU.
+inline DType compute_dtype(DType dt) { return dt == DType::kFloat64 ? DType::kFloat64 : DType::kFloat32; }
+
 // op_device: the usable cuda device of an op's tensors (the shared checks
 // have made them one device, a 0-dim cpu tensor aside).
 Device op_device(TensorList tensors, std::string_view op);

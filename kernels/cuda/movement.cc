@@ -113,8 +113,6 @@ Tensor upsample_nearest2d_backward_cuda(const Tensor& grad_output, IntArrayRef o
   return out;
 }
 
-DType compute_dtype(DType t) { return t == DType::kFloat64 ? DType::kFloat64 : DType::kFloat32; }
-
 // filled: a new [n, group] tensor of dt on dev, every element v.
 Tensor filled(int64_t n, int64_t group, DType dt, double v, Device dev) {
   const Tensor host = make_tensor({}, DType::kFloat64, kCPU);

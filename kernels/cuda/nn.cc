@@ -25,7 +25,6 @@
 namespace opspec::internal::cuda {
 namespace {
 
-
 // ---- Index checks ----
 
 // Note [Index checks on CUDA]
@@ -357,9 +356,6 @@ SdpaArgs sdpa_args(const SdpaGeometry& g, const Tensor& q, const Tensor& k, cons
   a.causal = is_causal;
   return a;
 }
-
-// compute_dtype: attention's compute type (f64 for f64, f32 otherwise).
-DType compute_dtype(DType dt) { return dt == DType::kFloat64 ? DType::kFloat64 : DType::kFloat32; }
 
 // copy_strides: t's 4 strides into s.
 void copy_strides(const Tensor& t, int64_t (&s)[4]) { std::copy(t.strides().begin(), t.strides().end(), s); }

@@ -10,8 +10,6 @@ namespace opspec::internal {
 
 namespace {
 
-Tensor meta_out(const ElementwiseMeta& m) { return make_tensor(m.sizes, m.result_dtype, kMeta); }
-
 Tensor binary_out(const Tensor& a, const Tensor& b, BinaryKind kind, std::string_view op) {
   return meta_out(binary_meta(a, b, kind, op));
 }

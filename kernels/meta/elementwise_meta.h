@@ -3,9 +3,14 @@
 // runtime/ops/elementwise_rules.h).
 #pragma once
 
+#include "runtime/core/tensor.h"
 #include "runtime/dispatch/library.h"
+#include "runtime/ops/elementwise_rules.h"
 
 namespace opspec::internal {
+
+// meta_out: the meta tensor an elementwise rule's result describes.
+inline Tensor meta_out(const ElementwiseMeta& m) { return make_tensor(m.sizes, m.result_dtype, kMeta); }
 
 // register_elementwise_meta_kernels: the Meta kernels of every elementwise,
 // in-place, copy and conversion op.

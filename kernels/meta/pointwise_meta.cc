@@ -3,17 +3,18 @@
 // kernels/cpu/binary.cc): each runs the CPU kernel's shape and dtype rule.
 #include <optional>
 
+#include "kernels/meta/elementwise_meta.h"
 #include "runtime/dispatch/library.h"
 #include "runtime/ops/elementwise_rules.h"
 
 namespace opspec::internal {
 namespace {
 
-Tensor meta_out(const ElementwiseMeta& m) { return make_tensor(m.sizes, m.result_dtype, kMeta); }
-Tensor wrap(const Scalar& s) { return make_wrapped_number(s); }
+// as_wrapped: a Scalar operand as the wrapped-number tensor the CPU kernels take.
+Tensor as_wrapped(const Scalar& s) { return make_wrapped_number(s); }
 
 Tensor clamp_meta_kernel(const Tensor& self, const std::optional<Scalar>& min, const std::optional<Scalar>& max) {
-  const Tensor lo = min ? wrap(*min) : Tensor(), hi = max ? wrap(*max) : Tensor();
+  const Tensor lo = min ? as_wrapped(*min) : Tensor(), hi = max ? as_wrapped(*max) : Tensor();
   return meta_out(clamp_meta(self, min ? &lo : nullptr, max ? &hi : nullptr, "aten::clamp"));
 }
 Tensor clamp_tensor_meta(const Tensor& self, const std::optional<Tensor>& min, const std::optional<Tensor>& max) {
@@ -45,7 +46,7 @@ Tensor backward_meta(const Tensor& grad, const Tensor& saved, std::string_view o
 }
 
 Tensor pow_scalar_base_meta(const Scalar& self, const Tensor& exponent) {
-  const ElementwiseMeta m = binary_meta(wrap(self), exponent, BinaryKind::kArithmetic, "aten::pow");
+  const ElementwiseMeta m = binary_meta(as_wrapped(self), exponent, BinaryKind::kArithmetic, "aten::pow");
   check_pow(m.result_dtype);
   return meta_out(m);
 }
@@ -103,15 +104,17 @@ void register_pointwise_meta_kernels(Library& lib) {
       .impl("remainder.Tensor", kKey,
             [](const Tensor& a, const Tensor& b) { return meta_out(remainder_meta(a, b, "aten::remainder")); })
       .impl("remainder.Scalar", kKey,
-            [](const Tensor& a, const Scalar& b) { return meta_out(remainder_meta(a, wrap(b), "aten::remainder")); })
+            [](const Tensor& a, const Scalar& b) {
+              return meta_out(remainder_meta(a, as_wrapped(b), "aten::remainder"));
+            })
       .impl("fmod.Tensor", kKey,
             [](const Tensor& a, const Tensor& b) { return meta_out(remainder_meta(a, b, "aten::fmod")); })
       .impl("fmod.Scalar", kKey,
-            [](const Tensor& a, const Scalar& b) { return meta_out(remainder_meta(a, wrap(b), "aten::fmod")); })
+            [](const Tensor& a, const Scalar& b) { return meta_out(remainder_meta(a, as_wrapped(b), "aten::fmod")); })
       .impl("div.Tensor_mode", kKey, &div_mode_meta_kernel)
       .impl("div.Scalar_mode", kKey,
             [](const Tensor& a, const Scalar& b, std::optional<std::string_view> mode) {
-              return div_mode_meta_kernel(a, wrap(b), mode);
+              return div_mode_meta_kernel(a, as_wrapped(b), mode);
             })
       .impl("atan2", kKey,
             [](const Tensor& a, const Tensor& b) {
@@ -125,7 +128,7 @@ void register_pointwise_meta_kernels(Library& lib) {
   lib.impl(#name ".Tensor", kKey,                                                                         \
            [](const Tensor& a, const Tensor& b) { return meta_out(integral_binary_meta(a, b, "aten::" #name)); }) \
       .impl(#name ".Scalar", kKey, [](const Tensor& a, const Scalar& b) {                                   \
-        return meta_out(integral_binary_meta(a, wrap(b), "aten::" #name));                                  \
+        return meta_out(integral_binary_meta(a, as_wrapped(b), "aten::" #name));                            \
       });
   OPSPEC_BITWISE_META(bitwise_and)
   OPSPEC_BITWISE_META(bitwise_or)

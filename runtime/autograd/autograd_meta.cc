@@ -24,7 +24,7 @@ std::shared_ptr<Node> grad_accumulator(const Tensor& t) {
   // detached, so graphs recorded before no longer accumulate into the leaf.
   if (m.grad_accumulator == nullptr || !m.grad_accumulator->matches(t)) {
     if (m.grad_accumulator != nullptr) m.grad_accumulator->release();
-    m.grad_accumulator = std::allocate_shared<AccumulateGrad>(internal::PoolAllocator<AccumulateGrad>(), t);
+    m.grad_accumulator = std::allocate_shared<AccumulateGrad>(::opspec::internal::PoolAllocator<AccumulateGrad>(), t);
   }
   return m.grad_accumulator;
 }

@@ -26,7 +26,7 @@ namespace opspec::autograd {
 // AutogradMeta: requires_grad (a leaf's flag), grad, grad_fn and its output number.
 class AccumulateGrad;
 
-struct AutogradMeta : internal::AutogradMetaBase, internal::Pooled {  // See Note [Object pool]
+struct AutogradMeta : ::opspec::internal::AutogradMetaBase, ::opspec::internal::Pooled {  // See Note [Object pool]
   AutogradMeta() = default;
   ~AutogradMeta() override;  // tells its accumulator the leaf is gone
 

@@ -39,6 +39,15 @@ Tensor& div_scalar_(Tensor& t, const Scalar& s) {
   return t;
 }
 
+VariableList identity(const FormulaCall& c) { return {c.grad()}; }
+
+std::optional<Tensor> optional_input(const FormulaCall& c, size_t arg) {
+  const int k = c.tensor_input_of_arg(arg);
+  return k >= 0 ? std::optional<Tensor>(c.input(static_cast<size_t>(k))) : std::nullopt;
+}
+
+std::vector<int64_t> dims_of(const Value& v) { return v.is_none() ? std::vector<int64_t>{} : v.to_int_list(); }
+
 namespace {
 Tensor filled_like(const Scalar& s, const Tensor& t) {
   using LikeSig = Tensor(const Tensor&, std::optional<DType>, std::optional<int64_t>, std::optional<Device>,

@@ -17,7 +17,6 @@ VariableList add_tensor(const FormulaCall& c) {
   if (c.needs(0)) g[0] = c.grad();
   return g;
 }
-VariableList identity(const FormulaCall& c) { return {c.grad()}; }
 VariableList sub_tensor(const FormulaCall& c) {
   VariableList g(2);
   if (c.needs(1)) g[1] = maybe_multiply(ops::neg(c.grad()), c.arg(2).to_scalar());
@@ -229,9 +228,6 @@ VariableList copy_(const FormulaCall& c) {
   if (c.needs(1)) g[1] = c.grad();  // the engine casts it to src's dtype
   return g;
 }
-
-// mul saves the other operand of each input that needs a gradient.
-constexpr uint32_t kSelf = 1u, kOther = 2u;
 
 }  // namespace
 

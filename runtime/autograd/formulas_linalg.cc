@@ -7,7 +7,6 @@
 namespace opspec::autograd::internal {
 namespace {
 
-
 // column_major: strides of a [rows, cols] matrix stored column by column
 // (PyTorch's test in mm_mat1_backward, on the strides saved in forward).
 bool column_major(IntArrayRef sizes, IntArrayRef strides) {

@@ -9,11 +9,6 @@
 namespace opspec::autograd::internal {
 namespace {
 
-std::optional<Tensor> optional_input(const FormulaCall& c, size_t arg) {
-  const int k = c.tensor_input_of_arg(arg);
-  return k >= 0 ? std::optional<Tensor>(c.input(static_cast<size_t>(k))) : std::nullopt;
-}
-
 // embedding (weight, indices, padding_idx, scale_grad_by_freq, sparse):
 // embedding_backward, which is embedding_dense_backward for dense weights.
 VariableList embedding(const FormulaCall& c) {

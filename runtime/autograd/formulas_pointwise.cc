@@ -15,12 +15,6 @@
 namespace opspec::autograd::internal {
 namespace {
 
-constexpr uint32_t kSelf = 1u, kOther = 2u;
-
-std::optional<Tensor> optional_input(const FormulaCall& c, size_t arg) {
-  const int k = c.tensor_input_of_arg(arg);
-  return k >= 0 ? std::optional<Tensor>(c.input(static_cast<size_t>(k))) : std::nullopt;
-}
 Tensor zero_like_grad(const FormulaCall& c) { return ops::scalar_tensor(0.0, {.dtype = c.grad().dtype(), .device = c.grad().device()}); }
 
 // clamp (Scalar bounds): clamp_backward: where((self >= min).logical_and_(self <= max), grad, 0).
@@ -157,7 +151,6 @@ VariableList remainder_like(const FormulaCall& c) {
   if (c.needs(0)) g[0] = c.grad();
   return g;
 }
-VariableList identity(const FormulaCall& c) { return {c.grad()}; }
 
 // div.Tensor_mode / div.Scalar_mode: zeros of the input's dtype with a
 // rounding mode, else true division's derivative.

@@ -27,7 +27,6 @@ Tensor sum_backward(const Tensor& grad, IntArrayRef sizes, const std::vector<int
 }
 
 // dims_of: the dim argument (an int[]? that may be None or empty: every dim).
-std::vector<int64_t> dims_of(const Value& v) { return v.is_none() ? std::vector<int64_t>{} : v.to_int_list(); }
 
 VariableList sum(const FormulaCall& c) { return {ops::expand(c.grad(), c.sizes(0))}; }
 VariableList sum_dim(const FormulaCall& c) {

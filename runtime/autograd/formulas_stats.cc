@@ -9,8 +9,6 @@
 namespace opspec::autograd::internal {
 namespace {
 
-std::vector<int64_t> dims_of(const Value& v) { return v.is_none() ? std::vector<int64_t>{} : v.to_int_list(); }
-
 // unsqueeze_multiple: t with the reduced dims of an nd-dim input back (one
 // unsqueeze per dim, ascending).
 Tensor unsqueeze_multiple(Tensor t, const std::vector<int64_t>& dims, int64_t nd) {

@@ -49,7 +49,7 @@ namespace {
 // backward ops reading a saved output are recorded as reading t's node, as
 // make_fx of a joint graph needs.
 Tensor traced_alias(const Tensor& t) {
-  Tensor a = internal::make_view(t, t.sizes(), t.strides(), t.storage_offset());
+  Tensor a = ::opspec::internal::make_view(t, t.sizes(), t.strides(), t.storage_offset());
   a.impl()->trace_owner().store(t.impl()->trace_owner().load(std::memory_order_relaxed), std::memory_order_relaxed);
   a.impl()->trace_index() = t.impl()->trace_index();
   return a;

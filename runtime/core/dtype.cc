@@ -11,7 +11,7 @@ struct DTypeNames {
   std::string_view torch_name;
 };
 
-constexpr std::array<DTypeNames, kNumDTypes> kNames = {{
+constexpr std::array<DTypeNames, kNumDTypes> kDTypeNames = {{
     {DType::kFloat32, "f32", "torch.float32"},
     {DType::kFloat64, "f64", "torch.float64"},
     {DType::kFloat16, "f16", "torch.float16"},
@@ -23,8 +23,8 @@ constexpr std::array<DTypeNames, kNumDTypes> kNames = {{
 
 }  // namespace
 
-std::string_view dtype_short_name(DType t) { return kNames[static_cast<int>(t)].short_name; }
-std::string_view dtype_torch_name(DType t) { return kNames[static_cast<int>(t)].torch_name; }
+std::string_view dtype_short_name(DType t) { return kDTypeNames[static_cast<int>(t)].short_name; }
+std::string_view dtype_torch_name(DType t) { return kDTypeNames[static_cast<int>(t)].torch_name; }
 
 std::string_view scalar_type_name(DType t) {
   static constexpr std::string_view kScalarTypeNames[kNumDTypes] = {"Float", "Double", "Half", "BFloat16",
@@ -34,7 +34,7 @@ std::string_view scalar_type_name(DType t) {
 
 std::optional<DType> parse_dtype(std::string_view name) {
   if (name.starts_with("torch.")) name.remove_prefix(6);
-  for (const auto& n : kNames) {
+  for (const auto& n : kDTypeNames) {
     if (name == n.short_name || name == n.torch_name.substr(6)) return n.dtype;
   }
   struct Alias { std::string_view name; DType dtype; };

@@ -21,6 +21,7 @@ using OptBool = std::optional<bool>;
 using OptTensor = std::optional<Tensor>;
 
 using internal::call;  // runtime/ops/internal/call.h
+using internal::wrap;
 
 using UnarySig = Tensor(const Tensor&);
 using BinarySig = Tensor(const Tensor&, const Tensor&);
@@ -30,7 +31,6 @@ using FactorySig = Tensor(IntArrayRef, OptDType, OptInt, OptDevice, OptBool);
 using LikeSig = Tensor(const Tensor&, OptDType, OptInt, OptDevice, OptBool, OptInt);
 using FillLikeSig = Tensor(const Tensor&, const Scalar&, OptDType, OptInt, OptDevice, OptBool, OptInt);
 
-Tensor wrap(const Scalar& s) { return internal::make_wrapped_number(s); }
 Device device_or_cpu(const TensorOptions& o) { return o.device.value_or(kCPU); }
 
 Tensor factory(OpId id, IntArrayRef size, const TensorOptions& o) {

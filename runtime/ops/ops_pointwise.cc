@@ -11,6 +11,7 @@ namespace opspec::ops {
 namespace {
 
 using internal::call;
+using internal::wrap;
 using OptScalar = std::optional<Scalar>;
 using OptTensor = std::optional<Tensor>;
 using OptDouble = std::optional<double>;
@@ -18,7 +19,6 @@ using OptStr = std::optional<std::string_view>;
 using BinarySig = Tensor(const Tensor&, const Tensor&);
 using ScalarSig = Tensor(const Tensor&, const Scalar&);
 
-Tensor wrap(const Scalar& s) { return opspec::internal::make_wrapped_number(s); }
 
 }  // namespace
 

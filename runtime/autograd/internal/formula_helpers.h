@@ -2,6 +2,11 @@
 // formulas call them, so backward dispatches the overloads PyTorch's does.
 #pragma once
 
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "runtime/autograd/formulas.h"
 #include "runtime/core/tensor.h"
 
 namespace opspec::autograd::internal {
@@ -41,5 +46,19 @@ bool subclass_like(const Tensor& t);
 
 // maybe_multiply: t * s, or t itself when s is 1 (FunctionsManual.cpp's helper).
 Tensor maybe_multiply(const Tensor& t, const Scalar& s);
+
+// kSelf / kOther: the bits of a binary op's first and second input in a
+// formula's masks of inputs that need gradients or saved tensors.
+inline constexpr uint32_t kSelf = 1u, kOther = 2u;
+
+// identity: the incoming gradient, passed on unchanged.
+VariableList identity(const FormulaCall& c);
+
+// optional_input: the tensor given for schema argument `arg`, or nullopt
+// where the call passed None.
+std::optional<Tensor> optional_input(const FormulaCall& c, size_t arg);
+
+// dims_of: an int[]? dim argument's dims (empty for None: every dim).
+std::vector<int64_t> dims_of(const Value& v);
 
 }  // namespace opspec::autograd::internal

@@ -25,4 +25,8 @@ auto call(OpId id, Args&&... args) {
   return Caller<Sig>::call(id, std::forward<Args>(args)...);
 }
 
+// wrap: a Scalar operand as the 0-dim wrapped-number tensor PyTorch's
+// Tensor-Scalar overloads pass on (mul(x, 2) logs mul.Tensor).
+inline Tensor wrap(const Scalar& s) { return make_wrapped_number(s); }
+
 }  // namespace opspec::internal
