@@ -12,8 +12,8 @@
 #include "absl/strings/str_join.h"
 #include "kernels/common/coalesce.h"
 #include "kernels/common/elementwise_ops.h"
-#include "kernels/cpu/loops.h"
 #include "kernels/cpu/cache_hints.h"
+#include "kernels/cpu/loops.h"
 #include "runtime/ops/elementwise_rules.h"
 
 namespace opspec::internal {
@@ -454,7 +454,9 @@ void run_planned(const FusedProgram& p, const std::vector<KernelFn>& fns, Tensor
   // Large outputs are computed into a tile buffer and streamed out. See Note
   // [Streaming stores] in cache_hints.h.
   std::vector<char> streamed(static_cast<size_t>(p.num_outputs()), 0);
-  for (int k = 0; k < p.num_outputs(); ++k) streamed[k] = outputs[k].numel() * outputs[k].element_size() >= kStreamMinBytes;
+  for (int k = 0; k < p.num_outputs(); ++k) {
+    streamed[k] = outputs[k].numel() * outputs[k].element_size() >= kStreamMinBytes;
+  }
 
   parallel_for(p.numel(), kGrainSize, [&](int64_t begin, int64_t end) {
     RawBuffer scratch = allocate(static_cast<size_t>(p.num_scratch_slots() + p.num_outputs()) * kFusedTile * 8);

@@ -6,13 +6,13 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/cpu/cache_hints.h"
 #include "kernels/cpu/copy.h"
 #include "kernels/cpu/fixed_lane_sum.h"
 #include "kernels/cpu/loops.h"
 #include "kernels/common/backward_meta.h"
 #include "kernels/common/reduce_meta.h"
 #include "kernels/cpu/parallel_rows.h"
-#include "kernels/cpu/cache_hints.h"
 
 namespace opspec::internal {
 
