@@ -55,10 +55,12 @@ void BM_MemRead(benchmark::State& state) {
 }
 BENCHMARK(BM_MemRead)->Arg(16777216)->UseRealTime();
 
-// BM_Copy: glibc's memcpy of each thread's contiguous share of one buffer
-// into another, allocated once (no page faults in the loop). Bytes count the
-// read and the write, as the elementwise benchmarks count theirs.
-void BM_Copy(benchmark::State& state) {
+// copy_shares: times copy(dst, src, bytes) over each OpenMP thread's
+// contiguous share of one 4n-byte buffer into another, both allocated once (no
+// page faults in the loop). Bytes count the read and the write, as the
+// elementwise benchmarks count theirs.
+template <class Copy>
+void copy_shares(benchmark::State& state, const Copy& copy) {
   const int64_t n = state.range(0);
   const auto* src = static_cast<const char*>(buffer(n, 0).raw_data());
   auto* dst = static_cast<char*>(buffer(n, 1).raw_data());
@@ -72,11 +74,16 @@ void BM_Copy(benchmark::State& state) {
       const int64_t t = 0, nt = 1;
 #endif
       const int64_t begin = bytes * t / nt / 64 * 64, end = t + 1 == nt ? bytes : bytes * (t + 1) / nt / 64 * 64;
-      std::memcpy(dst + begin, src + begin, static_cast<size_t>(end - begin));
+      copy(dst + begin, src + begin, end - begin);
     }
     benchmark::ClobberMemory();
   }
   state.SetBytesProcessed(state.iterations() * 2 * bytes);
+}
+
+// BM_Copy: glibc's memcpy of each thread's share.
+void BM_Copy(benchmark::State& state) {
+  copy_shares(state, [](char* d, const char* s, int64_t b) { std::memcpy(d, s, static_cast<size_t>(b)); });
 }
 BENCHMARK(BM_Copy)->Arg(16777216)->UseRealTime();
 
@@ -85,25 +92,10 @@ BENCHMARK(BM_Copy)->Arg(16777216)->UseRealTime();
 // line first, so this is the machine's real ceiling for one read and one
 // write. The goals stay against BM_Copy (memcpy), as they were set.
 void BM_CopyStream(benchmark::State& state) {
-  const int64_t n = state.range(0);
-  const auto* src = static_cast<const char*>(buffer(n, 0).raw_data());
-  auto* dst = static_cast<char*>(buffer(n, 1).raw_data());
-  const int64_t bytes = n * 4;
-  for (auto _ : state) {
-#pragma omp parallel
-    {
-#ifdef _OPENMP
-      const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
-#else
-      const int64_t t = 0, nt = 1;
-#endif
-      const int64_t begin = bytes * t / nt / 64 * 64, end = t + 1 == nt ? bytes : bytes * (t + 1) / nt / 64 * 64;
-      internal::stream_copy(dst + begin, src + begin, end - begin);
-      internal::stream_fence();
-    }
-    benchmark::ClobberMemory();
-  }
-  state.SetBytesProcessed(state.iterations() * 2 * bytes);
+  copy_shares(state, [](char* d, const char* s, int64_t b) {
+    internal::stream_copy(d, s, b);
+    internal::stream_fence();
+  });
 }
 BENCHMARK(BM_CopyStream)->Arg(16777216)->UseRealTime();
 

@@ -67,31 +67,25 @@ __attribute__((always_inline)) inline void softmax_row_body(const T* x, T* y, in
   }
   // The sum of exponentials, accumulated in double.
   const double s = fixed_lane_sum<double>(n, [buf](int64_t i) { return static_cast<double>(buf[i]); });
+  // The finished row goes to y, or to buf and is then streamed to y (buf holds
+  // C, so only where T is C).
+  T* dst = y;
   if constexpr (std::is_same_v<T, C>) {
-    if (stream) {
-      if constexpr (kLog) {
-        const C log_sum = static_cast<C>(std::log(s));
-#pragma omp simd
-        for (int64_t i = 0; i < n; ++i) buf[i] = (x[i] - m) - log_sum;
-      } else {
-        const C inv = static_cast<C>(1.0 / s);
-#pragma omp simd
-        for (int64_t i = 0; i < n; ++i) buf[i] = buf[i] * inv;
-      }
-      stream_copy(y, buf, n * static_cast<int64_t>(sizeof(T)));
-      stream_fence();
-      return;
-    }
+    if (stream) dst = buf;
   }
   if constexpr (kLog) {
     // (x - max) - log(sum), in that order: x - max is exact near the maximum.
     const C log_sum = static_cast<C>(std::log(s));
 #pragma omp simd
-    for (int64_t i = 0; i < n; ++i) y[i] = T((static_cast<C>(x[i]) - m) - log_sum);
+    for (int64_t i = 0; i < n; ++i) dst[i] = T((static_cast<C>(x[i]) - m) - log_sum);
   } else {
     const C inv = static_cast<C>(1.0 / s);
 #pragma omp simd
-    for (int64_t i = 0; i < n; ++i) y[i] = T(buf[i] * inv);
+    for (int64_t i = 0; i < n; ++i) dst[i] = T(buf[i] * inv);
+  }
+  if (dst != y) {
+    stream_copy(y, dst, n * static_cast<int64_t>(sizeof(T)));
+    stream_fence();
   }
 }
 
