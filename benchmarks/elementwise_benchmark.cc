@@ -17,6 +17,7 @@
 
 #include "benchmarks/chain_program.h"
 #include "harness/expect/compiled_benchmark.h"
+#include "kernels/cpu/fused_codegen.h"
 #include "runtime/compile/compile.h"
 #include "runtime/ops/ops.h"
 
@@ -34,12 +35,19 @@ void BM_ElementwiseChain_eager(benchmark::State& state) {
 }
 BENCHMARK(BM_ElementwiseChain_eager)->Name("BM_ElementwiseChain/eager")->Arg(int64_t{1} << 22)->UseRealTime();
 
-// run_compiled: fn through compile() with the fused backend, cache warm.
-void run_compiled(benchmark::State& state, std::vector<Tensor> (*fn)(const std::vector<Tensor>&), const char* name) {
+// run_compiled: fn through compile() with the fused backend, cache warm;
+// its CPU kernels made under the codegen policy (the default one compiles
+// them at this size, See Note [Generated CPU kernels]), or interpreted.
+void run_compiled(benchmark::State& state, std::vector<Tensor> (*fn)(const std::vector<Tensor>&), const char* name,
+                  bool interpreted = false) {
   const int64_t n = state.range(0);
   const std::vector<Tensor> in = {ops::randn({n})};
   const CompiledFunction cf = compile(fn, {.backend = "fused", .name = name});
-  benchmark::DoNotOptimize(cf(in));  // capture, compile and fill the cache
+  {
+    const internal::CpuFusedCodegenGuard policy(interpreted ? internal::CpuFusedCodegen::kNever
+                                                            : internal::cpu_fused_codegen());
+    benchmark::DoNotOptimize(cf(in));  // capture, compile and fill the cache
+  }
   for (auto _ : state) benchmark::DoNotOptimize(cf(in));
   set_chain_bytes(state, n);
   if (cf.stats().compiles != 1 || cf.stats().graphs_run != static_cast<int>(state.iterations()) + 1) {
@@ -70,6 +78,23 @@ BENCHMARK(BM_ElementwiseChain_eager_cheap)
 void BM_ElementwiseChain_fused_cheap(benchmark::State& state) { run_compiled(state, &cheap_chain, "cheap_chain"); }
 BENCHMARK(BM_ElementwiseChain_fused_cheap)
     ->Name("BM_ElementwiseChain/fused_cheap")
+    ->Arg(int64_t{1} << 22)
+    ->UseRealTime();
+
+// *_interpreted: the same fused kernels run by the tile interpreter (kNever),
+// what the generated ones are measured against.
+void BM_ElementwiseChain_fused_interpreted(benchmark::State& state) {
+  run_compiled(state, &elementwise_chain, "elementwise_chain", /*interpreted=*/true);
+}
+BENCHMARK(BM_ElementwiseChain_fused_interpreted)
+    ->Name("BM_ElementwiseChain/fused_interpreted")
+    ->Arg(int64_t{1} << 22)
+    ->UseRealTime();
+void BM_ElementwiseChain_fused_cheap_interpreted(benchmark::State& state) {
+  run_compiled(state, &cheap_chain, "cheap_chain", /*interpreted=*/true);
+}
+BENCHMARK(BM_ElementwiseChain_fused_cheap_interpreted)
+    ->Name("BM_ElementwiseChain/fused_cheap_interpreted")
     ->Arg(int64_t{1} << 22)
     ->UseRealTime();
 

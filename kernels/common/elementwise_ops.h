@@ -442,15 +442,15 @@ struct DropoutBackwardOp {
   template <class T> OPSPEC_FUNCTOR T operator()(T g, T m) const { return (g * m) * T(scale); }
 };
 // MaximumOp / MinimumOp: elementwise max / min; a NaN in either operand gives NaN.
+// Written as one select (a NaN a, or a NaN b with a > b false, pick the
+// NaN operand, as the nested `a != a ? a : (b != b ? b : ...)` does):
+// GCC if-converts the nested form into chains of mask-register logic that
+// ran the fused cheap chain at half speed.
 struct MaximumOp {
-  template <class T> OPSPEC_FUNCTOR T operator()(T a, T b) const {
-    return a != a ? a : (b != b ? b : (a > b ? a : b));
-  }
+  template <class T> OPSPEC_FUNCTOR T operator()(T a, T b) const { return (a > b || a != a) ? a : b; }
 };
 struct MinimumOp {
-  template <class T> OPSPEC_FUNCTOR T operator()(T a, T b) const {
-    return a != a ? a : (b != b ? b : (a < b ? a : b));
-  }
+  template <class T> OPSPEC_FUNCTOR T operator()(T a, T b) const { return (a < b || a != a) ? a : b; }
 };
 // ---- Rounding division, remainder, atan2, bitwise ----
 // Integer division and remainder by zero return 0 here and INT_MIN / -1

@@ -3,16 +3,22 @@
 #include "kernels/cpu/fused.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <iostream>
 #include <iterator>
 #include <memory>
+#include <mutex>
 #include <type_traits>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_join.h"
 #include "kernels/common/coalesce.h"
 #include "kernels/common/elementwise_ops.h"
 #include "kernels/cpu/cache_hints.h"
+#include "kernels/cpu/cpu_jit.h"
+#include "kernels/cpu/fused_codegen.h"
 #include "kernels/cpu/loops.h"
 #include "runtime/ops/elementwise_rules.h"
 
@@ -519,23 +525,152 @@ void run_planned(const FusedProgram& p, const std::vector<KernelFn>& fns, Tensor
   });
 }
 
-// CpuFusedKernel: a program with its loops selected once.
+// run_generated: evaluates p with its generated tile function (See Note
+// [Generated CPU kernels] in fused_codegen.cc): the same tiles, threads,
+// gathers and streamed outputs as run_planned, one call per tile.
+void run_generated(const FusedProgram& p, FusedTileFn fn, TensorList inputs, TensorList outputs) {
+  if (p.numel() == 0) return;
+  const int ni = p.num_inputs(), no = p.num_outputs();
+  std::vector<char> per_tile(static_cast<size_t>(ni), 0), dense(static_cast<size_t>(ni), 0);
+  std::vector<CoalescedGeometry> geometry(static_cast<size_t>(ni));
+  int buffers = 0;  // tile buffers: one per gathered input and per streamed output
+  for (int r : p.tile_inputs()) {
+    const int k = p.regs()[r].input;
+    per_tile[k] = 1;
+    geometry[k] = coalesce_over(inputs[k], p.shape());
+    dense[k] = geometry[k].dense();
+    buffers += dense[k] ? 0 : 1;
+  }
+  std::vector<char> streamed(static_cast<size_t>(no), 0);
+  for (int k = 0; k < no; ++k) {
+    streamed[k] = outputs[k].numel() * outputs[k].element_size() >= kStreamMinBytes;
+    buffers += streamed[k];
+  }
+  parallel_for(p.numel(), kGrainSize, [&](int64_t begin, int64_t end) {
+    RawBuffer scratch = allocate(static_cast<size_t>(buffers) * kFusedTile * 8);
+    std::vector<const void*> in(static_cast<size_t>(ni), nullptr);
+    std::vector<void*> out(static_cast<size_t>(no), nullptr);
+    std::vector<char*> buffer_of_input(static_cast<size_t>(ni), nullptr), buffer_of_output(static_cast<size_t>(no), nullptr);
+    int next = 0;
+    auto take_buffer = [&] { return scratch.get() + static_cast<size_t>(next++) * kFusedTile * 8; };
+    for (int k = 0; k < ni; ++k) {
+      if (per_tile[k] && !dense[k]) buffer_of_input[k] = take_buffer();
+      if (!per_tile[k] && p.regs()[p.input_reg(k)].uniform) in[k] = inputs[k].raw_data();
+    }
+    for (int k = 0; k < no; ++k) {
+      if (streamed[k]) buffer_of_output[k] = take_buffer();
+    }
+    for (int64_t t0 = begin; t0 < end; t0 += kFusedTile) {
+      const int64_t n = std::min(kFusedTile, end - t0);
+      for (int k = 0; k < ni; ++k) {
+        if (!per_tile[k]) continue;
+        const int64_t es = inputs[k].element_size();
+        const char* base = static_cast<const char*>(inputs[k].raw_data());
+        if (dense[k]) {
+          in[k] = base + t0 * es;
+        } else {
+          gather(buffer_of_input[k], base, es, geometry[k], t0, n);
+          in[k] = buffer_of_input[k];
+        }
+      }
+      for (int k = 0; k < no; ++k) {
+        out[k] = streamed[k] ? buffer_of_output[k]
+                             : static_cast<char*>(outputs[k].raw_data()) + t0 * outputs[k].element_size();
+      }
+      fn(n, in.data(), out.data());
+      for (int k = 0; k < no; ++k) {
+        if (!streamed[k]) continue;
+        const int64_t es = outputs[k].element_size();
+        stream_copy(static_cast<char*>(outputs[k].raw_data()) + t0 * es, buffer_of_output[k], n * es);
+      }
+    }
+    stream_fence();
+  });
+}
+
+// FailedCompilers: the compilers a kAuto compile failed with; kernels
+// interpret from then on rather than fail again on every tier-up.
+struct FailedCompilers {
+  std::mutex mu;
+  absl::flat_hash_set<std::string> names;
+};
+FailedCompilers& failed_compilers() {
+  static FailedCompilers* f = new FailedCompilers;
+  return *f;
+}
+bool codegen_failed(const std::string& cxx) {
+  FailedCompilers& f = failed_compilers();
+  std::lock_guard<std::mutex> lock(f.mu);
+  return f.names.contains(cxx);
+}
+// note_codegen_failure: records cxx as failed, saying why once per compiler.
+void note_codegen_failure(const std::string& cxx, std::string_view why) {
+  FailedCompilers& f = failed_compilers();
+  std::lock_guard<std::mutex> lock(f.mu);
+  if (f.names.insert(cxx).second) {
+    std::cerr << str_cat("[opspec] fused CPU kernels: code generation is off for ", cxx,
+                         ", interpreting instead: ", why, "\n");
+  }
+}
+
+// CpuFusedKernel: a program with its loops selected once, and its generated
+// kernel once the codegen policy asks for it (See Note [Generated CPU kernels]).
 class CpuFusedKernel final : public FusedKernel {
  public:
-  explicit CpuFusedKernel(std::shared_ptr<const FusedProgram> program)
-      : program_(std::move(program)), fns_(select_kernels(*program_)) {}
+  CpuFusedKernel(std::shared_ptr<const FusedProgram> program, std::string_view name)
+      : program_(std::move(program)), name_(name), fns_(select_kernels(*program_)), policy_(cpu_fused_codegen()) {
+    if (policy_ == CpuFusedCodegen::kAlways) generated_.store(compile_fused_cpu(*program_, name_));
+  }
   void run(TensorList inputs, TensorList outputs) const override {
     check_operands(*program_, inputs, outputs);
-    run_planned(*program_, fns_, inputs, outputs);
+    FusedTileFn fn = generated_.load(std::memory_order_acquire);
+    if (fn == nullptr && policy_ == CpuFusedCodegen::kAuto) fn = tier_up();
+    if (fn != nullptr) {
+      run_generated(*program_, fn, inputs, outputs);
+    } else {
+      run_planned(*program_, fns_, inputs, outputs);
+    }
   }
 
  private:
+  // tier_up: the generated kernel when this run covers kCodegenRunElements
+  // or the runs so far (this one included) kCodegenTotalElements, else null.
+  FusedTileFn tier_up() const {
+    const int64_t numel = program_->numel();
+    const int64_t seen = elements_.fetch_add(numel, std::memory_order_relaxed) + numel;
+    if ((numel < kCodegenRunElements && seen < kCodegenTotalElements) || gave_up_.load(std::memory_order_relaxed)) {
+      return nullptr;
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    if (FusedTileFn fn = generated_.load(std::memory_order_acquire)) return fn;
+    const std::string cxx = cpu_jit_compiler();
+    if (gave_up_.load() || codegen_failed(cxx)) {
+      gave_up_.store(true);
+      return nullptr;
+    }
+    try {
+      const FusedTileFn fn = compile_fused_cpu(*program_, name_);
+      generated_.store(fn, std::memory_order_release);
+      return fn;
+    } catch (const Error& e) {
+      gave_up_.store(true);
+      note_codegen_failure(cxx, e.what());
+      return nullptr;
+    }
+  }
+
   std::shared_ptr<const FusedProgram> program_;
+  std::string name_;
   std::vector<KernelFn> fns_;
+  CpuFusedCodegen policy_;
+  mutable std::atomic<FusedTileFn> generated_{nullptr};
+  mutable std::atomic<int64_t> elements_{0};
+  mutable std::atomic<bool> gave_up_{false};  // a compile failed: interpret for good
+  mutable std::mutex mu_;  // one tier-up at a time
 };
 
-std::unique_ptr<FusedKernel> make_cpu_fused_kernel(std::shared_ptr<const FusedProgram> program, std::string_view) {
-  return std::make_unique<CpuFusedKernel>(std::move(program));
+std::unique_ptr<FusedKernel> make_cpu_fused_kernel(std::shared_ptr<const FusedProgram> program, std::string_view name) {
+  return std::make_unique<CpuFusedKernel>(std::move(program), name);
 }
 
 }  // namespace

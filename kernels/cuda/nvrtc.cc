@@ -18,42 +18,18 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_join.h"
+#include "kernels/common/functor_headers.h"
 #include "kernels/cuda/cuda_device.h"
 #include "kernels/cuda/nvrtc_loader.h"
 #include "runtime/core/device_hooks.h"
 #include "runtime/core/error.h"
-// The headers embedded below, included so the build rebuilds this file when they change.
-#include "kernels/common/elementwise_ops.h"
-#include "kernels/common/opmath.h"
-#include "kernels/common/vec_math.h"
-#include "runtime/core/half.h"
-#include "runtime/core/host_device.h"
-
 // Note [Embedded NVRTC headers]
-// Generated kernels call the same functors as the CPU kernels (See Note
-// [Shared elementwise functors]), so NVRTC must see elementwise_ops.h,
-// vec_math.h, opmath.h, half.h and host_device.h exactly as this build compiled them
-// (a header they start to include must be added here; the codegen tests
-// fail naming it otherwise). Their text is
-// linked into the library with the assembler's .incbin: the compiler hands
-// its -I directories (the source root) to the assembler, which resolves
-// the same relative paths the #includes below do, so no build step
-// generates files and an installed library needs no source tree. NVRTC ships
-// no standard library, so the few standard headers they include are
+// NVRTC compiles the shared functor headers (See Note [Embedded functor
+// headers] in kernels/common/functor_headers.h) as this build compiled them.
+// It ships no standard library, so the few standard headers they include are
 // replaced by minimal versions (kCstdint, kTypeTraits, kBit) and two GCC
-// builtins vec_math.h uses are defined in the prelude. The headers' text is
-// part of every cache key, so editing a functor invalidates cached kernels.
-#define OPSPEC_EMBED_FILE(sym, path)                                            \
-  asm(".pushsection .rodata\n.globl " #sym "\n.hidden " #sym "\n" #sym ":\n" \
-      ".incbin \"" path "\"\n.globl " #sym "_end\n.hidden " #sym "_end\n" #sym \
-      "_end:\n.byte 0\n.popsection\n");                                         \
-  extern "C" const char sym[], sym##_end[]
-
-OPSPEC_EMBED_FILE(opspec_embedded_elementwise_ops_h, "kernels/common/elementwise_ops.h");
-OPSPEC_EMBED_FILE(opspec_embedded_vec_math_h, "kernels/common/vec_math.h");
-OPSPEC_EMBED_FILE(opspec_embedded_opmath_h, "kernels/common/opmath.h");
-OPSPEC_EMBED_FILE(opspec_embedded_half_h, "runtime/core/half.h");
-OPSPEC_EMBED_FILE(opspec_embedded_host_device_h, "runtime/core/host_device.h");
+// builtins vec_math.h uses are defined in the prelude. Every header's text
+// is part of every cache key.
 
 namespace opspec::internal {
 namespace {
@@ -234,9 +210,6 @@ constexpr const char* kFixedOptions[] = {"--std=c++20", "-default-device", "--fm
 // kNul: the separator of hashed fields.
 constexpr std::string_view kNul("\0", 1);
 
-std::string embedded(const char* begin, const char* end) {
-  return std::string(begin, static_cast<size_t>(end - begin));
-}
 
 void check_nvrtc(nvrtcResult r, std::string_view what, std::string_view name) {
   OPSPEC_CHECK(r == NVRTC_SUCCESS, "NVRTC: ", what, " failed for CUDA kernel ", name, ": ",
@@ -413,20 +386,16 @@ cudaKernel_t load_kernel(const CompiledKernel& k) {
 }  // namespace
 
 const std::vector<std::pair<std::string, std::string>>& nvrtc_embedded_headers() {
-  static const auto* headers = new std::vector<std::pair<std::string, std::string>>{
-      {"opspec/nvrtc_prelude.h", kPrelude},
-      {"kernels/common/elementwise_ops.h",
-       embedded(opspec_embedded_elementwise_ops_h, opspec_embedded_elementwise_ops_h_end)},
-      {"kernels/common/vec_math.h", embedded(opspec_embedded_vec_math_h, opspec_embedded_vec_math_h_end)},
-      {"kernels/common/opmath.h", embedded(opspec_embedded_opmath_h, opspec_embedded_opmath_h_end)},
-      {"runtime/core/half.h", embedded(opspec_embedded_half_h, opspec_embedded_half_h_end)},
-      {"runtime/core/host_device.h", embedded(opspec_embedded_host_device_h, opspec_embedded_host_device_h_end)},
-      {"cstdint", kCstdint},
-      {"type_traits", kTypeTraits},
-      {"bit", kBit},
-      {"math.h", kEmpty},
-      {"cstring", kEmpty},
-  };
+  static const auto* headers = [] {
+    auto* all = new std::vector<std::pair<std::string, std::string>>{{"opspec/nvrtc_prelude.h", kPrelude}};
+    all->insert(all->end(), functor_headers().begin(), functor_headers().end());
+    all->emplace_back("cstdint", kCstdint);
+    all->emplace_back("type_traits", kTypeTraits);
+    all->emplace_back("bit", kBit);
+    all->emplace_back("math.h", kEmpty);
+    all->emplace_back("cstring", kEmpty);
+    return all;
+  }();
   return *headers;
 }
 
