@@ -1,7 +1,9 @@
 // fused.h: the CPU's fused elementwise kernels: run_fused evaluates a
 // FusedProgram (runtime/fused/fused_program.h) over its output shape in one
 // pass, tile by tile (See Note [Fused kernels]); the CPU's FusedKernel
-// factory does the same with its loops chosen once.
+// factory does the same with its loops chosen once, and runs generated code
+// instead once the codegen policy says so (See Note [Generated CPU kernels]
+// in fused_codegen.cc).
 #pragma once
 
 #include "runtime/fused/fused_kernel.h"

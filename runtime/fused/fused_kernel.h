@@ -15,7 +15,8 @@ namespace opspec::internal {
 // The fused backend knows the IR (FusedProgram), never a device's way of
 // running it: each backend registers a FusedKernelFactory for its device
 // type while the dispatcher starts (the CPU's interprets the program with
-// typed loops, CUDA's generates and compiles source), and the backend asks
+// typed loops and generates C++ for the kernels that run longest, See Note
+// [Generated CPU kernels]; CUDA's generates and compiles source), and the backend asks
 // make_fused_kernel for the group's device. A device type with no factory
 // fails with an error naming it, never a branch on the device in the compiler.
 

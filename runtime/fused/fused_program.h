@@ -2,7 +2,8 @@
 // kernel: a straight-line program over per-tile registers. The fused backend
 // (runtime/compile/fusion.h) builds these from graphs; each device runs them
 // through the FusedKernel it registers (fused_kernel.h): the CPU interprets
-// them (kernels/cpu/fused.h), CUDA generates source (kernels/cuda/fused_codegen.h).
+// them (kernels/cpu/fused.h) or generates C++ (kernels/cpu/fused_codegen.h),
+// CUDA generates source (kernels/cuda/fused_codegen.h).
 // See Note [Fused kernels].
 #pragma once
 
