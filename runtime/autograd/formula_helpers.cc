@@ -48,6 +48,10 @@ std::optional<Tensor> optional_input(const FormulaCall& c, size_t arg) {
 
 std::vector<int64_t> dims_of(const Value& v) { return v.is_none() ? std::vector<int64_t>{} : v.to_int_list(); }
 
+std::optional<int64_t> optional_int(const Value& v) {
+  return v.is_none() ? std::nullopt : std::optional<int64_t>(v.to_int());
+}
+
 namespace {
 Tensor filled_like(const Scalar& s, const Tensor& t) {
   using LikeSig = Tensor(const Tensor&, std::optional<DType>, std::optional<int64_t>, std::optional<Device>,

@@ -8,10 +8,6 @@
 namespace opspec::autograd::internal {
 namespace {
 
-std::optional<int64_t> optional_int(const Value& v) {
-  return v.is_none() ? std::nullopt : std::optional<int64_t>(v.to_int());
-}
-
 // convolution (input, weight, bias?, stride, padding, dilation, transposed,
 // output_padding, groups): one convolution_backward for every input, the
 // mask saying which need a gradient, bias's sizes when it was given.

@@ -18,10 +18,6 @@ OptList indices_of(const Value& v) {
   return out;
 }
 
-std::optional<int64_t> optional_int(const Value& v) {
-  return v.is_none() ? std::nullopt : std::optional<int64_t>(v.to_int());
-}
-
 // zeros_info: derivatives.yaml's zeros_like(x) of a saved input's metadata
 // (TypeAndSize::zeros(): aten::zeros with x's sizes, dtype and device).
 Tensor zeros_info(const FormulaCall& c, size_t k) {

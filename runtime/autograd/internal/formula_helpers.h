@@ -61,4 +61,7 @@ std::optional<Tensor> optional_input(const FormulaCall& c, size_t arg);
 // dims_of: an int[]? dim argument's dims (empty for None: every dim).
 std::vector<int64_t> dims_of(const Value& v);
 
+// optional_int: an int? argument's value, or nullopt for None.
+std::optional<int64_t> optional_int(const Value& v);
+
 }  // namespace opspec::autograd::internal
