@@ -1,5 +1,5 @@
 // binary_loops.h: the typed loops behind the elementwise binary kernels
-// (binary.cc, pointwise.cc): inputs cast to the compute dtype, then a shared
+// (binary.cc, compare.cc, pointwise.cc): inputs cast to the compute dtype, then a shared
 // functor (See Note [Shared elementwise functors]) over a TensorIterator.
 #pragma once
 
@@ -8,8 +8,16 @@
 
 #include "kernels/common/elementwise_ops.h"
 #include "kernels/cpu/loops.h"
+#include "runtime/ops/elementwise_rules.h"
 
 namespace opspec::internal {
+
+// elementwise_output: a fresh cpu result of m's sizes and result dtype
+// (refusing a device elsewhere, naming op).
+inline Tensor elementwise_output(const ElementwiseMeta& m, std::string_view op) {
+  require_cpu_device(m.device, op);
+  return make_tensor(m.sizes, m.result_dtype, kCPU);
+}
 
 // arith_into: out = make<T>()(a, b) for out's dtype T, a and b cast to T.
 // kFloatingOnly skips instantiating integer loops for ops that never need them.

@@ -1,5 +1,7 @@
-// fused.cc: the CPU's fused kernels: each instruction of a FusedProgram
-// becomes a typed loop, run tile by tile in parallel. See Note [Fused kernels].
+// fused.cc: the CPU's fused kernels: the tile interpreter, which runs each
+// instruction of a FusedProgram as its typed loop (fused_loops.h) tile by
+// tile in parallel, the same tiles through generated code (fused_codegen.h),
+// and the FusedKernel that picks between them. See Note [Fused kernels].
 #include "kernels/cpu/fused.h"
 
 #include <algorithm>
@@ -10,290 +12,21 @@
 #include <iterator>
 #include <memory>
 #include <mutex>
-#include <type_traits>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_join.h"
 #include "kernels/common/coalesce.h"
-#include "kernels/common/elementwise_ops.h"
 #include "kernels/cpu/cache_hints.h"
 #include "kernels/cpu/cpu_jit.h"
 #include "kernels/cpu/fused_codegen.h"
+#include "kernels/cpu/fused_loops.h"
 #include "kernels/cpu/loops.h"
-#include "runtime/ops/elementwise_rules.h"
 
 namespace opspec::internal {
 namespace {
 
 using Instr = FusedProgram::Instr;
 using Reg = FusedProgram::Reg;
-// KernelFn: one instruction's typed loop over n elements; bit k of mask marks
-// argument k as one broadcast value.
-using KernelFn = void (*)(const Instr&, char* out, char* const* args, unsigned mask, int64_t n);
-
-// ---- Typed loops ----
-// Each mirrors the lambda the eager kernel passes to cpu_kernel, and runs it
-// through the same contiguous_loop, so fused and eager values agree bit for
-// bit. See Note [Shared elementwise functors].
-
-
-// Note [Fused loops run wide]
-// A fused kernel runs each instruction over a tile that stays in L1, so its
-// loops are bound by arithmetic even where the eager op is bound by memory:
-// every loop over plain (not f16/bf16) elements is built in the wide vector
-// clones (See Note [Wide vector clones] in loops.h). The values are the same
-// in every clone, so fused and eager stay bit-identical.
-template <class T>
-constexpr bool kWideType = !std::is_same_v<T, Half> && !std::is_same_v<T, BFloat16>;
-
-// mask_inline: loops_detail::dispatch_mask, forced inline, so that the loop
-// is compiled inside each clone of launch_wide (a call out of a clone would
-// run the baseline build).
-template <unsigned kMask, class Out, class... In, class F>
-__attribute__((always_inline)) inline void mask_inline(unsigned mask, char** data, int64_t n, const F& f) {
-  if constexpr (kMask < (1u << sizeof...(In))) {
-    if (mask == kMask) {
-      loops_detail::contiguous_body<kMask, Out>(data, n, f, loops_detail::TypeList<In...>{},
-                                                std::index_sequence_for<In...>{});
-    } else {
-      mask_inline<kMask + 1, Out, In...>(mask, data, n, f);
-    }
-  }
-}
-
-template <class Out, class... In, class F>
-OPSPEC_WIDE_CLONES void launch_wide(char** data, unsigned mask, int64_t n, const F& f) {
-  mask_inline<0, Out, In...>(mask, data, n, f);
-}
-
-// launch: out[i] = f(args[0][i], ...) for n elements; bit k of mask marks
-// argument k as one broadcast value.
-template <class Out, class... In, class F>
-inline void launch(char* out, char* const* args, unsigned mask, int64_t n, const F& f) {
-  constexpr int kN = sizeof...(In);
-  char* data[kN + 1];
-  data[0] = out;
-  for (int k = 0; k < kN; ++k) data[k + 1] = args[k];
-  if constexpr (kWideType<Out> && (kWideType<In> && ...)) {
-    launch_wide<Out, In...>(data, mask, n, f);
-  } else {
-    loops_detail::dispatch_mask<0, (1u << kN) - 1, Out, In...>(mask, data, n, f);
-  }
-}
-
-template <class T, class Op>
-void unary_kernel(const Instr&, char* out, char* const* args, unsigned mask, int64_t n) {
-  if constexpr (std::is_floating_point_v<opmath_t<T>>) {
-    launch<T, T>(out, args, mask, n, Op{});  // as unary.cc: the functor's fast path shows
-  } else {
-    launch<T, T>(out, args, mask, n, [](opmath_t<T> x) { return Op{}(static_cast<arith_t<T>>(x)); });
-  }
-}
-
-// pow_scalar_kernel: pow.Tensor_Scalar's fast paths, exactly as binary.cc picks them.
-template <class T>
-void pow_scalar_kernel(const Instr& ins, char* out, char* const* args, unsigned mask, int64_t n) {
-  using C = arith_t<T>;
-  const Scalar& exponent = ins.param;
-  const double e = exponent.to_double();
-  if constexpr (std::is_floating_point_v<C>) {
-    const bool fast = !std::is_same_v<T, Half>;
-    if (fast && e == 0.5) return unary_kernel<T, SqrtOp>(ins, out, args, mask, n);
-    if (fast && e == -0.5) return unary_kernel<T, RsqrtOp>(ins, out, args, mask, n);
-    if (fast && e == -1.0) return unary_kernel<T, ReciprocalOp>(ins, out, args, mask, n);
-    if (fast && e == 2.0) return unary_kernel<T, SquareOp>(ins, out, args, mask, n);
-    if (fast && e == 3.0) return unary_kernel<T, CubeOp>(ins, out, args, mask, n);
-    if (fast && e == -2.0) return unary_kernel<T, InvSquareOp>(ins, out, args, mask, n);
-    const C ev = std::is_same_v<T, Half> ? scalar_as<T>(exponent) : exponent.to<C>();
-    launch<T, T>(out, args, mask, n, [ev](opmath_t<T> x) { return PowOp{}(static_cast<C>(x), ev); });
-  } else {
-    if (e == 2.0) return unary_kernel<T, SquareOp>(ins, out, args, mask, n);
-    if (e == 3.0) return unary_kernel<T, CubeOp>(ins, out, args, mask, n);
-    const C ev = scalar_as<T>(exponent);
-    launch<T, T>(out, args, mask, n, [ev](opmath_t<T> x) { return PowOp{}(static_cast<C>(x), ev); });
-  }
-}
-
-template <class T>
-void logical_not_kernel(const Instr&, char* out, char* const* args, unsigned mask, int64_t n) {
-  launch<bool, T>(out, args, mask, n, [](opmath_t<T> x) { return LogicalNotOp{}(x); });
-}
-
-template <class T, class Op>
-void arith_kernel(const Instr&, char* out, char* const* args, unsigned mask, int64_t n) {
-  using C = arith_t<T>;
-  launch<T, T, T>(out, args, mask, n,
-                  [](opmath_t<T> x, opmath_t<T> y) { return Op{}(static_cast<C>(x), static_cast<C>(y)); });
-}
-
-template <class T, template <class> class AlphaOp>
-void alpha_kernel(const Instr& ins, char* out, char* const* args, unsigned mask, int64_t n) {
-  using C = arith_t<T>;
-  const AlphaOp<C> f{scalar_as<T>(ins.param)};
-  launch<T, T, T>(out, args, mask, n,
-                  [f](opmath_t<T> x, opmath_t<T> y) { return f(static_cast<C>(x), static_cast<C>(y)); });
-}
-
-// reduced_rhs_kernel: f16/bf16 mul and div by a one-element operand already
-// converted to float (binary.cc's reduced_scalar_rhs).
-template <class T, class Op>
-void reduced_rhs_kernel(const Instr&, char* out, char* const* args, unsigned mask, int64_t n) {
-  launch<T, T, float>(out, args, mask, n, [](float x, float y) { return Op{}(x, y); });
-}
-
-template <class T, class Op>
-void predicate_kernel(const Instr&, char* out, char* const* args, unsigned mask, int64_t n) {
-  launch<bool, T, T>(out, args, mask, n, [](opmath_t<T> x, opmath_t<T> y) { return Op{}(x, y); });
-}
-
-// where_kernel: WhereOp on the elements' bits, as a mask select: both values
-// are read unconditionally and the condition as the byte (0 or 1) a bool is,
-// so the loop vectorizes (GCC neither widens a bool nor if-converts `c ? x :
-// y` over memory); the result's bits are the same.
-template <class U>
-void where_kernel(const Instr&, char* out, char* const* args, unsigned mask, int64_t n) {
-  static_assert(std::is_unsigned_v<U> && sizeof(bool) == 1);
-  launch<U, uint8_t, U, U>(out, args, mask, n, [](uint8_t c, U x, U y) {
-    const U m = static_cast<U>(U{0} - static_cast<U>(c));
-    return static_cast<U>((x & m) | (y & static_cast<U>(~m)));
-  });
-}
-
-template <class D, class S>
-void cast_kernel(const Instr&, char* out, char* const* args, unsigned mask, int64_t n) {
-  launch<D, S>(out, args, mask, n, [](opmath_t<S> v) { return CastOp<opmath_t<D>>{}(v); });
-}
-
-// ---- Kernel selection ----
-
-template <class T>
-constexpr bool kFloating = std::is_floating_point_v<opmath_t<T>>;
-
-// unary_for: Op's loop for dtype d; ops with a floating rule have no integer loops.
-template <class Op, UnaryKind kRule>
-KernelFn unary_for(DType d) {
-  return OPSPEC_DISPATCH_ALL_DTYPES(d, "fused", [&]() -> KernelFn {
-    if constexpr (std::is_same_v<scalar_t, bool> || (kRule == UnaryKind::kFloating && !kFloating<scalar_t>)) {
-      return nullptr;
-    } else {
-      return &unary_kernel<scalar_t, Op>;
-    }
-  });
-}
-
-template <class Op>
-KernelFn arith_for(DType d) {
-  return OPSPEC_DISPATCH_ALL_DTYPES(d, "fused", [&]() -> KernelFn { return &arith_kernel<scalar_t, Op>; });
-}
-
-// no_bool_for / integral_for: Op's loop for the dtypes add_op lets it take.
-template <class Op>
-KernelFn no_bool_for(DType d) {
-  return OPSPEC_DISPATCH_ALL_DTYPES(d, "fused", [&]() -> KernelFn {
-    if constexpr (std::is_same_v<scalar_t, bool>) {
-      return nullptr;
-    } else {
-      return &arith_kernel<scalar_t, Op>;
-    }
-  });
-}
-template <class Op>
-KernelFn integral_for(DType d) {
-  return OPSPEC_DISPATCH_ALL_DTYPES(d, "fused", [&]() -> KernelFn {
-    if constexpr (kFloating<scalar_t>) {
-      return nullptr;
-    } else {
-      return &arith_kernel<scalar_t, Op>;
-    }
-  });
-}
-
-template <class Op>
-KernelFn predicate_for(DType d) {
-  return OPSPEC_DISPATCH_ALL_DTYPES(d, "fused", [&]() -> KernelFn { return &predicate_kernel<scalar_t, Op>; });
-}
-
-KernelFn cast_for(DType to, DType from) {
-  return OPSPEC_DISPATCH_ALL_DTYPES(to, "fused", [&]() -> KernelFn {
-    using D = scalar_t;
-    return OPSPEC_DISPATCH_ALL_DTYPES(from, "fused", [&]() -> KernelFn { return &cast_kernel<D, scalar_t>; });
-  });
-}
-
-// select_kernel: the typed loop of an instruction whose operand dtypes were
-// validated by add_op (null only for combinations add_op rejects).
-KernelFn select_kernel(const Instr& ins, const std::vector<Reg>& regs) {
-  const DType d = regs[ins.args[0]].dtype;
-  const bool reduced_rhs = ins.nargs == 2 && regs[ins.args[1]].dtype != d;
-  switch (ins.op) {
-#define OPSPEC_UNARY_OP(name, functor, dtype_rule, summary) \
-  case FusedOp::k##functor: return unary_for<functor##Op, UnaryKind::dtype_rule>(d);
-#include "runtime/ops/unary_ops.def"
-#undef OPSPEC_UNARY_OP
-    case FusedOp::kGeluErf: return unary_for<GeluErfOp, UnaryKind::kFloating>(d);
-    case FusedOp::kGeluTanh: return unary_for<GeluTanhOp, UnaryKind::kFloating>(d);
-    case FusedOp::kPowScalar:
-      return OPSPEC_DISPATCH_ALL_DTYPES(d, "fused", [&]() -> KernelFn {
-        if constexpr (std::is_same_v<scalar_t, bool>) {
-          return nullptr;
-        } else {
-          return &pow_scalar_kernel<scalar_t>;
-        }
-      });
-    case FusedOp::kLogicalNot:
-      return OPSPEC_DISPATCH_ALL_DTYPES(d, "fused", [&]() -> KernelFn { return &logical_not_kernel<scalar_t>; });
-    case FusedOp::kAdd: return arith_for<AddOp>(d);
-    case FusedOp::kSub: return arith_for<SubOp>(d);
-    case FusedOp::kMul:
-      if (reduced_rhs) return d == DType::kFloat16 ? &reduced_rhs_kernel<Half, MulOp> : &reduced_rhs_kernel<BFloat16, MulOp>;
-      return arith_for<MulOp>(d);
-    case FusedOp::kDiv:
-      if (reduced_rhs) return d == DType::kFloat16 ? &reduced_rhs_kernel<Half, DivOp> : &reduced_rhs_kernel<BFloat16, DivOp>;
-      return OPSPEC_DISPATCH_FLOATING_DTYPES(d, "fused", [&]() -> KernelFn { return &arith_kernel<scalar_t, DivOp>; });
-    case FusedOp::kPow:
-      return OPSPEC_DISPATCH_ALL_DTYPES(d, "fused", [&]() -> KernelFn {
-        if constexpr (std::is_same_v<scalar_t, bool>) {
-          return nullptr;
-        } else {
-          return &arith_kernel<scalar_t, PowOp>;
-        }
-      });
-    case FusedOp::kMaximum: return arith_for<MaximumOp>(d);
-    case FusedOp::kMinimum: return arith_for<MinimumOp>(d);
-    case FusedOp::kAddAlpha:
-      return OPSPEC_DISPATCH_ALL_DTYPES(d, "fused", [&]() -> KernelFn { return &alpha_kernel<scalar_t, AddAlphaOp>; });
-    case FusedOp::kSubAlpha:
-      return OPSPEC_DISPATCH_ALL_DTYPES(d, "fused", [&]() -> KernelFn { return &alpha_kernel<scalar_t, SubAlphaOp>; });
-    case FusedOp::kDivTrunc: return no_bool_for<DivTruncOp>(d);
-    case FusedOp::kDivFloor: return no_bool_for<DivFloorOp>(d);
-    case FusedOp::kRemainder: return no_bool_for<RemainderOp>(d);
-    case FusedOp::kFmod: return no_bool_for<FmodOp>(d);
-    case FusedOp::kAtan2:
-      return OPSPEC_DISPATCH_FLOATING_DTYPES(d, "fused", [&]() -> KernelFn { return &arith_kernel<scalar_t, Atan2Op>; });
-    case FusedOp::kBitwiseAnd: return integral_for<BitwiseAndOp>(d);
-    case FusedOp::kBitwiseOr: return integral_for<BitwiseOrOp>(d);
-    case FusedOp::kBitwiseXor: return integral_for<BitwiseXorOp>(d);
-    case FusedOp::kEq: return predicate_for<EqOp>(d);
-    case FusedOp::kNe: return predicate_for<NeOp>(d);
-    case FusedOp::kLt: return predicate_for<LtOp>(d);
-    case FusedOp::kLe: return predicate_for<LeOp>(d);
-    case FusedOp::kGt: return predicate_for<GtOp>(d);
-    case FusedOp::kGe: return predicate_for<GeOp>(d);
-    case FusedOp::kLogicalAnd: return predicate_for<LogicalAndOp>(d);
-    case FusedOp::kLogicalOr: return predicate_for<LogicalOrOp>(d);
-    case FusedOp::kLogicalXor: return predicate_for<LogicalXorOp>(d);
-    case FusedOp::kWhere:
-      switch (element_size(regs[ins.args[1]].dtype)) {
-        case 1: return &where_kernel<uint8_t>;
-        case 2: return &where_kernel<uint16_t>;
-        case 4: return &where_kernel<uint32_t>;
-        case 8: return &where_kernel<uint64_t>;
-        default: return nullptr;
-      }
-    case FusedOp::kCast: return cast_for(regs[ins.out].dtype, d);
-  }
-  return nullptr;
-}
 
 // ---- Memory helpers ----
 
@@ -384,11 +117,11 @@ void gather(char* dst, const char* src, int64_t es, const CoalescedGeometry& g, 
 namespace {
 
 // select_kernels: every live instruction's loop, in instrs() order.
-std::vector<KernelFn> select_kernels(const FusedProgram& p) {
-  std::vector<KernelFn> fns;
+std::vector<FusedLoopFn> select_kernels(const FusedProgram& p) {
+  std::vector<FusedLoopFn> fns;
   fns.reserve(p.instrs().size());
   for (const Instr& ins : p.instrs()) {
-    fns.push_back(select_kernel(ins, p.regs()));
+    fns.push_back(select_fused_loop(ins, p.regs()));
     OPSPEC_INTERNAL_ASSERT(fns.back() != nullptr);  // add_op rejected every dtype with no loop
   }
   return fns;
@@ -433,7 +166,7 @@ void check_operands(const FusedProgram& p, TensorList inputs, TensorList outputs
 }
 
 // run_planned: evaluates p with fns[i] the loop of instruction i.
-void run_planned(const FusedProgram& p, const std::vector<KernelFn>& fns, TensorList inputs, TensorList outputs) {
+void run_planned(const FusedProgram& p, const std::vector<FusedLoopFn>& fns, TensorList inputs, TensorList outputs) {
   if (p.numel() == 0) return;
 
   // Uniform registers, computed once: 8 bytes each, read-only during the tiles.
@@ -661,7 +394,7 @@ class CpuFusedKernel final : public FusedKernel {
 
   std::shared_ptr<const FusedProgram> program_;
   std::string name_;
-  std::vector<KernelFn> fns_;
+  std::vector<FusedLoopFn> fns_;
   CpuFusedCodegen policy_;
   mutable std::atomic<FusedTileFn> generated_{nullptr};
   mutable std::atomic<int64_t> elements_{0};

@@ -16,9 +16,6 @@ namespace opspec::internal {
 
 namespace {
 
-// Compute type: float for f32/f16/bf16, double for f64 (see Note [Reduced precision math]).
-template <class T> using compute_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
-
 // params_as: a parameter as n contiguous compute values, or `fallback` repeated.
 template <class C>
 std::vector<C> params_as(const std::optional<Tensor>& p, int64_t n, C fallback) {
@@ -47,7 +44,7 @@ std::tuple<Tensor, Tensor, Tensor> native_group_norm_cpu(const Tensor& input, co
   Tensor out = make_tensor(input.sizes(), input.dtype(), kCPU);
   Tensor mean, rstd;
   OPSPEC_DISPATCH_FLOATING_DTYPES(input.dtype(), kOp, [&] {
-    using Acc = compute_t<scalar_t>;
+    using Acc = opmath_t<scalar_t>;
     const int64_t rows = N * group;
     if (input.numel() == 0) {
       // PyTorch: zeros for mean, NaN for rstd.
@@ -121,7 +118,7 @@ std::tuple<Tensor, Tensor, Tensor> native_group_norm_backward_cpu(const Tensor& 
     return {dx, dw, dbias};
   }
   OPSPEC_DISPATCH_FLOATING_DTYPES(input.dtype(), kOp, [&] {
-    using Acc = compute_t<scalar_t>;
+    using Acc = opmath_t<scalar_t>;
     constexpr DType kAcc = dtype_of<Acc>();
     const int64_t d = C / group;
     const Tensor x = contiguous_cpu(input);

@@ -18,9 +18,6 @@ namespace opspec::internal {
 
 namespace {
 
-// Compute type: float for f32/f16/bf16, double for f64 (see Note [Reduced precision math]).
-template <class T> using compute_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
-
 // layer_norm_row: one row of n elements; its mean and variance (biased,
 // two-pass, accumulated in double so large offsets do not cancel, in fixed
 // lanes: See Note [Fixed-lane sums]) go to *mean / *rstd in the compute type;
@@ -30,10 +27,10 @@ template <class T> using compute_t = std::conditional_t<std::is_same_v<T, double
 // elements the row is written there and streamed to yr (See Note [Streaming
 // stores]).
 template <class T>
-__attribute__((always_inline)) inline void layer_norm_row(const T* xr, T* yr, compute_t<T>* mean, compute_t<T>* rstd,
-                                                          const compute_t<T>* w, const compute_t<T>* b, int64_t n,
+__attribute__((always_inline)) inline void layer_norm_row(const T* xr, T* yr, opmath_t<T>* mean, opmath_t<T>* rstd,
+                                                          const opmath_t<T>* w, const opmath_t<T>* b, int64_t n,
                                                           double eps, const T* next, T* buf) {
-  using C = compute_t<T>;
+  using C = opmath_t<T>;
   const double s = fixed_lane_sum<double>(n, [xr](int64_t i) { return static_cast<double>(static_cast<C>(xr[i])); });
   const double mu = s / static_cast<double>(n);
   static_assert(kPrefetchChunk % kSumLanes == 0, "each chunk starts at lane 0, so the sum's order is the row's");
@@ -70,8 +67,8 @@ OPSPEC_WIDE_CLONES void layer_norm_row_f32(const float* xr, float* yr, float* me
 
 // layer_norm_rows: every row, in parallel.
 template <class T>
-void layer_norm_rows(const T* x, T* y, compute_t<T>* mean, compute_t<T>* rstd, const compute_t<T>* w,
-                     const compute_t<T>* b, int64_t rows, int64_t n, double eps) {
+void layer_norm_rows(const T* x, T* y, opmath_t<T>* mean, opmath_t<T>* rstd, const opmath_t<T>* w,
+                     const opmath_t<T>* b, int64_t rows, int64_t n, double eps) {
   const bool stream = rows * n * static_cast<int64_t>(sizeof(T)) >= kStreamMinBytes;
   parallel_rows_with(rows, rows * n >= kParallelGrain, [&] { return std::vector<T>(stream ? n : 0); },
                      [&](int64_t r, std::vector<T>& scratch) {
@@ -94,7 +91,7 @@ std::tuple<Tensor, Tensor, Tensor> native_layer_norm_cpu(const Tensor& input, In
   Tensor out = make_tensor(input.sizes(), input.dtype(), kCPU);
   Tensor mean, rstd;
   OPSPEC_DISPATCH_FLOATING_DTYPES(input.dtype(), "aten::native_layer_norm", [&] {
-    using C = compute_t<scalar_t>;
+    using C = opmath_t<scalar_t>;
     constexpr DType kC = dtype_of<C>();
     // Statistics are computed in C and converted once when their dtype differs.
     Tensor mean_c = make_tensor(g.stat_sizes, kC, kCPU);
@@ -138,9 +135,9 @@ constexpr int64_t kParamColumnBlock = 256;  // columns one task reduces for grad
 // with g = dy * w, ds = sum(g * x) and db = sum(g) (in double),
 // dx = rstd * g + b * x + c, b = (db * mean - ds) * rstd^3 / N, c = -b * mean - db * rstd / N.
 template <class T>
-void layer_norm_backward_rows(const T* dy, const T* x, const compute_t<T>* mean, const compute_t<T>* rstd,
-                              const compute_t<T>* w, T* dx, int64_t rows, int64_t n) {
-  using C = compute_t<T>;
+void layer_norm_backward_rows(const T* dy, const T* x, const opmath_t<T>* mean, const opmath_t<T>* rstd,
+                              const opmath_t<T>* w, T* dx, int64_t rows, int64_t n) {
+  using C = opmath_t<T>;
   parallel_rows(rows, rows * n >= kParallelGrain, [&](int64_t r) {
     const T* dyr = dy + r * n;
     const T* xr = x + r * n;
@@ -167,9 +164,9 @@ void layer_norm_backward_rows(const T* dy, const T* x, const compute_t<T>* mean,
 // grad_bias[j] = sum_r dy, in double; tasks own column blocks, so the sums
 // never depend on the thread count.
 template <class T>
-void layer_norm_param_grads(const T* dy, const T* x, const compute_t<T>* mean, const compute_t<T>* rstd,
+void layer_norm_param_grads(const T* dy, const T* x, const opmath_t<T>* mean, const opmath_t<T>* rstd,
                             double* dw, double* db, int64_t rows, int64_t n) {
-  using C = compute_t<T>;
+  using C = opmath_t<T>;
   const int64_t blocks = (n + kParamColumnBlock - 1) / kParamColumnBlock;
   parallel_rows(blocks, rows * n >= kParallelGrain, [&](int64_t blk) {
     const int64_t j0 = blk * kParamColumnBlock;
@@ -203,7 +200,7 @@ std::tuple<Tensor, Tensor, Tensor> native_layer_norm_backward_cpu(
       layer_norm_backward_geometry(grad_out, input, normalized_shape, mean, rstd, weight, bias);
   Tensor dx, dw, db;
   OPSPEC_DISPATCH_FLOATING_DTYPES(input.dtype(), kOp, [&] {
-    using C = compute_t<scalar_t>;
+    using C = opmath_t<scalar_t>;
     constexpr DType kC = dtype_of<C>();
     const Tensor dy = contiguous_cpu(grad_out);
     const Tensor x = contiguous_cpu(input);

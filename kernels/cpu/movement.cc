@@ -122,8 +122,6 @@ Tensor gather_to_new(IntArrayRef sizes, const Tensor& src, MakePlan make_plan, c
   return out;
 }
 
-// Compute type: float for f32/f16/bf16, double for f64 (see Note [Reduced precision math]).
-template <class T> using compute_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
 
 }  // namespace
 
@@ -181,7 +179,7 @@ Tensor upsample_nearest2d_backward_cpu(const Tensor& grad_output, IntArrayRef ou
   const std::vector<int64_t> rw = nearest_source_ranges(iw, ow, scales_w);
   const int64_t planes = input_size[0] * input_size[1];
   OPSPEC_DISPATCH_FLOATING_DTYPES(grad_output.dtype(), kOp, [&] {
-    using C = compute_t<scalar_t>;
+    using C = opmath_t<scalar_t>;  // float for f32/f16/bf16, double for f64 (See Note [Reduced precision math])
     const Tensor g = contiguous_cpu(grad_output);
     const auto* gp = static_cast<const scalar_t*>(g.raw_data());
     auto* op = out.data_ptr<scalar_t>();

@@ -17,11 +17,6 @@
 namespace opspec::internal {
 namespace {
 
-Tensor new_output(const ElementwiseMeta& m, std::string_view op) {
-  require_cpu_device(m.device, op);
-  return make_tensor(m.sizes, m.result_dtype, kCPU);
-}
-
 // bound_as<T>: a clamp bound as T's compute type; integer tensors only meet
 // integral bounds (others promote the result), except in hardtanh, which
 // truncates them as its cast of the float result would.
@@ -38,7 +33,7 @@ arith_t<T> bound_as(const Scalar& s) {
 // first; make receives T and returns the functor over T's compute type.
 template <bool kFloatingOnly, class Make>
 Tensor map_unary(const ElementwiseMeta& m, const Tensor& self, std::string_view op, const Make& make) {
-  Tensor out = new_output(m, op);
+  Tensor out = elementwise_output(m, op);
   if (out.numel() == 0) return out;
   const Tensor in[] = {cast_for_compute(self, m.compute_dtype)};
   TensorIterator iter(out, in);
@@ -73,7 +68,7 @@ Tensor clamp_cpu(const Tensor& self, const std::optional<Scalar>& min, const std
 Tensor clamp_tensor_cpu(const Tensor& self, const std::optional<Tensor>& min, const std::optional<Tensor>& max) {
   constexpr std::string_view kOp = "aten::clamp";
   const ElementwiseMeta m = clamp_meta(self, min ? &*min : nullptr, max ? &*max : nullptr, kOp);
-  Tensor out = new_output(m, kOp);
+  Tensor out = elementwise_output(m, kOp);
   copy_into(out, self);
   if (min) arith_into(out, out, *min, kOp, []<class T>() { return MaximumOp{}; });
   if (max) arith_into(out, out, *max, kOp, []<class T>() { return MinimumOp{}; });
@@ -161,7 +156,7 @@ Tensor activation_backward_cpu(const Tensor& grad, const Tensor& saved, std::str
   const ElementwiseMeta m = binary_meta(grad, saved, BinaryKind::kArithmetic, op);
   OPSPEC_CHECK(is_floating(m.result_dtype), op, " expects floating-point tensors, got ",
                dtype_short_name(m.result_dtype));
-  Tensor out = new_output(m, op);
+  Tensor out = elementwise_output(m, op);
   if (out.numel() == 0) return out;
   const Tensor in[] = {cast_for_compute(grad, m.compute_dtype), cast_for_compute(saved, m.compute_dtype)};
   TensorIterator iter(out, in);

@@ -52,7 +52,7 @@ inline auto widen(T x) {
     return x;
   }
 }
-template <class T> using compute_t = decltype(widen(std::declval<T>()));
+template <class T> using widened_t = decltype(widen(std::declval<T>()));
 
 // cast_out: stores an accumulator into an output element; integers wrap like PyTorch's.
 template <class Out, class A>
@@ -293,7 +293,7 @@ struct SumReducer {
 template <class In, bool kMax>
 struct ExtremumReducer {
   using in_t = In;
-  using acc_t = compute_t<In>;
+  using acc_t = widened_t<In>;
   using out_t = In;
   acc_t identity() const {
     if constexpr (std::is_same_v<acc_t, bool>) {
@@ -347,7 +347,7 @@ enum class NormKind { kTwo, kOne, kInf, kNegInf, kZero, kP };
 template <class In, NormKind K>
 struct NormReducer {
   using in_t = In;
-  using acc_t = std::conditional_t<K == NormKind::kInf || K == NormKind::kNegInf, compute_t<In>, double>;
+  using acc_t = std::conditional_t<K == NormKind::kInf || K == NormKind::kNegInf, widened_t<In>, double>;
   using out_t = In;
   double p = 2;
   acc_t identity() const {

@@ -41,6 +41,8 @@ Tensor& div_scalar_(Tensor& t, const Scalar& s) {
 
 VariableList identity(const FormulaCall& c) { return {c.grad()}; }
 
+VariableList zeros_like_grad(const FormulaCall& c) { return {ops::zeros_like(c.grad())}; }
+
 std::optional<Tensor> optional_input(const FormulaCall& c, size_t arg) {
   const int k = c.tensor_input_of_arg(arg);
   return k >= 0 ? std::optional<Tensor>(c.input(static_cast<size_t>(k))) : std::nullopt;

@@ -215,8 +215,6 @@ VariableList sigmoid_backward_backward(const FormulaCall& c) {
   }
   return g;
 }
-// fill_, zero_, bernoulli_: self's old values do not reach the result.
-VariableList zeros_like_grad(const FormulaCall& c) { return {ops::zeros_like(c.grad())}; }
 VariableList to_copy(const FormulaCall& c) {
   const Tensor& g = c.grad();
   if (g.dtype() == c.dtype(0) && g.device() == c.device(0)) return {g};

@@ -3,6 +3,7 @@
 // bernoulli), from PyTorch's derivatives.yaml and FunctionsManual.cpp.
 // See Note [Derivative formulas] in formulas.h.
 #include "runtime/autograd/formulas.h"
+#include "runtime/autograd/internal/formula_helpers.h"
 #include "runtime/ops/ops.h"
 
 namespace opspec::autograd::internal {
@@ -69,9 +70,6 @@ VariableList unbind(const FormulaCall& c) {
   }
   return {ops::stack(grads, c.arg(1).to_int())};
 }
-
-// uniform_, normal_, bernoulli: `self: zeros_like(grad)` (the result does not depend on self's values).
-VariableList zeros_like_grad(const FormulaCall& c) { return {ops::zeros_like(c.grad())}; }
 
 }  // namespace
 

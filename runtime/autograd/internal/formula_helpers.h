@@ -54,6 +54,10 @@ inline constexpr uint32_t kSelf = 1u, kOther = 2u;
 // identity: the incoming gradient, passed on unchanged.
 VariableList identity(const FormulaCall& c);
 
+// zeros_like_grad: zeros shaped as the incoming gradient (ops whose
+// derivative is zero almost everywhere: sign, round, ...).
+VariableList zeros_like_grad(const FormulaCall& c);
+
 // optional_input: the tensor given for schema argument `arg`, or nullopt
 // where the call passed None.
 std::optional<Tensor> optional_input(const FormulaCall& c, size_t arg);
