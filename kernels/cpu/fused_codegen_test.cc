@@ -222,6 +222,29 @@ TEST_F(CodegenTest, AllOpsAllDTypesMatchTheInterpreterBitForBit) {
   EXPECT_EQ(covered.size(), static_cast<size_t>(FusedOp::kCast) + 1) << "every FusedOp is generated";
 }
 
+// On PATH: clang++, whose kernels must keep the library's bits too (See
+// Note [Run-time CPU compilation]: -fno-builtin-pow keeps it from turning
+// pow(x, 0.5) into sqrt). Skipped where clang++ is not installed.
+TEST_F(CodegenTest, ClangKernelsMatchTheInterpreterBitForBit) {
+  std::string clang;
+  for (const char* name : {"clang++", "clang++-14", "clang++-15", "clang++-16"}) {
+    for (const char* dir : {"/usr/bin/", "/usr/local/bin/"}) {
+      if (clang.empty() && std::filesystem::exists(str_cat(dir, name))) clang = str_cat(dir, name);
+    }
+  }
+  if (clang.empty()) GTEST_SKIP() << "clang++ is not installed";
+  const ScopedEnv cxx("OPSPEC_CXX", clang);
+  manual_seed(6);
+  for (DType d : {DType::kFloat32, DType::kFloat16, DType::kInt32}) {
+    SCOPED_TRACE(dtype_short_name(d));
+    const FusedProgram p = all_ops_program(d, 70);
+    const std::vector<Tensor> in = {operand({70, 8}, d), operand({8}, d), operand({1}, d)};
+    const std::vector<Tensor> want = interpreted(p, in);
+    const std::vector<Tensor> got = generated(p, str_cat("fused_all_ops_clang_", dtype_short_name(d)), in);
+    for (size_t k = 0; k < got.size(); ++k) expect_bits_equal(got[k], want[k], str_cat("output ", k));
+  }
+}
+
 // sin and cos take their fast path tile by tile and rerun a tile whose
 // inputs need libm; eager's rows and the fused tiles are cut differently.
 TEST_F(CodegenTest, TrigFastPathsMatchEagerBitForBit) {
