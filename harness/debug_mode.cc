@@ -359,7 +359,7 @@ void DebugMode::exit_module() {
 struct DebugMode::Scope::Impl {
   DebugMode& mode;
   std::optional<ModeGuard> guard;
-  std::shared_ptr<FunctionRecorder> function_recorder;
+  std::shared_ptr<FunctionMode> function_recorder;  // a FunctionRecorder (its type is file-local)
   std::optional<ModeGuard> function_guard;
   std::optional<nn::ForwardHookHandle> module_hooks;
 };
