@@ -2,9 +2,7 @@
 // Note [Embedded functor headers].
 #include "kernels/common/functor_headers.h"
 
-#include <xxhash.h>
-
-#include <cstdio>
+#include "kernels/common/cache_files.h"
 
 // The headers embedded below, included so the build rebuilds this file when they change.
 #include "kernels/common/elementwise_ops.h"
@@ -57,18 +55,12 @@ const std::vector<std::pair<std::string, std::string>>& functor_headers() {
 
 const std::string& functor_headers_digest() {
   static const std::string* digest = [] {
-    XXH3_state_t* state = XXH3_createState();
-    XXH3_128bits_reset(state);
+    std::string all;  // each path and text with its NUL, so they cannot run together
     for (const auto& [path, text] : functor_headers()) {
-      XXH3_128bits_update(state, path.data(), path.size() + 1);  // with its NUL, so names and texts cannot run together
-      XXH3_128bits_update(state, text.data(), text.size() + 1);
+      all.append(path.c_str(), path.size() + 1);
+      all.append(text.c_str(), text.size() + 1);
     }
-    const XXH128_hash_t h = XXH3_128bits_digest(state);
-    XXH3_freeState(state);
-    char hex[33];
-    std::snprintf(hex, sizeof hex, "%016llx%016llx", static_cast<unsigned long long>(h.high64),
-                  static_cast<unsigned long long>(h.low64));
-    return new std::string(hex);
+    return new std::string(hex_digest128(all));
   }();
   return *digest;
 }

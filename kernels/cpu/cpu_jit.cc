@@ -8,7 +8,6 @@
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #include <atomic>
 #include <cctype>
@@ -17,12 +16,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <mutex>
-#include <sstream>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_join.h"
+#include "kernels/common/cache_files.h"
 #include "kernels/common/functor_headers.h"
 #include "runtime/core/error.h"
 
@@ -86,39 +84,10 @@ Cache& cache() {
 // kNul: the separator of hashed fields.
 constexpr std::string_view kNul("\0", 1);
 
-std::string hex128(const XXH128_hash_t& h) {
-  char buf[33];
-  std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(h.high64),
-                static_cast<unsigned long long>(h.low64));
-  return buf;
-}
-
+// read_text: path's bytes, empty when it cannot be read.
 std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return std::move(ss).str();
-}
-
-// write_atomically: path gets text (temp file + rename); false when it cannot be written.
-bool write_atomically(const fs::path& path, std::string_view text) {
-  static std::atomic<uint64_t> counter{0};
-  std::error_code ec;
-  fs::create_directories(path.parent_path(), ec);
-  const fs::path tmp = str_cat(path.string(), ".tmp-", static_cast<int64_t>(getpid()), "-", counter.fetch_add(1));
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return false;
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    if (!out.flush()) {
-      out.close();
-      fs::remove(tmp, ec);
-      return false;
-    }
-  }
-  fs::rename(tmp, path, ec);
-  if (ec) fs::remove(tmp, ec);
-  return !ec;
+  std::string text;
+  return read_file(path, &text) ? text : std::string();
 }
 
 // run_command: runs argv (no shell) with stdout and stderr into log; returns
@@ -180,21 +149,15 @@ const std::string& compiler_id(const std::string& cxx) {
   OPSPEC_CHECK(!tmp.path().empty(), "cpu_jit: cannot create a temporary directory: ", std::strerror(errno));
   std::string error;
   const int status = run_command({cxx, "--version"}, tmp.path() / "version.txt", &error);
-  OPSPEC_CHECK(status == 0, "cpu_jit: the C++ compiler '", cxx, "' does not run (", error.empty() ? str_cat("exit status ", status) : error,
-               "); set OPSPEC_CXX to a C++20 compiler");
+  OPSPEC_CHECK(status == 0, "cpu_jit: the C++ compiler '", cxx, "' does not run (",
+               error.empty() ? str_cat("exit status ", status) : error, "); set OPSPEC_CXX to a C++20 compiler");
   std::string id = read_text(tmp.path() / "version.txt");
   id = id.substr(0, id.find('\n'));
   return c.compiler_ids.emplace(cxx, str_cat(cxx, " (", id, ")")).first->second;
 }
 
-// sanitized: name with anything but [A-Za-z0-9_] replaced by '_' (a file name).
-std::string sanitized(std::string_view name) {
-  std::string out(name.empty() ? "kernel" : name);
-  for (char& ch : out) {
-    if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '_')) ch = '_';
-  }
-  return out.substr(0, 64);
-}
+// file_stem: name's file-name part (an identifier, at most 64 characters).
+std::string file_stem(std::string_view name) { return cpu_jit_identifier(name).substr(0, 64); }
 
 // load: dlopen path; nullptr with *error set on failure.
 void* load(const fs::path& path, std::string* error) {
@@ -203,25 +166,35 @@ void* load(const fs::path& path, std::string* error) {
   return handle;
 }
 
+std::shared_ptr<CpuJitLibrary> make_library(std::string_view name, const std::string& key, void* handle,
+                                            std::string log) {
+  auto lib = std::make_shared<CpuJitLibrary>();
+  lib->name = std::string(name);
+  lib->key = key;
+  lib->log = std::move(log);
+  lib->handle = handle;
+  return lib;
+}
+
 // compile_into: writes headers and source under dir, compiles <stem>.so
-// there and loads it. Throws with the compiler's output on failure.
+// there and loads it; null when dir cannot be written. Throws with the
+// compiler's output when it fails.
 std::shared_ptr<CpuJitLibrary> compile_into(const fs::path& dir, std::string_view name, const std::string& key,
                                             std::string_view source, const std::vector<CpuJitHeader>& headers,
-                                            const std::string& headers_key, const std::string& cxx, bool* wrote) {
-  const std::string stem = str_cat(sanitized(name), "-", key);
+                                            const std::string& headers_key, const std::string& cxx) {
+  const std::string stem = str_cat(file_stem(name), "-", key);
   const fs::path include = dir / str_cat("include-", headers_key);
-  *wrote = true;
+  bool wrote = true;
   auto write_header = [&](const CpuJitHeader& h) {
     const fs::path path = include / h.first;
     std::error_code ec;
     if (fs::exists(path, ec) && read_text(path) == h.second) return;
-    *wrote = *wrote && write_atomically(path, h.second);
+    wrote = wrote && write_file_atomically(path, h.second);
   };
   for (const CpuJitHeader& h : functor_headers()) write_header(h);
   for (const CpuJitHeader& h : headers) write_header(h);
   const fs::path src = dir / str_cat(stem, ".cc"), so = dir / str_cat(stem, ".so");
-  *wrote = *wrote && write_atomically(src, source);
-  if (!*wrote) return nullptr;
+  if (!wrote || !write_file_atomically(src, source)) return nullptr;
   static std::atomic<uint64_t> counter{0};
   const fs::path tmp_so = str_cat(so.string(), ".tmp-", static_cast<int64_t>(getpid()), "-", counter.fetch_add(1));
   std::vector<std::string> argv = {cxx};
@@ -245,12 +218,7 @@ std::shared_ptr<CpuJitLibrary> compile_into(const fs::path& dir, std::string_vie
   std::string load_error;
   void* handle = load(so, &load_error);
   OPSPEC_CHECK(handle != nullptr, "cpu_jit: loading kernel ", name, " from ", so.string(), " failed: ", load_error);
-  auto lib = std::make_shared<CpuJitLibrary>();
-  lib->name = std::string(name);
-  lib->key = key;
-  lib->log = std::move(log);
-  lib->handle = handle;
-  return lib;
+  return make_library(name, key, handle, std::move(log));
 }
 
 }  // namespace
@@ -260,6 +228,15 @@ void* CpuJitLibrary::symbol(std::string_view symbol) const {
   void* p = dlsym(handle, s.c_str());
   OPSPEC_CHECK(p != nullptr, "cpu_jit: kernel ", name, " defines no symbol '", symbol, "'");
   return p;
+}
+
+std::string cpu_jit_identifier(std::string_view name) {
+  std::string out(name.empty() ? "kernel" : name);
+  for (char& ch : out) {
+    if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '_')) ch = '_';
+  }
+  if (std::isdigit(static_cast<unsigned char>(out[0]))) out = str_cat("k", out);
+  return out;
 }
 
 std::string cpu_jit_compiler() {
@@ -306,10 +283,10 @@ std::shared_ptr<const CpuJitLibrary> cpu_jit_compile(std::string_view name, std:
   // The key: compiler, flags, headers, source (See Note [Run-time CPU compilation]).
   std::string headers_text = functor_headers_digest();
   for (const auto& [path, text] : headers) str_append(&headers_text, kNul, path, kNul, text);
-  const std::string headers_key = hex128(XXH3_128bits(headers_text.data(), headers_text.size()));
+  const std::string headers_key = hex_digest128(headers_text);
   const std::string key_text = str_cat(compiler_id(cxx), kNul, absl::StrJoin(cpu_jit_flags(), " "), kNul, headers_key,
-                                       kNul, sanitized(name), kNul, source);
-  const std::string key = hex128(XXH3_128bits(key_text.data(), key_text.size()));
+                                       kNul, file_stem(name), kNul, source);
+  const std::string key = hex_digest128(key_text);
   {
     std::lock_guard<std::mutex> lock(c.mu);
     if (auto it = c.libraries.find(key); it != c.libraries.end()) {
@@ -320,21 +297,17 @@ std::shared_ptr<const CpuJitLibrary> cpu_jit_compile(std::string_view name, std:
   std::shared_ptr<CpuJitLibrary> lib;
   const std::string dir = cpu_jit_cache_dir();
   if (!dir.empty()) {
-    const fs::path so = fs::path(dir) / str_cat(sanitized(name), "-", key, ".so");
+    const fs::path so = fs::path(dir) / str_cat(file_stem(name), "-", key, ".so");
     std::error_code ec;
     std::string load_error;
     if (fs::exists(so, ec)) {
       if (void* handle = load(so, &load_error)) {
-        lib = std::make_shared<CpuJitLibrary>();
-        lib->name = std::string(name);
-        lib->key = key;
-        lib->handle = handle;
+        lib = make_library(name, key, handle, "");
         c.disk_hits.fetch_add(1);
       }
     }
     if (lib == nullptr) {
-      bool wrote = false;
-      lib = compile_into(dir, name, key, source, headers, headers_key, cxx, &wrote);
+      lib = compile_into(dir, name, key, source, headers, headers_key, cxx);
       if (lib != nullptr) c.compiles.fetch_add(1);
     }
   }
@@ -342,8 +315,7 @@ std::shared_ptr<const CpuJitLibrary> cpu_jit_compile(std::string_view name, std:
     TempDir tmp;
     OPSPEC_CHECK(!tmp.path().empty(), "cpu_jit: cannot create a temporary directory for kernel ", name, ": ",
                  std::strerror(errno));
-    bool wrote = false;
-    lib = compile_into(tmp.path(), name, key, source, headers, headers_key, cxx, &wrote);
+    lib = compile_into(tmp.path(), name, key, source, headers, headers_key, cxx);
     OPSPEC_CHECK(lib != nullptr, "cpu_jit: cannot write kernel ", name, "'s source under ", tmp.path().string());
     c.compiles.fetch_add(1);
   }

@@ -36,6 +36,11 @@ using CpuJitHeader = std::pair<std::string, std::string>;
 std::shared_ptr<const CpuJitLibrary> cpu_jit_compile(std::string_view name, std::string_view source,
                                                      const std::vector<CpuJitHeader>& headers = {});
 
+// cpu_jit_identifier: name as a C identifier (anything but [A-Za-z0-9_] as
+// '_', a leading digit prefixed with 'k'): a generated function's name, and
+// the stem of its files in the cache.
+std::string cpu_jit_identifier(std::string_view name);
+
 // cpu_jit_compiler: the compiler command: $OPSPEC_CXX, else the compiler this
 // library was built with when it still exists, else "c++".
 std::string cpu_jit_compiler();

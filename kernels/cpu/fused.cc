@@ -14,7 +14,6 @@
 #include <mutex>
 
 #include "absl/container/flat_hash_set.h"
-#include "absl/strings/str_join.h"
 #include "kernels/common/coalesce.h"
 #include "kernels/cpu/cache_hints.h"
 #include "kernels/cpu/cpu_jit.h"
@@ -165,6 +164,14 @@ void check_operands(const FusedProgram& p, TensorList inputs, TensorList outputs
   }
 }
 
+// streamed_outputs: per output, whether it is large enough to be computed
+// into a tile buffer and streamed out (See Note [Streaming stores] in cache_hints.h).
+std::vector<char> streamed_outputs(TensorList outputs) {
+  std::vector<char> streamed;
+  for (const Tensor& t : outputs) streamed.push_back(t.numel() * t.element_size() >= kStreamMinBytes);
+  return streamed;
+}
+
 // run_planned: evaluates p with fns[i] the loop of instruction i.
 void run_planned(const FusedProgram& p, const std::vector<FusedLoopFn>& fns, TensorList inputs, TensorList outputs) {
   if (p.numel() == 0) return;
@@ -190,12 +197,7 @@ void run_planned(const FusedProgram& p, const std::vector<FusedLoopFn>& fns, Ten
   std::vector<CoalescedGeometry> geometry;
   for (int r : p.tile_inputs()) geometry.push_back(coalesce_over(inputs[p.regs()[r].input], p.shape()));
 
-  // Large outputs are computed into a tile buffer and streamed out. See Note
-  // [Streaming stores] in cache_hints.h.
-  std::vector<char> streamed(static_cast<size_t>(p.num_outputs()), 0);
-  for (int k = 0; k < p.num_outputs(); ++k) {
-    streamed[k] = outputs[k].numel() * outputs[k].element_size() >= kStreamMinBytes;
-  }
+  const std::vector<char> streamed = streamed_outputs(outputs);
 
   parallel_for(p.numel(), kGrainSize, [&](int64_t begin, int64_t end) {
     RawBuffer scratch = allocate(static_cast<size_t>(p.num_scratch_slots() + p.num_outputs()) * kFusedTile * 8);
@@ -274,11 +276,8 @@ void run_generated(const FusedProgram& p, FusedTileFn fn, TensorList inputs, Ten
     dense[k] = geometry[k].dense();
     buffers += dense[k] ? 0 : 1;
   }
-  std::vector<char> streamed(static_cast<size_t>(no), 0);
-  for (int k = 0; k < no; ++k) {
-    streamed[k] = outputs[k].numel() * outputs[k].element_size() >= kStreamMinBytes;
-    buffers += streamed[k];
-  }
+  const std::vector<char> streamed = streamed_outputs(outputs);
+  for (char s : streamed) buffers += s;
   parallel_for(p.numel(), kGrainSize, [&](int64_t begin, int64_t end) {
     RawBuffer scratch = allocate(static_cast<size_t>(buffers) * kFusedTile * 8);
     std::vector<const void*> in(static_cast<size_t>(ni), nullptr);

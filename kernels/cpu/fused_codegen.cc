@@ -5,16 +5,15 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cctype>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/strings/str_join.h"
 #include "kernels/common/elementwise_ops.h"
 #include "kernels/common/fused_source.h"
 #include "kernels/cpu/cpu_jit.h"
+#include "kernels/cpu/loops.h"
 
 namespace opspec::internal {
 
@@ -109,16 +108,6 @@ inline __attribute__((always_inline)) unsigned needs_exact(const F& f, X x) {
 }  // namespace opspec::internal::cpu_jit
 )cpp";
 
-// kernel_identifier: name as a C identifier.
-std::string kernel_identifier(std::string_view name) {
-  std::string out(name.empty() ? "fused" : name);
-  for (char& ch : out) {
-    if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '_')) ch = '_';
-  }
-  if (std::isdigit(static_cast<unsigned char>(out[0]))) out = str_cat("k", out);
-  return out;
-}
-
 struct CompiledTiles {
   std::mutex mu;
   absl::flat_hash_map<std::string, FusedTileFn> kernels;  // by structure + name
@@ -144,7 +133,7 @@ CpuFusedCodegen policy_from_env() {
 // kHeavy<F>: F is one of the transcendental functors, bound by arithmetic
 // (kComputeBound in elementwise_ops.h).
 template <class F>
-constexpr bool kHeavy = requires { F::kComputeBound; };
+constexpr bool kHeavy = requires { requires F::kComputeBound; };
 
 // heavy: whether an instruction calls a compute-bound functor.
 bool heavy(const FusedProgram::Instr& ins) {
@@ -162,12 +151,9 @@ bool heavy(const FusedProgram::Instr& ins) {
   }
 }
 
-// kFastPath<F>: F has a fast path for float (See Note [Functor fast paths]).
+// kFastPath<F>: F has a fast path for float, as cpu_kernel's loops check it.
 template <class F>
-constexpr bool kFastPath = requires(const F& f, float x) {
-  f.fast(x);
-  f.needs_exact(x);
-};
+constexpr bool kFastPath = loops_detail::HasFastPath<F, float>;
 
 // has_fast_path: FusedSourceStyle::fast_path for the CPU: the unary functors
 // with a fast path, on dtypes that compute in float.
@@ -212,7 +198,7 @@ std::vector<Segment> split_loops(const FusedProgram& p) {
 std::string fused_cpu_source(const FusedProgram& p, std::string_view name) {
   OPSPEC_CHECK(p.finalized(), "fused_cpu_source: the program is not finalized; call finalize() after building it");
   const auto& regs = p.regs();
-  const std::string fn = kernel_identifier(name);
+  const std::string fn = cpu_jit_identifier(name);
   const std::vector<bool> used = fused_used_registers(p);
   const FusedSourceStyle style{.fast_path = &has_fast_path};
   const std::vector<Segment> segments = split_loops(p);
@@ -333,8 +319,8 @@ FusedTileFn compile_fused_cpu(const FusedProgram& p, std::string_view name) {
     if (auto it = c.kernels.find(key); it != c.kernels.end()) return it->second;
   }
   const std::shared_ptr<const CpuJitLibrary> lib =
-      cpu_jit_compile(kernel_identifier(name), fused_cpu_source(p, name), {{"opspec/cpu_prelude.h", kCpuPrelude}});
-  const auto fn = reinterpret_cast<FusedTileFn>(lib->symbol(kernel_identifier(name)));
+      cpu_jit_compile(cpu_jit_identifier(name), fused_cpu_source(p, name), {{"opspec/cpu_prelude.h", kCpuPrelude}});
+  const auto fn = reinterpret_cast<FusedTileFn>(lib->symbol(cpu_jit_identifier(name)));
   std::lock_guard<std::mutex> lock(c.mu);
   return c.kernels.try_emplace(key, fn).first->second;
 }

@@ -431,7 +431,7 @@ TEST_F(CodegenTest, WithoutACompilerAutoInterpretsAndAlwaysThrows) {
   expect_bits_equal(out, ops::abs(in), "output");
 }
 
-TEST(CpuFusedCodegenPolicyTest, EnvironmentSetsThePolicyAndTheGuardRestoresIt) {
+TEST(CpuFusedCodegenPolicyTest, GuardSetsThePolicyAndRestoresIt) {
   const CpuFusedCodegen before = cpu_fused_codegen();
   {
     CpuFusedCodegenGuard never(CpuFusedCodegen::kNever);

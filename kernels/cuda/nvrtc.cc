@@ -4,28 +4,26 @@
 #include "kernels/cuda/nvrtc.h"
 
 #include <cuda_runtime_api.h>
-#include <unistd.h>
-#include <xxhash.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <mutex>
-#include <sstream>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_join.h"
+#include "kernels/common/cache_files.h"
 #include "kernels/common/functor_headers.h"
 #include "kernels/cuda/cuda_device.h"
 #include "kernels/cuda/nvrtc_loader.h"
 #include "runtime/core/device_hooks.h"
 #include "runtime/core/error.h"
+
 // Note [Embedded NVRTC headers]
 // NVRTC compiles the shared functor headers (See Note [Embedded functor
-// headers] in kernels/common/functor_headers.h) as this build compiled them.
+// headers] in kernels/common/functor_headers.cc) as this build compiled them.
 // It ships no standard library, so the few standard headers they include are
 // replaced by minimal versions (kCstdint, kTypeTraits, kBit) and two GCC
 // builtins vec_math.h uses are defined in the prelude. Every header's text
@@ -210,17 +208,9 @@ constexpr const char* kFixedOptions[] = {"--std=c++20", "-default-device", "--fm
 // kNul: the separator of hashed fields.
 constexpr std::string_view kNul("\0", 1);
 
-
 void check_nvrtc(nvrtcResult r, std::string_view what, std::string_view name) {
   OPSPEC_CHECK(r == NVRTC_SUCCESS, "NVRTC: ", what, " failed for CUDA kernel ", name, ": ",
                cuda::nvrtc_api().get_error_string(r));
-}
-
-std::string hex128(const XXH128_hash_t& h) {
-  char buf[33];
-  std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(h.high64),
-                static_cast<unsigned long long>(h.low64));
-  return buf;
 }
 
 // headers_digest: the hash of every embedded header's name and text.
@@ -228,7 +218,7 @@ const std::string& headers_digest() {
   static const std::string digest = [] {
     std::string all;
     for (const auto& [name, text] : nvrtc_embedded_headers()) str_append(&all, name, kNul, text, kNul);
-    return hex128(XXH3_128bits(all.data(), all.size()));
+    return hex_digest128(all);
   }();
   return digest;
 }
@@ -305,36 +295,6 @@ std::shared_ptr<CompiledKernel> compile_now(std::string_view name, std::string_v
 }
 
 // ---- the disk cache ----
-
-bool read_file(const std::filesystem::path& path, std::string* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  *out = std::move(ss).str();
-  return static_cast<bool>(in) || in.eof();
-}
-
-// write_file_atomically: path gets data or stays as it was (temp file + rename).
-void write_file_atomically(const std::filesystem::path& path, const std::string& data) {
-  static std::atomic<uint64_t> counter{0};
-  std::error_code ec;
-  std::filesystem::create_directories(path.parent_path(), ec);
-  const std::filesystem::path tmp =
-      str_cat(path.string(), ".tmp-", static_cast<int64_t>(getpid()), "-", counter.fetch_add(1));
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return;
-    out.write(data.data(), static_cast<std::streamsize>(data.size()));
-    if (!out.flush()) {
-      out.close();
-      std::filesystem::remove(tmp, ec);
-      return;
-    }
-  }
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) std::filesystem::remove(tmp, ec);
-}
 
 std::filesystem::path disk_path(const std::string& dir, std::string_view name, const std::string& key, bool real_arch) {
   return std::filesystem::path(dir) / str_cat(name, "-", key, real_arch ? ".cubin" : ".ptx");
@@ -435,7 +395,7 @@ std::shared_ptr<const CompiledKernel> nvrtc_compile(std::string_view name, std::
   std::string keyed;
   const std::string joined = absl::StrJoin(opts, absl::string_view(kNul.data(), kNul.size()));
   str_append(&keyed, name, kNul, source, kNul, joined, kNul, version, kNul, headers_digest());
-  const std::string key = hex128(XXH3_128bits(keyed.data(), keyed.size()));
+  const std::string key = hex_digest128(keyed);
   Cache& c = cache();
   {
     std::lock_guard<std::mutex> lock(c.mu);
