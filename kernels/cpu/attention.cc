@@ -1,5 +1,6 @@
 // attention.cc: CPU kernels of _scaled_dot_product_flash_attention_for_cpu
 // and its backward. See Note [CPU attention].
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -22,7 +23,13 @@ namespace {
 // by one gemm, plus the mask (and -inf above the diagonal when causal, the
 // top-left aligned triangle of PyTorch's tril), a softmax per row that also
 // yields the row's logsumexp, and out = P V by a second gemm written straight
-// into the output, which has query's layout. f16 and bf16
+// into the output, which has query's layout. q, k and v are read in place
+// when their rows are contiguous (the (B, T, H, E) buffers of the linears
+// before them, seen as (B, H, T, E)), as PyTorch's kernel reads them through
+// strides. A causal forward takes query rows in blocks of kCausalBlock, each
+// against the keys up to its last row, so the work above the diagonal (half
+// of it) is skipped, as PyTorch's kernel skips those blocks; the skipped
+// probabilities are zeros, so the sums are unchanged. f16 and bf16
 // compute in f32 and round once. The backward recomputes P from the saved
 // logsumexp (P = exp(S - lse)), as flash attention does, instead of keeping
 // the L x S probabilities: dV = P^T dO, dP = dO V^T, dS = P (dP - rowsum(dO O)),
@@ -30,6 +37,7 @@ namespace {
 // -inf) gives zeros and logsumexp 0, as PyTorch's kernel does.
 
 constexpr int64_t kParallelWork = 1 << 15;  // multiply-adds below which heads stay serial
+constexpr int64_t kCausalBlock = 32;        // query rows per block of a causal forward
 
 // MaskView: attn_mask in the compute type, broadcast to (B, H, L, S) by zero strides.
 template <class C>
@@ -61,20 +69,41 @@ const C* ptr(const Tensor& t) {
   return static_cast<const C*>(t.raw_data());
 }
 
-// scores: S (L x S) = scale * Q K^T + mask (-inf above the diagonal when causal).
+// HeadOperand: a (B, H, N, E) operand read in place where its rows are
+// contiguous (the transposed view of a linear's output, as attention's
+// callers make them), else a contiguous copy in the compute type.
 template <class C>
-void scores(const SdpaGeometry& g, const C* q, const C* k, const MaskView<C>& mask, bool is_causal, int64_t b,
-            int64_t h, C* s) {
-  const int64_t L = g.q_len, S = g.kv_len, E = g.head_dim;
-  gemm<C>(false, true, L, S, E, static_cast<C>(g.scale), q, E, k, E, C(0), s, S);
-  for (int64_t i = 0; i < L; ++i) {
-    C* row = s + i * S;
+struct HeadOperand {
+  Tensor holder;
+  const C* data;
+  int64_t batch_stride, head_stride, ld;
+
+  explicit HeadOperand(const Tensor& t) {
+    const bool in_place = t.dtype() == dtype_of<C>() && t.stride(3) == 1 && t.stride(2) >= t.size(3);
+    holder = in_place ? t : contiguous_cpu(t, dtype_of<C>());
+    data = static_cast<const C*>(holder.raw_data());
+    batch_stride = holder.stride(0);
+    head_stride = holder.stride(1);
+    ld = std::max<int64_t>(holder.stride(2), 1);
+  }
+  const C* head(int64_t b, int64_t h) const { return data + b * batch_stride + h * head_stride; }
+};
+
+// scores: rows [i0, i1) of S, columns [0, cols): scale * Q K^T + mask, -inf
+// above the diagonal when causal; q and k point at the head's first rows.
+template <class C>
+void scores(const SdpaGeometry& g, const C* q, int64_t ldq, const C* k, int64_t ldk, const MaskView<C>& mask,
+            bool is_causal, int64_t b, int64_t h, int64_t i0, int64_t i1, int64_t cols, C* s) {
+  const int64_t E = g.head_dim;
+  gemm<C>(false, true, i1 - i0, cols, E, static_cast<C>(g.scale), q + i0 * ldq, ldq, k, ldk, C(0), s, cols);
+  for (int64_t i = i0; i < i1; ++i) {
+    C* row = s + (i - i0) * cols;
     if (mask.data != nullptr) {
       const C* mr = mask.row(b, h, i);
-      for (int64_t j = 0; j < S; ++j) row[j] += mr[j * mask.stride[3]];
+      for (int64_t j = 0; j < cols; ++j) row[j] += mr[j * mask.stride[3]];
     }
     if (is_causal) {
-      for (int64_t j = i + 1; j < S; ++j) row[j] = -std::numeric_limits<C>::infinity();
+      for (int64_t j = i + 1; j < cols; ++j) row[j] = -std::numeric_limits<C>::infinity();
     }
   }
 }
@@ -84,38 +113,51 @@ void flash_forward(const SdpaGeometry& g, const Tensor& query, const Tensor& key
                    const std::optional<Tensor>& attn_mask, bool is_causal, Tensor& out, Tensor& lse) {
   using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
   constexpr DType kC = dtype_of<C>();
-  const Tensor q = contiguous_cpu(query, kC), k = contiguous_cpu(key, kC), v = contiguous_cpu(value, kC);
+  const HeadOperand<C> q(query), k(key), v(value);
   const MaskView<C> mask(attn_mask, kC);
-  const int64_t B = g.batch, H = g.heads, L = g.q_len, S = g.kv_len, E = g.head_dim, Ev = g.v_head_dim;
+  const int64_t B = g.batch, H = g.heads, L = g.q_len, S = g.kv_len, Ev = g.v_head_dim;
   // Reduced floats are computed into an f32 buffer of out's layout and rounded once.
   Tensor out_c = std::is_same_v<T, C> ? out : make_strided(out.sizes(), out.strides(), kC, kCPU);
   C* o = static_cast<C*>(out_c.raw_data());
   const int64_t sb = out.stride(0), sh = out.stride(1), sl = out.stride(2);
   auto* lp = static_cast<C*>(lse.raw_data());
-  const bool parallel = B * H * L * S * (E + Ev) >= kParallelWork;
+  const bool parallel = B * H * L * S * (g.head_dim + Ev) >= kParallelWork;
+  // Causal rows go in blocks, each against the keys up to its last row
+  // (PyTorch's kernel skips the blocks above the diagonal too).
+  const int64_t block = is_causal ? kCausalBlock : std::max<int64_t>(L, 1);
   parallel_rows_with(
-      B * H, parallel, [&] { return std::vector<C>(static_cast<size_t>(L * S)); },
+      B * H, parallel, [&] { return std::vector<C>(static_cast<size_t>(std::min(block, L) * S)); },
       [&](int64_t bh, std::vector<C>& s) {
         const int64_t b = bh / H, h = bh % H;
-        scores<C>(g, ptr<C>(q) + bh * L * E, ptr<C>(k) + bh * S * E, mask, is_causal, b, h, s.data());
-        for (int64_t i = 0; i < L; ++i) {
-          C* row = s.data() + i * S;
-          C m = -std::numeric_limits<C>::infinity();
-          for (int64_t j = 0; j < S; ++j) m = std::max(m, row[j]);
-          if (m == -std::numeric_limits<C>::infinity()) {
-            // A row that attends to nothing: PyTorch's kernel takes max 0 and sum 1 (out 0, lse 0).
-            std::fill(row, row + S, C(0));
-            lp[(b * L + i) * H + h] = 0;
+        for (int64_t i0 = 0; i0 < L; i0 += block) {
+          const int64_t i1 = std::min(i0 + block, L), cols = is_causal ? std::min(i1, S) : S;
+          if (cols == 0) {  // causal rows past no key at all: nothing to attend to
+            for (int64_t i = i0; i < i1; ++i) {
+              std::fill(o + b * sb + h * sh + i * sl, o + b * sb + h * sh + i * sl + Ev, C(0));
+              lp[(b * L + i) * H + h] = 0;
+            }
             continue;
           }
-          C sum = 0;
-          for (int64_t j = 0; j < S; ++j) sum += (row[j] = std::exp(row[j] - m));
-          const C inv = C(1) / sum;
-          for (int64_t j = 0; j < S; ++j) row[j] *= inv;
-          lp[(b * L + i) * H + h] = m + std::log(sum);
+          scores<C>(g, q.head(b, h), q.ld, k.head(b, h), k.ld, mask, is_causal, b, h, i0, i1, cols, s.data());
+          for (int64_t i = i0; i < i1; ++i) {
+            C* row = s.data() + (i - i0) * cols;
+            C m = -std::numeric_limits<C>::infinity();
+            for (int64_t j = 0; j < cols; ++j) m = std::max(m, row[j]);
+            if (m == -std::numeric_limits<C>::infinity()) {
+              // A row that attends to nothing: PyTorch's kernel takes max 0 and sum 1 (out 0, lse 0).
+              std::fill(row, row + cols, C(0));
+              lp[(b * L + i) * H + h] = 0;
+              continue;
+            }
+            C sum = 0;
+            for (int64_t j = 0; j < cols; ++j) sum += (row[j] = std::exp(row[j] - m));
+            const C inv = C(1) / sum;
+            for (int64_t j = 0; j < cols; ++j) row[j] *= inv;
+            lp[(b * L + i) * H + h] = m + std::log(sum);
+          }
+          gemm<C>(false, false, i1 - i0, Ev, cols, C(1), s.data(), cols, v.head(b, h), v.ld, C(0),
+                  o + b * sb + h * sh + i0 * sl, sl);
         }
-        gemm<C>(false, false, L, Ev, S, C(1), s.data(), S, ptr<C>(v) + bh * S * Ev, Ev, C(0), o + b * sb + h * sh,
-                sl);
       });
   if (!std::is_same_v<T, C>) copy_into(out, out_c);
 }
@@ -150,7 +192,7 @@ void flash_backward(const SdpaGeometry& g, const Tensor& grad_out, const Tensor&
         const C* lh = ptr<C>(lse) + bh * L;
         C* p = sc.p.data();
         C* dp = sc.dp.data();
-        scores<C>(g, qh, kh, mask, is_causal, b, h, p);
+        scores<C>(g, qh, E, kh, E, mask, is_causal, b, h, 0, L, S, p);
         for (int64_t i = 0; i < L; ++i) {
           for (int64_t j = 0; j < S; ++j) p[i * S + j] = std::exp(p[i * S + j] - lh[i]);
         }

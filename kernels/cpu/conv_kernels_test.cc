@@ -5,6 +5,8 @@
 
 #include <cmath>
 #include <limits>
+#include <tuple>
+#include <utility>
 
 #include "runtime/ops/ops.h"
 
@@ -14,6 +16,8 @@ namespace conv_kernels_test {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::ThrowsMessage;
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
 
 std::vector<double> values(const Tensor& t) { return t.to_vector<double>(); }
 
@@ -70,6 +74,21 @@ TEST(ConvolutionTest, MatchesTheDefinitionWithStridePaddingDilationAndGroups) {
   const Tensor y1 = ops::conv1d(x1, k1);
   EXPECT_THAT(y1.sizes(), ElementsAre(2, 3, 7));
   expect_near(values(y1), reference_conv2d(ops::unsqueeze(x1, 2), ops::unsqueeze(k1, 2), nullptr, 1, 0, 1, 1), 1e-4);
+}
+
+TEST(ConvolutionTest, ImagesInSeveralRowBlocksAndEdgeWindows) {
+  // 70 output rows of 60 make several im2col blocks (See Note [CPU
+  // convolution]); paddings wider than the stride and kernels reaching past
+  // both edges give rows whose valid columns are partial or empty.
+  manual_seed(3);
+  const Tensor x = ops::randn({2, 8, 70, 60}), w = ops::randn({4, 8, 3, 3}), b = ops::randn({4});
+  expect_near(values(ops::conv2d(x, w, b, {1}, {1})), reference_conv2d(x, w, &b, 1, 1, 1, 1), 1e-4);
+  const Tensor narrow = ops::randn({1, 3, 9, 4}), w5 = ops::randn({2, 3, 5, 5});
+  for (const auto& [s, p, d] : {std::tuple<int64_t, int64_t, int64_t>{1, 4, 1}, {2, 3, 1}, {3, 4, 2}, {2, 4, 2}}) {
+    SCOPED_TRACE(testing::Message() << "stride " << s << " padding " << p << " dilation " << d);
+    expect_near(values(ops::conv2d(narrow, w5, std::nullopt, {s}, {p}, {d})),
+                reference_conv2d(narrow, w5, nullptr, s, p, d, 1), 1e-4);
+  }
 }
 
 TEST(ConvolutionTest, Errors) {
@@ -129,6 +148,76 @@ TEST(PoolingTest, MaxPoolPicksTheFirstMaxAndItsIndex) {
   EXPECT_THAT([&] { ops::max_pool2d(ops::randn({2, 2}), {2}); },
               ThrowsMessage<Error>(HasSubstr("Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for "
                                              "input, but got:[2, 2]")));
+}
+
+// reference_max_pool2d: PyTorch's per-output loop over one [H, W] plane
+// per (n, c), in double: (values, indices), the first maximum, NaN wins.
+std::pair<std::vector<double>, std::vector<double>> reference_max_pool2d(const Tensor& x, int64_t k, int64_t s,
+                                                                         int64_t p, int64_t d, bool ceil_mode) {
+  const std::vector<double> xv = values(x);
+  const int64_t planes = x.size(0) * x.size(1), H = x.size(2), W = x.size(3);
+  auto out_size = [&](int64_t in) {
+    const int64_t span = in + 2 * p - d * (k - 1) - 1;
+    int64_t o = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
+    if (ceil_mode && (o - 1) * s >= in + p) --o;
+    return o;
+  };
+  const int64_t oh = out_size(H), ow = out_size(W);
+  std::vector<double> val, idx;
+  for (int64_t pl = 0; pl < planes; ++pl) {
+    for (int64_t oy = 0; oy < oh; ++oy) {
+      for (int64_t ox = 0; ox < ow; ++ox) {
+        int64_t h0 = oy * s - p, w0 = ox * s - p;
+        const int64_t h1 = std::min(h0 + (k - 1) * d + 1, H), w1 = std::min(w0 + (k - 1) * d + 1, W);
+        while (h0 < 0) h0 += d;
+        while (w0 < 0) w0 += d;
+        double best = -kInf;
+        int64_t at = h0 * W + w0;
+        for (int64_t y = h0; y < h1; y += d) {
+          for (int64_t xx = w0; xx < w1; xx += d) {
+            const double v = xv[static_cast<size_t>(pl * H * W + y * W + xx)];
+            if (v > best || std::isnan(v)) {
+              best = v;
+              at = y * W + xx;
+            }
+          }
+        }
+        val.push_back(best);
+        idx.push_back(static_cast<double>(at));
+      }
+    }
+  }
+  return {val, idx};
+}
+
+TEST(PoolingTest, MaxPoolRowsMatchThePerOutputLoop) {
+  // Rows long enough for the vector loop over inner windows (See Note [Max
+  // pooling rows]) at strides 1, 2 and 3 and with dilation, ties (rounded
+  // values) and NaNs, in f32, f64 and bf16: values and indices exact.
+  manual_seed(4);
+  Tensor x = ops::round(ops::mul(ops::randn({2, 3, 19, 41}), 2.0));
+  x = ops::masked_fill(x, ops::lt(ops::rand({2, 3, 19, 41}), 0.02), std::nan(""));
+  for (const DType dtype : {DType::kFloat32, DType::kFloat64, DType::kBFloat16}) {
+    const Tensor xd = ops::to(x, dtype);
+    for (const auto& [k, s, p, d, ceil] : {std::tuple<int64_t, int64_t, int64_t, int64_t, bool>{3, 2, 1, 1, false},
+                                           {3, 1, 1, 1, false}, {2, 2, 0, 1, true}, {3, 3, 1, 2, true},
+                                           {4, 2, 2, 1, false}}) {
+      SCOPED_TRACE(testing::Message() << dtype_short_name(dtype) << " k" << k << " s" << s << " p" << p << " d" << d
+                                      << (ceil ? " ceil" : ""));
+      auto [y, idx] = ops::max_pool2d_with_indices(xd, {k}, {s}, {p}, {d}, ceil);
+      const auto [want, want_idx] = reference_max_pool2d(xd, k, s, p, d, ceil);
+      const std::vector<double> got = values(y);
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t i = 0; i < got.size(); ++i) {
+        if (std::isnan(want[i])) {
+          EXPECT_TRUE(std::isnan(got[i])) << "element " << i;
+        } else {
+          EXPECT_EQ(got[i], want[i]) << "element " << i;
+        }
+      }
+      EXPECT_EQ(values(idx), want_idx);
+    }
+  }
 }
 
 TEST(PoolingTest, AverageAndAdaptivePools) {

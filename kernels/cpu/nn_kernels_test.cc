@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <utility>
 
 #include "runtime/ops/ops.h"
 
@@ -256,6 +257,32 @@ TEST(FlashAttentionTest, OutputHasQuerysLayoutAndMaskedRowsAreZero) {
   const std::vector<double> row = values(ops::select(ops::select(mo, 1, 0), 1, 0));
   EXPECT_THAT(row, ::testing::Each(0.0));
   EXPECT_EQ(values(ml)[0], 0.0);
+}
+
+TEST(FlashAttentionTest, CausalBlocksAndStridedOperandsMatchTheReference) {
+  // Sequences past one causal block of query rows (See Note [CPU attention]),
+  // with more, fewer and as many keys as queries, and operands read in place
+  // (rows contiguous: transposes of (B, T, H, E)) or copied (strided rows).
+  manual_seed(9);
+  for (const auto& [L, S] : {std::pair<int64_t, int64_t>{70, 70}, {70, 40}, {40, 70}, {33, 1}}) {
+    SCOPED_TRACE(testing::Message() << "L=" << L << " S=" << S);
+    const Tensor q = ops::transpose(ops::randn({2, L, 3, 8}), 1, 2);
+    const Tensor k = ops::transpose(ops::randn({2, S, 3, 8}), 1, 2);
+    const Tensor v = ops::transpose(ops::randn({2, S, 3, 8}), 1, 2);
+    for (const bool causal : {false, true}) {
+      const Tensor out = std::get<0>(ops::_scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, causal));
+      expect_near(values(out), reference_attention(q, k, v, nullptr, causal, 1 / std::sqrt(8.0)), 1e-5);
+      // In place or copied, the same bits.
+      const Tensor copied = std::get<0>(ops::_scaled_dot_product_flash_attention_for_cpu(
+          ops::contiguous(q), ops::contiguous(k), ops::contiguous(v), 0.0, causal));
+      EXPECT_TRUE(ops::equal(out, copied));
+    }
+    // A mask with the causal triangle, and operands whose last dim is strided (copied).
+    const Tensor mask = ops::randn({L, S});
+    const Tensor qs = ops::slice(ops::randn({2, 3, L, 16}), 3, 0, 16, 2);
+    const Tensor masked = std::get<0>(ops::_scaled_dot_product_flash_attention_for_cpu(qs, k, v, 0.0, true, mask, 0.3));
+    expect_near(values(masked), reference_attention(qs, k, v, &mask, true, 0.3), 1e-5);
+  }
 }
 
 TEST(FlashAttentionTest, Errors) {

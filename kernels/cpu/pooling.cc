@@ -1,9 +1,11 @@
 // pooling.cc: CPU kernels of max_pool2d_with_indices, avg_pool2d,
 // _adaptive_avg_pool2d and their backward ops, plane by plane over the
 // OpenMP threads, with PyTorch's window rules.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 #include "kernels/common/conv_meta.h"
 #include "kernels/cpu/copy.h"
@@ -40,6 +42,75 @@ AvgWindow avg_window(const PoolGeometry& g, int64_t oy, int64_t ox, bool count_i
   return {h0, h1, w0, w1, divisor};
 }
 
+// Note [Max pooling rows]
+// PyTorch's max pooling visits each window in order (rows, then columns)
+// keeping the first maximum and letting NaN win. The outputs of one row whose
+// windows lie inside the input row run together: for each window offset,
+// every output's element is compared at once, a loop over the outputs that
+// vectorizes (at stride 1 or 2 the loads are contiguous), with the same
+// order, values and indices as the per-output loop, which the row's edges
+// (windows reaching into the padding) still take. BM_MaxPool2d/resnet.
+
+// MaxRow: one output row's running maxima and their indices.
+template <class C>
+struct MaxRow {
+  std::vector<C> value;
+  std::vector<int64_t> index;
+};
+
+// MaxRowArgs: where one output row's inner windows are: input rows [h0, h1)
+// by dy, kernel columns kw at stride sx and dilation dx from column
+// ox * sx - pad, outputs [x_lo, x_hi).
+struct MaxRowArgs {
+  int64_t W, h0, h1, dy, kw, sx, dx, pad, x_lo, x_hi;
+};
+
+// max_pool_row: the running maxima of one output row, in the order of
+// PyTorch's per-output loop (See Note [Max pooling rows]); kStride 1 or 2
+// makes the loads contiguous, 0 reads a.sx and a.dx.
+template <int kStride, class T, class C>
+inline void max_pool_row(const T* plane, const MaxRowArgs& a, C* bv, int64_t* best) {
+  const int64_t sx = kStride != 0 ? kStride : a.sx, dx = kStride != 0 ? 1 : a.dx;
+  for (int64_t ox = a.x_lo; ox < a.x_hi; ++ox) {
+    bv[ox] = -std::numeric_limits<C>::infinity();
+    best[ox] = a.h0 * a.W + ox * sx - a.pad;
+  }
+  for (int64_t y = a.h0; y < a.h1; y += a.dy) {
+    for (int64_t kx = 0; kx < a.kw; ++kx) {
+      const int64_t off = y * a.W + kx * dx - a.pad;
+      const T* in = plane + off;
+      OPSPEC_SIMD
+      for (int64_t ox = a.x_lo; ox < a.x_hi; ++ox) {
+        const C v = load(in[ox * sx]);
+        const bool take = v > bv[ox] || v != v;
+        bv[ox] = take ? v : bv[ox];
+        best[ox] = take ? off + ox * sx : best[ox];
+      }
+    }
+  }
+}
+
+// max_pool_row_f32: max_pool_row for f32, built for the widest vectors the
+// CPU runs (See Note [Wide vector clones] in loops.h): compares of 16 lanes.
+OPSPEC_WIDE_CLONES void max_pool_row_f32(const float* plane, const MaxRowArgs& a, float* bv, int64_t* best) {
+  if (a.sx == 2 && a.dx == 1) {
+    max_pool_row<2>(plane, a, bv, best);
+  } else if (a.sx == 1 && a.dx == 1) {
+    max_pool_row<1>(plane, a, bv, best);
+  } else {
+    max_pool_row<0>(plane, a, bv, best);
+  }
+}
+
+// inner_max_pool_row: max_pool_row_f32 for f32, else the generic loop.
+template <class T, class C>
+void inner_max_pool_row(const T* plane, const MaxRowArgs& a, C* bv, int64_t* best) {
+  max_pool_row<0>(plane, a, bv, best);
+}
+void inner_max_pool_row(const float* plane, const MaxRowArgs& a, float* bv, int64_t* best) {
+  max_pool_row_f32(plane, a, bv, best);
+}
+
 // zero_filled: a contiguous cpu tensor of zeros (all-zero bits in every dtype).
 Tensor zero_filled(IntArrayRef sizes, DType dtype) {
   Tensor t = make_tensor(sizes, dtype, kCPU);
@@ -65,21 +136,31 @@ std::tuple<Tensor, Tensor> max_pool2d_with_indices_cpu(const Tensor& self, IntAr
     auto* op = out.data_ptr<scalar_t>();
     auto* ip = idx.data_ptr<int64_t>();
     const int64_t H = g.in[0], W = g.in[1], oh = g.out[0], ow = g.out[1];
-    parallel_rows(g.planes, self.numel() >= kParallelGrain, [&](int64_t p) {
+    // Outputs whose windows lie inside the row go through max_pool_row (See Note [Max pooling rows]).
+    const int64_t sx = g.stride[1], dx = g.dilation[1], reach = (g.kernel[1] - 1) * dx;
+    const int64_t x_lo = std::min((g.padding[1] + sx - 1) / sx, ow);
+    const int64_t x_hi = std::clamp(W - 1 - reach + g.padding[1] >= 0 ? (W - 1 - reach + g.padding[1]) / sx + 1 : 0,
+                                    x_lo, ow);
+    parallel_rows_with(
+        g.planes, self.numel() >= kParallelGrain,
+        [&] { return MaxRow<C>{std::vector<C>(static_cast<size_t>(ow)), std::vector<int64_t>(static_cast<size_t>(ow))}; },
+        [&](int64_t p, MaxRow<C>& row) {
       const scalar_t* xpl = xp + p * H * W;
       for (int64_t oy = 0; oy < oh; ++oy) {
         int64_t h0 = oy * g.stride[0] - g.padding[0];
         const int64_t h1 = std::min(h0 + (g.kernel[0] - 1) * g.dilation[0] + 1, H);
         while (h0 < 0) h0 += g.dilation[0];
-        for (int64_t ox = 0; ox < ow; ++ox) {
-          int64_t w0 = ox * g.stride[1] - g.padding[1];
-          const int64_t w1 = std::min(w0 + (g.kernel[1] - 1) * g.dilation[1] + 1, W);
-          while (w0 < 0) w0 += g.dilation[1];
+        scalar_t* orow = op + (p * oh + oy) * ow;
+        int64_t* irow = ip + (p * oh + oy) * ow;
+        auto scalar_output = [&](int64_t ox) {
+          int64_t w0 = ox * sx - g.padding[1];
+          const int64_t w1 = std::min(w0 + reach + 1, W);
+          while (w0 < 0) w0 += dx;
           // PyTorch's loop: the first window element's index, -inf, and NaN wins.
           int64_t best = h0 * W + w0;
           C bv = -std::numeric_limits<C>::infinity();
           for (int64_t y = h0; y < h1; y += g.dilation[0]) {
-            for (int64_t xx = w0; xx < w1; xx += g.dilation[1]) {
+            for (int64_t xx = w0; xx < w1; xx += dx) {
               const C v = load(xpl[y * W + xx]);
               if (v > bv || std::isnan(v)) {
                 bv = v;
@@ -87,9 +168,19 @@ std::tuple<Tensor, Tensor> max_pool2d_with_indices_cpu(const Tensor& self, IntAr
               }
             }
           }
-          store(op + (p * oh + oy) * ow + ox, bv);
-          ip[(p * oh + oy) * ow + ox] = best;
+          store(orow + ox, bv);
+          irow[ox] = best;
+        };
+        for (int64_t ox = 0; ox < x_lo; ++ox) scalar_output(ox);
+        if (x_lo < x_hi) {
+          const MaxRowArgs a{W, h0, h1, g.dilation[0], g.kernel[1], sx, dx, g.padding[1], x_lo, x_hi};
+          inner_max_pool_row(xpl, a, row.value.data(), row.index.data());
+          for (int64_t ox = x_lo; ox < x_hi; ++ox) {
+            store(orow + ox, row.value[ox]);
+            irow[ox] = row.index[ox];
+          }
         }
+        for (int64_t ox = x_hi; ox < ow; ++ox) scalar_output(ox);
       }
     });
   });
