@@ -54,6 +54,44 @@ Tensor tensor_of(const std::vector<C>& v, DType dtype) {
   return out;
 }
 
+// Note [Batch statistics by lanes]
+// PyTorch's batch_norm_cpu sums each channel in one sequential chain (the
+// mean, then the squared deviations): one add per element, each waiting for
+// the last. Taking kStatLanes channels together gives that many independent
+// chains in flight, with every channel's additions in the same order, so the
+// bits are PyTorch's and the loop is no longer bound by the add's latency.
+constexpr int64_t kStatLanes = 8;
+
+// channel_stats: mean, the sum of squared deviations and invstd of channels
+// [c0, c0 + kLanes).
+template <int64_t kLanes, class T, class C>
+void channel_stats(const T* xp, const Layout& l, int64_t c0, int64_t count, double eps, C* mean, C* var_sum,
+                   C* invstd) {
+  C sum[kLanes] = {};
+  for (int64_t i = 0; i < l.n; ++i) {
+    const T* p = xp + (i * l.c + c0) * l.inner;
+    for (int64_t k = 0; k < l.inner; ++k) {
+      for (int64_t j = 0; j < kLanes; ++j) sum[j] += load(p[j * l.inner + k]);
+    }
+  }
+  C m[kLanes], vs[kLanes] = {};
+  for (int64_t j = 0; j < kLanes; ++j) m[j] = count > 0 ? sum[j] / static_cast<C>(count) : C(0);
+  for (int64_t i = 0; i < l.n; ++i) {
+    const T* p = xp + (i * l.c + c0) * l.inner;
+    for (int64_t k = 0; k < l.inner; ++k) {
+      for (int64_t j = 0; j < kLanes; ++j) {
+        const C d = load(p[j * l.inner + k]) - m[j];
+        vs[j] += d * d;
+      }
+    }
+  }
+  for (int64_t j = 0; j < kLanes; ++j) {
+    mean[c0 + j] = m[j];
+    var_sum[c0 + j] = vs[j];
+    invstd[c0 + j] = count > 0 ? C(1) / std::sqrt(vs[j] / static_cast<C>(count) + static_cast<C>(eps)) : C(0);
+  }
+}
+
 }  // namespace
 
 std::tuple<Tensor, Tensor, Tensor> native_batch_norm_cpu(const Tensor& input, const std::optional<Tensor>& weight,
@@ -79,25 +117,18 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm_cpu(const Tensor& input, co
     std::vector<C> var_sum(static_cast<size_t>(l.c));
     const int64_t count = l.n * l.inner;
     if (training) {
-      parallel_rows(l.c, input.numel() >= kParallelGrain, [&](int64_t c) {
-        C sum = 0;
-        for (int64_t i = 0; i < l.n; ++i) {
-          const scalar_t* p = xp + (i * l.c + c) * l.inner;
-          for (int64_t k = 0; k < l.inner; ++k) sum += load(p[k]);
-        }
-        const C m = count > 0 ? sum / static_cast<C>(count) : C(0);
-        C vs = 0;
-        for (int64_t i = 0; i < l.n; ++i) {
-          const scalar_t* p = xp + (i * l.c + c) * l.inner;
-          for (int64_t k = 0; k < l.inner; ++k) {
-            const C d = load(p[k]) - m;
-            vs += d * d;
+      // kStatLanes channels at a time: their sums are independent chains, each
+      // still added in PyTorch's order (See Note [Batch statistics by lanes]).
+      const int64_t blocks = (l.c + kStatLanes - 1) / kStatLanes;
+      parallel_rows(blocks, input.numel() >= kParallelGrain, [&](int64_t blk) {
+        const int64_t c0 = blk * kStatLanes;
+        if (l.c - c0 >= kStatLanes) {
+          channel_stats<kStatLanes>(xp, l, c0, count, eps, mean.data(), var_sum.data(), invstd.data());
+        } else {
+          for (int64_t c = c0; c < l.c; ++c) {
+            channel_stats<1>(xp, l, c, count, eps, mean.data(), var_sum.data(), invstd.data());
           }
         }
-        mean[static_cast<size_t>(c)] = m;
-        var_sum[static_cast<size_t>(c)] = vs;
-        invstd[static_cast<size_t>(c)] =
-            count > 0 ? C(1) / std::sqrt(vs / static_cast<C>(count) + static_cast<C>(eps)) : C(0);
       });
       std::copy(mean.begin(), mean.end(), static_cast<C*>(save_mean.raw_data()));
       std::copy(invstd.begin(), invstd.end(), static_cast<C*>(save_invstd.raw_data()));

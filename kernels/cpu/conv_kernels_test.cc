@@ -260,5 +260,36 @@ TEST(BatchNormTest, TrainingNormalisesByTheBatchAndUpdatesRunningStats) {
               ThrowsMessage<Error>(HasSubstr("running_mean must be defined in evaluation mode")));
 }
 
+TEST(BatchNormTest, StatisticsAreSequentialSumsPerChannel) {
+  // PyTorch's order per channel, whichever lane block it falls in (See Note
+  // [Batch statistics by lanes]): 11 channels are a block of 8 and 3 alone.
+  manual_seed(5);
+  const Tensor x = ops::randn({3, 11, 5, 7});
+  auto [y, mean, invstd] = ops::native_batch_norm(x, std::nullopt, std::nullopt, std::nullopt, std::nullopt, true,
+                                                  0.1, 1e-5);
+  const std::vector<float> xv = x.to_vector<float>(), mv = mean.to_vector<float>(), iv = invstd.to_vector<float>();
+  const std::vector<float> yv = y.to_vector<float>();
+  for (int64_t c = 0; c < 11; ++c) {
+    float sum = 0;
+    for (int64_t n = 0; n < 3; ++n) {
+      for (int64_t k = 0; k < 35; ++k) sum += xv[static_cast<size_t>((n * 11 + c) * 35 + k)];
+    }
+    const float m = sum / 105.0f;
+    float vs = 0;
+    for (int64_t n = 0; n < 3; ++n) {
+      for (int64_t k = 0; k < 35; ++k) {
+        const float d = xv[static_cast<size_t>((n * 11 + c) * 35 + k)] - m;
+        vs += d * d;
+      }
+    }
+    const float inv = 1.0f / std::sqrt(vs / 105.0f + 1e-5f);
+    EXPECT_EQ(mv[static_cast<size_t>(c)], m) << "channel " << c;
+    EXPECT_EQ(iv[static_cast<size_t>(c)], inv) << "channel " << c;
+    const float beta = 0.0f - m * inv;
+    EXPECT_EQ(yv[static_cast<size_t>((2 * 11 + c) * 35 + 34)], xv[static_cast<size_t>((2 * 11 + c) * 35 + 34)] * inv + beta)
+        << "channel " << c;
+  }
+}
+
 }  // namespace
 }  // namespace opspec
