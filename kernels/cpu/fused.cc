@@ -127,6 +127,12 @@ std::vector<FusedLoopFn> select_kernels(const FusedProgram& p) {
 }
 
 // check_operands: run_fused's argument checks (See run_fused in fused.h).
+// same_elements: a and b are the same elements of one buffer in the same order.
+bool same_elements(const Tensor& a, const Tensor& b) {
+  return a.raw_data() == b.raw_data() && a.dtype() == b.dtype() && a.sizes() == b.sizes() &&
+         a.strides() == b.strides();
+}
+
 void check_operands(const FusedProgram& p, TensorList inputs, TensorList outputs) {
   OPSPEC_CHECK(p.finalized(), "run_fused: the program is not finalized; call finalize() after building it");
   OPSPEC_CHECK(static_cast<int>(inputs.size()) == p.num_inputs(), "run_fused: the program takes ", p.num_inputs(),
@@ -154,8 +160,10 @@ void check_operands(const FusedProgram& p, TensorList inputs, TensorList outputs
     OPSPEC_CHECK(t.device().is_cpu() && has_cpu_data(t) && t.is_contiguous(), "run_fused: output ", k, " (",
                  t.meta_str(), ") must be a contiguous cpu tensor");
     for (const Tensor& other : inputs) {
-      OPSPEC_CHECK(!(t.numel() > 0 && other.numel() > 0 && t.is_alias_of(other)), "run_fused: output ", k,
-                   " shares memory with an input; fused kernels write fresh outputs");
+      // An output may be an input itself (an in-place group, See Note [In-place fusion]), nothing else.
+      OPSPEC_CHECK(!(t.numel() > 0 && other.numel() > 0 && t.is_alias_of(other)) || same_elements(t, other),
+                   "run_fused: output ", k, " shares memory with an input but is not that input; fused kernels "
+                   "write fresh outputs or write over an input element for element");
     }
     for (int j = 0; j < k; ++j) {
       OPSPEC_CHECK(!(t.numel() > 0 && t.is_alias_of(outputs[j])), "run_fused: outputs ", j, " and ", k,
@@ -164,11 +172,18 @@ void check_operands(const FusedProgram& p, TensorList inputs, TensorList outputs
   }
 }
 
-// streamed_outputs: per output, whether it is large enough to be computed
-// into a tile buffer and streamed out (See Note [Streaming stores] in cache_hints.h).
-std::vector<char> streamed_outputs(TensorList outputs) {
+// streamed_outputs: per output, whether it is computed into a tile buffer
+// and copied out after the tile: when it is large enough to stream (See Note
+// [Streaming stores] in cache_hints.h), or when it is an input too, which
+// the tile may still read (a fast path's exact rerun reads its inputs again;
+// See Note [In-place fusion]).
+std::vector<char> streamed_outputs(TensorList inputs, TensorList outputs) {
   std::vector<char> streamed;
-  for (const Tensor& t : outputs) streamed.push_back(t.numel() * t.element_size() >= kStreamMinBytes);
+  for (const Tensor& t : outputs) {
+    const bool in_place =
+        std::any_of(inputs.begin(), inputs.end(), [&](const Tensor& in) { return t.numel() > 0 && same_elements(t, in); });
+    streamed.push_back(in_place || t.numel() * t.element_size() >= kStreamMinBytes);
+  }
   return streamed;
 }
 
@@ -197,7 +212,7 @@ void run_planned(const FusedProgram& p, const std::vector<FusedLoopFn>& fns, Ten
   std::vector<CoalescedGeometry> geometry;
   for (int r : p.tile_inputs()) geometry.push_back(coalesce_over(inputs[p.regs()[r].input], p.shape()));
 
-  const std::vector<char> streamed = streamed_outputs(outputs);
+  const std::vector<char> streamed = streamed_outputs(inputs, outputs);
 
   parallel_for(p.numel(), kGrainSize, [&](int64_t begin, int64_t end) {
     RawBuffer scratch = allocate(static_cast<size_t>(p.num_scratch_slots() + p.num_outputs()) * kFusedTile * 8);
@@ -276,7 +291,7 @@ void run_generated(const FusedProgram& p, FusedTileFn fn, TensorList inputs, Ten
     dense[k] = geometry[k].dense();
     buffers += dense[k] ? 0 : 1;
   }
-  const std::vector<char> streamed = streamed_outputs(outputs);
+  const std::vector<char> streamed = streamed_outputs(inputs, outputs);
   for (char s : streamed) buffers += s;
   parallel_for(p.numel(), kGrainSize, [&](int64_t begin, int64_t end) {
     RawBuffer scratch = allocate(static_cast<size_t>(buffers) * kFusedTile * 8);

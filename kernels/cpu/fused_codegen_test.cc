@@ -266,6 +266,34 @@ TEST_F(CodegenTest, TrigFastPathsMatchEagerBitForBit) {
   }
 }
 
+TEST_F(CodegenTest, OutputOverItsInputWaitsForTheTilesExactRerun) {
+  // x = sin(x + 1) written over x (an in-place group, See Note [In-place
+  // fusion]): tiles with a huge value rerun sin's exact path from x, so the
+  // writes wait for the tile's end, generated or interpreted.
+  manual_seed(5);
+  Tensor x = ops::mul(ops::randn({5000}), 3.0);
+  x.data_ptr<float>()[700] = 1e30f;
+  x.data_ptr<float>()[4999] = -8e5f;
+  const Tensor want = ops::sin(ops::add(x, 1.0));
+  FusedProgram p({5000});
+  const int r = p.add_input(DType::kFloat32, {5000});
+  p.add_output(p.add_op(FusedOp::kSin, {p.add_op(FusedOp::kAdd, {r, p.add_constant(1.0, DType::kFloat32)})}));
+  p.finalize();
+  Tensor xi = ops::clone(x);
+  run_fused(p, {xi}, {xi});
+  expect_bits_equal(xi, want, "interpreted");
+  CpuFusedCodegenGuard always(CpuFusedCodegen::kAlways);
+  const std::unique_ptr<FusedKernel> k =
+      make_fused_kernel(DeviceType::kCPU, std::make_shared<const FusedProgram>(p), "fused_add_sin");
+  Tensor xg = ops::clone(x);
+  k->run({xg}, {xg});
+  expect_bits_equal(xg, want, "generated");
+  // An output over part of an input (shifted by one element) is refused.
+  const Tensor buffer = ops::randn({5001});
+  EXPECT_THAT([&] { k->run({ops::slice(buffer, 0, 0, 5000)}, {ops::slice(buffer, 0, 1, 5001)}); },
+              ThrowsMessage<Error>(HasSubstr("shares memory with an input but is not that input")));
+}
+
 // The fused backend on strided, broadcast and large (streamed) operands:
 // bit-identical to eager, through one generated kernel.
 TEST_F(CodegenTest, FusedBackendMatchesEagerBitForBit) {

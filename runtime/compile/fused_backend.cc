@@ -150,14 +150,17 @@ std::vector<Tensor> run_group(const FusionGroup& group, const std::vector<Tensor
   internal::KernelRecordToken record;
   if (internal::kernel_observed()) {
     // Recorders hash the outputs before the launch too: zero them so the log
-    // is deterministic (only while someone observes, so it costs nothing otherwise).
+    // is deterministic (only while someone observes, so it costs nothing
+    // otherwise). An in-place chain's root keeps its values: they are read.
     zero_outputs(outs, device);
     KernelArgs kwargs;
     for (size_t k = 0; k < ins.size(); ++k) kwargs.emplace_back(str_cat("in", k), ins[k]);
     for (size_t k = 0; k < outs.size(); ++k) kwargs.emplace_back(str_cat("out", k), outs[k]);
+    if (group.inplace_input >= 0) kwargs.emplace_back(str_cat("out", outs.size()), ins[group.inplace_input]);
     kwargs.emplace_back("n", compute_numel(group.program->shape()));
     record = internal::record_kernel(device.is_cpu() ? "fused" : device_type_name(device.type), group.name, kwargs);
   }
+  if (group.inplace_input >= 0) outs.push_back(ins[group.inplace_input]);  // See Note [In-place fusion]
   try {
     group.kernel->run(ins, outs);
   } catch (const Error& e) {
@@ -165,6 +168,21 @@ std::vector<Tensor> run_group(const FusionGroup& group, const std::vector<Tensor
   }
   record.finish();
   return outs;
+}
+
+// root_overlaps: the in-place chain's root shares memory with another of the
+// group's inputs without being it (graph inputs that alias): then the group
+// cannot write over it element for element. See Note [In-place fusion].
+bool root_overlaps(const FusionGroup& group, const std::vector<Tensor>& ins) {
+  const Tensor& root = ins[static_cast<size_t>(group.inplace_input)];
+  for (size_t k = 0; k < ins.size(); ++k) {
+    const Tensor& t = ins[k];
+    if (static_cast<int>(k) == group.inplace_input || t.numel() == 0 || root.numel() == 0) continue;
+    const bool same = t.raw_data() == root.raw_data() && t.dtype() == root.dtype() && t.sizes() == root.sizes() &&
+                      t.strides() == root.strides();
+    if (t.is_alias_of(root) && !same) return true;
+  }
+  return !root.is_contiguous();
 }
 
 std::vector<Tensor> Plan::run(const std::vector<Tensor>& inputs) const {
@@ -186,8 +204,17 @@ std::vector<Tensor> Plan::run(const std::vector<Tensor>& inputs) const {
       const FusionGroup& group = groups[static_cast<size_t>(step.group)];
       std::vector<Tensor> ins;
       for (const Node* in : group.inputs) ins.push_back(value_of(in, *group.nodes.front()).to_tensor());
-      std::vector<Tensor> outs = run_group(group, ins);
-      for (size_t k = 0; k < outs.size(); ++k) values[pos.at(group.outputs[k])] = {std::move(outs[k])};
+      if (group.inplace_input >= 0 && root_overlaps(group, ins)) {
+        // The members one by one, as eager runs them (See Note [In-place fusion]).
+        for (const Node* m : group.nodes) {
+          values[pos.at(m)] = internal::run_call_node(
+              *m, [&](const Node* p) -> const Value& { return value_of(p, *m); }, "fused_backend");
+        }
+      } else {
+        std::vector<Tensor> outs = run_group(group, ins);
+        for (size_t k = 0; k < group.outputs.size(); ++k) values[pos.at(group.outputs[k])] = {std::move(outs[k])};
+        for (const Node* link : group.inplace_chain) values[pos.at(link)] = {ins[group.inplace_input]};
+      }
     } else {
       const Node& n = *step.node;
       Stack& slot = values[pos.at(&n)];
@@ -234,7 +261,9 @@ void log_groups(const Plan& plan) {
                                     o->append(n->target()->name());
                                   }),
                                   " -> 1 kernel, ", g.inputs.size(), g.inputs.size() == 1 ? " input, " : " inputs, ",
-                                  g.outputs.size(), g.outputs.size() == 1 ? " output" : " outputs"));
+                                  g.outputs.size(), g.outputs.size() == 1 ? " output" : " outputs",
+                                  g.inplace_input < 0 ? ""
+                                                      : str_cat(", writes over %", g.inputs[g.inplace_input]->name())));
   }
   log_message("fusion", str_cat("fused_backend: ", plan.groups.size(), " fused kernel(s) for ", fused, " of ", calls,
                                 " call node(s); the rest run through their normal kernels"));

@@ -129,6 +129,33 @@ const FusionRule* rule_for(const OperatorHandle* op) {
   return rule ? &*rule : nullptr;
 }
 
+// inplace_functional: the functional form of an in-place op that may fuse
+// (See Note [In-place fusion]), or null.
+const OperatorHandle* inplace_functional(const OperatorHandle* op) {
+  static const absl::flat_hash_map<const OperatorHandle*, const OperatorHandle*> kForms = [] {
+    absl::flat_hash_map<const OperatorHandle*, const OperatorHandle*> m;
+    for (auto [in_place, functional] :
+         {std::pair{OpId::add__Tensor, OpId::add_Tensor}, std::pair{OpId::sub__Tensor, OpId::sub_Tensor},
+          std::pair{OpId::mul__Tensor, OpId::mul_Tensor}, std::pair{OpId::mul__Scalar, OpId::mul_Scalar},
+          std::pair{OpId::div__Tensor, OpId::div_Tensor}, std::pair{OpId::div__Scalar, OpId::div_Scalar},
+          std::pair{OpId::relu_, OpId::relu}, std::pair{OpId::logical_and_, OpId::logical_and},
+          std::pair{OpId::logical_or_, OpId::logical_or}}) {
+      m[&builtin_op(in_place)] = &builtin_op(functional);
+    }
+    return m;
+  }();
+  auto it = kForms.find(op);
+  return it == kForms.end() ? nullptr : it->second;
+}
+
+bool is_inplace_call(const Node& n) { return n.op() == NodeOp::kCall && inplace_functional(n.target()) != nullptr; }
+
+// fusion_op: the op node n lowers as: its functional form when in place.
+const OperatorHandle* fusion_op(const Node& n) {
+  const OperatorHandle* functional = inplace_functional(n.target());
+  return functional != nullptr ? functional : n.target();
+}
+
 // Operand: a lowered tensor argument: its register, and a tensor with its
 // dtype, sizes and wrapped-number flag (a meta tensor, or the wrapped number
 // itself) for the op's shape function.
@@ -202,9 +229,9 @@ std::optional<std::string_view> optional_string(const Value& v) {
 // returns its result register; throws opspec::Error where eager would reject
 // the call or the op is outside the rule table.
 int lower_call(FusedProgram& p, const Node& n, ResolveFn operand) {
-  const FusionRule* r = rule_for(n.target());
+  const FusionRule* r = rule_for(fusion_op(n));
   OPSPEC_CHECK(r != nullptr, "fusion: ", n.target()->name(), " is not fusable");
-  const std::string op_name = n.target()->schema().base_name();
+  const std::string op_name = fusion_op(n)->schema().base_name();
   auto value = [&](size_t i) -> const Value& { return n.args().at(i).as_value(); };
   auto binary_arith = [&](const Operand& a, const Operand& b, internal::BinaryKind kind, FusedOp f) {
     const internal::ElementwiseMeta m = internal::binary_meta(a.proxy, b.proxy, kind, op_name);
@@ -425,6 +452,38 @@ bool is_barrier(const Node& n) {
          (n.target()->schema().is_mutable() || n.target()->has_tag(OpTag::kNondeterministicSeeded));
 }
 
+// dense: m's strides are row-major for its sizes (size-1 dims aside).
+bool dense(const TensorMeta& m) {
+  int64_t expected = 1;
+  for (size_t d = m.sizes.size(); d-- > 0;) {
+    if (m.sizes[d] != 1 && m.strides[d] != expected) return false;
+    expected *= m.sizes[d];
+  }
+  return true;
+}
+
+// returns_alias: n's result may alias one of its arguments (a view, or an
+// in-place op's self).
+bool returns_alias(const Node& n) {
+  const Node* call = n.op() == NodeOp::kGetItem ? n.args()[0].as_node() : &n;
+  if (call->op() != NodeOp::kCall) return false;
+  const auto& returns = call->target()->schema().returns();
+  const size_t i = n.op() == NodeOp::kGetItem ? static_cast<size_t>(n.index()) : 0;
+  return i < returns.size() && !returns[i].alias_set.empty();
+}
+
+// chain_root_ok: whether root may have an in-place chain written over it by
+// a group of shape `sizes` (See Note [In-place fusion]): a graph input or a
+// fresh result, dense on cpu, of that shape, with no view taken of it.
+bool chain_root_ok(const Node& root, const SizeVec& sizes) {
+  const TensorMeta* m = single_tensor(root);
+  if (m == nullptr || !m->device.is_cpu() || m->sizes != sizes || !dense(*m)) return false;
+  if (root.op() != NodeOp::kPlaceholder && (root.op() == NodeOp::kConstant || returns_alias(root))) return false;
+  return std::none_of(root.users().begin(), root.users().end(), [](const Node* u) {
+    return u->op() == NodeOp::kCall && !u->target()->schema().is_mutable() && returns_alias(*u);
+  });
+}
+
 std::string group_name(const std::vector<Node*>& nodes, int64_t index) {
   constexpr size_t kMaxNames = 8;
   std::string name = "fused";
@@ -438,9 +497,13 @@ std::string group_name(const std::vector<Node*>& nodes, int64_t index) {
 }  // namespace
 
 bool is_fusable(const Node& node) {
-  if (node.op() != NodeOp::kCall || rule_for(node.target()) == nullptr) return false;
+  if (node.op() != NodeOp::kCall || rule_for(fusion_op(node)) == nullptr) return false;
   const TensorMeta* out = single_tensor(node);
   if (out == nullptr) return false;
+  // In place: on cpu, over a node (See Note [In-place fusion]).
+  if (is_inplace_call(node) && (!out->device.is_cpu() || node.args().empty() || !node.args()[0].is_node())) {
+    return false;
+  }
   // A trial lowering with every node argument as an input: the op's own shape
   // function decides (See Note [Fusion]).
   try {
@@ -461,6 +524,10 @@ std::vector<FusionGroup> partition_graph(const Graph& g) {
   struct Group {
     std::vector<Node*> nodes;
     bool open = true;
+    int64_t last_step = -1;  // the step of its last member
+    bool adjacent = true;    // its members are consecutive steps
+    Node* root = nullptr;    // See Note [In-place fusion]
+    std::vector<Node*> chain;
   };
   std::vector<Group> groups;
   absl::flat_hash_map<const Node*, int> group_of;
@@ -491,52 +558,136 @@ std::vector<FusionGroup> partition_graph(const Graph& g) {
     for (int id : ids) set.insert(groups[id].nodes.begin(), groups[id].nodes.end());
     return set;
   };
+  // stale: n reads the chain's root or an earlier link of grp's chain, whose
+  // buffer holds the chain's latest value by then (See Note [In-place fusion]).
+  auto stale = [&](const Group& grp, const Node& n) {
+    if (grp.chain.empty()) return false;
+    for (const Node* in : n.input_nodes()) {
+      if (in == grp.root || (in != grp.chain.back() && group_of.contains(in) &&
+                             std::find(grp.chain.begin(), grp.chain.end(), in) != grp.chain.end())) {
+        return true;
+      }
+    }
+    return false;
+  };
+  auto add_to = [&](int id, Node* n, int64_t step) {
+    Group& grp = groups[static_cast<size_t>(id)];
+    grp.adjacent = grp.adjacent && (grp.nodes.empty() || grp.last_step == step - 1);
+    grp.last_step = step;
+    grp.nodes.push_back(n);
+    group_of[n] = id;
+  };
+  // join_inplace: the group in-place node n joins, or -1 (See Note [In-place fusion]).
+  auto join_inplace = [&](Node* n, int64_t step) -> int {
+    if (!is_fusable(*n)) return -1;
+    Node* self = n->args()[0].as_node();
+    const SizeVec& shape = n->tensor_meta().sizes;
+    if (auto it = group_of.find(self); it != group_of.end()) {  // the next link of a chain
+      const int id = it->second;  // (add_to inserts into group_of: it dies)
+      Group& grp = groups[static_cast<size_t>(id)];
+      if (!grp.open || grp.chain.empty() || grp.chain.back() != self || grp.last_step != step - 1 ||
+          stale(grp, *n)) {
+        return -1;
+      }
+      add_to(id, n, step);
+      grp.chain.push_back(n);
+      return id;
+    }
+    if (!chain_root_ok(*self, shape)) return -1;
+    // The first link: with the adjacent group of another argument, if any, else alone.
+    int id = -1;
+    for (Node* in : n->input_nodes()) {
+      auto it = group_of.find(in);
+      if (in == self || it == group_of.end()) continue;
+      const Group& grp = groups[static_cast<size_t>(it->second)];
+      if (grp.open && grp.chain.empty() && grp.adjacent && grp.last_step == step - 1 &&
+          grp.nodes.front()->tensor_meta().sizes == shape) {
+        id = it->second;
+      }
+    }
+    if (id < 0) {
+      groups.push_back(Group{});
+      id = static_cast<int>(groups.size()) - 1;
+    }
+    add_to(id, n, step);
+    groups[static_cast<size_t>(id)].root = self;
+    groups[static_cast<size_t>(id)].chain.push_back(n);
+    return id;
+  };
 
+  int64_t step = 0;  // call and getitem nodes seen: the unit of adjacency
   for (Node* n : nodes) {
+    if (n->op() == NodeOp::kPlaceholder || n->op() == NodeOp::kConstant) continue;  // they read nothing
+    ++step;
+    int joined = -1;
+    if (is_inplace_call(*n)) {
+      joined = join_inplace(n, step);
+      // Joined or not, it writes: other groups close, as at a barrier.
+      for (size_t id = 0; id < groups.size(); ++id) {
+        if (static_cast<int>(id) != joined) groups[id].open = false;
+      }
+      continue;
+    }
     if (is_barrier(*n)) {
       for (Group& grp : groups) grp.open = false;
       continue;
     }
-    if (!is_fusable(*n)) continue;
-    const SizeVec& shape = n->tensor_meta().sizes;
-    std::vector<int> candidates;
-    for (Node* in : n->input_nodes()) {
-      auto it = group_of.find(in);
-      if (it == group_of.end()) continue;
-      const int id = it->second;
-      if (groups[id].open && groups[id].nodes.front()->tensor_meta().sizes == shape &&
-          std::find(candidates.begin(), candidates.end(), id) == candidates.end()) {
+    if (is_fusable(*n)) {
+      const SizeVec& shape = n->tensor_meta().sizes;
+      std::vector<int> candidates;
+      int chained = -1;  // a candidate with an in-place chain joins alone
+      for (Node* in : n->input_nodes()) {
+        auto it = group_of.find(in);
+        if (it == group_of.end()) continue;
+        const int id = it->second;
+        const Group& grp = groups[static_cast<size_t>(id)];
+        if (!grp.open || grp.nodes.front()->tensor_meta().sizes != shape ||
+            std::find(candidates.begin(), candidates.end(), id) != candidates.end()) {
+          continue;
+        }
+        if (!grp.chain.empty()) {
+          if (grp.last_step == step - 1 && !stale(grp, *n)) chained = id;
+          continue;
+        }
         candidates.push_back(id);
       }
-    }
-    std::vector<int> chosen;
-    if (!candidates.empty() && convex(members_of(candidates, n))) {
-      chosen = candidates;
-    } else {
-      for (int id : candidates) {
-        if (convex(members_of({id}, n))) {
-          chosen = {id};
-          break;
+      if (chained >= 0) candidates = {chained};
+      std::vector<int> chosen;
+      if (!candidates.empty() && convex(members_of(candidates, n))) {
+        chosen = candidates;
+      } else {
+        for (int id : candidates) {
+          if (convex(members_of({id}, n))) {
+            chosen = {id};
+            break;
+          }
         }
       }
-    }
-    if (chosen.empty()) {
-      groups.push_back(Group{{n}});
-      group_of[n] = static_cast<int>(groups.size()) - 1;
-      continue;
-    }
-    Group& into = groups[chosen[0]];
-    for (size_t k = 1; k < chosen.size(); ++k) {
-      for (Node* m : groups[chosen[k]].nodes) {
-        into.nodes.push_back(m);
-        group_of[m] = chosen[0];
+      if (chosen.empty()) {
+        groups.push_back(Group{});
+        joined = static_cast<int>(groups.size()) - 1;
+        add_to(joined, n, step);
+      } else {
+        joined = chosen[0];
+        Group& into = groups[static_cast<size_t>(joined)];
+        for (size_t k = 1; k < chosen.size(); ++k) {
+          Group& from = groups[static_cast<size_t>(chosen[k])];
+          for (Node* m : from.nodes) {
+            into.nodes.push_back(m);
+            group_of[m] = joined;
+          }
+          into.adjacent = false;  // merged groups interleave
+          from.nodes.clear();
+          from.open = false;
+        }
+        add_to(joined, n, step);
+        std::sort(into.nodes.begin(), into.nodes.end(), [&](Node* a, Node* b) { return pos.at(a) < pos.at(b); });
       }
-      groups[chosen[k]].nodes.clear();
-      groups[chosen[k]].open = false;
     }
-    into.nodes.push_back(n);
-    group_of[n] = chosen[0];
-    std::sort(into.nodes.begin(), into.nodes.end(), [&](Node* a, Node* b) { return pos.at(a) < pos.at(b); });
+    // A group with a chain takes no member after a node it did not take.
+    for (size_t id = 0; id < groups.size(); ++id) {
+      if (static_cast<int>(id) != joined && !groups[id].chain.empty()) groups[id].open = false;
+    }
   }
 
   std::vector<Group*> kept;
@@ -554,16 +705,24 @@ std::vector<FusionGroup> partition_graph(const Graph& g) {
     auto program = std::make_shared<FusedProgram>(fg.nodes.front()->tensor_meta().sizes);
     Lowerer lowerer{*program, fg.nodes.front()->tensor_meta().device};
     std::vector<int> out_regs;
+    const absl::flat_hash_set<const Node*> chain(grp->chain.begin(), grp->chain.end());
     for (Node* m : fg.nodes) {
       const int reg = lowerer.lower(*m);
       const bool used_outside =
           std::any_of(m->users().begin(), m->users().end(), [&](const Node* u) { return !members.contains(u); });
-      if (used_outside) {
+      if (used_outside && !chain.contains(m)) {  // a chain's links are its root (See Note [In-place fusion])
         fg.outputs.push_back(m);
         out_regs.push_back(reg);
       }
     }
     for (int reg : out_regs) program->add_output(reg);
+    if (!grp->chain.empty()) {
+      program->add_output(lowerer.regs.at(grp->chain.back()).reg);
+      const auto root = std::find(lowerer.inputs.begin(), lowerer.inputs.end(), grp->root);
+      OPSPEC_INTERNAL_ASSERT(root != lowerer.inputs.end());  // the first link reads it
+      fg.inplace_input = static_cast<int>(root - lowerer.inputs.begin());
+      fg.inplace_chain = grp->chain;
+    }
     program->finalize();
     fg.inputs = std::move(lowerer.inputs);
     fg.program = std::move(program);

@@ -32,7 +32,30 @@ namespace opspec {
 // never moves a read past a write or reorders random draws. A group's outputs
 // are its members used outside it; groups of one node are dropped (nothing to
 // save). Each group's program mirrors eager step for step (See Note [Fused
-// kernels]), so results are bit-identical to eager.
+// kernels]), so results are bit-identical to eager. In-place elementwise ops
+// (add_, relu_, ...) on cpu join groups under the rules of Note [In-place
+// fusion].
+
+// Note [In-place fusion]
+// `out += identity; relu_(out)` (torchvision's BasicBlock) is two passes
+// over the tensor in eager and one fused kernel under torch.compile, which
+// functionalizes the graph first. Here an in-place op whose functional form
+// has a rule joins a group as that form, and the group writes its result
+// over the mutated tensor (the chain's root) element for element, so what
+// eager's in-place ops leave in that buffer is there after the group. For
+// the order of reads and writes to stay eager's without alias analysis:
+// the root is a fresh cpu tensor of the group's shape, contiguous, of the
+// op's result dtype, with no view taken of it; a chain is in-place ops each
+// mutating the previous one's result (add_ then relu_), one per group; a
+// member after the first in-place op never reads the root or an earlier
+// link (their value is the chain's latest); the group's nodes are adjacent in
+// the graph from its first member on (nothing else runs between them, so
+// nothing sees the buffer half-written), and an in-place member closes every
+// other open group, as a barrier does. The kernel computes each tile into a
+// buffer before writing it over the root, since the tile (a fast path's exact
+// rerun) may read its inputs again. A root that shares memory with another
+// of the group's inputs at run time (two graph inputs that alias) runs the
+// members one by one instead.
 
 // FusionGroup: call nodes run as one fused kernel.
 struct FusionGroup {
@@ -46,6 +69,11 @@ struct FusionGroup {
   std::shared_ptr<const internal::FusedProgram> program;
   // kernel: program on the group's device (See Note [Fused kernels per device]).
   std::shared_ptr<const internal::FusedKernel> kernel;
+  // inplace_input: the input an in-place chain writes over (See Note
+  // [In-place fusion]), or -1; the program's last output is then that input,
+  // and every node of inplace_chain has it as its value.
+  int inplace_input = -1;
+  std::vector<Node*> inplace_chain;
 };
 
 // is_fusable: whether node may join a fused kernel. See Note [Fusion].

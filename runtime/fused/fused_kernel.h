@@ -26,8 +26,9 @@ class FusedKernel {
   virtual ~FusedKernel() = default;
   // run: evaluates the program: inputs[k] has input k's dtype and sizes (any
   // strides); outputs are fresh contiguous tensors of the program's shape and
-  // output dtypes; all on the kernel's device. Throws opspec::Error naming
-  // the offending argument.
+  // output dtypes, or on cpu an input itself (written over element for
+  // element, See Note [In-place fusion]); all on the kernel's device. Throws
+  // opspec::Error naming the offending argument.
   virtual void run(TensorList inputs, TensorList outputs) const = 0;
 };
 
