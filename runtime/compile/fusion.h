@@ -44,8 +44,9 @@ namespace opspec {
 // over the mutated tensor (the chain's root) element for element, so what
 // eager's in-place ops leave in that buffer is there after the group. For
 // the order of reads and writes to stay eager's without alias analysis:
-// the root is a fresh cpu tensor of the group's shape, contiguous, of the
-// op's result dtype, with no view taken of it; a chain is in-place ops each
+// the root is a graph input or a fresh result (not a view), a dense cpu
+// tensor of the group's shape and the op's result dtype, with no view taken
+// of it in the graph; a chain is in-place ops each
 // mutating the previous one's result (add_ then relu_), one per group; a
 // member after the first in-place op never reads the root or an earlier
 // link (their value is the chain's latest); the group's nodes are adjacent in
