@@ -147,6 +147,10 @@ std::vector<Tensor> run_group(const FusionGroup& group, const std::vector<Tensor
     const TensorMeta& m = n->tensor_meta();
     outs.push_back(internal::make_tensor(m.sizes, m.dtype, m.device));
   }
+  if (!group.inplace_chain.empty() && group.inplace_input < 0) {  // a chain over a value of the group
+    const TensorMeta& m = group.inplace_root->tensor_meta();
+    outs.push_back(internal::make_tensor(m.sizes, m.dtype, m.device));
+  }
   internal::KernelRecordToken record;
   if (internal::kernel_observed()) {
     // Recorders hash the outputs before the launch too: zero them so the log
@@ -213,7 +217,10 @@ std::vector<Tensor> Plan::run(const std::vector<Tensor>& inputs) const {
       } else {
         std::vector<Tensor> outs = run_group(group, ins);
         for (size_t k = 0; k < group.outputs.size(); ++k) values[pos.at(group.outputs[k])] = {std::move(outs[k])};
-        for (const Node* link : group.inplace_chain) values[pos.at(link)] = {ins[group.inplace_input]};
+        if (!group.inplace_chain.empty()) {  // the root and every link are the chain's buffer
+          values[pos.at(group.inplace_root)] = {outs.back()};
+          for (const Node* link : group.inplace_chain) values[pos.at(link)] = {outs.back()};
+        }
       }
     } else {
       const Node& n = *step.node;
@@ -262,8 +269,10 @@ void log_groups(const Plan& plan) {
                                   }),
                                   " -> 1 kernel, ", g.inputs.size(), g.inputs.size() == 1 ? " input, " : " inputs, ",
                                   g.outputs.size(), g.outputs.size() == 1 ? " output" : " outputs",
-                                  g.inplace_input < 0 ? ""
-                                                      : str_cat(", writes over %", g.inputs[g.inplace_input]->name())));
+                                  g.inplace_chain.empty() ? ""
+                                  : g.inplace_input >= 0
+                                      ? str_cat(", writes over %", g.inputs[g.inplace_input]->name())
+                                      : str_cat(", and %", g.inplace_root->name(), " after its in-place ops")));
   }
   log_message("fusion", str_cat("fused_backend: ", plan.groups.size(), " fused kernel(s) for ", fused, " of ", calls,
                                 " call node(s); the rest run through their normal kernels"));

@@ -473,12 +473,15 @@ bool returns_alias(const Node& n) {
 }
 
 // chain_root_ok: whether root may have an in-place chain written over it by
-// a group of shape `sizes` (See Note [In-place fusion]): a graph input or a
-// fresh result, dense on cpu, of that shape, with no view taken of it.
-bool chain_root_ok(const Node& root, const SizeVec& sizes) {
+// a group of shape `sizes` (See Note [In-place fusion]): a dense cpu tensor
+// of that shape with no view taken of it, which is a graph input, a fresh
+// result or (member) one of the group's own values.
+bool chain_root_ok(const Node& root, const SizeVec& sizes, bool member) {
   const TensorMeta* m = single_tensor(root);
   if (m == nullptr || !m->device.is_cpu() || m->sizes != sizes || !dense(*m)) return false;
-  if (root.op() != NodeOp::kPlaceholder && (root.op() == NodeOp::kConstant || returns_alias(root))) return false;
+  if (!member && root.op() != NodeOp::kPlaceholder && (root.op() == NodeOp::kConstant || returns_alias(root))) {
+    return false;
+  }
   return std::none_of(root.users().begin(), root.users().end(), [](const Node* u) {
     return u->op() == NodeOp::kCall && !u->target()->schema().is_mutable() && returns_alias(*u);
   });
@@ -582,18 +585,21 @@ std::vector<FusionGroup> partition_graph(const Graph& g) {
     if (!is_fusable(*n)) return -1;
     Node* self = n->args()[0].as_node();
     const SizeVec& shape = n->tensor_meta().sizes;
-    if (auto it = group_of.find(self); it != group_of.end()) {  // the next link of a chain
+    if (auto it = group_of.find(self); it != group_of.end()) {
       const int id = it->second;  // (add_to inserts into group_of: it dies)
       Group& grp = groups[static_cast<size_t>(id)];
-      if (!grp.open || grp.chain.empty() || grp.chain.back() != self || grp.last_step != step - 1 ||
-          stale(grp, *n)) {
+      if (!grp.open || grp.last_step != step - 1 || stale(grp, *n)) return -1;
+      if (grp.chain.empty()) {  // the first link, over one of the group's values
+        if (!grp.adjacent || !chain_root_ok(*self, shape, /*member=*/true)) return -1;
+        grp.root = self;
+      } else if (grp.chain.back() != self) {  // only the latest link may be written again
         return -1;
       }
       add_to(id, n, step);
       grp.chain.push_back(n);
       return id;
     }
-    if (!chain_root_ok(*self, shape)) return -1;
+    if (!chain_root_ok(*self, shape, /*member=*/false)) return -1;
     // The first link: with the adjacent group of another argument, if any, else alone.
     int id = -1;
     for (Node* in : n->input_nodes()) {
@@ -710,7 +716,7 @@ std::vector<FusionGroup> partition_graph(const Graph& g) {
       const int reg = lowerer.lower(*m);
       const bool used_outside =
           std::any_of(m->users().begin(), m->users().end(), [&](const Node* u) { return !members.contains(u); });
-      if (used_outside && !chain.contains(m)) {  // a chain's links are its root (See Note [In-place fusion])
+      if (used_outside && !chain.contains(m) && m != grp->root) {  // a chain's links are its root (See Note [In-place fusion])
         fg.outputs.push_back(m);
         out_regs.push_back(reg);
       }
@@ -718,10 +724,10 @@ std::vector<FusionGroup> partition_graph(const Graph& g) {
     for (int reg : out_regs) program->add_output(reg);
     if (!grp->chain.empty()) {
       program->add_output(lowerer.regs.at(grp->chain.back()).reg);
-      const auto root = std::find(lowerer.inputs.begin(), lowerer.inputs.end(), grp->root);
-      OPSPEC_INTERNAL_ASSERT(root != lowerer.inputs.end());  // the first link reads it
-      fg.inplace_input = static_cast<int>(root - lowerer.inputs.begin());
+      fg.inplace_root = grp->root;
       fg.inplace_chain = grp->chain;
+      const auto root = std::find(lowerer.inputs.begin(), lowerer.inputs.end(), grp->root);
+      if (root != lowerer.inputs.end()) fg.inplace_input = static_cast<int>(root - lowerer.inputs.begin());
     }
     program->finalize();
     fg.inputs = std::move(lowerer.inputs);

@@ -44,9 +44,10 @@ namespace opspec {
 // over the mutated tensor (the chain's root) element for element, so what
 // eager's in-place ops leave in that buffer is there after the group. For
 // the order of reads and writes to stay eager's without alias analysis:
-// the root is a graph input or a fresh result (not a view), a dense cpu
-// tensor of the group's shape and the op's result dtype, with no view taken
-// of it in the graph; a chain is in-place ops each
+// the root is a graph input, a fresh result (not a view) or a value of the
+// group itself (whose buffer the group then allocates), a dense cpu tensor of
+// the group's shape and the op's result dtype, with no view taken of it in
+// the graph; a chain is in-place ops each
 // mutating the previous one's result (add_ then relu_), one per group; a
 // member after the first in-place op never reads the root or an earlier
 // link (their value is the chain's latest); the group's nodes are adjacent in
@@ -70,11 +71,13 @@ struct FusionGroup {
   std::shared_ptr<const internal::FusedProgram> program;
   // kernel: program on the group's device (See Note [Fused kernels per device]).
   std::shared_ptr<const internal::FusedKernel> kernel;
-  // inplace_input: the input an in-place chain writes over (See Note
-  // [In-place fusion]), or -1; the program's last output is then that input,
-  // and every node of inplace_chain has it as its value.
-  int inplace_input = -1;
+  // inplace_chain: the in-place links (See Note [In-place fusion]), whose
+  // final value is the program's last output and the value of every link and
+  // of inplace_root; that output is inputs[inplace_input] when the root is an
+  // input (written over), else (inplace_input -1) a fresh tensor.
   std::vector<Node*> inplace_chain;
+  Node* inplace_root = nullptr;
+  int inplace_input = -1;
 };
 
 // is_fusable: whether node may join a fused kernel. See Note [Fusion].

@@ -104,6 +104,29 @@ TEST(InplaceFusionTest, LaterOpsJoinThroughTheChainsLatestValue) {
   EXPECT_TRUE(bits_equal(xf, xe));
 }
 
+TEST(InplaceFusionTest, AChainOverOneOfTheGroupsOwnValues) {
+  // b = x * 2; b += x; relu_(b): the group allocates b's buffer and leaves
+  // the chain's value in it, as eager's ops leave it.
+  manual_seed(5);
+  const Tensor x = ops::randn({16, 32});
+  auto fn = [](const std::vector<Tensor>& in) {
+    Tensor b = ops::mul(in[0], 2.0);
+    const Tensor before = ops::neg(b);  // read before the chain: b's old value
+    ops::add_(b, in[0]);
+    ops::relu_(b);
+    return std::vector<Tensor>{b, before, ops::exp(b)};
+  };
+  Graph g = make_fx(fn)({x});
+  const std::vector<FusionGroup> groups = partition_graph(g);
+  EXPECT_THAT(names(groups), ElementsAre("fused_mul_neg_add__relu__exp_0"));
+  ASSERT_EQ(groups.size(), 1u);
+  EXPECT_EQ(groups[0].inplace_input, -1);
+  ASSERT_NE(groups[0].inplace_root, nullptr);
+  EXPECT_EQ(groups[0].inplace_root->target()->name(), "aten::mul.Tensor");
+  std::vector<Tensor> got = fused_backend(g, {x})({x}), want = fn({x});
+  for (size_t k = 0; k < want.size(); ++k) EXPECT_TRUE(bits_equal(got[k], want[k])) << "output " << k;
+}
+
 TEST(InplaceFusionTest, AReaderBetweenTheLinksOrAViewOfTheRootKeepsThemApart) {
   manual_seed(2);
   const Tensor x = ops::randn({16, 24}), y = ops::randn({16, 24});
