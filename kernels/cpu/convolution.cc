@@ -54,13 +54,19 @@ ValidRange valid_range(int64_t n, int64_t stride, int64_t offset, int64_t extent
 template <class C>
 void im2col(const C* x, int64_t channels, const ConvGeometry& g, int64_t oy0, int64_t oy1, C* cols) {
   const int64_t H = g.in[0], W = g.in[1], ow = g.out[1], sx = g.stride[1], n = (oy1 - oy0) * ow;
+  // Each tap's valid rows and columns, the same for every channel.
+  std::vector<ValidRange> tap_ys(static_cast<size_t>(g.kernel[0])), tap_xs(static_cast<size_t>(g.kernel[1]));
+  for (int64_t i = 0; i < g.kernel[0]; ++i) {
+    tap_ys[i] = valid_range(g.out[0], g.stride[0], i * g.dilation[0] - g.padding[0], H);
+  }
+  for (int64_t j = 0; j < g.kernel[1]; ++j) tap_xs[j] = valid_range(ow, sx, j * g.dilation[1] - g.padding[1], W);
   for (int64_t c = 0; c < channels; ++c) {
     for (int64_t i = 0; i < g.kernel[0]; ++i) {
       const int64_t y_off = i * g.dilation[0] - g.padding[0];
-      const ValidRange ys = valid_range(g.out[0], g.stride[0], y_off, H);
+      const ValidRange ys = tap_ys[i];
       for (int64_t j = 0; j < g.kernel[1]; ++j) {
         const int64_t x_off = j * g.dilation[1] - g.padding[1];
-        const ValidRange xs = valid_range(ow, sx, x_off, W);
+        const ValidRange xs = tap_xs[j];
         C* row = cols + ((c * g.kernel[0] + i) * g.kernel[1] + j) * n;  // output row oy at (oy - oy0) * ow
         const int64_t y_lo = std::clamp(ys.lo, oy0, oy1), y_hi = std::clamp(ys.hi, y_lo, oy1);
         std::fill(row, row + (y_lo - oy0) * ow, C(0));
