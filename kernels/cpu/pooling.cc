@@ -143,46 +143,48 @@ std::tuple<Tensor, Tensor> max_pool2d_with_indices_cpu(const Tensor& self, IntAr
                                     x_lo, ow);
     parallel_rows_with(
         g.planes, self.numel() >= kParallelGrain,
-        [&] { return MaxRow<C>{std::vector<C>(static_cast<size_t>(ow)), std::vector<int64_t>(static_cast<size_t>(ow))}; },
+        [&] {
+          return MaxRow<C>{std::vector<C>(static_cast<size_t>(ow)), std::vector<int64_t>(static_cast<size_t>(ow))};
+        },
         [&](int64_t p, MaxRow<C>& row) {
-      const scalar_t* xpl = xp + p * H * W;
-      for (int64_t oy = 0; oy < oh; ++oy) {
-        int64_t h0 = oy * g.stride[0] - g.padding[0];
-        const int64_t h1 = std::min(h0 + (g.kernel[0] - 1) * g.dilation[0] + 1, H);
-        while (h0 < 0) h0 += g.dilation[0];
-        scalar_t* orow = op + (p * oh + oy) * ow;
-        int64_t* irow = ip + (p * oh + oy) * ow;
-        auto scalar_output = [&](int64_t ox) {
-          int64_t w0 = ox * sx - g.padding[1];
-          const int64_t w1 = std::min(w0 + reach + 1, W);
-          while (w0 < 0) w0 += dx;
-          // PyTorch's loop: the first window element's index, -inf, and NaN wins.
-          int64_t best = h0 * W + w0;
-          C bv = -std::numeric_limits<C>::infinity();
-          for (int64_t y = h0; y < h1; y += g.dilation[0]) {
-            for (int64_t xx = w0; xx < w1; xx += dx) {
-              const C v = load(xpl[y * W + xx]);
-              if (v > bv || std::isnan(v)) {
-                bv = v;
-                best = y * W + xx;
+          const scalar_t* xpl = xp + p * H * W;
+          for (int64_t oy = 0; oy < oh; ++oy) {
+            int64_t h0 = oy * g.stride[0] - g.padding[0];
+            const int64_t h1 = std::min(h0 + (g.kernel[0] - 1) * g.dilation[0] + 1, H);
+            while (h0 < 0) h0 += g.dilation[0];
+            scalar_t* orow = op + (p * oh + oy) * ow;
+            int64_t* irow = ip + (p * oh + oy) * ow;
+            auto scalar_output = [&](int64_t ox) {
+              int64_t w0 = ox * sx - g.padding[1];
+              const int64_t w1 = std::min(w0 + reach + 1, W);
+              while (w0 < 0) w0 += dx;
+              // PyTorch's loop: the first window element's index, -inf, and NaN wins.
+              int64_t best = h0 * W + w0;
+              C bv = -std::numeric_limits<C>::infinity();
+              for (int64_t y = h0; y < h1; y += g.dilation[0]) {
+                for (int64_t xx = w0; xx < w1; xx += dx) {
+                  const C v = load(xpl[y * W + xx]);
+                  if (v > bv || std::isnan(v)) {
+                    bv = v;
+                    best = y * W + xx;
+                  }
+                }
+              }
+              store(orow + ox, bv);
+              irow[ox] = best;
+            };
+            for (int64_t ox = 0; ox < x_lo; ++ox) scalar_output(ox);
+            if (x_lo < x_hi) {
+              const MaxRowArgs a{W, h0, h1, g.dilation[0], g.kernel[1], sx, dx, g.padding[1], x_lo, x_hi};
+              inner_max_pool_row(xpl, a, row.value.data(), row.index.data());
+              for (int64_t ox = x_lo; ox < x_hi; ++ox) {
+                store(orow + ox, row.value[ox]);
+                irow[ox] = row.index[ox];
               }
             }
+            for (int64_t ox = x_hi; ox < ow; ++ox) scalar_output(ox);
           }
-          store(orow + ox, bv);
-          irow[ox] = best;
-        };
-        for (int64_t ox = 0; ox < x_lo; ++ox) scalar_output(ox);
-        if (x_lo < x_hi) {
-          const MaxRowArgs a{W, h0, h1, g.dilation[0], g.kernel[1], sx, dx, g.padding[1], x_lo, x_hi};
-          inner_max_pool_row(xpl, a, row.value.data(), row.index.data());
-          for (int64_t ox = x_lo; ox < x_hi; ++ox) {
-            store(orow + ox, row.value[ox]);
-            irow[ox] = row.index[ox];
-          }
-        }
-        for (int64_t ox = x_hi; ox < ow; ++ox) scalar_output(ox);
-      }
-    });
+        });
   });
   return {out, idx};
 }
