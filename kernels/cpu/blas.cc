@@ -48,8 +48,8 @@ namespace {
 // next call rebuilds), while the OpenMP threads of the next op wait for that
 // core. So OpenBLAS runs on the calling thread only (its pool is shut down
 // as the library starts) and a product of at least kThreadedProduct
-// multiply-adds is cut into blocks of rows of C (of columns when C has few
-// rows), one BLAS call per block, on the OpenMP threads (parallel_rows): the
+// multiply-adds is cut into a grid of blocks of C (See Note [Product block
+// grids]), one BLAS call per block, on the OpenMP threads (parallel_rows): the
 // one pool every kernel shares, sized by set_num_threads. The blocks depend
 // on the shape alone, so the bits do not depend on the thread count. On the
 // 2-core VM this is as fast as OpenBLAS's own threads (512^3: 1.38 ms
@@ -57,9 +57,25 @@ namespace {
 
 constexpr int64_t kSmallProduct = 4096;   // See Note [Small matrix products]
 constexpr int64_t kThreadedProduct = int64_t{1} << 21;  // 128^3; See Note [One thread pool for products]
-constexpr int64_t kMaxProductBlocks = 8;
+constexpr int64_t kMaxProductBlocks = 8;  // See Note [Product block grids]
 constexpr int64_t kMinBlockRows = 64;  // rows (or columns) of C in a block, a multiple of kBlockAlign
 constexpr int64_t kBlockAlign = 16;    // rows of the widest sgemm micro-kernel
+
+// Note [Product block grids]
+// Every block of a threaded product is a BLAS call that packs its rows of
+// op(A) and its columns of op(B) again, so a grid of rb x cb blocks packs A
+// cb times and B rb times. Eight blocks of rows (the first grid here) packed
+// a GPT-2 linear's weights eight times (sgemm_incopy was 15% of
+// BM_Model/gpt2_block); of the grids with the most blocks (up to
+// kMaxProductBlocks, each at least kMinBlockRows by kMinBlockRows), the one
+// that packs the least elements is taken: 2 x 4 for [512, 256] x [256, 1024].
+// The grid depends on the shape alone, so the bits do not depend on the
+// thread count. For the models' shapes each element is the dot product one
+// call over all of C computes (blas_threads_test checks it); elsewhere an
+// element at a block's edge can round differently (OpenBLAS's remainder
+// kernels: [16, 300] x [300, 500] in 1 x 7 blocks does), as it could with
+// the blocks of rows or of columns before. BM_Model/gpt2_block 7.2 -> 6.7 ms,
+// BM_Mm/512 1.41 -> 1.35 ms (the same binary with the old blocks, one sitting).
 
 // OpenBLAS's own entry point, run by its fork handler: stops and joins its
 // threads. Weak: absent from another BLAS, where nothing is shut down.
@@ -125,36 +141,63 @@ void blas_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t n, int64_t m, int
               a, static_cast<blasint>(lda), b, static_cast<blasint>(ldb), beta, c, static_cast<blasint>(ldc));
 }
 
-// product_block: the rows (or columns) of C in one block of a threaded
-// product of `extent` rows (columns): at most kMaxProductBlocks blocks of at
-// least kMinBlockRows, aligned to kBlockAlign. The shape alone decides it.
+// product_block: the rows of one block of a threaded product of `extent`
+// rows (mv's blocks): at most kMaxProductBlocks blocks of at least
+// kMinBlockRows, aligned to kBlockAlign. The shape alone decides it.
 int64_t product_block(int64_t extent) {
   const int64_t per = (extent + kMaxProductBlocks - 1) / kMaxProductBlocks;
   return std::max(kMinBlockRows, (per + kBlockAlign - 1) / kBlockAlign * kBlockAlign);
 }
 
-// blocked_blas_gemm: blas_gemm in blocks of rows of C, or of columns when C
-// has too few rows for two blocks, run on the OpenMP threads.
-// See Note [One thread pool for products].
+// BlockGrid: a threaded product's blocks: row_blocks x col_blocks blocks of
+// `rows` rows and `cols` columns of C (the last ones smaller).
+struct BlockGrid {
+  int64_t row_blocks, col_blocks, rows, cols;
+};
+
+// block_grid: at most kMaxProductBlocks blocks of at least kMinBlockRows rows
+// and columns, aligned to kBlockAlign; of the grids with the most blocks, the
+// one that packs the least (See Note [Product block grids]). The shape alone
+// decides it.
+BlockGrid block_grid(int64_t n, int64_t m, int64_t k) {
+  auto extent = [](int64_t total, int64_t blocks) {
+    const int64_t per = (total + blocks - 1) / blocks;
+    return (per + kBlockAlign - 1) / kBlockAlign * kBlockAlign;
+  };
+  BlockGrid best{1, 1, n, m};
+  double best_cost = 0;
+  for (int64_t rb = 1; rb <= kMaxProductBlocks; ++rb) {
+    for (int64_t cb = 1; rb * cb <= kMaxProductBlocks; ++cb) {
+      const int64_t rows = extent(n, rb), cols = extent(m, cb);
+      if ((rb > 1 && rows < kMinBlockRows) || (cb > 1 && cols < kMinBlockRows)) continue;
+      const int64_t row_blocks = (n + rows - 1) / rows, col_blocks = (m + cols - 1) / cols;
+      // Each block packs its rows of op(A) and its columns of op(B).
+      const double cost = static_cast<double>(col_blocks) * static_cast<double>(n * k) +
+                          static_cast<double>(row_blocks) * static_cast<double>(k * m);
+      const int64_t blocks = row_blocks * col_blocks, most = best.row_blocks * best.col_blocks;
+      if (blocks > most || (blocks == most && cost < best_cost)) {
+        best = {row_blocks, col_blocks, rows, cols};
+        best_cost = cost;
+      }
+    }
+  }
+  return best;
+}
+
+// blocked_blas_gemm: blas_gemm in a grid of blocks of C (block_grid), run on
+// the OpenMP threads. See Note [One thread pool for products].
 template <class T>
 void blocked_blas_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t n, int64_t m, int64_t k, double alpha,
                        const T* a, int64_t lda, const T* b, int64_t ldb, double beta, T* c, bool parallel) {
-  if (n >= 2 * kMinBlockRows || m < 2 * kMinBlockRows) {
-    const int64_t rows = product_block(n), blocks = (n + rows - 1) / rows;
-    parallel_rows(blocks, parallel, [&](int64_t i) {
-      const int64_t r0 = i * rows, nr = std::min(rows, n - r0);
-      // Row r of op(A) is row r of A, or column r of A when transposed.
-      const T* ab = ta == CblasNoTrans ? a + r0 * lda : a + r0;
-      blas_gemm(ta, tb, nr, m, k, alpha, ab, lda, b, ldb, beta, c + r0 * m, m);
-    });
-  } else {
-    const int64_t cols = product_block(m), blocks = (m + cols - 1) / cols;
-    parallel_rows(blocks, parallel, [&](int64_t i) {
-      const int64_t c0 = i * cols, nc = std::min(cols, m - c0);
-      const T* bb = tb == CblasNoTrans ? b + c0 : b + c0 * ldb;
-      blas_gemm(ta, tb, n, nc, k, alpha, a, lda, bb, ldb, beta, c + c0, m);
-    });
-  }
+  const BlockGrid grid = block_grid(n, m, k);
+  parallel_rows(grid.row_blocks * grid.col_blocks, parallel, [&](int64_t i) {
+    const int64_t r0 = (i / grid.col_blocks) * grid.rows, c0 = (i % grid.col_blocks) * grid.cols;
+    const int64_t nr = std::min(grid.rows, n - r0), nc = std::min(grid.cols, m - c0);
+    // Row r of op(A) is row r of A, or column r of A when transposed; column c of op(B) likewise.
+    const T* ab = ta == CblasNoTrans ? a + r0 * lda : a + r0;
+    const T* bb = tb == CblasNoTrans ? b + c0 : b + c0 * ldb;
+    blas_gemm(ta, tb, nr, nc, k, alpha, ab, lda, bb, ldb, beta, c + r0 * m + c0, m);
+  });
 }
 
 // small_gemm: blas_gemm's product summed in k order, each element on its own.

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kernels/cpu/copy.h"
+#include "kernels/cpu/gemm.h"
 #include "runtime/core/parallel.h"
 #include "runtime/ops/ops.h"
 
@@ -88,6 +89,26 @@ TEST(ThreadedMmTest, TheBitsDoNotDependOnTheThreadCount) {
   for (int threads : {2, 3, 8}) {
     NumThreadsGuard t(threads);
     EXPECT_EQ(run(), one) << threads << " threads";
+  }
+}
+
+TEST(ThreadedMmTest, BlockGridsOfTheModelsShapesGiveTheBitsOfOneBlasCall) {
+  // Grids of row and column blocks (See Note [Product block grids]) over the
+  // GPT-2 block's linears, and a grid with ragged last blocks: each element
+  // is the dot product one call over all of C computes.
+  const Shape shapes[] = {{512, 256, 1024}, {512, 1024, 256}, {512, 256, 512}, {300, 200, 520}};
+  for (const Shape& s : shapes) {
+    SCOPED_TRACE(testing::Message() << s.n << "x" << s.k << "x" << s.m);
+    const Tensor a = random({s.n, s.k}, DType::kFloat32, 14), b = random({s.k, s.m}, DType::kFloat32, 15);
+    const Tensor bt = transposed(random({s.m, s.k}, DType::kFloat32, 16));
+    for (const bool trans_b : {false, true}) {
+      const Tensor rhs = trans_b ? bt : b;
+      std::vector<float> one(static_cast<size_t>(s.n * s.m));
+      const Tensor rc = ops::contiguous(trans_b ? transposed(rhs) : rhs);  // B, or B^T for the call
+      internal::gemm<float>(false, trans_b, s.n, s.m, s.k, 1.0f, ops::contiguous(a).data_ptr<float>(), s.k,
+                            rc.data_ptr<float>(), trans_b ? s.k : s.m, 0.0f, one.data(), s.m);
+      EXPECT_EQ(ops::mm(a, rhs).to_vector<float>(), one) << (trans_b ? "B transposed" : "B");
+    }
   }
 }
 
