@@ -20,6 +20,7 @@
 #include "kernels/cpu/fused_codegen.h"
 #include "kernels/cpu/fused_loops.h"
 #include "kernels/cpu/loops.h"
+#include "runtime/ops/elementwise_rules.h"
 
 namespace opspec::internal {
 namespace {
@@ -127,12 +128,6 @@ std::vector<FusedLoopFn> select_kernels(const FusedProgram& p) {
 }
 
 // check_operands: run_fused's argument checks (See run_fused in fused.h).
-// same_elements: a and b are the same elements of one buffer in the same order.
-bool same_elements(const Tensor& a, const Tensor& b) {
-  return a.raw_data() == b.raw_data() && a.dtype() == b.dtype() && a.sizes() == b.sizes() &&
-         a.strides() == b.strides();
-}
-
 void check_operands(const FusedProgram& p, TensorList inputs, TensorList outputs) {
   OPSPEC_CHECK(p.finalized(), "run_fused: the program is not finalized; call finalize() after building it");
   OPSPEC_CHECK(static_cast<int>(inputs.size()) == p.num_inputs(), "run_fused: the program takes ", p.num_inputs(),

@@ -1,6 +1,7 @@
 // fused_backend.cc: the "fused" backend: partitions the graph (See Note
 // [Fusion]), schedules fused groups and the remaining nodes, and runs the
 // schedule, launching each group as one fused kernel (See Note [Fused kernels]).
+#include <algorithm>
 #include <cstring>
 #include <queue>
 
@@ -13,6 +14,7 @@
 #include "runtime/compile/logging.h"
 #include "runtime/core/device_hooks.h"
 #include "runtime/graph/interpreter.h"
+#include "runtime/ops/elementwise_rules.h"
 #include "runtime/dispatch/dispatcher.h"
 #include "runtime/dispatch/kernel_record.h"
 
@@ -179,14 +181,10 @@ std::vector<Tensor> run_group(const FusionGroup& group, const std::vector<Tensor
 // cannot write over it element for element. See Note [In-place fusion].
 bool root_overlaps(const FusionGroup& group, const std::vector<Tensor>& ins) {
   const Tensor& root = ins[static_cast<size_t>(group.inplace_input)];
-  for (size_t k = 0; k < ins.size(); ++k) {
-    const Tensor& t = ins[k];
-    if (static_cast<int>(k) == group.inplace_input || t.numel() == 0 || root.numel() == 0) continue;
-    const bool same = t.raw_data() == root.raw_data() && t.dtype() == root.dtype() && t.sizes() == root.sizes() &&
-                      t.strides() == root.strides();
-    if (t.is_alias_of(root) && !same) return true;
-  }
-  return !root.is_contiguous();
+  const bool overlaps = std::any_of(ins.begin(), ins.end(), [&](const Tensor& t) {
+    return t.numel() > 0 && root.numel() > 0 && t.is_alias_of(root) && !internal::same_elements(t, root);
+  });
+  return overlaps || !root.is_contiguous();
 }
 
 std::vector<Tensor> Plan::run(const std::vector<Tensor>& inputs) const {

@@ -1,18 +1,17 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <random>
 
 #include "runtime/compile/backend.h"
 #include "runtime/compile/compile.h"
 #include "runtime/compile/fusion.h"
+#include "runtime/compile/fusion_test_util.h"
 #include "runtime/compile/logging.h"
 #include "runtime/core/error.h"
 #include "runtime/core/generator.h"
 #include "runtime/dispatch/kernel_record.h"
 #include "runtime/ops/ops.h"
-#include "runtime/ops/untraced.h"
 #include "runtime/trace/make_fx.h"
 
 namespace opspec {
@@ -22,28 +21,8 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::ThrowsMessage;
 
-// bits_equal: same dtype, sizes and element bits.
-::testing::AssertionResult bits_equal(const Tensor& got, const Tensor& want) {
-  if (got.dtype() != want.dtype() || format_sizes(got.sizes()) != format_sizes(want.sizes())) {
-    return ::testing::AssertionFailure() << "got " << got.meta_str() << ", want " << want.meta_str();
-  }
-  auto dense = [](const Tensor& t) {
-    Tensor c = internal::make_tensor(t.sizes(), t.dtype(), kCPU);
-    copy_untraced(c, t);
-    return c;
-  };
-  const Tensor a = dense(got), b = dense(want);
-  if (std::memcmp(a.raw_data(), b.raw_data(), static_cast<size_t>(a.nbytes())) != 0) {
-    return ::testing::AssertionFailure() << "got " << got.str() << "\nwant " << want.str();
-  }
-  return ::testing::AssertionSuccess();
-}
-
-std::vector<std::string> names(const std::vector<FusionGroup>& groups) {
-  std::vector<std::string> out;
-  for (const FusionGroup& g : groups) out.push_back(g.name);
-  return out;
-}
+using fusion_test::bits_equal;
+using fusion_test::names;
 
 // compile_and_run: traces fn on inputs (fake), compiles with the fused backend
 // and runs it on inputs.

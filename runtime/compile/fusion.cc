@@ -452,16 +452,6 @@ bool is_barrier(const Node& n) {
          (n.target()->schema().is_mutable() || n.target()->has_tag(OpTag::kNondeterministicSeeded));
 }
 
-// dense: m's strides are row-major for its sizes (size-1 dims aside).
-bool dense(const TensorMeta& m) {
-  int64_t expected = 1;
-  for (size_t d = m.sizes.size(); d-- > 0;) {
-    if (m.sizes[d] != 1 && m.strides[d] != expected) return false;
-    expected *= m.sizes[d];
-  }
-  return true;
-}
-
 // returns_alias: n's result may alias one of its arguments (a view, or an
 // in-place op's self).
 bool returns_alias(const Node& n) {
@@ -478,7 +468,9 @@ bool returns_alias(const Node& n) {
 // result or (member) one of the group's own values.
 bool chain_root_ok(const Node& root, const SizeVec& sizes, bool member) {
   const TensorMeta* m = single_tensor(root);
-  if (m == nullptr || !m->device.is_cpu() || m->sizes != sizes || !dense(*m)) return false;
+  if (m == nullptr || !m->device.is_cpu() || m->sizes != sizes || !is_contiguous_strides(m->sizes, m->strides)) {
+    return false;
+  }
   if (!member && root.op() != NodeOp::kPlaceholder && (root.op() == NodeOp::kConstant || returns_alias(root))) {
     return false;
   }
@@ -566,8 +558,8 @@ std::vector<FusionGroup> partition_graph(const Graph& g) {
   auto stale = [&](const Group& grp, const Node& n) {
     if (grp.chain.empty()) return false;
     for (const Node* in : n.input_nodes()) {
-      if (in == grp.root || (in != grp.chain.back() && group_of.contains(in) &&
-                             std::find(grp.chain.begin(), grp.chain.end(), in) != grp.chain.end())) {
+      if (in == grp.root ||
+          (in != grp.chain.back() && std::find(grp.chain.begin(), grp.chain.end(), in) != grp.chain.end())) {
         return true;
       }
     }
@@ -622,6 +614,7 @@ std::vector<FusionGroup> partition_graph(const Graph& g) {
   };
 
   int64_t step = 0;  // call and getitem nodes seen: the unit of adjacency
+  int open_chain = -1;  // the open group with a chain (one at most: a link closes the others)
   for (Node* n : nodes) {
     if (n->op() == NodeOp::kPlaceholder || n->op() == NodeOp::kConstant) continue;  // they read nothing
     ++step;
@@ -632,10 +625,12 @@ std::vector<FusionGroup> partition_graph(const Graph& g) {
       for (size_t id = 0; id < groups.size(); ++id) {
         if (static_cast<int>(id) != joined) groups[id].open = false;
       }
+      open_chain = joined;
       continue;
     }
     if (is_barrier(*n)) {
       for (Group& grp : groups) grp.open = false;
+      open_chain = -1;
       continue;
     }
     if (is_fusable(*n)) {
@@ -691,8 +686,9 @@ std::vector<FusionGroup> partition_graph(const Graph& g) {
       }
     }
     // A group with a chain takes no member after a node it did not take.
-    for (size_t id = 0; id < groups.size(); ++id) {
-      if (static_cast<int>(id) != joined && !groups[id].chain.empty()) groups[id].open = false;
+    if (open_chain >= 0 && open_chain != joined) {
+      groups[static_cast<size_t>(open_chain)].open = false;
+      open_chain = -1;
     }
   }
 

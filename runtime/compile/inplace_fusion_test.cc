@@ -4,15 +4,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <cstring>
-
 #include "runtime/compile/backend.h"
 #include "runtime/compile/fusion.h"
+#include "runtime/compile/fusion_test_util.h"
 #include "runtime/core/generator.h"
 #include "runtime/dispatch/kernel_record.h"
 #include "runtime/ops/op_table.h"
 #include "runtime/ops/ops.h"
-#include "runtime/ops/untraced.h"
 #include "runtime/trace/make_fx.h"
 
 namespace opspec {
@@ -21,29 +19,8 @@ namespace inplace_fusion_test {
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 
-::testing::AssertionResult bits_equal(const Tensor& got, const Tensor& want) {
-  if (got.dtype() != want.dtype() || got.sizes() != want.sizes()) {
-    return ::testing::AssertionFailure() << "got " << got.meta_str() << ", want " << want.meta_str();
-  }
-  auto dense = [](const Tensor& t) {
-    Tensor c = internal::make_tensor(t.sizes(), t.dtype(), kCPU);
-    copy_untraced(c, t);
-    return c;
-  };
-  const Tensor a = dense(got), b = dense(want);
-  if (std::memcmp(a.raw_data(), b.raw_data(), static_cast<size_t>(a.nbytes())) != 0) {
-    return ::testing::AssertionFailure() << "got " << got.str() << "\nwant " << want.str();
-  }
-  return ::testing::AssertionSuccess();
-}
-
-std::vector<std::string> names(const std::vector<FusionGroup>& groups) {
-  std::vector<std::string> out;
-  for (const FusionGroup& g : groups) out.push_back(g.name);
-  return out;
-}
-
-Tensor clone(const Tensor& t) { return ops::clone(t); }
+using fusion_test::bits_equal;
+using fusion_test::names;
 
 // BasicBlock's tail: a fresh result (softmax stands for batch_norm), += identity, relu_.
 std::vector<Tensor> block_tail(const std::vector<Tensor>& in) {
@@ -97,7 +74,7 @@ TEST(InplaceFusionTest, LaterOpsJoinThroughTheChainsLatestValue) {
   Node* twice = h.add_call(builtin_op(OpId::mul_Scalar), {NodeArg::node(a), NodeArg::value(Scalar(3.0))}, {meta});
   h.set_output({twice});
   EXPECT_THAT(names(partition_graph(h)), ElementsAre("fused_add__relu__0"));
-  Tensor xe = clone(x), xf = clone(x);
+  Tensor xe = ops::clone(x), xf = ops::clone(x);
   ops::add_(xe, y);
   ops::relu_(xe);
   EXPECT_TRUE(bits_equal(fused_backend(h, {xf, y})({xf, y})[0], ops::mul(xe, 3.0)));
@@ -165,15 +142,15 @@ TEST(InplaceFusionTest, AGraphInputWrittenOverShowsTheWrites) {
     ops::relu_(a);
     return std::vector<Tensor>{ops::neg(a)};
   };
-  Graph g = make_fx(mutate)({clone(x), y});
+  Graph g = make_fx(mutate)({ops::clone(x), y});
   EXPECT_THAT(names(partition_graph(g)), ElementsAre("fused_add__relu__neg_0"));
-  Tensor xe = clone(x), xf = clone(x);
+  Tensor xe = ops::clone(x), xf = ops::clone(x);
   const Tensor want = mutate({xe, y})[0];
   const Tensor got = fused_backend(g, {xf, y})({xf, y})[0];
   EXPECT_TRUE(bits_equal(got, want));
   EXPECT_TRUE(bits_equal(xf, xe));  // the caller's tensor holds what eager left there
   // The same tensor as both arguments: x += x, element for element.
-  Tensor xs = clone(x), xe2 = clone(x);
+  Tensor xs = ops::clone(x), xe2 = ops::clone(x);
   const Tensor same = fused_backend(g, {xs, xs})({xs, xs})[0];
   EXPECT_TRUE(bits_equal(same, mutate({xe2, xe2})[0]));
   EXPECT_TRUE(bits_equal(xs, xe2));

@@ -237,18 +237,7 @@ TensorImpl::TensorImpl(Storage storage, const TensorImpl& like, SameGeometry)
 
 void TensorImpl::refresh() {
   numel_ = compute_numel(sizes_);
-  // PyTorch's rule: size-1 dims may have any stride; empty tensors are contiguous.
-  is_contiguous_ = true;
-  if (numel_ == 0) return;
-  int64_t expected = 1;
-  for (int64_t d = static_cast<int64_t>(sizes_.size()) - 1; d >= 0; --d) {
-    if (sizes_[d] == 1) continue;
-    if (strides_[d] != expected) {
-      is_contiguous_ = false;
-      return;
-    }
-    expected *= sizes_[d];
-  }
+  is_contiguous_ = numel_ == 0 || is_contiguous_strides(sizes_, strides_);
 }
 
 void TensorImpl::set_sizes_and_strides(IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset) {
@@ -348,6 +337,17 @@ SizeVec contiguous_strides(IntArrayRef sizes) {
   SizeVec strides(sizes.size());
   fill_contiguous_strides(sizes, strides.data());
   return strides;
+}
+
+bool is_contiguous_strides(IntArrayRef sizes, IntArrayRef strides) {
+  int64_t expected = 1;
+  for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 0; --d) {
+    if (sizes[d] == 0) return true;
+    if (sizes[d] == 1) continue;
+    if (strides[d] != expected) return false;
+    expected *= sizes[d];
+  }
+  return true;
 }
 
 int64_t compute_numel(IntArrayRef sizes) {

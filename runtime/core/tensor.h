@@ -276,6 +276,10 @@ using TensorList = absl::Span<const Tensor>;
 // contiguous_strides: row-major strides for sizes.
 SizeVec contiguous_strides(IntArrayRef sizes);
 
+// is_contiguous_strides: whether strides are row-major for sizes, by
+// PyTorch's rule (size-1 dims may have any stride; empty tensors are contiguous).
+bool is_contiguous_strides(IntArrayRef sizes, IntArrayRef strides);
+
 // compute_numel: product of sizes (1 for a 0-dim tensor); throws when it
 // overflows int64 (See Note [Checked sizes] in tensor.cc).
 int64_t compute_numel(IntArrayRef sizes);
