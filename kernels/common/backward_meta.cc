@@ -77,6 +77,13 @@ Tensor select_backward_target(const Tensor& out, const Tensor& grad, int64_t dim
   return view;
 }
 
+void check_negative_slope_in_place(bool is_result, double slope, std::string_view what, std::string_view op) {
+  // The text of ATen's TORCH_META_FUNC(leaky_relu_backward) and (elu_backward).
+  OPSPEC_CHECK(!is_result || slope >= 0.0, op, ": In-place ", what,
+               " backward calculation is triggered with a negative slope which is not supported. This is caused by "
+               "calling in-place forward function with a negative slope, please call out-of-place version instead.");
+}
+
 void check_dropout_backward(const Tensor& grad, const Tensor& mask) {
   constexpr std::string_view kOp = "aten::native_dropout_backward";
   const Tensor both[] = {grad, mask};

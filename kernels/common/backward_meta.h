@@ -47,6 +47,11 @@ Tensor select_backward_target(const Tensor& out, const Tensor& grad, int64_t dim
 // check_dropout_backward: mask is b8 with grad's shape; grad is floating.
 void check_dropout_backward(const Tensor& grad, const Tensor& mask);
 
+// check_negative_slope_in_place: PyTorch's meta check of leaky_relu_backward
+// (what = "leakyReLu") and elu_backward (what = "elu"): a backward through
+// the result of an in-place forward (is_result) needs a slope >= 0.
+void check_negative_slope_in_place(bool is_result, double slope, std::string_view what, std::string_view op);
+
 // check_masked_fill: mask is b8 and broadcasts to self's shape without growing it.
 void check_masked_fill(const Tensor& self, const Tensor& mask);
 // masked_fill_sizes: the out-of-place masked_fill's result shape, self and mask

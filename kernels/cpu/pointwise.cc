@@ -6,6 +6,7 @@
 // parameters are in the compute type, as ATen's `Scalar.to<opmath_t>()`.
 #include <optional>
 
+#include "kernels/common/backward_meta.h"
 #include "kernels/common/elementwise_ops.h"
 #include "kernels/common/scalar_as.h"
 #include "kernels/cpu/binary_loops.h"
@@ -174,22 +175,14 @@ Tensor hardtanh_backward_cpu(const Tensor& grad, const Tensor& self, const Scala
 }
 Tensor leaky_relu_backward_cpu(const Tensor& grad, const Tensor& self, const Scalar& negative_slope,
                                bool self_is_result) {
-  // PyTorch rejects an in-place leaky_relu with a negative slope here.
-  OPSPEC_CHECK(!self_is_result || negative_slope.to_double() >= 0.0, "aten::leaky_relu_backward: ",
-               "In-place leakyReLu backward calculation is triggered with a negative slope which is not supported. "
-               "This is caused by calling in-place forward function with a negative slope, please call out-of-place "
-               "version instead. File an issue at https://github.com/pytorch/pytorch if you do require supporting "
-               "in-place leakRelu backward calculation with negative slope");
+  check_negative_slope_in_place(self_is_result, negative_slope.to_double(), "leakyReLu", "aten::leaky_relu_backward");
   return activation_backward_cpu(grad, self, "aten::leaky_relu_backward", [&]<class C>() {
     return LeakyReluBackwardOp<C>{negative_slope.to<C>()};
   });
 }
 Tensor elu_backward_cpu(const Tensor& grad, const Scalar& alpha, const Scalar& scale, const Scalar& input_scale,
                         bool is_result, const Tensor& self_or_result) {
-  OPSPEC_CHECK(!is_result || alpha.to_double() >= 0.0, "aten::elu_backward: ",
-               "In-place elu backward calculation is triggered with a negative slope which is not supported. "
-               "This is caused by calling in-place forward function with a negative slope, please call out-of-place "
-               "version instead.");
+  check_negative_slope_in_place(is_result, alpha.to_double(), "elu", "aten::elu_backward");
   return activation_backward_cpu(grad, self_or_result, "aten::elu_backward", [&]<class C>() {
     return EluBackwardOp<C>{alpha.to<C>() * scale.to<C>(), scale.to<C>(), input_scale.to<C>(), is_result};
   });

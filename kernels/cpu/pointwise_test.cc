@@ -187,6 +187,15 @@ TEST(PointwiseTest, ActivationBackwardOps) {
   EXPECT_DOUBLE_EQ(sp[0], std::exp(-2.0) / (std::exp(-2.0) + 1));
   EXPECT_THAT([&] { ops::leaky_relu_backward(g, x, -0.5, true); },
               ThrowsMessage<Error>(HasSubstr("In-place leakyReLu backward calculation is triggered with a negative slope")));
+  EXPECT_THAT([&] { ops::elu_backward(g, -1.0, 1.0, 1.0, true, x); },
+              ThrowsMessage<Error>(HasSubstr("aten::elu_backward: In-place elu backward calculation is triggered")));
+  // The Meta kernels refuse them too, as PyTorch's meta functions do (fake tensors see the error).
+  const Tensor gm = ops::empty({4}, {.dtype = DType::kFloat64, .device = kMeta});
+  EXPECT_THAT([&] { ops::leaky_relu_backward(gm, gm, -0.5, true); },
+              ThrowsMessage<Error>(HasSubstr("aten::leaky_relu_backward: In-place leakyReLu backward")));
+  EXPECT_THAT([&] { ops::elu_backward(gm, -1.0, 1.0, 1.0, true, gm); },
+              ThrowsMessage<Error>(HasSubstr("aten::elu_backward: In-place elu backward")));
+  EXPECT_EQ(ops::elu_backward(gm, -1.0, 1.0, 1.0, false, gm).sizes(), gm.sizes());
 }
 
 TEST(PointwiseTest, InPlaceReluAndLogicalOps) {

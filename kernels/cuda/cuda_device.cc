@@ -1,5 +1,7 @@
 #include "kernels/cuda/cuda_device.h"
 
+#include <limits>
+
 #include "runtime/core/device_hooks.h"
 
 namespace opspec::internal::cuda {
@@ -19,6 +21,11 @@ void check(cudaError_t err, std::string_view what) {
 void check_launch(const char* what) { check(cudaGetLastError(), str_cat("launching the ", what, " kernel")); }
 
 void fail_launch(const char* what) { OPSPEC_FAIL("opspec CUDA backend: ", what); }
+unsigned grid_rows(int64_t rows, const char* what) {
+  OPSPEC_CHECK(rows <= std::numeric_limits<int32_t>::max(), what, ": ", rows,
+               " rows exceed the CUDA kernel's 2147483647 blocks of one row each");
+  return static_cast<unsigned>(rows);
+}
 
 int device_count() {
   static const int count = [] {

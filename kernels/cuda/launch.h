@@ -160,5 +160,9 @@ void launch_layer_norm_backward(Code code, const void* dy, const void* x, const 
 void check_launch(const char* what);
 // fail_launch: throws opspec::Error (an op and dtype with no kernel; a bug of the caller).
 [[noreturn]] void fail_launch(const char* what);
+// grid_rows: rows as the x dimension of a one-block-per-row grid; throws
+// opspec::Error naming `what` beyond CUDA's 2^31 - 1 blocks, which a cast to
+// unsigned would wrap into a launch that skips rows.
+unsigned grid_rows(int64_t rows, const char* what);
 
 }  // namespace opspec::internal::cuda

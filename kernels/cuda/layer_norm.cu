@@ -49,7 +49,7 @@ void layer_norm(const void* x, void* y, void* mean, void* rstd, const void* w, c
                 double eps) {
   using C = compute_t<T>;
   if (rows == 0) return;
-  layer_norm_kernel<T><<<static_cast<unsigned>(rows), row_threads(n)>>>(
+  layer_norm_kernel<T><<<grid_rows(rows, "native_layer_norm"), row_threads(n)>>>(
       static_cast<const T*>(x), static_cast<T*>(y), static_cast<C*>(mean), static_cast<C*>(rstd),
       static_cast<const C*>(w), static_cast<const C*>(b), n, eps);
   check_launch("native_layer_norm");
@@ -113,7 +113,7 @@ void layer_norm_backward(const void* dy, const void* x, const void* mean, const 
   const auto* mp = static_cast<const C*>(mean);
   const auto* rp = static_cast<const C*>(rstd);
   if (dx != nullptr && rows > 0 && n > 0) {
-    layer_norm_backward_kernel<T><<<static_cast<unsigned>(rows), row_threads(n)>>>(
+    layer_norm_backward_kernel<T><<<grid_rows(rows, "native_layer_norm_backward"), row_threads(n)>>>(
         dyp, xp, mp, rp, static_cast<const C*>(w), static_cast<T*>(dx), n);
     check_launch("native_layer_norm_backward");
   }

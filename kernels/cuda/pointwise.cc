@@ -6,6 +6,7 @@
 #include <optional>
 #include <type_traits>
 
+#include "kernels/common/backward_meta.h"
 #include "kernels/common/scalar_as.h"
 #include "kernels/cuda/cuda_copy.h"
 #include "kernels/cuda/cuda_device.h"
@@ -149,13 +150,13 @@ Tensor hardtanh_backward_cuda(const Tensor& grad, const Tensor& self, const Scal
                        "aten::hardtanh_backward");
 }
 Tensor leaky_relu_backward_cuda(const Tensor& grad, const Tensor& self, const Scalar& slope, bool self_is_result) {
-  OPSPEC_CHECK(!self_is_result || slope.to_double() >= 0.0, "aten::leaky_relu_backward: In-place leakyReLu backward "
-               "calculation is triggered with a negative slope which is not supported.");
+  check_negative_slope_in_place(self_is_result, slope.to_double(), "leakyReLu", "aten::leaky_relu_backward");
   return backward_cuda(grad, self, PointwiseOp::kLeakyReluBackward, {.f = {slope.to_double()}},
                        "aten::leaky_relu_backward");
 }
 Tensor elu_backward_cuda(const Tensor& grad, const Scalar& alpha, const Scalar& scale, const Scalar& input_scale,
                          bool is_result, const Tensor& self_or_result) {
+  check_negative_slope_in_place(is_result, alpha.to_double(), "elu", "aten::elu_backward");
   PointwiseParams p{.f = {alpha.to_double(), scale.to_double(), input_scale.to_double()}};
   p.flag = is_result;
   return backward_cuda(grad, self_or_result, PointwiseOp::kEluBackward, p, "aten::elu_backward");

@@ -71,6 +71,12 @@ TEST(CudaPointwiseTest, ActivationsMatchTheCpuToRounding) {
       expect_close(to_cpu(f(to_cuda(g), to_cuda(x))), f(g, x), name + " " + std::string(dtype_short_name(dt)));
     }
   }
+  // The CPU's check of an in-place forward's negative slope.
+  const Tensor g = to_cuda(input({4}, DType::kFloat32, 10));
+  EXPECT_THAT([&] { ops::leaky_relu_backward(g, g, -0.5, true); },
+              ThrowsMessage<Error>(HasSubstr("aten::leaky_relu_backward: In-place leakyReLu backward")));
+  EXPECT_THAT([&] { ops::elu_backward(g, -1.0, 1.0, 1.0, true, g); },
+              ThrowsMessage<Error>(HasSubstr("aten::elu_backward: In-place elu backward")));
 }
 
 TEST(CudaPointwiseTest, RoundingDivisionRemainderAndBitwiseAreExact) {

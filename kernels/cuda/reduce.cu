@@ -206,7 +206,7 @@ void run(const ReduceArgs& a, const R& r) {
   const int64_t split_len = (a.n_reduced + splits - 1) / splits;
   unsigned threads = 32;
   while (threads < kReduceThreads && threads < split_len) threads *= 2;
-  const dim3 grid(static_cast<unsigned>(a.n_out), static_cast<unsigned>(splits));
+  const dim3 grid(grid_rows(a.n_out, "reduce"), static_cast<unsigned>(splits));
   reduce_kernel<<<grid, threads>>>(a, r, splits, split_len);
   check_launch("reduce");
   if (splits > 1) {

@@ -190,6 +190,8 @@ Scalar scalar_of(const Tensor& t) {
       return Scalar(v);
     } else if constexpr (std::is_integral_v<scalar_t>) {
       return Scalar(static_cast<int64_t>(v));
+    } else if constexpr (std::is_same_v<scalar_t, double>) {
+      return Scalar(v);  // exact, as the CPU's item()
     } else {
       return Scalar(static_cast<double>(static_cast<float>(v)));
     }
@@ -248,7 +250,7 @@ Tensor diagonal_backward_cuda(const Tensor& grad, IntArrayRef input_sizes, int64
                               int64_t dim2) {
   const Device dev = op_device({grad}, "aten::diagonal_backward");
   Tensor out = empty_cuda(input_sizes, grad.dtype(), dev);
-  {
+  if (out.numel() > 0) {
     DeviceGuard guard(dev);
     check(cudaMemsetAsync(out.raw_data(), 0, static_cast<size_t>(out.numel()) * out.element_size(), nullptr),
           "diagonal_backward");

@@ -102,6 +102,10 @@ TEST(CudaScatterTest, CopiesAndFillsMatchTheCpu) {
   const Tensor v = ops::scalar_tensor(2.5);
   expect_same(ops::masked_fill(to_cuda(x), to_cuda(mask), to_cuda(v)), ops::masked_fill(x, mask, v), "masked_fill");
   expect_same(ops::masked_fill(to_cuda(x), to_cuda(mask), v), ops::masked_fill(x, mask, v), "cpu scalar value");
+  // An f64 value on the device fills exactly (0.1 is not a float).
+  const Tensor x64 = ops::to(x, DType::kFloat64), v64 = ops::scalar_tensor(0.1, {.dtype = DType::kFloat64});
+  expect_same(ops::masked_fill(to_cuda(x64), to_cuda(mask), to_cuda(v64)), ops::masked_fill(x64, mask, v64),
+              "masked_fill f64 value");
   expect_same(ops::select_scatter(to_cuda(x), to_cuda(ops::ones({6})), 0, 2),
               ops::select_scatter(x, ops::ones({6}), 0, 2), "select_scatter");
   expect_same(ops::slice_scatter(to_cuda(x), to_cuda(ops::ones({4, 2})), 1, 1, 5, 2),
@@ -109,6 +113,8 @@ TEST(CudaScatterTest, CopiesAndFillsMatchTheCpu) {
   expect_same(ops::diagonal(to_cuda(x), 1), ops::diagonal(x, 1), "diagonal");
   expect_same(ops::diagonal_backward(to_cuda(ops::ones({3})), {4, 6}, -1, 0, 1),
               ops::diagonal_backward(ops::ones({3}), {4, 6}, -1, 0, 1), "diagonal_backward");
+  expect_same(ops::diagonal_backward(to_cuda(ops::ones({0})), {0, 6}, 0, 0, 1),
+              ops::diagonal_backward(ops::ones({0}), {0, 6}, 0, 0, 1), "empty diagonal_backward");
 }
 
 TEST(CudaScatterTest, BadIndicesRaiseTheCpuErrors) {

@@ -44,8 +44,8 @@ __global__ void __launch_bounds__(kRowThreads) softmax_kernel(const T* x, T* y, 
 
 template <class T>
 void softmax(bool log, const void* x, void* y, int64_t outer, int64_t len, int64_t inner) {
-  const unsigned rows = static_cast<unsigned>(outer * inner);
-  if (rows == 0 || len == 0) return;
+  if (outer * inner == 0 || len == 0) return;
+  const unsigned rows = grid_rows(outer * inner, "softmax");
   if (log) {
     softmax_kernel<T, true><<<rows, row_threads(len)>>>(static_cast<const T*>(x), static_cast<T*>(y), len, inner);
   } else {
@@ -78,8 +78,8 @@ __global__ void __launch_bounds__(kRowThreads) softmax_backward_kernel(const T* 
 
 template <class T>
 void softmax_backward(bool log, const void* g, const void* y, void* out, int64_t outer, int64_t len, int64_t inner) {
-  const unsigned rows = static_cast<unsigned>(outer * inner);
-  if (rows == 0 || len == 0) return;
+  if (outer * inner == 0 || len == 0) return;
+  const unsigned rows = grid_rows(outer * inner, "softmax_backward");
   const auto* gp = static_cast<const T*>(g);
   const auto* yp = static_cast<const T*>(y);
   auto* op = static_cast<T*>(out);

@@ -3,6 +3,7 @@
 // kernels/cpu/binary.cc): each runs the CPU kernel's shape and dtype rule.
 #include <optional>
 
+#include "kernels/common/backward_meta.h"
 #include "kernels/meta/elementwise_meta.h"
 #include "runtime/dispatch/library.h"
 #include "runtime/ops/elementwise_rules.h"
@@ -84,11 +85,13 @@ void register_pointwise_meta_kernels(Library& lib) {
               return backward_meta(g, x, "aten::hardtanh_backward");
             })
       .impl("leaky_relu_backward", kKey,
-            [](const Tensor& g, const Tensor& x, const Scalar&, bool) {
+            [](const Tensor& g, const Tensor& x, const Scalar& slope, bool is_result) {
+              check_negative_slope_in_place(is_result, slope.to_double(), "leakyReLu", "aten::leaky_relu_backward");
               return backward_meta(g, x, "aten::leaky_relu_backward");
             })
       .impl("elu_backward", kKey,
-            [](const Tensor& g, const Scalar&, const Scalar&, const Scalar&, bool, const Tensor& x) {
+            [](const Tensor& g, const Scalar& alpha, const Scalar&, const Scalar&, bool is_result, const Tensor& x) {
+              check_negative_slope_in_place(is_result, alpha.to_double(), "elu", "aten::elu_backward");
               return backward_meta(g, x, "aten::elu_backward");
             })
       .impl("softplus_backward", kKey,
