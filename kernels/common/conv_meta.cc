@@ -31,14 +31,17 @@ std::array<int64_t, 2> expand_param(IntArrayRef v, int dims, int64_t neutral, st
 
 int64_t pooling_output_size(int64_t in, int64_t kernel, int64_t pad, int64_t stride, int64_t dilation,
                             bool ceil_mode) {
-  const int64_t num = in + 2 * pad - dilation * (kernel - 1) - 1 + (ceil_mode ? stride - 1 : 0);
+  // In 128 bits: PyTorch's int64 arithmetic overflows for strides or pads near INT64_MAX.
+  using Wide = __int128;
+  const Wide num = Wide{in} + 2 * Wide{pad} - Wide{dilation} * (kernel - 1) - 1 + (ceil_mode ? Wide{stride} - 1 : 0);
   // div_rtn: division rounding toward negative infinity.
-  int64_t q = num / stride;
+  Wide q = num / stride;
   if ((num % stride != 0) && ((num < 0) != (stride < 0))) --q;
-  int64_t out = q + 1;
+  Wide out = q + 1;
   // The last window must start inside the input or the left padding.
-  if (ceil_mode && (out - 1) * stride >= in + pad) --out;
-  return out;
+  if (ceil_mode && (out - 1) * stride >= Wide{in} + pad) --out;
+  OPSPEC_CHECK(out <= INT64_MAX && out >= INT64_MIN, "pooling output size overflows int64");
+  return static_cast<int64_t>(out);
 }
 
 std::string dims_text(std::array<int64_t, 2> v, int dims) {
@@ -95,8 +98,13 @@ ConvGeometry conv_geometry(const Tensor& input, const Tensor& weight, const std:
   g.kernel = dims == 1 ? std::array<int64_t, 2>{1, weight.size(2)} : std::array<int64_t, 2>{weight.size(2), weight.size(3)};
   std::array<int64_t, 2> padded{}, effective{};
   for (int i = 0; i < 2; ++i) {
-    padded[i] = g.in[i] + 2 * g.padding[i];
-    effective[i] = g.dilation[i] * (g.kernel[i] - 1) + 1;
+    // in + 2 padding and dilation (kernel - 1) + 1, refusing what overflows int64 (UB in PyTorch's too).
+    const bool overflow = __builtin_mul_overflow(g.padding[i], 2, &padded[i]) ||
+                          __builtin_add_overflow(padded[i], g.in[i], &padded[i]) ||
+                          __builtin_mul_overflow(g.dilation[i], g.kernel[i] - 1, &effective[i]) ||
+                          __builtin_add_overflow(effective[i], 1, &effective[i]);
+    OPSPEC_CHECK(!overflow, op, ": padding ", g.padding[i], ", dilation ", g.dilation[i], " and kernel size ",
+                 g.kernel[i], " overflow int64");
   }
   OPSPEC_CHECK(padded[0] >= effective[0] && padded[1] >= effective[1], op,
                ": Calculated padded input size per channel: (", dims_text(padded, dims), "). Kernel size: (",
@@ -129,7 +137,10 @@ PoolGeometry pool2d_geometry(const Tensor& self, IntArrayRef kernel_size, IntArr
   OPSPEC_CHECK(is_floating(self.dtype()), op, ": \"", name, "\" not implemented for '",
                scalar_type_name(self.dtype()), "'");
   for (int i = 0; i < 2; ++i) {
-    OPSPEC_CHECK(g.padding[i] >= 0 && g.padding[i] <= (g.dilation[i] * (g.kernel[i] - 1) + 1) / 2, op,
+    int64_t effective = 0;
+    OPSPEC_CHECK(!__builtin_mul_overflow(g.dilation[i], g.kernel[i] - 1, &effective) && effective < INT64_MAX, op,
+                 ": dilation ", g.dilation[i], " and kernel size ", g.kernel[i], " overflow int64");
+    OPSPEC_CHECK(g.padding[i] >= 0 && g.padding[i] <= (effective + 1) / 2, op,
                  ": pad should be at most half of effective kernel size, but got pad=", g.padding[i],
                  ", kernel_size=", g.kernel[i], " and dilation=", g.dilation[i]);
   }
@@ -234,10 +245,19 @@ Tensor adaptive_avg_pool2d_meta(const Tensor& self, IntArrayRef output_size) {
 }
 
 Tensor adaptive_avg_pool2d_backward_meta(const Tensor& grad_output, const Tensor& self) {
-  bool ok = grad_output.dim() == self.dim() && self.dim() >= 2;
+  OPSPEC_CHECK(self.dim() == 3 || self.dim() == 4,
+               "aten::_adaptive_avg_pool2d_backward: Expected 3D or 4D tensor, but got ", format_sizes(self.sizes()));
+  bool ok = grad_output.dim() == self.dim();
   for (int64_t d = 0; ok && d + 2 < self.dim(); ++d) ok = grad_output.size(d) == self.size(d);
   OPSPEC_CHECK(ok, "aten::_adaptive_avg_pool2d_backward: grad_output ", format_sizes(grad_output.sizes()),
                " and self ", format_sizes(self.sizes()), " must match in every dim but the last two");
+  // PyTorch checks grad_output's non-batch dims; self's too here, since its windows divide by their size.
+  for (int64_t d = 1; d < self.dim(); ++d) {
+    OPSPEC_CHECK(grad_output.size(d) > 0 && self.size(d) > 0,
+                 "aten::_adaptive_avg_pool2d_backward: Expected grad_output and self to have non-zero size for "
+                 "non-batch dimensions, but grad_output has sizes ", format_sizes(grad_output.sizes()), " and self ",
+                 format_sizes(self.sizes()), " with dimension ", d, " being empty");
+  }
   return make_tensor(self.sizes(), self.dtype(), kMeta);
 }
 

@@ -21,6 +21,13 @@ void check_floating(const Tensor& t, std::string_view op, std::string_view kerne
                "'");
 }
 
+// product_or_minus_one: a * b * c, or -1 when a factor is negative or the product overflows int64.
+int64_t product_or_minus_one(int64_t a, int64_t b, int64_t c = 1) {
+  int64_t p = 0;
+  if (a < 0 || b < 0 || c < 0 || __builtin_mul_overflow(a, b, &p) || __builtin_mul_overflow(p, c, &p)) return -1;
+  return p;
+}
+
 }  // namespace
 
 GatherPlan make_gather_plan(IntArrayRef out_sizes, const std::vector<std::vector<int64_t>>& src_index,
@@ -67,7 +74,11 @@ SizeVec constant_pad_shape(const Tensor& self, IntArrayRef pad) {
   for (int64_t i = 0; i < l_pad; ++i) {
     const auto pad_idx = static_cast<size_t>(static_cast<int64_t>(pad.size()) - (i + 1) * 2);
     const int64_t in = self.size(l_diff + i);
-    const int64_t new_dim = in + pad[pad_idx] + pad[pad_idx + 1];
+    int64_t new_dim = 0;
+    const bool overflow = __builtin_add_overflow(in, pad[pad_idx], &new_dim) ||
+                          __builtin_add_overflow(new_dim, pad[pad_idx + 1], &new_dim);
+    OPSPEC_CHECK(!overflow, kOp, ": the input size ", in, " plus padding ", pad[pad_idx], " and ", pad[pad_idx + 1],
+                 " overflows int64 in dimension ", l_diff + i);
     OPSPEC_CHECK(new_dim >= 0, kOp, ": The input size ", in, ", plus negative padding ", pad[pad_idx], " and ",
                  pad[pad_idx + 1], " resulted in a negative output size, which is invalid. Check dimension ",
                  l_diff + i, " of your input.");
@@ -155,7 +166,8 @@ SizeVec repeat_shape(const Tensor& self, IntArrayRef repeats) {
   SizeVec out(repeats.size());
   for (size_t d = 0; d < repeats.size(); ++d) {
     const int64_t in = d < lead ? 1 : self.size(static_cast<int64_t>(d - lead));
-    out[d] = in * repeats[d];
+    OPSPEC_CHECK(!__builtin_mul_overflow(in, repeats[d], &out[d]), kOp, ": size ", in, " repeated ", repeats[d],
+                 " times overflows int64 in dimension ", d);
   }
   for (const int64_t s : out) {
     OPSPEC_CHECK(s >= 0, kOp, ": Trying to create tensor with negative dimension ", s, ": ", format_sizes(out));
@@ -264,6 +276,8 @@ GroupNormGeometry group_norm_geometry(const Tensor& input, const std::optional<T
                                       int64_t group, std::string_view op) {
   const std::string in_sizes = format_sizes(input.sizes());
   OPSPEC_CHECK(group > 0, op, ": Expected num groups to be greater than 0, got ", group);
+  // The statistics are [N, group]: PyTorch's empty() refuses a negative N even for an empty input.
+  OPSPEC_CHECK(N >= 0, op, ": Trying to create tensor with negative dimension ", N, ": [", N, ", ", group, "]");
   OPSPEC_CHECK(C % group == 0, op,
                ": Expected number of channels in input to be divisible by num_groups, but got input of shape ",
                in_sizes, " and num_groups=", group);
@@ -292,7 +306,7 @@ GroupNormGeometry group_norm_geometry(const Tensor& input, const std::optional<T
                  mixed ? "" : scalar_type_name((*p)->dtype()));
   }
   if (input.numel() != 0) {
-    OPSPEC_CHECK(N >= 0 && C >= 0 && HxW >= 0 && input.numel() == N * C * HxW, op,
+    OPSPEC_CHECK(input.numel() == product_or_minus_one(N, C, HxW), op,
                  ": Expected X.numel() == N * C * HxW to be true, but got false.  (Could this error message be "
                  "improved?  If so, please report an enhancement request to PyTorch.)");
   }
@@ -315,10 +329,10 @@ DType check_group_norm_backward(const Tensor& grad_out, const Tensor& input, con
   OPSPEC_CHECK(group > 0 && C % group == 0, kOp, ": Expected number of channels in input to be divisible by "
                "num_groups, but got input of shape ", format_sizes(input.sizes()), " and num_groups=", group);
   if (input.numel() == 0) return weight ? weight->dtype() : input.dtype();
-  assert_true(grad_out.numel() == N * C * HxW, "dY.numel() == N * C * HxW");
-  assert_true(input.numel() == N * C * HxW, "X.numel() == N * C * HxW");
-  assert_true(mean.numel() == N * group, "mean.numel() == N * group");
-  assert_true(rstd.numel() == N * group, "rstd.numel() == N * group");
+  assert_true(grad_out.numel() == product_or_minus_one(N, C, HxW), "dY.numel() == N * C * HxW");
+  assert_true(input.numel() == product_or_minus_one(N, C, HxW), "X.numel() == N * C * HxW");
+  assert_true(mean.numel() == product_or_minus_one(N, group), "mean.numel() == N * group");
+  assert_true(rstd.numel() == product_or_minus_one(N, group), "rstd.numel() == N * group");
   assert_true(!weight || weight->numel() == C, "!gamma.defined() || gamma.numel() == C");
   return weight ? weight->dtype() : input.dtype();
 }

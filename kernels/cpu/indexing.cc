@@ -1,5 +1,6 @@
 // indexing.cc: CPU kernels of index_select, embedding,
 // embedding_dense_backward, tril, triu, argmax and argmin.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -55,6 +56,8 @@ Tensor triangle(const Tensor& self, int64_t diagonal, std::string_view name, Kee
   const Tensor src = contiguous_cpu(self);
   const int64_t rows = self.size(-2), cols = self.size(-1);
   const int64_t mats = self.numel() / (rows * cols);
+  // j - i lies in [-rows, cols]; a diagonal beyond keeps or drops every row alike, and i + diagonal cannot overflow.
+  diagonal = std::clamp(diagonal, -rows - 1, cols + 1);
   const auto elem = element_size(self.dtype());
   const auto* s = static_cast<const char*>(src.raw_data());
   auto* d = static_cast<char*>(out.raw_data());
@@ -159,6 +162,9 @@ Tensor embedding_dense_backward_cpu(const Tensor& grad_output, const Tensor& ind
   const int64_t width = meta.size(1);
   Tensor out = make_tensor(meta.sizes(), grad_output.dtype(), kCPU);
   const std::vector<int64_t> idx = read_indices(indices, num_weights, kOp);
+  // Nothing to write (a zero width or no weights): the per-row tables below
+  // would be num_weights long for nothing (2^40 rows of width 0 is a valid call).
+  if (out.numel() == 0) return out;
   std::vector<int64_t> counts;
   if (scale_grad_by_freq) {
     counts.assign(static_cast<size_t>(num_weights), 0);

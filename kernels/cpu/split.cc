@@ -2,6 +2,7 @@
 // unbind.int (device-independent: registered at CPU, Meta and, by the CUDA
 // backend, CUDA; See Note [Device-independent views]) and chunk's
 // decomposition. See Note [List-returning views].
+#include <limits>
 #include <vector>
 
 #include "absl/strings/str_join.h"
@@ -40,9 +41,9 @@ std::vector<Tensor> split_kernel(const Tensor& self, int64_t split_size, int64_t
   OPSPEC_CHECK(split_size > 0 || dim_size == 0, op,
                ": split_size can only be 0 if dimension size is 0, but got dimension size of ", dim_size);
   // One split when split_size is 0 (an empty dim) or exceeds the dim, as ATen's get_num_splits.
-  int64_t num_splits = 1;
-  if (split_size != 0) num_splits = std::max<int64_t>((dim_size + split_size - 1) / split_size, 1);
-  const int64_t last = split_size - (split_size * num_splits - dim_size);
+  // Written so a split_size near INT64_MAX cannot overflow: last = split_size - (split_size * num_splits - dim_size).
+  const int64_t num_splits = split_size == 0 || dim_size == 0 ? 1 : (dim_size - 1) / split_size + 1;
+  const int64_t last = dim_size - split_size * (num_splits - 1);
   std::vector<Tensor> out;
   out.reserve(static_cast<size_t>(num_splits));
   for (int64_t i = 0; i < num_splits; ++i) {
@@ -93,9 +94,13 @@ std::vector<Tensor> chunk_kernel(const Tensor& self, int64_t chunks, int64_t dim
   OPSPEC_CHECK(self.dim() > 0, op, ": chunk expects at least a 1-dimensional tensor");
   OPSPEC_CHECK(chunks > 0, op, ": chunk expects `chunks` to be greater than 0, got: ", chunks);
   const int64_t dim_size = self.sizes()[wrap_dim(dim, self.dim(), op)];
-  const int64_t split_size = (dim_size + chunks - 1) / chunks;
+  // PyTorch's (dim_size + chunks - 1) / chunks, without its overflow for chunks near INT64_MAX.
+  const int64_t split_size = dim_size == 0 ? 0 : (dim_size - 1) / chunks + 1;
   // split would give one empty chunk here; split_with_sizes keeps `chunks` of them.
   if (split_size == 0 && dim_size == 0) {
+    // PyTorch fails allocating the list beyond memory; a clear error instead of std::bad_alloc.
+    OPSPEC_CHECK(chunks <= std::numeric_limits<int32_t>::max(), op, ": cannot return ", chunks,
+                 " empty chunks of dim ", dim, " (size 0)");
     std::vector<int64_t> sizes(static_cast<size_t>(chunks), split_size);
     sizes.back() = split_size - (split_size * chunks - dim_size);
     return ops::split_with_sizes(self, sizes, dim);

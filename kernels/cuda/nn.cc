@@ -177,8 +177,9 @@ Tensor triangle_cuda(const Tensor& self, int64_t diagonal, std::string_view name
   const Tensor src = contiguous_cuda(self);
   const int64_t rows = self.size(-2), cols = self.size(-1);
   DeviceGuard guard(dev);
+  // As the CPU's: j - i lies in [-rows, cols], so the kernel's i + diagonal cannot overflow.
   launch_triangle(static_cast<int>(self.element_size()), lower, src.raw_data(), out.raw_data(),
-                  self.numel() / (rows * cols), rows, cols, diagonal);
+                  self.numel() / (rows * cols), rows, cols, std::clamp(diagonal, -rows - 1, cols + 1));
   return out;
 }
 

@@ -267,8 +267,14 @@ uint64_t TensorImpl::uid() const {
   return fresh;
 }
 
-int64_t Tensor::size(int64_t dim) const { return sizes()[wrap_dim(dim, this->dim(), "Tensor::size")]; }
+// size(d) and stride(d) of a 0-dim tensor fail as c10's TensorImpl::size
+// does (no wrap_scalar): wrap_dim lets a scalar take dim 0 or -1.
+int64_t Tensor::size(int64_t dim) const {
+  OPSPEC_CHECK(this->dim() > 0, "Tensor::size: Dimension specified as ", dim, " but tensor has no dimensions");
+  return sizes()[wrap_dim(dim, this->dim(), "Tensor::size")];
+}
 int64_t Tensor::stride(int64_t dim) const {
+  OPSPEC_CHECK(this->dim() > 0, "Tensor::stride: Dimension specified as ", dim, " but tensor has no dimensions");
   return strides()[wrap_dim(dim, this->dim(), "Tensor::stride")];
 }
 

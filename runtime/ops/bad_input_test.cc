@@ -3,6 +3,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <limits>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
 #include "runtime/dispatch/dispatcher.h"
 #include "runtime/ops/ops.h"
 
@@ -143,6 +149,67 @@ TEST(BadInputTest, EqualComparesLargeIntegersExactly) {
   EXPECT_FALSE(ops::equal(a, b));
   EXPECT_TRUE(ops::equal(a, ops::full({1}, big, {.dtype = DType::kInt64})));
 }
+
+// Calls op_crossref_test's random arguments reached that crashed (SIGFPE,
+// SIGSEGV, a trap) or ran into undefined behaviour (signed overflow under
+// UBSan) before, each pinned here: an opspec::Error, or the PyTorch result.
+namespace crossref_regressions {
+
+constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+
+Stack call(std::string_view name, std::vector<Value> args, std::vector<std::pair<std::string, Value>> kwargs = {}) {
+  const OperatorHandle& op = Dispatcher::singleton().get(name);
+  Stack stack = op.schema().bind(std::move(args), std::move(kwargs));
+  op.call_boxed(stack);
+  return stack;
+}
+Tensor zeros(std::vector<int64_t> sizes, DType dt = DType::kFloat32) { return ops::zeros(sizes, {.dtype = dt}); }
+
+TEST(BadInputTest, CrossrefFindingsFailCleanly) {
+  // Divisions by a zero-sized window or head count.
+  EXPECT_THAT([] { call("aten::_adaptive_avg_pool2d_backward", {zeros({0, 2}), zeros({0, 2})}); },
+              ThrowsMessage<Error>(HasSubstr("Expected 3D or 4D tensor")));
+  EXPECT_THAT([] { call("aten::_adaptive_avg_pool2d_backward", {zeros({1, 2, 2}), zeros({1, 0, 2})}); },
+              ThrowsMessage<Error>(HasSubstr("non-zero size for non-batch dimensions")));
+  const Tensor q = zeros({4, 0, 1, 1});
+  EXPECT_EQ(call("aten::scaled_dot_product_attention",
+                 {q, q, q, std::nullopt, 0.0, false}, {{"enable_gqa", true}})[0].to_tensor().sizes(), q.sizes());
+  // Reads past a list, and size(0) of a 0-dim tensor.
+  EXPECT_THAT([] { call("aten::upsample_nearest2d.vec", {zeros({2, 0}), std::nullopt, std::vector<double>{}}); },
+              ThrowsMessage<Error>(HasSubstr("upsample_nearest2d")));
+  EXPECT_THAT([] { call("aten::group_norm", {zeros({}), 5}); },
+              ThrowsMessage<Error>(HasSubstr("Dimension specified as 0 but tensor has no dimensions")));
+  // Sizes near INT64_MAX: clear errors, not overflow.
+  EXPECT_THAT([] { call("aten::native_group_norm", {zeros({}), std::nullopt, std::nullopt, kMax, 2, 5, 1, 1e-5}); },
+              ThrowsMessage<Error>(HasSubstr("Expected X.numel() == N * C * HxW")));
+  EXPECT_THAT([] { call("aten::native_group_norm", {zeros({2, 0}), std::nullopt, std::nullopt, -1, 4, 1, 4, 1e-5}); },
+              ThrowsMessage<Error>(HasSubstr("negative dimension -1")));
+  EXPECT_THAT([] { call("aten::constant_pad_nd", {zeros({2, 4}), std::vector<int64_t>{0, kMax}, 0}); },
+              ThrowsMessage<Error>(HasSubstr("overflows int64")));
+  EXPECT_THAT([] { call("aten::repeat", {zeros({2, 4}), std::vector<int64_t>{5, kMax, 1}}); },
+              ThrowsMessage<Error>(HasSubstr("overflows int64")));
+  EXPECT_THAT([] { call("aten::conv1d", {zeros({1, 1, 4}), zeros({1, 1, 2}), std::nullopt, std::vector<int64_t>{1},
+                                         std::vector<int64_t>{kMax}, std::vector<int64_t>{1}, 1}); },
+              ThrowsMessage<Error>(HasSubstr("overflow int64")));
+  EXPECT_THAT([] { call("aten::chunk", {zeros({1, 0}), kMax, 1}); },
+              ThrowsMessage<Error>(HasSubstr("empty chunks")));
+  // ... and the results PyTorch gives where one exists.
+  EXPECT_EQ(call("aten::chunk", {zeros({5}), kMax, 0})[0].to_tensor_list().size(), 5u);  // ceil(5 / kMax) each
+  EXPECT_EQ(call("aten::split.Tensor", {zeros({2}), kMax, 0})[0].to_tensor_list().size(), 1u);
+  const Tensor ones = ops::ones({3, 4});
+  EXPECT_EQ(ops::sum(call("aten::triu", {ones, kMax})[0].to_tensor()).item().to_double(), 0.0);
+  EXPECT_EQ(ops::sum(call("aten::tril", {ones, kMax})[0].to_tensor()).item().to_double(), 12.0);
+  EXPECT_EQ(ops::sum(call("aten::triu", {ones, -kMax})[0].to_tensor()).item().to_double(), 12.0);
+  EXPECT_EQ(call("aten::max_pool2d", {ops::ones({1, 3, 3}), std::vector<int64_t>{2}, std::vector<int64_t>{kMax}})[0]
+                .to_tensor().sizes(), IntArrayRef({1, 1, 1}));
+  // A 2^40-row gradient of width 0 allocates nothing and builds no per-row table.
+  const Tensor g = call("aten::embedding_dense_backward",
+                        {zeros({0}), ops::zeros({0}, {.dtype = DType::kInt64}), int64_t{1} << 40, 5, false})[0]
+                       .to_tensor();
+  EXPECT_EQ(g.sizes(), IntArrayRef({int64_t{1} << 40, 0}));
+}
+
+}  // namespace crossref_regressions
 
 }  // namespace
 }  // namespace opspec

@@ -62,7 +62,8 @@ void upsample_nearest2d_vec_kernel(const OperatorHandle&, DispatchKeySet, Stack&
   const Tensor input = stack.at(0).to_tensor();
   const SizeVec osize = upsample_output_size(input.sizes(), stack.at(1), stack.at(2));
   std::optional<double> scale_h, scale_w;
-  if (!stack.at(2).is_none()) {
+  // Fewer than two factors only matched an input of fewer than four dims: the kernel refuses its sizes.
+  if (!stack.at(2).is_none() && stack.at(2).to_double_list().size() == 2) {
     scale_h = stack.at(2).to_double_list()[0];
     scale_w = stack.at(2).to_double_list()[1];
   }

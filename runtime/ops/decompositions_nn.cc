@@ -203,7 +203,7 @@ bool use_flash_attention_cpp(const Tensor& q, const Tensor& k, const Tensor& v, 
   if (dropout_p > 0.0) return false;
   if (q.dim() != 4 || k.dim() != 4 || v.dim() != 4) return false;
   if (q.size(0) != k.size(0) || q.size(0) != v.size(0)) return false;
-  if (enable_gqa ? (k.size(1) != v.size(1) || q.size(1) % k.size(1) != 0)
+  if (enable_gqa ? (k.size(1) != v.size(1) || k.size(1) == 0 || q.size(1) % k.size(1) != 0)
                  : (q.size(1) != k.size(1) || q.size(1) != v.size(1))) {
     return false;
   }
