@@ -246,9 +246,7 @@ std::tuple<Tensor, Tensor, Tensor> sdpa_flash_cpu_backward(const Tensor& grad_ou
   Tensor dv = make_strided(value.sizes(), heads_last_strides(value.sizes()), value.dtype(), kCPU);
   if (query.numel() == 0 || key.numel() == 0) {
     // Nothing attends: every gradient is zero.
-    for (Tensor* t : {&dq, &dk, &dv}) {
-      if (t->nbytes() > 0) std::memset(t->raw_data(), 0, t->nbytes());  // no null pointer to memset
-    }
+    for (const Tensor* t : {&dq, &dk, &dv}) zero_bytes(*t);
     return {dq, dk, dv};
   }
   OPSPEC_DISPATCH_FLOATING_DTYPES(query.dtype(), kOp, [&] {

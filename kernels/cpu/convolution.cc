@@ -168,7 +168,7 @@ void conv_backward(const ConvGeometry& g, const Tensor& grad_output, const Tenso
   const C* wp = static_cast<const C*>(w.raw_data());
   const C* dyp = static_cast<const C*>(dy.raw_data());
   Tensor dx_c = mask[0] ? make_tensor(input.sizes(), kC, kCPU) : Tensor();
-  if (mask[0] && dx_c.nbytes() > 0) std::memset(dx_c.raw_data(), 0, dx_c.nbytes());
+  if (mask[0]) zero_bytes(dx_c);
   // One weight gradient per image, summed in image order below.
   std::vector<C> dw_parts(mask[1] ? static_cast<size_t>(g.batch * wsize) : 0);
   const bool parallel = g.batch * g.out_channels * opix * kdim >= (int64_t{1} << 16);

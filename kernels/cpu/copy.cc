@@ -3,6 +3,7 @@
 #include "kernels/cpu/copy.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "kernels/common/elementwise_ops.h"
 #include "kernels/cpu/loops.h"
@@ -55,6 +56,10 @@ void copy_into(const Tensor& dst, const Tensor& src) {
       cpu_kernel<dst_t, src_t>(iter, [](opmath_t<src_t> v) { return CastOp<opmath_t<dst_t>>{}(v); });
     });
   });
+}
+
+void zero_bytes(const Tensor& t) {
+  if (t.nbytes() > 0) std::memset(t.raw_data(), 0, static_cast<size_t>(t.nbytes()));
 }
 
 Tensor contiguous_cpu(const Tensor& src, std::optional<DType> dtype) {

@@ -15,4 +15,9 @@ void copy_into(const Tensor& dst, const Tensor& src);
 // when nullopt), otherwise a new contiguous cpu copy.
 Tensor contiguous_cpu(const Tensor& src, std::optional<DType> dtype = std::nullopt);
 
+// zero_bytes: sets every byte of t (a contiguous cpu tensor) to 0, the zero of
+// every dtype; nothing for an empty t, whose data pointer is null (memset of a
+// null pointer is undefined even for 0 bytes).
+void zero_bytes(const Tensor& t);
+
 }  // namespace opspec::internal

@@ -117,7 +117,7 @@ Tensor nll_loss_backward_cpu(const Tensor& grad_output, const Tensor& self, cons
   nll_loss_backward_meta(grad_output, self, target, weight, reduction, ignore_index, total_weight);
   const NllLossGeometry g = nll_loss_geometry(self, target, weight, reduction, kOp);
   Tensor out = make_tensor(self.sizes(), self.dtype(), kCPU);
-  if (out.nbytes() > 0) std::memset(out.raw_data(), 0, out.nbytes());  // an empty tensor has no data pointer
+  zero_bytes(out);
   const Tensor t = contiguous_cpu(target);
   const auto* tp = static_cast<const int64_t*>(t.raw_data());
   OPSPEC_DISPATCH_FLOATING_DTYPES(self.dtype(), kOp, [&] {

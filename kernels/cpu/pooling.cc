@@ -114,7 +114,7 @@ void inner_max_pool_row(const float* plane, const MaxRowArgs& a, float* bv, int6
 // zero_filled: a contiguous cpu tensor of zeros (all-zero bits in every dtype).
 Tensor zero_filled(IntArrayRef sizes, DType dtype) {
   Tensor t = make_tensor(sizes, dtype, kCPU);
-  if (t.nbytes() > 0) std::memset(t.raw_data(), 0, t.nbytes());  // an empty tensor has no data pointer
+  zero_bytes(t);
   return t;
 }
 

@@ -287,7 +287,7 @@ Tensor diagonal_backward_cpu(const Tensor& grad, IntArrayRef input_sizes, int64_
                              int64_t dim2) {
   require_cpu_device(grad.device(), "aten::diagonal_backward");
   Tensor out = make_tensor(input_sizes, grad.dtype(), kCPU);
-  if (out.numel() > 0) std::memset(out.raw_data(), 0, static_cast<size_t>(out.numel() * element_size(out.dtype())));
+  zero_bytes(out);
   copy_into(diagonal_backward_target(out, grad, offset, dim1, dim2), grad);
   return out;
 }

@@ -163,7 +163,7 @@ Stack call(std::string_view name, std::vector<Value> args, std::vector<std::pair
   op.call_boxed(stack);
   return stack;
 }
-Tensor zeros(std::vector<int64_t> sizes, DType dt = DType::kFloat32) { return ops::zeros(sizes, {.dtype = dt}); }
+Tensor zeros(std::vector<int64_t> sizes) { return ops::zeros(sizes); }
 
 TEST(BadInputTest, CrossrefFindingsFailCleanly) {
   // Divisions by a zero-sized window or head count.

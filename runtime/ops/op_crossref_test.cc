@@ -5,7 +5,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -258,7 +257,7 @@ std::string describe_call(const OperatorHandle& op, const Stack& args) {
   return s + ")";
 }
 
-// meta_matches: "" when every tensor result of meta has cpu's sizes and dtype.
+// meta_mismatch: "" when every tensor result of meta has cpu's sizes and dtype, else the first difference.
 std::string meta_mismatch(const Stack& cpu, const Stack& meta) {
   if (cpu.size() != meta.size()) return "a different number of results";
   for (size_t i = 0; i < cpu.size(); ++i) {
