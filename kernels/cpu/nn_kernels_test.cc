@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <tuple>
 #include <utility>
 
 #include "runtime/ops/ops.h"
@@ -282,6 +283,32 @@ TEST(FlashAttentionTest, CausalBlocksAndStridedOperandsMatchTheReference) {
     const Tensor qs = ops::slice(ops::randn({2, 3, L, 16}), 3, 0, 16, 2);
     const Tensor masked = std::get<0>(ops::_scaled_dot_product_flash_attention_for_cpu(qs, k, v, 0.0, true, mask, 0.3));
     expect_near(values(masked), reference_attention(qs, k, v, &mask, true, 0.3), 1e-5);
+  }
+}
+
+TEST(FlashAttentionTest, OneRowOperandsWithAnyStrideInTheirSizeOneDim) {
+  // A size-1 dim may have any stride (an expand's, a view's): with one query
+  // row or one key, the rows' stride is the gemm's leading dimension, which
+  // BLAS refuses below the row length (it printed "On entry to DGEMM" and
+  // left the output unwritten). The crossref test's samples found it.
+  manual_seed(10);
+  const Tensor base = ops::randn({2, 2, 1, 4}, {.dtype = DType::kFloat64});
+  const Tensor q1 = ops::as_strided(base, {2, 2, 1, 4}, {8, 4, 1, 1});  // stride 1 in the size-1 dim
+  const Tensor k = ops::randn({2, 2, 3, 4}, {.dtype = DType::kFloat64});
+  const Tensor v1 = ops::as_strided(ops::randn({2, 2, 1, 4}, {.dtype = DType::kFloat64}), {2, 2, 1, 4}, {8, 4, 2, 1});
+  const Tensor k1 = ops::as_strided(base, {2, 2, 1, 4}, {8, 4, 0, 1});
+  for (const auto& [q, kk, v] : {std::tuple<Tensor, Tensor, Tensor>{q1, k, ops::randn({2, 2, 3, 4}, {.dtype = DType::kFloat64})},
+                                 {ops::randn({2, 2, 3, 4}, {.dtype = DType::kFloat64}), k1, v1}}) {
+    auto [out, lse] = ops::_scaled_dot_product_flash_attention_for_cpu(q, kk, v);
+    auto [want, want_lse] = ops::_scaled_dot_product_flash_attention_for_cpu(ops::contiguous(ops::clone(q)),
+                                                                             ops::clone(kk), ops::clone(v));
+    EXPECT_TRUE(ops::equal(out, want));
+    expect_near(values(out), reference_attention(q, kk, v, nullptr, false, 0.5), 1e-12);
+    const Tensor g = ops::randn(out.sizes(), {.dtype = DType::kFloat64});
+    auto [dq, dk, dv] = ops::_scaled_dot_product_flash_attention_for_cpu_backward(g, q, kk, v, out, lse, 0.0, false);
+    auto [wq, wk, wv] = ops::_scaled_dot_product_flash_attention_for_cpu_backward(
+        g, ops::clone(q), ops::clone(kk), ops::clone(v), want, want_lse, 0.0, false);
+    EXPECT_TRUE(ops::equal(dq, wq) && ops::equal(dk, wk) && ops::equal(dv, wv));
   }
 }
 
