@@ -323,6 +323,17 @@ std::optional<OpSample> model_op_sample(const std::string& name) {
     s.args = {lp, idx};
   } else if (name == "aten::nll_loss_backward") {
     s.args = {ops::randn({}), lp, idx, Value(), int64_t{1}, int64_t{-100}, ops::full({}, 3.0)};
+  } else if (name == "aten::nll_loss2d_forward" || name == "aten::nll_loss2d" ||
+             name == "aten::nll_loss2d_backward") {
+    const Tensor lp4 = ops::log_softmax(ops::randn({2, 3, 2, 2}), 1);
+    const Tensor t3 = ops::tensor({0, 2, 1, 1, 2, 0, -100, 1}, {2, 2, 2}, DType::kInt64);
+    if (name == "aten::nll_loss2d") {
+      s.args = {lp4, t3};
+    } else if (name == "aten::nll_loss2d_forward") {
+      s.args = {lp4, t3, ops::rand({3}), int64_t{1}, int64_t{-100}};
+    } else {
+      s.args = {ops::randn({}), lp4, t3, Value(), int64_t{1}, int64_t{-100}, ops::full({}, 7.0)};
+    }
   } else if (name == "aten::_scaled_dot_product_flash_attention_for_cpu") {
     s.args = {ops::randn({1, 2, 3, 4}), ops::randn({1, 2, 3, 4}), ops::randn({1, 2, 3, 4})};
   } else if (name == "aten::_scaled_dot_product_flash_attention_for_cpu_backward") {
@@ -360,6 +371,11 @@ std::optional<OpSample> model_op_sample(const std::string& name) {
     auto [y, mean, invstd] = ops::native_batch_norm(x, w, std::nullopt, std::nullopt, std::nullopt, true, 0.1, 1e-5);
     s.args = {ops::randn({2, 3, 2, 2}), x, w, Value(), Value(), mean, invstd, true, 1e-5,
               std::vector<bool>{true, true, true}};
+  } else if (name == "aten::conv_transpose2d.input") {
+    s.args = {ops::randn({1, 2, 3, 3}), ops::randn({2, 3, 3, 3}), ops::randn({3}), std::vector<int64_t>{2, 2},
+              std::vector<int64_t>{1, 1}, std::vector<int64_t>{1, 1}};
+  } else if (name == "aten::conv_transpose1d") {
+    s.args = {ops::randn({1, 2, 4}), ops::randn({2, 3, 3})};
   } else if (name == "aten::conv2d") {
     s.args = {ops::randn({1, 2, 5, 5}), ops::randn({3, 2, 3, 3})};
   } else if (name == "aten::conv1d") {
@@ -573,6 +589,24 @@ TEST(OpcheckBuiltins, EveryBuiltinOpPassesOnASampleFromItsSchema) {
     ++checked;
   }
   EXPECT_EQ(checked, static_cast<int>(OpId::kNumBuiltinOps));
+}
+
+// The sweep's one sample per op misses convolution's transposed direction
+// (weight [C, C_out / groups, k...], output_padding): one sample of each op
+// for it, grouped and strided.
+TEST(OpcheckBuiltins, TransposedConvolutionAndItsBackwardPass) {
+  const Tensor x = ops::randn({1, 4, 3, 3}), w = ops::randn({4, 1, 3, 2}), b = ops::randn({2});
+  const std::vector<int64_t> stride{2, 1}, padding{1, 0}, dilation{1, 2}, output_padding{1, 0};
+  const Tensor y = ops::convolution(x, w, b, stride, padding, dilation, true, output_padding, 2);
+  const OpcheckResult fwd = opcheck(Dispatcher::singleton().get("aten::convolution"),
+                                    {{.args = {x, w, b, stride, padding, dilation, true, output_padding, int64_t{2}}}});
+  EXPECT_TRUE(fwd.result.ok) << fwd.result.message;
+  const OpcheckResult bwd = opcheck(
+      Dispatcher::singleton().get("aten::convolution_backward"),
+      {{.args = {ops::randn(y.sizes()), x, w, std::vector<int64_t>{2}, stride, padding, dilation, true, output_padding,
+                 int64_t{2}, std::vector<bool>{true, true, true}}}},
+      {.test_utils = {"test_schema", "test_faketensor", "test_meta", "test_aot_dispatch_dynamic"}});
+  EXPECT_TRUE(bwd.result.ok) << bwd.result.message;
 }
 
 // The builtin sweep can fail: the same sample of aten::mm with its Meta

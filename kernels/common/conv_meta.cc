@@ -53,7 +53,6 @@ std::string dims_text(std::array<int64_t, 2> v, int dims) {
 ConvGeometry conv_geometry(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
                            IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool transposed,
                            IntArrayRef output_padding, int64_t groups, std::string_view op) {
-  OPSPEC_CHECK(!transposed, op, ": transposed convolutions are not supported yet");
   OPSPEC_CHECK(weight.dim() == 3 || weight.dim() == 4, op, ": expected a 3-D or 4-D weight (conv1d or conv2d), got ",
                weight.dim(), "-D of shape ", format_sizes(weight.sizes()));
   const int dims = static_cast<int>(weight.dim()) - 2;
@@ -67,52 +66,103 @@ ConvGeometry conv_geometry(const Tensor& input, const Tensor& weight, const std:
   const Tensor all[] = {input, weight, bias ? *bias : Tensor()};
   check_same_device(all, op);
   ConvGeometry g;
+  g.transposed = transposed;
   g.spatial_dims = dims;
   g.stride = expand_param(stride, dims, 1, op, "stride");
   g.padding = expand_param(padding, dims, 0, op, "padding");
   g.dilation = expand_param(dilation, dims, 1, op, "dilation");
+  const std::array<int64_t, 2> out_pad =
+      transposed ? expand_param(output_padding, dims, 0, op, "output_padding") : std::array<int64_t, 2>{0, 0};
   for (int i = 0; i < 2; ++i) {
     OPSPEC_CHECK(g.padding[i] >= 0, op, ": negative padding is not supported");
+    OPSPEC_CHECK(out_pad[i] >= 0, op, ": negative output_padding is not supported");
     OPSPEC_CHECK(g.stride[i] > 0, op, ": non-positive stride is not supported");
     OPSPEC_CHECK(g.dilation[i] > 0, op, ": dilation should be greater than zero");
   }
-  for (int64_t p : output_padding) OPSPEC_CHECK(p == 0, op, ": output_padding is only for transposed convolutions");
+  if (!transposed) {
+    for (int64_t p : output_padding) OPSPEC_CHECK(p == 0, op, ": output_padding is only for transposed convolutions");
+  }
   OPSPEC_CHECK(groups > 0, op, ": non-positive groups is not supported");
   g.groups = groups;
   g.batch = input.size(0);
-  g.in_channels = input.size(1);
-  g.out_channels = weight.size(0);
-  OPSPEC_CHECK(g.out_channels % groups == 0, op, ": Given groups=", groups, ", expected weight to be divisible by ",
+  OPSPEC_CHECK(weight.size(0) >= groups, op, ": Given groups=", groups, ", expected weight to be at least ", groups,
+               " at dimension 0, but got weight of size ", format_sizes(weight.sizes()), " instead");
+  OPSPEC_CHECK(weight.size(0) % groups == 0, op, ": Given groups=", groups, ", expected weight to be divisible by ",
                groups, " at dimension 0, but got weight of size ", format_sizes(weight.sizes()), " instead");
-  OPSPEC_CHECK(g.in_channels == weight.size(1) * groups, op, ": Given groups=", groups, ", weight of size ",
+  // The weight is [C_out, C / groups, k...], or transposed [C, C_out / groups,
+  // k...]: its dim 0 is the regular convolution's output channels either way.
+  g.out_channels = weight.size(0);
+  g.in_channels = weight.size(1) * groups;
+  const int64_t result_channels = transposed ? g.in_channels : g.out_channels;
+  const int64_t expected_input = transposed ? g.out_channels : g.in_channels;
+  OPSPEC_CHECK(input.size(1) == expected_input, op, ": Given ",
+               transposed ? "transposed=1" : str_cat("groups=", groups), ", weight of size ",
                format_sizes(weight.sizes()), ", expected input", format_sizes(input.sizes()), " to have ",
-               weight.size(1) * groups, " channels, but got ", g.in_channels, " channels instead");
+               expected_input, " channels, but got ", input.size(1), " channels instead");
   if (bias) {
-    OPSPEC_CHECK(bias->dim() == 1 && bias->size(0) == g.out_channels, op, ": Given weight of size ",
-                 format_sizes(weight.sizes()), ", expected bias to be 1-dimensional with ", g.out_channels,
-                 " elements, but got bias of size ", format_sizes(bias->sizes()), " instead");
+    OPSPEC_CHECK(bias->dim() == 1 && bias->size(0) == result_channels, op, ": Given ",
+                 transposed ? "transposed=1, weight" : "weight", " of size ", format_sizes(weight.sizes()),
+                 ", expected bias to be 1-dimensional with ", result_channels, " elements, but got bias of size ",
+                 format_sizes(bias->sizes()), " instead");
     OPSPEC_CHECK(bias->dtype() == input.dtype(), op, ": Input type (", scalar_type_name(input.dtype()),
                  ") and bias type (", scalar_type_name(bias->dtype()), ") should be the same");
   }
-  g.in = dims == 1 ? std::array<int64_t, 2>{1, input.size(2)} : std::array<int64_t, 2>{input.size(2), input.size(3)};
+  const std::array<int64_t, 2> in =
+      dims == 1 ? std::array<int64_t, 2>{1, input.size(2)} : std::array<int64_t, 2>{input.size(2), input.size(3)};
   g.kernel = dims == 1 ? std::array<int64_t, 2>{1, weight.size(2)} : std::array<int64_t, 2>{weight.size(2), weight.size(3)};
-  std::array<int64_t, 2> padded{}, effective{};
-  for (int i = 0; i < 2; ++i) {
-    // in + 2 padding and dilation (kernel - 1) + 1, refusing what overflows int64 (UB in PyTorch's too).
-    const bool overflow = __builtin_mul_overflow(g.padding[i], 2, &padded[i]) ||
-                          __builtin_add_overflow(padded[i], g.in[i], &padded[i]) ||
-                          __builtin_mul_overflow(g.dilation[i], g.kernel[i] - 1, &effective[i]) ||
-                          __builtin_add_overflow(effective[i], 1, &effective[i]);
-    OPSPEC_CHECK(!overflow, op, ": padding ", g.padding[i], ", dilation ", g.dilation[i], " and kernel size ",
-                 g.kernel[i], " overflow int64");
+  // PyTorch's backend choice: an empty batch or channel dim gives an empty
+  // result (or the bias), any other empty dim is refused.
+  const auto check_empty = [&] {
+    OPSPEC_CHECK(input.numel() != 0 || input.size(0) == 0 || input.size(1) == 0, op,
+                 ": Only zero batch or zero channel inputs are supported, but got input shape: ",
+                 format_sizes(input.sizes()));
+  };
+  if (transposed) {
+    check_empty();
+    for (int i = 0; i < 2; ++i) {
+      OPSPEC_CHECK(out_pad[i] < g.stride[i] || out_pad[i] < g.dilation[i], op,
+                   ": output padding must be smaller than either stride or dilation, but got output_padding_height: ",
+                   out_pad[0], " output_padding_width: ", out_pad[1], " stride_height: ", g.stride[0],
+                   " stride_width: ", g.stride[1], " dilation_height: ", g.dilation[0], " dilation_width: ",
+                   g.dilation[1]);
+    }
+    // (in - 1) stride - 2 padding + dilation (kernel - 1) + output_padding + 1, in 128 bits.
+    std::array<int64_t, 2> out{};
+    for (int i = 0; i < 2; ++i) {
+      using Wide = __int128;
+      const Wide size = (Wide{in[i]} - 1) * g.stride[i] - 2 * Wide{g.padding[i]} +
+                        Wide{g.dilation[i]} * (g.kernel[i] - 1) + out_pad[i] + 1;
+      OPSPEC_CHECK(size <= INT64_MAX, op, ": stride ", g.stride[i], ", dilation ", g.dilation[i],
+                   " and kernel size ", g.kernel[i], " overflow int64");
+      out[i] = static_cast<int64_t>(std::max<Wide>(size, INT64_MIN));
+    }
+    OPSPEC_CHECK(out[0] >= 1 && out[1] >= 1, op, ": Given input size per channel: (", dims_text(in, dims),
+                 "). Calculated output size per channel: (", dims_text(out, dims), "). Output size is too small");
+    // The adjoint: a regular convolution of the result's shape whose output is the input (See conv_meta.h).
+    g.in = out;
+    g.out = in;
+  } else {
+    g.in = in;
+    std::array<int64_t, 2> padded{}, effective{};
+    for (int i = 0; i < 2; ++i) {
+      // in + 2 padding and dilation (kernel - 1) + 1, refusing what overflows int64 (UB in PyTorch's too).
+      const bool overflow = __builtin_mul_overflow(g.padding[i], 2, &padded[i]) ||
+                            __builtin_add_overflow(padded[i], g.in[i], &padded[i]) ||
+                            __builtin_mul_overflow(g.dilation[i], g.kernel[i] - 1, &effective[i]) ||
+                            __builtin_add_overflow(effective[i], 1, &effective[i]);
+      OPSPEC_CHECK(!overflow, op, ": padding ", g.padding[i], ", dilation ", g.dilation[i], " and kernel size ",
+                   g.kernel[i], " overflow int64");
+    }
+    OPSPEC_CHECK(padded[0] >= effective[0] && padded[1] >= effective[1], op,
+                 ": Calculated padded input size per channel: (", dims_text(padded, dims), "). Kernel size: (",
+                 dims_text(effective, dims), "). Kernel size can't be greater than actual input size");
+    check_empty();
+    for (int i = 0; i < 2; ++i) g.out[i] = (padded[i] - effective[i]) / g.stride[i] + 1;
   }
-  OPSPEC_CHECK(padded[0] >= effective[0] && padded[1] >= effective[1], op,
-               ": Calculated padded input size per channel: (", dims_text(padded, dims), "). Kernel size: (",
-               dims_text(effective, dims), "). Kernel size can't be greater than actual input size");
-  for (int i = 0; i < 2; ++i) g.out[i] = (padded[i] - effective[i]) / g.stride[i] + 1;
-  g.out_sizes = {g.batch, g.out_channels};
-  if (dims == 2) g.out_sizes.push_back(g.out[0]);
-  g.out_sizes.push_back(g.out[1]);
+  const std::array<int64_t, 2> result = transposed ? g.in : g.out;
+  g.out_sizes = {g.batch, result_channels};
+  if (dims == 2) g.out_sizes.push_back(result[0]);
+  g.out_sizes.push_back(result[1]);
   return g;
 }
 
@@ -195,7 +245,7 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward_meta(
   OPSPEC_CHECK(grad_output.sizes() == IntArrayRef(g.out_sizes), kOp, ": grad_output of shape ",
                format_sizes(grad_output.sizes()), " does not match the convolution's output ",
                format_sizes(g.out_sizes));
-  const int64_t out_channels = g.out_channels;
+  const int64_t out_channels = g.out_sizes[1];
   return {output_mask[0] ? make_tensor(input.sizes(), input.dtype(), kMeta) : Tensor(),
           output_mask[1] ? make_tensor(weight.sizes(), weight.dtype(), kMeta) : Tensor(),
           output_mask[2] ? make_tensor(bias_sizes ? *bias_sizes : IntArrayRef(&out_channels, 1), input.dtype(), kMeta)

@@ -15,15 +15,31 @@ namespace opspec::internal {
 
 // ConvGeometry: a convolution over N batches of C input planes of one or two
 // spatial dims (1-D treated as H = 1), with groups of C / groups channels.
+// See Note [Transposed convolution geometry].
 struct ConvGeometry {
   int64_t batch = 0, in_channels = 0, out_channels = 0, groups = 1;
   std::array<int64_t, 2> in{1, 1}, kernel{1, 1}, stride{1, 1}, padding{0, 0}, dilation{1, 1}, out{1, 1};
   int spatial_dims = 2;
-  SizeVec out_sizes;  // [N, C_out, spatial...]
+  bool transposed = false;
+  SizeVec out_sizes;  // the result: [N, C_out, spatial...], transposed or not
 };
+// Note [Transposed convolution geometry]
+// A transposed convolution is the adjoint (the input gradient) of the regular
+// convolution whose input has the transposed result's shape and whose output
+// has the transposed input's shape; PyTorch's slow_conv_transpose2d computes
+// it so (gemm + col2im). Its ConvGeometry describes that regular convolution:
+// in_channels and in are the transposed result's, out_channels and out its
+// input's, and the weight [C, C_out / groups, k...] reads as that
+// convolution's [out_channels, in_channels / groups, k...]. Kernels then run
+// the regular convolution's three passes with roles swapped: the forward is
+// the input-gradient pass, the input gradient the forward pass, and the
+// weight gradient the weight pass with input and output gradient swapped.
+// out stays the transposed input's size when output_padding >= stride (PyTorch
+// allows it below dilation): the extra rows get no terms, only the bias.
+
 // conv_geometry: checks input ([N, C, L] or [N, C, H, W]), weight ([C_out,
-// C / groups, k...]), bias ([C_out]) and the parameters; transposed
-// convolutions are not supported yet.
+// C / groups, k...], transposed [C, C_out / groups, k...]), bias ([C_out])
+// and the parameters, with PyTorch's error texts.
 ConvGeometry conv_geometry(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
                            IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool transposed,
                            IntArrayRef output_padding, int64_t groups, std::string_view op);

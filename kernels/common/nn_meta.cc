@@ -95,6 +95,35 @@ NllLossGeometry nll_loss_geometry(const Tensor& self, const Tensor& target, cons
   return g;
 }
 
+NllLossGeometry nll_loss2d_geometry(const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight,
+                                    int64_t reduction, std::string_view op) {
+  // PyTorch's check_inputs_nll_loss2d, its words (the unclosed parenthesis too).
+  OPSPEC_CHECK(target.dim() == 3, op, ": only batches of spatial targets supported (3D tensors) but got targets of "
+               "dimension: ", target.dim());
+  OPSPEC_CHECK(self.dim() == 4, op, ": only batches of spatial inputs supported (4D tensors), but got input of "
+               "dimension: ", self.dim());
+  OPSPEC_CHECK(!weight || weight->numel() == self.size(1), op,
+               ": weight tensor should be defined either for all or no classes");
+  OPSPEC_CHECK(self.size(0) == target.size(0) && self.size(2) == target.size(1) && self.size(3) == target.size(2), op,
+               ": size mismatch (got input: ", format_sizes(self.sizes()), " , target: ", format_sizes(target.sizes()));
+  OPSPEC_CHECK(is_floating(self.dtype()), op, ": \"nll_loss2d_forward_out_frame\" not implemented for '",
+               scalar_type_name(self.dtype()), "'");
+  OPSPEC_CHECK(target.dtype() == DType::kInt64, op, ": expected scalar type Long but found ",
+               scalar_type_name(target.dtype()));
+  OPSPEC_CHECK(!weight || weight->dtype() == self.dtype(), op, ": expected scalar type ",
+               scalar_type_name(self.dtype()), " but found ", scalar_type_name(weight->dtype()));
+  OPSPEC_CHECK(reduction >= 0 && reduction <= 2, op, ": ", reduction, " is not a valid value for reduction");
+  const Tensor all[] = {self, target, weight ? *weight : Tensor()};
+  check_same_device(all, op);
+  NllLossGeometry g;
+  g.batch = self.size(0);
+  g.n_classes = self.size(1);
+  g.map = self.size(2) * self.size(3);
+  g.has_batch = true;
+  if (reduction == static_cast<int64_t>(Reduction::kNone)) g.out_sizes = {g.batch, self.size(2), self.size(3)};
+  return g;
+}
+
 SdpaGeometry sdpa_geometry(const Tensor& query, const Tensor& key, const Tensor& value,
                            const std::optional<Tensor>& attn_mask, std::optional<double> scale, double dropout_p,
                            std::string_view op) {
@@ -252,6 +281,33 @@ std::tuple<Tensor, Tensor> nll_loss_forward_meta(const Tensor& self, const Tenso
                                                  const std::optional<Tensor>& weight, int64_t reduction, int64_t) {
   const NllLossGeometry g = nll_loss_geometry(self, target, weight, reduction, "aten::nll_loss_forward");
   return {make_tensor(g.out_sizes, self.dtype(), kMeta), make_tensor({}, self.dtype(), kMeta)};
+}
+
+std::tuple<Tensor, Tensor> nll_loss2d_forward_meta(const Tensor& self, const Tensor& target,
+                                                   const std::optional<Tensor>& weight, int64_t reduction, int64_t) {
+  const NllLossGeometry g = nll_loss2d_geometry(self, target, weight, reduction, "aten::nll_loss2d_forward");
+  return {make_tensor(g.out_sizes, self.dtype(), kMeta), make_tensor({}, self.dtype(), kMeta)};
+}
+
+Tensor nll_loss2d_backward_meta(const Tensor& grad_output, const Tensor& self, const Tensor& target,
+                                const std::optional<Tensor>& weight, int64_t reduction, int64_t,
+                                const Tensor& total_weight) {
+  constexpr std::string_view kOp = "aten::nll_loss2d_backward";
+  const NllLossGeometry g = nll_loss2d_geometry(self, target, weight, reduction, kOp);
+  OPSPEC_CHECK(total_weight.numel() == 1, kOp, ": expected total_weight to be a single element tensor, got: ",
+               format_sizes(total_weight.sizes()), " (", total_weight.numel(), " elements)");
+  if (reduction == static_cast<int64_t>(Reduction::kNone)) {
+    for (int64_t d = 0; d < 3; ++d) {
+      OPSPEC_CHECK(grad_output.dim() == 3 && grad_output.size(d) == g.out_sizes[d], kOp,
+                   ": Expected a tensor of dimension 3 and tensor.size[", d, "] == ", g.out_sizes[d],
+                   " but got: dimension ", grad_output.dim(), " and tensor.size[", d, "] == ",
+                   grad_output.dim() > d ? grad_output.size(d) : 1);
+    }
+  } else {
+    OPSPEC_CHECK(grad_output.dim() <= 1 && grad_output.numel() == 1, kOp,
+                 ": Expected a single element grad_output tensor, but got: ", format_sizes(grad_output.sizes()));
+  }
+  return make_tensor(self.sizes(), self.dtype(), kMeta);
 }
 
 Tensor nll_loss_backward_meta(const Tensor& grad_output, const Tensor& self, const Tensor& target,

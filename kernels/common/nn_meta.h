@@ -26,13 +26,17 @@ void check_triangle_input(const Tensor& self, std::string_view name);
 // arg_reduction_shape: argmax/argmin's result sizes (every dim when dim is None).
 SizeVec arg_reduction_shape(const Tensor& self, std::optional<int64_t> dim, bool keepdim, std::string_view name);
 
-// NllLossGeometry: nll_loss_forward's view of its input: rows of n_classes
-// (one row without a batch dim), and its result sizes.
+// NllLossGeometry: nll_loss_forward's view of its input: batch samples of
+// n_classes x map values (map = 1, or H x W for nll_loss2d), so the
+// log-probability of item i = b * map + e for class c lies at
+// (b * n_classes + c) * map + e and its target at i; and the result sizes.
 struct NllLossGeometry {
-  int64_t batch = 1;       // rows (1 for a 1-D input)
-  int64_t n_classes = 0;   // input's last dim
-  bool has_batch = false;  // input is 2-D
-  SizeVec out_sizes;       // [batch] for reduction none with a batch, else []
+  int64_t batch = 1;       // samples (1 for a 1-D input)
+  int64_t n_classes = 0;   // input's dim 1 (dim 0 for a 1-D input)
+  int64_t map = 1;         // positions per sample: nll_loss2d's H x W
+  bool has_batch = false;  // input has a batch dim: reduction none gives one loss per item
+  SizeVec out_sizes;       // [batch] or [N, H, W] for reduction none with a batch, else []
+  int64_t items() const { return batch * map; }
 };
 // at::Reduction: how a loss reduces (None 0, Mean 1, Sum 2).
 enum class Reduction : int64_t { kNone = 0, kMean = 1, kSum = 2 };
@@ -40,6 +44,10 @@ enum class Reduction : int64_t { kNone = 0, kMean = 1, kSum = 2 };
 // i64 matching input's batch), weight (n_classes values) and reduction.
 NllLossGeometry nll_loss_geometry(const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight,
                                   int64_t reduction, std::string_view op);
+// nll_loss2d_geometry: nll_loss2d's checks: input [N, C, H, W] floating,
+// target [N, H, W] i64, weight (C values) and reduction.
+NllLossGeometry nll_loss2d_geometry(const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight,
+                                    int64_t reduction, std::string_view op);
 
 // SdpaGeometry: the sizes of an attention call: query (B, H, L, E), key
 // (B, H, S, E), value (B, H, S, Ev); the mask broadcasts to (B, H, L, S).
@@ -83,6 +91,12 @@ std::tuple<Tensor, Tensor> nll_loss_forward_meta(const Tensor& self, const Tenso
 Tensor nll_loss_backward_meta(const Tensor& grad_output, const Tensor& self, const Tensor& target,
                               const std::optional<Tensor>& weight, int64_t reduction, int64_t ignore_index,
                               const Tensor& total_weight);
+std::tuple<Tensor, Tensor> nll_loss2d_forward_meta(const Tensor& self, const Tensor& target,
+                                                   const std::optional<Tensor>& weight, int64_t reduction,
+                                                   int64_t ignore_index);
+Tensor nll_loss2d_backward_meta(const Tensor& grad_output, const Tensor& self, const Tensor& target,
+                                const std::optional<Tensor>& weight, int64_t reduction, int64_t ignore_index,
+                                const Tensor& total_weight);
 std::tuple<Tensor, Tensor> sdpa_flash_cpu_meta(const Tensor& query, const Tensor& key, const Tensor& value,
                                                double dropout_p, bool is_causal,
                                                const std::optional<Tensor>& attn_mask, std::optional<double> scale);

@@ -1,5 +1,6 @@
 // convolution.cc: CPU kernels of convolution and convolution_backward
-// (1-D and 2-D, groups, stride, padding, dilation). See Note [CPU convolution].
+// (1-D and 2-D, groups, stride, padding, dilation, transposed). See Note
+// [CPU convolution].
 #include <algorithm>
 #include <cstring>
 #include <type_traits>
@@ -24,7 +25,9 @@ namespace {
 // backward is the transpose: columns of W^T dY scattered back (col2im) for
 // the input, dY cols^T for the weight, one partial per image summed in image
 // order, so the bits do not depend on the thread count. f16 and bf16 compute
-// in f32 and round once.
+// in f32 and round once. A transposed convolution runs the same three passes
+// with roles swapped (See Note [Transposed convolution geometry] in
+// kernels/common/conv_meta.h).
 
 // kColumnBudget: im2col elements per gemm in the forward (512 KiB of f32:
 // 12.5 ms for BM_Conv2d/resnet against 16.4 ms for whole images).
@@ -32,7 +35,7 @@ constexpr int64_t kColumnBudget = int64_t{1} << 17;
 
 bool is_pointwise(const ConvGeometry& g) {
   return g.kernel[0] == 1 && g.kernel[1] == 1 && g.stride[0] == 1 && g.stride[1] == 1 && g.padding[0] == 0 &&
-         g.padding[1] == 0;
+         g.padding[1] == 0 && g.in == g.out;  // a transposed output_padding can make in larger
 }
 
 // valid_range: the outputs o in [0, n) whose input position o * stride + offset
@@ -109,6 +112,141 @@ void col2im(const C* cols, int64_t channels, const ConvGeometry& g, C* x) {
   }
 }
 
+// Work: a convolution's sizes in the compute type C, for the three passes.
+struct Work {
+  int64_t cg, og, plane, opix, kdim;
+  bool pointwise, parallel;
+};
+Work work_of(const ConvGeometry& g) {
+  Work w;
+  w.cg = g.in_channels / g.groups;
+  w.og = g.out_channels / g.groups;
+  w.plane = g.in[0] * g.in[1];
+  w.opix = g.out[0] * g.out[1];
+  w.kdim = w.cg * g.kernel[0] * g.kernel[1];
+  w.pointwise = is_pointwise(g);
+  w.parallel = g.batch * g.out_channels * w.opix * w.kdim >= (int64_t{1} << 16);
+  return w;
+}
+
+// forward_pass: y = conv(x, w) (+ bias per output channel when non-null),
+// y [N, out_channels, out] written whole.
+template <class C>
+void forward_pass(const ConvGeometry& g, const C* xp, const C* wp, const C* bp, C* yp) {
+  const Work k = work_of(g);
+  // Output rows per gemm: their columns stay in L2 for the gemm's packing (See Note [CPU convolution]).
+  const int64_t ow = g.out[1];
+  const int64_t rows = std::clamp(kColumnBudget / std::max<int64_t>(k.kdim * ow, 1), int64_t{1}, g.out[0]);
+  parallel_rows_with(
+      g.batch, k.parallel,
+      [&] { return std::vector<C>(k.pointwise ? 0 : static_cast<size_t>(k.kdim * rows * ow)); },
+      [&](int64_t n, std::vector<C>& cols) {
+        for (int64_t gi = 0; gi < g.groups; ++gi) {
+          const C* xg = xp + (n * g.in_channels + gi * k.cg) * k.plane;
+          C* yg = yp + (n * g.out_channels + gi * k.og) * k.opix;
+          if (bp != nullptr) {
+            for (int64_t o = 0; o < k.og; ++o) std::fill(yg + o * k.opix, yg + (o + 1) * k.opix, bp[gi * k.og + o]);
+          }
+          const C* wg = wp + gi * k.og * k.kdim;
+          const C beta = bp != nullptr ? C(1) : C(0);
+          if (k.pointwise) {
+            gemm<C>(false, false, k.og, k.opix, k.kdim, C(1), wg, k.kdim, xg, k.opix, beta, yg, k.opix);
+            continue;
+          }
+          for (int64_t oy0 = 0; oy0 < g.out[0]; oy0 += rows) {
+            const int64_t oy1 = std::min(oy0 + rows, g.out[0]), cols_n = (oy1 - oy0) * ow;
+            im2col<C>(xg, k.cg, g, oy0, oy1, cols.data());
+            gemm<C>(false, false, k.og, cols_n, k.kdim, C(1), wg, k.kdim, cols.data(), cols_n, beta, yg + oy0 * ow,
+                    k.opix);
+          }
+        }
+      });
+}
+
+// input_grad_pass: dx = the adjoint of conv(., w) applied to dy (W^T dy
+// scattered back by col2im), dx [N, in_channels, in] written whole.
+template <class C>
+void input_grad_pass(const ConvGeometry& g, const C* dyp, const C* wp, C* dxp) {
+  const Work k = work_of(g);
+  std::fill(dxp, dxp + g.batch * g.in_channels * k.plane, C(0));
+  parallel_rows_with(
+      g.batch, k.parallel,
+      [&] { return std::vector<C>(k.pointwise ? 0 : static_cast<size_t>(k.kdim * k.opix)); },
+      [&](int64_t n, std::vector<C>& cols) {
+        for (int64_t gi = 0; gi < g.groups; ++gi) {
+          const C* dyg = dyp + (n * g.out_channels + gi * k.og) * k.opix;
+          const C* wg = wp + gi * k.og * k.kdim;
+          C* dxg = dxp + (n * g.in_channels + gi * k.cg) * k.plane;
+          if (k.pointwise) {
+            gemm<C>(true, false, k.kdim, k.opix, k.og, C(1), wg, k.kdim, dyg, k.opix, C(0), dxg, k.opix);
+          } else {
+            gemm<C>(true, false, k.kdim, k.opix, k.og, C(1), wg, k.kdim, dyg, k.opix, C(0), cols.data(), k.opix);
+            col2im<C>(cols.data(), k.cg, g, dxg);
+          }
+        }
+      });
+}
+
+// weight_grad_pass: dw = dy cols(x)^T, one partial per image summed in image
+// order (the bits do not depend on the thread count).
+template <class C>
+void weight_grad_pass(const ConvGeometry& g, const C* xp, const C* dyp, C* dwp) {
+  const Work k = work_of(g);
+  const int64_t wsize = g.out_channels * k.kdim;
+  std::vector<C> parts(static_cast<size_t>(g.batch * wsize));
+  parallel_rows_with(
+      g.batch, k.parallel,
+      [&] { return std::vector<C>(k.pointwise ? 0 : static_cast<size_t>(k.kdim * k.opix)); },
+      [&](int64_t n, std::vector<C>& cols) {
+        for (int64_t gi = 0; gi < g.groups; ++gi) {
+          const C* xg = xp + (n * g.in_channels + gi * k.cg) * k.plane;
+          const C* dyg = dyp + (n * g.out_channels + gi * k.og) * k.opix;
+          const C* src = xg;
+          if (!k.pointwise) {
+            im2col<C>(xg, k.cg, g, 0, g.out[0], cols.data());
+            src = cols.data();
+          }
+          gemm<C>(false, true, k.og, k.kdim, k.opix, C(1), dyg, k.opix, src, k.opix, C(0),
+                  parts.data() + n * wsize + gi * k.og * k.kdim, k.kdim);
+        }
+      });
+  std::fill(dwp, dwp + wsize, C(0));
+  for (int64_t n = 0; n < g.batch; ++n) {
+    const C* p = parts.data() + n * wsize;
+    for (int64_t i = 0; i < wsize; ++i) dwp[i] += p[i];
+  }
+}
+
+// channel_sums: s[c] = the sum of t[n, c, :] over images n, in order.
+template <class C>
+void channel_sums(const C* t, int64_t batch, int64_t channels, int64_t pixels, C* s) {
+  for (int64_t c = 0; c < channels; ++c) {
+    C sum = 0;
+    for (int64_t n = 0; n < batch; ++n) {
+      const C* r = t + (n * channels + c) * pixels;
+      for (int64_t i = 0; i < pixels; ++i) sum += r[i];
+    }
+    s[c] = sum;
+  }
+}
+
+template <class C>
+const C* data_of(const Tensor& t) {
+  return t.defined() ? static_cast<const C*>(t.raw_data()) : nullptr;
+}
+
+// compute_into: f(C* buffer) fills out's values in the compute type C, then
+// out gets them (rounded once for f16 and bf16).
+template <class T, class F>
+void compute_into(Tensor& out, F&& f) {
+  using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
+  Tensor c = std::is_same_v<T, C> ? out : make_tensor(out.sizes(), dtype_of<C>(), kCPU);
+  f(static_cast<C*>(c.raw_data()));
+  if (!std::is_same_v<T, C>) copy_into(out, c);
+}
+
+// conv_forward: a regular convolution's forward pass, or a transposed one's
+// input-gradient pass plus the bias (See Note [Transposed convolution geometry]).
 template <class T>
 void conv_forward(const ConvGeometry& g, const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
                   Tensor& out) {
@@ -116,112 +254,45 @@ void conv_forward(const ConvGeometry& g, const Tensor& input, const Tensor& weig
   constexpr DType kC = dtype_of<C>();
   const Tensor x = contiguous_cpu(input, kC), w = contiguous_cpu(weight, kC);
   const Tensor b = bias ? contiguous_cpu(*bias, kC) : Tensor();
-  Tensor out_c = std::is_same_v<T, C> ? out : make_tensor(out.sizes(), kC, kCPU);
-  const int64_t cg = g.in_channels / g.groups, og = g.out_channels / g.groups;
-  const int64_t plane = g.in[0] * g.in[1], opix = g.out[0] * g.out[1];
-  const int64_t kdim = cg * g.kernel[0] * g.kernel[1];
-  const bool pointwise = is_pointwise(g);
-  const C* xp = static_cast<const C*>(x.raw_data());
-  const C* wp = static_cast<const C*>(w.raw_data());
-  const C* bp = b.defined() ? static_cast<const C*>(b.raw_data()) : nullptr;
-  C* op = static_cast<C*>(out_c.raw_data());
-  const bool parallel = g.batch * g.out_channels * opix * kdim >= (int64_t{1} << 16);
-  // Output rows per gemm: their columns stay in L2 for the gemm's packing (See Note [CPU convolution]).
-  const int64_t ow = g.out[1], rows = std::clamp(kColumnBudget / std::max<int64_t>(kdim * ow, 1), int64_t{1}, g.out[0]);
-  parallel_rows_with(
-      g.batch, parallel, [&] { return std::vector<C>(pointwise ? 0 : static_cast<size_t>(kdim * rows * ow)); },
-      [&](int64_t n, std::vector<C>& cols) {
-        for (int64_t gi = 0; gi < g.groups; ++gi) {
-          const C* xg = xp + (n * g.in_channels + gi * cg) * plane;
-          C* yg = op + (n * g.out_channels + gi * og) * opix;
-          if (bp != nullptr) {
-            for (int64_t o = 0; o < og; ++o) std::fill(yg + o * opix, yg + (o + 1) * opix, bp[gi * og + o]);
-          }
-          const C* wg = wp + gi * og * kdim;
-          const C beta = bp != nullptr ? C(1) : C(0);
-          if (pointwise) {
-            gemm<C>(false, false, og, opix, kdim, C(1), wg, kdim, xg, opix, beta, yg, opix);
-            continue;
-          }
-          for (int64_t oy0 = 0; oy0 < g.out[0]; oy0 += rows) {
-            const int64_t oy1 = std::min(oy0 + rows, g.out[0]), cols_n = (oy1 - oy0) * ow;
-            im2col<C>(xg, cg, g, oy0, oy1, cols.data());
-            gemm<C>(false, false, og, cols_n, kdim, C(1), wg, kdim, cols.data(), cols_n, beta, yg + oy0 * ow, opix);
-          }
-        }
-      });
-  if (!std::is_same_v<T, C>) copy_into(out, out_c);
+  compute_into<T>(out, [&](C* y) {
+    if (!g.transposed) return forward_pass<C>(g, data_of<C>(x), data_of<C>(w), data_of<C>(b), y);
+    input_grad_pass<C>(g, data_of<C>(x), data_of<C>(w), y);
+    if (!b.defined()) return;
+    const C* bp = data_of<C>(b);
+    const int64_t plane = g.in[0] * g.in[1];
+    for (int64_t n = 0; n < g.batch; ++n) {
+      for (int64_t c = 0; c < g.in_channels; ++c) {
+        C* r = y + (n * g.in_channels + c) * plane;
+        for (int64_t i = 0; i < plane; ++i) r[i] += bp[c];
+      }
+    }
+  });
 }
 
+// conv_backward: the gradients of input, weight and bias each asked for;
+// a transposed convolution's swap the passes' roles (See Note [Transposed
+// convolution geometry]).
 template <class T>
 void conv_backward(const ConvGeometry& g, const Tensor& grad_output, const Tensor& input, const Tensor& weight,
-                   std::array<bool, 3> mask, Tensor& dx, Tensor& dw, Tensor& db) {
+                   Tensor& dx, Tensor& dw, Tensor& db) {
   using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
   constexpr DType kC = dtype_of<C>();
   const Tensor x = contiguous_cpu(input, kC), w = contiguous_cpu(weight, kC), dy = contiguous_cpu(grad_output, kC);
-  const int64_t cg = g.in_channels / g.groups, og = g.out_channels / g.groups;
-  const int64_t plane = g.in[0] * g.in[1], opix = g.out[0] * g.out[1];
-  const int64_t kdim = cg * g.kernel[0] * g.kernel[1];
-  const int64_t wsize = g.out_channels * kdim;
-  const bool pointwise = is_pointwise(g);
-  const C* xp = static_cast<const C*>(x.raw_data());
-  const C* wp = static_cast<const C*>(w.raw_data());
-  const C* dyp = static_cast<const C*>(dy.raw_data());
-  Tensor dx_c = mask[0] ? make_tensor(input.sizes(), kC, kCPU) : Tensor();
-  if (mask[0]) zero_bytes(dx_c);
-  // One weight gradient per image, summed in image order below.
-  std::vector<C> dw_parts(mask[1] ? static_cast<size_t>(g.batch * wsize) : 0);
-  const bool parallel = g.batch * g.out_channels * opix * kdim >= (int64_t{1} << 16);
-  parallel_rows_with(
-      g.batch, parallel, [&] { return std::vector<C>(pointwise ? static_cast<size_t>(0) : static_cast<size_t>(kdim * opix)); },
-      [&](int64_t n, std::vector<C>& cols) {
-        for (int64_t gi = 0; gi < g.groups; ++gi) {
-          const C* xg = xp + (n * g.in_channels + gi * cg) * plane;
-          const C* dyg = dyp + (n * g.out_channels + gi * og) * opix;
-          const C* wg = wp + gi * og * kdim;
-          if (mask[1]) {
-            const C* src = xg;
-            if (!pointwise) {
-              im2col<C>(xg, cg, g, 0, g.out[0], cols.data());
-              src = cols.data();
-            }
-            gemm<C>(false, true, og, kdim, opix, C(1), dyg, opix, src, opix, C(0),
-                    dw_parts.data() + n * wsize + gi * og * kdim, kdim);
-          }
-          if (mask[0]) {
-            C* dxg = static_cast<C*>(dx_c.raw_data()) + (n * g.in_channels + gi * cg) * plane;
-            if (pointwise) {
-              gemm<C>(true, false, kdim, opix, og, C(1), wg, kdim, dyg, opix, C(0), dxg, opix);
-            } else {
-              gemm<C>(true, false, kdim, opix, og, C(1), wg, kdim, dyg, opix, C(0), cols.data(), opix);
-              col2im<C>(cols.data(), cg, g, dxg);
-            }
-          }
-        }
-      });
-  if (mask[0]) copy_into(dx, dx_c);
-  if (mask[1]) {
-    Tensor dw_c = make_tensor(weight.sizes(), kC, kCPU);
-    C* d = static_cast<C*>(dw_c.raw_data());
-    std::fill(d, d + wsize, C(0));
-    for (int64_t n = 0; n < g.batch; ++n) {
-      const C* p = dw_parts.data() + n * wsize;
-      for (int64_t i = 0; i < wsize; ++i) d[i] += p[i];
-    }
-    copy_into(dw, dw_c);
+  // In the regular convolution's terms: its input and its output's gradient.
+  const C* conv_in = data_of<C>(g.transposed ? dy : x);
+  const C* conv_dout = data_of<C>(g.transposed ? x : dy);
+  if (dx.defined()) {
+    compute_into<T>(dx, [&](C* d) {
+      if (g.transposed) return forward_pass<C>(g, conv_in, data_of<C>(w), nullptr, d);
+      input_grad_pass<C>(g, conv_dout, data_of<C>(w), d);
+    });
   }
-  if (mask[2]) {
-    Tensor db_c = make_tensor({g.out_channels}, kC, kCPU);
-    C* d = static_cast<C*>(db_c.raw_data());
-    for (int64_t o = 0; o < g.out_channels; ++o) {
-      C s = 0;
-      for (int64_t n = 0; n < g.batch; ++n) {
-        const C* r = dyp + (n * g.out_channels + o) * opix;
-        for (int64_t i = 0; i < opix; ++i) s += r[i];
-      }
-      d[o] = s;
-    }
-    copy_into(db, db_c);
+  if (dw.defined()) compute_into<T>(dw, [&](C* d) { weight_grad_pass<C>(g, conv_in, conv_dout, d); });
+  if (db.defined()) {
+    compute_into<T>(db, [&](C* d) {
+      if (g.transposed) return channel_sums<C>(conv_in, g.batch, g.in_channels, g.in[0] * g.in[1], d);
+      channel_sums<C>(conv_dout, g.batch, g.out_channels, g.out[0] * g.out[1], d);
+    });
   }
 }
 
@@ -253,9 +324,8 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward_cpu(
   Tensor dx = mx.defined() ? make_tensor(mx.sizes(), input.dtype(), kCPU) : Tensor();
   Tensor dw = mw.defined() ? make_tensor(mw.sizes(), weight.dtype(), kCPU) : Tensor();
   Tensor db = mb.defined() ? make_tensor(mb.sizes(), input.dtype(), kCPU) : Tensor();
-  OPSPEC_DISPATCH_FLOATING_DTYPES(input.dtype(), kOp, [&] {
-    conv_backward<scalar_t>(g, grad_output, input, weight, output_mask, dx, dw, db);
-  });
+  OPSPEC_DISPATCH_FLOATING_DTYPES(input.dtype(), kOp,
+                                  [&] { conv_backward<scalar_t>(g, grad_output, input, weight, dx, dw, db); });
   return {dx, dw, db};
 }
 

@@ -1,8 +1,10 @@
-// loss.cc: CPU kernels of nll_loss_forward and nll_loss_backward, summing as
-// PyTorch's nll_loss_out_frame does (See Note [Cascade sum of nll_loss]).
+// loss.cc: CPU kernels of nll_loss_forward, nll_loss2d_forward and their
+// backward ops, summing as PyTorch's nll_loss_out_frame does (See Note
+// [Cascade sum of nll_loss]), and of mse_loss.
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <limits>
 
 #include "kernels/common/nn_meta.h"
 #include "kernels/cpu/copy.h"
@@ -17,10 +19,13 @@ using loops_detail::store;
 
 // Note [Cascade sum of nll_loss]
 // PyTorch sums the picked log-probabilities of a batch in 8 levels of
-// partial sums: each element goes into level 0, and every 2^p elements
-// (p = max(4, ceil(log2(batch)) / 8)) a level is added into the next one and
-// cleared; the levels are then added in order. We keep the same order so the
-// loss has PyTorch's bits, not just its value.
+// partial sums: each item goes into level 0, and every 2^p items (p = max(4,
+// ceil(log2(items)) / 8)) a level is added into the next one and cleared;
+// the levels are then added in order. Like PyTorch's nll_loss_out_frame and
+// nll_loss2d_forward_out_frame, the sums subtract each term (so a loss of
+// zero is +0) in the input's dtype, every operation rounded to it (f16 and
+// bf16 too, as c10::Half arithmetic rounds), so the loss has PyTorch's bits,
+// not just its value.
 constexpr int kCascadeLevels = 8;
 
 int64_t ceil_log2(int64_t x) {
@@ -32,6 +37,135 @@ void check_target(int64_t t, int64_t n_classes, std::string_view op) {
   OPSPEC_CHECK(t >= 0 && t < n_classes, op, ": Target ", t, " is out of bounds.");
 }
 
+// rounded: v rounded to T (and back to T's compute type): one T operation's result.
+template <class T>
+opmath_t<T> rounded(opmath_t<T> v) {
+  T r;
+  store(&r, v);
+  return load(r);
+}
+
+// nll_forward_frame: out (one loss per item, or the reduced loss) and total
+// weight of nll_loss_forward and nll_loss2d_forward (See NllLossGeometry).
+template <class T>
+void nll_forward_frame(const NllLossGeometry& g, const T* xp, const int64_t* tp, const T* wp, int64_t reduction,
+                       int64_t ignore_index, T* out, T* total, std::string_view op) {
+  using C = opmath_t<T>;
+  const int64_t n = g.n_classes, map = g.map, items = g.items();
+  const auto at = [&](int64_t i, int64_t c) { return ((i / map) * n + c) * map + i % map; };
+  if (reduction == static_cast<int64_t>(Reduction::kNone) && g.has_batch) {
+    for (int64_t i = 0; i < items; ++i) {
+      const int64_t c = tp[i];
+      if (c == ignore_index) {
+        store(out + i, C(0));
+        continue;
+      }
+      check_target(c, n, op);
+      store(out + i, -load(xp[at(i, c)]) * (wp != nullptr ? load(wp[c]) : C(1)));
+    }
+    store(total, C(0));
+    return;
+  }
+  const int64_t level_power = std::max<int64_t>(4, ceil_log2(items) / kCascadeLevels);
+  const int64_t level_mask = (int64_t{1} << level_power) - 1;
+  std::array<C, kCascadeLevels> loss{}, wsum{};
+  int64_t ignored = 0;
+  for (int64_t i = 0; i < items; ++i) {
+    const int64_t c = tp[i];
+    if (c == ignore_index) {
+      ++ignored;
+      continue;
+    }
+    check_target(c, n, op);
+    const C v = load(xp[at(i, c)]);
+    if (wp != nullptr) {
+      const C wv = load(wp[c]);
+      loss[0] = rounded<T>(loss[0] - rounded<T>(v * wv));
+      wsum[0] = rounded<T>(wsum[0] + wv);
+    } else {
+      loss[0] = rounded<T>(loss[0] - v);
+    }
+    for (int j = 0; j + 1 < kCascadeLevels; ++j) {
+      if ((i & (level_mask << (j * level_power))) != 0) break;
+      wsum[j + 1] = rounded<T>(wsum[j + 1] + wsum[j]);
+      loss[j + 1] = rounded<T>(loss[j + 1] + loss[j]);
+      wsum[j] = 0;
+      loss[j] = 0;
+    }
+  }
+  C total_weight = rounded<T>(static_cast<C>(items - ignored));
+  if (wp != nullptr) {
+    total_weight = 0;
+    for (const C s : wsum) total_weight = rounded<T>(total_weight + s);
+  }
+  C value = 0;
+  for (const C s : loss) value = rounded<T>(value + s);
+  if (reduction == static_cast<int64_t>(Reduction::kMean)) value /= total_weight;
+  store(out, value);
+  store(total, total_weight);
+}
+
+// nll_backward_frame: -weight[t] * grad (grad / total_weight for mean) at
+// each item's target class, zero elsewhere and for ignored targets; out is
+// zeroed by the caller.
+template <class T>
+void nll_backward_frame(const NllLossGeometry& g, const T* gp, const int64_t* tp, const T* wp, int64_t reduction,
+                        int64_t ignore_index, const Tensor& total_weight, T* out, std::string_view op) {
+  using C = opmath_t<T>;
+  const int64_t n = g.n_classes, map = g.map, items = g.items();
+  const bool elementwise = reduction == static_cast<int64_t>(Reduction::kNone) && g.has_batch;
+  // An unreduced gradient may be empty (an empty batch): read the one value only when reduced.
+  C scalar_grad = elementwise ? C(0) : load(gp[0]);
+  if (!elementwise && reduction == static_cast<int64_t>(Reduction::kMean)) {
+    T tw;
+    store(&tw, read_scalar(contiguous_cpu(total_weight)).to_double());
+    scalar_grad = rounded<T>(scalar_grad / load(tw));
+  }
+  for (int64_t i = 0; i < items; ++i) {
+    const int64_t c = tp[i];
+    if (c == ignore_index) continue;
+    check_target(c, n, op);
+    const C gv = -(elementwise ? load(gp[i]) : scalar_grad);
+    store(out + ((i / map) * n + c) * map + i % map, wp != nullptr ? load(wp[c]) * gv : gv);
+  }
+}
+
+// nll_forward: nll_forward_frame on contiguous copies.
+std::tuple<Tensor, Tensor> nll_forward(const NllLossGeometry& g, const Tensor& self, const Tensor& target,
+                                       const std::optional<Tensor>& weight, int64_t reduction, int64_t ignore_index,
+                                       std::string_view op) {
+  Tensor out = make_tensor(g.out_sizes, self.dtype(), kCPU);
+  Tensor total = make_tensor({}, self.dtype(), kCPU);
+  const Tensor t = contiguous_cpu(target);
+  OPSPEC_DISPATCH_FLOATING_DTYPES(self.dtype(), op, [&] {
+    const Tensor x = contiguous_cpu(self);
+    const Tensor w = weight ? contiguous_cpu(*weight) : Tensor();
+    nll_forward_frame<scalar_t>(g, static_cast<const scalar_t*>(x.raw_data()),
+                                static_cast<const int64_t*>(t.raw_data()),
+                                w.defined() ? static_cast<const scalar_t*>(w.raw_data()) : nullptr, reduction,
+                                ignore_index, static_cast<scalar_t*>(out.raw_data()), total.data_ptr<scalar_t>(), op);
+  });
+  return {out, total};
+}
+
+// nll_backward: nll_backward_frame into a zeroed gradient of self's shape.
+Tensor nll_backward(const NllLossGeometry& g, const Tensor& grad_output, const Tensor& self, const Tensor& target,
+                    const std::optional<Tensor>& weight, int64_t reduction, int64_t ignore_index,
+                    const Tensor& total_weight, std::string_view op) {
+  Tensor out = make_tensor(self.sizes(), self.dtype(), kCPU);
+  zero_bytes(out);
+  const Tensor t = contiguous_cpu(target);
+  OPSPEC_DISPATCH_FLOATING_DTYPES(self.dtype(), op, [&] {
+    const Tensor go = contiguous_cpu(grad_output, self.dtype());
+    const Tensor w = weight ? contiguous_cpu(*weight) : Tensor();
+    nll_backward_frame<scalar_t>(g, static_cast<const scalar_t*>(go.raw_data()),
+                                 static_cast<const int64_t*>(t.raw_data()),
+                                 w.defined() ? static_cast<const scalar_t*>(w.raw_data()) : nullptr, reduction,
+                                 ignore_index, total_weight, static_cast<scalar_t*>(out.raw_data()), op);
+  });
+  return out;
+}
+
 }  // namespace
 
 std::tuple<Tensor, Tensor> nll_loss_forward_cpu(const Tensor& self, const Tensor& target,
@@ -40,75 +174,9 @@ std::tuple<Tensor, Tensor> nll_loss_forward_cpu(const Tensor& self, const Tensor
   constexpr std::string_view kOp = "aten::nll_loss_forward";
   require_cpu_device(self.device(), kOp);
   const NllLossGeometry g = nll_loss_geometry(self, target, weight, reduction, kOp);
-  Tensor out = make_tensor(g.out_sizes, self.dtype(), kCPU);
-  Tensor total = make_tensor({}, self.dtype(), kCPU);
-  const Tensor t = contiguous_cpu(target);
-  const auto* tp = static_cast<const int64_t*>(t.raw_data());
-  OPSPEC_DISPATCH_FLOATING_DTYPES(self.dtype(), kOp, [&] {
-    using C = opmath_t<scalar_t>;
-    const Tensor x = contiguous_cpu(self);
-    const auto* xp = static_cast<const scalar_t*>(x.raw_data());
-    const Tensor w = weight ? contiguous_cpu(*weight) : Tensor();
-    const auto* wp = w.defined() ? static_cast<const scalar_t*>(w.raw_data()) : nullptr;
-    const int64_t n = g.n_classes;
-    if (reduction == static_cast<int64_t>(Reduction::kNone) && g.has_batch) {
-      auto* op = out.data_ptr<scalar_t>();
-      for (int64_t b = 0; b < g.batch; ++b) {
-        const int64_t c = tp[b];
-        if (c == ignore_index) {
-          store(op + b, C(0));
-          continue;
-        }
-        check_target(c, n, kOp);
-        const C wv = wp != nullptr ? load(wp[c]) : C(1);
-        store(op + b, -load(xp[b * n + c]) * wv);
-      }
-      store(total.data_ptr<scalar_t>(), C(0));
-      return;
-    }
-    const int64_t level_power = std::max<int64_t>(4, ceil_log2(g.batch) / kCascadeLevels);
-    const int64_t level_mask = (int64_t{1} << level_power) - 1;
-    std::array<C, kCascadeLevels> loss{}, wsum{};
-    int64_t ignored = 0;
-    for (int64_t b = 0; b < g.batch; ++b) {
-      const int64_t c = tp[b];
-      if (c == ignore_index) {
-        ++ignored;
-        continue;
-      }
-      check_target(c, n, kOp);
-      const C v = load(xp[b * n + c]);
-      if (wp != nullptr) {
-        const C wv = load(wp[c]);
-        loss[0] += v * wv;
-        wsum[0] += wv;
-      } else {
-        loss[0] += v;
-      }
-      for (int j = 0; j + 1 < kCascadeLevels; ++j) {
-        if ((b & (level_mask << (j * level_power))) != 0) break;
-        wsum[j + 1] += wsum[j];
-        loss[j + 1] += loss[j];
-        wsum[j] = 0;
-        loss[j] = 0;
-      }
-    }
-    C total_weight = static_cast<C>(g.batch - ignored);
-    if (wp != nullptr) {
-      total_weight = 0;
-      for (const C s : wsum) total_weight += s;
-    }
-    C value = 0;
-    for (const C s : loss) value += s;
-    if (reduction == static_cast<int64_t>(Reduction::kMean)) value /= total_weight;
-    store(out.data_ptr<scalar_t>(), -value);
-    store(total.data_ptr<scalar_t>(), total_weight);
-  });
-  return {out, total};
+  return nll_forward(g, self, target, weight, reduction, ignore_index, kOp);
 }
 
-// nll_loss_backward: -weight[t] * grad (grad / total_weight for mean) at each
-// picked class, zero elsewhere and for ignored targets.
 Tensor nll_loss_backward_cpu(const Tensor& grad_output, const Tensor& self, const Tensor& target,
                              const std::optional<Tensor>& weight, int64_t reduction, int64_t ignore_index,
                              const Tensor& total_weight) {
@@ -116,32 +184,37 @@ Tensor nll_loss_backward_cpu(const Tensor& grad_output, const Tensor& self, cons
   require_cpu_device(self.device(), kOp);
   nll_loss_backward_meta(grad_output, self, target, weight, reduction, ignore_index, total_weight);
   const NllLossGeometry g = nll_loss_geometry(self, target, weight, reduction, kOp);
-  Tensor out = make_tensor(self.sizes(), self.dtype(), kCPU);
-  zero_bytes(out);
-  const Tensor t = contiguous_cpu(target);
-  const auto* tp = static_cast<const int64_t*>(t.raw_data());
-  OPSPEC_DISPATCH_FLOATING_DTYPES(self.dtype(), kOp, [&] {
-    using C = opmath_t<scalar_t>;
-    const Tensor go = contiguous_cpu(grad_output, self.dtype());
-    const auto* gp = static_cast<const scalar_t*>(go.raw_data());
-    const Tensor w = weight ? contiguous_cpu(*weight) : Tensor();
-    const auto* wp = w.defined() ? static_cast<const scalar_t*>(w.raw_data()) : nullptr;
-    auto* op = out.data_ptr<scalar_t>();
-    const int64_t n = g.n_classes;
-    const bool elementwise = reduction == static_cast<int64_t>(Reduction::kNone) && g.has_batch;
-    C scalar_grad = load(gp[0]);
-    if (!elementwise && reduction == static_cast<int64_t>(Reduction::kMean)) {
-      scalar_grad /= static_cast<C>(read_scalar(contiguous_cpu(total_weight)).to_double());
-    }
-    for (int64_t b = 0; b < g.batch; ++b) {
-      const int64_t c = tp[b];
-      if (c == ignore_index) continue;
-      check_target(c, n, kOp);
-      const C gv = -(elementwise ? load(gp[b]) : scalar_grad);
-      store(op + b * n + c, wp != nullptr ? load(wp[c]) * gv : gv);
-    }
-  });
-  return out;
+  return nll_backward(g, grad_output, self, target, weight, reduction, ignore_index, total_weight, kOp);
+}
+
+// nll_loss2d_forward: nll_loss over [N, C, H, W] log-probabilities and
+// [N, H, W] targets; an empty target reduces to NaN (mean) or 0, as PyTorch's.
+std::tuple<Tensor, Tensor> nll_loss2d_forward_cpu(const Tensor& self, const Tensor& target,
+                                                  const std::optional<Tensor>& weight, int64_t reduction,
+                                                  int64_t ignore_index) {
+  constexpr std::string_view kOp = "aten::nll_loss2d_forward";
+  require_cpu_device(self.device(), kOp);
+  const NllLossGeometry g = nll_loss2d_geometry(self, target, weight, reduction, kOp);
+  if (g.items() == 0 && reduction != static_cast<int64_t>(Reduction::kNone)) {
+    const bool mean = reduction == static_cast<int64_t>(Reduction::kMean);
+    Tensor out = make_tensor({}, self.dtype(), kCPU), total = make_tensor({}, self.dtype(), kCPU);
+    OPSPEC_DISPATCH_FLOATING_DTYPES(self.dtype(), kOp, [&] {
+      store(out.data_ptr<scalar_t>(), mean ? std::numeric_limits<double>::quiet_NaN() : 0.0);
+      store(total.data_ptr<scalar_t>(), 0.0);
+    });
+    return {out, total};
+  }
+  return nll_forward(g, self, target, weight, reduction, ignore_index, kOp);
+}
+
+Tensor nll_loss2d_backward_cpu(const Tensor& grad_output, const Tensor& self, const Tensor& target,
+                               const std::optional<Tensor>& weight, int64_t reduction, int64_t ignore_index,
+                               const Tensor& total_weight) {
+  constexpr std::string_view kOp = "aten::nll_loss2d_backward";
+  require_cpu_device(self.device(), kOp);
+  nll_loss2d_backward_meta(grad_output, self, target, weight, reduction, ignore_index, total_weight);
+  const NllLossGeometry g = nll_loss2d_geometry(self, target, weight, reduction, kOp);
+  return nll_backward(g, grad_output, self, target, weight, reduction, ignore_index, total_weight, kOp);
 }
 
 Tensor sum_cpu(const Tensor& self, std::optional<DType> dtype);   // reduce.cc

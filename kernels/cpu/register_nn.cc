@@ -29,6 +29,12 @@ std::tuple<Tensor, Tensor> nll_loss_forward_cpu(const Tensor& self, const Tensor
 Tensor nll_loss_backward_cpu(const Tensor& grad_output, const Tensor& self, const Tensor& target,
                              const std::optional<Tensor>& weight, int64_t reduction, int64_t ignore_index,
                              const Tensor& total_weight);
+std::tuple<Tensor, Tensor> nll_loss2d_forward_cpu(const Tensor& self, const Tensor& target,
+                                                  const std::optional<Tensor>& weight, int64_t reduction,
+                                                  int64_t ignore_index);
+Tensor nll_loss2d_backward_cpu(const Tensor& grad_output, const Tensor& self, const Tensor& target,
+                               const std::optional<Tensor>& weight, int64_t reduction, int64_t ignore_index,
+                               const Tensor& total_weight);
 Tensor mse_loss_cpu(const Tensor& self, const Tensor& target, int64_t reduction);
 Tensor mse_loss_backward_cpu(const Tensor& grad_output, const Tensor& self, const Tensor& target, int64_t reduction);
 std::tuple<Tensor, Tensor> sdpa_flash_cpu(const Tensor& query, const Tensor& key, const Tensor& value,
@@ -97,6 +103,10 @@ void register_nn_kernels(Dispatcher& d) {
       .impl("mse_loss_backward", DispatchKey::kMeta, &mse_loss_backward_meta)
       .impl("nll_loss_backward", DispatchKey::kCPU, &nll_loss_backward_cpu)
       .impl("nll_loss_backward", DispatchKey::kMeta, &nll_loss_backward_meta)
+      .impl("nll_loss2d_forward", DispatchKey::kCPU, &nll_loss2d_forward_cpu)
+      .impl("nll_loss2d_forward", DispatchKey::kMeta, &nll_loss2d_forward_meta)
+      .impl("nll_loss2d_backward", DispatchKey::kCPU, &nll_loss2d_backward_cpu)
+      .impl("nll_loss2d_backward", DispatchKey::kMeta, &nll_loss2d_backward_meta)
       .impl("_scaled_dot_product_flash_attention_for_cpu", DispatchKey::kCPU, &sdpa_flash_cpu)
       .impl("_scaled_dot_product_flash_attention_for_cpu", DispatchKey::kMeta, &sdpa_flash_cpu_meta)
       .impl("_scaled_dot_product_flash_attention_for_cpu_backward", DispatchKey::kCPU, &sdpa_flash_cpu_backward)

@@ -75,8 +75,23 @@ Tensor convolution_cuda(const Tensor& input, const Tensor& weight, const std::op
   const Tensor x = on_device(input, dt, dev), w = on_device(weight, dt, dev);
   const Tensor b = bias ? on_device(*bias, dt, dev) : Tensor();
   DeviceGuard guard(dev);
-  launch_conv_forward(code_of(dt), conv_args(g), x.raw_data(), w.raw_data(), data_or_null(b), out.raw_data());
+  if (g.transposed) {  // See Note [Transposed convolution geometry]
+    launch_conv_backward_input(code_of(dt), conv_args(g), x.raw_data(), w.raw_data(), data_or_null(b),
+                               out.raw_data());
+  } else {
+    launch_conv_forward(code_of(dt), conv_args(g), x.raw_data(), w.raw_data(), data_or_null(b), out.raw_data());
+  }
   return out;
+}
+
+// result_side: a's result as the output side: the bias kernel's channel sums
+// over a transposed convolution's result (a's input side).
+ConvArgs result_side(const ConvArgs& a) {
+  ConvArgs r = a;
+  r.out_channels = a.in_channels;
+  r.out[0] = a.in[0];
+  r.out[1] = a.in[1];
+  return r;
 }
 
 // convolution_backward: the kernels read x, w and dy in one storage type:
@@ -96,16 +111,22 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward_cuda(
   Tensor dw = mw.defined() ? empty_cuda(mw.sizes(), weight.dtype(), dev) : Tensor();
   Tensor db = mb.defined() ? empty_cuda(mb.sizes(), input.dtype(), dev) : Tensor();
   const DType dt = grad_output.dtype() == input.dtype() ? input.dtype() : compute_dtype(input.dtype());
-  const int64_t out_channels = g.out_channels;
+  const int64_t out_channels = g.out_sizes[1];
   Staged sx(dx, input.sizes(), dt, dev), sw(dw, weight.sizes(), dt, dev);
   Staged sb(db, IntArrayRef(&out_channels, 1), dt, dev);
   const Tensor x = on_device(input, dt, dev), w = on_device(weight, dt, dev), dy = on_device(grad_output, dt, dev);
   const ConvArgs a = conv_args(g);
   {
     DeviceGuard guard(dev);
-    if (dx.defined()) launch_conv_backward_input(code_of(dt), a, dy.raw_data(), w.raw_data(), sx.data());
-    if (dw.defined()) launch_conv_backward_weight(code_of(dt), a, dy.raw_data(), x.raw_data(), sw.data());
-    if (db.defined()) launch_conv_backward_bias(code_of(dt), a, dy.raw_data(), sb.data());
+    if (!g.transposed) {
+      if (dx.defined()) launch_conv_backward_input(code_of(dt), a, dy.raw_data(), w.raw_data(), nullptr, sx.data());
+      if (dw.defined()) launch_conv_backward_weight(code_of(dt), a, dy.raw_data(), x.raw_data(), sw.data());
+      if (db.defined()) launch_conv_backward_bias(code_of(dt), a, dy.raw_data(), sb.data());
+    } else {  // the passes' roles swap: See Note [Transposed convolution geometry]
+      if (dx.defined()) launch_conv_forward(code_of(dt), a, dy.raw_data(), w.raw_data(), nullptr, sx.data());
+      if (dw.defined()) launch_conv_backward_weight(code_of(dt), a, x.raw_data(), dy.raw_data(), sw.data());
+      if (db.defined()) launch_conv_backward_bias(code_of(dt), result_side(a), dy.raw_data(), sb.data());
+    }
   }
   sx.finish();
   sw.finish();

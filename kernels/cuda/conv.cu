@@ -86,9 +86,11 @@ __global__ void conv_forward_kernel(const ConvArgs a, const T* x, const T* w, co
 
 // conv_backward_input_kernel: dx[n, ci, y, x] = the sum over the group's
 // output channels and kernel positions (i, j) whose output position
-// ((y + pad - i * dil) / stride, same for x) exists, of dy there times w.
+// ((y + pad - i * dil) / stride, same for x) exists, of dy there times w,
+// plus bias[ci] when given (a transposed convolution's forward).
 template <class T>
-__global__ void conv_backward_input_kernel(const ConvArgs a, const T* dy, const T* w, T* dx, int64_t total) {
+__global__ void conv_backward_input_kernel(const ConvArgs a, const T* dy, const T* w, const T* bias, T* dx,
+                                           int64_t total) {
   using C = opmath_t<T>;
   const int64_t H = a.in[0], W = a.in[1], oh = a.out[0], ow = a.out[1], kh = a.kernel[0], kw = a.kernel[1];
   const int64_t cg = a.in_channels / a.groups, og = a.out_channels / a.groups;
@@ -111,7 +113,8 @@ __global__ void conv_backward_input_kernel(const ConvArgs a, const T* dy, const 
         }
       }
     }
-    dx[e] = static_cast<T>(acc);
+    // A transposed convolution's bias, added after the sum as the CPU's.
+    dx[e] = static_cast<T>(bias != nullptr ? acc + static_cast<C>(bias[ci]) : acc);
   }
 }
 
@@ -536,12 +539,15 @@ void launch_conv_forward(Code code, const ConvArgs& a, const void* x, const void
   check_launch("convolution");
 }
 
-void launch_conv_backward_input(Code code, const ConvArgs& a, const void* dy, const void* w, void* dx) {
+void launch_conv_backward_input(Code code, const ConvArgs& a, const void* dy, const void* w, const void* bias,
+                                void* dx) {
   const int64_t total = a.batch * a.in_channels * a.in[0] * a.in[1];
   if (total == 0) return;
   with_floating_code(code, "launch_conv_backward_input: needs a floating dtype", [&]<class T>() {
     conv_backward_input_kernel<T><<<blocks_for(total), kBlock>>>(a, static_cast<const T*>(dy),
-                                                                 static_cast<const T*>(w), static_cast<T*>(dx), total);
+                                                                 static_cast<const T*>(w),
+                                                                 static_cast<const T*>(bias), static_cast<T*>(dx),
+                                                                 total);
   });
   check_launch("convolution_backward");
 }

@@ -25,8 +25,11 @@ struct ConvArgs {
 
 // launch_conv_forward: y = conv(x, w) + bias (bias null: none).
 void launch_conv_forward(Code code, const ConvArgs& a, const void* x, const void* w, const void* bias, void* y);
-// launch_conv_backward_input: dx = the transposed convolution of dy by w.
-void launch_conv_backward_input(Code code, const ConvArgs& a, const void* dy, const void* w, void* dx);
+// launch_conv_backward_input: dx = the transposed convolution of dy by w
+// (+ bias per input channel when non-null: a transposed convolution's forward,
+// See Note [Transposed convolution geometry] in kernels/common/conv_meta.h).
+void launch_conv_backward_input(Code code, const ConvArgs& a, const void* dy, const void* w, const void* bias,
+                                void* dx);
 // launch_conv_backward_weight: dw[o, c, i, j] = the sum over images and
 // output positions of dy times the input element (o, c, i, j) read there;
 // zeros when batch is 0.

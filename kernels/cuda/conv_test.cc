@@ -96,6 +96,41 @@ TEST(CudaConvTest, ConvolutionAndItsBackwardMatchTheCpu) {
   }
 }
 
+TEST(CudaConvTest, TransposedConvolutionAndItsBackwardMatchTheCpu) {
+  // The regular kernels with roles swapped (See Note [Transposed convolution
+  // geometry]): weight [C, C_out / groups, k...], output_padding below the
+  // stride, or past it below the dilation.
+  OPSPEC_SKIP_WITHOUT_CUDA();
+  struct Case {
+    std::vector<int64_t> x, w, stride, padding, output_padding, dilation;
+    int64_t groups;
+  };
+  const Case cases[] = {
+      {{2, 4, 5, 4}, {4, 3, 3, 2}, {2, 1}, {1, 0}, {1, 0}, {1, 2}, 2},
+      {{1, 3, 4, 4}, {3, 2, 3, 3}, {1, 1}, {0, 0}, {1, 1}, {2, 2}, 1},
+      {{2, 4, 6}, {4, 2, 3}, {2}, {1}, {1}, {1}, 1},  // conv_transpose1d
+  };
+  for (DType dt : kFloats) {
+    for (const Case& c : cases) {
+      const std::string what = str_cat(dtype_short_name(dt), " x ", format_sizes(c.x), " w ", format_sizes(c.w));
+      const Tensor x = input(c.x, dt, 21), w = input(c.w, dt, 22), b = input({c.w[1] * c.groups}, dt, 23);
+      const Tensor want = ops::convolution(x, w, b, c.stride, c.padding, c.dilation, true, c.output_padding, c.groups);
+      expect_close(ops::convolution(to_cuda(x), to_cuda(w), to_cuda(b), c.stride, c.padding, c.dilation, true,
+                                    c.output_padding, c.groups),
+                   want, "conv_transpose " + what, 8, 4.0);
+      const Tensor g = input(want.sizes(), dt, 24);
+      const int64_t bias_size[] = {c.w[1] * c.groups};
+      for (const std::array<bool, 3>& mask : kMasks) {
+        expect_grads(ops::convolution_backward(to_cuda(g), to_cuda(x), to_cuda(w), IntArrayRef(bias_size), c.stride,
+                                               c.padding, c.dilation, true, c.output_padding, c.groups, mask),
+                     ops::convolution_backward(g, x, w, IntArrayRef(bias_size), c.stride, c.padding, c.dilation, true,
+                                               c.output_padding, c.groups, mask),
+                     str_cat("conv_transpose backward ", what, " mask ", mask[0], mask[1], mask[2]), 16, 8.0);
+      }
+    }
+  }
+}
+
 TEST(CudaConvTest, ConvolutionOfStridedInputsAndOtherGradDtypes) {
   OPSPEC_SKIP_WITHOUT_CUDA();
   const ConvCase& c = kConvCases[0];

@@ -8,6 +8,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <limits>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -74,7 +75,8 @@ void check_indices(const Tensor& idx, int64_t n, std::string_view op, Device dev
   for (const int64_t i : host_indices(idx)) check_index(i, n, op);
 }
 
-// check_targets: kernels/cpu/loss.cc's check of the first `batch` targets (on dev) but ignore_index.
+// check_targets: kernels/cpu/loss.cc's check of the first `batch` targets (on dev) but ignore_index
+// (batch: the items, nll_loss2d's N x H x W).
 void check_targets(const Tensor& target, int64_t batch, int64_t n_classes, int64_t ignore_index, std::string_view op,
                    Device dev) {
   if (!any_bad_index(target, batch, n_classes, ignore_index, dev)) return;
@@ -226,16 +228,15 @@ int64_t ceil_log2(int64_t x) {
   return 64 - __builtin_clzll(static_cast<uint64_t>(x - 1));
 }
 
-std::tuple<Tensor, Tensor> nll_loss_forward_cuda(const Tensor& self, const Tensor& target,
-                                                 const std::optional<Tensor>& weight, int64_t reduction,
-                                                 int64_t ignore_index) {
-  constexpr std::string_view kOp = "aten::nll_loss_forward";
-  const NllLossGeometry g = nll_loss_geometry(self, target, weight, reduction, kOp);
-  const Device dev = op_device({self, target, weight ? *weight : Tensor()}, kOp);
+// nll_forward: nll_loss_forward and nll_loss2d_forward (See NllLossGeometry).
+std::tuple<Tensor, Tensor> nll_forward(const NllLossGeometry& g, const Tensor& self, const Tensor& target,
+                                       const std::optional<Tensor>& weight, int64_t reduction, int64_t ignore_index,
+                                       std::string_view op) {
+  const Device dev = op_device({self, target, weight ? *weight : Tensor()}, op);
   Tensor out = empty_cuda(g.out_sizes, self.dtype(), dev);
   Tensor total = empty_cuda({}, self.dtype(), dev);
   const Tensor t = on_device(target, DType::kInt64, dev);
-  check_targets(t, g.batch, g.n_classes, ignore_index, kOp, dev);
+  check_targets(t, g.items(), g.n_classes, ignore_index, op, dev);
   const Tensor x = on_device(self, self.dtype(), dev);
   const Tensor w = weight ? on_device(*weight, self.dtype(), dev) : Tensor();
   NllLossArgs a;
@@ -244,10 +245,11 @@ std::tuple<Tensor, Tensor> nll_loss_forward_cuda(const Tensor& self, const Tenso
   a.weight = w.defined() ? w.raw_data() : nullptr;
   a.batch = g.batch;
   a.n_classes = g.n_classes;
+  a.map = g.map;
   a.ignore_index = ignore_index;
   a.elementwise = reduction == static_cast<int64_t>(Reduction::kNone) && g.has_batch;
   a.mean = reduction == static_cast<int64_t>(Reduction::kMean);
-  a.level_power = std::max<int64_t>(4, ceil_log2(g.batch) / 8);
+  a.level_power = std::max<int64_t>(4, ceil_log2(g.items()) / 8);
   a.out = out.raw_data();
   a.total = total.raw_data();
   DeviceGuard guard(dev);
@@ -255,21 +257,18 @@ std::tuple<Tensor, Tensor> nll_loss_forward_cuda(const Tensor& self, const Tenso
   return {out, total};
 }
 
-// nll_loss_backward: -weight[t] * grad (grad / total_weight for mean) at each
-// picked class, zero elsewhere and for ignored targets.
-Tensor nll_loss_backward_cuda(const Tensor& grad_output, const Tensor& self, const Tensor& target,
-                              const std::optional<Tensor>& weight, int64_t reduction, int64_t ignore_index,
-                              const Tensor& total_weight) {
-  constexpr std::string_view kOp = "aten::nll_loss_backward";
-  nll_loss_backward_meta(grad_output, self, target, weight, reduction, ignore_index, total_weight);
-  const NllLossGeometry g = nll_loss_geometry(self, target, weight, reduction, kOp);
-  const Device dev = op_device({self, target, weight ? *weight : Tensor(), grad_output, total_weight}, kOp);
+// nll_backward: -weight[t] * grad (grad / total_weight for mean) at each
+// item's target class, zero elsewhere and for ignored targets.
+Tensor nll_backward(const NllLossGeometry& g, const Tensor& grad_output, const Tensor& self, const Tensor& target,
+                    const std::optional<Tensor>& weight, int64_t reduction, int64_t ignore_index,
+                    const Tensor& total_weight, std::string_view op) {
+  const Device dev = op_device({self, target, weight ? *weight : Tensor(), grad_output, total_weight}, op);
   Tensor out = empty_cuda(self.sizes(), self.dtype(), dev);
   const Tensor t = on_device(target, DType::kInt64, dev);
-  check_targets(t, g.batch, g.n_classes, ignore_index, kOp, dev);
+  check_targets(t, g.items(), g.n_classes, ignore_index, op, dev);
   DeviceGuard guard(dev);
   if (out.numel() == 0) return out;
-  check(cudaMemsetAsync(out.raw_data(), 0, static_cast<size_t>(out.nbytes()), nullptr), kOp);
+  check(cudaMemsetAsync(out.raw_data(), 0, static_cast<size_t>(out.nbytes()), nullptr), op);
   const Tensor go = on_device(grad_output, self.dtype(), dev);
   const Tensor w = weight ? on_device(*weight, self.dtype(), dev) : Tensor();
   const Tensor tw = on_device(total_weight, DType::kFloat64, dev);
@@ -278,6 +277,7 @@ Tensor nll_loss_backward_cuda(const Tensor& grad_output, const Tensor& self, con
   a.weight = w.defined() ? w.raw_data() : nullptr;
   a.batch = g.batch;
   a.n_classes = g.n_classes;
+  a.map = g.map;
   a.ignore_index = ignore_index;
   a.elementwise = reduction == static_cast<int64_t>(Reduction::kNone) && g.has_batch;
   a.mean = reduction == static_cast<int64_t>(Reduction::kMean);
@@ -286,6 +286,49 @@ Tensor nll_loss_backward_cuda(const Tensor& grad_output, const Tensor& self, con
   a.total_weight = static_cast<const double*>(tw.raw_data());
   launch_nll_loss_backward(code_of(self.dtype()), a);
   return out;
+}
+
+std::tuple<Tensor, Tensor> nll_loss_forward_cuda(const Tensor& self, const Tensor& target,
+                                                 const std::optional<Tensor>& weight, int64_t reduction,
+                                                 int64_t ignore_index) {
+  constexpr std::string_view kOp = "aten::nll_loss_forward";
+  const NllLossGeometry g = nll_loss_geometry(self, target, weight, reduction, kOp);
+  return nll_forward(g, self, target, weight, reduction, ignore_index, kOp);
+}
+
+Tensor nll_loss_backward_cuda(const Tensor& grad_output, const Tensor& self, const Tensor& target,
+                              const std::optional<Tensor>& weight, int64_t reduction, int64_t ignore_index,
+                              const Tensor& total_weight) {
+  constexpr std::string_view kOp = "aten::nll_loss_backward";
+  nll_loss_backward_meta(grad_output, self, target, weight, reduction, ignore_index, total_weight);
+  const NllLossGeometry g = nll_loss_geometry(self, target, weight, reduction, kOp);
+  return nll_backward(g, grad_output, self, target, weight, reduction, ignore_index, total_weight, kOp);
+}
+
+// nll_loss2d_forward: an empty target reduces to NaN (mean) or 0, as the CPU's.
+std::tuple<Tensor, Tensor> nll_loss2d_forward_cuda(const Tensor& self, const Tensor& target,
+                                                   const std::optional<Tensor>& weight, int64_t reduction,
+                                                   int64_t ignore_index) {
+  constexpr std::string_view kOp = "aten::nll_loss2d_forward";
+  const NllLossGeometry g = nll_loss2d_geometry(self, target, weight, reduction, kOp);
+  if (g.items() == 0 && reduction != static_cast<int64_t>(Reduction::kNone)) {
+    const Device dev = op_device({self, target, weight ? *weight : Tensor()}, kOp);
+    const bool mean = reduction == static_cast<int64_t>(Reduction::kMean);
+    Tensor out = make_tensor({}, DType::kFloat64, kCPU), total = make_tensor({}, DType::kFloat64, kCPU);
+    *out.data_ptr<double>() = mean ? std::numeric_limits<double>::quiet_NaN() : 0.0;
+    *total.data_ptr<double>() = 0.0;
+    return {on_device(out, self.dtype(), dev), on_device(total, self.dtype(), dev)};
+  }
+  return nll_forward(g, self, target, weight, reduction, ignore_index, kOp);
+}
+
+Tensor nll_loss2d_backward_cuda(const Tensor& grad_output, const Tensor& self, const Tensor& target,
+                                const std::optional<Tensor>& weight, int64_t reduction, int64_t ignore_index,
+                                const Tensor& total_weight) {
+  constexpr std::string_view kOp = "aten::nll_loss2d_backward";
+  nll_loss2d_backward_meta(grad_output, self, target, weight, reduction, ignore_index, total_weight);
+  const NllLossGeometry g = nll_loss2d_geometry(self, target, weight, reduction, kOp);
+  return nll_backward(g, grad_output, self, target, weight, reduction, ignore_index, total_weight, kOp);
 }
 
 // ---- _safe_softmax ----
@@ -451,6 +494,8 @@ void register_nn_cuda_kernels(Library& lib) {
       .impl("argmin", kKey, &argmin_cuda)
       .impl("nll_loss_forward", kKey, &nll_loss_forward_cuda)
       .impl("nll_loss_backward", kKey, &nll_loss_backward_cuda)
+      .impl("nll_loss2d_forward", kKey, &nll_loss2d_forward_cuda)
+      .impl("nll_loss2d_backward", kKey, &nll_loss2d_backward_cuda)
       .impl("_scaled_dot_product_flash_attention_for_cpu", kKey, &sdpa_flash_cuda)
       .impl("_scaled_dot_product_flash_attention_for_cpu_backward", kKey, &sdpa_flash_cuda_backward);
 }

@@ -209,67 +209,79 @@ __global__ void zero_masked_rows_kernel(const T* x, T* y, int64_t rows, int64_t 
 
 // ---- nll_loss ----
 
-// nll_loss_none_kernel: one loss per row (reduction none with a batch dim).
+// nll_at: item i's log-probability of class c in x [batch, n_classes, map].
+__device__ inline int64_t nll_at(const NllLossArgs& a, int64_t i, int64_t c) {
+  return ((i / a.map) * a.n_classes + c) * a.map + i % a.map;
+}
+
+// nll_loss_none_kernel: one loss per item (reduction none with a batch dim).
 template <class T>
 __global__ void nll_loss_none_kernel(const NllLossArgs a) {
   using C = opmath_t<T>;
   const auto* x = static_cast<const T*>(a.x);
   const auto* w = static_cast<const T*>(a.weight);
   auto* out = static_cast<T*>(a.out);
-  for (int64_t b = first_index(); b < a.batch; b += grid_stride()) {
-    const int64_t c = a.target[b];
+  for (int64_t i = first_index(); i < a.batch * a.map; i += grid_stride()) {
+    const int64_t c = a.target[i];
     if (c == a.ignore_index) {
-      out[b] = static_cast<T>(C(0));
+      out[i] = static_cast<T>(C(0));
       continue;
     }
     const C wv = w != nullptr ? static_cast<C>(w[c]) : C(1);
-    out[b] = static_cast<T>(-static_cast<C>(x[b * a.n_classes + c]) * wv);
+    out[i] = static_cast<T>(-static_cast<C>(x[nll_at(a, i, c)]) * wv);
   }
   if (first_index() == 0) *static_cast<T*>(a.total) = static_cast<T>(C(0));
 }
 
+// rounded: v rounded to T: one T operation's result (f16 and bf16 round).
+template <class T>
+__device__ inline opmath_t<T> rounded(opmath_t<T> v) {
+  return static_cast<opmath_t<T>>(static_cast<T>(v));
+}
+
 // nll_loss_reduce_kernel: a single thread, so the sum keeps the CPU's cascade
-// order and its bits (See Note [Cascade sum of nll_loss] in kernels/cpu/loss.cc).
+// order, subtractions and roundings, and its bits (See Note [Cascade sum of
+// nll_loss] in kernels/cpu/loss.cc).
 template <class T>
 __global__ void nll_loss_reduce_kernel(const NllLossArgs a) {
   using C = opmath_t<T>;
   constexpr int kLevels = 8;
   const auto* x = static_cast<const T*>(a.x);
   const auto* w = static_cast<const T*>(a.weight);
-  const int64_t level_mask = (int64_t{1} << a.level_power) - 1;
+  const int64_t level_mask = (int64_t{1} << a.level_power) - 1, items = a.batch * a.map;
   C loss[kLevels] = {}, wsum[kLevels] = {};
   int64_t ignored = 0;
-  for (int64_t b = 0; b < a.batch; ++b) {
-    const int64_t c = a.target[b];
+  for (int64_t i = 0; i < items; ++i) {
+    const int64_t c = a.target[i];
     if (c == a.ignore_index) {
       ++ignored;
       continue;
     }
-    const C v = static_cast<C>(x[b * a.n_classes + c]);
+    const C v = static_cast<C>(x[nll_at(a, i, c)]);
     if (w != nullptr) {
       const C wv = static_cast<C>(w[c]);
-      loss[0] += v * wv;
-      wsum[0] += wv;
+      loss[0] = rounded<T>(loss[0] - rounded<T>(v * wv));
+      wsum[0] = rounded<T>(wsum[0] + wv);
     } else {
-      loss[0] += v;
+      loss[0] = rounded<T>(loss[0] - v);
     }
     for (int j = 0; j + 1 < kLevels; ++j) {
-      if ((b & (level_mask << (j * a.level_power))) != 0) break;
-      wsum[j + 1] += wsum[j];
-      loss[j + 1] += loss[j];
+      if ((i & (level_mask << (j * a.level_power))) != 0) break;
+      wsum[j + 1] = rounded<T>(wsum[j + 1] + wsum[j]);
+      loss[j + 1] = rounded<T>(loss[j + 1] + loss[j]);
       wsum[j] = 0;
       loss[j] = 0;
     }
   }
-  C total_weight = static_cast<C>(a.batch - ignored);
+  C total_weight = rounded<T>(static_cast<C>(items - ignored));
   if (w != nullptr) {
     total_weight = 0;
-    for (int j = 0; j < kLevels; ++j) total_weight += wsum[j];
+    for (int j = 0; j < kLevels; ++j) total_weight = rounded<T>(total_weight + wsum[j]);
   }
   C value = 0;
-  for (int j = 0; j < kLevels; ++j) value += loss[j];
+  for (int j = 0; j < kLevels; ++j) value = rounded<T>(value + loss[j]);
   if (a.mean) value /= total_weight;
-  *static_cast<T*>(a.out) = static_cast<T>(-value);
+  *static_cast<T*>(a.out) = static_cast<T>(value);
   *static_cast<T*>(a.total) = static_cast<T>(total_weight);
 }
 
@@ -279,13 +291,13 @@ __global__ void nll_loss_backward_kernel(const NllLossArgs a) {
   const auto* g = static_cast<const T*>(a.grad);
   const auto* w = static_cast<const T*>(a.weight);
   auto* out = static_cast<T*>(a.out);
-  C scalar_grad = static_cast<C>(g[0]);
-  if (!a.elementwise && a.mean) scalar_grad /= static_cast<C>(*a.total_weight);
-  for (int64_t b = first_index(); b < a.batch; b += grid_stride()) {
-    const int64_t c = a.target[b];
+  C scalar_grad = a.elementwise ? C(0) : static_cast<C>(g[0]);
+  if (!a.elementwise && a.mean) scalar_grad = rounded<T>(scalar_grad / rounded<T>(static_cast<C>(*a.total_weight)));
+  for (int64_t i = first_index(); i < a.batch * a.map; i += grid_stride()) {
+    const int64_t c = a.target[i];
     if (c == a.ignore_index) continue;
-    const C gv = -(a.elementwise ? static_cast<C>(g[b]) : scalar_grad);
-    out[b * a.n_classes + c] = static_cast<T>(w != nullptr ? static_cast<C>(w[c]) * gv : gv);
+    const C gv = -(a.elementwise ? static_cast<C>(g[i]) : scalar_grad);
+    out[nll_at(a, i, c)] = static_cast<T>(w != nullptr ? static_cast<C>(w[c]) * gv : gv);
   }
 }
 
@@ -585,7 +597,7 @@ void launch_zero_masked_rows(Code code, const void* x, void* y, int64_t outer, i
 
 void launch_nll_loss(Code code, const NllLossArgs& a) {
   with_floating_code(code, "launch_nll_loss: needs a floating dtype", [&]<class T>() {
-    if (a.elementwise) nll_loss_none_kernel<T><<<blocks_for(a.batch), kBlock>>>(a);
+    if (a.elementwise) nll_loss_none_kernel<T><<<blocks_for(a.batch * a.map), kBlock>>>(a);
     else nll_loss_reduce_kernel<T><<<1, 1>>>(a);
   });
   check_launch("nll_loss_forward");
@@ -594,7 +606,7 @@ void launch_nll_loss(Code code, const NllLossArgs& a) {
 void launch_nll_loss_backward(Code code, const NllLossArgs& a) {
   if (a.batch == 0) return;
   with_floating_code(code, "launch_nll_loss_backward: needs a floating dtype", [&]<class T>() {
-    nll_loss_backward_kernel<T><<<blocks_for(a.batch), kBlock>>>(a);
+    nll_loss_backward_kernel<T><<<blocks_for(a.batch * a.map), kBlock>>>(a);
   });
   check_launch("nll_loss_backward");
 }

@@ -48,17 +48,19 @@ void launch_zero_masked_rows(Code code, const void* x, void* y, int64_t outer, i
 void launch_embedding_backward(Code code, const void* grad, const int64_t* offsets, const int64_t* rows, void* out,
                                int64_t num_weights, int64_t width, bool scale_by_freq);
 
-// NllLossArgs: nll_loss over a contiguous [batch, n_classes] x of a floating
-// code, checked i64 targets and an optional weight of n_classes values.
+// NllLossArgs: nll_loss over a contiguous [batch, n_classes, map] x of a
+// floating code (map = 1, or nll_loss2d's H x W; See NllLossGeometry in
+// kernels/common/nn_meta.h), checked i64 targets (one per item) and an
+// optional weight of n_classes values.
 struct NllLossArgs {
   const void* x = nullptr;
   const int64_t* target = nullptr;
   const void* weight = nullptr;  // null: every class weighs 1
-  int64_t batch = 1, n_classes = 0, ignore_index = -100;
-  bool elementwise = false;  // reduction none with a batch dim: one loss per row
+  int64_t batch = 1, n_classes = 0, map = 1, ignore_index = -100;
+  bool elementwise = false;  // reduction none with a batch dim: one loss per item
   bool mean = false;         // reduction mean
   int64_t level_power = 4;   // See Note [Cascade sum of nll_loss] in kernels/cpu/loss.cc
-  void* out = nullptr;       // [batch] (elementwise) or one element, x's code
+  void* out = nullptr;       // [batch * map] (elementwise) or one element, x's code
   void* total = nullptr;     // one element, x's code
   // Backward only: grad (x's code, [batch] or one element), total_weight as
   // one double, and grad_input (x's shape, zeroed by the caller).
@@ -68,8 +70,8 @@ struct NllLossArgs {
 
 // launch_nll_loss: out and total as kernels/cpu/loss.cc computes them.
 void launch_nll_loss(Code code, const NllLossArgs& a);
-// launch_nll_loss_backward: out[b, target[b]] = -weight * grad for every row
-// whose target is not ignore_index.
+// launch_nll_loss_backward: out[b, target[i], e] = -weight * grad for every
+// item i = b * map + e whose target is not ignore_index.
 void launch_nll_loss_backward(Code code, const NllLossArgs& a);
 
 // SdpaArgs: _scaled_dot_product_flash_attention_for_cpu and its backward:

@@ -214,6 +214,36 @@ TEST(CudaNnTest, NllLossIsTheCpusBits) {
               ThrowsMessage<Error>(HasSubstr("aten::nll_loss_forward: Target -100 is out of bounds.")));
 }
 
+TEST(CudaNnTest, NllLoss2dIsTheCpusBits) {
+  OPSPEC_SKIP_WITHOUT_CUDA();
+  for (DType dt : kFloats) {
+    const Tensor logp = ops::log_softmax(input({3, 5, 4, 6}, dt, 15), 1);
+    std::vector<double> tv = random_ints(72, 0, 5, 16, {72}).to_vector<double>();
+    for (size_t i = 0; i < tv.size(); i += 7) tv[i] = 2;  // the ignore_index of the second pass
+    const Tensor target = ops::tensor(tv, {3, 4, 6}, DType::kInt64), w = ops::abs(input({5}, dt, 17));
+    for (ops::Reduction r : {ops::Reduction::kNone, ops::Reduction::kMean, ops::Reduction::kSum}) {
+      for (int64_t ignore : {-100, 2}) {
+        const std::string what = str_cat(dtype_short_name(dt), " reduction ", static_cast<int>(r), " ignore ", ignore);
+        auto [loss, total] = ops::nll_loss2d_forward(to_cuda(logp), to_cuda(target), to_cuda(w), r, ignore);
+        auto [rloss, rtotal] = ops::nll_loss2d_forward(logp, target, w, r, ignore);
+        expect_same(loss, rloss, "nll_loss2d " + what);
+        expect_same(total, rtotal, "total_weight " + what);
+        const Tensor grad = r == ops::Reduction::kNone ? input({3, 4, 6}, dt, 18) : ops::full({}, 0.75, {.dtype = dt});
+        expect_same(ops::nll_loss2d_backward(to_cuda(grad), to_cuda(logp), to_cuda(target), to_cuda(w), r, ignore,
+                                             total),
+                    ops::nll_loss2d_backward(grad, logp, target, w, r, ignore, rtotal), "backward " + what);
+      }
+    }
+  }
+  // An empty batch reduces to NaN; cross_entropy over [N, C, L] takes the same path.
+  EXPECT_TRUE(std::isnan(ops::nll_loss2d(to_cuda(ops::zeros({0, 3, 2, 2})),
+                                         to_cuda(ops::zeros({0, 2, 2}, {.dtype = DType::kInt64})))
+                             .item<double>()));
+  const Tensor x = input({2, 5, 7}, DType::kFloat32, 19);
+  const Tensor t = random_ints(14, 0, 5, 20, {2, 7});
+  expect_same(ops::cross_entropy(to_cuda(x), to_cuda(t)), ops::cross_entropy(x, t), "cross_entropy [N, C, L]");
+}
+
 TEST(CudaNnTest, SafeSoftmaxZeroesRowsThatAttendToNothing) {
   OPSPEC_SKIP_WITHOUT_CUDA();
   for (DType dt : kFloats) {

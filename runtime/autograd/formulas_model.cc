@@ -54,6 +54,25 @@ VariableList nll_loss_backward(const FormulaCall& c) {
   return g;
 }
 
+// nll_loss2d_forward and nll_loss2d_backward: nll_loss's two formulas over
+// [N, C, H, W] (derivatives.yaml's nll_loss2d rows).
+VariableList nll_loss2d_forward(const FormulaCall& c) {
+  if (!c.grad(0).defined()) return {};
+  VariableList g(c.num_inputs());
+  g[0] = ops::nll_loss2d_backward(c.grad(0), c.input(0), c.input(1), optional_input(c, 2),
+                                  static_cast<ops::Reduction>(c.arg(3).to_int()), c.arg(4).to_int(), c.output(1));
+  return g;
+}
+VariableList nll_loss2d_backward(const FormulaCall& c) {
+  VariableList g(c.num_inputs());
+  if (c.needs(0)) {
+    g[0] = ops::nll_loss2d(c.grad(), c.input(2), optional_input(c, 3),
+                           static_cast<ops::Reduction>(c.arg(4).to_int()), c.arg(5).to_int());
+  }
+  if (c.needs(1)) g[1] = ops::zeros_like(c.grad());
+  return g;
+}
+
 VariableList tril(const FormulaCall& c) { return {ops::tril(c.grad(), c.arg(1).to_int())}; }
 VariableList triu(const FormulaCall& c) { return {ops::triu(c.grad(), c.arg(1).to_int())}; }
 
@@ -87,6 +106,8 @@ void add_model_formulas(std::vector<Formula>& out) {
                  &embedding_dense_backward});
   out.push_back({"aten::nll_loss_forward", "NllLossBackward0", 0b111, 0b10, &nll_loss_forward});
   out.push_back({"aten::nll_loss_backward", "NllLossBackwardBackward0", 0b1100, 0, &nll_loss_backward});
+  out.push_back({"aten::nll_loss2d_forward", "NllLoss2DBackward0", 0b111, 0b10, &nll_loss2d_forward});
+  out.push_back({"aten::nll_loss2d_backward", "NllLoss2DBackwardBackward0", 0b1100, 0, &nll_loss2d_backward});
   out.push_back({"aten::tril", "TrilBackward0", 0, 0, &tril});
   out.push_back({"aten::triu", "TriuBackward0", 0, 0, &triu});
   out.push_back({"aten::_safe_softmax", "SafeSoftmaxBackward0", 0, 1, &safe_softmax});

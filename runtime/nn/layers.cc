@@ -1,4 +1,5 @@
-// layers.cc: Linear, ReLU, LayerNorm, Embedding, Conv2d, BatchNorm2d, GroupNorm, the pools and Sequential.
+// layers.cc: Linear, ReLU, LayerNorm, Embedding, Conv2d, ConvTranspose2d, BatchNorm2d, GroupNorm, the pools
+// and Sequential.
 #include "runtime/nn/layers.h"
 
 #include <cmath>
@@ -58,6 +59,32 @@ Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel_size, i
 Tensor Conv2d::forward(const Tensor& input) {
   const std::optional<Tensor> bias = bias_ != nullptr ? std::optional<Tensor>(*bias_) : std::nullopt;
   return ops::conv2d(input, *weight_, bias, {stride_}, {padding_}, {dilation_}, groups_);
+}
+
+ConvTranspose2d::ConvTranspose2d(int64_t in_channels, int64_t out_channels, int64_t kernel_size, int64_t stride,
+                                 int64_t padding, int64_t output_padding, int64_t groups, bool bias, int64_t dilation,
+                                 TensorOptions options)
+    : Module("ConvTranspose2d"),
+      stride_(stride),
+      padding_(padding),
+      output_padding_(output_padding),
+      groups_(groups),
+      dilation_(dilation) {
+  OPSPEC_CHECK(groups > 0 && in_channels % groups == 0 && out_channels % groups == 0,
+               "nn.ConvTranspose2d: in_channels and out_channels must be divisible by groups, got ", in_channels, ", ",
+               out_channels, " and ", groups);
+  HideUserModesGuard no_user_modes;
+  const int64_t fan_in = out_channels / groups * kernel_size * kernel_size;
+  const double bound = fan_in > 0 ? 1.0 / std::sqrt(static_cast<double>(fan_in)) : 0.0;
+  weight_ = &register_parameter("weight", uniform({in_channels, out_channels / groups, kernel_size, kernel_size},
+                                                  bound, options));
+  if (bias) bias_ = &register_parameter("bias", uniform({out_channels}, bound, options));
+}
+
+Tensor ConvTranspose2d::forward(const Tensor& input) {
+  const std::optional<Tensor> bias = bias_ != nullptr ? std::optional<Tensor>(*bias_) : std::nullopt;
+  return ops::conv_transpose2d(input, *weight_, bias, {stride_}, {padding_}, {output_padding_}, groups_,
+                               {dilation_});
 }
 
 BatchNorm2d::BatchNorm2d(int64_t num_features, double eps, double momentum, TensorOptions options)

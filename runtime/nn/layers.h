@@ -115,6 +115,25 @@ class Conv2d : public Module {
   Tensor* bias_ = nullptr;
 };
 
+// ConvTranspose2d: ops::conv_transpose2d with weight [in, out / groups, k, k]
+// and bias [out], initialised as PyTorch: uniform in [-1/sqrt(fan_in),
+// 1/sqrt(fan_in)) with fan_in = out / groups * k * k (the weight's dim 1,
+// as _calculate_fan_in_and_fan_out reads it). See Note [Module initialisation is not recorded].
+class ConvTranspose2d : public Module {
+ public:
+  ConvTranspose2d(int64_t in_channels, int64_t out_channels, int64_t kernel_size, int64_t stride = 1,
+                  int64_t padding = 0, int64_t output_padding = 0, int64_t groups = 1, bool bias = true,
+                  int64_t dilation = 1, TensorOptions options = {});
+  // forward: ops::conv_transpose2d(input, weight, bias, stride, padding, output_padding, groups, dilation).
+  Tensor forward(const Tensor& input) override;
+  const Tensor& weight() const { return *weight_; }
+
+ private:
+  int64_t stride_, padding_, output_padding_, groups_, dilation_;
+  Tensor* weight_;
+  Tensor* bias_ = nullptr;
+};
+
 // BatchNorm2d: ops::batch_norm over [N, C, H, W]; weight ones, bias zeros,
 // buffers running_mean zeros, running_var ones and num_batches_tracked (i64,
 // incremented by add_ before each training call, as PyTorch's module does).

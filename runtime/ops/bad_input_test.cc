@@ -166,6 +166,16 @@ Stack call(std::string_view name, std::vector<Value> args, std::vector<std::pair
 Tensor zeros(std::vector<int64_t> sizes) { return ops::zeros(sizes); }
 
 TEST(BadInputTest, CrossrefFindingsFailCleanly) {
+  // nll_loss's backward read the gradient's first element before knowing it
+  // reduced: an empty batch's unreduced gradient has none (a segfault).
+  {
+    const Tensor x = ops::zeros({0, 3}), t = ops::zeros({0}, {.dtype = DType::kInt64});
+    auto [loss, total] = ops::nll_loss_forward(x, t, std::nullopt, ops::Reduction::kNone, -100);
+    EXPECT_EQ(ops::nll_loss_backward(loss, x, t, std::nullopt, ops::Reduction::kNone, -100, total).numel(), 0);
+    const Tensor x4 = ops::zeros({0, 3, 2, 2}), t3 = ops::zeros({0, 2, 2}, {.dtype = DType::kInt64});
+    auto [loss2, total2] = ops::nll_loss2d_forward(x4, t3, std::nullopt, ops::Reduction::kNone, -100);
+    EXPECT_EQ(ops::nll_loss2d_backward(loss2, x4, t3, std::nullopt, ops::Reduction::kNone, -100, total2).numel(), 0);
+  }
   // Divisions by a zero-sized window or head count.
   EXPECT_THAT([] { call("aten::_adaptive_avg_pool2d_backward", {zeros({0, 2}), zeros({0, 2})}); },
               ThrowsMessage<Error>(HasSubstr("Expected 3D or 4D tensor")));

@@ -61,19 +61,37 @@ Tensor nll_loss_kernel(const Tensor& self, const Tensor& target, const OptTensor
                                            ignore_index));
 }
 
-// nll_loss_nd: 1-D and 2-D inputs are nll_loss; 3-D and wider go through
-// nll_loss2d in PyTorch, which opspec does not have yet.
+Tensor nll_loss2d_kernel(const Tensor& self, const Tensor& target, const OptTensor& weight, int64_t reduction,
+                         int64_t ignore_index) {
+  return std::get<0>(ops::nll_loss2d_forward(self, target, weight, static_cast<ops::Reduction>(reduction),
+                                             ignore_index));
+}
+
+// nll_loss_nd: as PyTorch 2.x's: 1-D and 2-D inputs are nll_loss, 4-D
+// nll_loss2d; 3-D and wider than 4-D are made contiguous and viewed as
+// [N, C, 1, -1] (targets [N, 1, -1]) for nll_loss2d, whose unreduced loss is
+// viewed back to [N, d...].
 Tensor nll_loss_nd_kernel(const Tensor& self, const Tensor& target, const OptTensor& weight, int64_t reduction,
                           int64_t ignore_index) {
   constexpr std::string_view kOp = "aten::nll_loss_nd";
+  const auto r = static_cast<ops::Reduction>(reduction);
   OPSPEC_CHECK(self.dim() >= 1, kOp, ": Expected 1 or more dimensions (got ", self.dim(), ")");
   OPSPEC_CHECK(self.dim() == 1 || target.dim() == 0 || self.size(0) == target.size(0), kOp,
                ": Expected input batch_size (", self.size(0), ") to match target batch_size (",
                target.dim() == 0 ? 1 : target.size(0), ").");
-  OPSPEC_CHECK(self.dim() <= 2, kOp, ": inputs of ", self.dim(),
-               " dims take PyTorch's nll_loss2d path, which opspec does not have yet; "
-               "flatten the input to [N, C] and the target to [N]");
-  return ops::nll_loss(self, target, weight, static_cast<ops::Reduction>(reduction), ignore_index);
+  if (self.dim() <= 2) return ops::nll_loss(self, target, weight, r, ignore_index);
+  if (self.dim() == 4) return ops::nll_loss2d(self, target, weight, r, ignore_index);
+  const int64_t n = self.size(0), c = self.size(1);
+  SizeVec out_size(self.sizes().begin() + 2, self.sizes().end());
+  out_size.insert(out_size.begin(), n);
+  OPSPEC_CHECK(target.dim() >= 1 && IntArrayRef(target.sizes()).subspan(1) == IntArrayRef(self.sizes()).subspan(2),
+               kOp, ": Expected target size ", format_sizes(out_size), ", got ", format_sizes(target.sizes()));
+  const Tensor input = ops::contiguous(self), tgt = ops::contiguous(target);
+  // An empty batch views as [N, C, 0, 0] (PyTorch's #15870).
+  const Tensor input4 = input.numel() > 0 ? ops::view(input, {n, c, 1, -1}) : ops::view(input, {n, c, 0, 0});
+  const Tensor target3 = tgt.numel() > 0 ? ops::view(tgt, {n, 1, -1}) : ops::view(tgt, {n, 0, 0});
+  const Tensor out = ops::nll_loss2d(input4, target3, weight, r, ignore_index);
+  return r == ops::Reduction::kNone ? ops::view(out, out_size) : out;
 }
 
 // weight_view: weight viewed to broadcast along class_dim of an input of `dim` dims.
@@ -299,10 +317,12 @@ Tensor sdpa_kernel(const Tensor& query, const Tensor& key, const Tensor& value, 
 
 // ---- Convolution, pooling, batch norm ----
 
-// conv2d / conv1d: batchify (an unbatched input is unsqueezed and the result
-// squeezed), then convolution with transposed=False and zero output_padding.
+// conv2d / conv1d / conv_transpose2d / conv_transpose1d: batchify (an
+// unbatched input is unsqueezed and the result squeezed), then convolution
+// (transposed with its output_padding, or not with zeros).
 Tensor conv_nd(const Tensor& input, const Tensor& weight, const OptTensor& bias, IntArrayRef stride,
-               IntArrayRef padding, IntArrayRef dilation, int64_t groups, int64_t spatial, std::string_view name) {
+               IntArrayRef padding, IntArrayRef dilation, int64_t groups, int64_t spatial, std::string_view name,
+               bool transposed = false, IntArrayRef output_padding = {}) {
   const std::string op = str_cat("aten::", name);
   OPSPEC_CHECK(!bias || bias->dtype() == input.dtype(), op, ": Input type (", scalar_type_name(input.dtype()),
                ") and bias type (", scalar_type_name(bias->dtype()), ") should be the same");
@@ -312,8 +332,9 @@ Tensor conv_nd(const Tensor& input, const Tensor& weight, const OptTensor& bias,
                format_sizes(input.sizes()));
   const bool is_batched = input.dim() == batched;
   const Tensor x = is_batched ? input : ops::unsqueeze(input, 0);
-  const SizeVec output_padding(static_cast<size_t>(spatial), 0);
-  const Tensor out = ops::convolution(x, weight, bias, stride, padding, dilation, false, output_padding, groups);
+  const SizeVec zeros(static_cast<size_t>(spatial), 0);
+  const Tensor out = ops::convolution(x, weight, bias, stride, padding, dilation, transposed,
+                                      transposed ? output_padding : IntArrayRef(zeros), groups);
   return is_batched ? out : ops::squeeze(out, 0);
 }
 
@@ -325,6 +346,16 @@ Tensor conv2d_kernel(const Tensor& input, const Tensor& weight, const OptTensor&
 Tensor conv1d_kernel(const Tensor& input, const Tensor& weight, const OptTensor& bias, IntArrayRef stride,
                      IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
   return conv_nd(input, weight, bias, stride, padding, dilation, groups, 1, "conv1d");
+}
+
+Tensor conv_transpose2d_kernel(const Tensor& input, const Tensor& weight, const OptTensor& bias, IntArrayRef stride,
+                               IntArrayRef padding, IntArrayRef output_padding, int64_t groups, IntArrayRef dilation) {
+  return conv_nd(input, weight, bias, stride, padding, dilation, groups, 2, "conv_transpose2d", true, output_padding);
+}
+
+Tensor conv_transpose1d_kernel(const Tensor& input, const Tensor& weight, const OptTensor& bias, IntArrayRef stride,
+                               IntArrayRef padding, IntArrayRef output_padding, int64_t groups, IntArrayRef dilation) {
+  return conv_nd(input, weight, bias, stride, padding, dilation, groups, 1, "conv_transpose1d", true, output_padding);
 }
 
 // max_pool2d: PyTorch 2.x's CPU path is max_pool2d_with_indices with or
@@ -378,11 +409,14 @@ void register_nn_decompositions(Dispatcher& d) {
   constexpr DispatchKey kKey = DispatchKey::kCompositeImplicit;
   lib.impl("nll_loss", kKey, &nll_loss_kernel)
       .impl("nll_loss_nd", kKey, &nll_loss_nd_kernel)
+      .impl("nll_loss2d", kKey, &nll_loss2d_kernel)
       .impl("cross_entropy_loss", kKey, &cross_entropy_loss_kernel)
       .impl("scaled_dot_product_attention", kKey, &sdpa_kernel)
       .impl("_scaled_dot_product_attention_math", kKey, &sdpa_math_kernel)
       .impl("conv2d", kKey, &conv2d_kernel)
       .impl("conv1d", kKey, &conv1d_kernel)
+      .impl("conv_transpose2d.input", kKey, &conv_transpose2d_kernel)
+      .impl("conv_transpose1d", kKey, &conv_transpose1d_kernel)
       .impl("max_pool2d", kKey, &max_pool2d_kernel)
       .impl("adaptive_avg_pool2d", kKey, &adaptive_avg_pool2d_kernel)
       .impl("batch_norm", kKey, &batch_norm_kernel);

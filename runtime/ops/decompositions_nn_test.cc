@@ -52,6 +52,15 @@ TEST_F(NnDecompositionTest, CrossEntropyIsLogSoftmaxThenNllLossForward) {
   EXPECT_THAT(ops_of([&] { ops::cross_entropy(logits, target); }), ElementsAre("_log_softmax", "nll_loss_forward"));
   const Tensor row = ops::randn({5}), label = ints({2}, {});
   EXPECT_THAT(ops_of([&] { ops::cross_entropy(row, label); }), ElementsAre("_log_softmax", "nll_loss_forward"));
+  // [N, C, d...] inputs: PyTorch 2.x's nll_loss_nd views 3-D and wider-than-4-D
+  // inputs as [N, C, 1, -1] for nll_loss2d (1.13's sequence too).
+  const Tensor seq = ops::randn({2, 5, 3}), seq_target = ops::zeros({2, 3}, {.dtype = DType::kInt64});
+  EXPECT_THAT(ops_of([&] { ops::cross_entropy(seq, seq_target); }),
+              ElementsAre("_log_softmax", "view", "view", "nll_loss2d_forward"));
+  EXPECT_THAT(ops_of([&] { ops::cross_entropy(seq, seq_target, std::nullopt, ops::Reduction::kNone); }),
+              ElementsAre("_log_softmax", "view", "view", "nll_loss2d_forward", "view"));
+  const Tensor image = ops::randn({2, 5, 3, 4}), image_target = ops::zeros({2, 3, 4}, {.dtype = DType::kInt64});
+  EXPECT_THAT(ops_of([&] { ops::nll_loss_nd(image, image_target); }), ElementsAre("nll_loss2d_forward"));
   // Values: the mean over non-ignored rows of -log_softmax at the target.
   const std::vector<double> lp = ops::log_softmax(logits, 1).to_vector<double>();
   const double want = -(lp[1] + lp[5] + lp[14]) / 3;
@@ -136,6 +145,11 @@ TEST(ConvDecompositionTest, ConvPoolAndBatchNormSequences) {
   const Tensor x = ops::randn({2, 3, 6, 6}), w = ops::randn({4, 3, 3, 3}), u = ops::randn({3, 6, 6});
   EXPECT_THAT(ops_of([&] { ops::conv2d(x, w, std::nullopt, {1}, {1}); }), ElementsAre("convolution"));
   EXPECT_THAT(ops_of([&] { ops::conv2d(u, w); }), ElementsAre("unsqueeze", "convolution", "squeeze.dim"));
+  // conv_transpose2d / conv_transpose1d: convolution with transposed=True, as PyTorch's composites.
+  const Tensor wt = ops::randn({3, 2, 3, 3}), x1 = ops::randn({2, 3, 5}), w1 = ops::randn({3, 2, 3});
+  EXPECT_THAT(ops_of([&] { ops::conv_transpose2d(x, wt, std::nullopt, {2}, {1}, {1}); }), ElementsAre("convolution"));
+  EXPECT_THAT(ops_of([&] { ops::conv_transpose2d(u, wt); }), ElementsAre("unsqueeze", "convolution", "squeeze.dim"));
+  EXPECT_THAT(ops_of([&] { ops::conv_transpose1d(x1, w1); }), ElementsAre("convolution"));
   EXPECT_THAT(ops_of([&] { ops::max_pool2d(x, {3}, {2}, {1}); }), ElementsAre("max_pool2d_with_indices"));
   EXPECT_THAT(ops_of([&] { ops::adaptive_avg_pool2d(x, {1}); }), ElementsAre("mean.dim"));
   EXPECT_THAT(ops_of([&] { ops::adaptive_avg_pool2d(x, {2, 3}); }), ElementsAre("_adaptive_avg_pool2d"));
@@ -152,6 +166,12 @@ TEST(ModelFormulasTest, ConvPoolAndBatchNormGradients) {
            [](const auto& x) { return ops::conv2d(x[0], x[1], x[2], {1}, {1}); }, "ConvolutionBackward0"},
           {"conv2d strided grouped", {{2, 4, 5, 5}, {2, 2, 2, 2}},
            [](const auto& x) { return ops::conv2d(x[0], x[1], std::nullopt, {2}, {1}, {1}, 2); },
+           "ConvolutionBackward0"},
+          {"conv_transpose2d", {{1, 2, 3, 3}, {2, 3, 3, 2}, {3}},
+           [](const auto& x) { return ops::conv_transpose2d(x[0], x[1], x[2], {2, 1}, {1, 0}, {1, 0}); },
+           "ConvolutionBackward0"},
+          {"conv_transpose1d grouped dilated", {{2, 4, 3}, {4, 1, 2}},
+           [](const auto& x) { return ops::conv_transpose1d(x[0], x[1], std::nullopt, {2}, {0}, {1}, 2, {2}); },
            "ConvolutionBackward0"},
           {"max_pool2d", {{1, 2, 4, 4}}, [](const auto& x) { return ops::max_pool2d(x[0], {3}, {2}, {1}); },
            "MaxPool2DWithIndicesBackward0"},
@@ -180,6 +200,17 @@ TEST(ModelFormulasTest, GradientsMatchCentralDifferences) {
       {"cross_entropy sum", {{3, 5}},
        [&](const auto& x) { return ops::cross_entropy(x[0], t, std::nullopt, ops::Reduction::kSum); },
        "NllLossBackward0"},
+      {"cross_entropy over [N, C, L] weighted", {{2, 3, 4}},
+       [&](const auto& x) {
+         return ops::cross_entropy(x[0], ints({0, 2, 1, -100, 1, 1, 0, 2}, {2, 4}),
+                                   ops::tensor({0.5, 2, 1}, {3}, DType::kFloat64));
+       },
+       "NllLoss2DBackward0"},
+      {"nll_loss2d none", {{1, 3, 2, 2}},
+       [&](const auto& x) {
+         return ops::nll_loss2d(x[0], ints({2, 0, 1, 1}, {1, 2, 2}), std::nullopt, ops::Reduction::kNone);
+       },
+       "NllLoss2DBackward0"},
       {"cross_entropy smoothing", {{3, 5}},
        [&](const auto& x) { return ops::cross_entropy(x[0], t, std::nullopt, ops::Reduction::kMean, -100, 0.2); },
        "AddBackward0"},

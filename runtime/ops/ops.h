@@ -354,11 +354,16 @@ Tensor cross_entropy(const Tensor& self, const Tensor& target, const std::option
 Tensor mse_loss(const Tensor& self, const Tensor& target, Reduction reduction = Reduction::kMean, OPSPEC_LOC);
 Tensor mse_loss_backward(const Tensor& grad_output, const Tensor& self, const Tensor& target, Reduction reduction,
                          OPSPEC_LOC);
-// nll_loss / nll_loss_nd: the negative log likelihood of log-probabilities self.
+// nll_loss / nll_loss_nd / nll_loss2d: the negative log likelihood of
+// log-probabilities self: [N, C] or [C] (nll_loss), [N, C, d...] (nll_loss_nd:
+// 1-D and 2-D are nll_loss, 4-D nll_loss2d, 3-D and wider than 4-D viewed as
+// [N, C, 1, -1] for nll_loss2d), [N, C, H, W] (nll_loss2d).
 Tensor nll_loss(const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight = std::nullopt,
                 Reduction reduction = Reduction::kMean, int64_t ignore_index = -100, OPSPEC_LOC);
 Tensor nll_loss_nd(const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight = std::nullopt,
                    Reduction reduction = Reduction::kMean, int64_t ignore_index = -100, OPSPEC_LOC);
+Tensor nll_loss2d(const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight = std::nullopt,
+                  Reduction reduction = Reduction::kMean, int64_t ignore_index = -100, OPSPEC_LOC);
 // nll_loss_forward: (output, total_weight); nll_loss_backward: the gradient of self.
 std::tuple<Tensor, Tensor> nll_loss_forward(const Tensor& self, const Tensor& target,
                                             const std::optional<Tensor>& weight, Reduction reduction,
@@ -366,6 +371,13 @@ std::tuple<Tensor, Tensor> nll_loss_forward(const Tensor& self, const Tensor& ta
 Tensor nll_loss_backward(const Tensor& grad_output, const Tensor& self, const Tensor& target,
                          const std::optional<Tensor>& weight, Reduction reduction, int64_t ignore_index,
                          const Tensor& total_weight, OPSPEC_LOC);
+// nll_loss2d_forward / nll_loss2d_backward: the same over [N, C, H, W] and targets [N, H, W].
+std::tuple<Tensor, Tensor> nll_loss2d_forward(const Tensor& self, const Tensor& target,
+                                              const std::optional<Tensor>& weight, Reduction reduction,
+                                              int64_t ignore_index, OPSPEC_LOC);
+Tensor nll_loss2d_backward(const Tensor& grad_output, const Tensor& self, const Tensor& target,
+                           const std::optional<Tensor>& weight, Reduction reduction, int64_t ignore_index,
+                           const Tensor& total_weight, OPSPEC_LOC);
 
 // ---- Attention (ops_nn.cc) ----
 // _safe_softmax: softmax over dim (after converting to dtype) whose rows of
@@ -398,13 +410,24 @@ std::tuple<Tensor, Tensor, Tensor> _scaled_dot_product_flash_attention_for_cpu_b
 // ---- Convolution and pooling (ops_nn.cc) ----
 // Single-value stride, padding, dilation and kernel sizes expand to every
 // spatial dim before dispatch, as PyTorch's Python argument parser does.
-// conv2d / conv1d: aten::convolution of [N, C, H, W] / [N, C, L] (or unbatched) input.
+// conv2d / conv1d: aten::convolution of [N, C, H, W] / [N, C, L] (or unbatched) input
+// by weight [C_out, C / groups, k...].
 Tensor conv2d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt,
               IntArrayRef stride = {1}, IntArrayRef padding = {0}, IntArrayRef dilation = {1}, int64_t groups = 1,
               OPSPEC_LOC);
 Tensor conv1d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt,
               IntArrayRef stride = {1}, IntArrayRef padding = {0}, IntArrayRef dilation = {1}, int64_t groups = 1,
               OPSPEC_LOC);
+// conv_transpose2d / conv_transpose1d: aten::convolution with transposed=True
+// (weight [C, C_out / groups, k...]): the adjoint of conv2d / conv1d, each
+// output position of size (in - 1) stride - 2 padding + dilation (k - 1) +
+// output_padding + 1.
+Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt,
+                        IntArrayRef stride = {1}, IntArrayRef padding = {0}, IntArrayRef output_padding = {0},
+                        int64_t groups = 1, IntArrayRef dilation = {1}, OPSPEC_LOC);
+Tensor conv_transpose1d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt,
+                        IntArrayRef stride = {1}, IntArrayRef padding = {0}, IntArrayRef output_padding = {0},
+                        int64_t groups = 1, IntArrayRef dilation = {1}, OPSPEC_LOC);
 Tensor convolution(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride,
                    IntArrayRef padding, IntArrayRef dilation, bool transposed, IntArrayRef output_padding,
                    int64_t groups, OPSPEC_LOC);

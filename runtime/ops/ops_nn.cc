@@ -79,6 +79,27 @@ Tensor nll_loss_nd(const Tensor& self, const Tensor& target, const std::optional
   using Sig = Tensor(const Tensor&, const Tensor&, const OptTensor&, int64_t, int64_t);
   return call<Sig>(OpId::nll_loss_nd, self, target, weight, as_int(reduction), ignore_index);
 }
+Tensor nll_loss2d(const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight, Reduction reduction,
+                  int64_t ignore_index, const std::source_location& loc) {
+  OPSPEC_SITE;
+  using Sig = Tensor(const Tensor&, const Tensor&, const OptTensor&, int64_t, int64_t);
+  return call<Sig>(OpId::nll_loss2d, self, target, weight, as_int(reduction), ignore_index);
+}
+std::tuple<Tensor, Tensor> nll_loss2d_forward(const Tensor& self, const Tensor& target,
+                                              const std::optional<Tensor>& weight, Reduction reduction,
+                                              int64_t ignore_index, const std::source_location& loc) {
+  OPSPEC_SITE;
+  using Sig = std::tuple<Tensor, Tensor>(const Tensor&, const Tensor&, const OptTensor&, int64_t, int64_t);
+  return call<Sig>(OpId::nll_loss2d_forward, self, target, weight, as_int(reduction), ignore_index);
+}
+Tensor nll_loss2d_backward(const Tensor& grad_output, const Tensor& self, const Tensor& target,
+                           const std::optional<Tensor>& weight, Reduction reduction, int64_t ignore_index,
+                           const Tensor& total_weight, const std::source_location& loc) {
+  OPSPEC_SITE;
+  using Sig = Tensor(const Tensor&, const Tensor&, const Tensor&, const OptTensor&, int64_t, int64_t, const Tensor&);
+  return call<Sig>(OpId::nll_loss2d_backward, grad_output, self, target, weight, as_int(reduction), ignore_index,
+                   total_weight);
+}
 std::tuple<Tensor, Tensor> nll_loss_forward(const Tensor& self, const Tensor& target,
                                             const std::optional<Tensor>& weight, Reduction reduction,
                                             int64_t ignore_index, const std::source_location& loc) {
@@ -156,6 +177,23 @@ Tensor conv1d(const Tensor& input, const Tensor& weight, const std::optional<Ten
   OPSPEC_SITE;
   using Sig = Tensor(const Tensor&, const Tensor&, const OptTensor&, IntArrayRef, IntArrayRef, IntArrayRef, int64_t);
   return call<Sig>(OpId::conv1d, input, weight, bias, stride, padding, dilation, groups);
+}
+Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                        IntArrayRef stride, IntArrayRef padding, IntArrayRef output_padding, int64_t groups,
+                        IntArrayRef dilation, const std::source_location& loc) {
+  OPSPEC_SITE;
+  using Sig = Tensor(const Tensor&, const Tensor&, const OptTensor&, IntArrayRef, IntArrayRef, IntArrayRef, int64_t,
+                     IntArrayRef);
+  return call<Sig>(OpId::conv_transpose2d_input, input, weight, bias, expand(stride, 2), expand(padding, 2),
+                   expand(output_padding, 2), groups, expand(dilation, 2));
+}
+Tensor conv_transpose1d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                        IntArrayRef stride, IntArrayRef padding, IntArrayRef output_padding, int64_t groups,
+                        IntArrayRef dilation, const std::source_location& loc) {
+  OPSPEC_SITE;
+  using Sig = Tensor(const Tensor&, const Tensor&, const OptTensor&, IntArrayRef, IntArrayRef, IntArrayRef, int64_t,
+                     IntArrayRef);
+  return call<Sig>(OpId::conv_transpose1d, input, weight, bias, stride, padding, output_padding, groups, dilation);
 }
 Tensor convolution(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride,
                    IntArrayRef padding, IntArrayRef dilation, bool transposed, IntArrayRef output_padding,

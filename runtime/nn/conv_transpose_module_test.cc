@@ -1,0 +1,53 @@
+// nn::ConvTranspose2d (runtime/nn/layers.h): its parameters (PyTorch's
+// shapes and initial bounds), its forward as ops::conv_transpose2d (one
+// aten::convolution with transposed=True under a mode) and a decoder's
+// upsampling: stride 2 and output_padding 1 double H and W.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "runtime/dispatch/mode.h"
+#include "runtime/nn/layers.h"
+#include "runtime/ops/ops.h"
+
+namespace opspec {
+namespace conv_transpose_module_test {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::ThrowsMessage;
+
+class Names : public DispatchMode {
+ public:
+  bool dispatch(OpCall& call) override {
+    names.push_back(call.name());
+    call.proceed();
+    return true;
+  }
+  std::vector<std::string> names;
+};
+
+TEST(ConvTransposeModuleTest, ParametersForwardAndUpsampling) {
+  nn::ConvTranspose2d up(8, 4, 3, /*stride=*/2, /*padding=*/1, /*output_padding=*/1, /*groups=*/2);
+  ASSERT_EQ(up.named_parameters().size(), 2u);
+  EXPECT_THAT(up.weight().sizes(), ElementsAre(8, 2, 3, 3));
+  // uniform in [-1/sqrt(fan_in), 1/sqrt(fan_in)), fan_in = 4 / 2 * 3 * 3.
+  const double bound = 1.0 / std::sqrt(18.0);
+  EXPECT_LE(ops::amax(ops::abs(up.weight())).item<double>(), bound);
+  const Tensor x = ops::randn({2, 8, 5, 7});
+  Names names;
+  Tensor y;
+  {
+    ModeGuard g(names);
+    y = up.forward(x);
+  }
+  EXPECT_THAT(names.names, ElementsAre("aten::convolution"));  // the composite decomposes before modes
+  EXPECT_THAT(y.sizes(), ElementsAre(2, 4, 10, 14));
+  EXPECT_TRUE(ops::equal(y, ops::conv_transpose2d(x, up.weight(), up.named_parameters()[1].second, {2}, {1}, {1}, 2)));
+  EXPECT_THAT([] { nn::ConvTranspose2d(3, 4, 3, 1, 0, 0, 2); },
+              ThrowsMessage<Error>(HasSubstr("in_channels and out_channels must be divisible by groups")));
+}
+
+}  // namespace conv_transpose_module_test
+}  // namespace opspec
