@@ -142,7 +142,9 @@ void flash_forward(const SdpaGeometry& g, const Tensor& query, const Tensor& key
           for (int64_t i = i0; i < i1; ++i) {
             C* row = s.data() + (i - i0) * cols;
             C m = -std::numeric_limits<C>::infinity();
-            for (int64_t j = 0; j < cols; ++j) m = std::max(m, row[j]);
+            // NaN propagates, as PyTorch's vectorized max (std::max would skip it, and an
+            // all-NaN row would read as one that attends to nothing).
+            for (int64_t j = 0; j < cols; ++j) m = row[j] > m || std::isnan(row[j]) ? row[j] : m;
             if (m == -std::numeric_limits<C>::infinity()) {
               // A row that attends to nothing: PyTorch's kernel takes max 0 and sum 1 (out 0, lse 0).
               std::fill(row, row + cols, C(0));
@@ -224,7 +226,8 @@ std::tuple<Tensor, Tensor> sdpa_flash_cpu(const Tensor& query, const Tensor& key
   // Plain variables, not a structured binding: clang 14 cannot capture one in the lambda below.
   Tensor out, lse;
   std::tie(out, lse) = sdpa_outputs(g, query, kCPU);
-  if (out.numel() == 0) return {out, lse};
+  // A head dim of 0 leaves no output but a logsumexp per row (left uninitialised before).
+  if (out.numel() == 0 && lse.numel() == 0) return {out, lse};
   OPSPEC_DISPATCH_FLOATING_DTYPES(query.dtype(), kOp, [&] {
     flash_forward<scalar_t>(g, query, key, value, attn_mask, is_causal, out, lse);
   });

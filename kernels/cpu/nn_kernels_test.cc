@@ -312,6 +312,35 @@ TEST(FlashAttentionTest, OneRowOperandsWithAnyStrideInTheirSizeOneDim) {
   }
 }
 
+TEST(FlashAttentionTest, ARowOfNaNScoresIsNaNNotEmpty) {
+  // The row max skipped NaN (std::max), so a row whose scores are all NaN
+  // read as a row that attends to nothing: zeros and logsumexp 0. PyTorch's
+  // vectorized max propagates NaN: the row's output and logsumexp are NaN,
+  // in any layout. The CUDA crossref test's CPU self-check found it.
+  const Tensor q = ops::tensor({1, 2, -3, std::nan("")}, {2, 1, 1, 2});
+  const Tensor k = ops::tensor({0.75, 0.5, -1, 1.5, 0, 1, -2, -0.5}, {2, 1, 2, 2});
+  const Tensor v = ops::tensor({1, 2, 3, 4, 5, 6, 7, 8}, {2, 1, 2, 2});
+  for (const Tensor& kk : {k, ops::contiguous(ops::transpose(ops::contiguous(ops::transpose(k, 2, 3)), 2, 3))}) {
+    auto [out, lse] = ops::_scaled_dot_product_flash_attention_for_cpu(q, kk, v);
+    const std::vector<double> o = values(out), l = values(lse);
+    EXPECT_FALSE(std::isnan(o[0]) || std::isnan(o[1]) || std::isnan(l[0]));  // batch 0 has no NaN
+    EXPECT_TRUE(std::isnan(o[2]) && std::isnan(o[3]) && std::isnan(l[1]));
+  }
+}
+
+TEST(FlashAttentionTest, AHeadDimOfZeroStillHasALogsumexpPerRow) {
+  // The output is empty but the logsumexp is not: it was left uninitialised
+  // (the layout crossref test saw two runs disagree). Every score is the
+  // empty dot product, so each row's logsumexp is log(S) (log 3 here), or
+  // log(i + 1) under the causal mask.
+  const Tensor q = ops::zeros({1, 1, 2, 0}), k = ops::zeros({1, 1, 3, 0});
+  auto [out, lse] = ops::_scaled_dot_product_flash_attention_for_cpu(q, k, k);
+  EXPECT_EQ(out.numel(), 0);
+  EXPECT_THAT(values(lse), ElementsAre(DoubleNear(std::log(3.0), 1e-6), DoubleNear(std::log(3.0), 1e-6)));
+  auto [cout, clse] = ops::_scaled_dot_product_flash_attention_for_cpu(q, k, k, 0.0, true);
+  EXPECT_THAT(values(clse), ElementsAre(DoubleNear(0, 1e-6), DoubleNear(std::log(2.0), 1e-6)));
+}
+
 TEST(FlashAttentionTest, Errors) {
   const Tensor q = ops::zeros({1, 2, 3, 4});
   EXPECT_THAT([&] { ops::_scaled_dot_product_flash_attention_for_cpu(ops::zeros({2, 3, 4}), q, q); },

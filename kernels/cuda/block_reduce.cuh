@@ -11,7 +11,8 @@ namespace opspec::internal::cuda {
 inline constexpr int kRowThreads = 256;
 
 // block_sum / block_max: the value combined over the block's threads as a
-// fixed binary tree; every thread gets the result. blockDim.x must be a power of two.
+// fixed binary tree; every thread gets the result (block_max propagates NaN).
+// blockDim.x must be a power of two.
 template <class T>
 __device__ T block_sum(T v) {
   __shared__ T shared[kRowThreads];
@@ -34,7 +35,7 @@ __device__ T block_max(T v) {
   for (unsigned half = blockDim.x / 2; half > 0; half /= 2) {
     if (threadIdx.x < half) {
       const T b = shared[threadIdx.x + half];
-      shared[threadIdx.x] = b > shared[threadIdx.x] ? b : shared[threadIdx.x];
+      shared[threadIdx.x] = b > shared[threadIdx.x] || b != b ? b : shared[threadIdx.x];  // NaN propagates
     }
     __syncthreads();
   }

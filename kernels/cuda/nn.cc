@@ -417,7 +417,7 @@ std::tuple<Tensor, Tensor> sdpa_flash_cuda(const Tensor& query, const Tensor& ke
   const SdpaGeometry g = sdpa_geometry(query, key, value, attn_mask, scale, dropout_p, kOp);
   const Device dev = op_device({query, key, value, attn_mask ? *attn_mask : Tensor()}, kOp);
   auto [out, lse] = sdpa_outputs(g, query, dev);
-  if (out.numel() == 0) return {out, lse};
+  if (out.numel() == 0 && lse.numel() == 0) return {out, lse};  // a head dim of 0 still has a logsumexp per row
   const DType dt = query.dtype();
   const Tensor q = on_device(query, dt, dev), k = on_device(key, dt, dev), v = on_device(value, dt, dev);
   const Tensor mask = attn_mask ? on_device(*attn_mask, compute_dtype(dt), dev) : Tensor();

@@ -354,7 +354,8 @@ __device__ __forceinline__ opmath_t<T> sdpa_score(const SdpaArgs& a, const T* qi
   using C = opmath_t<T>;
   C d = 0;
   for (int64_t e = 0; e < a.head_dim; ++e) d += static_cast<C>(qi[e]) * static_cast<C>(kj[e]);
-  C s = static_cast<C>(a.scale) * d;
+  // BLAS's gemm on the CPU: an empty dot product (head dim 0) scores 0, whatever the scale (1 / sqrt(0) = inf).
+  C s = a.head_dim > 0 ? static_cast<C>(a.scale) * d : C(0);
   if (a.mask != nullptr) {
     const int64_t* ms = a.mask_strides;
     s += static_cast<const C*>(a.mask)[b * ms[0] + h * ms[1] + i * ms[2] + j * ms[3]];
@@ -382,7 +383,7 @@ __global__ void __launch_bounds__(kRowThreads) sdpa_forward_kernel(const SdpaArg
     for (int64_t j = threadIdx.x; j < S; j += blockDim.x) {
       const C sj = sdpa_score<T>(a, q + r * E, kh + j * E, b, h, i, j);
       s[j] = sj;
-      m = m < sj ? sj : m;  // std::max(m, sj): NaN scores never become the max
+      m = m < sj || sj != sj ? sj : m;  // NaN propagates, as the CPU's (an all-NaN row is NaN, not empty)
     }
     m = block_max(m);
     C* lse_at = lse + (b * L + i) * H + h;

@@ -1,8 +1,8 @@
-// op_crossref_samples_test_util.h: the op crossref test's generators and
-// per-op samples (See Note [Op crossref] in op_crossref_test.cc): random
-// tensors of given sizes and layouts, and for ops whose arguments must agree
-// (a backward and its forward's saved tensors, a convolution's channels), a
-// valid call with random geometry, as OpInfo's sample_inputs. Test-only.
+// op_crossref_samples_test_util.h: the op crossref tests' per-op samples
+// (See Note [Op crossref] in op_crossref_test.cc): for ops whose arguments
+// must agree (a backward and its forward's saved tensors, a convolution's
+// channels), a valid call with random geometry, as OpInfo's sample_inputs;
+// and random_call, one seed's call of any op. Test-only.
 #pragma once
 
 #include <algorithm>
@@ -17,54 +17,10 @@
 #include <vector>
 
 #include "runtime/dispatch/dispatcher.h"
+#include "runtime/ops/op_crossref_test_util.h"
 #include "runtime/ops/ops.h"
 
 namespace opspec::op_crossref_test {
-
-using Rng = std::mt19937_64;
-
-inline int pick(Rng& rng, int n) { return static_cast<int>(rng() % static_cast<uint64_t>(n)); }
-inline bool chance(Rng& rng, int percent) { return pick(rng, 100) < percent; }
-
-constexpr DType kDTypes[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16,
-                             DType::kInt64,   DType::kInt32,   DType::kBool};
-
-// CallShape: the shape most tensors of one call share.
-struct CallShape {
-  std::vector<int64_t> sizes;
-  DType dtype;
-};
-
-inline std::vector<int64_t> random_sizes(Rng& rng) {
-  std::vector<int64_t> s(pick(rng, 5));
-  for (int64_t& d : s) d = chance(rng, 8) ? 0 : 1 + pick(rng, 4);
-  return s;
-}
-
-// make_tensor: values from a small range (indices often land in range),
-// sometimes a transposed or strided view of a larger tensor.
-inline Tensor make_tensor(Rng& rng, const std::vector<int64_t>& sizes, DType dt) {
-  const int layout = pick(rng, 5);  // 0: transposed, 1: strided, else dense
-  std::vector<int64_t> base = sizes;
-  if (layout == 0 && sizes.size() >= 2) std::swap(base.front(), base.back());
-  if (layout == 1 && !sizes.empty()) base.front() *= 2;
-  int64_t n = 1;
-  for (int64_t d : base) n *= d;
-  std::vector<double> values(n);
-  for (double& v : values) {
-    if (dt == DType::kBool) {
-      v = pick(rng, 2);
-    } else if (is_floating(dt)) {
-      v = chance(rng, 2) ? std::numeric_limits<double>::quiet_NaN() : (pick(rng, 17) - 8) * 0.375;
-    } else {
-      v = pick(rng, 7) - 2;
-    }
-  }
-  Tensor t = ops::tensor(std::move(values), base, dt);
-  if (layout == 0 && sizes.size() >= 2) t = ops::transpose(t, 0, static_cast<int64_t>(sizes.size()) - 1);
-  if (layout == 1 && !sizes.empty()) t = ops::slice(t, 0, 0, std::nullopt, 2);
-  return t;
-}
 
 // ---- Samples ----
 // Some ops only run on arguments that agree with each other (a backward's
@@ -673,6 +629,20 @@ inline const std::map<std::string, SampleFn>& samples() {
       {"aten::_scaled_dot_product_flash_attention_for_cpu_backward", sample_flash_attention_backward},
   };
   return kSamples;
+}
+
+// random_call: seed's call of op: its sample on odd seeds when it has one,
+// else a random value (or the default, half the time) for every argument.
+inline Stack random_call(const OperatorHandle& op, int seed) {
+  const std::string name = op.schema().qualified_name();
+  Rng rng(std::hash<std::string>{}(name) ^ (static_cast<uint64_t>(seed) * 0x9e3779b97f4a7c15ull));
+  const CallShape call{random_sizes(rng), chance(rng, 60) ? DType::kFloat32 : kDTypes[pick(rng, 7)]};
+  if (const auto sample = samples().find(name); sample != samples().end() && seed % 2 == 1) return sample->second(rng);
+  Stack args;
+  for (const Argument& a : op.schema().arguments()) {
+    args.push_back(a.default_value.has_value() && chance(rng, 50) ? *a.default_value : random_value(rng, call, a));
+  }
+  return args;
 }
 
 }  // namespace opspec::op_crossref_test
