@@ -419,8 +419,8 @@ Tensor conv1d(const Tensor& input, const Tensor& weight, const std::optional<Ten
               IntArrayRef stride = {1}, IntArrayRef padding = {0}, IntArrayRef dilation = {1}, int64_t groups = 1,
               OPSPEC_LOC);
 // conv_transpose2d / conv_transpose1d: aten::convolution with transposed=True
-// (weight [C, C_out / groups, k...]): the adjoint of conv2d / conv1d, each
-// output position of size (in - 1) stride - 2 padding + dilation (k - 1) +
+// (weight [C, C_out / groups, k...]): the adjoint of conv2d / conv1d; each
+// spatial output size is (in - 1) stride - 2 padding + dilation (k - 1) +
 // output_padding + 1.
 Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt,
                         IntArrayRef stride = {1}, IntArrayRef padding = {0}, IntArrayRef output_padding = {0},
