@@ -85,6 +85,9 @@ int64_t check_gather(const Tensor& self, int64_t dim, const Tensor& index) {
   OPSPEC_CHECK(index.numel() == 0 || index.dtype() == DType::kInt64, kOp, ": gather(): Expected dtype int64 for index");
   const Tensor both[] = {self, index};
   check_same_device(both, kOp);
+  // PyTorch's gather meta skips the shape checks for an empty index (as
+  // scatter's do): scatter's backward gathers with its possibly empty index.
+  if (index.numel() == 0) return d;
   const int64_t nd = nonempty_dim(self);
   OPSPEC_CHECK(nd == nonempty_dim(index), kOp,
                ": Index tensor must have the same number of dimensions as input tensor");

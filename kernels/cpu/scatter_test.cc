@@ -68,6 +68,19 @@ TEST(ScatterGatherTest, GatherErrors) {
                   HasSubstr("Dimension out of range (expected to be in range of [-2, 1], but got 2)")));
 }
 
+TEST(ScatterGatherTest, AnEmptyIndexSkipsGathersShapeChecks) {
+  // As PyTorch's gather meta (and scatter's): an empty index of any rank and
+  // sizes gives an empty result. scatter_add's backward gathers with its
+  // index, so an empty index larger than self failed there (the gradcheck
+  // sweep found it).
+  const Tensor x = floats({1, 2, 3, 4}, {2, 2});
+  EXPECT_THAT(ops::gather(x, 1, ops::zeros({3, 0, 2}, {.dtype = DType::kInt64})).sizes(), ElementsAre(3, 0, 2));
+  const Tensor self = ops::randn({2, 4, 2}).requires_grad_(), src = ops::zeros({3, 0, 2}).requires_grad_();
+  ops::sum(ops::scatter_add(self, 2, ops::zeros({3, 0, 2}, {.dtype = DType::kInt64}), src)).backward();
+  EXPECT_THAT(src.grad().sizes(), ElementsAre(3, 0, 2));
+  EXPECT_TRUE(ops::equal(self.grad(), ops::ones({2, 4, 2})));
+}
+
 TEST(ScatterGatherTest, ScatterSrcValueAndAdd) {
   const Tensor src = ops::reshape(ops::arange(1.0, 11.0), {2, 5});
   const Tensor idx = ints({0, 1, 2, 0, 0, 2, 0, 0, 1, 2}, {2, 5});

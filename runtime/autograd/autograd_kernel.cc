@@ -333,6 +333,20 @@ struct Recording {
   }
 };
 
+// check_no_requires_grad: PyTorch's refusal of an argument the formula has no
+// derivative for (Formula::not_differentiable) that requires grad.
+void check_no_requires_grad(const OperatorHandle& op, const Formula* formula, const Stack& stack, size_t nargs) {
+  if (formula == nullptr || formula->not_differentiable[0].empty()) return;
+  for (size_t i = 0; i < nargs; ++i) {
+    const std::string& name = op.schema().arguments()[i].name;
+    for (std::string_view refused : formula->not_differentiable) {
+      if (refused.empty() || refused != name || !stack[i].is_tensor() || !requires_grad(stack[i].to_tensor())) continue;
+      throw Error(str_cat("The function '", op.schema().name(), "' is not differentiable with respect to argument '",
+                          name, "'. This input cannot have requires_grad True."));
+    }
+  }
+}
+
 void autograd_kernel(const OperatorHandle& op, DispatchKeySet ks, Stack& stack) {
   Dispatcher& dispatcher = Dispatcher::singleton();
   const DispatchKeySet below = ks & DispatchKeySet::below(DispatchKey::kAutograd);
@@ -354,6 +368,7 @@ void autograd_kernel(const OperatorHandle& op, DispatchKeySet ks, Stack& stack) 
     }
   }
   if (written) check_in_place(op, stack[*written].to_tensor());
+  check_no_requires_grad(op, formula_for(op), stack, nargs);
 
   Recording rec(op, inputs, needs, written.has_value());
   if (rec.fnode != nullptr) {

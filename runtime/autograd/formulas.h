@@ -109,6 +109,10 @@ struct Formula {
   // reads_strides: the formula reads its inputs' strides and storage offsets
   // (mm's and as_strided's); only then are they recorded, per op.
   bool reads_strides = false;
+  // not_differentiable: tensor arguments (by schema name) that may not require
+  // grad: PyTorch's check_no_requires_grad for the differentiable inputs its
+  // derivatives.yaml row leaves out (nll_loss's weight), an error at the call.
+  std::array<std::string_view, 2> not_differentiable{};
 };
 
 // find_formula: the formula of op ("aten::mm"), or null.

@@ -104,10 +104,13 @@ void add_model_formulas(std::vector<Formula>& out) {
   out.push_back({"aten::embedding", "EmbeddingBackward0", 0b10, 0, &embedding});
   out.push_back({"aten::embedding_dense_backward", "EmbeddingDenseBackwardBackward0", 0b10, 0,
                  &embedding_dense_backward});
-  out.push_back({"aten::nll_loss_forward", "NllLossBackward0", 0b111, 0b10, &nll_loss_forward});
-  out.push_back({"aten::nll_loss_backward", "NllLossBackwardBackward0", 0b1100, 0, &nll_loss_backward});
-  out.push_back({"aten::nll_loss2d_forward", "NllLoss2DBackward0", 0b111, 0b10, &nll_loss2d_forward});
-  out.push_back({"aten::nll_loss2d_backward", "NllLoss2DBackwardBackward0", 0b1100, 0, &nll_loss2d_backward});
+  out.push_back({"aten::nll_loss_forward", "NllLossBackward0", 0b111, 0b10, &nll_loss_forward, {}, false, {"weight"}});
+  out.push_back({"aten::nll_loss_backward", "NllLossBackwardBackward0", 0b1100, 0, &nll_loss_backward, {}, false,
+                 {"weight", "total_weight"}});
+  out.push_back({"aten::nll_loss2d_forward", "NllLoss2DBackward0", 0b111, 0b10, &nll_loss2d_forward, {}, false,
+                 {"weight"}});
+  out.push_back({"aten::nll_loss2d_backward", "NllLoss2DBackwardBackward0", 0b1100, 0, &nll_loss2d_backward, {}, false,
+                 {"weight", "total_weight"}});
   out.push_back({"aten::tril", "TrilBackward0", 0, 0, &tril});
   out.push_back({"aten::triu", "TriuBackward0", 0, 0, &triu});
   out.push_back({"aten::_safe_softmax", "SafeSoftmaxBackward0", 0, 1, &safe_softmax});

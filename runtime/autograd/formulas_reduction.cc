@@ -1,5 +1,7 @@
 // formulas_reduction.cc: derivatives of the reductions.
 // See Note [Derivative formulas] in formulas.h.
+#include <cmath>
+
 #include "runtime/autograd/formulas.h"
 #include "runtime/autograd/internal/formula_helpers.h"
 #include "runtime/ops/ops.h"
@@ -39,7 +41,7 @@ VariableList mean_dim(const FormulaCall& c) {
   const std::vector<int64_t> dims = dims_of(c.arg(1));
   const IntArrayRef sizes = c.sizes(0);
   int64_t n = 1;
-  if (dims.empty()) {
+  if (dims.empty() || sizes.empty()) {  // every dim, or a 0-dim self's dim [0]: its one element
     n = compute_numel(sizes);
   } else {
     for (int64_t d : dims) n *= sizes[static_cast<size_t>(wrap_dim(d, static_cast<int64_t>(sizes.size()), "mean"))];
@@ -71,9 +73,15 @@ VariableList amax_amin(const FormulaCall& c) {
   return {ops::mul(ops::div(g, ops::sum(mask, dims, /*keepdim=*/true)), mask)};
 }
 
-// linalg_vector_norm (self, ord, dim?, keepdim, dtype): norm_backward for ord
-// 2 (grad * (self / norm).masked_fill_(norm == 0, 0)) and 1 (self.sgn() *
-// grad), grad and norm first unsqueezed back (unsqueeze_multiple) unless keepdim.
+// linalg_vector_norm (self, ord, dim?, keepdim, dtype): PyTorch's
+// norm_backward, grad and norm first unsqueezed back (unsqueeze_multiple)
+// unless keepdim: ord 0 has no gradient (the count of non-zeros is locally
+// constant); 1: self.sgn() * grad; 2: grad * (self / norm).masked_fill_(norm
+// == 0, 0); +-inf: the gradient shared by the elements whose |self| is the
+// norm (or NaN); p < 1: sgn * |self|^(p-1) (0 at 0) * grad * norm^(1-p);
+// 1 < p < 2: sgn * |self|^(p-1) * grad / norm^(p-1) (0 where norm is 0);
+// p > 2: self * |self|^(p-2) * grad / norm^(p-1) (the same). PyTorch's
+// in-place pow_ is pow here (opspec has no pow_).
 VariableList linalg_vector_norm(const FormulaCall& c) {
   const double p = c.arg(1).to_scalar().to_double();
   const std::vector<int64_t> dims = dims_of(c.arg(2));
@@ -94,14 +102,29 @@ VariableList linalg_vector_norm(const FormulaCall& c) {
     grad = unsqueeze_multiple(grad);
     norm = unsqueeze_multiple(norm);
   }
+  const Scalar zero(int64_t{0});
+  if (p == 0.0) return {Tensor()};
+  if (p == 1.0) return {ops::mul(ops::sgn(self), grad)};
   if (p == 2.0) {
     Tensor q = ops::div(self, norm);
-    ops::masked_fill_(q, ops::eq(norm, Scalar(int64_t{0})), int64_t{0});
+    ops::masked_fill_(q, ops::eq(norm, zero), zero);
     return {ops::mul(grad, q)};
   }
-  if (p == 1.0) return {ops::mul(ops::sgn(self), grad)};
-  throw Error(str_cat("the derivative for 'aten::linalg_vector_norm' with ord=", format_double(p),
-                      " is not implemented (ord 1 and 2 are)."));
+  if (std::isinf(p)) {
+    const Tensor self_abs = ops::abs(self);
+    const Tensor mask = ops::logical_or(ops::eq(self_abs, norm), ops::isnan(self_abs));
+    return {ops::mul(ops::sgn(self), ops::mul(ops::div(grad, ops::sum(mask, dims, /*keepdim=*/true)), mask))};
+  }
+  if (p < 1.0) {
+    Tensor scaled = ops::pow(ops::abs(self), p - 1);
+    ops::masked_fill_(scaled, ops::eq(self, zero), zero);
+    return {ops::mul(ops::mul(ops::mul(ops::sgn(self), scaled), grad), ops::pow(norm, 1 - p))};
+  }
+  const Tensor self_scaled = p < 2.0 ? ops::mul(ops::sgn(self), ops::pow(ops::abs(self), p - 1))
+                                     : ops::mul(self, ops::pow(ops::abs(self), p - 2));
+  Tensor scale_v = ops::div(grad, ops::pow(norm, p - 1));
+  ops::masked_fill_(scale_v, ops::eq(norm, zero), zero);
+  return {ops::mul(self_scaled, scale_v)};
 }
 
 }  // namespace

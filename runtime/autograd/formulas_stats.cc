@@ -59,7 +59,7 @@ VariableList var_mean(const FormulaCall& c) {
     // mean_backward: sum_backward (unsqueeze, expand) divided by the reduced count.
     Tensor expanded = c.grad(1);
     double n = static_cast<double>(self.numel());
-    if (!dims.empty()) {
+    if (!dims.empty() && self.dim() > 0) {  // a 0-dim self's dim [0] is the whole (one) element
       n = 1;
       for (int64_t d : dims) n *= static_cast<double>(self.size(wrap_dim(d, self.dim(), "var_mean")));
       if (!keepdim && self.dim() > 0) expanded = unsqueeze_multiple(expanded, dims, self.dim());

@@ -227,6 +227,22 @@ TEST(ModelFormulasTest, GradientsMatchCentralDifferences) {
   });
 }
 
+TEST(ModelFormulasTest, NllLossWeightMayNotRequireGrad) {
+  // PyTorch's derivatives.yaml has no formula for nll_loss's weight, so its
+  // codegen refuses a weight that requires grad at the call (check_no_requires_grad);
+  // a silent zero gradient is what the gradcheck sweep saw before.
+  const Tensor x = autograd_test::leaf({3, 4}, 5), w = autograd_test::leaf({4}, 6);
+  const Tensor t = ints({1, 0, 3}, {3});
+  EXPECT_THAT([&] { ops::cross_entropy(x, t, w); },
+              ThrowsMessage<Error>(HasSubstr("The function 'nll_loss_forward' is not differentiable with respect to "
+                                             "argument 'weight'. This input cannot have requires_grad True.")));
+  EXPECT_THAT([&] { ops::nll_loss2d(ops::view(x, {1, 3, 2, 2}), ints({0, 1, 2, 0}, {1, 2, 2}), ops::narrow(w, 0, 0, 3)); },
+              ThrowsMessage<Error>(HasSubstr("The function 'nll_loss2d_forward' is not differentiable with respect to "
+                                             "argument 'weight'")));
+  // A weight that does not require grad is fine.
+  EXPECT_NO_THROW(ops::cross_entropy(x, t, ops::detach(w)).backward());
+}
+
 TEST(ModelFormulasTest, EmbeddingLeavesThePaddingRowsGradientZero) {
   const Tensor w = autograd_test::leaf({5, 3}, 4);
   ops::sum(ops::embedding(w, ints({0, 3, 3, 1}, {4}), /*padding_idx=*/3)).backward();
