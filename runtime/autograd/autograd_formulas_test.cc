@@ -301,6 +301,18 @@ TEST(AutogradFormulas, DropoutScalesTheKeptGradient) {
   for (size_t i = 0; i < g.size(); ++i) EXPECT_DOUBLE_EQ(g[i], m[i] ? 1.0 / 0.75 : 0.0) << i;
 }
 
+TEST(AutogradFormulas, AnOpReturningItsInputLeavesItsHistoryAlone) {
+  // lift_fresh returns self itself: recording it replaced a leaf's history with
+  // a node whose edge held the leaf's own AccumulateGrad (a cycle LeakSanitizer
+  // reported under the gradcheck sweep), and the leaf stopped being one.
+  const Tensor x = ops::tensor({1.0, 2.0}, {2}, DType::kFloat64).requires_grad_();
+  const Tensor y = ops::lift_fresh(x);
+  EXPECT_EQ(y.impl(), x.impl());
+  EXPECT_EQ(x.grad_fn(), nullptr);
+  ops::sum(ops::mul(y, 2.0)).backward();
+  EXPECT_THAT(x.grad().to_vector<double>(), ElementsAre(2.0, 2.0));
+}
+
 TEST(AutogradFormulas, ReducingAZeroDimTensorOverDimZero) {
   // dim [0] of a 0-dim tensor is its one element (PyTorch wraps it): mean.dim's
   // and var_mean's backward read size(0) of it (a trap; the gradcheck sweep found both).

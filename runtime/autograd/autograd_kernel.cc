@@ -1,5 +1,6 @@
 // autograd_kernel.cc: the Autograd key's kernel: records a Node for each op
 // on tensors that require grad. See Note [The Autograd kernel].
+#include <algorithm>
 #include <atomic>
 #include <deque>
 #include <mutex>
@@ -229,11 +230,17 @@ struct Recording {
   std::shared_ptr<Node> node;
   FormulaNode* fnode = nullptr;  // node as a FormulaNode (null: NotImplementedNode)
   size_t out_index = 0;
+  // input_impls: the inputs' TensorImpls as they were before the call (the
+  // boxed stack's input slots hold the outputs afterwards).
+  absl::InlinedVector<const TensorImpl*, 4> input_impls;
 
   // begin: makes the node, with one next edge per tensor input and the saved
   // tensors the formula reads (See Note [The Autograd kernel]).
   Recording(const OperatorHandle& o, const TensorInputs& inputs, const Needs& needs, bool written_self)
       : op(o), in_place(written_self), formula(formula_for(o)) {
+    if (!in_place) {
+      for (const Tensor* t : inputs) input_impls.push_back(t->impl());
+    }
     if (formula != nullptr) {
       auto n = std::allocate_shared<FormulaNode>(opspec::internal::PoolAllocator<FormulaNode>(), *formula);
       fnode = n.get();
@@ -312,10 +319,17 @@ struct Recording {
     }
   }
 
+  // returns_an_input: an out-of-place op handed back an input itself (lift_fresh
+  // does): its history is the input's already, and the node must not replace
+  // it (a leaf would stop being one, and hold its own AccumulateGrad in a cycle).
+  bool returns_an_input(const Tensor& out) const {
+    return std::find(input_impls.begin(), input_impls.end(), out.impl()) != input_impls.end();
+  }
+
   // record_output: out (an element of a Tensor[] result when in_list) is the
   // node's next output: its history, or only its slot when not differentiable.
   void record_output(const Tensor& out, bool in_list) {
-    if (out.defined() && is_differentiable(out.dtype())) {
+    if (out.defined() && is_differentiable(out.dtype()) && !returns_an_input(out)) {
       set_history(out, node);
       if (op.kind() == OpKind::kView && !in_place) {
         AutogradMeta& m = materialize_meta(out);

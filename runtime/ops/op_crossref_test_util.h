@@ -217,6 +217,13 @@ inline std::vector<Tensor> tensors_of(const Value& v) {
   return {};
 }
 
+// op_selected: OPSPEC_CROSSREF_OP, when set, names the one op the sweeps
+// call (to bisect a sanitizer report or a crash to an op).
+inline bool op_selected(const std::string& name) {
+  const char* only = std::getenv("OPSPEC_CROSSREF_OP");
+  return only == nullptr || name == only;
+}
+
 inline int seeds_per_op() {
   const char* env = std::getenv("OPSPEC_CROSSREF_SEEDS");
   return env != nullptr ? std::max(1, std::atoi(env)) : 64;
