@@ -236,8 +236,9 @@ struct Recording {
 
   // begin: makes the node, with one next edge per tensor input and the saved
   // tensors the formula reads (See Note [The Autograd kernel]).
-  Recording(const OperatorHandle& o, const TensorInputs& inputs, const Needs& needs, bool written_self)
-      : op(o), in_place(written_self), formula(formula_for(o)) {
+  Recording(const OperatorHandle& o, const Formula* f, const TensorInputs& inputs, const Needs& needs,
+            bool written_self)
+      : op(o), in_place(written_self), formula(f) {
     if (!in_place) {
       for (const Tensor* t : inputs) input_impls.push_back(t->impl());
     }
@@ -382,9 +383,10 @@ void autograd_kernel(const OperatorHandle& op, DispatchKeySet ks, Stack& stack) 
     }
   }
   if (written) check_in_place(op, stack[*written].to_tensor());
-  check_no_requires_grad(op, formula_for(op), stack, nargs);
+  const Formula* formula = formula_for(op);
+  check_no_requires_grad(op, formula, stack, nargs);
 
-  Recording rec(op, inputs, needs, written.has_value());
+  Recording rec(op, formula, inputs, needs, written.has_value());
   if (rec.fnode != nullptr) {
     for (size_t i = 0; i < nargs; ++i) rec.add_arg(i, stack[i]);
   }
@@ -437,12 +439,16 @@ Tensor autograd_typed_kernel(const OperatorHandle& op, DispatchKeySet ks, Args..
     ExcludeDispatchKeyGuard no_autograd(DispatchKey::kAutograd);
     return dispatcher.redispatch<Tensor, Args...>(op, below, args...);
   }
-  if (op.schema().is_mutable() || op.schema().arguments().size() != sizeof...(Args)) {
+  // The boxed kernel also takes the ops whose formula refuses an argument that
+  // requires grad (check_no_requires_grad reads the arguments by name).
+  const Formula* formula = formula_for(op);
+  if (op.schema().is_mutable() || op.schema().arguments().size() != sizeof...(Args) ||
+      (formula != nullptr && !formula->not_differentiable[0].empty())) {
     Stack stack = opspec::internal::box_args(args...);
     autograd_kernel(op, ks, stack);
     return opspec::internal::UnboxReturn<Tensor>::pop(stack);
   }
-  Recording rec(op, inputs, needs, /*written_self=*/false);
+  Recording rec(op, formula, inputs, needs, /*written_self=*/false);
   if (rec.fnode != nullptr) {
     size_t i = 0;
     (rec.add_arg(i++, args), ...);

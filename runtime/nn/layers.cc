@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <string>
+#include <string_view>
 
 #include "runtime/core/error.h"
 #include "runtime/dispatch/mode.h"
@@ -15,6 +16,18 @@ namespace {
 // uniform_(-bound, bound) built from ops.
 Tensor uniform(IntArrayRef size, double bound, const TensorOptions& options) {
   return ops::sub(ops::mul(ops::rand(size, options), 2.0 * bound), bound);
+}
+
+// conv_init_bound: _ConvNd's checks and initial bound for `name`: in and out
+// channels divisible by groups; 1/sqrt(fan_in) (kaiming_uniform_ with a =
+// sqrt(5)), fan_in = the weight's dim 1 (weight_dim1) x k x k.
+double conv_init_bound(std::string_view name, int64_t in_channels, int64_t out_channels, int64_t groups,
+                       int64_t weight_dim1, int64_t kernel_size) {
+  OPSPEC_CHECK(groups > 0 && in_channels % groups == 0 && out_channels % groups == 0, "nn.", name,
+               ": in_channels and out_channels must be divisible by groups, got ", in_channels, ", ", out_channels,
+               " and ", groups);
+  const int64_t fan_in = weight_dim1 * kernel_size * kernel_size;
+  return fan_in > 0 ? 1.0 / std::sqrt(static_cast<double>(fan_in)) : 0.0;
 }
 
 }  // namespace
@@ -45,12 +58,8 @@ Tensor Embedding::forward(const Tensor& indices) { return ops::embedding(*weight
 Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel_size, int64_t stride, int64_t padding,
                int64_t dilation, int64_t groups, bool bias, TensorOptions options)
     : Module("Conv2d"), stride_(stride), padding_(padding), dilation_(dilation), groups_(groups) {
-  OPSPEC_CHECK(groups > 0 && in_channels % groups == 0 && out_channels % groups == 0,
-               "nn.Conv2d: in_channels and out_channels must be divisible by groups, got ", in_channels, ", ",
-               out_channels, " and ", groups);
+  const double bound = conv_init_bound("Conv2d", in_channels, out_channels, groups, in_channels / groups, kernel_size);
   HideUserModesGuard no_user_modes;
-  const int64_t fan_in = in_channels / groups * kernel_size * kernel_size;
-  const double bound = fan_in > 0 ? 1.0 / std::sqrt(static_cast<double>(fan_in)) : 0.0;
   weight_ = &register_parameter("weight", uniform({out_channels, in_channels / groups, kernel_size, kernel_size},
                                                   bound, options));
   if (bias) bias_ = &register_parameter("bias", uniform({out_channels}, bound, options));
@@ -70,12 +79,9 @@ ConvTranspose2d::ConvTranspose2d(int64_t in_channels, int64_t out_channels, int6
       output_padding_(output_padding),
       groups_(groups),
       dilation_(dilation) {
-  OPSPEC_CHECK(groups > 0 && in_channels % groups == 0 && out_channels % groups == 0,
-               "nn.ConvTranspose2d: in_channels and out_channels must be divisible by groups, got ", in_channels, ", ",
-               out_channels, " and ", groups);
+  const double bound =
+      conv_init_bound("ConvTranspose2d", in_channels, out_channels, groups, out_channels / groups, kernel_size);
   HideUserModesGuard no_user_modes;
-  const int64_t fan_in = out_channels / groups * kernel_size * kernel_size;
-  const double bound = fan_in > 0 ? 1.0 / std::sqrt(static_cast<double>(fan_in)) : 0.0;
   weight_ = &register_parameter("weight", uniform({in_channels, out_channels / groups, kernel_size, kernel_size},
                                                   bound, options));
   if (bias) bias_ = &register_parameter("bias", uniform({out_channels}, bound, options));

@@ -51,12 +51,14 @@ struct ConvCall {
   bool transposed = false;
   int64_t groups = 1;
 };
-inline ConvCall conv_call(Rng& rng) {
+// conv_call: spatial dims and direction random unless given.
+inline ConvCall conv_call(Rng& rng, std::optional<int> spatial_dims = std::nullopt,
+                          std::optional<bool> transposed = std::nullopt) {
   ConvCall c;
-  const int spatial = 1 + pick(rng, 2);
+  const int spatial = spatial_dims ? *spatial_dims : 1 + pick(rng, 2);
   const DType dt = float_dtype(rng);
   c.groups = 1 + pick(rng, 2);
-  c.transposed = chance(rng, 30);
+  c.transposed = transposed ? *transposed : chance(rng, 30);
   const int64_t in_per_group = 1 + pick(rng, 2), out_per_group = 1 + pick(rng, 2);
   std::vector<int64_t> input{1 + pick(rng, 2), c.groups * in_per_group};
   std::vector<int64_t> weight = c.transposed ? std::vector<int64_t>{c.groups * in_per_group, out_per_group}
@@ -78,7 +80,7 @@ inline ConvCall conv_call(Rng& rng) {
   }
   c.input = make_tensor(rng, input, dt);
   c.weight = make_tensor(rng, weight, dt);
-  if (chance(rng, 50)) c.bias = make_tensor(rng, {c.groups * (c.transposed ? out_per_group : out_per_group)}, dt);
+  if (chance(rng, 50)) c.bias = make_tensor(rng, {c.groups * out_per_group}, dt);
   return c;
 }
 inline Stack conv_stack(const ConvCall& c) {
@@ -494,21 +496,15 @@ inline Stack sample_dot(Rng& rng) {
   return {make_tensor(rng, {k}, dt), make_tensor(rng, {k}, dt)};
 }
 
-// The convolution composites: conv_call with its spatial dims and direction.
-inline ConvCall conv_call_of(Rng& rng, int spatial, bool transposed) {
-  for (;;) {
-    ConvCall c = conv_call(rng);
-    if (c.input.dim() == spatial + 2 && c.transposed == transposed) return c;
-  }
-}
+// The convolution composites: conv_call with their spatial dims and direction.
 inline Stack sample_conv(Rng& rng, int spatial) {
-  const ConvCall c = conv_call_of(rng, spatial, false);
+  const ConvCall c = conv_call(rng, spatial, false);
   return {c.input, c.weight, value_of(c.bias), c.stride, c.padding, c.dilation, c.groups};
 }
 inline Stack sample_conv2d(Rng& rng) { return sample_conv(rng, 2); }
 inline Stack sample_conv1d(Rng& rng) { return sample_conv(rng, 1); }
 inline Stack sample_conv_transpose(Rng& rng, int spatial) {
-  const ConvCall c = conv_call_of(rng, spatial, true);
+  const ConvCall c = conv_call(rng, spatial, true);
   return {c.input, c.weight, value_of(c.bias), c.stride, c.padding, c.output_padding, c.groups, c.dilation};
 }
 inline Stack sample_conv_transpose2d(Rng& rng) { return sample_conv_transpose(rng, 2); }

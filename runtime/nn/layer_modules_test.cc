@@ -1,15 +1,19 @@
-// nn::GroupNorm (runtime/nn/layers.h): its parameters, its forward as
-// ops::group_norm (one aten::native_group_norm under a mode) and
-// F.group_norm's checks.
+// nn::GroupNorm and nn::ConvTranspose2d (runtime/nn/layers.h): their
+// parameters (PyTorch's shapes and initial bounds), their forward under a
+// mode (one aten::native_group_norm; one aten::convolution with
+// transposed=True) and PyTorch's checks; a decoder's upsampling (stride 2 and
+// output_padding 1 double H and W).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 #include "runtime/dispatch/mode.h"
 #include "runtime/nn/layers.h"
 #include "runtime/ops/ops.h"
 
 namespace opspec {
-namespace group_norm_module_test {
+namespace layer_modules_test {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -51,6 +55,28 @@ TEST(GroupNormModuleTest, PyTorchChecks) {
   EXPECT_THAT([&] { gn.forward(ops::randn({1, 2})); },
               ThrowsMessage<Error>(HasSubstr("Expected more than 1 value per channel when training, got input size "
                                              "[1, 2]")));
+}
+
+
+TEST(ConvTransposeModuleTest, ParametersForwardAndUpsampling) {
+  nn::ConvTranspose2d up(8, 4, 3, /*stride=*/2, /*padding=*/1, /*output_padding=*/1, /*groups=*/2);
+  ASSERT_EQ(up.named_parameters().size(), 2u);
+  EXPECT_THAT(up.weight().sizes(), ElementsAre(8, 2, 3, 3));
+  // uniform in [-1/sqrt(fan_in), 1/sqrt(fan_in)), fan_in = 4 / 2 * 3 * 3.
+  const double bound = 1.0 / std::sqrt(18.0);
+  EXPECT_LE(ops::amax(ops::abs(up.weight())).item<double>(), bound);
+  const Tensor x = ops::randn({2, 8, 5, 7});
+  Names names;
+  Tensor y;
+  {
+    ModeGuard g(names);
+    y = up.forward(x);
+  }
+  EXPECT_THAT(names.names, ElementsAre("aten::convolution"));  // the composite decomposes before modes
+  EXPECT_THAT(y.sizes(), ElementsAre(2, 4, 10, 14));
+  EXPECT_TRUE(ops::equal(y, ops::conv_transpose2d(x, up.weight(), up.named_parameters()[1].second, {2}, {1}, {1}, 2)));
+  EXPECT_THAT([] { nn::ConvTranspose2d(3, 4, 3, 1, 0, 0, 2); },
+              ThrowsMessage<Error>(HasSubstr("in_channels and out_channels must be divisible by groups")));
 }
 
 }  // namespace
