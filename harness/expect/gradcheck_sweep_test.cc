@@ -12,6 +12,7 @@
 
 #include "harness/expect/gradcheck.h"
 #include "harness/expect/opcheck.h"
+#include "runtime/autograd/formulas.h"
 #include "runtime/ops/op_crossref_samples_test_util.h"
 
 namespace opspec {
@@ -57,11 +58,17 @@ constexpr std::string_view kFirstOutputOnly[] = {
     "aten::_scaled_dot_product_flash_attention_for_cpu", "aten::nll_loss_forward", "aten::nll_loss2d_forward",
 };
 
-// constant_argument: tensor arguments the sweep keeps constant: batch
-// norm's running statistics (non_differentiable in derivatives.yaml) and
-// attention's mask (See the closing note: whether PyTorch differentiates it).
-bool constant_argument(std::string_view arg) {
-  return arg == "running_mean" || arg == "running_var" || arg == "attn_mask";
+// not_differentiable: arg is one op's formula refuses to differentiate
+// (Formula::not_differentiable: nll_loss's weight, the CPU flash kernel's
+// attn_mask); the sweep keeps it constant. Composites keep theirs variable
+// (scaled_dot_product_attention's mask takes the math path then).
+bool not_differentiable(std::string_view op, std::string_view arg) {
+  const autograd::Formula* formula = autograd::find_formula(op);
+  if (formula == nullptr) return false;
+  for (std::string_view refused : formula->not_differentiable) {
+    if (!refused.empty() && refused == arg) return true;
+  }
+  return false;
 }
 
 // kKnownRefusals: backward errors PyTorch's formulas raise too on these
@@ -98,6 +105,33 @@ bool scatter_src_larger_than_index(const OperatorHandle& op, const Stack& args) 
     if (arg == "index") index = &args[i].to_tensor();
   }
   return src != nullptr && index != nullptr && src->sizes() != index->sizes();
+}
+
+// kSamplesOnly: ops swept on their samples only: nll_loss's backward ops take
+// the forward's total_weight, which a random call does not match to its
+// targets, and PyTorch's double backward (nll_loss(grad, ...)) recomputes it.
+constexpr std::string_view kSamplesOnly[] = {"aten::nll_loss_backward", "aten::nll_loss2d_backward"};
+
+// mean_over_nothing: an nll_loss backward call of mean reduction whose
+// targets are all ignored (total_weight 0): its double backward is
+// nll_loss(grad, ...), a mean over no items, NaN in PyTorch too.
+bool mean_over_nothing(const OperatorHandle& op, const Stack& args) {
+  bool mean = false, zero_total = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = op.schema().arguments()[i].name;
+    if (arg == "reduction" && args[i].is_int()) mean = args[i].to_int() == 1;
+    if (arg == "total_weight" && args[i].is_tensor() && args[i].to_tensor().numel() == 1) {
+      zero_total = args[i].to_tensor().to_vector<double>()[0] == 0.0;
+    }
+  }
+  return mean && zero_total;
+}
+
+bool samples_only(std::string_view name) {
+  for (std::string_view n : kSamplesOnly) {
+    if (n == name) return true;
+  }
+  return false;
 }
 
 bool first_output_only(std::string_view name) {
@@ -143,6 +177,7 @@ TEST(GradcheckSweepTest, EveryFormulaMatchesCentralDifferences) {
     if (!op->has_kernel(DispatchKey::kCPU) && !op->is_composite()) continue;
     if (!check_autograd_registered(*op).ok || !swept(name) || !op_selected(name)) continue;
     for (int seed = 0; seed < seeds; ++seed) {
+      if (samples_only(name) && seed % 2 == 0) continue;  // random_call's samples are on odd seeds
       Stack args = random_call(*op, seed);
       // Floating dtype arguments become f64 (central differences need it); not
       // asked for: sparse gradients (opspec refuses them) and embedding's
@@ -162,7 +197,7 @@ TEST(GradcheckSweepTest, EveryFormulaMatchesCentralDifferences) {
       if (!moderate_args) continue;  // an inf or 1e300 scale leaves central differences no precision
       // A scatter's src larger than its index: the elements past the index
       // take no part, and PyTorch's formulas (gathers of index's shape) assume none.
-      if (scatter_src_larger_than_index(*op, args)) continue;
+      if (scatter_src_larger_than_index(*op, args) || mean_over_nothing(*op, args)) continue;
       Rng rng(static_cast<uint64_t>(seed) * 7919 + name.size());
       std::vector<size_t> positions;
       std::vector<Tensor> inputs;
@@ -171,8 +206,13 @@ TEST(GradcheckSweepTest, EveryFormulaMatchesCentralDifferences) {
         if (!args[i].is_tensor() || !args[i].to_tensor().defined() || !is_floating(args[i].to_tensor().dtype())) {
           continue;
         }
-        if (constant_argument(op->schema().arguments()[i].name)) {
+        const std::string& arg = op->schema().arguments()[i].name;
+        if (arg == "running_mean" || arg == "running_var") {
           args[i] = ops::abs(continuous(args[i].to_tensor(), rng));  // f64, positive (a running variance)
+          continue;
+        }
+        if (not_differentiable(op->name(), arg)) {  // its values matter (a forward's total_weight)
+          args[i] = ops::to(args[i].to_tensor(), DType::kFloat64);
           continue;
         }
         positions.push_back(i);

@@ -332,7 +332,10 @@ struct Recording {
   void record_output(const Tensor& out, bool in_list) {
     if (out.defined() && is_differentiable(out.dtype()) && !returns_an_input(out)) {
       set_history(out, node);
-      if (op.kind() == OpKind::kView && !in_place) {
+      // A view for autograd is what the schema says aliases (Tensor(a)):
+      // _unsafe_view shares storage but declares none, so matmul's result is a
+      // fresh tensor that may be modified in place, as in PyTorch.
+      if (op.kind() == OpKind::kView && !in_place && !op.schema().returns()[0].alias_set.empty()) {
         AutogradMeta& m = materialize_meta(out);
         m.is_view = true;
         m.multi_view = in_list;

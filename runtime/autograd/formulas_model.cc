@@ -83,7 +83,10 @@ VariableList safe_softmax(const FormulaCall& c) {
 
 // _scaled_dot_product_flash_attention_for_cpu (query, key, value, dropout_p,
 // is_causal, attn_mask?, scale?): one backward call for query, key and value
-// from the saved output and logsumexp; the mask gets no gradient.
+// from the saved output and logsumexp. The mask has no formula, so a mask that
+// requires grad is refused at the call, as PyTorch's codegen does;
+// scaled_dot_product_attention sends one to the math path instead (See Note
+// [Attention dispatch]).
 VariableList sdpa_flash_cpu(const FormulaCall& c) {
   if (!c.grad(0).defined()) return {};
   const std::optional<double> scale =
@@ -115,7 +118,8 @@ void add_model_formulas(std::vector<Formula>& out) {
   out.push_back({"aten::triu", "TriuBackward0", 0, 0, &triu});
   out.push_back({"aten::_safe_softmax", "SafeSoftmaxBackward0", 0, 1, &safe_softmax});
   out.push_back({"aten::_scaled_dot_product_flash_attention_for_cpu",
-                 "ScaledDotProductFlashAttentionForCpuBackward0", 0b1111, 0b11, &sdpa_flash_cpu});
+                 "ScaledDotProductFlashAttentionForCpuBackward0", 0b1111, 0b11, &sdpa_flash_cpu, {}, false,
+                 {"attn_mask"}});
 }
 
 }  // namespace opspec::autograd::internal

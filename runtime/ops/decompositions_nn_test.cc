@@ -218,6 +218,12 @@ TEST(ModelFormulasTest, GradientsMatchCentralDifferences) {
       {"flash attention", {{1, 2, 3, 4}, {1, 2, 5, 4}, {1, 2, 5, 4}},
        [](const auto& x) { return ops::scaled_dot_product_attention(x[0], x[1], x[2]); },
        "ScaledDotProductFlashAttentionForCpuBackward0"},
+      {"causal attention on 3-D inputs (the math path: add_ into matmul's result)", {{2, 3, 4}, {2, 5, 4}, {2, 5, 4}},
+       [](const auto& x) { return ops::scaled_dot_product_attention(x[0], x[1], x[2], std::nullopt, 0.0, true); },
+       "UnsafeViewBackward0"},
+      {"attention with a mask that requires grad (the math path)", {{1, 2, 3, 4}, {1, 2, 5, 4}, {1, 2, 5, 4}, {3, 5}},
+       [](const auto& x) { return ops::scaled_dot_product_attention(x[0], x[1], x[2], x[3]); },
+       "UnsafeViewBackward0"},
       {"flash attention causal scale", {{1, 1, 4, 2}, {1, 1, 4, 2}, {1, 1, 4, 2}},
        [](const auto& x) { return ops::scaled_dot_product_attention(x[0], x[1], x[2], std::nullopt, 0.0, true, 0.7); },
        "ScaledDotProductFlashAttentionForCpuBackward0"},
@@ -241,6 +247,23 @@ TEST(ModelFormulasTest, NllLossWeightMayNotRequireGrad) {
                                              "argument 'weight'")));
   // A weight that does not require grad is fine.
   EXPECT_NO_THROW(ops::cross_entropy(x, t, ops::detach(w)).backward());
+}
+
+TEST(ModelFormulasTest, FlashAttentionMaskMayNotRequireGrad) {
+  // derivatives.yaml differentiates the CPU flash kernel in query, key and
+  // value only, so a mask that requires grad is refused there (it got a silent
+  // zero gradient before); PyTorch's check_attn_mask_shape sends such a mask
+  // to the math path, whose gradient GradientsMatchCentralDifferences checks.
+  const Tensor q = autograd_test::leaf({1, 2, 3, 4}, 1), k = autograd_test::leaf({1, 2, 5, 4}, 2);
+  const Tensor v = autograd_test::leaf({1, 2, 5, 4}, 3), mask = autograd_test::leaf({3, 5}, 4);
+  EXPECT_THAT([&] { ops::_scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, false, mask); },
+              ThrowsMessage<Error>(HasSubstr("The function '_scaled_dot_product_flash_attention_for_cpu' is not "
+                                             "differentiable with respect to argument 'attn_mask'. This input "
+                                             "cannot have requires_grad True.")));
+  const std::vector<std::string> seq = ops_of([&] { ops::scaled_dot_product_attention(q, k, v, mask); });
+  EXPECT_THAT(seq, ::testing::Contains("_safe_softmax"));
+  EXPECT_THAT(seq, ::testing::Not(::testing::Contains("_scaled_dot_product_flash_attention_for_cpu")));
+  EXPECT_NO_THROW(ops::_scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, false, ops::detach(mask)));
 }
 
 TEST(ModelFormulasTest, EmbeddingLeavesThePaddingRowsGradientZero) {
