@@ -82,7 +82,8 @@ ScatterPlan make_scatter_plan(const Tensor& index, int64_t dim, const Tensor& in
 int64_t check_gather(const Tensor& self, int64_t dim, const Tensor& index) {
   constexpr std::string_view kOp = "aten::gather";
   const int64_t d = wrap_dim(dim, self.dim(), kOp);
-  OPSPEC_CHECK(index.numel() == 0 || index.dtype() == DType::kInt64, kOp, ": gather(): Expected dtype int64 for index");
+  OPSPEC_CHECK(index.numel() == 0 || index.dtype() == DType::kInt64 || index.dtype() == DType::kInt32, kOp,
+               ": gather(): Expected dtype int32/int64 for index");
   const Tensor both[] = {self, index};
   check_same_device(both, kOp);
   // PyTorch's gather meta skips the shape checks for an empty index (as
@@ -103,8 +104,9 @@ int64_t check_gather(const Tensor& self, int64_t dim, const Tensor& index) {
 int64_t check_scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor* src, std::string_view name) {
   const std::string op = str_cat("aten::", name);
   const int64_t d = wrap_dim(dim, self.dim(), op);
-  OPSPEC_CHECK(index.numel() == 0 || index.dtype() == DType::kInt64, op, ": ", name,
-               "(): Expected dtype int64 for index");
+  // PyTorch 2.x's scatter_gather_dtype_check takes int32 too (1.13 wanted int64).
+  OPSPEC_CHECK(index.numel() == 0 || index.dtype() == DType::kInt64 || index.dtype() == DType::kInt32, op, ": ",
+               name, "(): Expected dtype int32/int64 for index");
   if (src != nullptr) {
     OPSPEC_CHECK(self.dtype() == src->dtype(), op, ": ", name, "(): Expected self.dtype to be equal to src.dtype");
   }

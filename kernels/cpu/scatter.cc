@@ -35,6 +35,12 @@ void check_line_indices(const ScatterPlan& p, const int64_t* idx, std::string_vi
   }
 }
 
+// int64_index: index itself when int64, else a contiguous int64 copy (int32
+// indices, which PyTorch 2.x's gather and scatters take, are read as int64).
+Tensor int64_index(const Tensor& index) {
+  return index.dtype() == DType::kInt64 ? index : contiguous_cpu(index, DType::kInt64);
+}
+
 // combine: a scatter's update of target value a with b (See Note [Scatter lines]).
 template <class C>
 C combine(ScatterReduce r, C a, C b) {
@@ -84,9 +90,10 @@ C mean_of(C a, int64_t n) {
 
 // scatter_into: the scatter of src (or value when src is undefined) into the
 // contiguous target out, along the plan's lines; mean divides by the counts.
-void scatter_into(const Tensor& out, const Tensor& index, const Tensor& src, const Scalar& value, int64_t dim,
+void scatter_into(const Tensor& out, const Tensor& index_in, const Tensor& src, const Scalar& value, int64_t dim,
                   ScatterReduce r, bool include_self, std::string_view op) {
-  if (index.numel() == 0) return;
+  if (index_in.numel() == 0) return;
+  const Tensor index = int64_index(index_in);
   const ScatterPlan p = make_scatter_plan(index, dim, out, src);
   const auto* idx = index.data_ptr<int64_t>();
   check_line_indices(p, idx, op);
@@ -147,12 +154,13 @@ Tensor scatter_in_place(const Tensor& self, const Tensor& index, const Tensor& s
   return self;
 }
 
-Tensor gather_cpu(const Tensor& self, int64_t dim, const Tensor& index, bool) {
+Tensor gather_cpu(const Tensor& self, int64_t dim, const Tensor& index_in, bool) {
   constexpr std::string_view kOp = "aten::gather";
   require_cpu_device(self.device(), kOp);
-  const int64_t d = check_gather(self, dim, index);
-  Tensor out = make_tensor(index.sizes(), self.dtype(), kCPU);
-  if (index.numel() == 0) return out;
+  const int64_t d = check_gather(self, dim, index_in);
+  Tensor out = make_tensor(index_in.sizes(), self.dtype(), kCPU);
+  if (index_in.numel() == 0) return out;
+  const Tensor index = int64_index(index_in);
   const ScatterPlan p = make_scatter_plan(index, d, self, out);
   const auto* idx = index.data_ptr<int64_t>();
   check_line_indices(p, idx, kOp);

@@ -48,6 +48,9 @@ TEST(ScatterGatherTest, GatherPicksAlongDim) {
   EXPECT_THAT(ops::gather(x, 0, ints({}, {0, 2})).sizes(), ElementsAre(0, 2));
   EXPECT_THAT(ops::gather(meta({2, 3}), -1, meta({2, 5}, DType::kInt64)).sizes(), ElementsAre(2, 5));
   EXPECT_EQ(ops::gather(ops::tensor({1, 2, 3}, {3}, DType::kInt32), 0, ints({2}, {1})).to_vector<double>()[0], 3);
+  // int32 indices, as PyTorch 2.x (1.13 wanted int64), strided too.
+  const Tensor i32 = ops::t(ops::tensor({1, 0, 0, 1}, {2, 2}, DType::kInt32));
+  EXPECT_THAT(values(ops::gather(xt, 0, i32)), ElementsAre(2, 3, 1, 4));
 }
 
 TEST(ScatterGatherTest, GatherErrors) {
@@ -56,8 +59,10 @@ TEST(ScatterGatherTest, GatherErrors) {
               ThrowsMessage<Error>(HasSubstr("aten::gather: index 2 is out of bounds for dimension 1 with size 2")));
   EXPECT_THAT([&] { ops::gather(x, 1, ints({-1, 0, 1, 0}, {2, 2})); },
               ThrowsMessage<Error>(HasSubstr("index -1 is out of bounds for dimension 1 with size 2")));
-  EXPECT_THAT([&] { ops::gather(x, 1, ops::tensor({0, 0}, {2, 1}, DType::kInt32)); },
-              ThrowsMessage<Error>(HasSubstr("gather(): Expected dtype int64 for index")));
+  EXPECT_THAT([&] { ops::gather(x, 1, ops::tensor({0, 0}, {2, 1}, DType::kBool)); },
+              ThrowsMessage<Error>(HasSubstr("gather(): Expected dtype int32/int64 for index")));
+  EXPECT_THAT([&] { ops::gather(x, 1, ops::tensor({0, 2}, {2, 1}, DType::kInt32)); },
+              ThrowsMessage<Error>(HasSubstr("index 2 is out of bounds for dimension 1 with size 2")));
   EXPECT_THAT([&] { ops::gather(x, 1, ints({0, 0, 0, 0}, {4, 1})); },
               ThrowsMessage<Error>(HasSubstr("Size does not match at dimension 0 expected index [4, 1] to be no "
                                              "larger than self [2, 2] apart from dimension 1")));
@@ -106,6 +111,13 @@ TEST(ScatterGatherTest, ScatterSrcValueAndAdd) {
                                       ints({2, 3}, {2}))),
               ElementsAre(5, 0, 0));
   EXPECT_THAT(values(ops::scatter(floats({1, 2}, {2}), 0, ints({}, {0}), floats({}, {0}))), ElementsAre(1, 2));
+  // int32 indices give int64's results, out of place and in place.
+  const Tensor idx32 = ops::to(idx, DType::kInt32);
+  EXPECT_THAT(values(ops::scatter_add(ops::ones({3, 5}), 0, idx32, src)),
+              ElementsAre(2, 8, 9, 5, 6, 1, 3, 1, 10, 1, 7, 1, 4, 1, 11));
+  Tensor z = ops::zeros({3, 5});
+  ops::scatter_reduce_(z, 0, idx32, src, "amax", false);
+  EXPECT_THAT(values(z), ElementsAre(1, 7, 8, 4, 5, 0, 2, 0, 9, 0, 6, 0, 3, 0, 10));
 }
 
 TEST(ScatterGatherTest, ScatterReduceEveryReduction) {
@@ -146,8 +158,8 @@ TEST(ScatterGatherTest, ScatterErrors) {
                                              "dimension 1 and to be no larger size than src [2, 2]")));
   EXPECT_THAT([&] { ops::scatter(x, 1, ints({0, 1, 1, 0}, {2, 2}), ops::ones({2, 2}, {.dtype = DType::kFloat64})); },
               ThrowsMessage<Error>(HasSubstr("scatter(): Expected self.dtype to be equal to src.dtype")));
-  EXPECT_THAT([&] { ops::scatter_add(x, 1, ops::tensor({0, 1, 1, 0}, {2, 2}, DType::kInt32), x); },
-              ThrowsMessage<Error>(HasSubstr("scatter_add(): Expected dtype int64 for index")));
+  EXPECT_THAT([&] { ops::scatter_add(x, 1, ops::tensor({0, 1, 1, 0}, {2, 2}, DType::kFloat32), x); },
+              ThrowsMessage<Error>(HasSubstr("scatter_add(): Expected dtype int32/int64 for index")));
   EXPECT_THAT([&] { ops::scatter_reduce(x, 1, ints({0, 1, 1, 0}, {2, 2}), x, "max"); },
               ThrowsMessage<Error>(HasSubstr("reduce argument must be either sum, prod, mean, amax or amin, got max")));
   EXPECT_THAT([&] { ops::scatter_add(x, 0, ints({0, 1}, {2}), ops::ones({2})); },

@@ -399,8 +399,10 @@ inline ScatterCall scatter_call(Rng& rng) {
   for (int64_t& d : index_sizes) d = 1 + pick(rng, static_cast<int>(d));
   index_sizes[static_cast<size_t>(dim)] = 1 + pick(rng, 4);
   const DType dt = chance(rng, 70) ? float_dtype(rng) : kDTypes[pick(rng, 7)];
-  return {make_tensor(rng, sizes, dt), index_tensor(rng, index_sizes, 0, sizes[static_cast<size_t>(dim)]),
-          make_tensor(rng, index_sizes, dt), chance(rng, 20) ? dim - rank : dim};
+  ScatterCall c{make_tensor(rng, sizes, dt), index_tensor(rng, index_sizes, 0, sizes[static_cast<size_t>(dim)]),
+                make_tensor(rng, index_sizes, dt), chance(rng, 20) ? dim - rank : dim};
+  if (chance(rng, 25)) c.index = ops::to(c.index, DType::kInt32);  // PyTorch 2.x takes int32 indices too
+  return c;
 }
 inline Stack sample_gather(Rng& rng) {
   const ScatterCall c = scatter_call(rng);
