@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
 #include "runtime/autograd/autograd_meta.h"
+#include "runtime/autograd/copy_slices.h"
 #include "runtime/autograd/formulas.h"
 #include "runtime/autograd/grad_mode.h"
 #include "runtime/dispatch/dispatcher.h"
@@ -28,9 +29,9 @@ namespace opspec::autograd {
 //   excluded on this thread, so kernels that call ops record nothing), and
 //   makes the Node the grad_fn of each floating-point output. An in-place op
 //   moves its tensor's history to the new Node, as PyTorch's rebase_history;
-//   on a leaf that requires grad it is PyTorch's error. In-place changes to
-//   tensors made by recorded view ops are refused for now (PyTorch's
-//   CopySlices is not implemented), and a view of a tensor that does not
+//   on a leaf that requires grad it is PyTorch's error. An in-place op on a
+//   tensor made by a recorded view op gives the view's base a CopySlices node
+//   (See Note [In-place changes to views]); a view of a tensor that does not
 //   require grad, written in place from one that does, is not tracked.
 
 // Note [Autograd recording cost]
@@ -206,20 +207,30 @@ bool needs_of(const OperatorHandle& op, const TensorInputs& inputs, Needs& needs
   return any;
 }
 
-// check_in_place: PyTorch's refusals of an in-place op on self.
-void check_in_place(const OperatorHandle& op, const Tensor& self) {
+// check_in_place: PyTorch's refusals of an in-place op on self (check_inplace,
+// handle_view_on_rebase); whether self is a recorded view (See Note [In-place
+// changes to views]).
+bool check_in_place(const OperatorHandle& op, const Tensor& self) {
   const AutogradMeta* m = meta_of(self);
   if (m != nullptr && m->requires_grad && m->grad_fn == nullptr) {
     throw Error("a leaf Variable that requires grad is being used in an in-place operation.");
   }
-  if (m != nullptr && m->multi_view && m->grad_fn != nullptr) {  // PyTorch refuses these too, in these words
+  if (m == nullptr || !m->view_base.defined()) return false;
+  if (m->multi_view) {  // PyTorch refuses these too, in these words
     throw Error(str_cat(op.name(), ": Output ", m->output_nr, " of ", m->grad_fn->name(),
                         " is a view and is being modified inplace. This view is the output of a function that "
                         "returns multiple views. Such functions do not allow the output views to be modified "
                         "inplace. You should replace the inplace operation by an out-of-place one."));
   }
-  OPSPEC_CHECK(m == nullptr || !m->is_view, op.name(),
-               ": an in-place operation on a view of a tensor that requires grad is not supported yet");
+  const AutogradMeta* b = meta_of(m->view_base);
+  if (b != nullptr && b->requires_grad && b->grad_fn == nullptr) {
+    throw Error("a view of a leaf Variable that requires grad is being used in an in-place operation.");
+  }
+  // In-place view ops (squeeze_, transpose_, ...) restride the view itself;
+  // PyTorch keeps them views of the base, which is not implemented here.
+  OPSPEC_CHECK(op.kind() != OpKind::kView, op.name(),
+               ": an in-place view operation on a view of a tensor that requires grad is not supported yet");
+  return true;
 }
 
 // Recording: the Node an op call is recording, from its inputs to its outputs.
@@ -233,6 +244,9 @@ struct Recording {
   // input_impls: the inputs' TensorImpls as they were before the call (the
   // boxed stack's input slots hold the outputs afterwards).
   absl::InlinedVector<const TensorImpl*, 4> input_impls;
+  // view_base: a view op's outputs' root base (self's, or self).
+  Tensor view_base;
+  bool view_of_multi_view = false;
 
   // begin: makes the node, with one next edge per tensor input and the saved
   // tensors the formula reads (See Note [The Autograd kernel]).
@@ -241,6 +255,11 @@ struct Recording {
       : op(o), in_place(written_self), formula(f) {
     if (!in_place) {
       for (const Tensor* t : inputs) input_impls.push_back(t->impl());
+      if (op.kind() == OpKind::kView && !inputs.empty() && !op.schema().returns()[0].alias_set.empty()) {
+        const AutogradMeta* m = meta_of(*inputs[0]);
+        view_base = m != nullptr && m->view_base.defined() ? m->view_base : *inputs[0];
+        view_of_multi_view = m != nullptr && m->multi_view;
+      }
     }
     if (formula != nullptr) {
       auto n = std::allocate_shared<FormulaNode>(opspec::internal::PoolAllocator<FormulaNode>(), *formula);
@@ -329,16 +348,21 @@ struct Recording {
 
   // record_output: out (an element of a Tensor[] result when in_list) is the
   // node's next output: its history, or only its slot when not differentiable.
-  void record_output(const Tensor& out, bool in_list) {
-    if (out.defined() && is_differentiable(out.dtype()) && !returns_an_input(out)) {
+  // view_in_place: out is a recorded view the op changed in place: the node
+  // records it as its output; rebase_view_history does the rest.
+  void record_output(const Tensor& out, bool in_list, bool view_in_place = false) {
+    if (view_in_place) {
+      node->add_input_metadata(out);
+    } else if (out.defined() && is_differentiable(out.dtype()) && !returns_an_input(out)) {
       set_history(out, node);
       // A view for autograd is what the schema says aliases (Tensor(a)):
       // _unsafe_view shares storage but declares none, so matmul's result is a
       // fresh tensor that may be modified in place, as in PyTorch.
-      if (op.kind() == OpKind::kView && !in_place && !op.schema().returns()[0].alias_set.empty()) {
+      if (view_base.defined()) {
         AutogradMeta& m = materialize_meta(out);
-        m.is_view = true;
-        m.multi_view = in_list;
+        m.view_base = view_base;
+        m.view_version = out.impl()->storage() ? out.impl()->storage()->version() : 0;
+        m.multi_view = in_list || view_of_multi_view;
       }
     } else {  // not differentiable, or undefined (native_layer_norm_backward's masked outputs)
       node->add_input_metadata(out);
@@ -385,7 +409,7 @@ void autograd_kernel(const OperatorHandle& op, DispatchKeySet ks, Stack& stack) 
       if (op.schema().arguments()[i].is_write) written = i;
     }
   }
-  if (written) check_in_place(op, stack[*written].to_tensor());
+  const bool on_view = written && check_in_place(op, stack[*written].to_tensor());
   const Formula* formula = formula_for(op);
   check_no_requires_grad(op, formula, stack, nargs);
 
@@ -399,6 +423,14 @@ void autograd_kernel(const OperatorHandle& op, DispatchKeySet ks, Stack& stack) 
     dispatcher.redispatch_boxed(op, below, stack);
   }
 
+  // An in-place op on a recorded view returns the view: its base's history
+  // becomes a CopySlices of the node (See Note [In-place changes to views]).
+  if (on_view) {
+    const Tensor& self = stack[0].to_tensor();
+    rec.record_output(self, false, /*view_in_place=*/true);
+    rebase_view_history(self, rec.node);
+    return;
+  }
   // Outputs in order; a Tensor[] result (split's) is one output per element.
   for (const Value& v : stack) {
     if (v.is_tensor()) {

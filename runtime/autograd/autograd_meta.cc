@@ -2,6 +2,7 @@
 #include "runtime/autograd/autograd_meta.h"
 
 #include "runtime/autograd/accumulate_grad.h"
+#include "runtime/autograd/copy_slices.h"
 
 namespace opspec::autograd {
 
@@ -30,6 +31,7 @@ std::shared_ptr<Node> grad_accumulator(const Tensor& t) {
 }
 
 Edge gradient_edge(const Tensor& t) {
+  refresh_view(t);
   const AutogradMeta* m = meta_of(t);
   if (m != nullptr && m->grad_fn) return {m->grad_fn, m->output_nr};
   return {grad_accumulator(t), 0, t};

@@ -32,8 +32,11 @@ struct AutogradMeta : ::opspec::internal::AutogradMetaBase, ::opspec::internal::
 
   bool requires_grad = false;
   bool retains_grad = false;
-  bool is_view = false;  // made by a recorded view op (See Note [The Autograd kernel])
-  bool multi_view = false;  // one of the views a Tensor[] view op returned (split's)
+  bool multi_view = false;  // one of the views a Tensor[] view op returned (split's), or a view of one
+  // view_base: a recorded view's root base; view_version: its storage's
+  // version when its grad_fn was made (See Note [In-place changes to views]).
+  Tensor view_base;
+  uint64_t view_version = 0;
   Tensor grad;
   std::shared_ptr<Node> grad_fn;
   uint32_t output_nr = 0;

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "runtime/autograd/formulas.h"
+#include "runtime/autograd/internal/formula_helpers.h"
 #include "runtime/ops/ops.h"
 
 namespace opspec::autograd::internal {
@@ -51,64 +52,13 @@ VariableList slice(const FormulaCall& c) {
 VariableList select(const FormulaCall& c) {
   return {ops::select_backward(c.grad(), c.sizes(0), c.arg(1).to_int(), c.arg(2).to_int())};
 }
-// min_storage_size: the elements a geometry reaches from offset 0.
-int64_t min_storage_size(IntArrayRef sizes, IntArrayRef strides, int64_t offset) {
-  int64_t n = offset + 1;
-  for (size_t d = 0; d < sizes.size(); ++d) {
-    if (sizes[d] == 0) return 0;
-    n += (sizes[d] - 1) * strides[d];
-  }
-  return n;
-}
-
-// maybe_overlapping: two elements of the geometry may share an address
-// (PyTorch's _maybe_overlapping_memory: sorted by stride, each stride must
-// pass the extent of the dims below it).
-bool maybe_overlapping(IntArrayRef sizes, IntArrayRef strides) {
-  std::vector<size_t> order;
-  for (size_t d = 0; d < sizes.size(); ++d) {
-    if (sizes[d] > 1) order.push_back(d);
-  }
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return strides[a] < strides[b]; });
-  int64_t extent = 0;
-  for (size_t d : order) {
-    if (strides[d] <= extent) return true;
-    extent += (sizes[d] - 1) * strides[d];
-  }
-  return false;
-}
-
-// as_strided (self, size, stride, storage_offset?): as_strided_backward for
-// geometries that do not overlap: the gradient written into zeros the size of
-// the storage both geometries reach (new_zeros, as_strided, copy_), read back
-// with the input's geometry. Size-1 and stride-0 dims of the output go first
-// (squeeze, sum), as PyTorch's.
+// as_strided (self, size, stride, storage_offset?): as_strided_backward with
+// self's recorded geometry.
 VariableList as_strided(const FormulaCall& c) {
-  Tensor grad = c.grad();
-  std::vector<int64_t> out_sizes = c.arg(1).to_int_list(), out_strides = c.arg(2).to_int_list();
   const int64_t inp_offset = c.storage_offset(0);
   const int64_t out_offset = c.arg(3).is_none() ? inp_offset : c.arg(3).to_int();
-  for (int64_t d = static_cast<int64_t>(out_sizes.size()) - 1; d >= 0; --d) {
-    const auto i = static_cast<size_t>(d);
-    if (out_sizes[i] == 0) return {ops::zeros(c.sizes(0), {.dtype = grad.dtype(), .device = grad.device()})};
-    if (out_sizes[i] == 1 || out_strides[i] == 0) {
-      grad = out_sizes[i] == 1 ? ops::squeeze(grad, d) : ops::sum(grad, {d}, false);
-      out_sizes.erase(out_sizes.begin() + d);
-      out_strides.erase(out_strides.begin() + d);
-    }
-  }
-  const IntArrayRef inp_sizes = c.sizes(0), inp_strides = c.strides(0);
-  if (maybe_overlapping(out_sizes, out_strides) || maybe_overlapping(inp_sizes, inp_strides)) {
-    throw Error("the derivative for 'aten::as_strided' of a geometry whose elements may overlap is not "
-                "implemented (PyTorch's index_add_ path).");
-  }
-  const int64_t shared = std::min(inp_offset, out_offset);
-  const int64_t base = std::max(min_storage_size(inp_sizes, inp_strides, inp_offset - shared),
-                                min_storage_size(out_sizes, out_strides, out_offset - shared));
-  const Tensor storage = ops::new_zeros(grad, {base});
-  Tensor region = ops::as_strided(storage, out_sizes, out_strides, out_offset - shared);
-  ops::copy_(region, grad);
-  return {ops::as_strided(storage, inp_sizes, inp_strides, inp_offset - shared)};
+  return {as_strided_backward(c.grad(), c.sizes(0), c.strides(0), inp_offset, c.arg(1).to_int_list(),
+                              c.arg(2).to_int_list(), out_offset)};
 }
 
 // slice_backward / select_backward (grad_output, input_sizes, dim, ...): the

@@ -1,5 +1,6 @@
 // tensor_methods.cc: Tensor's autograd methods (declared in runtime/core/tensor.h).
 #include "runtime/autograd/autograd_meta.h"
+#include "runtime/autograd/copy_slices.h"
 #include "runtime/autograd/engine.h"
 #include "runtime/ops/ops.h"
 
@@ -51,6 +52,7 @@ void Tensor::set_grad(const Tensor& grad) const {
 }
 
 std::shared_ptr<autograd::Node> Tensor::grad_fn() const {
+  autograd::refresh_view(*this);  // See Note [In-place changes to views]
   const AutogradMeta* m = meta_of(*this);
   return m == nullptr ? nullptr : m->grad_fn;
 }

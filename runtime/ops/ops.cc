@@ -526,6 +526,10 @@ Tensor clone(const Tensor& self, const std::source_location& loc) {
   OPSPEC_SITE;
   return call<Tensor(const Tensor&, OptInt)>(OpId::clone, self, OptInt());
 }
+Tensor clone(const Tensor& self, std::optional<int64_t> memory_format, const std::source_location& loc) {
+  OPSPEC_SITE;
+  return call<Tensor(const Tensor&, OptInt)>(OpId::clone, self, memory_format);
+}
 Tensor lift_fresh(const Tensor& self, const std::source_location& loc) {
   OPSPEC_SITE;
   return call<UnarySig>(OpId::lift_fresh, self);

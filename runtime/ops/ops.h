@@ -274,6 +274,8 @@ Tensor contiguous(const Tensor& self, OPSPEC_LOC);
 
 // ---- Copies, conversion, joins ----
 Tensor clone(const Tensor& self, OPSPEC_LOC);
+// clone with a memory format (0: torch.contiguous_format, as contiguous passes).
+Tensor clone(const Tensor& self, std::optional<int64_t> memory_format, OPSPEC_LOC);
 // lift_fresh: self itself, dispatched as Python's torch.tensor(...) does for
 // its new data (so modes see it); make_fx records it as lift_fresh_copy.
 Tensor lift_fresh(const Tensor& self, OPSPEC_LOC);

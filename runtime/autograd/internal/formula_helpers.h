@@ -36,6 +36,14 @@ Tensor& div_scalar_(Tensor& t, const Scalar& s);
 Tensor scalar_sub(const Scalar& s, const Tensor& t);
 Tensor scalar_div(const Scalar& s, const Tensor& t);
 
+// as_strided_backward: FunctionsManual's, for geometries that do not overlap:
+// grad (of the out geometry) written into zeros the size of the storage both
+// geometries reach (new_zeros, as_strided, copy_), read back with the input's
+// geometry; size-1 and stride-0 dims of out go first (squeeze, sum). Throws
+// for overlapping geometries (PyTorch's index_add_ path is not implemented).
+Tensor as_strided_backward(Tensor grad, IntArrayRef inp_sizes, IntArrayRef inp_strides, int64_t inp_offset,
+                           std::vector<int64_t> out_sizes, std::vector<int64_t> out_strides, int64_t out_offset);
+
 // to_dtype: C++'s t.to(dtype): t itself when the dtype matches, else aten::_to_copy.
 Tensor to_dtype(const Tensor& t, DType dtype);
 

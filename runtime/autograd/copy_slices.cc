@@ -1,0 +1,113 @@
+// copy_slices.cc: See Note [In-place changes to views] in copy_slices.h.
+#include "runtime/autograd/copy_slices.h"
+
+#include <utility>
+#include <vector>
+
+#include "runtime/autograd/autograd_meta.h"
+#include "runtime/autograd/internal/formula_helpers.h"
+#include "runtime/ops/ops.h"
+
+namespace opspec::autograd {
+
+namespace {
+
+// Geometry: sizes, strides and storage offset (PyTorch's TensorGeometry).
+struct Geometry {
+  explicit Geometry(const Tensor& t)
+      : sizes(t.sizes().begin(), t.sizes().end()), strides(t.strides().begin(), t.strides().end()),
+        offset(t.storage_offset()) {}
+  std::vector<int64_t> sizes, strides;
+  int64_t offset;
+};
+
+uint64_t storage_version(const Tensor& t) {
+  const Storage& s = t.impl()->storage();
+  return s ? s->version() : 0;
+}
+
+// CopySlices: the base's node after an in-place op on one of its views.
+class CopySlices : public Node {
+ public:
+  CopySlices(const Tensor& base, const Tensor& view, std::shared_ptr<Node> fn)
+      : base_(base), view_(view), fn_(std::move(fn)) {
+    add_next_edge(gradient_edge(base));
+    for (size_t i = 1; i < fn_->next_edges().size(); ++i) add_next_edge(fn_->next_edges()[i]);
+  }
+  std::string name() const override { return "CopySlices"; }
+
+  VariableList apply(VariableList&& grads) override {
+    VariableList out(next_edges().size());
+    const Tensor& grad = grads[0];
+    if (!grad.defined()) return out;
+    Tensor result = ops::new_empty_strided(grad, base_.sizes, base_.strides);
+    ops::copy_(result, grad);
+    Tensor slice = ops::as_strided(result, view_.sizes, view_.strides, view_.offset - base_.offset);
+    VariableList res = fn_->apply({ops::clone(slice, /*memory_format=*/int64_t{0})});
+    for (size_t i = 0; i < res.size() && i < out.size(); ++i) {
+      if (!should_compute_output(i) || !res[i].defined()) continue;
+      if (i == 0) {
+        ops::copy_(slice, res[0]);
+        out[0] = result;
+      } else {
+        out[i] = std::move(res[i]);
+      }
+    }
+    return out;
+  }
+  void release_variables() override { fn_->release_variables(); }
+
+ private:
+  Geometry base_, view_;
+  std::shared_ptr<Node> fn_;
+};
+
+// ViewAsStrided: a view's regenerated grad_fn: PyTorch's AsStridedBackward0
+// of the base with the view's geometry.
+class ViewAsStrided : public Node {
+ public:
+  ViewAsStrided(const Tensor& base, const Tensor& view) : base_(base), view_(view) {
+    add_next_edge(gradient_edge(base));
+  }
+  std::string name() const override { return "AsStridedBackward0"; }
+  VariableList apply(VariableList&& grads) override {
+    if (!grads[0].defined()) return {Tensor()};
+    return {internal::as_strided_backward(grads[0], base_.sizes, base_.strides, base_.offset, view_.sizes,
+                                          view_.strides, view_.offset)};
+  }
+
+ private:
+  Geometry base_, view_;
+};
+
+// regenerate: view's grad_fn becomes its base's region (as of now).
+void regenerate(const Tensor& view, AutogradMeta& m) {
+  auto fn = std::make_shared<ViewAsStrided>(m.view_base, view);
+  m.output_nr = fn->add_input_metadata(view);
+  m.grad_fn = std::move(fn);
+  m.view_version = storage_version(view);
+}
+
+}  // namespace
+
+void rebase_view_history(const Tensor& view, const std::shared_ptr<Node>& fn) {
+  AutogradMeta& m = *static_cast<AutogradMeta*>(view.impl()->autograd_meta());
+  const Tensor base = m.view_base;
+  set_history(base, std::make_shared<CopySlices>(base, view, fn));
+  regenerate(view, m);
+}
+
+void refresh_view(const Tensor& view) {
+  AutogradMeta* m = meta_of(view);
+  if (m == nullptr || !m->view_base.defined() || m->view_version == storage_version(view)) return;
+  if (m->multi_view) {
+    throw Error(str_cat("Output ", m->output_nr, " of ", m->grad_fn->name(),
+                        " is a view and its base or another view of its base has been modified inplace. This "
+                        "view is the output of a function that returns multiple views. Such functions do not "
+                        "allow the output views to be modified inplace. You should replace the inplace "
+                        "operation by an out-of-place one."));
+  }
+  regenerate(view, *m);
+}
+
+}  // namespace opspec::autograd

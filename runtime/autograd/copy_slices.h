@@ -1,0 +1,40 @@
+// copy_slices.h: in-place changes to views under autograd: CopySlices and the
+// regenerated grad_fn of a view. See Note [In-place changes to views].
+#pragma once
+
+#include <memory>
+
+#include "runtime/autograd/node.h"
+#include "runtime/core/tensor.h"
+
+namespace opspec::autograd {
+
+// Note [In-place changes to views]
+// A view recorded by autograd (a view op of a tensor that requires grad, whose
+// schema aliases: Tensor(a)) remembers its root base and its storage's version
+// (AutogradMeta::view_base, view_version), as PyTorch's DifferentiableViewMeta.
+// - An in-place op on such a view (rebase_view_history) records its node fn as
+//   usual, then gives the base a CopySlices node: in backward it copies the
+//   base's gradient into a fresh tensor of the base's geometry, hands fn the
+//   view's region of it (as_strided, cloned contiguous), writes fn's gradient
+//   for the old view back into that region, and passes the rest of fn's
+//   gradients on. The base's history is the CopySlices node from then on.
+// - A view whose storage version moved since its grad_fn was made (an in-place
+//   op on it, on its base, or on another view of the base) gets a new grad_fn
+//   when next read (refresh_view): an AsStridedBackward0 of the base's current
+//   history with the view's geometry. One of the views of a multi-output view
+//   op (split's) refuses instead, in PyTorch's words.
+// Views of tensors that do not require grad are not recorded (plain tensors
+// skip the Autograd key), so writing into one from a tensor that does is not
+// tracked: PyTorch tracks every view (its ADInplaceOrView key).
+
+// rebase_view_history: view (a recorded view) was changed in place by the op
+// whose node is fn (its output metadata recorded): its base's history becomes
+// a CopySlices of fn, and view's grad_fn the base's region.
+void rebase_view_history(const Tensor& view, const std::shared_ptr<Node>& fn);
+
+// refresh_view: gives a recorded view whose storage changed since its grad_fn
+// was made a new one (See Note [In-place changes to views]); nothing otherwise.
+void refresh_view(const Tensor& view);
+
+}  // namespace opspec::autograd

@@ -1,0 +1,121 @@
+// copy_slices_test.cc: in-place changes to views under autograd (See Note
+// [In-place changes to views]): gradients, grad_fn names and backward op
+// sequences as PyTorch's (recorded with PyTorch 1.13's TorchDispatchMode,
+// whose CopySlices is 2.x's), its refusals, and central differences.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "runtime/autograd/autograd_test_util.h"
+
+namespace opspec {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::ThrowsMessage;
+
+Tensor leaf_of(std::vector<double> v, std::vector<int64_t> shape) {
+  Tensor t = ops::tensor(std::move(v), shape, DType::kFloat32);
+  t.requires_grad_();
+  return t;
+}
+
+std::vector<double> values(const Tensor& t) { return t.to_vector<double>(); }
+
+TEST(CopySlicesTest, InPlaceOnAViewGivesItsBaseACopySlicesNode) {
+  const Tensor a = leaf_of({1, 2, 3, 4}, {4});
+  const Tensor b = ops::mul(a, 1);
+  Tensor v = ops::slice(b, 0, 1, 3);
+  ops::mul_(v, ops::tensor({5.0, 7.0}, {2}, DType::kFloat32));
+  EXPECT_EQ(b.grad_fn()->name(), "CopySlices");
+  EXPECT_EQ(v.grad_fn()->name(), "AsStridedBackward0");
+  // PyTorch: new_empty_strided, copy_, as_strided, clone(contiguous), the
+  // in-place op's backward on the region, copy_ back, then b's history.
+  EXPECT_THAT(autograd_test::backward_ops(ops::sum(b)),
+              ElementsAre("aten::ones_like", "aten::expand", "aten::new_empty_strided", "aten::copy_",
+                          "aten::as_strided", "aten::clone", "aten::mul.Tensor", "aten::copy_", "aten::mul.Tensor"));
+  EXPECT_THAT(values(a.grad()), ElementsAre(1, 5, 7, 1));
+}
+
+TEST(CopySlicesTest, AViewReadAfterItsBaseChangedFollowsTheNewHistory) {
+  // Before, y kept the history of b's old value: a silent gradient of 1, not 2.
+  const Tensor a = leaf_of({1, 2, 3, 4}, {4});
+  Tensor b = ops::mul(a, 1);
+  const Tensor y = ops::slice(b, 0, 0, 2);
+  ops::div_(b, 0.5);
+  EXPECT_EQ(y.grad_fn()->name(), "AsStridedBackward0");
+  ops::sum(y).backward();
+  EXPECT_THAT(values(a.grad()), ElementsAre(2, 2, 0, 0));
+}
+
+TEST(CopySlicesTest, CopyIntoASliceSendsTheRestOfTheGradientToTheBase) {
+  const Tensor a = leaf_of({0, 0, 0, 0, 0, 0}, {2, 3});
+  const Tensor x = leaf_of({1, 2, 3, 4}, {2, 2});
+  const Tensor b = ops::add(a, 0);
+  Tensor region = ops::slice(b, 1, 1, 3);
+  ops::copy_(region, ops::mul(x, 3));
+  ops::sum(ops::mul(b, ops::view(ops::arange(0.0, 6.0), {2, 3}))).backward();
+  EXPECT_THAT(values(a.grad()), ElementsAre(0, 0, 0, 3, 0, 0));
+  EXPECT_THAT(values(x.grad()), ElementsAre(3, 6, 12, 15));
+  EXPECT_THAT(values(b), ElementsAre(0, 3, 6, 0, 9, 12));
+}
+
+TEST(CopySlicesTest, InPlaceOnAViewOfAViewReachesTheRootBase) {
+  const Tensor a = leaf_of({0, 1, 2, 3, 4, 5}, {6});
+  const Tensor b = ops::view(ops::sub(a, 2.5), {2, 3});
+  Tensor row = ops::select(ops::t(b), 0, 1);  // b[:, 1]
+  ops::relu_(row);
+  ops::sum(ops::mul(b, b)).backward();
+  // PyTorch 1.13: tensor([-5., 0., -1., 1., 3., 5.]).
+  EXPECT_THAT(values(a.grad()), ElementsAre(-5, 0, -1, 1, 3, 5));
+}
+
+TEST(CopySlicesTest, RefusalsInPyTorchsWords) {
+  const Tensor a = leaf_of({1, 1, 1}, {3});
+  Tensor first = ops::select(a, 0, 0);
+  EXPECT_THAT([&] { ops::add_(first, ops::ones({})); },
+              ThrowsMessage<Error>(HasSubstr("a view of a leaf Variable that requires grad is being used in an "
+                                             "in-place operation.")));
+  Tensor b = ops::mul(leaf_of({1, 1, 1, 1}, {4}), 1);
+  const std::vector<Tensor> parts = ops::split(b, 2);
+  ops::div_(b, 0.5);
+  EXPECT_THAT([&] { ops::sum(parts[0]); },
+              ThrowsMessage<Error>(HasSubstr("Output 0 of SplitBackward0 is a view and its base or another view of "
+                                             "its base has been modified inplace.")));
+  Tensor v = ops::view(ops::mul(leaf_of({1, 2}, {2}), 1), {1, 2});
+  EXPECT_THAT([&] { ops::squeeze_(v, 0); },
+              ThrowsMessage<Error>(HasSubstr("an in-place view operation on a view of a tensor that requires grad "
+                                             "is not supported yet")));
+}
+
+TEST(CopySlicesTest, GradientsMatchCentralDifferences) {
+  autograd_test::expect_grads_match_central_differences({
+      {"mul_ of a slice by another input", {{4, 3}, {2, 3}},
+       [](const auto& x) {
+         Tensor b = ops::mul(x[0], 1.5);
+         Tensor s = ops::slice(b, 0, 1, 3);
+         ops::mul_(s, x[1]);
+         return ops::exp(b);
+       },
+       "ExpBackward0"},
+      {"a transposed row's mul_ read through another view", {{3, 4}},
+       [](const auto& x) {
+         Tensor b = ops::add(x[0], 0.25);
+         Tensor row = ops::select(ops::t(b), 0, 2);
+         ops::mul_(row, ops::select(ops::t(x[0]), 0, 1));
+         return ops::mul(ops::view(b, {12}), ops::view(b, {12}));
+       },
+       "MulBackward0"},
+      {"copy_ into a strided slice, then the view used", {{2, 6}, {2, 3}},
+       [](const auto& x) {
+         Tensor b = ops::mul(x[0], 2.0);
+         Tensor odd = ops::slice(b, 1, 1, 6, 2);
+         ops::copy_(odd, ops::sin(x[1]));
+         return ops::mul(odd, ops::sum(b));
+       },
+       "MulBackward0"},
+  });
+}
+
+}  // namespace
+}  // namespace opspec
