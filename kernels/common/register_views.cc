@@ -21,7 +21,7 @@ void register_view_kernels_at(Library& lib, DispatchKey key) {
       .impl("slice.Tensor", key, &slice_kernel)
       .impl("select.int", key, &select_kernel)
       .impl("alias", key, &alias_kernel)
-      .impl("detach", key, &alias_kernel)
+      .impl("detach", key, &detach_kernel)
       .impl("lift_fresh", key, &lift_fresh_kernel)
       .impl("lift_fresh_copy", key, &lift_fresh_copy_kernel)
       .impl("new_empty_strided", key, &new_empty_strided_kernel);

@@ -219,7 +219,7 @@ Tensor diagonal_kernel(const Tensor& self, int64_t offset, int64_t dim1, int64_t
   }
   sizes.push_back(len);
   strides.push_back(self.stride(d1) + self.stride(d2));
-  return make_view(self, sizes, strides, start);
+  return make_alias_view(self, sizes, strides, start);
 }
 
 Tensor diagonal_backward_target(const Tensor& out, const Tensor& grad, int64_t offset, int64_t dim1, int64_t dim2) {

@@ -21,10 +21,13 @@ SizeVec view_strides(const Tensor& self, IntArrayRef inferred, std::string_view 
   return *std::move(strides);
 }
 
-Tensor view_impl(const Tensor& self, IntArrayRef size, std::string_view op) {
+// view_impl: aten::view's geometry; an alias view (it remembers its base)
+// unless for _unsafe_view, whose schema declares no alias.
+Tensor view_impl(const Tensor& self, IntArrayRef size, std::string_view op, bool alias = true) {
   const SizeVec inferred = infer_size(size, self.numel(), op);
   const SizeVec strides = view_strides(self, inferred, op);
-  return make_view(self, inferred, strides, self.storage_offset());
+  return alias ? make_alias_view(self, inferred, strides, self.storage_offset())
+               : make_view(self, inferred, strides, self.storage_offset());
 }
 
 // squeeze_geometry: sizes and strides without dim (or every size-1 dim when dim is nullopt).
@@ -44,7 +47,7 @@ std::pair<SizeVec, SizeVec> squeeze_geometry(const Tensor& self, std::optional<i
 Tensor view_kernel(const Tensor& self, IntArrayRef size) { return view_impl(self, size, "aten::view"); }
 
 Tensor unsafe_view_kernel(const Tensor& self, IntArrayRef size) {
-  return view_impl(self, size, "aten::_unsafe_view");
+  return view_impl(self, size, "aten::_unsafe_view", /*alias=*/false);
 }
 
 Tensor as_strided_kernel(const Tensor& self, IntArrayRef size, IntArrayRef stride,
@@ -75,7 +78,7 @@ Tensor as_strided_kernel(const Tensor& self, IntArrayRef size, IntArrayRef strid
                  " requiring a storage size of ", static_cast<int64_t>(needed),
                  " are out of bounds for storage of size ", have);
   }
-  return make_view(self, size, stride, offset);
+  return make_alias_view(self, size, stride, offset);
 }
 
 Tensor permute_kernel(const Tensor& self, IntArrayRef dims) {
@@ -94,16 +97,16 @@ Tensor permute_kernel(const Tensor& self, IntArrayRef dims) {
     sizes[i] = self.sizes()[d];
     strides[i] = self.strides()[d];
   }
-  return make_view(self, sizes, strides, self.storage_offset());
+  return make_alias_view(self, sizes, strides, self.storage_offset());
 }
 
 Tensor t_kernel(const Tensor& self) {
   OPSPEC_CHECK(self.dim() <= 2, "aten::t: t() expects a tensor with <= 2 dimensions, but self is ", self.dim(),
                "D");
-  if (self.dim() < 2) return make_view(self, self.sizes(), self.strides(), self.storage_offset());
+  if (self.dim() < 2) return make_alias_view(self, self.sizes(), self.strides(), self.storage_offset());
   const int64_t sizes[] = {self.sizes()[1], self.sizes()[0]};
   const int64_t strides[] = {self.strides()[1], self.strides()[0]};
-  return make_view(self, sizes, strides, self.storage_offset());
+  return make_alias_view(self, sizes, strides, self.storage_offset());
 }
 
 Tensor transpose_kernel(const Tensor& self, int64_t dim0, int64_t dim1) {
@@ -116,7 +119,7 @@ Tensor transpose_kernel(const Tensor& self, int64_t dim0, int64_t dim1) {
     std::swap(sizes[d0], sizes[d1]);
     std::swap(strides[d0], strides[d1]);
   }
-  return make_view(self, sizes, strides, self.storage_offset());
+  return make_alias_view(self, sizes, strides, self.storage_offset());
 }
 
 Tensor expand_kernel(const Tensor& self, IntArrayRef size, bool implicit) {
@@ -150,7 +153,7 @@ Tensor expand_kernel(const Tensor& self, IntArrayRef size, bool implicit) {
     sizes[i] = cur_size;
     strides[i] = cur_stride;
   }
-  return make_view(self, sizes, strides, self.storage_offset());
+  return make_alias_view(self, sizes, strides, self.storage_offset());
 }
 
 Tensor unsqueeze_kernel(const Tensor& self, int64_t dim) {
@@ -161,18 +164,18 @@ Tensor unsqueeze_kernel(const Tensor& self, int64_t dim) {
   const int64_t new_stride = d >= self.dim() ? 1 : sizes[d] * strides[d];
   sizes.insert(sizes.begin() + d, 1);
   strides.insert(strides.begin() + d, new_stride);
-  return make_view(self, sizes, strides, self.storage_offset());
+  return make_alias_view(self, sizes, strides, self.storage_offset());
 }
 
 Tensor squeeze_kernel(const Tensor& self) {
   auto [sizes, strides] = squeeze_geometry(self, std::nullopt);
-  return make_view(self, sizes, strides, self.storage_offset());
+  return make_alias_view(self, sizes, strides, self.storage_offset());
 }
 
 Tensor squeeze_dim_kernel(const Tensor& self, int64_t dim) {
   const int64_t d = wrap_dim(dim, self.dim(), "aten::squeeze.dim");
   auto [sizes, strides] = squeeze_geometry(self, d);
-  return make_view(self, sizes, strides, self.storage_offset());
+  return make_alias_view(self, sizes, strides, self.storage_offset());
 }
 
 Tensor squeeze_inplace_dim_kernel(const Tensor& self, int64_t dim) {
@@ -209,7 +212,7 @@ Tensor slice_kernel(const Tensor& self, int64_t dim, std::optional<int64_t> star
   // stride then rather than overflow.
   int64_t stepped = 0;
   if (!__builtin_mul_overflow(strides[d], step, &stepped)) strides[d] = stepped;
-  return make_view(self, sizes, strides, offset);
+  return make_alias_view(self, sizes, strides, offset);
 }
 
 Tensor select_kernel(const Tensor& self, int64_t dim, int64_t index) {
@@ -225,7 +228,7 @@ Tensor select_kernel(const Tensor& self, int64_t dim, int64_t index) {
   const int64_t offset = self.storage_offset() + index * strides[d];
   sizes.erase(sizes.begin() + d);
   strides.erase(strides.begin() + d);
-  return make_view(self, sizes, strides, offset);
+  return make_alias_view(self, sizes, strides, offset);
 }
 
 Tensor lift_fresh_kernel(const Tensor& self) { return self; }
@@ -233,8 +236,10 @@ Tensor lift_fresh_kernel(const Tensor& self) { return self; }
 Tensor lift_fresh_copy_kernel(const Tensor& self) { return ops::clone(self); }
 
 Tensor alias_kernel(const Tensor& self) {
-  return make_view(self, self.sizes(), self.strides(), self.storage_offset());
+  return make_alias_view(self, self.sizes(), self.strides(), self.storage_offset());
 }
+
+Tensor detach_kernel(const Tensor& self) { return make_view(self, self.sizes(), self.strides(), self.storage_offset()); }
 
 Tensor new_empty_strided_kernel(const Tensor& self, IntArrayRef size, IntArrayRef stride, std::optional<DType> dtype,
                                 std::optional<int64_t>, std::optional<Device> device, std::optional<bool>) {

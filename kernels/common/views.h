@@ -1,5 +1,5 @@
 // views.h: the view ops' kernels. They only compute new geometry (sizes,
-// strides, storage offset) and wrap self's storage with internal::make_view,
+// strides, storage offset) and wrap self's storage with make_alias_view,
 // so one kernel serves every device. See Note [Device-independent views].
 #pragma once
 
@@ -52,9 +52,12 @@ Tensor select_kernel(const Tensor& self, int64_t dim, int64_t index);
 // CompositeExplicitAutograd kernel); lift_fresh_copy_kernel: aten::clone of self.
 Tensor lift_fresh_kernel(const Tensor& self);
 Tensor lift_fresh_copy_kernel(const Tensor& self);
-// alias_kernel: aten::alias, a view with self's geometry; also aten::detach
-// (autograd's history is not the kernel's: the Autograd key never records it).
+// alias_kernel: aten::alias, a view with self's geometry. detach_kernel:
+// aten::detach, the same geometry but not a view op's result (no view_base:
+// writing into it is not writing into a view, as PyTorch's non-differentiable
+// views; the Autograd key never records it).
 Tensor alias_kernel(const Tensor& self);
+Tensor detach_kernel(const Tensor& self);
 
 // new_empty_strided_kernel: aten::new_empty_strided, uninitialised data laid
 // out by stride on self's dtype and device unless given (autograd's

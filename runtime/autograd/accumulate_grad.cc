@@ -57,7 +57,7 @@ VariableList AccumulateGrad::apply(VariableList&& grads) {
   if (!requires_grad(leaf)) return {};
   if (!meta->grad.defined()) {
     // Stealable: only this call holds new_grad (and its storage).
-    const bool stealable = new_grad.impl()->use_count() == 1 && new_grad.impl()->storage()->use_count() == 1;
+    const bool stealable = new_grad.impl()->use_count() == 1 && new_grad.impl()->storage_unshared();
     if (!is_grad_enabled() && stealable && obeys_layout_contract(new_grad, leaf)) {
       meta->grad = new_grad.detach();
     } else if (is_non_overlapping_and_dense(leaf)) {

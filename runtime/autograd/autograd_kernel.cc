@@ -394,6 +394,15 @@ void autograd_kernel(const OperatorHandle& op, DispatchKeySet ks, Stack& stack) 
   const DispatchKeySet below = ks & DispatchKeySet::below(DispatchKey::kAutograd);
   if (op.is_composite()) return dispatcher.redispatch_boxed(op, below, stack);
   const size_t nargs = op.schema().arguments().size();
+  // The written argument of an in-place op, if any; a view a kernel made but
+  // autograd never recorded is adopted first (See Note [In-place changes to views]).
+  std::optional<size_t> written;
+  if (op.schema().is_mutable()) {
+    for (size_t i = 0; i < nargs; ++i) {
+      if (op.schema().arguments()[i].is_write) written = i;
+    }
+    if (written && stack[*written].is_tensor()) adopt_view(stack[*written].to_tensor());
+  }
   TensorInputs inputs;
   for_each_tensor(stack, nargs, [&](const Tensor& t) { inputs.push_back(&t); });
   Needs needs;
@@ -402,13 +411,6 @@ void autograd_kernel(const OperatorHandle& op, DispatchKeySet ks, Stack& stack) 
     return dispatcher.redispatch_boxed(op, below, stack);
   }
 
-  // The written argument of an in-place op, if any.
-  std::optional<size_t> written;
-  if (op.schema().is_mutable()) {
-    for (size_t i = 0; i < nargs; ++i) {
-      if (op.schema().arguments()[i].is_write) written = i;
-    }
-  }
   const bool on_view = written && check_in_place(op, stack[*written].to_tensor());
   const Formula* formula = formula_for(op);
   check_no_requires_grad(op, formula, stack, nargs);

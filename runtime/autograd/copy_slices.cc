@@ -86,7 +86,12 @@ void regenerate(const Tensor& view, AutogradMeta& m) {
   m.output_nr = fn->add_input_metadata(view);
   m.grad_fn = std::move(fn);
   m.view_version = storage_version(view);
+  view.impl()->set_autograd_key(true);
 }
+
+// kNeverMade: an adopted view's view_version: its grad_fn is made when first
+// read if its base requires grad.
+constexpr uint64_t kNeverMade = ~uint64_t{0};
 
 }  // namespace
 
@@ -97,9 +102,21 @@ void rebase_view_history(const Tensor& view, const std::shared_ptr<Node>& fn) {
   regenerate(view, m);
 }
 
+void adopt_view(const Tensor& self) {
+  TensorImpl* root = self.impl()->view_base();
+  if (root == nullptr) return;
+  if (const AutogradMeta* m = meta_of(self); m != nullptr && m->view_base.defined()) return;
+  AutogradMeta& m = materialize_meta(self);
+  m.view_base = Tensor(IntrusivePtr<TensorImpl>(root));
+  m.view_version = kNeverMade;
+  refresh_view(self);
+}
+
 void refresh_view(const Tensor& view) {
   AutogradMeta* m = meta_of(view);
   if (m == nullptr || !m->view_base.defined() || m->view_version == storage_version(view)) return;
+  // PyTorch's VariableHooks::grad_fn: a view without history of a base without any stays so.
+  if (m->grad_fn == nullptr && !requires_grad(m->view_base)) return;
   if (m->multi_view) {
     throw Error(str_cat("Output ", m->output_nr, " of ", m->grad_fn->name(),
                         " is a view and its base or another view of its base has been modified inplace. This "

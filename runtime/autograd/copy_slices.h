@@ -25,13 +25,22 @@ namespace opspec::autograd {
 //   history with the view's geometry. One of the views of a multi-output view
 //   op (split's) refuses instead, in PyTorch's words.
 // Views of tensors that do not require grad are not recorded (plain tensors
-// skip the Autograd key), so writing into one from a tensor that does is not
-// tracked: PyTorch tracks every view (its ADInplaceOrView key).
+// skip the Autograd key), but a view op's kernel remembers the root base
+// (TensorImpl::view_base), so an in-place op on such a view with an input that
+// requires grad (`buf[:, :k].copy_(x)`) adopts it first (adopt_view) and
+// takes the same path. Not tracked: a view of a tensor that gained history
+// after the view was taken, read later without an in-place op on it (PyTorch
+// regenerates every view's grad_fn; here such a view has no Autograd key).
 
 // rebase_view_history: view (a recorded view) was changed in place by the op
 // whose node is fn (its output metadata recorded): its base's history becomes
 // a CopySlices of fn, and view's grad_fn the base's region.
 void rebase_view_history(const Tensor& view, const std::shared_ptr<Node>& fn);
+
+// adopt_view: an in-place op's self that a view op made (TensorImpl::view_base)
+// but autograd never recorded becomes a recorded view of its root base (with
+// the base's region as grad_fn when the base requires grad).
+void adopt_view(const Tensor& self);
 
 // refresh_view: gives a recorded view whose storage changed since its grad_fn
 // was made a new one (See Note [In-place changes to views]); nothing otherwise.

@@ -70,6 +70,40 @@ TEST(CopySlicesTest, InPlaceOnAViewOfAViewReachesTheRootBase) {
   EXPECT_THAT(values(a.grad()), ElementsAre(-5, 0, -1, 1, 3, 5));
 }
 
+TEST(CopySlicesTest, WritingIntoASliceOfAPlainBufferTracksIt) {
+  // The slice was made by a kernel, not recorded (buf needs no grad), and
+  // copy_ adopts it; before, buf stayed without history and x got no gradient.
+  const Tensor x = leaf_of({1, 2, 3, 4}, {2, 2});
+  Tensor buf = ops::zeros({2, 3});
+  Tensor region = ops::slice(buf, 1, 1, 3);
+  ops::copy_(region, ops::mul(x, 3));
+  ASSERT_NE(buf.grad_fn(), nullptr);
+  EXPECT_EQ(buf.grad_fn()->name(), "CopySlices");
+  const Tensor loss = ops::sum(ops::mul(buf, ops::view(ops::arange(0.0, 6.0), {2, 3})));
+  // PyTorch: the self gradient of copy_ is not computed (the slice needed none), nor written back.
+  EXPECT_THAT(autograd_test::backward_ops(loss),
+              ElementsAre("aten::ones_like", "aten::expand", "aten::mul.Tensor", "aten::new_empty_strided",
+                          "aten::copy_", "aten::as_strided", "aten::clone", "aten::mul.Tensor"));
+  EXPECT_THAT(values(x.grad()), ElementsAre(3, 6, 12, 15));
+  // Two writes into one buffer reach both sources.
+  const Tensor p = leaf_of({1, 2}, {2}), q = leaf_of({5}, {1});
+  Tensor out = ops::zeros({3});
+  Tensor head = ops::slice(out, 0, 0, 2), tail = ops::slice(out, 0, 2, 3);
+  ops::copy_(head, ops::exp(p));
+  ops::copy_(tail, ops::mul(q, q));
+  ops::sum(ops::mul(out, ops::tensor({1.0, 2.0, 3.0}, {3}, DType::kFloat32))).backward();
+  EXPECT_NEAR(values(p.grad())[0], 2.718281828, 1e-5);
+  EXPECT_NEAR(values(p.grad())[1], 14.7781122, 1e-4);
+  EXPECT_THAT(values(q.grad()), ElementsAre(30));
+  // A detached alias is not a view of its source: writing into it leaves the source's history alone.
+  const Tensor b = ops::mul(leaf_of({1, 1, 1}, {3}), 2);
+  Tensor d = ops::detach(b);
+  Tensor first = ops::slice(d, 0, 0, 1);
+  ops::copy_(first, leaf_of({7}, {1}));
+  EXPECT_EQ(d.grad_fn()->name(), "CopySlices");
+  EXPECT_EQ(b.grad_fn()->name(), "MulBackward0");
+}
+
 TEST(CopySlicesTest, RefusalsInPyTorchsWords) {
   const Tensor a = leaf_of({1, 1, 1}, {3});
   Tensor first = ops::select(a, 0, 0);

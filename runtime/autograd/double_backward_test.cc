@@ -151,6 +151,21 @@ TEST(DoubleBackward, CoshAndSinhDifferentiateToEachOther) {
   for (size_t i = 0; i < zs.size(); ++i) EXPECT_NEAR(gz[i], std::cosh(zs[i]), 1e-12) << i;
 }
 
+// cumprod's backward of an input with a zero writes its slices into zeros
+// with select + copy_; with create_graph those copies record CopySlices, so
+// the first gradient has history (PyTorch 1.13 and 2.x: g = [1, 8, 0] with
+// grad_fn CopySlices, then [4, 6, 2]).
+TEST(DoubleBackward, CumprodWithAZeroDifferentiatesThroughCopySlices) {
+  Tensor i = ops::tensor({2.0, 0.0, 3.0}, {3}, DType::kFloat32);
+  i.requires_grad_();
+  const std::vector<Tensor> g = autograd::grad({ops::sum(ops::cumprod(i, 0))}, {i}, {}, std::nullopt, true);
+  ASSERT_NE(g[0].grad_fn(), nullptr);
+  EXPECT_EQ(g[0].grad_fn()->name(), "CopySlices");
+  EXPECT_THAT(g[0].to_vector<double>(), ElementsAreArray({1.0, 8.0, 0.0}));
+  ops::sum(g[0]).backward();
+  EXPECT_THAT(i.grad().to_vector<double>(), ElementsAreArray({4.0, 6.0, 2.0}));
+}
+
 // layer_norm's second backward: layer_norm_double_backward's ops (torch's
 // trace, with 2.x's view where 1.13 logged _reshape_alias), weight and bias
 // given and every input requiring grad.

@@ -28,7 +28,7 @@ class GraphRoot : public Node {
 
 // can_accumulate_inplace: v is held by the buffer alone, storage included.
 bool can_accumulate_inplace(const Tensor& v) {
-  return v.impl()->use_count() == 1 && v.impl()->storage()->use_count() == 1 && is_non_overlapping_and_dense(v);
+  return v.impl()->use_count() == 1 && v.impl()->storage_unshared() && is_non_overlapping_and_dense(v);
 }
 
 // accumulate: buffer slot += v, as PyTorch's InputBuffer does.

@@ -151,9 +151,9 @@ VariableList cumsum(const FormulaCall& c) {
 // (PyTorch's path for grad mode and subclass-like inputs). PyTorch's O(n)
 // path for zeros without grad mode needs in-place ops opspec lacks
 // (masked_scatter_, relu_, __iand__), so it takes this path too: the same
-// values. PyTorch writes the slices into zeros with select + copy_ unless
-// subclass-like; under grad mode (create_graph) that needs CopySlices, which
-// opspec lacks, so the slices are stacked there as for subclass-like inputs.
+// values. The slices are written into zeros with select + copy_ (under grad
+// mode the copies record CopySlices, See Note [In-place changes to views]),
+// or stacked for subclass-like inputs, as PyTorch's.
 Tensor cumprod_backward(const Tensor& grad, const Tensor& input, int64_t dim, const Tensor& output) {
   if (input.numel() <= 1) return grad;
   dim = wrap_dim(dim, input.dim(), "cumprod_backward");
@@ -164,7 +164,7 @@ Tensor cumprod_backward(const Tensor& grad, const Tensor& input, int64_t dim, co
   const Tensor is_zero = ops::eq(input, 0);
   if (!subclass && !ops::item(ops::any(is_zero)).to<bool>()) return ops::div(reversed_cumsum(w, dim), input);
   const TensorOptions options{.dtype = grad.dtype(), .device = grad.device()};
-  const bool stacked = subclass || is_grad_enabled();
+  const bool stacked = subclass;
   std::vector<Tensor> grad_inputs;
   Tensor grad_input;
   if (!stacked) grad_input = ops::zeros(input.sizes(), options);

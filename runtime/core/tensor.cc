@@ -108,7 +108,7 @@ struct TensorRecycler {
     StorageImpl* storage = impl->storage_.get();
     // A tensor with autograd history is deleted: its graph goes with it at once.
     if (destroyed || count == kKept || storage == nullptr || storage->use_count() != 1 || impl->subclass_ ||
-        impl->autograd_meta_) {
+        impl->autograd_meta_ || impl->view_base_) {
       return false;
     }
     const DeviceType type = storage->device_.type;
@@ -123,7 +123,7 @@ struct TensorRecycler {
   // TensorImpl's fields still the dead tensor's), or null. It resets every
   // field a constructor would set; the size check makes a new field a compile
   // error here until it is reset too.
-  static_assert(sizeof(void*) != 8 || (sizeof(TensorImpl) == 216 && sizeof(StorageImpl) == 56),
+  static_assert(sizeof(void*) != 8 || (sizeof(TensorImpl) == 224 && sizeof(StorageImpl) == 56),
                 "TensorImpl or StorageImpl changed: reset the new field in TensorRecycler::take");
   TensorImpl* take(size_t nbytes, Device storage_device) {
     if (count == 0 || (storage_device.type != DeviceType::kCPU && storage_device.type != DeviceType::kMeta)) {
@@ -427,6 +427,13 @@ Tensor make_view(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int
   // Views of fake tensors stay fake (see runtime/fake/fake_tensor.h).
   if (base.key_set().has(DispatchKey::kFake)) impl->set_backend_key(DispatchKey::kFake);
   return Tensor(std::move(impl));
+}
+
+Tensor make_alias_view(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset) {
+  Tensor view = make_view(base, sizes, strides, storage_offset);
+  TensorImpl* root = base.impl()->view_base() != nullptr ? base.impl()->view_base() : base.impl();
+  view.impl()->set_view_base(IntrusivePtr<TensorImpl>(root));
+  return view;
 }
 
 Tensor make_wrapped_number(const Scalar& s) {

@@ -140,6 +140,19 @@ class TensorImpl : public RefCounted, public internal::Pooled {  // See Note [Ob
     if (storage_) ++storage_->version_;
   }
 
+  // view_base: the root base this tensor is a view of, when a view op made it
+  // (the kernels of ops whose schema aliases, as PyTorch's ADInplaceOrView
+  // kernels record; not detach or _unsafe_view), else null. Autograd reads it
+  // for in-place changes to views (See Note [In-place changes to views]).
+  TensorImpl* view_base() const { return view_base_.get(); }
+  void set_view_base(IntrusivePtr<TensorImpl> base) { view_base_ = std::move(base); }
+  // storage_unshared: no other tensor uses this one's storage (a root base
+  // that only this view keeps alive does not count), so it may be reused.
+  bool storage_unshared() const {
+    const int64_t holders = view_base_ && view_base_->use_count() == 1 && view_base_->storage_ == storage_ ? 2 : 1;
+    return storage_ && storage_->use_count() == holders;
+  }
+
   // autograd_meta: runtime/autograd's record (requires_grad, grad, grad_fn), or null.
   internal::AutogradMetaBase* autograd_meta() const { return autograd_meta_.get(); }
   void set_autograd_meta(std::unique_ptr<internal::AutogradMetaBase> meta) { autograd_meta_ = std::move(meta); }
@@ -181,6 +194,7 @@ class TensorImpl : public RefCounted, public internal::Pooled {  // See Note [Ob
   mutable uint32_t trace_index_ = 0;  // read and written only by the owner's thread
   std::shared_ptr<TensorSubclass> subclass_;
   std::unique_ptr<internal::AutogradMetaBase> autograd_meta_;
+  IntrusivePtr<TensorImpl> view_base_;
 };
 
 // Tensor: the value type users and kernels pass around. Copying shares data.
@@ -318,6 +332,9 @@ Tensor make_like_geometry(const TensorImpl& like, size_t nbytes, Device storage_
 Tensor make_strided(IntArrayRef sizes, IntArrayRef strides, DType dtype, Device device);
 // make_view: a tensor sharing base's storage with new geometry.
 Tensor make_view(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset);
+// make_alias_view: make_view for a view op's result: it also remembers the
+// root base (TensorImpl::view_base: base's own root when base is a view).
+Tensor make_alias_view(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset);
 // make_wrapped_number: a 0-dim tensor holding s, flagged as a wrapped number.
 Tensor make_wrapped_number(const Scalar& s);
 // read_scalar: the value of a one-element CPU tensor as a Scalar of its kind
