@@ -300,5 +300,23 @@ TEST(ViewsTest, MetaTensorsUseTheSameKernels) {
   EXPECT_THAT([&] { ops::as_strided(m, {25}, {1}); }, ThrowsMessage<Error>(HasSubstr("out of bounds")));
 }
 
+TEST(ViewBaseTest, AViewOpsResultRemembersItsRootBase) {
+  const Tensor base = ops::arange(0.0, 6.0);
+  const Tensor v = ops::view(base, {2, 3});
+  const Tensor row = ops::select(ops::t(v), 0, 1);
+  EXPECT_EQ(v.impl()->view_base(), base.impl());
+  EXPECT_EQ(row.impl()->view_base(), base.impl());  // the root, not the intermediate view
+  EXPECT_EQ(base.impl()->view_base(), nullptr);
+  // detach and _unsafe_view share storage but are not views (their schemas alias nothing).
+  EXPECT_EQ(ops::detach(v).impl()->view_base(), nullptr);
+  EXPECT_EQ(ops::_unsafe_view(base, {3, 2}).impl()->view_base(), nullptr);
+  // storage_unshared: a view that alone keeps its base alive counts as unshared.
+  Tensor lone = ops::view(ops::arange(0.0, 4.0), {2, 2});
+  EXPECT_TRUE(lone.impl()->storage_unshared());
+  const Tensor sibling = ops::slice(lone, 0, 0, 1);
+  EXPECT_FALSE(lone.impl()->storage_unshared());
+  EXPECT_FALSE(v.impl()->storage_unshared());  // base is alive
+}
+
 }  // namespace
 }  // namespace opspec

@@ -105,10 +105,13 @@ struct TensorRecycler {
 
   // keep: takes impl (last owner gone) unless it cannot be recycled.
   bool keep(TensorImpl* impl) {
+    // A dead view lets go of its base first: the base goes (it shares the
+    // storage), and the view may then be kept instead.
+    impl->view_base_.reset();
     StorageImpl* storage = impl->storage_.get();
     // A tensor with autograd history is deleted: its graph goes with it at once.
     if (destroyed || count == kKept || storage == nullptr || storage->use_count() != 1 || impl->subclass_ ||
-        impl->autograd_meta_ || impl->view_base_) {
+        impl->autograd_meta_) {
       return false;
     }
     const DeviceType type = storage->device_.type;

@@ -167,6 +167,27 @@ TEST(RecycledTensorTest, ATensorWhoseStorageLivesOnIsNotReused) {
   EXPECT_EQ(view.to_vector<int64_t>(), std::vector<int64_t>({12, 13}));  // the base's data is intact
 }
 
+TEST(RecycledTensorTest, ADeadViewIsReusedAndItsBasesDataStaysIntact) {
+  Tensor view;
+  {
+    Tensor base = internal::make_tensor({4}, DType::kInt64, kCPU);
+    for (int i = 0; i < 4; ++i) base.data_ptr<int64_t>()[i] = 10 + i;
+    view = internal::make_alias_view(base, {2}, {1}, 2);
+    const Tensor sibling = internal::make_alias_view(base, {4}, {1}, 0);
+  }
+  // The base lives on in the view: new tensors do not take its storage.
+  Tensor other = internal::make_tensor({4}, DType::kInt64, kCPU);
+  for (int i = 0; i < 4; ++i) other.data_ptr<int64_t>()[i] = -1;
+  EXPECT_EQ(view.to_vector<int64_t>(), std::vector<int64_t>({12, 13}));
+  // A dead view lets go of its base first, and is kept in the base's stead.
+  TensorImpl* dead = view.impl();
+  view = Tensor();
+  const Tensor fresh = internal::make_tensor({2}, DType::kInt64, kCPU);
+  EXPECT_EQ(fresh.impl(), dead);
+  EXPECT_EQ(fresh.impl()->view_base(), nullptr);
+  EXPECT_EQ(fresh.storage_offset(), 0);
+}
+
 TEST(RecycledTensorTest, AllocatorCountsStayExact) {
   Allocator* cpu = get_allocator(DeviceType::kCPU);
   cpu->reset_stats();
