@@ -30,9 +30,8 @@ namespace opspec::autograd {
 //   makes the Node the grad_fn of each floating-point output. An in-place op
 //   moves its tensor's history to the new Node, as PyTorch's rebase_history;
 //   on a leaf that requires grad it is PyTorch's error. An in-place op on a
-//   tensor made by a recorded view op gives the view's base a CopySlices node
-//   (See Note [In-place changes to views]); a view of a tensor that does not
-//   require grad, written in place from one that does, is not tracked.
+//   view gives the view's base a CopySlices node (See Note [In-place changes
+//   to views]).
 
 // Note [Autograd recording cost]
 // Recording is on the path of every op of a training step, so it is kept to

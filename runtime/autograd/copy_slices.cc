@@ -31,7 +31,7 @@ class CopySlices : public Node {
  public:
   CopySlices(const Tensor& base, const Tensor& view, std::shared_ptr<Node> fn)
       : base_(base), view_(view), fn_(std::move(fn)) {
-    add_next_edge(gradient_edge(base));
+    add_next_edge(requires_grad(base) ? gradient_edge(base) : Edge{});  // a plain buffer's: nowhere
     for (size_t i = 1; i < fn_->next_edges().size(); ++i) add_next_edge(fn_->next_edges()[i]);
   }
   std::string name() const override { return "CopySlices"; }
@@ -45,9 +45,11 @@ class CopySlices : public Node {
     Tensor slice = ops::as_strided(result, view_.sizes, view_.strides, view_.offset - base_.offset);
     VariableList res = fn_->apply({ops::clone(slice, /*memory_format=*/int64_t{0})});
     for (size_t i = 0; i < res.size() && i < out.size(); ++i) {
-      if (!should_compute_output(i) || !res[i].defined()) continue;
+      if (!should_compute_output(i)) continue;
       if (i == 0) {
-        ops::copy_(slice, res[0]);
+        // No gradient for the old view counts as zeros (PyTorch's comment
+        // says so, but its loop skips the base's gradient altogether then).
+        res[0].defined() ? ops::copy_(slice, res[0]) : ops::zero_(slice);
         out[0] = result;
       } else {
         out[i] = std::move(res[i]);

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include "runtime/autograd/autograd_test_util.h"
+#include "runtime/autograd/formulas.h"
+#include "runtime/dispatch/library.h"
 
 namespace opspec {
 namespace {
@@ -102,6 +104,36 @@ TEST(CopySlicesTest, WritingIntoASliceOfAPlainBufferTracksIt) {
   ops::copy_(first, leaf_of({7}, {1}));
   EXPECT_EQ(d.grad_fn()->name(), "CopySlices");
   EXPECT_EQ(b.grad_fn()->name(), "MulBackward0");
+}
+
+TEST(CopySlicesTest, NoGradientForTheOldViewCountsAsZeros) {
+  // A user's in-place op whose formula gives self no gradient (undefined):
+  // the view's region of the base gets zeros, the rest its gradient
+  // (PyTorch's loop would leave the base without any).
+  static const bool registered = [] {
+    Library lib("copy_slices_test");
+    lib.def("overwrite_(Tensor(a!) self, Tensor src) -> Tensor(a!)")
+        .impl("overwrite_", DispatchKey::kCPU, [](const Tensor& self, const Tensor& src) {
+          Tensor s = self;
+          ops::copy_(s, src);
+          return self;
+        });
+    autograd::register_formula({.op = "copy_slices_test::overwrite_", .node_name = "OverwriteBackward0",
+                                .backward = [](const autograd::FormulaCall& c) -> autograd::VariableList {
+                                  return {Tensor(), c.grad()};
+                                }});
+    return true;
+  }();
+  ASSERT_TRUE(registered);
+  const Tensor a = leaf_of({1, 2, 3, 4}, {4});
+  const Tensor x = leaf_of({8, 9}, {2});
+  const Tensor b = ops::mul(a, 1);
+  Stack s{ops::slice(b, 0, 1, 3), x};
+  Dispatcher::singleton().call_boxed(Dispatcher::singleton().get("copy_slices_test::overwrite_"), s);
+  ops::sum(ops::mul(b, ops::tensor({1.0, 2.0, 3.0, 4.0}, {4}, DType::kFloat32))).backward();
+  EXPECT_THAT(values(a.grad()), ElementsAre(1, 0, 0, 4));
+  EXPECT_THAT(values(x.grad()), ElementsAre(2, 3));
+  EXPECT_THAT(values(b), ElementsAre(1, 8, 9, 4));
 }
 
 TEST(CopySlicesTest, RefusalsInPyTorchsWords) {
