@@ -75,11 +75,36 @@ AotGraphs partition(std::shared_ptr<const Graph> joint, size_t n_in, size_t n_ou
     }
   }
   // Forward: what the forward results need, and every side effect (an
-  // in-place update of an input) that does not wait for a tangent.
+  // in-place update of an input or a view) that does not wait for a tangent.
   absl::flat_hash_set<const Node*> fwd;
   std::vector<const Node*> stack(results.begin(), results.begin() + static_cast<std::ptrdiff_t>(n_out));
-  for (const Node* n : nodes) {
-    if (n->op() == NodeOp::kCall && is_impure(*n) && !from_tangents.contains(n)) stack.push_back(n);
+  size_t last_mutation = 0;  // one past the last forward side effect, in graph order
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const Node* n = nodes[i];
+    if (n->op() == NodeOp::kCall && is_impure(*n) && !from_tangents.contains(n)) {
+      stack.push_back(n);
+      last_mutation = i + 1;
+    }
+  }
+  // The graph is not functionalized: a value the backward reads that was
+  // computed before a forward side effect (an in-place op's saved self, cloned
+  // before the op writes it) must be computed there, in the forward, and
+  // saved; recomputed in the backward it would read the changed tensor.
+  if (last_mutation > 0) {
+    absl::flat_hash_map<const Node*, size_t> position;
+    for (size_t i = 0; i < nodes.size(); ++i) position[nodes[i]] = i;
+    absl::flat_hash_set<const Node*> seen;
+    std::vector<const Node*> walk(results.begin() + static_cast<std::ptrdiff_t>(n_out), results.end());
+    while (!walk.empty()) {
+      const Node* n = walk.back();
+      walk.pop_back();
+      if (!seen.insert(n).second) continue;
+      if (n->op() == NodeOp::kCall && !from_tangents.contains(n) && position.at(n) < last_mutation) {
+        stack.push_back(n);
+        continue;
+      }
+      for (Node* in : n->input_nodes()) walk.push_back(in);
+    }
   }
   while (!stack.empty()) {
     const Node* n = stack.back();
@@ -94,9 +119,13 @@ AotGraphs partition(std::shared_ptr<const Graph> joint, size_t n_in, size_t n_ou
   for (const Node* n : nodes) {
     if (n->op() == NodeOp::kGetItem && fwd.contains(n->args()[0].as_node())) fwd.insert(n);
   }
-  // Backward: what the gradients need beyond the forward.
+  // Backward: what the gradients need beyond the forward, and its side
+  // effects (CopySlices writes a gradient into a view of its result).
   absl::flat_hash_set<const Node*> bwd;
   stack.assign(results.begin() + static_cast<std::ptrdiff_t>(n_out), results.end());
+  for (const Node* n : nodes) {
+    if (n->op() == NodeOp::kCall && is_impure(*n) && from_tangents.contains(n)) stack.push_back(n);
+  }
   while (!stack.empty()) {
     const Node* n = stack.back();
     stack.pop_back();
