@@ -72,6 +72,29 @@ TEST(CopySlicesTest, InPlaceOnAViewOfAViewReachesTheRootBase) {
   EXPECT_THAT(values(a.grad()), ElementsAre(-5, 0, -1, 1, 3, 5));
 }
 
+TEST(CopySlicesTest, TwoOverlappingViewsChangedInTurnAsPyTorch) {
+  // r (row 2) and c (column 1) share b[2, 1]; c.add_(r) reads r after r.mul_(w).
+  Tensor x = ops::div(ops::view(ops::arange(0.0, 16.0), {4, 4}), 7);
+  x.requires_grad_();
+  const Tensor w = leaf_of({1, -2, 3, 0.5}, {4});
+  const Tensor b = ops::add(x, 1);
+  Tensor r = ops::select(b, 0, 2), c = ops::select(ops::t(b), 0, 1);
+  ops::mul_(r, w);
+  ops::add_(c, r);
+  const Tensor loss = ops::sum(ops::mul(b, b));
+  loss.backward();
+  // PyTorch 1.13 on the same program.
+  EXPECT_NEAR(loss.item<double>(), 143.6734619140625, 1e-4);
+  const std::vector<double> want_x = {2.0, 6.571428298950195, 2.5714285373687744, 2.857142925262451,
+                                      3.142857074737549, -5.714284896850586, 3.7142858505249023, 4.0,
+                                      10.857142448425293, 0.5714263916015625, 60.0, 5.4285712242126465,
+                                      5.428571701049805, 8.285714149475098, 6.0, 6.285714149475098};
+  const std::vector<double> want_w = {23.265304565429688, -0.6530587077140808, 48.57143020629883, 27.918365478515625};
+  const std::vector<double> gx = values(x.grad()), gw = values(w.grad());
+  for (size_t i = 0; i < want_x.size(); ++i) EXPECT_NEAR(gx[i], want_x[i], 1e-4) << i;
+  for (size_t i = 0; i < want_w.size(); ++i) EXPECT_NEAR(gw[i], want_w[i], 1e-4) << i;
+}
+
 TEST(CopySlicesTest, WritingIntoASliceOfAPlainBufferTracksIt) {
   // The slice was made by a kernel, not recorded (buf needs no grad), and
   // copy_ adopts it; before, buf stayed without history and x got no gradient.
