@@ -31,6 +31,10 @@ namespace opspec::autograd {
 // takes the same path. Not tracked: a view of a tensor that gained history
 // after the view was taken, read later without an in-place op on it (PyTorch
 // regenerates every view's grad_fn; here such a view has no Autograd key).
+// As in PyTorch (1.13 checked), an in-place op on a view whose formula saves
+// another view of the same base (`b[0].mul_(b[1])`) makes a reference cycle
+// (base, CopySlices, the op's node, the saved view, its base) that only a
+// backward, which releases saved tensors, breaks.
 
 // rebase_view_history: view (a recorded view) was changed in place by the op
 // whose node is fn (its output metadata recorded): its base's history becomes
