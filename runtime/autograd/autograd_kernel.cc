@@ -241,8 +241,10 @@ struct Recording {
   FormulaNode* fnode = nullptr;  // node as a FormulaNode (null: NotImplementedNode)
   size_t out_index = 0;
   // input_impls: the inputs' TensorImpls as they were before the call (the
-  // boxed stack's input slots hold the outputs afterwards).
+  // boxed stack's input slots hold the outputs afterwards); typed_inputs: the
+  // typed entry's arguments, which the call leaves in place (no copy needed).
   absl::InlinedVector<const TensorImpl*, 4> input_impls;
+  const TensorInputs* typed_inputs = nullptr;
   // view_base: a view op's outputs' root base (self's, or self).
   Tensor view_base;
   bool view_of_multi_view = false;
@@ -250,10 +252,14 @@ struct Recording {
   // begin: makes the node, with one next edge per tensor input and the saved
   // tensors the formula reads (See Note [The Autograd kernel]).
   Recording(const OperatorHandle& o, const Formula* f, const TensorInputs& inputs, const Needs& needs,
-            bool written_self)
+            bool written_self, bool typed = false)
       : op(o), in_place(written_self), formula(f) {
     if (!in_place) {
-      for (const Tensor* t : inputs) input_impls.push_back(t->impl());
+      if (typed) {
+        typed_inputs = &inputs;
+      } else {
+        for (const Tensor* t : inputs) input_impls.push_back(t->impl());
+      }
       if (op.kind() == OpKind::kView && !inputs.empty() && !op.schema().returns()[0].alias_set.empty()) {
         const AutogradMeta* m = meta_of(*inputs[0]);
         view_base = m != nullptr && m->view_base.defined() ? m->view_base : *inputs[0];
@@ -342,6 +348,12 @@ struct Recording {
   // does): its history is the input's already, and the node must not replace
   // it (a leaf would stop being one, and hold its own AccumulateGrad in a cycle).
   bool returns_an_input(const Tensor& out) const {
+    if (typed_inputs != nullptr) {
+      for (const Tensor* t : *typed_inputs) {
+        if (t->impl() == out.impl()) return true;
+      }
+      return false;
+    }
     return std::find(input_impls.begin(), input_impls.end(), out.impl()) != input_impls.end();
   }
 
@@ -484,7 +496,7 @@ Tensor autograd_typed_kernel(const OperatorHandle& op, DispatchKeySet ks, Args..
     autograd_kernel(op, ks, stack);
     return opspec::internal::UnboxReturn<Tensor>::pop(stack);
   }
-  Recording rec(op, formula, inputs, needs, /*written_self=*/false);
+  Recording rec(op, formula, inputs, needs, /*written_self=*/false, /*typed=*/true);
   if (rec.fnode != nullptr) {
     size_t i = 0;
     (rec.add_arg(i++, args), ...);

@@ -31,8 +31,8 @@ std::shared_ptr<Node> grad_accumulator(const Tensor& t) {
 }
 
 Edge gradient_edge(const Tensor& t) {
-  refresh_view(t);
   const AutogradMeta* m = meta_of(t);
+  if (m != nullptr && m->view_base.defined()) refresh_view(t);  // only views may need a new grad_fn
   if (m != nullptr && m->grad_fn) return {m->grad_fn, m->output_nr};
   return {grad_accumulator(t), 0, t};
 }
