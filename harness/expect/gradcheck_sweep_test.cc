@@ -345,7 +345,9 @@ TEST(GradcheckSweepTest, EveryInPlaceFormulaThroughAView) {
   }
   for (const std::string& p : sweep.problems) ADD_FAILURE() << p;
   // add_, mul_, copy_, masked_fill_, the scatters, index_put_, ... get checked.
-  if (std::getenv("OPSPEC_CROSSREF_OP") == nullptr) EXPECT_GT(ops_checked, 10);
+  if (std::getenv("OPSPEC_CROSSREF_OP") == nullptr) {
+    EXPECT_GT(ops_checked, 10);
+  }
 }
 
 }  // namespace
