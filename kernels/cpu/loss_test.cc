@@ -90,7 +90,9 @@ TEST(NllLoss2dTest, IsTheOneDimensionalLossOfTheSameItems) {
       auto [l1, tw1] = ops::nll_loss_forward(x1, t1, w, reduction, 2);
       auto [l2, tw2] = ops::nll_loss2d_forward(x2, t2, w, reduction, 2);
       EXPECT_TRUE(ops::equal(ops::reshape(l2, l1.sizes()), l1));
-      if (reduction != ops::Reduction::kNone) EXPECT_TRUE(ops::equal(tw2, tw1));
+      if (reduction != ops::Reduction::kNone) {
+        EXPECT_TRUE(ops::equal(tw2, tw1));
+      }
       const Tensor g1 = ops::mul(ops::ones_like(l1), 0.75), g2 = ops::mul(ops::ones_like(l2), 0.75);
       const Tensor d1 = ops::nll_loss_backward(g1, x1, t1, w, reduction, 2, tw1);
       const Tensor d2 = ops::nll_loss2d_backward(g2, x2, t2, w, reduction, 2, tw2);
