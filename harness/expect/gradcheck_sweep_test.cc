@@ -3,6 +3,7 @@
 // op's samples. See Note [Gradcheck sweep].
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -49,12 +50,13 @@ constexpr std::string_view kNotSwept[] = {
     "aten::index_put_", "aten::_index_put_impl_",
 };
 
-bool swept(std::string_view name) {
-  for (std::string_view n : kNotSwept) {
-    if (n == name) return false;
-  }
-  return true;
+// listed: name is one of list's.
+template <size_t N>
+bool listed(const std::string_view (&list)[N], std::string_view name) {
+  return std::find(std::begin(list), std::end(list), name) != std::end(list);
 }
+
+bool swept(std::string_view name) { return !listed(kNotSwept, name); }
 
 // kFirstOutputOnly: ops whose other outputs are statistics their formula
 // takes no gradient for, as PyTorch's (derivatives.yaml reads grads[0] only).
@@ -132,19 +134,9 @@ bool mean_over_nothing(const OperatorHandle& op, const Stack& args) {
   return mean && zero_total;
 }
 
-bool samples_only(std::string_view name) {
-  for (std::string_view n : kSamplesOnly) {
-    if (n == name) return true;
-  }
-  return false;
-}
+bool samples_only(std::string_view name) { return listed(kSamplesOnly, name); }
 
-bool first_output_only(std::string_view name) {
-  for (std::string_view n : kFirstOutputOnly) {
-    if (n == name) return true;
-  }
-  return false;
-}
+bool first_output_only(std::string_view name) { return listed(kFirstOutputOnly, name); }
 
 // continuous: t's shape with values of a random sign and magnitude in [0.2, 2), f64.
 Tensor continuous(const Tensor& t, Rng& rng) {

@@ -369,12 +369,7 @@ struct Recording {
       // A view for autograd is what the schema says aliases (Tensor(a)):
       // _unsafe_view shares storage but declares none, so matmul's result is a
       // fresh tensor that may be modified in place, as in PyTorch.
-      if (view_base.defined()) {
-        AutogradMeta& m = materialize_meta(out);
-        m.view_base = view_base;
-        m.view_version = out.impl()->storage() ? out.impl()->storage()->version() : 0;
-        m.multi_view = in_list || view_of_multi_view;
-      }
+      if (view_base.defined()) record_view(out, view_base, in_list || view_of_multi_view);
     } else {  // not differentiable, or undefined (native_layer_norm_backward's masked outputs)
       node->add_input_metadata(out);
     }

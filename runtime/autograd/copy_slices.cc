@@ -97,6 +97,13 @@ constexpr uint64_t kNeverMade = ~uint64_t{0};
 
 }  // namespace
 
+void record_view(const Tensor& view, const Tensor& base, bool multi_view) {
+  AutogradMeta& m = materialize_meta(view);
+  m.view_base = base;
+  m.view_version = storage_version(view);
+  m.multi_view = multi_view;
+}
+
 void rebase_view_history(const Tensor& view, const std::shared_ptr<Node>& fn) {
   AutogradMeta& m = *static_cast<AutogradMeta*>(view.impl()->autograd_meta());
   const Tensor base = m.view_base;

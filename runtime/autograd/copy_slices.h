@@ -36,6 +36,10 @@ namespace opspec::autograd {
 // (base, CopySlices, the op's node, the saved view, its base) that only a
 // backward, which releases saved tensors, breaks.
 
+// record_view: view, just made by a recorded view op, becomes a recorded view
+// of base (a root base), one of a multi-output view op's views when multi_view.
+void record_view(const Tensor& view, const Tensor& base, bool multi_view);
+
 // rebase_view_history: view (a recorded view) was changed in place by the op
 // whose node is fn (its output metadata recorded): its base's history becomes
 // a CopySlices of fn, and view's grad_fn the base's region.

@@ -8,6 +8,7 @@
 
 #include <cmath>
 
+#include "runtime/autograd/autograd_test_util.h"
 #include "runtime/dispatch/mode.h"
 #include "runtime/nn/layers.h"
 #include "runtime/ops/ops.h"
@@ -19,15 +20,7 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::ThrowsMessage;
 
-class Names : public DispatchMode {
- public:
-  bool dispatch(OpCall& call) override {
-    names.push_back(call.name());
-    call.proceed();
-    return true;
-  }
-  std::vector<std::string> names;
-};
+using Names = autograd_test::Recorder;  // the ops a scope dispatches, by name
 
 TEST(GroupNormModuleTest, ForwardIsGroupNormWithOnesAndZeros) {
   nn::GroupNorm gn(2, 4);
