@@ -199,7 +199,11 @@ bool needs_of(const OperatorHandle& op, const TensorInputs& inputs, Needs& needs
   if (op.kind() == OpKind::kFactory || &op == &detach || !is_grad_enabled()) return false;
   bool any = false;
   for (const Tensor* t : inputs) {
-    const bool r = requires_grad(*t);
+    bool r = requires_grad(*t);
+    if (!r && t->impl()->view_base() != nullptr) {  // a view whose base gained history since
+      refresh_view(*t);
+      r = requires_grad(*t);
+    }
     needs.push_back(r);
     any = any || r;
   }

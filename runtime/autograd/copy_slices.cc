@@ -122,8 +122,20 @@ void adopt_view(const Tensor& self) {
 }
 
 void refresh_view(const Tensor& view) {
+  if (!view.defined()) return;
   AutogradMeta* m = meta_of(view);
-  if (m == nullptr || !m->view_base.defined() || m->view_version == storage_version(view)) return;
+  if (m == nullptr || !m->view_base.defined()) {
+    // A view autograd never recorded is tracked once its base has changed
+    // since the view was made and requires grad now (PyTorch regenerates
+    // every view's grad_fn so; a view of a leaf marked later stays untracked).
+    const TensorImpl* root = view.impl()->view_base();
+    if (root == nullptr || view.impl()->view_version() == storage_version(view)) return;
+    const auto* b = static_cast<const AutogradMeta*>(root->autograd_meta());
+    if (b == nullptr || (!b->requires_grad && b->grad_fn == nullptr)) return;
+    adopt_view(view);
+    return;
+  }
+  if (m->view_version == storage_version(view)) return;
   // PyTorch's VariableHooks::grad_fn: a view without history of a base without any stays so.
   if (m->grad_fn == nullptr && !requires_grad(m->view_base)) return;
   if (m->multi_view) {

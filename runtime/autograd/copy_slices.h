@@ -28,9 +28,14 @@ namespace opspec::autograd {
 // skip the Autograd key), but a view op's kernel remembers the root base
 // (TensorImpl::view_base), so an in-place op on such a view with an input that
 // requires grad (`buf[:, :k].copy_(x)`) adopts it first (adopt_view) and
-// takes the same path. Not tracked: a view of a tensor that gained history
-// after the view was taken, read later without an in-place op on it (PyTorch
-// regenerates every view's grad_fn; here such a view has no Autograd key).
+// takes the same path. Such a view also carries its base's Autograd key
+// (TensorImpl::dispatch_keys), so once its base has changed since the view was
+// made (TensorImpl::view_version) and requires grad, the next op reading it
+// adopts it with the base's region as grad_fn, as PyTorch regenerates every
+// view's (`v = b[:2]; b.copy_(x); v.sum()` reaches x). Unlike PyTorch, a view
+// of an unchanged base that requires grad (a leaf marked after the view was
+// taken, or a view taken under no_grad) stays out of the graph: PyTorch says
+// it requires grad but sends its gradient nowhere.
 // As in PyTorch (1.13 checked), an in-place op on a view whose formula saves
 // another view of the same base (`b[0].mul_(b[1])`) makes a reference cycle
 // (base, CopySlices, the op's node, the saved view, its base) that only a
@@ -51,7 +56,9 @@ void rebase_view_history(const Tensor& view, const std::shared_ptr<Node>& fn);
 void adopt_view(const Tensor& self);
 
 // refresh_view: gives a recorded view whose storage changed since its grad_fn
-// was made a new one (See Note [In-place changes to views]); nothing otherwise.
+// was made a new one, and adopts a view autograd never recorded whose base
+// changed since and requires grad (See Note [In-place changes to views]);
+// nothing otherwise.
 void refresh_view(const Tensor& view);
 
 }  // namespace opspec::autograd

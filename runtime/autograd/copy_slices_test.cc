@@ -129,6 +129,61 @@ TEST(CopySlicesTest, WritingIntoASliceOfAPlainBufferTracksIt) {
   EXPECT_EQ(b.grad_fn()->name(), "MulBackward0");
 }
 
+TEST(CopySlicesTest, AViewTakenBeforeItsBaseGainedHistoryFollowsIt) {
+  // PyTorch 1.13: `b = zeros(3); v = b[:2]; b.copy_(x * 1); (v.sum() + x.sum()).backward()`
+  // gives x.grad [2, 2, 1]; before, v stayed out of the graph (no Autograd
+  // key) and x got [1, 1, 1], silently.
+  const Tensor x = leaf_of({1, 1, 1}, {3});
+  Tensor b = ops::zeros({3});
+  const Tensor v = ops::slice(b, 0, 0, 2);
+  EXPECT_FALSE(v.requires_grad());
+  ops::copy_(b, ops::mul(x, 1));
+  EXPECT_TRUE(v.requires_grad());
+  ASSERT_NE(v.grad_fn(), nullptr);
+  EXPECT_EQ(v.grad_fn()->name(), "AsStridedBackward0");
+  EXPECT_FALSE(v.is_leaf());
+  ops::add(ops::sum(v), ops::sum(x)).backward();
+  EXPECT_THAT(values(x.grad()), ElementsAre(2, 2, 1));
+  // Read first by an op (no accessor called before): the same.
+  const Tensor y = leaf_of({1, 2, 3}, {3});
+  Tensor c = ops::zeros({3});
+  const Tensor w = ops::slice(ops::slice(c, 0, 1, 3), 0, 0, 1);  // a view of a view: the root is c
+  ops::mul_(c, ops::zeros({3}));  // a change without history: w stays out
+  EXPECT_FALSE(ops::mul(w, 2).requires_grad());
+  ops::add_(c, ops::mul(y, y));
+  const Tensor loss = ops::add(ops::sum(ops::mul(w, 10)), ops::sum(y));
+  ASSERT_TRUE(loss.requires_grad());
+  loss.backward();
+  EXPECT_THAT(values(y.grad()), ElementsAre(1, 41, 1));
+}
+
+TEST(CopySlicesTest, AViewOfAnUnchangedBaseThatRequiresGradStaysOut) {
+  // PyTorch says such a view requires grad but sends its gradient nowhere
+  // (grad None); here it stays out of the graph, so backward says so.
+  Tensor leaf = ops::zeros({3});
+  const Tensor u = ops::slice(leaf, 0, 0, 2);
+  leaf.requires_grad_();
+  EXPECT_FALSE(u.requires_grad());
+  EXPECT_FALSE(ops::mul(u, 1).requires_grad());
+  const Tensor b = ops::mul(leaf_of({1, 2, 3}, {3}), 2);
+  Tensor w;
+  {
+    autograd::NoGradGuard no_grad;
+    w = ops::slice(b, 0, 0, 2);
+  }
+  EXPECT_FALSE(ops::mul(w, 3).requires_grad());
+  EXPECT_EQ(w.grad_fn(), nullptr);
+  // Changed under no_grad since: PyTorch regenerates the view's grad_fn, and so does opspec.
+  {
+    autograd::NoGradGuard no_grad;
+    ops::add_(leaf, ops::ones({3}));
+  }
+  ASSERT_TRUE(u.requires_grad());
+  EXPECT_EQ(u.grad_fn()->name(), "AsStridedBackward0");
+  ops::sum(ops::mul(u, 4)).backward();
+  EXPECT_THAT(values(leaf.grad()), ElementsAre(4, 4, 0));
+}
+
 TEST(CopySlicesTest, NoGradientForTheOldViewCountsAsZeros) {
   // A user's in-place op whose formula gives self no gradient (undefined):
   // the view's region of the base gets zeros, the rest its gradient

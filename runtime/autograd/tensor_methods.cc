@@ -28,9 +28,13 @@ const Tensor& Tensor::requires_grad_(bool requires_grad) const {
   return *this;
 }
 
-bool Tensor::requires_grad() const { return autograd::requires_grad(*this); }
+bool Tensor::requires_grad() const {
+  if (defined() && impl()->view_base() != nullptr) autograd::refresh_view(*this);  // See Note [In-place changes to views]
+  return autograd::requires_grad(*this);
+}
 
 bool Tensor::is_leaf() const {
+  if (defined() && impl()->view_base() != nullptr) autograd::refresh_view(*this);
   const AutogradMeta* m = meta_of(*this);
   return m == nullptr || m->grad_fn == nullptr;
 }

@@ -126,7 +126,7 @@ struct TensorRecycler {
   // TensorImpl's fields still the dead tensor's), or null. It resets every
   // field a constructor would set; the size check makes a new field a compile
   // error here until it is reset too.
-  static_assert(sizeof(void*) != 8 || (sizeof(TensorImpl) == 224 && sizeof(StorageImpl) == 56),
+  static_assert(sizeof(void*) != 8 || (sizeof(TensorImpl) == 232 && sizeof(StorageImpl) == 56),
                 "TensorImpl or StorageImpl changed: reset the new field in TensorRecycler::take");
   TensorImpl* take(size_t nbytes, Device storage_device) {
     if (count == 0 || (storage_device.type != DeviceType::kCPU && storage_device.type != DeviceType::kMeta)) {
@@ -144,6 +144,7 @@ struct TensorRecycler {
     impl->storage_offset_ = 0;
     impl->wrapped_number_ = false;
     impl->version_ = 0;
+    impl->view_version_ = 0;
     impl->dynamic_dims_ = 0;
     impl->static_dims_ = 0;
     impl->uid_.store(0, std::memory_order_relaxed);

@@ -145,7 +145,20 @@ class TensorImpl : public RefCounted, public internal::Pooled {  // See Note [Ob
   // kernels record; not detach or _unsafe_view), else null. Autograd reads it
   // for in-place changes to views (See Note [In-place changes to views]).
   TensorImpl* view_base() const { return view_base_.get(); }
-  void set_view_base(IntrusivePtr<TensorImpl> base) { view_base_ = std::move(base); }
+  // view_version: the storage's version when the view op made this view
+  // (autograd tracks a view whose base changed since; See Note [In-place
+  // changes to views]).
+  uint64_t view_version() const { return view_version_; }
+  void set_view_base(IntrusivePtr<TensorImpl> base) {
+    view_version_ = storage_ ? storage_->version_ : 0;
+    view_base_ = std::move(base);
+  }
+  // dispatch_keys: the keys calls with this tensor dispatch on: its own, and
+  // a view's base's Autograd key (a view taken before its base gained history
+  // must reach autograd, which tracks it; See Note [In-place changes to views]).
+  DispatchKeySet dispatch_keys() const {
+    return !view_base_ ? key_set_ : key_set_ | (view_base_->key_set_ & DispatchKeySet(DispatchKey::kAutograd));
+  }
   // storage_unshared: no other tensor uses this one's storage (a root base
   // that only this view keeps alive does not count), so it may be reused.
   bool storage_unshared() const {
@@ -195,6 +208,7 @@ class TensorImpl : public RefCounted, public internal::Pooled {  // See Note [Ob
   std::shared_ptr<TensorSubclass> subclass_;
   std::unique_ptr<internal::AutogradMetaBase> autograd_meta_;
   IntrusivePtr<TensorImpl> view_base_;
+  uint64_t view_version_ = 0;
 };
 
 // Tensor: the value type users and kernels pass around. Copying shares data.

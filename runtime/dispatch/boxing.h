@@ -166,9 +166,9 @@ Stack box_args(const Args&... args) {
 }
 
 // keys_of: the union of the dispatch keys of every tensor among args.
-inline DispatchKeySet keys_of_one(const Tensor& t) { return t.defined() ? t.key_set() : DispatchKeySet(); }
+inline DispatchKeySet keys_of_one(const Tensor& t) { return t.defined() ? t.impl()->dispatch_keys() : DispatchKeySet(); }
 inline DispatchKeySet keys_of_one(const std::optional<Tensor>& t) {
-  return t && t->defined() ? t->key_set() : DispatchKeySet();
+  return t && t->defined() ? t->impl()->dispatch_keys() : DispatchKeySet();
 }
 inline DispatchKeySet keys_of_one(TensorList ts) {
   DispatchKeySet k;
