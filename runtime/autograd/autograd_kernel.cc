@@ -317,7 +317,7 @@ struct Recording {
         saved = t;
       }
     }
-    fnode->saved_inputs.emplace_back(std::move(saved), /*is_output=*/false);
+    fnode->saved_inputs.emplace_back(std::move(saved));
   }
 
   // add_arg: schema argument i as the formula reads it (tensors are not kept).
@@ -379,7 +379,7 @@ struct Recording {
     }
     if (fnode != nullptr && formula->saves_outputs != 0) {
       const bool save = (formula->saves_outputs >> out_index) & 1u;
-      fnode->saved_outputs.emplace_back(save ? out : Tensor(), /*is_output=*/true);
+      fnode->saved_outputs.emplace_back(save ? out : Tensor(), node, static_cast<uint32_t>(out_index));
     }
     ++out_index;
   }

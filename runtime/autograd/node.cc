@@ -57,20 +57,24 @@ Tensor traced_alias(const Tensor& t) {
 
 }  // namespace
 
-SavedTensor::SavedTensor(const Tensor& t, bool is_output) : was_defined_(t.defined()), is_output_(is_output) {
+SavedTensor::SavedTensor(const Tensor& t) : was_defined_(t.defined()) {
   if (!t.defined()) return;
   saved_version_ = t.impl()->storage() ? t.impl()->storage()->version() : 0;
-  if (is_output) {
-    // An alias with no history: the node owns what it saved, and the output owns the node.
-    data_ = traced_alias(t);
-    if (const AutogradMeta* m = meta_of(t)) output_nr_ = m->output_nr;
-  } else {
-    data_ = t;
-    if (const AutogradMeta* m = meta_of(t); m != nullptr && m->grad_fn) {
-      grad_fn_ = m->grad_fn;
-      output_nr_ = m->output_nr;
-    }
+  data_ = t;
+  if (const AutogradMeta* m = meta_of(t); m != nullptr && m->grad_fn) {
+    grad_fn_ = m->grad_fn;
+    output_nr_ = m->output_nr;
   }
+}
+
+SavedTensor::SavedTensor(const Tensor& output, const std::shared_ptr<Node>& fn, uint32_t output_nr)
+    : was_defined_(output.defined()), is_output_(true), output_nr_(output_nr) {
+  if (!output.defined()) return;
+  saved_version_ = output.impl()->storage() ? output.impl()->storage()->version() : 0;
+  // An alias with no history: the node owns what it saved, and the output owns the node.
+  data_ = traced_alias(output);
+  // Only an output with history gets it back in unpack (an integer output has none).
+  if (requires_grad(output)) grad_fn_ = fn;
 }
 
 Tensor SavedTensor::unpack(const Node& saved_for) const {
@@ -98,10 +102,12 @@ Tensor SavedTensor::unpack(const Node& saved_for) const {
   // A saved output read while the graph is being recorded (create_graph) is
   // that output again, with saved_for as its grad_fn, so a second derivative
   // flows through it (PyTorch's SavedVariable::unpack).
-  if (is_output_ && is_grad_enabled()) {
+  std::shared_ptr<Node> fn;
+  if (is_output_ && is_grad_enabled() && (fn = grad_fn_.lock()) != nullptr) {
+    OPSPEC_CHECK(fn.get() == &saved_for, "autograd: a saved output was unpacked for a node other than its own");
     Tensor t = traced_alias(data_);
     AutogradMeta& m = materialize_meta(t);
-    m.grad_fn = std::const_pointer_cast<Node>(saved_for.shared_from_this());
+    m.grad_fn = std::move(fn);
     m.output_nr = output_nr_;
     t.impl()->set_autograd_key(true);
     return t;

@@ -57,8 +57,10 @@ struct InputMetadata {
 // next_sequence_nr: this thread's next node number (each call takes one).
 uint64_t next_sequence_nr();
 
-// Node: one function of the backward graph.
-class Node : public std::enable_shared_from_this<Node> {
+// Node: one function of the backward graph. Not enable_shared_from_this: a
+// weak self-reference would make every node's control block take the slow,
+// three-atomic path when freed (See Note [Autograd recording cost]).
+class Node {
  public:
   // Node: takes the thread's next sequence number, or the one given.
   Node();
@@ -107,7 +109,11 @@ class Node : public std::enable_shared_from_this<Node> {
 class SavedTensor {
  public:
   SavedTensor() = default;
-  SavedTensor(const Tensor& t, bool is_output);
+  // SavedTensor: input t of a node, as saved (undefined: saved as None).
+  explicit SavedTensor(const Tensor& t);
+  // SavedTensor: output output_nr of fn (undefined: None); fn is remembered
+  // weakly, so unpack can give it back as the output's grad_fn.
+  SavedTensor(const Tensor& output, const std::shared_ptr<Node>& fn, uint32_t output_nr);
 
   // unpack: the tensor; throws PyTorch's errors when it was released by an
   // earlier backward, or modified in place since it was saved (saved_for
@@ -124,7 +130,7 @@ class SavedTensor {
   bool released_ = false;
   bool is_output_ = false;
   uint32_t output_nr_ = 0;
-  std::weak_ptr<Node> grad_fn_;  // a saved input's grad_fn, for the message
+  std::weak_ptr<Node> grad_fn_;  // an input's grad_fn (for the message), or the node of an output
 };
 
 }  // namespace opspec::autograd

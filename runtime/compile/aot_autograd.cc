@@ -194,7 +194,7 @@ class CompiledFunctionBackward : public autograd::Node {
                            std::vector<TensorMeta> result_metas)
       : backward_(std::move(backward)), grad_inputs_(graphs.grad_inputs), tangent_outputs_(graphs.tangent_outputs),
         result_metas_(std::move(result_metas)) {
-    for (const Tensor& t : saved) saved_.emplace_back(t, /*is_output=*/false);
+    for (const Tensor& t : saved) saved_.emplace_back(t);
   }
   std::string name() const override { return "CompiledFunctionBackward"; }
 
