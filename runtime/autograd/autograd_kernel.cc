@@ -48,7 +48,10 @@ namespace opspec::autograd {
 // - leading tensor arguments take no slot in the node's args (args_offset),
 //   and which inputs need gradients are bits (Needs);
 // - a leaf keeps its AccumulateGrad for its life instead of a new one per
-//   graph (See Note [Autograd meta]).
+//   graph (See Note [Autograd meta]);
+// - Node is not enable_shared_from_this (PyTorch's is): with no weak
+//   reference, a node's control block is freed in one step, not three
+//   atomics; a saved output remembers its node weakly instead.
 
 namespace {
 

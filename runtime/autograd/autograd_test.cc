@@ -57,6 +57,29 @@ TEST(Autograd, LeavesAndGradFns) {
   EXPECT_FALSE(ops::gt(x, 1.0).requires_grad());
 }
 
+// See Note [Recycled tensors]: a recorded op's result is reused once dead,
+// its history gone with it, so the next fresh tensor has none.
+TEST(Autograd, ADeadRecordedResultIsReusedWithoutItsHistory) {
+  const Tensor a = ops::ones({3});
+  a.requires_grad_();
+  const TensorImpl* dead = nullptr;
+  std::weak_ptr<autograd::Node> node;
+  {
+    const Tensor y = ops::mul(a, a);
+    dead = y.impl();
+    node = y.grad_fn();
+    ASSERT_FALSE(node.expired());
+  }
+  EXPECT_TRUE(node.expired());  // the graph went with the tensor
+  const Tensor fresh = ops::zeros({3});
+  ASSERT_EQ(fresh.impl(), dead);  // the thread's recycled pair
+  EXPECT_FALSE(fresh.requires_grad());
+  EXPECT_EQ(fresh.grad_fn(), nullptr);
+  EXPECT_EQ(fresh.impl()->autograd_meta(), nullptr);
+  EXPECT_FALSE(fresh.key_set().has(DispatchKey::kAutograd));
+  EXPECT_FALSE(ops::add(fresh, 1).requires_grad());
+}
+
 TEST(Autograd, GradientsOfALinearLayerAreTheHandComputedOnes) {
   Tensor x = leaf({4, 3}, 5), w = leaf({3, 2}, 6), b = leaf({2}, 7);
   const Tensor loss = ops::sum(ops::relu(ops::add(ops::mm(x, w), b)));

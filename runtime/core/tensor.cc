@@ -81,9 +81,11 @@ int64_t checked_span(IntArrayRef sizes, DType dtype, std::string_view what) {
 // data goes back to the allocator as usual, which counts the free, but the
 // pair is kept on a short per-thread list; the thread's next fresh tensor
 // (make_tensor, make_like_geometry) resets it in place instead of allocating
-// two objects. Everything identity-related starts anew (uid, version, trace
-// slot, marks), so a recycled tensor is indistinguishable from a new one,
-// as a pooled one already was: only its address repeats.
+// two objects. A dying tensor first lets go of its view base and its
+// autograd history (a recorded op's result is kept too). Everything
+// identity-related starts anew (uid, version, trace slot, marks), so a
+// recycled tensor is indistinguishable from a new one, as a pooled one
+// already was: only its address repeats.
 namespace internal {
 
 struct TensorRecycler {
@@ -108,10 +110,12 @@ struct TensorRecycler {
     // A dead view lets go of its base first: the base goes (it shares the
     // storage), and the view may then be kept instead.
     impl->view_base_.reset();
+    // Its autograd history goes now, as with the tensor (a recorded op's
+    // result is the common case). The graph may let other tensors go, which
+    // come back here: nothing of the list is read before this.
+    impl->autograd_meta_.reset();
     StorageImpl* storage = impl->storage_.get();
-    // A tensor with autograd history is deleted: its graph goes with it at once.
-    if (destroyed || count == kKept || storage == nullptr || storage->use_count() != 1 || impl->subclass_ ||
-        impl->autograd_meta_) {
+    if (destroyed || count == kKept || storage == nullptr || storage->use_count() != 1 || impl->subclass_) {
       return false;
     }
     const DeviceType type = storage->device_.type;
