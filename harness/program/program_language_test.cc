@@ -14,6 +14,7 @@
 #include "runtime/dispatch/library.h"
 #include "runtime/dispatch/mode.h"
 #include "runtime/ops/ops.h"
+#include "runtime/dispatch/op_names_test_util.h"
 
 namespace opspec {
 namespace program_language_test {
@@ -22,16 +23,7 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-// OpNames: records op names at the Python key (aten level).
-class OpNames : public DispatchMode {
- public:
-  bool dispatch(OpCall& call) override {
-    names.push_back(call.name());
-    call.proceed();
-    return true;
-  }
-  std::vector<std::string> names;
-};
+using OpNames = test_util::OpNames;  // records the names of the ops it sees
 
 Program parse_ok(std::string_view text) {
   auto p = parse_program(text, {.file = "t.yaml", .first_line = 10, .column_offset = 4});

@@ -13,6 +13,7 @@
 #include "runtime/graph/interpreter.h"
 #include "runtime/ops/ops.h"
 #include "runtime/trace/make_fx.h"
+#include "runtime/dispatch/op_names_test_util.h"
 
 namespace opspec {
 namespace split_test {
@@ -27,16 +28,7 @@ Tensor arange_f(int64_t n, IntArrayRef shape) {
   return ops::view(ops::arange(0, n, {.dtype = DType::kFloat32}), shape);
 }
 
-// OpNames: the ops a scope dispatches (what a TorchDispatchMode logs).
-class OpNames : public DispatchMode {
- public:
-  bool dispatch(OpCall& call) override {
-    names.push_back(call.name());
-    call.proceed();
-    return true;
-  }
-  std::vector<std::string> names;
-};
+using OpNames = test_util::OpNames;  // records the names of the ops it sees
 
 TEST(SplitTest, SplitGivesViewsWithASmallerLast) {
   Tensor x = arange_f(10, {5, 2});

@@ -14,6 +14,7 @@
 #include "runtime/autograd/grad_mode.h"
 #include "runtime/autograd/node.h"
 #include "runtime/dispatch/mode.h"
+#include "runtime/dispatch/op_names_test_util.h"
 #include "runtime/ops/ops.h"
 
 namespace opspec::autograd_test {
@@ -35,15 +36,7 @@ inline Tensor leaf(IntArrayRef shape, uint32_t seed) {
 }
 
 // Recorder: the ops a scope dispatches, by name.
-class Recorder : public DispatchMode {
- public:
-  bool dispatch(OpCall& call) override {
-    names.push_back(call.name());
-    call.proceed();
-    return true;
-  }
-  std::vector<std::string> names;
-};
+using Recorder = test_util::OpNames;
 
 // backward_ops: the ops backward() of out dispatches, aten::detach left out
 // (its placement differs between PyTorch versions); detaches counts them.

@@ -17,6 +17,7 @@
 #include "runtime/dispatch/mode.h"
 #include "runtime/ops/ops.h"
 #include "runtime/trace/make_fx.h"
+#include "runtime/dispatch/op_names_test_util.h"
 
 namespace opspec {
 namespace aot_autograd_test {
@@ -175,14 +176,7 @@ TEST(AotAutograd, ABackwardBackendCompilesTheBackwardHalf) {
 // the joint trace's fake ones; modes active during backward see the backward
 // graph's ops, as in PyTorch.
 TEST(AotAutograd, ModesSeeTheBackwardGraphsOps) {
-  struct Names : DispatchMode {
-    std::vector<std::string> names;
-    bool dispatch(OpCall& call) override {
-      names.push_back(call.name());
-      call.proceed();
-      return true;
-    }
-  } names;
+  test_util::OpNames names;
   CompiledFunction f([](const std::vector<Tensor>& in) { return std::vector{ops::sum(ops::tanh(in[1]))}; },
                      {.backend = "aot_eager"});
   std::vector<Tensor> in = leaves(7);

@@ -14,6 +14,7 @@
 #include "runtime/nn/reference_models_test_util.h"
 #include "runtime/nn/module.h"
 #include "runtime/ops/ops.h"
+#include "runtime/dispatch/op_names_test_util.h"
 
 namespace opspec {
 namespace module_test {
@@ -37,16 +38,7 @@ struct Thrower : nn::Module {
   }
 };
 
-// RecordingMode: records the aten op names it sees.
-class RecordingMode : public DispatchMode {
- public:
-  bool dispatch(OpCall& call) override {
-    names.push_back(call.name());
-    call.proceed();
-    return true;
-  }
-  std::vector<std::string> names;
-};
+using RecordingMode = test_util::OpNames;  // records the names of the ops it sees
 
 // EventLog: registers hooks that log "pre X" / "post X" and check that
 // current_module_fqn() agrees with the fqn they are given.

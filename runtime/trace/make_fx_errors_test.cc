@@ -13,6 +13,7 @@
 #include "runtime/nn/layers.h"
 #include "runtime/ops/ops.h"
 #include "runtime/trace/make_fx.h"
+#include "runtime/dispatch/op_names_test_util.h"
 
 namespace opspec {
 namespace make_fx_errors_test {
@@ -43,16 +44,7 @@ struct ThreadState {
   }
 };
 
-// Records op names (a user mode, consulted before the proxy mode).
-class Recorder : public DispatchMode {
- public:
-  bool dispatch(OpCall& call) override {
-    names.push_back(call.name());
-    call.proceed();
-    return true;
-  }
-  std::vector<std::string> names;
-};
+using Recorder = test_util::OpNames;  // records the names of the ops it sees
 
 TEST(MakeFxErrors, AFailingOpNamesItselfAndRestoresState) {
   Recorder outer;  // a mode the user had on before tracing stays on after
