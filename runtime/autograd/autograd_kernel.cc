@@ -232,10 +232,6 @@ bool check_in_place(const OperatorHandle& op, const Tensor& self) {
   if (b != nullptr && b->requires_grad && b->grad_fn == nullptr) {
     throw Error("a view of a leaf Variable that requires grad is being used in an in-place operation.");
   }
-  // In-place view ops (squeeze_, transpose_, ...) restride the view itself;
-  // PyTorch keeps them views of the base, which is not implemented here.
-  OPSPEC_CHECK(op.kind() != OpKind::kView, op.name(),
-               ": an in-place view operation on a view of a tensor that requires grad is not supported yet");
   return true;
 }
 
@@ -442,6 +438,13 @@ void autograd_kernel(const OperatorHandle& op, DispatchKeySet ks, Stack& stack) 
   // becomes a CopySlices of the node (See Note [In-place changes to views]).
   if (on_view) {
     const Tensor& self = stack[0].to_tensor();
+    if (op.kind() == OpKind::kView) {
+      // An in-place view op (squeeze_) restrides the view, not its data: it
+      // stays a view of its base, with the node after its old grad_fn (as
+      // PyTorch; no CopySlices), and later regenerates with its new geometry.
+      rec.record_output(self, false);
+      return;
+    }
     rec.record_output(self, false, /*view_in_place=*/true);
     rebase_view_history(self, rec.node);
     return;

@@ -36,6 +36,8 @@ namespace opspec::autograd {
 // of an unchanged base that requires grad (a leaf marked after the view was
 // taken, or a view taken under no_grad) stays out of the graph: PyTorch says
 // it requires grad but sends its gradient nowhere.
+// An in-place view op on a view (squeeze_) changes only its geometry: the
+// view keeps its base and gets the op's node as grad_fn, with no CopySlices.
 // As in PyTorch (1.13 checked), an in-place op on a view whose formula saves
 // another view of the same base (`b[0].mul_(b[1])`) makes a reference cycle
 // (base, CopySlices, the op's node, the saved view, its base) that only a

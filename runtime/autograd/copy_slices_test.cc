@@ -226,10 +226,42 @@ TEST(CopySlicesTest, RefusalsInPyTorchsWords) {
   EXPECT_THAT([&] { ops::sum(parts[0]); },
               ThrowsMessage<Error>(HasSubstr("Output 0 of SplitBackward0 is a view and its base or another view of "
                                              "its base has been modified inplace.")));
-  Tensor v = ops::view(ops::mul(leaf_of({1, 2}, {2}), 1), {1, 2});
-  EXPECT_THAT([&] { ops::squeeze_(v, 0); },
-              ThrowsMessage<Error>(HasSubstr("an in-place view operation on a view of a tensor that requires grad "
-                                             "is not supported yet")));
+  // An in-place view op is refused where any in-place op is (PyTorch 1.13's words).
+  const std::vector<Tensor> rows = ops::split(ops::mul(leaf_of({1, 2}, {2, 1}), 1), 1);
+  Tensor row = rows[0];
+  EXPECT_THAT([&] { ops::squeeze_(row, 0); },
+              ThrowsMessage<Error>(HasSubstr("Output 0 of SplitBackward0 is a view and is being modified inplace.")));
+  Tensor leaf_view = ops::view(leaf_of({1, 2}, {2}), {1, 2});
+  EXPECT_THAT([&] { ops::squeeze_(leaf_view, 0); },
+              ThrowsMessage<Error>(HasSubstr("a view of a leaf Variable that requires grad is being used in an "
+                                             "in-place operation.")));
+}
+
+TEST(CopySlicesTest, AnInPlaceViewOpKeepsAViewAView) {
+  // PyTorch 1.13: `b = a * 1; v = b[:, :]; v.squeeze_(1)` gives v the grad_fn
+  // SqueezeBackward (2.x numbers it 4) after its slices, b keeps MulBackward0,
+  // and backward runs unsqueeze, then the slices' backward.
+  const Tensor a = leaf_of({1, 2, 3}, {3, 1});
+  const Tensor b = ops::mul(a, 1);
+  Tensor v = ops::slice(ops::slice(b, 0, 0, 3), 1, 0, 1);
+  ops::squeeze_(v, 1);
+  EXPECT_EQ(v.grad_fn()->name(), "SqueezeBackward4");
+  EXPECT_EQ(b.grad_fn()->name(), "MulBackward0");
+  EXPECT_THAT(autograd_test::backward_ops(ops::sum(v)),
+              ElementsAre("aten::ones_like", "aten::expand", "aten::unsqueeze", "aten::slice_backward",
+                          "aten::slice_backward", "aten::mul.Tensor"));
+  EXPECT_THAT(values(a.grad()), ElementsAre(1, 1, 1));
+  // Its base changed afterwards: the view regenerates with its new geometry
+  // (PyTorch: AsStridedBackward0, shape [3]; a's gradient [0, 2, 4]).
+  const Tensor a2 = leaf_of({1, 2, 3}, {3, 1});
+  Tensor b2 = ops::mul(a2, 1);
+  Tensor v2 = ops::slice(b2, 0, 0, 3);
+  ops::squeeze_(v2, 1);
+  ops::mul_(b2, ops::full({}, 2.0));
+  EXPECT_EQ(v2.grad_fn()->name(), "AsStridedBackward0");
+  ASSERT_THAT(v2.sizes(), ElementsAre(3));
+  ops::sum(ops::mul(v2, ops::arange(0.0, 3.0))).backward();
+  EXPECT_THAT(values(a2.grad()), ElementsAre(0, 2, 4));
 }
 
 TEST(CopySlicesTest, GradientsMatchCentralDifferences) {
