@@ -121,23 +121,30 @@ void adopt_view(const Tensor& self) {
   refresh_view(self);
 }
 
-void refresh_view(const Tensor& view) {
-  if (!view.defined()) return;
-  AutogradMeta* m = meta_of(view);
+bool stale_view(const Tensor& view) {
+  if (!view.defined()) return false;
+  const AutogradMeta* m = meta_of(view);
   if (m == nullptr || !m->view_base.defined()) {
     // A view autograd never recorded is tracked once its base has changed
     // since the view was made and requires grad now (PyTorch regenerates
     // every view's grad_fn so; a view of a leaf marked later stays untracked).
     const TensorImpl* root = view.impl()->view_base();
-    if (root == nullptr || view.impl()->view_version() == storage_version(view)) return;
+    if (root == nullptr || view.impl()->view_version() == storage_version(view)) return false;
     const auto* b = static_cast<const AutogradMeta*>(root->autograd_meta());
-    if (b == nullptr || (!b->requires_grad && b->grad_fn == nullptr)) return;
+    return b != nullptr && (b->requires_grad || b->grad_fn != nullptr);
+  }
+  if (m->view_version == storage_version(view)) return false;
+  // PyTorch's VariableHooks::grad_fn: a view without history of a base without any stays so.
+  return m->grad_fn != nullptr || requires_grad(m->view_base);
+}
+
+void refresh_view(const Tensor& view) {
+  if (!stale_view(view)) return;
+  AutogradMeta* m = meta_of(view);
+  if (m == nullptr || !m->view_base.defined()) {
     adopt_view(view);
     return;
   }
-  if (m->view_version == storage_version(view)) return;
-  // PyTorch's VariableHooks::grad_fn: a view without history of a base without any stays so.
-  if (m->grad_fn == nullptr && !requires_grad(m->view_base)) return;
   if (m->multi_view) {
     throw Error(str_cat("Output ", m->output_nr, " of ", m->grad_fn->name(),
                         " is a view and its base or another view of its base has been modified inplace. This "

@@ -62,5 +62,9 @@ void adopt_view(const Tensor& self);
 // changed since and requires grad (See Note [In-place changes to views]);
 // nothing otherwise.
 void refresh_view(const Tensor& view);
+// stale_view: whether refresh_view would give view a new grad_fn (it changes
+// nothing: Tensor::requires_grad and is_leaf read it, as PyTorch's read a
+// view's base without regenerating).
+bool stale_view(const Tensor& view);
 
 }  // namespace opspec::autograd

@@ -139,6 +139,8 @@ TEST(CopySlicesTest, AViewTakenBeforeItsBaseGainedHistoryFollowsIt) {
   EXPECT_FALSE(v.requires_grad());
   ops::copy_(b, ops::mul(x, 1));
   EXPECT_TRUE(v.requires_grad());
+  EXPECT_FALSE(v.is_leaf());
+  EXPECT_EQ(v.impl()->autograd_meta(), nullptr);  // reading them regenerates nothing
   ASSERT_NE(v.grad_fn(), nullptr);
   EXPECT_EQ(v.grad_fn()->name(), "AsStridedBackward0");
   EXPECT_FALSE(v.is_leaf());

@@ -28,15 +28,17 @@ const Tensor& Tensor::requires_grad_(bool requires_grad) const {
   return *this;
 }
 
+// A view whose base changed since its grad_fn was made reads as it will be
+// once regenerated (See Note [In-place changes to views]); only grad_fn() and
+// ops regenerate it, so these stay reads.
 bool Tensor::requires_grad() const {
-  if (defined() && impl()->view_base() != nullptr) autograd::refresh_view(*this);  // See Note [In-place changes to views]
-  return autograd::requires_grad(*this);
+  return autograd::requires_grad(*this) || (defined() && impl()->view_base() != nullptr && autograd::stale_view(*this));
 }
 
 bool Tensor::is_leaf() const {
-  if (defined() && impl()->view_base() != nullptr) autograd::refresh_view(*this);
   const AutogradMeta* m = meta_of(*this);
-  return m == nullptr || m->grad_fn == nullptr;
+  if (m != nullptr && m->grad_fn != nullptr) return false;
+  return !(defined() && impl()->view_base() != nullptr && autograd::stale_view(*this));
 }
 
 Tensor Tensor::grad() const {
