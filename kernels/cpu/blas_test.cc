@@ -143,6 +143,14 @@ TEST(MmTest, SmallProductsAreTheSameBitsOnEveryMachine) {
   EXPECT_EQ(ops::mv(a, ops::view(ops::contiguous(v), {48})).to_vector<float>(), k_order_mm(a, v));
   EXPECT_EQ(ops::dot(ops::select(a, 0, 3), ops::view(ops::contiguous(v), {48})).item<float>(),
             k_order_mm(ops::slice(a, 0, 3, 4), v)[0]);
+  // Widths around the loop's eight fixed columns (the rest of a row takes the general loop).
+  for (int64_t m : {1, 7, 8, 9, 16, 17, 31}) {
+    const Tensor x = random({5, 12}, DType::kFloat32, 30 + static_cast<uint32_t>(m));
+    const Tensor y = random({12, m}, DType::kFloat32, 60 + static_cast<uint32_t>(m));
+    EXPECT_EQ(ops::mm(x, y).to_vector<float>(), k_order_mm(x, y)) << "m = " << m;
+    EXPECT_EQ(ops::mm(x, transposed(ops::contiguous(transposed(y)))).to_vector<float>(), k_order_mm(x, y))
+        << "m = " << m << ", B transposed";
+  }
 }
 
 TEST(MmTest, ReducedPrecisionAndIntegers) {
