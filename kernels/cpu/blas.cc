@@ -71,11 +71,13 @@ constexpr int64_t kBlockAlign = 16;    // rows of the widest sgemm micro-kernel
 // kMaxProductBlocks, each at least kMinBlockRows by kMinBlockRows), the one
 // that packs the least elements is taken: 2 x 4 for [512, 256] x [256, 1024].
 // The grid depends on the shape alone, so the bits do not depend on the
-// thread count. For the models' shapes each element is the dot product one
-// call over all of C computes (blas_threads_test checks it); elsewhere an
-// element at a block's edge can round differently (OpenBLAS's remainder
-// kernels: [16, 300] x [300, 500] in 1 x 7 blocks does), as it could with
-// the blocks of rows or of columns before. BM_Model/gpt2_block 7.2 -> 6.7 ms,
+// thread count. They can differ from one call over all of C: how OpenBLAS
+// rounds an element depends on its kernel and on where the element sits in
+// a call. With the kernels of the VMs until 2026-11-27 the models' shapes
+// gave one call's bits (only remainder kernels at ragged edges did not);
+// with its Haswell kernels (the 2026-11-28 VM) rows split off at multiples
+// of 12 do, and no split of the columns does. blas_threads_test checks the
+// blocks land where one call puts them. BM_Model/gpt2_block 7.2 -> 6.7 ms,
 // BM_Mm/512 1.41 -> 1.35 ms (the same binary with the old blocks, one sitting).
 
 // OpenBLAS's own entry point, run by its fork handler: stops and joins its
