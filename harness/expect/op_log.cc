@@ -1,7 +1,11 @@
 // op_log.cc: OpRecorder and op-name patterns.
 #include "harness/expect/op_log.h"
 
+#include <mutex>
 #include <utility>
+
+#include "absl/container/flat_hash_set.h"
+#include "runtime/dispatch/dispatcher.h"
 
 #include "runtime/dispatch/mode.h"
 #include "runtime/fake/fake_tensor.h"
@@ -116,6 +120,41 @@ bool op_name_matches(std::string_view pattern, std::string_view name) {
   if (has_overload) return false;
   return name.size() > pattern.size() + 1 && name.substr(0, pattern.size()) == pattern &&
          name[pattern.size()] == '.';
+}
+
+namespace {
+// KnownOps: the registered ops' names and overload packets ("aten::add"),
+// rebuilt when ops were registered since (a plugin's); ops are never removed.
+struct KnownOps {
+  std::mutex mu;
+  size_t count = 0;
+  absl::flat_hash_set<std::string> names, packets;
+};
+}  // namespace
+
+bool names_an_op(std::string_view pattern) {
+  std::string full = pattern.find("::") == std::string_view::npos ? str_cat("aten::", pattern) : std::string(pattern);
+  if (full.ends_with(".default")) full.resize(full.size() - 8);  // the unnamed overload alone
+  static KnownOps known;
+  const std::vector<const OperatorHandle*> ops = Dispatcher::singleton().ops();
+  std::lock_guard<std::mutex> lock(known.mu);
+  if (known.count != ops.size()) {
+    for (size_t i = known.count; i < ops.size(); ++i) {
+      const std::string& name = ops[i]->name();
+      known.names.insert(name);
+      const size_t dot = name.find('.', name.find("::") + 2);
+      known.packets.insert(name.substr(0, dot));
+    }
+    known.count = ops.size();
+  }
+  const bool has_overload = full.find('.', full.find("::") + 2) != std::string::npos;
+  return known.names.contains(full) || (!has_overload && known.packets.contains(full));
+}
+
+std::vector<std::string> registered_op_names() {
+  std::vector<std::string> out;
+  for (const OperatorHandle* op : Dispatcher::singleton().ops()) out.push_back(op->name());
+  return out;
 }
 
 }  // namespace opspec

@@ -89,5 +89,11 @@ std::vector<std::string> op_names(const std::vector<RecordedOp>& ops);
 
 // op_name_matches: whether the op name `name` matches pattern; see Note [Op name patterns].
 bool op_name_matches(std::string_view pattern, std::string_view name);
+// names_an_op: whether pattern matches some registered op (a spec's op lists
+// check their names with it, so a misspelt name is an error, not a check
+// that passes because nothing can match it).
+bool names_an_op(std::string_view pattern);
+// registered_op_names: every registered op's name, for "did you mean".
+std::vector<std::string> registered_op_names();
 
 }  // namespace opspec

@@ -265,4 +265,8 @@ absl::Status check_program(const Program& program, const std::vector<std::string
   return absl::OkStatus();
 }
 
+bool is_reserved_name(std::string_view name) {
+  return name == "return" || internal::prog::literal_name(name, nullptr);
+}
+
 }  // namespace opspec

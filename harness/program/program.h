@@ -149,4 +149,9 @@ absl::StatusOr<Program> parse_program(std::string_view text, const ProgramOrigin
 // is an "file:line:col: undefined name 'y'" error.
 absl::Status check_program(const Program& program, const std::vector<std::string>& input_names);
 
+// is_reserved_name: whether the program language reads name as a literal or
+// a keyword (True, None, inf, f32, torch.float32, return, ...), so that an
+// input of that name could never be read.
+bool is_reserved_name(std::string_view name);
+
 }  // namespace opspec

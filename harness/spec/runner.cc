@@ -120,7 +120,7 @@ std::shared_ptr<nn::Module> compiled_module(const CaseSpec& c, const CaseFunctio
 }
 
 CompileOptions compile_options(const CaseSpec& c, const CaseFunction& fn) {
-  CompileSpec cs = c.compile.value_or(CompileSpec{});
+  CompileSpec cs = c.compile.value_or(CompileSpec{.backend = c.default_backend});
   CompileOptions o;
   o.backend = cs.backend;
   o.backward_backend = cs.backward_backend;
@@ -134,6 +134,25 @@ CompileOptions compile_options(const CaseSpec& c, const CaseFunction& fn) {
     o.name = c.name;
   }
   return o;
+}
+
+// check_outputs: expect.outputs against the eager outputs: as many lists as
+// outputs (a flat list for a single one), each assert_close'd.
+CheckResult check_outputs(const OutputsSpec& spec, const std::vector<Tensor>& outputs) {
+  if (spec.values.size() != outputs.size()) {
+    return CheckResult::fail(
+        spec.per_output ? str_cat("the case returned ", outputs.size(), " outputs; 'outputs' lists ", spec.values.size())
+                        : str_cat("the case returned ", outputs.size(),
+                                  " outputs; a flat 'outputs' list checks a single one (give one list per output: "
+                                  "[[...], [...]])"));
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const Tensor expected = expected_tensor(spec.values[i], outputs[i]);
+    CheckResult r = assert_close(outputs[i], expected,
+                                 CloseOptions{.rtol = spec.rtol, .atol = spec.atol, .equal_nan = true, .check_dtype = false});
+    if (!r.ok) return spec.per_output ? CheckResult::fail(str_cat("output ", i, ": ", r.message)) : r;
+  }
+  return CheckResult::pass();
 }
 
 // check_text: FileCheck of text against a `check:`-style block of the case.
@@ -180,13 +199,7 @@ void run_expectations(const CaseRef& ref, const RunOptions& options, CaseResult&
   if (e.ops_contain) failures.add("expect.ops_contain", check_ops_contain(aten_ops, *e.ops_contain));
   if (e.ops_exclude) failures.add("expect.ops_exclude", check_ops_exclude(aten_ops, *e.ops_exclude));
   if (e.function_ops) failures.add("expect.function_ops", check_ops_exact(function_ops, *e.function_ops));
-  if (e.outputs) {
-    OPSPEC_CHECK(!eager_outputs.empty(), "expect.outputs: the case returned no tensor");
-    std::vector<double> values = e.outputs.value();
-    Tensor expected = expected_tensor(values, eager_outputs[0]);
-    failures.add("expect.outputs", assert_close(eager_outputs[0], expected,
-                                                       CloseOptions{.equal_nan = true, .check_dtype = false}));
-  }
+  if (e.outputs) failures.add("expect.outputs", check_outputs(*e.outputs, eager_outputs));
   eager_outputs.clear();  // only the checks above read them: memory for the runs below (docs/memory.md)
   if (options.report_logs) {  // --report: the eager run again, logged with everything a reader needs
     DebugModeOptions o = debug_options(c.debug);

@@ -74,6 +74,56 @@ TEST(SpecRunner, Outputs) {
   EXPECT_THAT(bad.message, HasSubstr("Mismatched elements: 1 / 4"));
 }
 
+// A two-output case: relu(x) and neg(x) of [1, -2, 3].
+std::string two_outputs(std::string_view expect, std::string_view devices = "[cpu]") {
+  return absl::StrFormat(
+      "cases:\n  - name: two\n    devices: %s\n    inputs: {x: {values: [1, -2, 3]}}\n"
+      "    program: return relu(x), neg(x)\n    expect: {outputs: %s}\n",
+      devices, expect);
+}
+
+TEST(SpecRunner, OutputsOfEveryOutputAreChecked) {
+  // A flat list once checked the first output and said nothing of the rest.
+  CaseResult flat = run_one(two_outputs("[1, 0, 3]"));
+  EXPECT_EQ(flat.outcome, Outcome::kFailed);
+  EXPECT_THAT(flat.message, HasSubstr("the case returned 2 outputs; a flat 'outputs' list checks a single one"));
+  EXPECT_EQ(run_one(two_outputs("[[1, 0, 3], [-1, 2, -3]]")).outcome, Outcome::kPassed);
+  CaseResult second = run_one(two_outputs("[[1, 0, 3], [-1, 2, 3]]"));
+  EXPECT_EQ(second.outcome, Outcome::kFailed);
+  EXPECT_THAT(second.message, HasSubstr("output 1: Tensor-likes are not close!"));
+  CaseResult count = run_one(two_outputs("[[1, 0, 3]]"));
+  EXPECT_EQ(count.outcome, Outcome::kFailed);
+  EXPECT_THAT(count.message, HasSubstr("the case returned 2 outputs; 'outputs' lists 1"));
+}
+
+TEST(SpecRunner, OutputsToleranceIsAssertClosesOrTheCasesOwn) {
+  // f32's default (rtol 1.3e-6, atol 1e-5) lets 1e-6 through; atol 0 does not.
+  EXPECT_EQ(run_one(two_outputs("[[1, 0, 3.000001], [-1, 2, -3]]")).outcome, Outcome::kPassed);
+  CaseResult exact = run_one(two_outputs("{values: [[1, 0, 3.000001], [-1, 2, -3]], rtol: 0, atol: 0}"));
+  EXPECT_EQ(exact.outcome, Outcome::kFailed);
+  EXPECT_THAT(exact.message, HasSubstr("Greatest absolute difference"));
+  EXPECT_EQ(run_one(two_outputs("{values: [[1, 0, 3.1], [-1, 2, -3]], rtol: 0, atol: 0.2}")).outcome,
+            Outcome::kPassed);
+}
+
+TEST(SpecRunner, OutputsOnMetaCheckTheShapeOnly) {
+  // Meta tensors have no values; assert_close compares their metadata, as in PyTorch.
+  EXPECT_EQ(run_one(two_outputs("[[7, 7, 7], [7, 7, 7]]", "[meta]")).outcome, Outcome::kPassed);
+  CaseResult shape = run_one(two_outputs("[[7, 7], [7, 7, 7]]", "[meta]"));
+  EXPECT_EQ(shape.outcome, Outcome::kFailed);
+  EXPECT_THAT(shape.message, HasSubstr("expect.outputs has 2 values but the output [3] has 3 elements"));
+}
+
+TEST(SpecRunner, ACaseWithoutCompileRunsOnTheDefaultsBackend) {
+  // It ran on eager, so equivalent: compared eager with eager and fused_kernels read 0.
+  const std::string yaml =
+      "defaults: {backend: fused}\ncases:\n  - name: c\n    inputs: {x: {shape: [8]}}\n"
+      "    program: return relu(add(x, 1))\n    expect: {fused_kernels: 1, equivalent: bitwise}\n";
+  CaseResult r = run_one(yaml);
+  EXPECT_EQ(r.outcome, Outcome::kPassed) << r.message;
+  EXPECT_EQ(r.fused_kernels.size(), 1u);
+}
+
 TEST(SpecRunner, GraphBreaksFromDisallowInGraph) {
   constexpr const char* yaml = R"(
 cases:

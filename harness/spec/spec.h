@@ -66,6 +66,17 @@ struct GradcheckSpec {
   double rtol = 1e-3;
 };
 
+// OutputsSpec: `outputs:` — the eager outputs' values: `[1, 2]` for a
+// program's single output, `[[1, 2], [3]]` one list per output, or
+// `{values: .., rtol: .., atol: ..}`; assert_close's per-dtype tolerances
+// when rtol and atol are not given (both or neither).
+struct OutputsSpec {
+  std::vector<std::vector<double>> values;
+  bool per_output = false;         // the list of lists form
+  std::optional<double> rtol;
+  std::optional<double> atol;
+};
+
 // GraphBreakSpec: one expected break: a substring of its reason.
 struct GraphBreakSpec {
   std::string reason;
@@ -98,7 +109,7 @@ struct ExpectSpec {
   std::optional<std::string> debug_string;   // exact golden text
   SourceLocation debug_string_where;         // for --accept: where the golden text sits
   std::optional<std::string> error;          // regex the case's error must match
-  std::optional<std::vector<double>> outputs;  // values of the (single) output, f64 compare
+  std::optional<OutputsSpec> outputs;
   SourceLocation where;
 };
 
@@ -139,6 +150,7 @@ struct CaseSpec {
   std::vector<std::string> devices;     // {"cpu"} by default
   std::optional<BenchSpec> bench;       // `bench:`: timed by `opspec bench`, not by `opspec run`
   DType dtype = DType::kFloat32;        // from defaults
+  std::string default_backend = "eager";  // defaults.backend: what runs a case compiled without `compile:`
   uint64_t seed = 0;
   // load_error: a problem found in this case alone (bad program, unknown op):
   // the case fails with it, unless expect.error matches it.

@@ -39,19 +39,35 @@ Defaults Loader::parse_defaults(const Entry& e) {
   if (!m) return d;
   if (const Entry* x = m->get("dtype")) d.dtype = get_dtype(*x).value_or(d.dtype);
   if (const Entry* x = m->get("seed")) d.seed = get_int(*x, 0, std::numeric_limits<int64_t>::max()).value_or(0);
-  if (const Entry* x = m->get("backend")) d.backend = get_string(*x).value_or(d.backend);
+  if (const Entry* x = m->get("backend")) {
+    if (auto b = get_string(*x); b && check_backend(*x, *b)) d.backend = *b;
+  }
   if (m->get("device") && m->get("devices"))
     error(key_pos(*m->get("devices")), "give 'device' or 'devices' in defaults, not both");
   if (const Entry* x = m->get("device")) {
     if (auto s = get_string(*x); s && check_device(*s, val_pos(*x))) d.devices = {*s};
   }
   if (const Entry* x = m->get("devices")) {
-    if (auto l = get_string_list(*x)) {
-      for (const std::string& s : *l) check_device(s, val_pos(*x));
-      d.devices = *l;
-    }
+    if (auto l = get_string_list(*x); l && check_devices(*x, *l)) d.devices = *l;
   }
   return d;
+}
+
+bool Loader::check_devices(const Entry& e, const std::vector<std::string>& devices) {
+  if (devices.empty()) {
+    error(val_pos(e), "'devices' must not be empty");
+    return false;
+  }
+  bool ok = true;
+  for (size_t i = 0; i < devices.size(); ++i) {
+    ok = check_device(devices[i], val_pos(e)) && ok;
+    if (std::find(devices.begin(), devices.begin() + static_cast<std::ptrdiff_t>(i), devices[i]) !=
+        devices.begin() + static_cast<std::ptrdiff_t>(i)) {
+      error(val_pos(e), str_cat("device '", devices[i], "' is listed twice in 'devices'"));  // one id per run
+      ok = false;
+    }
+  }
+  return ok;
 }
 
 std::optional<InputSpec> Loader::parse_input(const Entry& e, const std::string& where, const InputSpec* base) {
@@ -65,6 +81,10 @@ std::optional<InputSpec> Loader::parse_input(const Entry& e, const std::string& 
   size_t before = error_count();
   if (!base && !is_identifier(e.name)) {
     error(key_pos(e), str_cat("input name '", e.name, "' is not an identifier (letters, digits, '_')"));
+  } else if (!base && is_reserved_name(e.name)) {  // the program would read a literal, never the input
+    error(key_pos(e), str_cat("input name '", e.name,
+                              "' is reserved in the program language (True, None, inf, dtypes such as f32, "
+                              "return); rename the input"));
   }
   bool have_shape = false;
   if (const Entry* s = m->get("shape")) {
@@ -302,7 +322,7 @@ void Loader::parse_case(const Node& n, int index, const Defaults& defaults, Suit
   CaseSpec c;
   parse_case_body(n, index, defaults, c);
   c.spec_error = take_errors_since(mark);
-  if (c.name.empty() || (c.spec_error && !valid_case_name(c.name))) c.name = str_cat("case_", index + 1);
+  if (c.spec_error && !valid_case_name(c.name)) c.name.clear();  // parse_root names it case_N
   suite.cases.push_back(std::move(c));
 }
 
@@ -323,6 +343,7 @@ void Loader::parse_case_body(const Node& n, int index, const Defaults& defaults,
                      "xfail", "devices", "dtype", "seed", "bench"});
   if (!m) return;
   c.dtype = defaults.dtype, c.seed = defaults.seed, c.devices = defaults.devices;
+  c.default_backend = defaults.backend;
   if (const Entry* x = m->get("name")) {
     c.name = get_string(*x).value_or("");
     if (!valid_case_name(c.name)) {
@@ -371,11 +392,7 @@ void Loader::parse_case_body(const Node& n, int index, const Defaults& defaults,
   }
   if (const Entry* x = m->get("xfail")) c.xfail = get_string(*x);
   if (const Entry* x = m->get("devices")) {
-    if (auto l = get_string_list(*x)) {
-      if (l->empty()) error(val_pos(*x), "'devices' must not be empty");
-      for (const std::string& s : *l) check_device(s, val_pos(*x));
-      c.devices = *l;
-    }
+    if (auto l = get_string_list(*x); l && check_devices(*x, *l)) c.devices = *l;
   }
 }
 
@@ -414,6 +431,16 @@ void Loader::parse_root(const Node& root, SuiteSpec& suite) {
       error({c.where.line, c.where.column},
             str_cat("duplicate case name '", c.name, "' (first at ", loc(it->second), ")"));
     }
+  }
+  // A case without a usable name fails with its own error as case_N: a name
+  // no other case has, so the file's other cases still run.
+  for (size_t i = 0; i < suite.cases.size(); ++i) {
+    CaseSpec& c = suite.cases[i];
+    if (!c.name.empty()) continue;
+    std::string name = str_cat("case_", i + 1);
+    while (seen.contains(name)) name += "_";
+    seen.emplace(name, Pos{c.where.line, c.where.column});
+    c.name = std::move(name);
   }
 }
 

@@ -25,7 +25,7 @@ namespace opspec::spec {
 // position in the YAML file), which fails it unless its `expect.error` regex
 // matches the message, so negative spec cases can test the program
 // language's errors. A case without a usable name is called case_N (N its
-// position in the list).
+// position in the list; case_N_ ... where another case has that name).
 
 // kSchemaVersion: the only `schema:` value this loader reads.
 inline constexpr int kSchemaVersion = 1;

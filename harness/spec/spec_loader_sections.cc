@@ -5,9 +5,11 @@
 #include <optional>
 
 #include "absl/strings/numbers.h"
+#include "harness/expect/op_log.h"
 #include "harness/regex.h"
 #include "harness/spec/internal/spec_loader_impl.h"
 #include "harness/tensor_hash.h"
+#include "runtime/compile/backend.h"
 #include "runtime/core/did_you_mean.h"
 
 namespace opspec::spec::internal {
@@ -53,6 +55,28 @@ void Loader::parse_marks(const Entry& e, const CaseSpec& c, bool inputs_known,
   }
 }
 
+void Loader::check_op_names(const Entry& e, const std::vector<std::string>& names) {
+  if (kind_of(e.value) != Kind::kSeq) return;
+  size_t i = 0;
+  for (auto it = e.value.begin(); it != e.value.end() && i < names.size(); ++it, ++i) {
+    if (names_an_op(names[i])) continue;
+    const std::vector<std::string> known = registered_op_names();
+    const std::string& name = names[i];
+    const std::string full = name.find("::") == std::string::npos ? str_cat("aten::", name) : name;
+    error(pos_of(*it, val_pos(e)), str_cat("'", e.name, "' entry '", name, "' names no registered op",
+                                           did_you_mean(full, known), " (See Note [Op name patterns]: ",
+                                           "aten::add, add, aten::add.Tensor)"));
+  }
+}
+
+bool Loader::check_backend(const Entry& e, const std::string& name) {
+  const std::vector<std::string> known = list_backends({.exclude_tags = {}});
+  if (std::find(known.begin(), known.end(), name) != known.end()) return true;
+  error(val_pos(e), str_cat("unknown backend '", name, "'", did_you_mean(name, known), " (registered: ",
+                            join(known, ", "), ")"));
+  return false;
+}
+
 std::optional<CompileSpec> Loader::parse_compile(const Entry& e, const CaseSpec& c, bool inputs_known,
                                                  const Defaults& defaults, const std::string& where) {
   CompileSpec cs;
@@ -66,10 +90,11 @@ std::optional<CompileSpec> Loader::parse_compile(const Entry& e, const CaseSpec&
                      "cache_size_limit", "error_on_recompile", "trace_once", "calls", "module"});
   if (!m) return std::nullopt;
   if (const Entry* x = m->get("backend")) {
-    cs.backend = get_string(*x).value_or(cs.backend);
-    if (cs.backend.empty()) error(val_pos(*x), "'backend' must not be empty");
+    if (auto b = get_string(*x); b && check_backend(*x, *b)) cs.backend = *b;
   }
-  if (const Entry* x = m->get("backward_backend")) cs.backward_backend = get_string(*x).value_or("");
+  if (const Entry* x = m->get("backward_backend")) {
+    if (auto b = get_string(*x); b && check_backend(*x, *b)) cs.backward_backend = *b;
+  }
   if (const Entry* x = m->get("fullgraph")) cs.fullgraph = get_bool(*x).value_or(false);
   if (const Entry* x = m->get("dynamic")) {
     if (kind_of(x->value) == Kind::kBool)
@@ -81,10 +106,12 @@ std::optional<CompileSpec> Loader::parse_compile(const Entry& e, const CaseSpec&
                                  kind_name(kind_of(x->value))));
   }
   if (const Entry* x = m->get("static")) parse_marks(*x, c, inputs_known, cs.mark_static);
-  if (const Entry* x = m->get("disallow_in_graph"))
+  if (const Entry* x = m->get("disallow_in_graph")) {
     cs.disallow_in_graph = get_string_list(*x).value_or(std::vector<std::string>{});
-  if (const Entry* x = m->get("cache_size_limit"))
-    cs.cache_size_limit = static_cast<int>(get_int(*x, 0, 1 << 20).value_or(8));
+    check_op_names(*x, cs.disallow_in_graph);
+  }
+  if (const Entry* x = m->get("cache_size_limit"))  // compile() needs room for one graph
+    cs.cache_size_limit = static_cast<int>(get_int(*x, 1, 1 << 20).value_or(8));
   if (const Entry* x = m->get("error_on_recompile")) cs.error_on_recompile = get_bool(*x).value_or(false);
   if (const Entry* x = m->get("trace_once")) cs.trace_once = get_bool(*x).value_or(false);
   if (const Entry* x = m->get("module")) {
@@ -129,6 +156,12 @@ std::optional<BenchSpec> Loader::parse_bench(const Entry& e, const CaseSpec& c, 
     for (const Entry& s : sizes->entries) {
       if (kind_of(s.value) != Kind::kSeq || s.value.size() == 0) {
         error(val_pos(s), str_cat("bench.sizes of '", s.name, "' must be a non-empty list of shapes, e.g. [[1024], [4096]]"));
+        return b;
+      }
+      for (auto it = s.value.begin(); it != s.value.end(); ++it) {
+        if (kind_of(*it) == Kind::kSeq) continue;  // `x: [8, 16]` reads as two shapes without their brackets
+        error(pos_of(*it, val_pos(s)), str_cat("bench.sizes of '", s.name, "' lists shapes, and '", it->Scalar(),
+                                               "' is not one: write [[8], [16]] for two 1-d sizes"));
         return b;
       }
       if (n != 0 && s.value.size() != n) {
@@ -223,21 +256,25 @@ void Loader::parse_equivalent(const Entry& e, ExpectSpec& x) {
         error(val_pos(*h), str_cat("unknown hash '", *s, "' (allowed: norm, hash_tensor, bitwise)"));
     }
   }
-  const Entry* rtol = m->get("rtol");
-  const Entry* atol = m->get("atol");
-  if (rtol) eq.rtol = get_double(rtol->value, val_pos(*rtol), "'rtol'", true);
-  if (atol) eq.atol = get_double(atol->value, val_pos(*atol), "'atol'", true);
+  read_tolerances(*m, eq.rtol, eq.atol);
+  if (eq.bitwise && (m->get("rtol") || m->get("atol"))) error(m->pos, "'bitwise' excludes 'rtol' and 'atol'");
+  x.equivalent = eq;
+}
+
+void Loader::read_tolerances(const MapView& m, std::optional<double>& rtol_out, std::optional<double>& atol_out) {
+  const Entry* rtol = m.get("rtol");
+  const Entry* atol = m.get("atol");
+  if (rtol) rtol_out = get_double(rtol->value, val_pos(*rtol), "'rtol'", true);
+  if (atol) atol_out = get_double(atol->value, val_pos(*atol), "'atol'", true);
   for (const Entry* t : {rtol, atol}) {
     if (t && t->value.IsScalar() && !t->value.Scalar().empty() && t->value.Scalar()[0] == '-') {
       error(val_pos(*t), str_cat("'", t->name, "' must be non-negative"));
     }
   }
-  if ((rtol == nullptr) != (atol == nullptr) && !m->had_unknown) {
+  if ((rtol == nullptr) != (atol == nullptr) && !m.had_unknown) {
     error(key_pos(rtol ? *rtol : *atol),
           str_cat("'", rtol ? "rtol" : "atol", "' given without '", rtol ? "atol" : "rtol", "': give both or neither"));
   }
-  if (eq.bitwise && (rtol || atol)) error(m->pos, "'bitwise' excludes 'rtol' and 'atol'");
-  x.equivalent = eq;
 }
 
 // parse_gradcheck: `gradcheck: true` or {eps, atol, rtol} (torch.autograd.gradcheck's defaults).
@@ -268,11 +305,17 @@ void Loader::parse_expect(const Entry& e, ExpectSpec& x, const std::string& wher
   if (!m) return;
   x.where = {file(), val_pos(e).line, val_pos(e).col};
   constexpr int64_t kMaxCount = std::numeric_limits<int>::max();
-  if (const Entry* v = m->get("ops")) x.ops = get_string_list(*v);
-  if (const Entry* v = m->get("ops_contain")) x.ops_contain = get_string_list(*v);
-  if (const Entry* v = m->get("ops_exclude")) x.ops_exclude = get_string_list(*v);
-  if (const Entry* v = m->get("function_ops")) x.function_ops = get_string_list(*v);
-  if (const Entry* v = m->get("ignore_ops")) x.ignore_ops = get_string_list(*v).value_or(std::vector<std::string>{});
+  for (auto [key, list] : {std::pair{"ops", &x.ops}, {"ops_contain", &x.ops_contain},
+                           {"ops_exclude", &x.ops_exclude}, {"function_ops", &x.function_ops}}) {
+    const Entry* v = m->get(key);
+    if (v == nullptr) continue;
+    *list = get_string_list(*v);
+    if (*list) check_op_names(*v, **list);
+  }
+  if (const Entry* v = m->get("ignore_ops")) {
+    x.ignore_ops = get_string_list(*v).value_or(std::vector<std::string>{});
+    check_op_names(*v, x.ignore_ops);
+  }
   if (const Entry* v = m->get("gradcheck")) parse_gradcheck(*v, x);
   if (const Entry* v = m->get("graphs")) x.graphs = get_int(*v, 0, kMaxCount);
   if (const Entry* v = m->get("recompiles")) x.recompiles = get_int(*v, 0, kMaxCount);
@@ -303,18 +346,49 @@ void Loader::parse_expect(const Entry& e, ExpectSpec& x, const std::string& wher
       if (!re.ok()) error(val_pos(*v), str_cat("'error' is not a valid regular expression: ", re.status().message()));
     }
   }
-  if (const Entry* v = m->get("outputs")) {
-    Kind k = kind_of(v->value);
-    if (k != Kind::kSeq) {
-      error(val_pos(*v), str_cat("'outputs' must be a list of numbers, got ", kind_name(k)));
-    } else {
-      std::vector<double> out;
-      for (auto it = v->value.begin(); it != v->value.end(); ++it) {
-        out.push_back(get_double(*it, pos_of(*it, val_pos(*v)), "an entry of 'outputs'", false).value_or(0));
+  if (const Entry* v = m->get("outputs")) parse_outputs(*v, x);
+}
+
+void Loader::parse_outputs(const Entry& e, ExpectSpec& x) {
+  OutputsSpec out;
+  const Entry* values = &e;
+  std::optional<MapView> m;
+  if (kind_of(e.value) == Kind::kMap) {
+    m = read_map(e.value, val_pos(e), "'outputs'", "in outputs", {"values", "rtol", "atol"});
+    if (!m) return;
+    values = m->get("values");
+    if (values == nullptr) {
+      error(val_pos(e), "'outputs' needs 'values' (a list of numbers, or one list per output)");
+      return;
+    }
+    read_tolerances(*m, out.rtol, out.atol);
+  }
+  const Kind k = kind_of(values->value);
+  if (k != Kind::kSeq) {
+    error(val_pos(*values), str_cat("'outputs' must be a list of numbers, or one list per output, got ", kind_name(k)));
+    return;
+  }
+  auto numbers = [&](const Node& list, Pos where) {
+    std::vector<double> v;
+    for (auto it = list.begin(); it != list.end(); ++it) {
+      v.push_back(get_double(*it, pos_of(*it, where), "an entry of 'outputs'", false).value_or(0));
+    }
+    return v;
+  };
+  out.per_output = values->value.size() > 0 && values->value[0].IsSequence();
+  if (!out.per_output) {
+    out.values.push_back(numbers(values->value, val_pos(*values)));
+  } else {
+    for (auto it = values->value.begin(); it != values->value.end(); ++it) {
+      const Pos p = pos_of(*it, val_pos(*values));
+      if (!it->IsSequence()) {
+        error(p, "'outputs' mixes lists and numbers: give one list per output, or the single output's numbers");
+        return;
       }
-      x.outputs = std::move(out);
+      out.values.push_back(numbers(*it, p));
     }
   }
+  x.outputs = std::move(out);
 }
 
 }  // namespace opspec::spec::internal

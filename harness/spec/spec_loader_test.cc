@@ -135,9 +135,10 @@ TEST(SpecLoader, FullFileMapsToTheModel) {
   EXPECT_EQ(x.debug_string_where.column, 21);
   EXPECT_EQ(x.error, "some (regex)+");
   ASSERT_TRUE(x.outputs.has_value());
-  ASSERT_EQ(x.outputs->size(), 3u);
-  EXPECT_EQ((*x.outputs)[1], 2.5);
-  EXPECT_EQ((*x.outputs)[2], -std::numeric_limits<double>::infinity());
+  ASSERT_EQ(x.outputs->values.size(), 1u);
+  ASSERT_EQ(x.outputs->values[0].size(), 3u);
+  EXPECT_EQ(x.outputs->values[0][1], 2.5);
+  EXPECT_EQ(x.outputs->values[0][2], -std::numeric_limits<double>::infinity());
 
   EXPECT_EQ(c.debug.hash, "norm");
   EXPECT_TRUE(c.debug.hash_inputs);
@@ -540,7 +541,7 @@ TEST(SpecLoaderErrors, BadDynamicMark) {
             "t.yaml:5:24: error: 'dynamic' must be a boolean or a list of NAME.DIM marks (e.g. [x.0]), got a string");
   EXPECT_EQ(with("{calls: [{y: {shape: [2]}}]}"), "t.yaml:5:24: error: 'y' is not an input of case 'c' (inputs: x)");
   EXPECT_EQ(with("{calls: [{x: {values: [1, 2]}}], cache_size_limit: -2}"),
-            "t.yaml:5:65: error: 'cache_size_limit' must be non-negative, got -2");
+            "t.yaml:5:65: error: 'cache_size_limit' is out of range: -2 is not in [1, 1048576]");
 }
 
 TEST(SpecLoaderErrors, ManyErrorsAreReportedTogetherSortedByPosition) {

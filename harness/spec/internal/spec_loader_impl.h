@@ -72,8 +72,18 @@ class Loader : public YamlReader {
   void parse_expect(const Entry& e, ExpectSpec& x, const std::string& where);
   void parse_equivalent(const Entry& e, ExpectSpec& x);
   void parse_gradcheck(const Entry& e, ExpectSpec& x);
+  void parse_outputs(const Entry& e, ExpectSpec& x);
+  // read_tolerances: a mapping's rtol and atol (non-negative, both or neither).
+  void read_tolerances(const MapView& m, std::optional<double>& rtol, std::optional<double>& atol);
   void parse_graph_breaks(const Entry& e, ExpectSpec& x);
   void parse_debug(const Entry& e, DebugSpec& d, const std::string& where);
+  // check_op_names: each name of op list e names a registered op (See Note
+  // [Op name patterns]); a misspelt one would make ops_exclude pass vacuously.
+  void check_op_names(const Entry& e, const std::vector<std::string>& names);
+  // check_backend: name is a registered backend (e.g. compile.backend).
+  bool check_backend(const Entry& e, const std::string& name);
+  // check_devices: a devices list: each a device, none twice, not empty.
+  bool check_devices(const Entry& e, const std::vector<std::string>& devices);
 };
 
 }  // namespace opspec::spec::internal
