@@ -34,6 +34,7 @@ function(opspec_add_spec_runner name)
 ${includes}#include \"harness/cli/cli.h\"
 
 int main(int argc, char** argv) {
+  opspec::cli::bind_symbols_before_isolating(argc, argv);  // before anything runs: it may re-exec
 ${calls}  return opspec::cli::run_cli(argc, argv);
 }
 ")

@@ -119,8 +119,9 @@ using DispatchHook =
     std::function<std::vector<std::pair<std::string, std::string>>(const OpCall& call, const Stack* results)>;
 
 // DebugMode: records every op dispatched while it is active, including
-// factory functions. RAII: `DebugMode dm; { auto scope = dm.enter(); ... }`,
-// or `DebugModeScope s(dm)`. See Note [DebugMode log format].
+// factory functions. RAII: `DebugMode dm; { auto scope = dm.enter(); ... }`
+// (enter clears the log first), or `DebugMode::Scope s(dm)` to add to the
+// log. See Note [DebugMode log format].
 class DebugMode : public DispatchMode {
  public:
   explicit DebugMode(DebugModeOptions options = {});

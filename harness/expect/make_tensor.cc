@@ -30,8 +30,9 @@ std::pair<double, double> dtype_range(DType dtype) {
 }  // namespace
 
 Tensor make_tensor(IntArrayRef shape, DType dtype, Device device, const MakeTensorOptions& options) {
-  OPSPEC_CHECK(!options.requires_grad,
-               "make_tensor: requires_grad=true needs autograd, which opspec does not have yet");
+  OPSPEC_CHECK(!options.requires_grad || is_floating(dtype),  // torch.testing's words
+               "make_tensor: `requires_grad=True` is not supported for boolean and integral dtypes! (got ",
+               dtype_short_name(dtype), ")");
   const bool integral = !is_floating(dtype) && dtype != DType::kBool;
   const auto [lo_limit, hi_limit] = dtype_range(dtype);
   double low = options.low.value_or(-9.0), high = options.high.value_or(integral ? 10.0 : 9.0);
@@ -58,7 +59,9 @@ Tensor make_tensor(IntArrayRef shape, DType dtype, Device device, const MakeTens
   }
   Tensor t = ops::tensor(values, sizes, dtype);
   if (strided) t = ops::slice(t, -1, 0, std::nullopt, 2);
-  return device.is_cpu() ? t : ops::to(t, device);
+  if (!device.is_cpu()) t = ops::to(t, device);
+  if (options.requires_grad) t.requires_grad_();  // a leaf: nothing above required grad
+  return t;
 }
 
 }  // namespace opspec::testing

@@ -17,7 +17,8 @@ struct MakeTensorOptions {
   // noncontiguous: every other element of a twice-as-wide tensor along the
   // last dim (when the tensor has more than one element), as torch.testing does.
   bool noncontiguous = false;
-  // requires_grad: opspec has no autograd yet, so true is an error.
+  // requires_grad: the result is a leaf that requires grad (floating dtypes
+  // only; boolean and integral ones are an error, as torch.testing's).
   bool requires_grad = false;
 };
 

@@ -53,9 +53,20 @@ TEST(MakeTensor, NoncontiguousHasTheShapeAndIsStrided) {
 TEST(MakeTensor, BadArgumentsAreNamed) {
   EXPECT_THAT([] { make_tensor({2}, DType::kFloat32, kCPU, {.low = 1, .high = 1}); },
               ThrowsMessage<Error>(HasSubstr("make_tensor: low must be less than high, got low=1, high=1")));
-  EXPECT_THAT([] { make_tensor({2}, DType::kFloat32, kCPU, {.requires_grad = true}); },
-              ThrowsMessage<Error>(HasSubstr("requires_grad=true needs autograd")));
+  EXPECT_THAT([] { make_tensor({2}, DType::kInt64, kCPU, {.requires_grad = true}); },
+              ThrowsMessage<Error>(HasSubstr("`requires_grad=True` is not supported for boolean and integral dtypes! (got i64)")));
 }
 
 }  // namespace
+TEST(MakeTensor, RequiresGradGivesALeafThatBackwardFills) {
+  for (const bool noncontiguous : {false, true}) {
+    const Tensor t = make_tensor({2, 3}, DType::kFloat64, kCPU, {.noncontiguous = noncontiguous, .requires_grad = true});
+    EXPECT_TRUE(t.requires_grad());
+    EXPECT_TRUE(t.is_leaf());
+    ops::sum(ops::mul(t, 2.0)).backward();
+    ASSERT_TRUE(t.grad().defined()) << noncontiguous;
+    EXPECT_EQ(t.grad().to_vector<double>(), std::vector<double>(6, 2.0));
+  }
+}
+
 }  // namespace opspec::testing

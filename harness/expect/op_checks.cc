@@ -5,6 +5,7 @@
 
 #include "harness/expect/op_log.h"
 #include "harness/expect/sequence_diff.h"
+#include "runtime/core/did_you_mean.h"
 #include "runtime/core/error.h"
 
 namespace opspec {
@@ -25,12 +26,34 @@ constexpr size_t kContainKeepAfterLast = 15;
 
 }  // namespace
 
+CheckResult check_op_names_known(const std::vector<std::string>& patterns) {
+  std::string msg;
+  std::vector<std::string> known;
+  for (const std::string& p : patterns) {
+    if (names_an_op(p)) continue;
+    if (known.empty()) known = registered_op_names();
+    const std::string full = p.find("::") == std::string::npos ? str_cat("aten::", p) : p;
+    str_append(&msg, msg.empty() ? "" : "\n", "'", p, "' names no registered op", did_you_mean(full, known));
+  }
+  return msg.empty() ? CheckResult::pass() : CheckResult::fail(std::move(msg));
+}
+
+namespace {
+// unknown_names_first: "<unknown names>\n" when some pattern names no op
+// (the likely reason a sequence check failed), else "".
+std::string unknown_names_first(const std::vector<std::string>& patterns) {
+  CheckResult r = check_op_names_known(patterns);
+  return r.ok ? "" : r.message + "\n";
+}
+}  // namespace
+
 CheckResult check_ops_exact(const std::vector<std::string>& actual, const std::vector<std::string>& expected) {
   bool same = actual.size() == expected.size();
   for (size_t i = 0; same && i < actual.size(); ++i) same = op_name_matches(expected[i], actual[i]);
   if (same) return CheckResult::pass();
   return CheckResult::fail(str_cat(
-      "op sequence differs: expected ", count_ops(expected.size()), ", got ", actual.size(), "\n",
+      unknown_names_first(expected), "op sequence differs: expected ", count_ops(expected.size()), ", got ",
+      actual.size(), "\n",
       sequence_diff(expected, actual, [](const std::string& e, const std::string& a) { return op_name_matches(e, a); })));
 }
 
@@ -46,7 +69,7 @@ CheckResult check_ops_contain(const std::vector<std::string>& actual, const std:
   if (matched_at.size() == expected.size()) return CheckResult::pass();
 
   const size_t missing = matched_at.size();
-  std::string msg = str_cat("expected op '", expected[missing], "' (#", missing + 1, " of ", expected.size(), ") not found ");
+  std::string msg = str_cat(unknown_names_first(expected), "expected op '", expected[missing], "' (#", missing + 1, " of ", expected.size(), ") not found ");
   if (matched_at.empty()) {
     str_append(&msg, "in the ", count_ops(actual.size()), " recorded\n");
   } else {
@@ -100,6 +123,7 @@ CheckResult check_ops_contain(const std::vector<std::string>& actual, const std:
 }
 
 CheckResult check_ops_exclude(const std::vector<std::string>& actual, const std::vector<std::string>& excluded) {
+  if (CheckResult known = check_op_names_known(excluded); !known.ok) return known;
   std::string msg;
   for (const std::string& pattern : excluded) {
     // Group hits by the actual name (a pattern without overload may hit several).

@@ -31,6 +31,13 @@ CheckResult check_ops_contain(const std::vector<std::string>& actual, const std:
 // aten::add.Scalar at indices 3, 5\n(7 ops recorded)".
 CheckResult check_ops_exclude(const std::vector<std::string>& actual, const std::vector<std::string>& excluded);
 
+// check_op_names_known: every pattern names a registered op (names_an_op).
+// Failure: "'aten::_to_cpy' names no registered op; did you mean
+// 'aten::_to_copy'?" per unknown name. check_ops_exclude fails with it (an
+// unknown name could never be called, so the check would pass whatever ran);
+// check_ops_exact and check_ops_contain put it before their diff.
+CheckResult check_op_names_known(const std::vector<std::string>& patterns);
+
 // check_text_equal: golden text comparison. Failure: "text differs from the
 // expected (golden) text (- expected, + actual):\n" + line_diff(expected,
 // actual); when only a trailing newline differs, a line saying which side has it.

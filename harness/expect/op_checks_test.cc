@@ -78,11 +78,26 @@ TEST(CheckOpsContain, LongListingsAreElided) {
 
 TEST(CheckOpsExclude, PassAndFailWithIndices) {
   const std::vector<std::string> actual = {"aten::_to_copy", "aten::add.Tensor", "aten::_to_copy", "aten::add.Scalar"};
-  EXPECT_TRUE(check_ops_exclude(actual, {"aten::mul", "aten::add.out"}).ok);
+  EXPECT_TRUE(check_ops_exclude(actual, {"aten::mul", "aten::sub.Tensor"}).ok);
   EXPECT_EQ(check_ops_exclude(actual, {"aten::_to_copy", "aten::mul", "add"}).message,
             "excluded op 'aten::_to_copy' was called: aten::_to_copy at indices 0, 2\n"
             "excluded op 'add' was called: aten::add.Tensor at index 1; aten::add.Scalar at index 3\n"
             "(4 ops recorded)");
+}
+
+TEST(CheckOpNamesKnown, AMisspeltNameFailsEveryListCheck) {
+  const std::vector<std::string> actual = {"aten::_to_copy"};
+  EXPECT_TRUE(check_op_names_known({"aten::_to_copy", "add", "aten::add.Tensor", "aten::relu.default"}).ok);
+  // Exclude: the name could never be called, so the check would pass whatever ran.
+  EXPECT_EQ(check_ops_exclude(actual, {"aten::_to_cpy"}).message,
+            "'aten::_to_cpy' names no registered op; did you mean 'aten::_to_copy'?");
+  // Exact and contain fail anyway; the unknown name comes first, as the likely reason.
+  EXPECT_THAT(check_ops_exact(actual, {"aten::_to_cpy"}).message,
+              ::testing::StartsWith("'aten::_to_cpy' names no registered op; did you mean 'aten::_to_copy'?\n"
+                                  "op sequence differs"));
+  EXPECT_THAT(check_ops_contain(actual, {"aten::_to_cpy"}).message,
+              ::testing::StartsWith("'aten::_to_cpy' names no registered op; did you mean 'aten::_to_copy'?\n"
+                                  "expected op 'aten::_to_cpy' (#1 of 1) not found"));
 }
 
 TEST(CheckTextEqual, PassAndFail) {

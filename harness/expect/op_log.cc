@@ -135,20 +135,20 @@ struct KnownOps {
 bool names_an_op(std::string_view pattern) {
   std::string full = pattern.find("::") == std::string_view::npos ? str_cat("aten::", pattern) : std::string(pattern);
   if (full.ends_with(".default")) full.resize(full.size() - 8);  // the unnamed overload alone
-  static KnownOps known;
-  const std::vector<const OperatorHandle*> ops = Dispatcher::singleton().ops();
-  std::lock_guard<std::mutex> lock(known.mu);
-  if (known.count != ops.size()) {
-    for (size_t i = known.count; i < ops.size(); ++i) {
-      const std::string& name = ops[i]->name();
-      known.names.insert(name);
-      const size_t dot = name.find('.', name.find("::") + 2);
-      known.packets.insert(name.substr(0, dot));
-    }
-    known.count = ops.size();
-  }
   const bool has_overload = full.find('.', full.find("::") + 2) != std::string::npos;
-  return known.names.contains(full) || (!has_overload && known.packets.contains(full));
+  static KnownOps known;
+  std::lock_guard<std::mutex> lock(known.mu);
+  auto found = [&] { return known.names.contains(full) || (!has_overload && known.packets.contains(full)); };
+  if (found()) return true;
+  // Not known yet: take in the ops registered since the last look (names only grow).
+  const std::vector<const OperatorHandle*> ops = Dispatcher::singleton().ops();
+  for (size_t i = known.count; i < ops.size(); ++i) {
+    const std::string& name = ops[i]->name();
+    known.names.insert(name);
+    known.packets.insert(name.substr(0, name.find('.', name.find("::") + 2)));
+  }
+  known.count = ops.size();
+  return found();
 }
 
 std::vector<std::string> registered_op_names() {

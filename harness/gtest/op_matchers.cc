@@ -208,6 +208,11 @@ void OpsInOrderImpl::DescribeNegationTo(std::ostream* os) const {
 }
 
 bool NoOpImpl::MatchAndExplain(const std::vector<RecordedOp>& ops, ::testing::MatchResultListener* listener) const {
+  // A misspelt name could never be called: the check would pass whatever ran.
+  if (CheckResult known = check_op_names_known(pattern_names(patterns_)); !known.ok) {
+    *listener << known.message;
+    return false;
+  }
   bool ok = true;
   for (const RecordedOp& op : ops) {
     for (const OpPattern& p : patterns_) ok &= !p.matches(op);

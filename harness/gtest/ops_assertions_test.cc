@@ -259,6 +259,11 @@ TEST(NoOpTest, PassesAndFails) {
   EXPECT_NONFATAL_FAILURE(EXPECT_OPS(ops::relu(x), NoOp(Op("relu").WithShapes({{2}}))),
                           "excluded op aten::relu.*([2]) was called: aten::relu(f32[2]) at index 0");
   EXPECT_OPS(ops::relu(x), NoOp(Op("relu").WithShapes({{3}})));
+  // A misspelt name fails: it could never be called, so NoOp would pass whatever ran.
+  EXPECT_NONFATAL_FAILURE(EXPECT_OPS(ops::to(x, DType::kFloat64), NoOp("aten::_to_cpy")),
+                          "'aten::_to_cpy' names no registered op; did you mean 'aten::_to_copy'?");
+  EXPECT_NONFATAL_FAILURE(EXPECT_OPS(ops::relu(x), NoOp(Op("aten::rleu").WithShapes({{3}}))),
+                          "'aten::rleu' names no registered op");
 }
 
 // ---- the function level ----

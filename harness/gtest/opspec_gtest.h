@@ -24,9 +24,14 @@
 //                    with accept mode (OPSPEC_ACCEPT=1, accept.h), and
 //                    EXPECT_FILECHECK(text, checks [, options]); ASSERT_ forms.
 //
+// make_tensor.h      opspec::testing::make_tensor (torch.testing.make_tensor).
+// And the ops (runtime/ops/ops.h) the examples call.
+//
 // Every macro streams extra text like gtest's (`EXPECT_OPS(s, m) << "why";`)
 // and fails with a compact expected-vs-actual message rather than a dump.
-// Example:
+// opspec::testing (make_tensor) shares its name with gtest's ::testing: after
+// `using namespace opspec;` write ::testing:: and opspec::testing:: in full.
+// Example (compiled and run as readme_example_test.cc):
 //
 //   #include "harness/gtest/opspec_gtest.h"
 //   using ::testing::ElementsAre;
@@ -42,6 +47,7 @@
 //   }
 #pragma once
 
+#include "harness/expect/make_tensor.h"
 #include "harness/gtest/accept.h"
 #include "harness/gtest/autograd_assertions.h"
 #include "harness/gtest/compile_assertions.h"
@@ -50,3 +56,4 @@
 #include "harness/gtest/ops_assertions.h"
 #include "harness/gtest/tensor_assertions.h"
 #include "harness/gtest/text_assertions.h"
+#include "runtime/ops/ops.h"

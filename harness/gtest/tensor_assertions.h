@@ -3,7 +3,9 @@
 // tolerances), with assert_close's messages, and their ASSERT_ forms.
 #pragma once
 
+#include <functional>
 #include <string_view>
+#include <utility>
 
 #include <gtest/gtest.h>
 
@@ -16,6 +18,12 @@ namespace opspec::internal {
 // gtest AssertionResult, naming both expressions on failure.
 ::testing::AssertionResult tensor_close(std::string_view actual_text, std::string_view expected_text,
                                         const Tensor& actual, const Tensor& expected, const CloseOptions& options);
+// tensor_close (deferred): evaluates both tensors itself, so an exception
+// (an op's error in either expression, rtol without atol) is a failure of
+// the assertion, as in the compile and opcheck macros, not of the whole test.
+::testing::AssertionResult tensor_close(std::string_view actual_text, std::string_view expected_text,
+                                        const std::function<std::pair<Tensor, Tensor>()>& tensors,
+                                        const CloseOptions& options);
 
 // tensor_eq_options: CloseOptions of EXPECT_TENSOR_EQ (rtol = atol = 0, as
 // torch.testing.assert_close(..., rtol=0, atol=0)); NaN is unequal to NaN unless equal_nan.
@@ -48,5 +56,9 @@ CloseOptions tensor_eq_options(bool equal_nan = false);
   OPSPEC_GTEST_TENSOR_CLOSE_(GTEST_FATAL_FAILURE_, actual, expected, ::opspec::internal::tensor_eq_options())
 
 // (Variadic: a braced CloseOptions{.rtol = r, .atol = a} holds a comma.)
-#define OPSPEC_GTEST_TENSOR_CLOSE_(on_failure, actual, expected, ...) \
-  GTEST_ASSERT_(::opspec::internal::tensor_close(#actual, #expected, actual, expected, __VA_ARGS__), on_failure)
+#define OPSPEC_GTEST_TENSOR_CLOSE_(on_failure, actual, expected, ...)                                            \
+  GTEST_ASSERT_(::opspec::internal::tensor_close(                                                               \
+                    #actual, #expected,                                                                          \
+                    [&]() -> std::pair<::opspec::Tensor, ::opspec::Tensor> { return {(actual), (expected)}; }, \
+                    __VA_ARGS__),                                                                                \
+                on_failure)

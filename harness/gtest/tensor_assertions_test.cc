@@ -52,5 +52,15 @@ TEST(TensorAssertions, CloseFailsOutsideTheTolerancesWithAssertClosesMessage) {
   EXPECT_THAT(nonfatal_failure_of([&] { EXPECT_TENSOR_CLOSE(f64, ops::ones({2})); }), HasSubstr("dtype"));
 }
 
+TEST(TensorAssertions, AnExceptionIsTheAssertionsFailureNotTheTests) {
+  // rtol without atol (torch.testing refuses it), and an op that throws in an
+  // argument: the test goes on past each.
+  const Tensor x = ops::ones({2});
+  EXPECT_THAT(nonfatal_failure_of([&] { EXPECT_TENSOR_CLOSE(x, x, .rtol = 1e-3); }),
+              HasSubstr("comparing `x` and `x` threw: "));
+  EXPECT_THAT(fatal_failure_of([&] { ASSERT_TENSOR_EQ(ops::mm(x, x), x); }),
+              HasSubstr("comparing `ops::mm(x, x)` and `x` threw: "));
+}
+
 }  // namespace
 }  // namespace opspec

@@ -30,7 +30,7 @@ class Allocator {
   virtual void* allocate(size_t nbytes) = 0;
   // allocate_on: nbytes on one device of this allocator's type (cuda:1); the
   // default ignores the index (cpu and meta have one device each).
-  virtual void* allocate_on(Device device, size_t nbytes) { return allocate(nbytes); }
+  virtual void* allocate_on(Device /*device*/, size_t nbytes) { return allocate(nbytes); }
   // deallocate: frees what allocate or allocate_on returned; nbytes must match.
   virtual void deallocate(void* ptr, size_t nbytes) = 0;
 

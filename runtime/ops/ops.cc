@@ -149,7 +149,7 @@ Tensor tensor(std::vector<double> values, IntArrayRef shape, DType dtype, const 
   OPSPEC_SITE;
   OPSPEC_CHECK(compute_numel(shape) == static_cast<int64_t>(values.size()), "ops::tensor: ", values.size(),
                " values do not fill shape ", format_sizes(shape));
-  // torch.tensor's data is copied in outside the dispatcher; only the allocation is an op.
+  // torch.tensor's data is copied in outside the dispatcher; here the allocation is too (See ops.h).
   Tensor out = internal::make_tensor(shape, dtype, kCPU);
   OPSPEC_DISPATCH_ALL_DTYPES(dtype, "ops::tensor", [&] {
     auto* p = static_cast<scalar_t*>(out.raw_data());

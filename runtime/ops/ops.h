@@ -1,6 +1,9 @@
-// ops.h: the public op API. Every function dispatches its aten op (named in
-// its comment) through the Dispatcher, so modes and subclasses see it. Each
-// takes the caller's source location last, for DebugMode's stack traces.
+// ops.h: the public op API. Every function dispatches the aten op of its
+// name through the Dispatcher, so modes and subclasses see it; the overload
+// follows the arguments as in PyTorch (add(Tensor, Tensor) is
+// aten::add.Tensor, add(Tensor, Scalar) aten::add.Scalar). A comment names
+// the op where it is another, or says what PyTorch's documentation would.
+// Each takes the caller's source location last, for DebugMode's stack traces.
 #pragma once
 
 #include <array>
@@ -62,8 +65,11 @@ Tensor new_empty_strided(const Tensor& self, IntArrayRef size, IntArrayRef strid
 Tensor full_like(const Tensor& self, const Scalar& fill_value, TensorOptions options = {}, OPSPEC_LOC);
 Tensor rand_like(const Tensor& self, TensorOptions options = {}, OPSPEC_LOC);
 Tensor randn_like(const Tensor& self, TensorOptions options = {}, OPSPEC_LOC);
-// tensor: a cpu tensor of the given values and shape (aten::empty then a copy
-// that modes do not see, as torch.tensor's data never passes through ops).
+// tensor: a cpu tensor of the given values and shape, made below the
+// dispatcher: no op runs, so modes, DebugMode and fake tensors see nothing
+// and make_fx keeps it as a constant. Python's torch.tensor(...) also
+// dispatches aten::lift_fresh on the result: ops::lift_fresh(ops::tensor(...))
+// does that (the program language's tensor() does).
 Tensor tensor(std::vector<double> values, IntArrayRef shape, DType dtype = DType::kFloat32, OPSPEC_LOC);
 
 // ---- In-place ----

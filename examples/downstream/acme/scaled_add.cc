@@ -1,8 +1,10 @@
-// scaled_add.cc: acme::scaled_add: its schema, CPU kernel, Meta kernel and
-// decomposition. The same four pieces every builtin op has
-// (runtime/ops/op_table.def, kernels/cpu, kernels/meta, runtime/ops/decompositions.cc).
+// scaled_add.cc: acme::scaled_add: its schema, CPU kernel, Meta kernel,
+// derivative formula and decomposition. The same pieces every builtin op has
+// (runtime/ops/op_table.def, kernels/cpu, kernels/meta, runtime/autograd/formulas_*.cc,
+// runtime/ops/decompositions.cc).
 
 #include "acme/acme.h"
+#include "runtime/autograd/formulas.h"
 #include "runtime/core/call_site.h"
 #include "runtime/core/error.h"
 #include "runtime/dispatch/library.h"
@@ -60,6 +62,14 @@ Tensor scaled_add_meta(const Tensor& self, const Tensor& other, double alpha) {
   return opspec::internal::make_tensor(self.sizes(), self.dtype(), opspec::kMeta);
 }
 
+// The derivative (derivatives.yaml's add.Tensor with alpha): self's gradient
+// is grad, other's alpha * grad. Without it, backward through the op fails
+// and opcheck's test_autograd_registration says the formula is missing.
+opspec::autograd::VariableList scaled_add_backward(const opspec::autograd::FormulaCall& c) {
+  const double alpha = c.arg(2).to_double();
+  return {c.needs(0) ? c.grad() : Tensor(), c.needs(1) ? opspec::ops::mul(c.grad(), alpha) : Tensor()};
+}
+
 Tensor scaled_add_decomposition(const Tensor& self, const Tensor& other, double alpha) {
   return opspec::ops::add(self, other, alpha);
 }
@@ -71,6 +81,8 @@ void register_ops() {
   lib.def(kScaledAddSchema, opspec::OpKind::kBinary)
       .impl("scaled_add", DispatchKey::kCPU, &scaled_add_cpu)
       .impl("scaled_add", DispatchKey::kMeta, &scaled_add_meta);
+  opspec::autograd::register_formula(
+      {.op = "acme::scaled_add", .node_name = "ScaledAddBackward0", .backward = &scaled_add_backward});
 }
 
 Tensor scaled_add(const Tensor& self, const Tensor& other, double alpha, const std::source_location& loc) {

@@ -38,6 +38,17 @@ TEST(ScaledAdd, ComputesSelfPlusAlphaTimesOther) {
               ElementsAre(3, 4));
 }
 
+TEST(ScaledAdd, PassesOpcheckAndGradcheck) {
+  // The README's EXPECT_OPCHECK line, as written there: schema, Meta, fake,
+  // autograd registration and compile, on one sample call.
+  const Tensor x = ops::randn({3, 2}), y = ops::randn({3, 2});
+  EXPECT_OPCHECK("acme::scaled_add", {{{x, y, 2.0}}});
+  const Tensor a = ops::randn({3}, {.dtype = DType::kFloat64}).requires_grad_();
+  const Tensor b = ops::randn({3}, {.dtype = DType::kFloat64}).requires_grad_();
+  EXPECT_GRADCHECK([](const std::vector<Tensor>& in) { return std::vector<Tensor>{acme::scaled_add(in[0], in[1], -1.5)}; },
+                   {a, b});
+}
+
 TEST(ScaledAdd, IsOneOpInTheLog) {
   const Tensor x = ops::randn({2, 3});
   EXPECT_OPS(acme::scaled_add(x, x, 2.0), ElementsAre(Op("acme::scaled_add")));
