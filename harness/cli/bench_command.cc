@@ -27,8 +27,8 @@ constexpr const char* kBenchUsage =
     "  --fixture NAME        also time a registered fixture on its default inputs (repeatable)\n"
     "  --fixtures            also time every registered fixture\n"
     "  --backends A,B        backends to time (default eager,aot_eager,fused; a case's own list wins)\n"
-    "  --min-time S          seconds per target (default 0.5; a case's min_time wins)\n"
-    "  --repetitions N       rounds, in shuffled order each (default 5)\n"
+    "  --min-time S          seconds per target, up to 3600 (default 0.5; a case's min_time wins)\n"
+    "  --repetitions N       rounds, in shuffled order each, 1 to 10000 (default 5)\n"
     "  --json FILE           write Google Benchmark JSON (compare.py reads it)\n"
     "  --baseline FILE       fail (exit 1) when a timing is slower than FILE's by more than\n"
     "  --max-regression P    P percent (default 10%)\n"
@@ -43,6 +43,10 @@ int run_bench_command(const std::vector<std::string>& args, std::ostream& out, s
   std::vector<std::string> fixtures;
   bool all_fixtures = false;
   double max_regression = 0.10;
+  const auto usage_error = [&](const std::string& message) {
+    err << "opspec bench: " << message << "\n\n" << kBenchUsage;
+    return 2;
+  };
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     auto value = [&]() -> std::optional<std::string> {
@@ -73,20 +77,35 @@ int run_bench_command(const std::vector<std::string>& args, std::ostream& out, s
         err << "opspec bench: --backends needs at least one backend\n";
         return 2;
       }
-    } else if (a == "--min-time" || a == "--repetitions" || a == "--max-regression") {
+    } else if (a == "--min-time") {
+      std::optional<std::string> v = value();
+      if (!v) return 2;
+      // !(s > 0) refuses nan too; inf (or a day) never ends a round.
+      if (!absl::SimpleAtod(*v, &options.min_time) || !(options.min_time > 0) || options.min_time > spec::kMaxBenchMinTime) {
+        return usage_error(str_cat("--min-time: not a number of seconds above 0 and at most ", spec::kMaxBenchMinTime,
+                                   ": '", shorten(*v), "'"));
+      }
+    } else if (a == "--repetitions") {
+      std::optional<std::string> v = value();
+      if (!v) return 2;
+      // A whole number: 0.5 was cast to 0 rounds and every timing read 0 ns.
+      if (!absl::SimpleAtoi(*v, &options.repetitions) || options.repetitions < 1 ||
+          options.repetitions > spec::kMaxBenchRepetitions) {
+        return usage_error(str_cat("--repetitions: not a whole number from 1 to ", spec::kMaxBenchRepetitions, ": '",
+                                   shorten(*v), "'"));
+      }
+    } else if (a == "--max-regression") {
       std::optional<std::string> v = value();
       if (!v) return 2;
       std::string text = *v;
       const bool percent = !text.empty() && text.back() == '%';
       if (percent) text.pop_back();
       double number = 0;
-      if (!absl::SimpleAtod(text, &number) || number < 0 || (a != "--max-regression" && number <= 0)) {
+      if (!absl::SimpleAtod(text, &number) || number < 0) {
         err << "opspec bench: " << a << " needs a positive number, got '" << *v << "'\n";
         return 2;
       }
-      if (a == "--min-time") options.min_time = number;
-      if (a == "--repetitions") options.repetitions = static_cast<int>(number);
-      if (a == "--max-regression") max_regression = percent || number > 1 ? number / 100 : number;
+      max_regression = percent || number > 1 ? number / 100 : number;
     } else if (!a.empty() && a[0] == '-') {
       err << "opspec bench: unknown option " << a << "\n\n" << kBenchUsage;
       return 2;

@@ -1,7 +1,7 @@
 // `opspec bench` as a command: the table and JSON of a suite, --baseline
 // failing (exit 1, naming the case) on a slowdown injected by a backend that
 // sleeps and passing without it, a refused case failing the run, --fixture,
-// and usage errors.
+// and usage errors (--repetitions and --min-time out of range among them).
 #include "harness/cli/internal/bench_command.h"
 
 #include <gmock/gmock.h>
@@ -20,6 +20,7 @@ namespace opspec {
 namespace bench_command_test {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 std::atomic<bool> g_slow{false};
 
@@ -106,6 +107,25 @@ cases:
   EXPECT_EQ(bench({"--min-time", "-1"}).status, 2);
   EXPECT_EQ(bench({"--frobnicate"}).status, 2);
   EXPECT_THAT(bench({"--baseline"}).err, HasSubstr("--baseline needs a value"));
+}
+
+// A fractional or huge --repetitions was cast to an int (0.5 -> 0 rounds, 1e10
+// -> whatever the cast gave) and every timing read 0 ns with exit 0.
+TEST(BenchCommand, RepetitionsAndMinTimeAreRefusedOutOfRange) {
+  const std::string suite = write("bench_reps.yaml", kSuite);
+  for (const char* bad : {"0.5", "1e10", "0", "-3", "x", "", "2147483648", "10001"}) {
+    const Result r = bench({suite, "--min-time", "0.01", "--repetitions", bad});
+    EXPECT_EQ(r.status, 2) << bad << ": " << r.out;
+    EXPECT_THAT(r.err, HasSubstr(std::string("--repetitions: not a whole number from 1 to 10000: '") + bad + "'"));
+  }
+  for (const char* bad : {"inf", "nan", "0", "-1", "1e9"}) {  // inf never ended; nan timed one call a round
+    const Result r = bench({suite, "--min-time", bad});
+    EXPECT_EQ(r.status, 2) << bad;
+    EXPECT_THAT(r.err, HasSubstr(std::string("--min-time: not a number of seconds above 0 and at most 3600: '") + bad));
+  }
+  const Result ok = bench({suite, "--min-time", "0.01", "--repetitions", "3"});
+  EXPECT_EQ(ok.status, 0) << ok.err;
+  EXPECT_THAT(ok.out, Not(HasSubstr(" 0 ns")));
 }
 
 }  // namespace bench_command_test

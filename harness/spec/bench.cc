@@ -201,12 +201,21 @@ BenchResult run_bench(const CaseRef& ref, const BenchOptions& options) {
     return r;
   }
   OPSPEC_CHECK(c.bench.has_value(), "run_bench: case '", c.name, "' has no bench section");
+  const double min_time = c.bench->min_time.value_or(options.min_time);
+  if (options.repetitions < 1 || options.repetitions > kMaxBenchRepetitions) {
+    r.error = str_cat("repetitions must be at ", options.repetitions < 1 ? "least 1" : str_cat("most ", kMaxBenchRepetitions),
+                      ", got ", options.repetitions);
+    return r;
+  }
+  if (!(min_time > 0) || min_time > kMaxBenchMinTime) {  // !(x > 0): nan too
+    r.error = str_cat("min_time must be a number of seconds above 0 and at most ", kMaxBenchMinTime, ", got ", min_time);
+    return r;
+  }
   if (auto w = load_warning()) r.warnings.push_back(*w);
   if (auto w = scaling_warning()) r.warnings.push_back(*w);
   try {
     const CaseFunction fn = make_case_function(c, ref.device);
     const std::vector<std::string>& backends = c.bench->backends.empty() ? options.backends : c.bench->backends;
-    const double min_time = c.bench->min_time.value_or(options.min_time);
     std::mt19937 rng(static_cast<uint32_t>(options.shuffle_seed));
     if (c.bench->variants.empty()) {
       r.variants.push_back(run_variant(c, fn, {}, backends, min_time, options.repetitions, rng, &r.warnings));

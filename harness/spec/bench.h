@@ -29,11 +29,17 @@ namespace opspec::spec {
 // A spread above 10% of the median, a load average above the cores' count, or
 // a CPU frequency governor other than `performance` adds a warning.
 
+// kMaxBenchRepetitions, kMaxBenchMinTime: the most rounds and seconds per
+// target run_bench takes; outside (1..10000 rounds, (0, 3600] s) a case's
+// result is an error, as 0 rounds gave 0 ns timings and inf never ended.
+inline constexpr int kMaxBenchRepetitions = 10000;
+inline constexpr double kMaxBenchMinTime = 3600;
+
 // BenchOptions: what to time and for how long.
 struct BenchOptions {
   std::vector<std::string> backends = {"eager", "aot_eager", "fused"};  // unless the case names its own
   double min_time = 0.5;     // seconds per target, over all repetitions (a case's min_time wins)
-  int repetitions = 5;
+  int repetitions = 5;       // 1 to kMaxBenchRepetitions
   uint64_t shuffle_seed = 0;  // the rounds' order
 };
 
@@ -66,7 +72,8 @@ struct BenchResult {
   std::string error;                  // the case could not run (load error, exception)
 };
 
-// run_bench: times ref's case (it must have a `bench:` section).
+// run_bench: times ref's case (it must have a `bench:` section). Rounds or a
+// min_time out of range (See kMaxBenchRepetitions) are the result's error.
 BenchResult run_bench(const CaseRef& ref, const BenchOptions& options);
 
 // bench_table: a Compare-style table: a row per case and variant, a column

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <thread>
 
 #include "gmock/gmock.h"
@@ -142,6 +143,23 @@ cases:
   EXPECT_EQ((*slow)[0].name, "b::toggled/compile:bench_test_toggle");
   EXPECT_GT((*slow)[0].current_ns, 11 * (*slow)[0].baseline_ns);
   EXPECT_FALSE(find_regressions({}, "not json", 0.1).ok());
+}
+
+// Zero rounds timed nothing and reported every target at 0 ns; an infinite
+// min_time never ended (a case's 1e9 s, as good as). Both are the case's error.
+TEST(Bench, RoundsAndTimeOutOfRangeAreTheCasesError) {
+  constexpr const char* kSuite = "cases:\n  - {name: a, inputs: {x: {shape: [4]}}, program: return relu(x), bench: true}\n";
+  const std::vector<BenchResult> none = bench(kSuite, {.min_time = 0.01, .repetitions = 0});
+  ASSERT_THAT(none, SizeIs(1));
+  EXPECT_THAT(none[0].error, HasSubstr("repetitions must be at least 1, got 0"));
+  EXPECT_THAT(none[0].variants, IsEmpty());
+  const std::vector<BenchResult> forever = bench(kSuite, {.min_time = INFINITY, .repetitions = 1});
+  ASSERT_THAT(forever, SizeIs(1));
+  EXPECT_THAT(forever[0].error, HasSubstr("min_time must be a number of seconds above 0 and at most 3600, got inf"));
+  const std::vector<BenchResult> own = bench("cases:\n  - {name: a, inputs: {x: {shape: [4]}}, program: return relu(x), "
+                                             "bench: {min_time: 1e9}}\n");
+  ASSERT_THAT(own, SizeIs(1));
+  EXPECT_THAT(own[0].error, HasSubstr("min_time must be a number of seconds above 0 and at most 3600, got 1e+09"));
 }
 
 TEST(Bench, LoaderFormsAndErrors) {
