@@ -4,6 +4,7 @@
 #include "harness/cli/internal/bench_command.h"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <ostream>
 #include <sstream>
@@ -31,8 +32,16 @@ constexpr const char* kBenchUsage =
     "  --repetitions N       rounds, in shuffled order each, 1 to 10000 (default 5)\n"
     "  --json FILE           write Google Benchmark JSON (compare.py reads it)\n"
     "  --baseline FILE       fail (exit 1) when a timing is slower than FILE's by more than\n"
-    "  --max-regression P    P percent (default 10%)\n"
+    "  --max-regression P    P percent: 10 and 10% both mean 10% (default 10)\n"
     "exit status: 0 ok, 1 a case failed, was refused (compiled differs from eager) or regressed, 2 usage\n";
+
+// parse_percent: "10" or "10%" as 10; nullopt for anything else (negative, not finite, "10%%").
+std::optional<double> parse_percent(std::string text) {
+  if (!text.empty() && text.back() == '%') text.pop_back();
+  double p = 0;
+  if (!absl::SimpleAtod(text, &p) || !std::isfinite(p) || p < 0) return std::nullopt;
+  return p;
+}
 
 }  // namespace
 
@@ -41,8 +50,8 @@ int run_bench_command(const std::vector<std::string>& args, std::ostream& out, s
   spec::BenchOptions options;
   std::string filter, json, baseline;
   std::vector<std::string> fixtures;
-  bool all_fixtures = false;
-  double max_regression = 0.10;
+  bool all_fixtures = false, max_regression_given = false;
+  double max_regression_percent = 10;
   const auto usage_error = [&](const std::string& message) {
     err << "opspec bench: " << message << "\n\n" << kBenchUsage;
     return 2;
@@ -97,15 +106,11 @@ int run_bench_command(const std::vector<std::string>& args, std::ostream& out, s
     } else if (a == "--max-regression") {
       std::optional<std::string> v = value();
       if (!v) return 2;
-      std::string text = *v;
-      const bool percent = !text.empty() && text.back() == '%';
-      if (percent) text.pop_back();
-      double number = 0;
-      if (!absl::SimpleAtod(text, &number) || number < 0) {
-        err << "opspec bench: " << a << " needs a positive number, got '" << *v << "'\n";
-        return 2;
-      }
-      max_regression = percent || number > 1 ? number / 100 : number;
+      // Always percent: values up to 1 were once read as fractions (0.5 -> 50%, 1.5 -> 1.5%).
+      std::optional<double> p = parse_percent(*v);
+      if (!p) return usage_error(str_cat("--max-regression: not a percentage >= 0 (10 or 10%): '", shorten(*v), "'"));
+      max_regression_percent = *p;
+      max_regression_given = true;
     } else if (!a.empty() && a[0] == '-') {
       err << "opspec bench: unknown option " << a << "\n\n" << kBenchUsage;
       return 2;
@@ -113,6 +118,7 @@ int run_bench_command(const std::vector<std::string>& args, std::ostream& out, s
       paths.push_back(a);
     }
   }
+  if (max_regression_given && baseline.empty()) return usage_error("--max-regression needs --baseline FILE to compare with");
   if (paths.empty() && fixtures.empty() && !all_fixtures) paths.push_back("specs");
   std::optional<Regex> re;
   if (!filter.empty()) {
@@ -192,14 +198,14 @@ int run_bench_command(const std::vector<std::string>& args, std::ostream& out, s
     }
     std::stringstream text;
     text << in.rdbuf();
-    absl::StatusOr<std::vector<spec::Regression>> regressions = spec::find_regressions(results, text.str(), max_regression);
+    absl::StatusOr<std::vector<spec::Regression>> regressions = spec::find_regressions(results, text.str(), max_regression_percent / 100);
     if (!regressions.ok()) {
       err << "opspec bench: " << baseline << ": " << regressions.status().message() << "\n";
       return 2;
     }
     for (const spec::Regression& g : *regressions) {
-      out << absl::StrFormat("REGRESSION: %s: %.0f ns per call, baseline %.0f ns (+%.0f%%, allowed %.0f%%)\n", g.name,
-                             g.current_ns, g.baseline_ns, 100 * (g.current_ns / g.baseline_ns - 1), 100 * max_regression);
+      out << absl::StrFormat("REGRESSION: %s: %.0f ns per call, baseline %.0f ns (+%.0f%%, allowed %g%%)\n", g.name,
+                             g.current_ns, g.baseline_ns, 100 * (g.current_ns / g.baseline_ns - 1), max_regression_percent);
     }
     if (!regressions->empty()) status = 1;
   }

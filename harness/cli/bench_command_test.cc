@@ -128,5 +128,31 @@ TEST(BenchCommand, RepetitionsAndMinTimeAreRefusedOutOfRange) {
   EXPECT_THAT(ok.out, Not(HasSubstr(" 0 ns")));
 }
 
+// --max-regression is a percentage, with or without '%': 0.5 was read as 50%,
+// 1 as 100% and 1.5 as 1.5%. A baseline of 0.001 ns makes every timing
+// regress, so the REGRESSION line shows the allowance the command took.
+TEST(BenchCommand, MaxRegressionIsAlwaysAPercentage) {
+  const std::string suite = write("bench_pct.yaml", kSuite);
+  const std::string baseline = write("bench_pct_baseline.json", R"({"benchmarks": [
+    {"name": "cmd::relu/eager", "run_type": "iteration", "real_time": 0.001, "time_unit": "ns"}]})");
+  for (const auto& [given, shown] : std::vector<std::pair<std::string, std::string>>{
+           {"0.5", "allowed 0.5%"}, {"1", "allowed 1%"}, {"1.5", "allowed 1.5%"}, {"10%", "allowed 10%"}, {"0", "allowed 0%"}}) {
+    const Result r = bench({suite, "--min-time", "0.01", "--repetitions", "1", "--baseline", baseline,
+                            "--max-regression", given});
+    EXPECT_EQ(r.status, 1) << given << ": " << r.err;
+    EXPECT_THAT(r.out, HasSubstr("REGRESSION: cmd::relu/eager")) << given;
+    EXPECT_THAT(r.out, HasSubstr(shown)) << given;
+  }
+  for (const char* bad : {"-1", "abc", "10%%", "%", "nan", "inf", ""}) {
+    const Result r = bench({suite, "--baseline", baseline, "--max-regression", bad});
+    EXPECT_EQ(r.status, 2) << bad;
+    EXPECT_THAT(r.err, HasSubstr(std::string("--max-regression: not a percentage >= 0 (10 or 10%): '") + bad + "'"));
+  }
+  // Without --baseline there is nothing to compare with: said, not ignored.
+  const Result alone = bench({suite, "--max-regression", "5"});
+  EXPECT_EQ(alone.status, 2);
+  EXPECT_THAT(alone.err, HasSubstr("--max-regression needs --baseline"));
+}
+
 }  // namespace bench_command_test
 }  // namespace opspec
