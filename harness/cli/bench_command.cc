@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "harness/cli/plugin.h"
 #include "harness/program/fixture.h"
 #include "harness/regex.h"
 #include "harness/spec/bench.h"
@@ -33,6 +34,7 @@ constexpr const char* kBenchUsage =
     "  --json FILE           write Google Benchmark JSON (compare.py reads it)\n"
     "  --baseline FILE       fail (exit 1) when a timing is slower than FILE's by more than\n"
     "  --max-regression P    P percent: 10 and 10% both mean 10% (default 10)\n"
+    "  --load LIB.so         load a plugin first: its ops, kernels, fixtures and backends (repeatable)\n"
     "exit status: 0 ok, 1 a case failed, was refused (compiled differs from eager) or regressed, 2 usage\n";
 
 // parse_percent: "10" or "10%" as 10; nullopt for anything else (negative, not finite, "10%%").
@@ -46,7 +48,7 @@ std::optional<double> parse_percent(std::string text) {
 }  // namespace
 
 int run_bench_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err, bool tty) {
-  std::vector<std::string> paths;
+  std::vector<std::string> paths, plugins;
   spec::BenchOptions options;
   std::string filter, json, baseline;
   std::vector<std::string> fixtures;
@@ -78,6 +80,10 @@ int run_bench_command(const std::vector<std::string>& args, std::ostream& out, s
       std::optional<std::string> v = value();
       if (!v) return 2;
       (a == "--filter" ? filter : a == "--json" ? json : baseline) = *v;
+    } else if (a == "--load") {
+      std::optional<std::string> v = value();
+      if (!v) return 2;
+      plugins.push_back(*v);
     } else if (a == "--backends") {
       std::optional<std::string> v = value();
       if (!v) return 2;
@@ -120,6 +126,14 @@ int run_bench_command(const std::vector<std::string>& args, std::ostream& out, s
   }
   if (max_regression_given && baseline.empty()) return usage_error("--max-regression needs --baseline FILE to compare with");
   if (paths.empty() && fixtures.empty() && !all_fixtures) paths.push_back("specs");
+  // Before any spec is read, as `opspec run` does: the loader resolves op,
+  // fixture and backend names (See Note [Plugins]).
+  for (const std::string& path : plugins) {
+    if (absl::Status s = load_plugin(path); !s.ok()) {
+      err << "opspec bench: " << s.message() << "\n";
+      return 2;
+    }
+  }
   std::optional<Regex> re;
   if (!filter.empty()) {
     absl::StatusOr<Regex> r = Regex::compile(filter);

@@ -69,9 +69,10 @@ SIGINT/SIGTERM stop the workers, write the reports (interrupted cases marked) an
   -v, --verbose    one line per case
   -q, --quiet      print only failures and the summary
 
-options of every command:
+options of run, list, show and bench:
   --load LIB.so    load a plugin first: its ops, kernels, fixtures and backends (repeatable;
-                   build it with opspec_add_plugin, See Note [Plugins] in harness/cli/plugin.h)
+                   build it with opspec_add_plugin, See Note [Plugins] in harness/cli/plugin.h);
+                   diff and report read saved logs and take no plugins
 )";
 
 struct Args {

@@ -279,6 +279,43 @@ TEST(OpspecCli, ShowFindsASuiteByNameUnderThePathsGiven) {
   EXPECT_EQ(missing.status, 2);
 }
 
+// `opspec bench --load` (refused as an unknown option before): the test
+// plugin's op, fixture and (wrong) backend, benched by the `opspec` executable
+// built beside this test, which exports opspec's symbols to the plugin.
+TEST(OpspecCli, BenchLoadsAPlugin) {
+  const std::filesystem::path build = std::filesystem::read_symlink("/proc/self/exe").parent_path();
+  const std::string opspec = (build / "opspec").string(), plugin = (build / "libopspec_test_plugin.so").string();
+  if (!std::filesystem::exists(opspec) || !std::filesystem::exists(plugin)) {
+    GTEST_SKIP() << "needs the targets opspec and opspec_test_plugin built in " << build;
+  }
+  std::string dir = temp_dir();
+  std::string file = write(dir, "plugin_bench.yaml", R"(suite: plugin_bench
+cases:
+  - name: its_op
+    inputs: {x: {shape: [64]}}
+    program: return plugintest::twice(relu(x))
+    bench: {backends: [eager, plugintest_off_by_one]}
+  - name: its_fixture
+    fixture: plugin_relu_twice
+    bench: {backends: [eager]}
+)");
+  const auto run = [&](const std::string& args, int* status) {
+    const std::string out = dir + "/out.txt";
+    const int rc = std::system(("'" + opspec + "' bench --load '" + plugin + "' " + args + " >'" + out + "' 2>&1").c_str());
+    *status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+    return read(out);
+  };
+  int status = 0;
+  const std::string out = run("'" + file + "' --min-time 0.01 --repetitions 1", &status);
+  EXPECT_EQ(status, 1) << out;  // the off-by-one backend is refused
+  EXPECT_THAT(out, HasSubstr("plugin_bench::its_op"));
+  EXPECT_THAT(out, HasSubstr("plugin_bench::its_op/compile:plugintest_off_by_one was not timed"));
+  EXPECT_THAT(out, HasSubstr("plugin_bench::its_fixture"));
+  const std::string fixture = run("--fixture plugin_relu_twice --backends eager --min-time 0.01 --repetitions 1", &status);
+  EXPECT_EQ(status, 0) << fixture;
+  EXPECT_THAT(fixture, HasSubstr("fixtures::plugin_relu_twice"));
+}
+
 // xml_problems: xmllint's verdict on a file ("" when well-formed).
 std::string xml_problems(const std::string& path) {
   if (std::system("command -v xmllint >/dev/null 2>&1") != 0) return "xmllint is missing (apt-get install libxml2-utils)";

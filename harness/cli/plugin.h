@@ -20,7 +20,7 @@
 // same compiler and flags as opspec (C++ has no stable ABI); a linked runner
 // (opspec_add_spec_runner) has no such constraint.
 
-// OPSPEC_PLUGIN_INIT: defines the function `opspec run --load` calls once
+// OPSPEC_PLUGIN_INIT: defines the function `opspec run --load` (or bench, list, show) calls once
 // after loading the plugin: `OPSPEC_PLUGIN_INIT { acme::register_all(); }`.
 #define OPSPEC_PLUGIN_INIT extern "C" __attribute__((visibility("default"))) void opspec_plugin_init()
 
