@@ -35,7 +35,9 @@ constexpr const char* kBenchUsage =
     "  --baseline FILE       fail (exit 1) when a timing is slower than FILE's by more than\n"
     "  --max-regression P    P percent: 10 and 10% both mean 10% (default 10)\n"
     "  --load LIB.so         load a plugin first: its ops, kernels, fixtures and backends (repeatable)\n"
-    "exit status: 0 ok, 1 a case failed, was refused (compiled differs from eager) or regressed, 2 usage\n";
+    "A file that does not load is reported (its row says why) and the other files are timed.\n"
+    "exit status: 0 ok, 1 a case failed, was refused (compiled differs from eager) or regressed, or a\n"
+    "             file did not load, 2 usage\n";
 
 // parse_percent: "10" or "10%" as 10; nullopt for anything else (negative, not finite, "10%%").
 std::optional<double> parse_percent(std::string text) {
@@ -43,6 +45,36 @@ std::optional<double> parse_percent(std::string text) {
   double p = 0;
   if (!absl::SimpleAtod(text, &p) || !std::isfinite(p) || p < 0) return std::nullopt;
   return p;
+}
+
+// load_bench_suites: the suites under paths. A file that does not load (or
+// repeats an earlier file's suite name) goes to err and becomes a failed row
+// in *failed, and the other files are still timed, as `opspec run` goes on
+// past a bad file. Only a PATH that is not there is an error.
+absl::StatusOr<std::vector<spec::SuiteSpec>> load_bench_suites(const std::vector<std::string>& paths, std::ostream& err,
+                                                               std::vector<spec::BenchResult>* failed) {
+  std::vector<spec::SuiteSpec> suites;
+  if (paths.empty()) return suites;
+  absl::StatusOr<std::vector<std::string>> files = spec::find_spec_files(paths);
+  if (!files.ok()) return files.status();
+  const auto fail = [&](const std::string& file, const std::string& message) {
+    err << "opspec bench: " << message << "\n";
+    failed->push_back({.id = str_cat(file, "::<load>"), .file = file, .error = message});
+  };
+  for (const std::string& file : *files) {
+    absl::StatusOr<spec::SuiteSpec> suite = spec::load_suite_file(file);
+    if (suite.ok()) {
+      suites.push_back(*std::move(suite));
+    } else {
+      fail(file, std::string(suite.status().message()));
+    }
+  }
+  const std::vector<spec::DuplicateSuite> dups = spec::duplicate_suites(suites);
+  for (auto it = dups.rbegin(); it != dups.rend(); ++it) {
+    fail(suites[it->index].file, it->message);
+    suites.erase(suites.begin() + static_cast<std::ptrdiff_t>(it->index));
+  }
+  return suites;
 }
 
 }  // namespace
@@ -143,12 +175,13 @@ int run_bench_command(const std::vector<std::string>& args, std::ostream& out, s
     }
     re = *std::move(r);
   }
-  absl::StatusOr<std::vector<spec::SuiteSpec>> suites =
-      paths.empty() ? absl::StatusOr<std::vector<spec::SuiteSpec>>(std::vector<spec::SuiteSpec>{}) : spec::load_suites(paths);
+  std::vector<spec::BenchResult> results;  // the files that did not load first, then the cases timed
+  absl::StatusOr<std::vector<spec::SuiteSpec>> suites = load_bench_suites(paths, err, &results);
   if (!suites.ok()) {
     err << "opspec bench: " << suites.status().message() << "\n";
     return 2;
   }
+  int status = results.empty() ? 0 : 1;
   // Fixtures asked for: a suite "fixtures" of one case each, on its default inputs.
   if (all_fixtures) {
     for (const Fixture* f : list_fixtures()) fixtures.push_back(f->name);
@@ -169,8 +202,6 @@ int run_bench_command(const std::vector<std::string>& args, std::ostream& out, s
     }
     suites->push_back(*std::move(suite));
   }
-  std::vector<spec::BenchResult> results;
-  int status = 0;
   for (const spec::SuiteSpec& suite : *suites) {
     for (const spec::CaseRef& ref : spec::expand_cases(suite)) {
       if (!ref.spec->bench || (re && !re->search(ref.id()))) continue;

@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -163,6 +164,24 @@ TEST(BenchCommand, LoadNamesAMissingPlugin) {
   EXPECT_EQ(r.status, 2);
   EXPECT_THAT(r.err, HasSubstr("opspec bench: --load ./no_such_plugin.so: "));
   EXPECT_THAT(r.err, HasSubstr("No such file"));
+}
+
+// One file that does not load fails the run (exit 1) but the other files'
+// cases are still timed, as `opspec run` goes on past a bad file.
+TEST(BenchCommand, ABadFileFailsTheRunAndTheOthersAreTimed) {
+  const std::string dir = ::testing::TempDir() + "/bench_bad_file";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/a_bad.yaml") << "suite: bad\ncases:\n  - name: x\n    inputs: {x: {shape: [2]}\n";
+  std::ofstream(dir + "/b_good.yaml") << kSuite;
+  const Result r = bench({dir, "--min-time", "0.01", "--repetitions", "1"});
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("a_bad.yaml:5:1: error: end of map flow not found"));
+  EXPECT_THAT(r.out, HasSubstr("a_bad.yaml::<load>"));
+  EXPECT_THAT(r.out, HasSubstr("error: " + dir + "/a_bad.yaml:5:1"));
+  EXPECT_THAT(r.out, HasSubstr("cmd::relu"));
+  EXPECT_THAT(r.out, HasSubstr("compile:bench_command_test_toggle"));
+  EXPECT_EQ(bench({dir + "/no_such_dir"}).status, 2);  // a PATH that is not there is still a usage error
 }
 
 }  // namespace bench_command_test
