@@ -41,7 +41,7 @@ using namespace ::opspec::spec;  // NOLINT: the runner's types, read as in harne
 namespace {
 
 constexpr const char* kUsage = R"(usage: opspec run  [PATH...] [options]   run spec cases (PATH: files or directories; default: specs)
-       opspec list [PATH...] [--filter REGEX] [--fixtures]
+       opspec list [PATH...] [--filter REGEX] [--shard I/N] [--fixtures]
        opspec show FILE::CASE | SUITE::CASE [PATH...]
                                               run one case and print its logs, graphs and breaks
                                               (a SUITE is looked for under PATH, default specs)
@@ -59,7 +59,8 @@ options of run:
                    GTEST_SHARD_INDEX (0-based) are honoured too
   --timeout S      fail a case that runs longer than S seconds (its worker is killed)
   --isolate        a fresh worker process for every case (no state carried between cases)
-  --in-process     run cases in this process, no workers (for a debugger; a crash ends the run)
+  --in-process     run cases in this process, no workers (for a debugger; a crash ends the run);
+                   not with --jobs N > 1, --isolate or --timeout, which need workers
 Cases run in worker processes: a crash or hang fails that case only and the run goes on.
 SIGINT/SIGTERM stop the workers, write the reports (interrupted cases marked) and exit 130/143.
   --accept         rewrite differing `debug_string:` goldens in the YAML files (a .orig backup is kept)
@@ -92,6 +93,31 @@ struct Args {
   std::exit(2);
 }
 
+// kOptions: the options of run, list and show, spelled in full.
+constexpr std::string_view kOptions[] = {"--filter", "--jobs",  "--shard", "--timeout", "--isolate", "--in-process",
+                                         "--accept", "--junit", "--report", "--json",   "--verbose", "--quiet",
+                                         "--fixtures", "--load"};
+
+// full_option: arg as kOptions spells it ("-j2" -> "--jobs"), or "" when it is none of them.
+std::string_view full_option(std::string_view arg) {
+  if (arg.starts_with("-j")) return "--jobs";  // -j N and -jN
+  if (arg == "-v") return "--verbose";
+  if (arg == "-q") return "--quiet";
+  for (std::string_view o : kOptions) {
+    if (arg == o) return o;
+  }
+  return {};
+}
+
+// takes_option: whether `opspec COMMAND` uses the option (in full). Another
+// command refuses it: `opspec list --jobs 4 --accept` ignored both, silently.
+bool takes_option(std::string_view command, std::string_view option) {
+  if (option == "--load") return true;
+  if (command == "run") return option != "--fixtures";
+  if (command == "list") return option == "--filter" || option == "--shard" || option == "--fixtures";
+  return false;  // show: its target, PATHs and --load
+}
+
 Args parse_args(int argc, char** argv) {
   Args a;
   if (argc < 2) usage_error("no command given");
@@ -104,6 +130,13 @@ Args parse_args(int argc, char** argv) {
     usage_error(str_cat("unknown command '", a.command, "'"));
   for (int i = 2; i < argc; ++i) {
     std::string arg = argv[i];
+    if (std::string_view option = full_option(arg); !option.empty() && !takes_option(a.command, option)) {
+      std::vector<std::string> users;
+      for (const char* c : {"run", "list", "show"}) {
+        if (takes_option(c, option)) users.push_back(str_cat("`opspec ", c, "`"));
+      }
+      usage_error(str_cat(arg, " is not an option of `opspec ", a.command, "` (it is one of ", absl::StrJoin(users, ", "), ")"));
+    }
     auto value = [&](std::string_view flag) -> std::string {
       if (i + 1 >= argc) usage_error(str_cat(flag, " needs a value"));
       return argv[++i];
@@ -170,6 +203,22 @@ Args parse_args(int argc, char** argv) {
     // gtest touches this file to tell the caller it understood sharding.
     if (const char* status = std::getenv("GTEST_SHARD_STATUS_FILE")) {
       if (std::FILE* f = std::fopen(status, "w")) std::fclose(f);
+    }
+  }
+  // --in-process runs the cases in this process: no worker to kill when a
+  // case overruns, to start fresh per case, or to run beside another.
+  if (a.in_process) {
+    if (a.timeout > 0) {
+      usage_error("--timeout and --in-process conflict: a timeout kills the case's worker process, and --in-process "
+                  "runs cases in this one (drop one of them)");
+    }
+    if (a.isolate) {
+      usage_error("--isolate and --in-process conflict: --isolate runs each case in a fresh worker process, "
+                  "--in-process in this one");
+    }
+    if (a.jobs > 1) {
+      usage_error(str_cat("--jobs ", a.jobs, " and --in-process conflict: jobs are worker processes, and --in-process "
+                          "runs cases one at a time in this one"));
     }
   }
   if (a.paths.empty() && a.command != "show") a.paths.push_back("specs");

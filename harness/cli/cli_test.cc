@@ -1,6 +1,7 @@
 // cli_test.cc: the `opspec` command (run_cli): exit status and summary,
 // --filter, --shard and gtest's sharding variables, --isolate with a crashing
-// and a hanging fixture, --timeout, --accept, --junit and --json.
+// and a hanging fixture, --timeout, --accept, --junit and --json; options a
+// command does not use, or that contradict each other, refused.
 #include "harness/cli/cli.h"
 
 #include <signal.h>
@@ -277,6 +278,27 @@ TEST(OpspecCli, ShowFindsASuiteByNameUnderThePathsGiven) {
   EXPECT_THAT(graphs.out, HasSubstr("== graph 2 =="));
   EXPECT_THAT(graphs.out, Not(HasSubstr("== graph 0 ==")));
   EXPECT_EQ(missing.status, 2);
+}
+
+// Options the command does not use, or that contradict each other, were
+// ignored silently: `run --timeout 1 --in-process` let a 4.7 s case pass.
+TEST(OpspecCli, ContradictoryAndUnusedOptionsAreUsageErrors) {
+  const auto refused = [](std::vector<std::string> args, const std::string& message) {
+    EXPECT_EXIT(cli(args), testing::ExitedWithCode(2), HasSubstr(message)) << testing::PrintToString(args);
+  };
+  refused({"run", "--timeout", "1", "--in-process"}, "--timeout and --in-process conflict");
+  refused({"run", "--in-process", "--isolate"}, "--isolate and --in-process conflict");
+  refused({"run", "-j2", "--in-process"}, "--jobs 2 and --in-process conflict");
+  refused({"list", "--jobs", "4"}, "--jobs is not an option of `opspec list`");
+  refused({"list", "--accept"}, "--accept is not an option of `opspec list`");
+  refused({"list", "--timeout", "3"}, "--timeout is not an option of `opspec list`");
+  refused({"list", "-q"}, "-q is not an option of `opspec list`");
+  refused({"show", "a.yaml::c", "--junit", "x.xml"}, "--junit is not an option of `opspec show`");
+  refused({"run", "--fixtures"}, "--fixtures is not an option of `opspec run`");
+  std::string dir = temp_dir();
+  write(dir, "small.yaml", kSuite);
+  EXPECT_EQ(cli({"run", dir, "--in-process", "-j1", "--filter", "_ok$"}).status, 0);  // one job is no conflict
+  EXPECT_EQ(cli({"list", dir, "--filter", "_ok$", "--shard", "1/2"}).status, 0);
 }
 
 // `opspec bench --load` (refused as an unknown option before): the test
