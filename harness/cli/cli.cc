@@ -529,25 +529,38 @@ int command_show(const Args& a) {
   const bool is_file = std::filesystem::is_regular_file(where, ec);
   Loaded loaded = load(is_file ? std::vector<std::string>{where} : search);
   for (const CaseResult& r : loaded.load_failures) std::cerr << r.message << "\n";
+  std::vector<CaseRef> named;  // the case, once per device it runs on
   for (const CaseRef& ref : expand_cases(loaded.suites)) {
-    if (ref.spec->name != name || (is_file ? ref.suite->file != where : ref.suite->name != where)) continue;
-    if (!device.empty() && ref.device != device) continue;
-    CaseResult r = run_case(ref, {});
-    std::cout << r.id << "  (" << r.file << ":" << r.line << ")\n";
-    if (!ref.spec->description.empty()) std::cout << ref.spec->description << "\n";
-    std::cout << "outcome: " << outcome_name(r.outcome) << "\n";
-    if (!r.message.empty()) std::cout << indent(r.message) << "\n";
-    if (!r.error.empty()) print_section("error raised", r.error);
-    print_section("eager debug string", r.eager_debug_string);
-    print_section("compiled debug string", r.compiled_debug_string);
-    for (size_t i = 0; i < r.graphs.size(); ++i) print_section(str_cat("graph ", i + 1), r.graphs[i]);  // as failures number them
-    print_section("graph breaks", absl::StrJoin(r.graph_breaks, "\n"));
-    print_section("fused kernels", absl::StrJoin(r.fused_kernels, "\n"));
-    return r.outcome == Outcome::kFailed ? 1 : 0;
+    if (ref.spec->name == name && (is_file ? ref.suite->file == where : ref.suite->name == where)) named.push_back(ref);
   }
-  std::cerr << "opspec: show: no case '" << name << "' in "
-            << (is_file ? where : str_cat("a suite named '", where, "' under ", absl::StrJoin(search, ", "))) << "\n";
-  return 2;
+  const auto on_device = std::find_if(named.begin(), named.end(),
+                                      [&](const CaseRef& ref) { return device.empty() || ref.device == device; });
+  const std::string place = is_file ? where : str_cat("a suite named '", where, "' under ", absl::StrJoin(search, ", "));
+  if (on_device == named.end()) {
+    if (named.empty()) {
+      std::cerr << "opspec: show: no case '" << name << "' in " << place << "\n";
+      return 2;
+    }
+    // The case is there, on other devices: "no case 'twice'" sent users looking for a typo.
+    std::vector<std::string> devices;
+    for (const CaseRef& ref : named) devices.push_back(ref.device);
+    std::cerr << "opspec: show: case '" << name << "' in " << place << " does not run on '" << device
+              << "'; it runs on: " << absl::StrJoin(devices, ", ") << "\n";
+    return 2;
+  }
+  const CaseRef& ref = *on_device;
+  CaseResult r = run_case(ref, {});
+  std::cout << r.id << "  (" << r.file << ":" << r.line << ")\n";
+  if (!ref.spec->description.empty()) std::cout << ref.spec->description << "\n";
+  std::cout << "outcome: " << outcome_name(r.outcome) << "\n";
+  if (!r.message.empty()) std::cout << indent(r.message) << "\n";
+  if (!r.error.empty()) print_section("error raised", r.error);
+  print_section("eager debug string", r.eager_debug_string);
+  print_section("compiled debug string", r.compiled_debug_string);
+  for (size_t i = 0; i < r.graphs.size(); ++i) print_section(str_cat("graph ", i + 1), r.graphs[i]);  // as failures number them
+  print_section("graph breaks", absl::StrJoin(r.graph_breaks, "\n"));
+  print_section("fused kernels", absl::StrJoin(r.fused_kernels, "\n"));
+  return r.outcome == Outcome::kFailed ? 1 : 0;
 }
 
 }  // namespace

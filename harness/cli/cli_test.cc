@@ -52,16 +52,19 @@ std::string read(const std::string& path) {
 struct CliRun {
   int status = 0;
   std::string out;
+  std::string err;  // with capture_err only: a death test reads the stderr of what it runs
 };
 
-CliRun cli(std::vector<std::string> args) {
+CliRun cli(std::vector<std::string> args, bool capture_err = false) {
   args.insert(args.begin(), "opspec");
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   testing::internal::CaptureStdout();
+  if (capture_err) testing::internal::CaptureStderr();
   CliRun r;
   r.status = run_cli(static_cast<int>(argv.size()), argv.data());
   r.out = testing::internal::GetCapturedStdout();
+  if (capture_err) r.err = testing::internal::GetCapturedStderr();
   return r;
 }
 
@@ -278,6 +281,21 @@ TEST(OpspecCli, ShowFindsASuiteByNameUnderThePathsGiven) {
   EXPECT_THAT(graphs.out, HasSubstr("== graph 2 =="));
   EXPECT_THAT(graphs.out, Not(HasSubstr("== graph 0 ==")));
   EXPECT_EQ(missing.status, 2);
+}
+
+// show FILE::CASE@DEVICE for a case that exists but not on DEVICE said
+// "no case 'twice'": it now names the devices the case runs on.
+TEST(OpspecCli, ShowNamesTheDevicesOfACaseNotOnTheOneAsked) {
+  std::string dir = temp_dir();
+  std::string file = write(dir, "dev.yaml", "suite: dev\ncases:\n  - name: twice\n    inputs: {x: {shape: [2]}}\n"
+                                            "    program: return add(x, x)\n");
+  CliRun r = cli({"show", file + "::twice@cuda"}, /*capture_err=*/true);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_THAT(r.err, HasSubstr("show: case 'twice' in " + file + " does not run on 'cuda'; it runs on: cpu"));
+  CliRun missing = cli({"show", file + "::thrice"}, /*capture_err=*/true);
+  EXPECT_EQ(missing.status, 2);
+  EXPECT_THAT(missing.err, HasSubstr("show: no case 'thrice' in " + file));
+  EXPECT_EQ(cli({"show", file + "::twice@cpu"}).status, 0);
 }
 
 // Options the command does not use, or that contradict each other, were
