@@ -3,6 +3,7 @@
 #include "harness/cli/internal/report_command.h"
 
 #include <filesystem>
+#include <optional>
 #include <ostream>
 
 #include "absl/strings/str_cat.h"
@@ -42,42 +43,63 @@ std::string log_text(const std::vector<DebugCall>& log) {
 }  // namespace
 
 int run_report(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  if (args.empty() || args[0] == "-h" || args[0] == "--help") {
-    (args.empty() ? err : out) << kReportUsage;
-    return args.empty() ? 2 : 0;
+  const auto usage_error = [&](const std::string& message) {
+    err << "opspec report: " << message << "\n\n" << kReportUsage;
+    return 2;
+  };
+  if (args.empty()) {
+    err << kReportUsage;
+    return 2;
+  }
+  // Options anywhere: `report LOG --out DIR` once read "--out" as a log.
+  std::vector<std::string> inputs;
+  std::optional<std::string> out_dir;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "-h" || a == "--help") {
+      out << kReportUsage;
+      return 0;
+    } else if (a == "--out") {
+      if (out_dir) return usage_error("--out given twice");
+      if (i + 1 >= args.size()) return usage_error("--out needs a directory");
+      out_dir = args[++i];
+      if (out_dir->empty()) return usage_error("--out needs a directory, got ''");
+    } else if (!a.empty() && a[0] == '-') {
+      return usage_error(str_cat("unknown option ", a));
+    } else {
+      inputs.push_back(a);
+    }
   }
   std::error_code ec;
-  if (args[0] != "--out" && std::filesystem::is_directory(args[0], ec)) {
-    if (args.size() != 1) {
-      err << "opspec report: give one report directory, or --out DIR LOG...\n\n" << kReportUsage;
-      return 2;
-    }
-    if (absl::Status s = spec::rebuild_html_index(args[0]); !s.ok()) {
+  if (!out_dir && !inputs.empty() && std::filesystem::is_directory(inputs[0], ec)) {
+    if (inputs.size() != 1) return usage_error("give one report directory, or --out DIR LOG...");
+    if (absl::Status s = spec::rebuild_html_index(inputs[0]); !s.ok()) {
       err << "opspec report: " << s.message() << "\n";
       return 2;
     }
-    out << "wrote " << (std::filesystem::path(args[0]) / "index.html").string() << "\n";
+    out << "wrote " << (std::filesystem::path(inputs[0]) / "index.html").string() << "\n";
     return 0;
   }
-  const bool out_given = args[0] == "--out";
-  const std::string dir = out_given ? (args.size() > 1 ? args[1] : "") : "opspec-report";
-  const size_t first_log = out_given ? 2 : 0;
-  if (args.size() <= first_log || dir.empty()) {
-    err << "opspec report: give the logs to report on\n\n" << kReportUsage;
-    return 2;
-  }
+  if (inputs.empty()) return usage_error("give the logs to report on");
+  const std::string dir = out_dir.value_or("opspec-report");
   std::vector<spec::ReportCase> cases;
   spec::Summary summary;
-  for (size_t i = first_log; i < args.size(); ++i) {
-    absl::StatusOr<std::vector<DebugCall>> log = load_debug_log(args[i]);
+  for (const std::string& input : inputs) {
+    // load_debug_log reads a directory as an empty log: a report DIR given with --out made an empty page.
+    if (std::filesystem::is_directory(input, ec)) {
+      err << "opspec report: cannot read debug log '" << input << "': it is a directory (`opspec report DIR`, "
+          << "without --out, rebuilds a report's index)\n";
+      return 2;
+    }
+    absl::StatusOr<std::vector<DebugCall>> log = load_debug_log(input);
     if (!log.ok()) {
       err << "opspec report: " << log.status().message() << "\n";
       return 2;
     }
     spec::CaseResult r;
-    r.id = r.name = std::filesystem::path(args[i]).filename().string();
+    r.id = r.name = std::filesystem::path(input).filename().string();
     r.suite = "logs";
-    r.file = args[i];
+    r.file = input;
     r.message = str_cat(log->size(), " entries");
     r.outcome = spec::Outcome::kPassed;
     r.eager_debug_string = log_text(*log);

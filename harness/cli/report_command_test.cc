@@ -1,5 +1,5 @@
 // `opspec report`: a report of saved logs (a PyTorch text log and an opspec
-// JSON log), rebuilding an index, and the errors.
+// JSON log), rebuilding an index, options anywhere, and the errors.
 #include "harness/cli/internal/report_command.h"
 
 #include <gmock/gmock.h>
@@ -60,6 +60,29 @@ TEST(ReportCommand, Errors) {
   EXPECT_EQ(report({bad}, &err), 2);  // a file, not a report directory: read as a log
   EXPECT_THAT(err, HasSubstr("bad_log.txt:1:"));
   EXPECT_EQ(report({"--out"}, &err), 2);
+}
+
+// --out was read only as the first argument: `report LOG --out DIR` took
+// "--out" for a log. Options go anywhere; an unknown one or a second --out is
+// a usage error, not a log that cannot be read.
+TEST(ReportCommand, OptionsGoAnywhere) {
+  const std::string dir = ::testing::TempDir() + "/opspec_report_out_last";
+  std::filesystem::remove_all(dir);
+  const std::string log = ::testing::TempDir() + "/out_last.txt";
+  std::ofstream(log) << "    aten::relu(t$0: f32[2])  ->  t$1: f32[2]\n";
+  std::string err;
+  ASSERT_EQ(report({log, "--out", dir}, &err), 0) << err;
+  EXPECT_THAT(read(dir + "/index.html"), HasSubstr("out_last.txt</a>"));
+  EXPECT_EQ(report({log, "--out", dir, "--out", dir}, &err), 2);
+  EXPECT_THAT(err, HasSubstr("--out given twice"));
+  EXPECT_EQ(report({log, "--frobnicate"}, &err), 2);
+  EXPECT_THAT(err, HasSubstr("unknown option --frobnicate"));
+  EXPECT_EQ(report({log, "--out", ""}, &err), 2);
+  EXPECT_THAT(err, HasSubstr("--out needs a directory, got ''"));
+  EXPECT_EQ(report({log, "--out"}, &err), 2);
+  EXPECT_THAT(err, HasSubstr("--out needs a directory"));
+  EXPECT_EQ(report({"--out", dir, dir}, &err), 2);  // a report directory is not a log
+  EXPECT_THAT(err, HasSubstr("it is a directory"));
 }
 
 }  // namespace report_command_test

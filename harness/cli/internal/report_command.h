@@ -11,8 +11,8 @@ namespace opspec::cli::internal {
 // pages there, e.g. after failing gtest assertions added theirs) or `opspec
 // report [--out DIR] LOG...` (a page per saved DebugMode log, JSON or text,
 // into DIR, default ./opspec-report);
-// args are the words after "report". Returns 0, or 2 on a usage error or an
-// unreadable input.
+// args are the words after "report", options anywhere among them. Returns
+// 0, or 2 on a usage error or an unreadable input (a directory given as a log).
 int run_report(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
 }  // namespace opspec::cli::internal
