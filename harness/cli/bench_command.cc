@@ -37,7 +37,7 @@ constexpr const char* kBenchUsage =
     "  --load LIB.so         load a plugin first: its ops, kernels, fixtures and backends (repeatable)\n"
     "A file that does not load is reported (its row says why) and the other files are timed.\n"
     "exit status: 0 ok, 1 a case failed, was refused (compiled differs from eager) or regressed, or a\n"
-    "             file did not load, 2 usage\n";
+    "             file did not load, 2 usage, 5 --filter matched no case with a `bench:` section\n";
 
 // parse_percent: "10" or "10%" as 10; nullopt for anything else (negative, not finite, "10%%").
 std::optional<double> parse_percent(std::string text) {
@@ -202,9 +202,11 @@ int run_bench_command(const std::vector<std::string>& args, std::ostream& out, s
     }
     suites->push_back(*std::move(suite));
   }
+  size_t timed = 0;
   for (const spec::SuiteSpec& suite : *suites) {
     for (const spec::CaseRef& ref : spec::expand_cases(suite)) {
       if (!ref.spec->bench || (re && !re->search(ref.id()))) continue;
+      ++timed;
       spec::BenchResult r = spec::run_bench(ref, options);
       if (!r.error.empty()) status = 1;
       for (const spec::BenchVariant& v : r.variants) {
@@ -213,8 +215,14 @@ int run_bench_command(const std::vector<std::string>& args, std::ostream& out, s
       results.push_back(std::move(r));
     }
   }
+  // A --filter that selects nothing is most likely a typo: exit 5, as
+  // `opspec run` (and pytest, collecting nothing) does, not "nothing slower".
+  if (re && timed == 0) {
+    out << "no case with a `bench:` section matches --filter '" << shorten(filter) << "'\n";
+    if (status == 0) status = 5;
+  }
   if (results.empty()) {
-    out << "no case with a `bench:` section selected\n";
+    if (!re) out << "no case with a `bench:` section selected\n";
     return status;
   }
   out << spec::bench_table(results, tty);

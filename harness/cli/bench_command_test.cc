@@ -184,5 +184,13 @@ TEST(BenchCommand, ABadFileFailsTheRunAndTheOthersAreTimed) {
   EXPECT_EQ(bench({dir + "/no_such_dir"}).status, 2);  // a PATH that is not there is still a usage error
 }
 
+// A --filter that matches no bench case exits 5 (as `opspec run`, and pytest
+// when it collects nothing), so a typo in CI does not pass as "nothing slower".
+TEST(BenchCommand, AFilterThatMatchesNothingExits5) {
+  const Result r = bench({write("bench_filter.yaml", kSuite), "--filter", "no_such_case"});
+  EXPECT_EQ(r.status, 5);
+  EXPECT_THAT(r.out, HasSubstr("no case with a `bench:` section matches --filter 'no_such_case'"));
+}
+
 }  // namespace bench_command_test
 }  // namespace opspec

@@ -69,6 +69,9 @@ SIGINT/SIGTERM stop the workers, write the reports (interrupted cases marked) an
   --json FILE      write JSON results
   -v, --verbose    one line per case
   -q, --quiet      print only failures and the summary
+exit status of run: 0 every case passed (or skipped, xfailed), 1 a case failed or a file did not
+load, 2 a usage error, 5 --filter matched no case (as pytest collecting nothing; a shard left
+empty is 0), 130/143 interrupted
 
 options of run, list, show and bench:
   --load LIB.so    load a plugin first: its ops, kernels, fixtures and backends (repeatable;
@@ -302,7 +305,9 @@ Loaded load(const std::vector<std::string>& paths, int threads = 1) {
   return out;
 }
 
-std::vector<CaseRef> select(const std::vector<SuiteSpec>& suites, const Args& a) {
+// select: the cases the filter and shard keep; *matched (if given) counts
+// those the filter alone kept, so an empty shard is not taken for a typo.
+std::vector<CaseRef> select(const std::vector<SuiteSpec>& suites, const Args& a, size_t* matched = nullptr) {
   std::vector<CaseRef> all = expand_cases(suites);
   std::vector<CaseRef> out;
   std::optional<Regex> filter;  // See Note [Regexes]
@@ -314,6 +319,7 @@ std::vector<CaseRef> select(const std::vector<SuiteSpec>& suites, const Args& a)
   size_t k = 0;
   for (const CaseRef& r : all) {
     if (filter && !filter->search(r.id())) continue;
+    if (matched != nullptr) ++*matched;
     // Sharding counts only the cases the filter kept, as gtest does.
     if (a.shard_count > 0 && static_cast<int>(k++ % static_cast<size_t>(a.shard_count)) != a.shard_index) continue;
     out.push_back(r);
@@ -421,7 +427,8 @@ int accept_results(std::vector<CaseResult>& results, Summary& summary, const Arg
 int command_run(const Args& a) {
   auto start = std::chrono::steady_clock::now();
   Loaded loaded = load(a.paths, a.in_process ? 1 : a.jobs);
-  std::vector<CaseRef> cases = select(loaded.suites, a);
+  size_t matched = 0;
+  std::vector<CaseRef> cases = select(loaded.suites, a, &matched);
   RunOptions options{.accept = a.accept, .report_logs = !a.report.empty()};
   Summary summary;
   std::vector<CaseResult> results = loaded.load_failures;
@@ -475,7 +482,15 @@ int command_run(const Args& a) {
     absl::Status s = write_html_report(a.report, report, summary);
     if (!s.ok()) std::cerr << "opspec: " << s.message() << "\n", status = 1;
   }
-  if (cases.empty() && loaded.load_failures.empty()) std::cout << "no cases selected\n";
+  // A --filter that matches nothing is most likely a typo: exit 5, as pytest
+  // does when it collects nothing, rather than pass a CI job that ran nothing.
+  const bool filter_matched_nothing = !a.filter.empty() && matched == 0;
+  if (filter_matched_nothing) {
+    std::cout << "no case matches --filter '" << shorten(a.filter) << "'\n";
+    if (status == 0) status = 5;
+  } else if (cases.empty() && loaded.load_failures.empty()) {
+    std::cout << "no cases selected\n";
+  }
   std::cout << summary.str() << "\n";
   keep_until_exit(std::move(loaded));
   keep_until_exit(std::move(results));

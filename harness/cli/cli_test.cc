@@ -319,6 +319,22 @@ TEST(OpspecCli, ContradictoryAndUnusedOptionsAreUsageErrors) {
   EXPECT_EQ(cli({"list", dir, "--filter", "_ok$", "--shard", "1/2"}).status, 0);
 }
 
+// A --filter that matches no case exits 5 (pytest's "no tests collected"),
+// naming the pattern; a shard left empty by more shards than cases is no error.
+TEST(OpspecCli, AFilterThatMatchesNothingExits5) {
+  std::string dir = temp_dir();
+  write(dir, "small.yaml", kSuite);
+  CliRun none = cli({"run", dir, "--filter", "no_such_case"});
+  EXPECT_EQ(none.status, 5);
+  EXPECT_THAT(none.out, HasSubstr("no case matches --filter 'no_such_case'"));
+  CliRun empty_shard = cli({"run", dir, "--filter", "relu_ok", "--shard", "2/2"});
+  EXPECT_EQ(empty_shard.status, 0) << empty_shard.out;
+  EXPECT_THAT(empty_shard.out, HasSubstr("no cases selected"));
+  write(dir, "bad.yaml", "cases:\n  - name: x\n    inputs: {x: {shape: [2]}\n");  // unclosed: the file does not load
+  CliRun with_bad_file = cli({"run", dir, "--filter", "no_such_case"});
+  EXPECT_EQ(with_bad_file.status, 1);  // the file that did not load fails the run, whatever the filter
+}
+
 // `opspec bench --load` (refused as an unknown option before): the test
 // plugin's op, fixture and (wrong) backend, benched by the `opspec` executable
 // built beside this test, which exports opspec's symbols to the plugin.
