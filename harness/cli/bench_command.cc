@@ -108,14 +108,16 @@ int run_bench_command(const std::vector<std::string>& args, std::ostream& out, s
       fixtures.push_back(*v);
     } else if (a == "--fixtures") {
       all_fixtures = true;
-    } else if (a == "--filter" || a == "--json" || a == "--baseline") {
+    } else if (a == "--filter" || a == "--json" || a == "--baseline" || a == "--load") {
       std::optional<std::string> v = value();
       if (!v) return 2;
-      (a == "--filter" ? filter : a == "--json" ? json : baseline) = *v;
-    } else if (a == "--load") {
-      std::optional<std::string> v = value();
-      if (!v) return 2;
-      plugins.push_back(*v);
+      // An empty file name was read as "none given": --json "" wrote nothing, silently.
+      if (v->empty() && a != "--filter") return usage_error(str_cat(a, " needs a file name, got ''"));
+      if (a == "--load") {
+        plugins.push_back(*v);
+      } else {
+        (a == "--filter" ? filter : a == "--json" ? json : baseline) = *v;
+      }
     } else if (a == "--backends") {
       std::optional<std::string> v = value();
       if (!v) return 2;

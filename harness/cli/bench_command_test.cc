@@ -192,5 +192,15 @@ TEST(BenchCommand, AFilterThatMatchesNothingExits5) {
   EXPECT_THAT(r.out, HasSubstr("no case with a `bench:` section matches --filter 'no_such_case'"));
 }
 
+// An empty file name was taken as "no file": --json "" wrote nothing, silently.
+TEST(BenchCommand, EmptyFileNamesAreUsageErrors) {
+  const std::string suite = write("bench_empty.yaml", kSuite);
+  for (const char* flag : {"--json", "--baseline"}) {
+    const Result r = bench({suite, flag, ""});
+    EXPECT_EQ(r.status, 2) << flag;
+    EXPECT_THAT(r.err, HasSubstr(std::string(flag) + " needs a file name, got ''"));
+  }
+}
+
 }  // namespace bench_command_test
 }  // namespace opspec

@@ -144,6 +144,12 @@ Args parse_args(int argc, char** argv) {
       if (i + 1 >= argc) usage_error(str_cat(flag, " needs a value"));
       return argv[++i];
     };
+    // An empty name was read as "none given": --json "" wrote nothing, silently.
+    auto path = [&](std::string_view flag, std::string_view what = "a file name") {
+      std::string v = value(flag);
+      if (v.empty()) usage_error(str_cat(flag, " needs ", what, ", got ''"));
+      return v;
+    };
     if (arg == "--filter") {
       a.filter = value(arg);
     } else if (arg == "--jobs" || arg == "-j" || (arg.starts_with("-j") && arg.size() > 2)) {
@@ -172,11 +178,11 @@ Args parse_args(int argc, char** argv) {
     } else if (arg == "--accept") {
       a.accept = true;
     } else if (arg == "--junit") {
-      a.junit = value(arg);
+      a.junit = path(arg);
     } else if (arg == "--report") {
-      a.report = value(arg);
+      a.report = path(arg, "a directory");
     } else if (arg == "--json") {
-      a.json = value(arg);
+      a.json = path(arg);
     } else if (arg == "-v" || arg == "--verbose") {
       a.verbose = true;
     } else if (arg == "-q" || arg == "--quiet") {
@@ -184,7 +190,7 @@ Args parse_args(int argc, char** argv) {
     } else if (arg == "--fixtures") {
       a.fixtures = true;
     } else if (arg == "--load") {
-      a.plugins.push_back(value(arg));
+      a.plugins.push_back(path(arg));
     } else if (arg == "-h" || arg == "--help") {
       std::cout << kUsage;
       std::exit(0);

@@ -335,6 +335,14 @@ TEST(OpspecCli, AFilterThatMatchesNothingExits5) {
   EXPECT_EQ(with_bad_file.status, 1);  // the file that did not load fails the run, whatever the filter
 }
 
+// An empty file name was taken as "no file": --json "" wrote nothing, silently.
+TEST(OpspecCli, EmptyFileNamesAreUsageErrors) {
+  for (const char* flag : {"--json", "--junit", "--load"}) {
+    EXPECT_EXIT(cli({"run", flag, ""}), testing::ExitedWithCode(2), HasSubstr(std::string(flag) + " needs a file name, got ''"));
+  }
+  EXPECT_EXIT(cli({"run", "--report", ""}), testing::ExitedWithCode(2), HasSubstr("--report needs a directory, got ''"));
+}
+
 // `opspec bench --load` (refused as an unknown option before): the test
 // plugin's op, fixture and (wrong) backend, benched by the `opspec` executable
 // built beside this test, which exports opspec's symbols to the plugin.

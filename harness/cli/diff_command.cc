@@ -69,6 +69,10 @@ int run_diff(const std::vector<std::string>& args, std::ostream& out, std::ostre
         return 2;
       }
       html = args[++i];
+      if (html.empty()) {  // read as "no page" once, silently
+        err << "opspec diff: --html needs a file name, got ''\n\n" << kDiffUsage;
+        return 2;
+      }
     } else if (a == "--no-color") {
       color = false;
     } else if (a == "-h" || a == "--help") {

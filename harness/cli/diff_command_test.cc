@@ -97,6 +97,7 @@ TEST(DiffCommand, UnreadableLogsAndUsageErrors) {
   EXPECT_EQ(diff({ours, ours, "--rtol", "x"}).status, 2);
   EXPECT_EQ(diff({ours, ours, "--frobnicate"}).status, 2);
   EXPECT_EQ(diff({ours, ours}).status, 0);
+  EXPECT_THAT(diff({ours, ours, "--html", ""}).err, HasSubstr("--html needs a file name, got ''"));  // wrote nothing, silently
 }
 
 }  // namespace diff_command_test
