@@ -8,7 +8,9 @@
 #include "harness/cli/internal/diff_command.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <ostream>
 
@@ -31,6 +33,9 @@ constexpr const char* kDiffUsage =
     "  --html FILE  also write both logs side by side, whole, as an HTML page (the divergence marked)\n"
     "exit status: 0 the logs agree, 1 they diverge, 2 a usage error or an unreadable log\n";
 
+// kMaxContext: the most entries --context shows on each side.
+constexpr int kMaxContext = 1000000;
+
 // fit: s cut to width columns ("..." marks a cut), padded to width.
 std::string fit(const std::string& s, size_t width) {
   if (s.size() > width) return s.substr(0, width - 3) + "...";
@@ -48,8 +53,9 @@ int run_diff(const std::vector<std::string>& args, std::ostream& out, std::ostre
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     auto number = [&](double* v) {
-      if (i + 1 >= args.size() || !absl::SimpleAtod(args[i + 1], v) || *v < 0) {
-        err << "opspec diff: " << a << " needs a number >= 0\n\n" << kDiffUsage;
+      // Finite: a nan tolerance compares false with every difference.
+      if (i + 1 >= args.size() || !absl::SimpleAtod(args[i + 1], v) || !std::isfinite(*v) || *v < 0) {
+        err << "opspec diff: " << a << " needs a finite number >= 0\n\n" << kDiffUsage;
         return false;
       }
       ++i;
@@ -60,8 +66,14 @@ int run_diff(const std::vector<std::string>& args, std::ostream& out, std::ostre
     } else if (a == "--atol") {
       if (!number(&options.atol)) return 2;
     } else if (a == "--context") {
-      double n = 0;
-      if (!number(&n)) return 2;
+      // A whole number: 0.5 was cast to 0 entries, and 1e30 past size_t.
+      int n = 0;
+      const std::string v = i + 1 < args.size() ? args[++i] : "";
+      if (!absl::SimpleAtoi(v, &n) || n < 0 || n > kMaxContext) {
+        err << "opspec diff: --context: not a whole number from 0 to " << kMaxContext << ": '" << shorten(v) << "'\n\n"
+            << kDiffUsage;
+        return 2;
+      }
       context = static_cast<size_t>(n);
     } else if (a == "--html") {
       if (i + 1 >= args.size()) {
@@ -91,6 +103,12 @@ int run_diff(const std::vector<std::string>& args, std::ostream& out, std::ostre
   }
   std::vector<std::vector<DebugCall>> logs;
   for (const std::string& p : paths) {
+    // load_debug_log reads a directory as an empty log: `diff dir1 dir2` said the logs agree.
+    std::error_code ec;
+    if (std::filesystem::is_directory(p, ec)) {
+      err << "opspec diff: cannot read debug log '" << p << "': it is a directory\n";
+      return 2;
+    }
     absl::StatusOr<std::vector<DebugCall>> log = load_debug_log(p);
     if (!log.ok()) {
       err << "opspec diff: " << log.status().message() << "\n";

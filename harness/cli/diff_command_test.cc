@@ -1,6 +1,6 @@
 // `opspec diff`: a PyTorch DebugMode text log against opspec's JSON log of
 // the same program (agreeing, then within and beyond a tolerance), a missing
-// op, and unreadable logs.
+// op, unreadable logs and option values out of range.
 #include "harness/cli/internal/diff_command.h"
 
 #include <gmock/gmock.h>
@@ -98,6 +98,22 @@ TEST(DiffCommand, UnreadableLogsAndUsageErrors) {
   EXPECT_EQ(diff({ours, ours, "--frobnicate"}).status, 2);
   EXPECT_EQ(diff({ours, ours}).status, 0);
   EXPECT_THAT(diff({ours, ours, "--html", ""}).err, HasSubstr("--html needs a file name, got ''"));  // wrote nothing, silently
+  // --context was cast to a whole number (0.5 -> 0; 1e30 undefined), a nan
+  // --rtol compared false with every difference, and two directories (read
+  // as empty logs) agreed, all silently.
+  for (const char* bad : {"0.5", "1e30", "-1", "x", "1000001"}) {
+    const Result r = diff({ours, ours, "--context", bad});
+    EXPECT_EQ(r.status, 2) << bad;
+    EXPECT_THAT(r.err, HasSubstr(std::string("--context: not a whole number from 0 to 1000000: '") + bad + "'"));
+  }
+  EXPECT_THAT(diff({ours, ours, "--context"}).err, HasSubstr("--context: not a whole number from 0 to 1000000: ''"));
+  EXPECT_EQ(diff({ours, ours, "--context", "0"}).status, 0);
+  for (const char* bad : {"nan", "inf", "-1"}) {
+    EXPECT_THAT(diff({ours, ours, "--rtol", bad}).err, HasSubstr("--rtol needs a finite number >= 0")) << bad;
+  }
+  const Result dirs = diff({::testing::TempDir(), ::testing::TempDir()});
+  EXPECT_EQ(dirs.status, 2);
+  EXPECT_THAT(dirs.err, HasSubstr("it is a directory"));
 }
 
 }  // namespace diff_command_test
