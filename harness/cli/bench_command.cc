@@ -130,7 +130,8 @@ int run_bench_command(const std::vector<std::string>& args, std::ostream& out, s
       std::optional<std::string> v = value();
       if (!v) return 2;
       // !(s > 0) refuses nan too; inf (or a day) never ends a round.
-      if (!absl::SimpleAtod(*v, &options.min_time) || !(options.min_time > 0) || options.min_time > spec::kMaxBenchMinTime) {
+      if (!absl::SimpleAtod(*v, &options.min_time) || !(options.min_time > 0) ||
+          options.min_time > spec::kMaxBenchMinTime) {
         return usage_error(str_cat("--min-time: not a number of seconds above 0 and at most ", spec::kMaxBenchMinTime,
                                    ": '", shorten(*v), "'"));
       }
@@ -158,7 +159,9 @@ int run_bench_command(const std::vector<std::string>& args, std::ostream& out, s
       paths.push_back(a);
     }
   }
-  if (max_regression_given && baseline.empty()) return usage_error("--max-regression needs --baseline FILE to compare with");
+  if (max_regression_given && baseline.empty()) {
+    return usage_error("--max-regression needs --baseline FILE to compare with");
+  }
   if (paths.empty() && fixtures.empty() && !all_fixtures) paths.push_back("specs");
   // Before any spec is read, as `opspec run` does: the loader resolves op,
   // fixture and backend names (See Note [Plugins]).
@@ -253,7 +256,8 @@ int run_bench_command(const std::vector<std::string>& args, std::ostream& out, s
     }
     std::stringstream text;
     text << in.rdbuf();
-    absl::StatusOr<std::vector<spec::Regression>> regressions = spec::find_regressions(results, text.str(), max_regression_percent / 100);
+    absl::StatusOr<std::vector<spec::Regression>> regressions =
+        spec::find_regressions(results, text.str(), max_regression_percent / 100);
     if (!regressions.ok()) {
       err << "opspec bench: " << baseline << ": " << regressions.status().message() << "\n";
       return 2;

@@ -137,7 +137,8 @@ TEST(BenchCommand, MaxRegressionIsAlwaysAPercentage) {
   const std::string baseline = write("bench_pct_baseline.json", R"({"benchmarks": [
     {"name": "cmd::relu/eager", "run_type": "iteration", "real_time": 0.001, "time_unit": "ns"}]})");
   for (const auto& [given, shown] : std::vector<std::pair<std::string, std::string>>{
-           {"0.5", "allowed 0.5%"}, {"1", "allowed 1%"}, {"1.5", "allowed 1.5%"}, {"10%", "allowed 10%"}, {"0", "allowed 0%"}}) {
+           {"0.5", "allowed 0.5%"}, {"1", "allowed 1%"}, {"1.5", "allowed 1.5%"}, {"10%", "allowed 10%"},
+           {"0", "allowed 0%"}}) {
     const Result r = bench({suite, "--min-time", "0.01", "--repetitions", "1", "--baseline", baseline,
                             "--max-regression", given});
     EXPECT_EQ(r.status, 1) << given << ": " << r.err;

@@ -138,7 +138,8 @@ Args parse_args(int argc, char** argv) {
       for (const char* c : {"run", "list", "show"}) {
         if (takes_option(c, option)) users.push_back(str_cat("`opspec ", c, "`"));
       }
-      usage_error(str_cat(arg, " is not an option of `opspec ", a.command, "` (it is one of ", absl::StrJoin(users, ", "), ")"));
+      usage_error(str_cat(arg, " is not an option of `opspec ", a.command, "` (it is one of ",
+                          absl::StrJoin(users, ", "), ")"));
     }
     auto value = [&](std::string_view flag) -> std::string {
       if (i + 1 >= argc) usage_error(str_cat(flag, " needs a value"));
@@ -556,7 +557,8 @@ int command_show(const Args& a) {
   }
   const auto on_device = std::find_if(named.begin(), named.end(),
                                       [&](const CaseRef& ref) { return device.empty() || ref.device == device; });
-  const std::string place = is_file ? where : str_cat("a suite named '", where, "' under ", absl::StrJoin(search, ", "));
+  const std::string place =
+      is_file ? where : str_cat("a suite named '", where, "' under ", absl::StrJoin(search, ", "));
   if (on_device == named.end()) {
     if (named.empty()) {
       std::cerr << "opspec: show: no case '" << name << "' in " << place << "\n";

@@ -338,7 +338,8 @@ TEST(OpspecCli, AFilterThatMatchesNothingExits5) {
 // An empty file name was taken as "no file": --json "" wrote nothing, silently.
 TEST(OpspecCli, EmptyFileNamesAreUsageErrors) {
   for (const char* flag : {"--json", "--junit", "--load"}) {
-    EXPECT_EXIT(cli({"run", flag, ""}), testing::ExitedWithCode(2), HasSubstr(std::string(flag) + " needs a file name, got ''"));
+    EXPECT_EXIT(cli({"run", flag, ""}), testing::ExitedWithCode(2),
+                HasSubstr(std::string(flag) + " needs a file name, got ''"));
   }
   EXPECT_EXIT(cli({"run", "--report", ""}), testing::ExitedWithCode(2), HasSubstr("--report needs a directory, got ''"));
 }
