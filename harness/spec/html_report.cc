@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <set>
 #include <sstream>
@@ -199,7 +200,9 @@ std::string case_page(const ReportCase& c) {
   return page(r.id, body);
 }
 
-std::string index_page(const std::vector<ReportCase>& cases, const Summary& summary) {
+// index_page: pages[i] is the file (under cases/) that holds cases[i]'s page.
+std::string index_page(const std::vector<ReportCase>& cases, const std::vector<std::string>& pages,
+                       const Summary& summary) {
   std::string body = str_cat("<h1>opspec report</h1>\n<p id=\"summary\">", html_escape(summary.str()), "</p>\n",
                              "<p><input id=\"filter\" placeholder=\"filter: suite::case or file\" oninput=\"applyFilter()\"> ");
   for (const char* s : {"passed", "failed", "skipped", "xfailed"}) {
@@ -212,7 +215,7 @@ std::string index_page(const std::vector<ReportCase>& cases, const Summary& summ
     const CaseResult& r = cases[i].result;
     const std::string_view status = outcome_name(r.outcome);
     str_append(&body, "<tr class=\"case\" data-status=\"", status, "\"><td class=\"", status, "\">", status,
-               "</td><td><a href=\"cases/", case_page_name(r.id), "\">", html_escape(r.id), "</a></td><td>",
+               "</td><td><a href=\"cases/", html_escape(pages[i]), "\">", html_escape(r.id), "</a></td><td>",
                absl::StrFormat("%.3f s", r.seconds), "</td><td>", html_escape(r.file),
                r.line > 0 ? str_cat(":", r.line) : "", "</td></tr>\n");
   }
@@ -275,8 +278,23 @@ std::string dot_to_svg(const std::string& dot) {
 }
 
 std::string case_page_name(std::string_view id) {
+  // '~' escapes (it is unreserved in URLs and allowed in every file system's
+  // names), so no kept character can start an escape: two ids never share a page.
+  static constexpr char kHex[] = "0123456789abcdef";
   std::string name;
-  for (const char c : id) name += std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-' ? c : '_';
+  for (size_t i = 0; i < id.size(); ++i) {
+    const auto c = static_cast<unsigned char>(id[i]);
+    if (std::isalnum(c) || c == '.' || c == '_' || c == '-' || c == '@') {
+      name += static_cast<char>(c);
+    } else if (c == ':' && i + 1 < id.size() && id[i + 1] == ':') {
+      name += "~~";  // suite::case, the common case, stays short
+      ++i;
+    } else {
+      name += '~';
+      name += kHex[c >> 4];
+      name += kHex[c & 15];
+    }
+  }
   return name + ".html";
 }
 
@@ -304,7 +322,9 @@ absl::Status write_html_report(const std::string& dir, const std::vector<ReportC
   for (const ReportCase& c : cases) {
     if (absl::Status st = write_case(root, c); !st.ok()) return st;
   }
-  return write_file(root / "index.html", index_page(cases, summary));
+  std::vector<std::string> pages;
+  for (const ReportCase& c : cases) pages.push_back(case_page_name(c.result.id));
+  return write_file(root / "index.html", index_page(cases, pages, summary));
 }
 
 absl::Status add_to_html_report(const std::string& dir, const ReportCase& c) {
@@ -326,21 +346,34 @@ absl::Status rebuild_html_index(const std::string& dir) {
   }
   std::sort(files.begin(), files.end());
   std::vector<ReportCase> cases;
-  Summary summary;
+  std::vector<std::string> pages;
+  std::map<std::string, size_t> by_id;
   for (const std::filesystem::path& f : files) {
     std::ifstream in(f);
     std::stringstream text;
     text << in.rdbuf();
     absl::StatusOr<CaseResult> r = result_from_json(text.str());
     if (!r.ok()) return absl::InvalidArgumentError(str_cat(f.string(), ": ", r.status().message()));
-    summary.add(*r);
-    summary.seconds += r->seconds;
+    // Link the page that is there (a report written by an older opspec named
+    // pages differently); of two pages of one id, the one named as now wins.
+    std::string page = f.stem().string();
+    const auto [it, added] = by_id.emplace(r->id, cases.size());
+    if (!added) {
+      if (page == case_page_name(r->id)) cases[it->second] = {*std::move(r), nullptr}, pages[it->second] = page;
+      continue;
+    }
     cases.push_back({*std::move(r), nullptr});
+    pages.push_back(std::move(page));
+  }
+  Summary summary;
+  for (const ReportCase& c : cases) {
+    summary.add(c.result);
+    summary.seconds += c.result.seconds;
   }
   // Written aside and renamed: processes adding pages at once never leave a half index.
   const std::filesystem::path index = std::filesystem::path(dir) / "index.html";
   const std::filesystem::path tmp = std::filesystem::path(dir) / str_cat(".index.", ::getpid(), ".html");
-  if (absl::Status st = write_file(tmp, index_page(cases, summary)); !st.ok()) return st;
+  if (absl::Status st = write_file(tmp, index_page(cases, pages, summary)); !st.ok()) return st;
   std::filesystem::rename(tmp, index, ec);
   if (ec) return absl::InternalError(str_cat("cannot write '", index.string(), "': ", ec.message()));
   return absl::OkStatus();

@@ -44,11 +44,14 @@ absl::Status write_html_report(const std::string& dir, const std::vector<ReportC
 absl::Status add_to_html_report(const std::string& dir, const ReportCase& c);
 
 // rebuild_html_index: DIR/index.html over every case page in DIR (each page
-// keeps its result beside it as DIR/cases/<page>.json): `opspec report DIR`.
+// keeps its result beside it as DIR/cases/<page>.json), each linked to the
+// page that holds it: `opspec report DIR`.
 absl::Status rebuild_html_index(const std::string& dir);
 
-// case_page_name: the file name of a case's page: its id with every
-// character but letters, digits, '.', '_' and '-' replaced by '_', plus ".html".
+// case_page_name: the file name of a case's page, plus ".html": its id with
+// letters, digits, '.', '_', '-' and '@' kept, "::" written "~~" and every
+// other byte "~xx" (its hex): `suite::case@cpu` -> suite~~case@cpu.html. No two
+// ids share a name (on a case-sensitive file system).
 std::string case_page_name(std::string_view id);
 
 // dot_to_svg: the DOT text laid out and drawn as an <svg> element by

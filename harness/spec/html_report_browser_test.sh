@@ -35,21 +35,21 @@ check "the summary" "$out/index.html" '2 passed, 2 failed'
 dom "file://$out/report/index.html#filter=break" > "$out/filtered.html"
 check "the filter hides other cases" "$out/filtered.html" 'data-status="passed" style="display: none;"'
 check "the filter keeps the matching case" "$out/filtered.html" \
-  '<tr class="case" data-status="passed"><td class="passed">passed</td><td><a href="cases/browser_report__breaks_once.html">browser_report::breaks_once'
+  '<tr class="case" data-status="passed"><td class="passed">passed</td><td><a href="cases/browser_report~~breaks_once.html">browser_report::breaks_once'
 check "the filter counts what it shows" "$out/filtered.html" '<span id="shown">1</span>'
 dom "file://$out/report/index.html#filter=&hide=passed" > "$out/failed_only.html"
 check "the status toggles" "$out/failed_only.html" '<span id="shown">2</span>'
 
-dom "file://$out/report/cases/browser_report__breaks_once.html" > "$out/break.html"
+dom "file://$out/report/cases/browser_report~~breaks_once.html" > "$out/break.html"
 check "the graph is drawn as SVG" "$out/break.html" '<div class="graph-svg"><svg'
 check "the SVG has the graph's nodes" "$out/break.html" '>aten::sin</text>'
 check "the break's reason" "$out/break.html" 'Call to `opspec::graph_break\(\)`'
 check "the break's line is marked" "$out/break.html" 'class="line break"'
 
-dom "file://$out/report/cases/browser_report__wrong_ops.html" > "$out/failure.html"
+dom "file://$out/report/cases/browser_report~~wrong_ops.html" > "$out/failure.html"
 check "a failure is shown on top" "$out/failure.html" '<pre class="failure">expect.ops'
 
-dom "file://$out/report/cases/browser_report__diverges.html" > "$out/diverges.html"
+dom "file://$out/report/cases/browser_report~~diverges.html" > "$out/diverges.html"
 check "the divergent op is marked" "$out/diverges.html" '<tr class="divergent"><td>2</td><td></td><td><code>  aten::add.Tensor'
 check "both hashes are shown" "$out/diverges.html" "hash"
 check_not "nothing from outside the report" "$out/diverges.html" '(src|href)="https?:'
