@@ -7,8 +7,10 @@
 #include <algorithm>
 #include <cctype>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <sstream>
+#include <variant>
 
 #include "runtime/core/error.h"
 
@@ -69,6 +71,7 @@ class Text {
 struct Edit {
   size_t begin, end;
   std::string text;
+  size_t group = 0;  // the case it accepts into (Rewriter::add's group)
 };
 
 // Rendered: a new value: the part after `key: ` and the lines that follow it.
@@ -167,14 +170,22 @@ absl::StatusOr<Node> find_case(const Node& root, const std::string& name, std::s
   return *found;
 }
 
+// Overlap: two cases' edits of one text (at line, 0-based): apply's error.
+struct Overlap {
+  size_t a, b;
+  int line;
+};
+
 class Rewriter {
  public:
   Rewriter(std::string_view text, std::string_view file) : t_(text), file_(file) {}
 
-  absl::Status add(const Node& root, const std::string& name, const std::string& new_text);
-  absl::StatusOr<std::string> apply();
+  // add: the edits that give case name the text, tagged group; none on an error.
+  absl::Status add(const Node& root, const std::string& name, const std::string& new_text, size_t group);
+  std::variant<std::string, Overlap> apply();
 
  private:
+  absl::Status add_edits(const Node& root, const std::string& name, const std::string& new_text);
   absl::Status replace_value(const Node& key, const Node& value, const std::string& new_text);
   absl::Status insert_key(const Node& map_key, const Node& map, int map_col, int key_col, std::string prefix,
                           const std::string& new_text);
@@ -321,7 +332,23 @@ absl::Status Rewriter::insert_key(const Node& map_key, const Node& map, int map_
   return absl::OkStatus();
 }
 
-absl::Status Rewriter::add(const Node& root, const std::string& name, const std::string& new_text) {
+absl::Status Rewriter::add(const Node& root, const std::string& name, const std::string& new_text, size_t group) {
+  const size_t before = edits_.size();
+  absl::Status st;
+  try {
+    st = add_edits(root, name, new_text);
+  } catch (const YAML::Exception& ex) {
+    st = absl::InvalidArgumentError(str_cat(file_, ": error: cannot accept into case '", name, "': ", ex.what()));
+  }
+  if (!st.ok()) {
+    edits_.resize(before);
+    return st;
+  }
+  for (size_t i = before; i < edits_.size(); ++i) edits_[i].group = group;
+  return absl::OkStatus();
+}
+
+absl::Status Rewriter::add_edits(const Node& root, const std::string& name, const std::string& new_text) {
   auto c = find_case(root, name, file_);
   if (!c.ok()) return c.status();
   if (!c->IsMap()) return unsupported(*c, "a case that is not a mapping");
@@ -342,13 +369,14 @@ absl::Status Rewriter::add(const Node& root, const std::string& name, const std:
   return insert_key(expect->first, x, col, col, "", new_text);
 }
 
-absl::StatusOr<std::string> Rewriter::apply() {
+std::variant<std::string, Overlap> Rewriter::apply() {
   std::stable_sort(edits_.begin(), edits_.end(),
                    [](const Edit& a, const Edit& b) { return a.begin != b.begin ? a.begin < b.begin : a.end < b.end; });
   std::string out;
   size_t pos = 0;
-  for (const Edit& e : edits_) {
-    if (e.begin < pos) return absl::InternalError(str_cat(file_, ": error: overlapping debug_string edits"));
+  for (size_t i = 0; i < edits_.size(); ++i) {
+    const Edit& e = edits_[i];
+    if (e.begin < pos) return Overlap{edits_[i - 1].group, e.group, t_.line_of(e.begin)};
     out.append(t_.str().substr(pos, e.begin - pos));
     out += e.text;
     pos = e.end;
@@ -357,11 +385,226 @@ absl::StatusOr<std::string> Rewriter::apply() {
   return out;
 }
 
+// Group: the updates of one case, a run per device it ran on.
+struct Group {
+  std::string name;
+  std::vector<size_t> updates;  // indices into the updates
+  absl::Status refused;         // why the case takes no new text (ok: it does)
+};
+
+// first_difference: where texts a and b (which differ) first differ: the
+// line, and both lines from a little before the difference.
+std::string first_difference(std::string_view a, std::string_view b) {
+  size_t i = 0;
+  while (i < a.size() && i < b.size() && a[i] == b[i]) ++i;
+  const size_t nl = i == 0 ? std::string_view::npos : a.rfind('\n', i - 1);  // a and b agree up to i
+  const size_t from = nl == std::string_view::npos ? 0 : nl + 1;
+  const size_t skip = i - from > 40 ? i - from - 20 : 0;  // a long line: from near the difference
+  const auto excerpt = [&](std::string_view t) {
+    std::string_view l = t.substr(std::min(from, t.size()));
+    l = l.substr(0, l.find('\n')).substr(std::min(skip, l.size()));
+    return str_cat("`", skip > 0 ? "..." : "", l.substr(0, 60), l.size() > 60 ? "..." : "", "`");
+  };
+  const auto line_no = std::count(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(from), '\n') + 1;
+  return str_cat("line ", line_no, ": ", excerpt(a), " vs ", excerpt(b));
+}
+
+// disagreement: why a case whose runs (one per device) produced different
+// texts takes none: its one golden could hold only one of them.
+absl::Status disagreement(const Node& root, const Group& g, const std::vector<GoldenUpdate>& updates,
+                          std::string_view file) {
+  std::vector<std::vector<size_t>> kinds;  // the runs, by the text they produced
+  for (size_t u : g.updates) {
+    auto same = std::find_if(kinds.begin(), kinds.end(),
+                             [&](const std::vector<size_t>& k) { return updates[k[0]].text == updates[u].text; });
+    if (same == kinds.end()) kinds.push_back({u});
+    else same->push_back(u);
+  }
+  if (kinds.size() < 2) return absl::OkStatus();
+  const auto names = [&](const std::vector<size_t>& k) {
+    std::string out;
+    for (size_t u : k) str_append(&out, out.empty() ? "" : " and ", updates[u].run_id);
+    return out;
+  };
+  // Without run ids (rewrite_debug_strings) only the first difference is told.
+  const bool ids = std::all_of(g.updates.begin(), g.updates.end(), [&](size_t u) { return !updates[u].run_id.empty(); });
+  std::string which;
+  for (size_t k = 1; k < (ids ? kinds.size() : 2); ++k) {
+    str_append(&which, k > 1 ? "; " : "", ids ? str_cat(names(kinds[0]), " vs ", names(kinds[k]), " at ") : "at ",
+               first_difference(updates[kinds[0][0]].text, updates[kinds[k][0]].text));
+  }
+  absl::StatusOr<Node> c = find_case(root, g.name, file);
+  if (!c.ok()) return c.status();
+  return absl::FailedPreconditionError(
+      str_cat(file, ":", c->Mark().line + 1, ":", c->Mark().column + 1, ": error: case '", g.name,
+              "' has one debug_string for all its devices, and their debug strings differ (", which,
+              "); give each device its own case"));
+}
+
+// same: whether two YAML values are equal (tags, scalars, order of entries).
+bool same(const Node& a, const Node& b) {
+  if (a.Type() != b.Type() || a.Tag() != b.Tag()) return false;
+  if (a.IsScalar()) return a.Scalar() == b.Scalar();
+  if (!a.IsSequence() && !a.IsMap()) return true;
+  if (a.size() != b.size()) return false;
+  for (auto i = a.begin(), j = b.begin(); i != a.end(); ++i, ++j) {
+    if (a.IsSequence() ? !same(*i, *j) : !same(i->first, j->first) || !same(i->second, j->second)) return false;
+  }
+  return true;
+}
+
+// same_but: whether maps (or nulls) a and b hold the same entries, in order,
+// but those with a key in skip.
+bool same_but(const Node& a, const Node& b, std::initializer_list<std::string_view> skip) {
+  if (!(a.IsMap() || a.IsNull()) || !(b.IsMap() || b.IsNull())) return same(a, b);
+  const auto rest = [&](const Node& n) {
+    std::vector<std::pair<Node, Node>> out;
+    for (auto it = n.begin(); n.IsMap() && it != n.end(); ++it) {
+      if (!it->first.IsScalar() || std::find(skip.begin(), skip.end(), it->first.Scalar()) == skip.end()) {
+        out.emplace_back(it->first, it->second);
+      }
+    }
+    return out;
+  };
+  const auto x = rest(a), y = rest(b);
+  if (x.size() != y.size()) return false;
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (!same(x[i].first, y[i].first) || !same(x[i].second, y[i].second)) return false;
+  }
+  return true;
+}
+
+// Verdict: what is wrong with a rewritten file: for the file (it does not
+// parse, or more than the accepted cases changed), or per case (by group).
+struct Verdict {
+  std::string file;  // empty: nothing
+  std::map<size_t, absl::Status> groups;
+};
+
+// verify: the rewritten file must hold every accepted case's new text and,
+// but for those, the very values the original held.
+Verdict verify(const Node& old_root, const std::string& text, const std::vector<Group>& groups,
+               const std::vector<GoldenUpdate>& updates, std::string_view file) {
+  Verdict v;
+  Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& ex) {
+    v.file = ex.what();
+    return v;
+  }
+  std::map<std::string, size_t> accepted;
+  for (size_t g = 0; g < groups.size(); ++g) {
+    if (groups[g].refused.ok()) accepted.emplace(groups[g].name, g);
+  }
+  if (!same_but(old_root, root, {"cases"})) v.file = "values outside the cases would change";
+  auto old_cases = find_entry(old_root, "cases"), cases = find_entry(root, "cases");
+  if (!old_cases || !old_cases->second.IsSequence()) {  // then no case took a new text
+    if (!same(old_root, root)) v.file = "the file's values would change";
+    return v;
+  }
+  if (!cases || !cases->second.IsSequence() || cases->second.size() != old_cases->second.size()) {
+    v.file = "the list of cases would change";
+    return v;
+  }
+  for (size_t i = 0; i < cases->second.size(); ++i) {
+    const Node before = old_cases->second[i], after = cases->second[i];
+    auto name = find_entry(before, "name");
+    auto g = name && name->second.IsScalar() ? accepted.find(name->second.Scalar()) : accepted.end();
+    if (g == accepted.end()) {
+      if (!same(before, after)) v.file = str_cat("case ", i + 1, ", which takes no new text, would change");
+      continue;
+    }
+    const std::string& want = updates[groups[g->second].updates[0]].text;
+    auto old_expect = find_entry(before, "expect"), expect = find_entry(after, "expect");
+    auto d = expect ? find_entry(expect->second, "debug_string") : std::nullopt;
+    const auto where = [&] { return str_cat(file, ":", before.Mark().line + 1, ":", before.Mark().column + 1); };
+    if (!same_but(before, after, {"expect"}) ||
+        !same_but(old_expect ? old_expect->second : Node(), expect ? expect->second : Node(), {"debug_string"})) {
+      v.groups[g->second] = absl::InternalError(
+          str_cat(where(), ": error: accepting case '", g->first, "' would change more than its debug_string; ",
+                  "its golden is left as is"));
+    } else if (!d || !d->second.IsScalar() || d->second.Scalar() != want) {
+      v.groups[g->second] = absl::InternalError(str_cat(
+          where(), ": error: accepting case '", g->first, "' would not read back its text; its golden is left as is"));
+    }
+  }
+  return v;
+}
+
+// try_rewrite: the file with the groups that pass active accepted, or what is wrong.
+std::variant<std::string, Verdict> try_rewrite(const Node& root, std::string_view yaml_text, std::string_view file,
+                                               const std::vector<Group>& groups,
+                                               const std::vector<GoldenUpdate>& updates,
+                                               const std::vector<bool>& active) {
+  Rewriter rw(yaml_text, file);
+  Verdict v;
+  for (size_t g = 0; g < groups.size(); ++g) {
+    if (!active[g]) continue;
+    absl::Status st = rw.add(root, groups[g].name, updates[groups[g].updates[0]].text, g);
+    if (!st.ok()) v.groups[g] = st;
+  }
+  if (!v.groups.empty()) return v;
+  std::variant<std::string, Overlap> out = rw.apply();
+  if (const Overlap* o = std::get_if<Overlap>(&out)) {
+    for (size_t g : {o->a, o->b}) {  // an alias (*name) is the one way two cases reach one text
+      v.groups[g] = absl::FailedPreconditionError(
+          str_cat(file, ":", o->line + 1, ": error: cases '", groups[o->a].name, "' and '", groups[o->b].name,
+                  "' would both rewrite this debug_string (an alias shares it); give each case its own"));
+    }
+    return v;
+  }
+  std::vector<Group> only = groups;  // verify sees the inactive as refused
+  for (size_t g = 0; g < only.size(); ++g) {
+    if (!active[g] && only[g].refused.ok()) only[g].refused = absl::CancelledError();
+  }
+  v = verify(root, std::get<std::string>(out), only, updates, file);
+  if (v.file.empty() && v.groups.empty()) return std::get<std::string>(std::move(out));
+  return v;
+}
+
+// rewrite_rounds: text_out, the file with every group not refused accepted;
+// each round refuses the groups it can blame and tries again without them.
+absl::Status rewrite_rounds(const Node& root, std::string_view yaml_text, std::string_view file_name,
+                            std::vector<Group>& groups, const std::vector<GoldenUpdate>& updates,
+                            std::string& text_out) {
+  while (true) {
+    std::vector<bool> active(groups.size());
+    for (size_t g = 0; g < groups.size(); ++g) active[g] = groups[g].refused.ok();
+    auto tried = try_rewrite(root, yaml_text, file_name, groups, updates, active);
+    if (std::string* text = std::get_if<std::string>(&tried)) {
+      text_out = std::move(*text);
+      return absl::OkStatus();
+    }
+    Verdict& v = std::get<Verdict>(tried);
+    for (auto& [g, st] : v.groups) groups[g].refused = st;
+    if (!v.groups.empty()) continue;
+    // The file as a whole went wrong: refuse each case that does it alone.
+    bool blamed = false;
+    for (size_t g = 0; g < groups.size(); ++g) {
+      if (!active[g]) continue;
+      std::vector<bool> one(groups.size(), false);
+      one[g] = true;
+      auto alone = try_rewrite(root, yaml_text, file_name, groups, updates, one);
+      if (Verdict* w = std::get_if<Verdict>(&alone)) {
+        groups[g].refused = !w->groups.empty()
+                                ? w->groups.begin()->second
+                                : absl::InternalError(str_cat(file_name, ": error: accepting case '", groups[g].name,
+                                                              "' would break the file (", w->file, ")"));
+        blamed = true;
+      }
+    }
+    if (!blamed) {
+      return absl::InternalError(str_cat(file_name, ": error: accepting would break the file (", v.file,
+                                         "); file left as is"));
+    }
+  }
+}
+
 }  // namespace
 
-absl::StatusOr<std::string> rewrite_debug_strings(
-    std::string_view yaml_text, std::string_view file_name,
-    const std::vector<std::pair<std::string, std::string>>& case_to_new_text) {
+absl::StatusOr<RewrittenGoldens> rewrite_goldens(std::string_view yaml_text, std::string_view file_name,
+                                                 const std::vector<GoldenUpdate>& updates) {
   Node root;
   try {
     root = YAML::Load(std::string(yaml_text));
@@ -369,48 +612,63 @@ absl::StatusOr<std::string> rewrite_debug_strings(
     return absl::InvalidArgumentError(
         str_cat(file_name, ":", ex.mark.line + 1, ":", ex.mark.column + 1, ": error: ", ex.msg));
   }
-  Rewriter rw(yaml_text, file_name);
+  std::vector<Group> groups;
+  std::map<std::string, size_t> by_name;
+  for (size_t i = 0; i < updates.size(); ++i) {
+    auto [it, added] = by_name.emplace(updates[i].case_name, groups.size());
+    if (added) groups.push_back({updates[i].case_name, {}, absl::OkStatus()});
+    groups[it->second].updates.push_back(i);
+  }
+  RewrittenGoldens out;
   try {
-    for (const auto& [name, text] : case_to_new_text) {
-      if (absl::Status st = rw.add(root, name, text); !st.ok()) return st;
-    }
+    for (Group& g : groups) g.refused = disagreement(root, g, updates, file_name);
+    if (absl::Status st = rewrite_rounds(root, yaml_text, file_name, groups, updates, out.text); !st.ok()) return st;
   } catch (const YAML::Exception& ex) {
     return absl::InvalidArgumentError(str_cat(file_name, ": error: cannot accept: ", ex.what()));
   }
-  auto out = rw.apply();
-  if (!out.ok()) return out.status();
-  // Read it back: every case must hold exactly its new text.
-  try {
-    Node again = YAML::Load(*out);
-    for (const auto& [name, text] : case_to_new_text) {
-      auto c = find_case(again, name, file_name);
-      std::optional<std::pair<Node, Node>> d;
-      if (c.ok()) {
-        if (auto e = find_entry(*c, "expect")) d = find_entry(e->second, "debug_string");
-      }
-      if (!d || !d->second.IsScalar() || d->second.Scalar() != text) {
-        return absl::InternalError(
-            str_cat(file_name, ": error: accepting case '", name, "' would not read back its text; file left as is"));
-      }
-    }
-  } catch (const YAML::Exception& ex) {
-    return absl::InternalError(
-        str_cat(file_name, ": error: accepting would break the file (", ex.what(), "); file left as is"));
+  out.outcomes.assign(updates.size(), absl::OkStatus());
+  for (const Group& g : groups) {
+    for (size_t u : g.updates) out.outcomes[u] = g.refused;
   }
   return out;
 }
 
-absl::Status accept_debug_strings(const std::string& file,
-                                  const std::vector<std::pair<std::string, std::string>>& case_to_new_text) {
-  if (case_to_new_text.empty()) return absl::OkStatus();
+absl::StatusOr<std::string> rewrite_debug_strings(
+    std::string_view yaml_text, std::string_view file_name,
+    const std::vector<std::pair<std::string, std::string>>& case_to_new_text) {
+  std::vector<GoldenUpdate> updates;
+  for (const auto& [name, text] : case_to_new_text) updates.push_back({name, "", text});
+  absl::StatusOr<RewrittenGoldens> r = rewrite_goldens(yaml_text, file_name, updates);
+  if (!r.ok()) return r.status();
+  // Every reason, once each: the caller fails the file's other cases with it, and they must not seem to blame.
+  std::vector<std::string> why;
+  size_t refused = 0;
+  for (const absl::Status& st : r->outcomes) {
+    if (st.ok()) continue;
+    ++refused;
+    if (std::find(why.begin(), why.end(), st.message()) == why.end()) why.emplace_back(st.message());
+  }
+  if (refused == 0) return std::move(r->text);
+  const absl::Status& first = *std::find_if(r->outcomes.begin(), r->outcomes.end(), [](auto& st) { return !st.ok(); });
+  if (refused == r->outcomes.size() && why.size() == 1) return first;  // the one case asked for
+  std::string all;
+  for (const std::string& w : why) str_append(&all, all.empty() ? "" : "; ", w);
+  return absl::Status(first.code(), str_cat(file_name, ": error: nothing in the file was written, as ",
+                                            why.size() == 1 ? "a case" : "cases", " cannot be accepted: ", all));
+}
+
+namespace {
+
+absl::StatusOr<std::string> read_file(const std::string& file) {
   std::ifstream in(file, std::ios::binary);
   if (!in) return absl::NotFoundError(str_cat(file, ": error: cannot read the file"));
   std::stringstream ss;
   ss << in.rdbuf();
-  std::string original = ss.str();
-  auto updated = rewrite_debug_strings(original, file, case_to_new_text);
-  if (!updated.ok()) return updated.status();
-  if (*updated == original) return absl::OkStatus();
+  return ss.str();
+}
+
+// write_with_backup: file's new text, its original kept as `<file>.orig`.
+absl::Status write_with_backup(const std::string& file, const std::string& original, const std::string& updated) {
   auto write = [](const std::string& path, const std::string& text) {
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     out << text;
@@ -419,8 +677,34 @@ absl::Status accept_debug_strings(const std::string& file,
   };
   if (!write(file + ".orig", original))
     return absl::InternalError(str_cat(file, ".orig: error: cannot write the backup"));
-  if (!write(file, *updated)) return absl::InternalError(str_cat(file, ": error: cannot write the file"));
+  if (!write(file, updated)) return absl::InternalError(str_cat(file, ": error: cannot write the file"));
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status accept_debug_strings(const std::string& file,
+                                  const std::vector<std::pair<std::string, std::string>>& case_to_new_text) {
+  if (case_to_new_text.empty()) return absl::OkStatus();
+  absl::StatusOr<std::string> original = read_file(file);
+  if (!original.ok()) return original.status();
+  auto updated = rewrite_debug_strings(*original, file, case_to_new_text);
+  if (!updated.ok()) return updated.status();
+  if (*updated == *original) return absl::OkStatus();
+  return write_with_backup(file, *original, *updated);
+}
+
+absl::StatusOr<std::vector<absl::Status>> accept_goldens(const std::string& file,
+                                                         const std::vector<GoldenUpdate>& updates) {
+  if (updates.empty()) return std::vector<absl::Status>();
+  absl::StatusOr<std::string> original = read_file(file);
+  if (!original.ok()) return original.status();
+  absl::StatusOr<RewrittenGoldens> r = rewrite_goldens(*original, file, updates);
+  if (!r.ok()) return r.status();
+  if (r->text != *original) {
+    if (absl::Status st = write_with_backup(file, *original, r->text); !st.ok()) return st;
+  }
+  return std::move(r->outcomes);
 }
 
 }  // namespace opspec::spec

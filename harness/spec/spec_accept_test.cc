@@ -242,6 +242,120 @@ TEST(SpecAccept, Refusals) {
             "t.yaml:4:21: error: cannot accept into a debug_string that is not a string");
 }
 
+// The auditor's file: a case run on two devices, and two cases besides.
+const std::string kDevicesFile = y(R"Y(
+cases:
+  - name: block
+    program: return relu(x)
+    expect:
+      debug_string: wrong
+  - name: nokey
+    program: return relu(x)
+  - name: devs
+    devices: [cpu, meta]
+    program: return relu(add(x, 1))
+    expect:
+      debug_string: wrong
+)Y");
+
+// A case that ran on several devices is one golden: accepted when every
+// device gave the same text (it was "overlapping debug_string edits", and
+// the file's other cases were refused with it).
+TEST(SpecAccept, DevicesThatAgreeGiveOneGolden) {
+  auto r = rewrite_goldens(kDevicesFile, "t.yaml",
+                           {{"block", "t::block", "b\n"}, {"devs", "t::devs@cpu", "d\n"}, {"devs", "t::devs@meta", "d\n"}});
+  ASSERT_TRUE(r.ok()) << r.status();
+  for (const absl::Status& st : r->outcomes) EXPECT_TRUE(st.ok()) << st;
+  EXPECT_EQ(golden(r->text, "block"), "b\n");
+  EXPECT_EQ(golden(r->text, "devs"), "d\n");
+  EXPECT_EQ(golden(r->text, "nokey"), std::nullopt);
+  // The all-or-nothing form, as `opspec run --accept` calls it, gets the case's name twice.
+  EXPECT_EQ(rewrite(kDevicesFile, {{"block", "b\n"}, {"devs", "d\n"}, {"devs", "d\n"}}), r->text);
+}
+
+// Devices that disagree: that case alone is refused, saying where and which
+// runs differ; the file's other cases still take their texts.
+TEST(SpecAccept, DevicesThatDisagreeRefuseThatCaseAlone) {
+  auto r = rewrite_goldens(kDevicesFile, "t.yaml",
+                           {{"devs", "t::devs@cpu", "same\n  aten::relu(t: f32[2])\n"},
+                            {"block", "t::block", "b\n"},
+                            {"devs", "t::devs@meta", "same\n  aten::relu(t: f32[2], device='meta')\n"},
+                            {"devs", "t::devs@cuda:0", "same\n  aten::relu(t: f32[2])\n"}});
+  ASSERT_TRUE(r.ok()) << r.status();
+  const std::string why =
+      "t.yaml:8:5: error: case 'devs' has one debug_string for all its devices, and their debug strings differ "
+      "(t::devs@cpu and t::devs@cuda:0 vs t::devs@meta at line 2: `  aten::relu(t: f32[2])` vs "
+      "`  aten::relu(t: f32[2], device='meta')`); give each device its own case";
+  EXPECT_EQ(r->outcomes[0].message(), why);
+  EXPECT_TRUE(r->outcomes[1].ok()) << r->outcomes[1];
+  EXPECT_EQ(r->outcomes[2].message(), why);
+  EXPECT_EQ(r->outcomes[3].message(), why);
+  EXPECT_EQ(golden(r->text, "block"), "b\n");
+  EXPECT_EQ(golden(r->text, "devs"), "wrong");
+  // All or nothing, as `opspec run --accept` calls it (no run ids): the
+  // message, given to every case of the file, says which case is refused.
+  auto all = rewrite_debug_strings(kDevicesFile, "t.yaml", {{"block", "b\n"}, {"devs", "x\n"}, {"devs", "y\n"}});
+  EXPECT_EQ(all.status().message(),
+            "t.yaml: error: nothing in the file was written, as a case cannot be accepted: t.yaml:8:5: error: case "
+            "'devs' has one debug_string for all its devices, and their debug strings differ (at line 1: `x` vs `y`); "
+            "give each device its own case");
+  auto alone = rewrite_debug_strings(kDevicesFile, "t.yaml", {{"devs", "x\n"}, {"devs", "y\n"}});
+  EXPECT_EQ(alone.status().message(),
+            "t.yaml:8:5: error: case 'devs' has one debug_string for all its devices, and their debug strings differ "
+            "(at line 1: `x` vs `y`); give each device its own case");
+}
+
+// A case or expect in flow style cannot take a block scalar: it is refused
+// alone, at its line; the file's other cases still take their texts (each
+// was refused with the flow case's error).
+TEST(SpecAccept, FlowStyleIsRefusedAlone) {
+  const std::string file = y(R"Y(
+cases:
+  - {name: flow, program: return relu(x), expect: {debug_string: "wrong"}}
+  - name: block
+    program: return relu(x)
+    expect:
+      debug_string: wrong
+  - name: flow_expect
+    program: return relu(x)
+    expect: {ops: [aten::relu], debug_string: wrong}
+)Y");
+  auto r = rewrite_goldens(file, "t.yaml", {{"flow", "", "f\n"}, {"block", "", "b\n"}, {"flow_expect", "", "e\n"}});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->outcomes[0].message(),
+            "t.yaml:2:5: error: cannot accept into a case in flow style ({...}); write it in block style");
+  EXPECT_TRUE(r->outcomes[1].ok()) << r->outcomes[1];
+  EXPECT_EQ(r->outcomes[2].message(),
+            "t.yaml:9:13: error: cannot accept into an expect in flow style ({...}); write it in block style");
+  EXPECT_EQ(r->text, absl::StrReplaceAll(file, {{"debug_string: wrong\n  - name: flow_expect",
+                                                 "debug_string: |\n        b\n  - name: flow_expect"}}));
+}
+
+// The read-back check covers the whole file: a rewrite that would change
+// another case (here through an alias of the replaced value) refuses the
+// case that caused it, and the file's other cases still go in.
+TEST(SpecAccept, ARewriteThatWouldChangeAnotherCaseIsRefused) {
+  const std::string file = y(R"Y(
+cases:
+  - name: a
+    expect:
+      debug_string: &shared old
+  - name: b
+    expect:
+      debug_string: *shared
+  - name: c
+    expect:
+      debug_string: old
+)Y");
+  auto r = rewrite_goldens(file, "t.yaml", {{"a", "", "new\n"}, {"c", "", "c\n"}});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_THAT(r->outcomes[0].message(), HasSubstr("t.yaml: error: accepting case 'a' would break the file ("));
+  EXPECT_TRUE(r->outcomes[1].ok()) << r->outcomes[1];
+  EXPECT_EQ(golden(r->text, "a"), "old");
+  EXPECT_EQ(golden(r->text, "b"), "old");
+  EXPECT_EQ(golden(r->text, "c"), "c\n");
+}
+
 std::string read(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);
   std::stringstream ss;
@@ -272,6 +386,31 @@ TEST(SpecAccept, WritesTheFileAndABackup) {
   EXPECT_EQ(accept_debug_strings((dir / "missing.yaml").string(), {{"a", "x"}}).code(), absl::StatusCode::kNotFound);
   // Nothing to accept: nothing written.
   EXPECT_TRUE(accept_debug_strings((dir / "missing.yaml").string(), {}).ok());
+}
+
+// accept_goldens writes what it can accept and says why it refused the rest.
+TEST(SpecAccept, AcceptGoldensWritesTheAcceptedAndTellsTheRefused) {
+  std::filesystem::path dir = std::filesystem::path(testing::TempDir()) / "spec_accept_goldens";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::filesystem::path path = dir / "s.yaml";
+  std::ofstream(path, std::ios::binary) << kDevicesFile;
+  auto outcomes = accept_goldens(path.string(), {{"devs", "s::devs@cpu", "x\n"},
+                                                 {"devs", "s::devs@meta", "y\n"},
+                                                 {"block", "s::block", "b\n"},
+                                                 {"zz", "s::zz", "z\n"}});
+  ASSERT_TRUE(outcomes.ok()) << outcomes.status();
+  ASSERT_EQ(outcomes->size(), 4u);
+  EXPECT_THAT((*outcomes)[0].message(), HasSubstr("s.yaml:8:5: error: case 'devs' has one debug_string"));
+  EXPECT_TRUE((*outcomes)[2].ok());
+  EXPECT_EQ((*outcomes)[3].message(), str_cat(path.string(), ": error: no case named 'zz'"));
+  EXPECT_EQ(read(path.string() + ".orig"), kDevicesFile);
+  EXPECT_EQ(golden(read(path), "block"), "b\n");
+  EXPECT_EQ(golden(read(path), "devs"), "wrong");
+  // Nothing accepted: nothing written.
+  std::filesystem::remove(path.string() + ".orig");
+  ASSERT_TRUE(accept_goldens(path.string(), {{"zz", "", "z\n"}}).ok());
+  EXPECT_FALSE(std::filesystem::exists(path.string() + ".orig"));
 }
 
 }  // namespace
