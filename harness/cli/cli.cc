@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <set>
 #include <memory>
 #include <thread>
 
@@ -401,31 +402,41 @@ void print_result(const CaseResult& r, const Args& a) {
   std::cout.flush();
 }
 
-// accept_results: writes the accepted goldens, file by file. A file it cannot
-// rewrite (a flow-style expect) fails the cases that wanted a new golden:
-// they passed only on the promise that it would be written.
+// accept_results: writes the accepted goldens, file by file. A case whose
+// golden cannot be written (a flow-style expect, devices that disagree) fails
+// alone: it passed only on the promise that it would be; the file's other
+// cases still take theirs. A file that cannot be read or parsed fails them all.
 int accept_results(std::vector<CaseResult>& results, Summary& summary, const Args& a) {
-  std::map<std::string, std::vector<std::pair<std::string, std::string>>> by_file;
-  for (const CaseResult& r : results)
-    if (r.accepted_debug_string) by_file[r.file].emplace_back(r.name, *r.accepted_debug_string);
+  std::map<std::string, std::vector<size_t>> by_file;  // indices into results
+  for (size_t i = 0; i < results.size(); ++i)
+    if (results[i].accepted_debug_string) by_file[results[i].file].push_back(i);
   int status = 0;
-  for (const auto& [file, texts] : by_file) {
-    absl::Status s = accept_debug_strings(file, texts);
-    if (s.ok()) {
-      std::cout << "Accepted " << texts.size() << " new debug_string golden" << (texts.size() == 1 ? "" : "s")
-                << " in " << file << " (backup: " << file << ".orig)\n";
-      continue;
-    }
-    std::cerr << "opspec: --accept: " << s.message() << "\n";
-    status = 1;
-    for (CaseResult& r : results) {
-      if (r.file != file || !r.accepted_debug_string || r.outcome != Outcome::kPassed) continue;
+  for (const auto& [file, indices] : by_file) {
+    std::vector<GoldenUpdate> updates;
+    for (size_t i : indices) updates.push_back({results[i].name, results[i].id, *results[i].accepted_debug_string});
+    absl::StatusOr<std::vector<absl::Status>> outcomes = accept_goldens(file, updates);
+    if (!outcomes.ok()) std::cerr << "opspec: --accept: " << outcomes.status().message() << "\n";
+    std::set<std::string> accepted;  // cases, not runs: a case on two devices is one golden
+    for (size_t k = 0; k < indices.size(); ++k) {
+      const absl::Status& s = outcomes.ok() ? (*outcomes)[k] : outcomes.status();
+      CaseResult& r = results[indices[k]];
+      if (s.ok()) {
+        accepted.insert(r.name);
+        continue;
+      }
+      status = 1;
+      r.accepted_debug_string.reset();
+      if (r.outcome != Outcome::kPassed) continue;
       r.outcome = Outcome::kFailed;
       r.message = str_cat("expect.debug_string differs, and --accept could not write the new golden: ", s.message());
-      r.accepted_debug_string.reset();
       --summary.passed;
       ++summary.failed;
       print_result(r, a);
+    }
+    if (!accepted.empty()) {
+      std::cout << "Accepted " << accepted.size() << " new debug_string golden" << (accepted.size() == 1 ? "" : "s")
+                << " in "
+                << file << " (backup: " << file << ".orig)\n";
     }
   }
   return status;

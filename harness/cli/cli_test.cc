@@ -230,6 +230,32 @@ TEST(OpspecCli, AcceptThatCannotWriteTheGoldenFailsTheCase) {
   EXPECT_EQ(read(file), text);  // untouched
 }
 
+TEST(OpspecCli, AcceptRefusesACaseAloneAndWritesTheOthers) {
+  // A flow-style case cannot take a block scalar; the block-style case and
+  // the case on two devices (one golden, the same text on both) still do.
+  std::string dir = temp_dir();
+  const std::string text =
+      "suite: mixed\ncases:\n"
+      "  - name: flow_case\n    inputs: {x: {shape: [2], init: ones}}\n"
+      "    program: return relu(x)\n    expect: {debug_string: \"not the real log\"}\n"
+      "  - name: block_case\n    inputs:\n      x: {shape: [2], init: ones}\n    program: return neg(x)\n"
+      "    expect:\n      debug_string: |\n        stale\n"
+      "  - name: two_devices\n    devices: [cpu, meta]\n    inputs:\n      x: {shape: [3], init: zeros}\n"
+      "    program: return sum(x)\n    expect:\n      debug_string:\n";
+  std::string file = write(dir, "mixed.yaml", text);
+  CliRun r = cli({"run", file, "--accept"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_THAT(r.out, HasSubstr("FAIL: mixed::flow_case"));
+  EXPECT_THAT(r.out, HasSubstr("Accepted 2 new debug_string goldens in " + file));
+  const std::string written = read(file);
+  EXPECT_THAT(written, HasSubstr("expect: {debug_string: \"not the real log\"}"));  // refused alone
+  EXPECT_THAT(written, HasSubstr("aten::neg(t: f32[2])"));
+  EXPECT_THAT(written, HasSubstr("aten::sum(t: f32[3])"));
+  // Read back, the two accepted cases pass; the flow case still fails.
+  CliRun again = cli({"run", file});
+  EXPECT_THAT(again.out, HasSubstr("3 passed, 1 failed"));
+}
+
 TEST(OpspecCli, LoadErrorsFailTheRunAndNameTheFile) {
   std::string dir = temp_dir();
   write(dir, "bad.yaml", "cases:\n  - name: x\n    programm: |\n      return x\n");
