@@ -3,6 +3,7 @@
 
 #include <cctype>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <optional>
@@ -461,6 +462,10 @@ absl::StatusOr<std::vector<DebugCall>> parse_debug_string(std::string_view text,
 }
 
 absl::StatusOr<std::vector<DebugCall>> load_debug_log(const std::string& path) {
+  std::error_code ec;  // an ifstream opens a directory and reads nothing: an empty log that agrees with any
+  if (std::filesystem::is_directory(path, ec)) {
+    return absl::InvalidArgumentError(str_cat("cannot read debug log '", path, "': it is a directory"));
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) return absl::NotFoundError(str_cat("cannot read debug log '", path, "'"));
   std::stringstream buffer;

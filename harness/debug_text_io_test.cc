@@ -153,6 +153,7 @@ TEST(DebugTextIo, LoadDebugLogReadsBothFormsAndNamesTheLineOfBadJson) {
   std::ofstream(text) << dm.debug_string() << "\n";
   ASSERT_TRUE(load_debug_log(json).ok());
   ASSERT_TRUE(load_debug_log(text).ok());
+  EXPECT_EQ(load_debug_log(dir).status().message(), "cannot read debug log '" + dir + "': it is a directory");
   EXPECT_EQ(load_debug_log(json)->size(), load_debug_log(text)->size());
   std::ofstream(bad) << "{\"format\": \"opspec-debug-log\",\n \"version\": 1,\n \"entries\": [\n";  // truncated
   absl::StatusOr<std::vector<DebugCall>> r = load_debug_log(bad);

@@ -72,7 +72,7 @@ SIGINT/SIGTERM stop the workers, write the reports (interrupted cases marked) an
   -q, --quiet      print only failures and the summary
 exit status of run: 0 every case passed (or skipped, xfailed), 1 a case failed or a file did not
 load, 2 a usage error, 5 --filter matched no case (as pytest collecting nothing; a shard left
-empty is 0), 130/143 interrupted
+empty is 0), 130/143 interrupted; list exits 5 when --filter matches no case, as run does
 
 options of run, list, show and bench:
   --load LIB.so    load a plugin first: its ops, kernels, fixtures and backends (repeatable;
@@ -531,12 +531,18 @@ int command_list(const Args& a) {
   }
   Loaded loaded = load(a.paths);
   for (const CaseResult& r : loaded.load_failures) std::cerr << r.message << "\n";
-  for (const CaseRef& r : select(loaded.suites, a)) {
+  size_t matched = 0;
+  for (const CaseRef& r : select(loaded.suites, a, &matched)) {
     std::cout << r.id() << "  (" << r.suite->file << ":" << r.spec->where.line << ")";
     if (!r.spec->description.empty()) std::cout << "  " << shorten(r.spec->description);  // as docs/spec-format.md says
     std::cout << "\n";
   }
-  return loaded.load_failures.empty() ? 0 : 2;
+  if (!loaded.load_failures.empty()) return 2;
+  if (!a.filter.empty() && matched == 0) {  // as run: a typo in a filter lists nothing, and says so
+    std::cerr << "no case matches --filter '" << shorten(a.filter) << "'\n";
+    return 5;
+  }
+  return 0;
 }
 
 void print_section(std::string_view title, const std::string& body) {

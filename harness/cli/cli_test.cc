@@ -356,6 +356,10 @@ TEST(OpspecCli, AFilterThatMatchesNothingExits5) {
   CliRun empty_shard = cli({"run", dir, "--filter", "relu_ok", "--shard", "2/2"});
   EXPECT_EQ(empty_shard.status, 0) << empty_shard.out;
   EXPECT_THAT(empty_shard.out, HasSubstr("no cases selected"));
+  CliRun listed = cli({"list", dir, "--filter", "no_such_case"}, /*capture_err=*/true);
+  EXPECT_EQ(listed.status, 5);
+  EXPECT_THAT(listed.err, HasSubstr("no case matches --filter 'no_such_case'"));
+  EXPECT_EQ(cli({"list", dir, "--filter", "relu_ok", "--shard", "2/2"}).status, 0);
   write(dir, "bad.yaml", "cases:\n  - name: x\n    inputs: {x: {shape: [2]}\n");  // unclosed: the file does not load
   CliRun with_bad_file = cli({"run", dir, "--filter", "no_such_case"});
   EXPECT_EQ(with_bad_file.status, 1);  // the file that did not load fails the run, whatever the filter

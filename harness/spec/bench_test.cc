@@ -159,7 +159,9 @@ TEST(Bench, RoundsAndTimeOutOfRangeAreTheCasesError) {
   const std::vector<BenchResult> own = bench("cases:\n  - {name: a, inputs: {x: {shape: [4]}}, program: return relu(x), "
                                              "bench: {min_time: 1e9}}\n");
   ASSERT_THAT(own, SizeIs(1));
-  EXPECT_THAT(own[0].error, HasSubstr("min_time must be a number of seconds above 0 and at most 3600, got 1e+09"));
+  // A case's own min_time is refused as it loads, at its line.
+  EXPECT_THAT(own[0].error, HasSubstr("bench.yaml:2:85: error: 'min_time' must be a number of seconds above 0 and at "
+                                      "most 3600, got 1e+09"));
 }
 
 TEST(Bench, LoaderFormsAndErrors) {
@@ -188,7 +190,8 @@ cases:
   EXPECT_THAT(error_of("{sizes: {x: [[4], [8]], y: [[4]]}}"), HasSubstr("lists 2 shapes for one input but 1 for 'y'"));
   EXPECT_THAT(error_of("{sizes: {z: [[4]]}}"), HasSubstr("'z' is not an input of case 'a'"));
   EXPECT_THAT(error_of("{sizes: {x: [[-4]]}}"), HasSubstr("negative"));
-  EXPECT_THAT(error_of("{min_time: 0}"), HasSubstr("'min_time' must be a positive number"));
+  EXPECT_THAT(error_of("{min_time: 0}"), HasSubstr("'min_time' must be a number of seconds above 0 and at most 3600, got 0"));
+  EXPECT_THAT(error_of("{min_time: 1e9}"), HasSubstr("at most 3600, got 1e+09"));
   EXPECT_THAT(error_of("{backends: []}"), HasSubstr("'backends' must list at least one backend"));
   EXPECT_THAT(error_of("{sizs: 1}"), HasSubstr("unknown key 'sizs' in bench of case 'a'; did you mean 'sizes'?"));
   EXPECT_EQ(error_of("{sizes: {x: [[4]]}}"), "loaded");

@@ -7,6 +7,7 @@
 #include "absl/strings/numbers.h"
 #include "harness/expect/op_log.h"
 #include "harness/regex.h"
+#include "harness/spec/bench.h"
 #include "harness/spec/internal/spec_loader_impl.h"
 #include "harness/tensor_hash.h"
 #include "runtime/compile/backend.h"
@@ -146,7 +147,10 @@ std::optional<BenchSpec> Loader::parse_bench(const Entry& e, const CaseSpec& c, 
   }
   if (const Entry* x = m->get("min_time")) {
     b.min_time = get_double(x->value, val_pos(*x), "'min_time'", /*finite=*/true);
-    if (b.min_time && *b.min_time <= 0) error(val_pos(*x), "'min_time' must be a positive number of seconds");
+    if (b.min_time && (*b.min_time <= 0 || *b.min_time > kMaxBenchMinTime)) {
+      error(val_pos(*x), str_cat("'min_time' must be a number of seconds above 0 and at most ", kMaxBenchMinTime,
+                                 ", got ", *b.min_time));
+    }
   }
   if (const Entry* x = m->get("sizes")) {
     // {x: [[1024], [1048576]], y: [...]}: variant i gives each input its i-th shape.
