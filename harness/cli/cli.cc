@@ -410,17 +410,39 @@ int accept_results(std::vector<CaseResult>& results, Summary& summary, const Arg
   std::map<std::string, std::vector<size_t>> by_file;  // indices into results
   for (size_t i = 0; i < results.size(); ++i)
     if (results[i].accepted_debug_string) by_file[results[i].file].push_back(i);
+  // A run of the same case that passed without a new golden matched the old
+  // one: its device disagrees with the runs that differ, and one golden cannot
+  // hold both (accepting would fail that device next time).
+  std::map<std::pair<std::string, std::string>, std::string> matched_golden;  // (file, case) -> run id
+  for (const CaseResult& r : results) {
+    if (r.outcome == Outcome::kPassed && !r.accepted_debug_string) matched_golden.emplace(std::pair{r.file, r.name}, r.id);
+  }
   int status = 0;
   for (const auto& [file, indices] : by_file) {
+    std::vector<absl::Status> outcome(indices.size());
     std::vector<GoldenUpdate> updates;
-    for (size_t i : indices) updates.push_back({results[i].name, results[i].id, *results[i].accepted_debug_string});
-    absl::StatusOr<std::vector<absl::Status>> outcomes = accept_goldens(file, updates);
-    if (!outcomes.ok()) std::cerr << "opspec: --accept: " << outcomes.status().message() << "\n";
+    std::vector<size_t> updated;  // positions in indices of the updates sent
+    for (size_t k = 0; k < indices.size(); ++k) {
+      const CaseResult& r = results[indices[k]];
+      if (auto it = matched_golden.find({file, r.name}); it != matched_golden.end()) {
+        outcome[k] = absl::FailedPreconditionError(str_cat(r.file, ":", r.line, ": case '", r.name,
+                                                           "' has one debug_string for all its devices: ", it->second,
+                                                           " matches it and ", r.id,
+                                                           " does not; give each device its own case"));
+        continue;
+      }
+      updates.push_back({r.name, r.id, *r.accepted_debug_string});
+      updated.push_back(k);
+    }
+    if (!updates.empty()) {
+      absl::StatusOr<std::vector<absl::Status>> written = accept_goldens(file, updates);
+      if (!written.ok()) std::cerr << "opspec: --accept: " << written.status().message() << "\n";
+      for (size_t u = 0; u < updated.size(); ++u) outcome[updated[u]] = written.ok() ? (*written)[u] : written.status();
+    }
     std::set<std::string> accepted;  // cases, not runs: a case on two devices is one golden
     for (size_t k = 0; k < indices.size(); ++k) {
-      const absl::Status& s = outcomes.ok() ? (*outcomes)[k] : outcomes.status();
       CaseResult& r = results[indices[k]];
-      if (s.ok()) {
+      if (outcome[k].ok()) {
         accepted.insert(r.name);
         continue;
       }
@@ -428,15 +450,15 @@ int accept_results(std::vector<CaseResult>& results, Summary& summary, const Arg
       r.accepted_debug_string.reset();
       if (r.outcome != Outcome::kPassed) continue;
       r.outcome = Outcome::kFailed;
-      r.message = str_cat("expect.debug_string differs, and --accept could not write the new golden: ", s.message());
+      r.message = str_cat("expect.debug_string differs, and --accept could not write the new golden: ",
+                          outcome[k].message());
       --summary.passed;
       ++summary.failed;
       print_result(r, a);
     }
     if (!accepted.empty()) {
       std::cout << "Accepted " << accepted.size() << " new debug_string golden" << (accepted.size() == 1 ? "" : "s")
-                << " in "
-                << file << " (backup: " << file << ".orig)\n";
+                << " in " << file << " (backup: " << file << ".orig)\n";
     }
   }
   return status;

@@ -256,6 +256,28 @@ TEST(OpspecCli, AcceptRefusesACaseAloneAndWritesTheOthers) {
   EXPECT_THAT(again.out, HasSubstr("3 passed, 1 failed"));
 }
 
+TEST(OpspecCli, AcceptRefusesAGoldenOneDeviceMatchesAndAnotherDoesNot) {
+  // Accepted on cpu alone, then run on cpu and meta: cpu matches the golden,
+  // meta's zeros_like logs device=meta. Rewriting it to meta's text would fail cpu.
+  std::string dir = temp_dir();
+  const auto text = [](std::string_view devices) {
+    return str_cat("suite: devs\ncases:\n  - name: made\n    devices: ", devices,
+                   "\n    inputs: {x: {shape: [2]}}\n    program: return zeros_like(x)\n    expect:\n"
+                   "      debug_string:\n");
+  };
+  std::string file = write(dir, "devs.yaml", text("[cpu]"));
+  ASSERT_EQ(cli({"run", file, "--accept"}).status, 0);
+  std::string accepted = read(file);
+  ASSERT_THAT(accepted, HasSubstr("device=cpu"));
+  accepted.replace(accepted.find("[cpu]"), 5, "[cpu, meta]");
+  write(dir, "devs.yaml", accepted);
+  CliRun r = cli({"run", file, "--accept"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_THAT(r.out, HasSubstr("case 'made' has one debug_string for all its devices: devs::made@cpu matches it and "
+                               "devs::made@meta does not; give each device its own case"));
+  EXPECT_EQ(read(file), accepted);  // unchanged
+}
+
 TEST(OpspecCli, LoadErrorsFailTheRunAndNameTheFile) {
   std::string dir = temp_dir();
   write(dir, "bad.yaml", "cases:\n  - name: x\n    programm: |\n      return x\n");
