@@ -406,16 +406,24 @@ void print_result(const CaseResult& r, const Args& a) {
 // golden cannot be written (a flow-style expect, devices that disagree) fails
 // alone: it passed only on the promise that it would be; the file's other
 // cases still take theirs. A file that cannot be read or parsed fails them all.
-int accept_results(std::vector<CaseResult>& results, Summary& summary, const Args& a) {
+int accept_results(std::vector<CaseResult>& results, Summary& summary, const Args& a,
+                   const std::vector<SuiteSpec>& suites) {
   std::map<std::string, std::vector<size_t>> by_file;  // indices into results
   for (size_t i = 0; i < results.size(); ++i)
     if (results[i].accepted_debug_string) by_file[results[i].file].push_back(i);
-  // A run of the same case that passed without a new golden matched the old
-  // one: its device disagrees with the runs that differ, and one golden cannot
-  // hold both (accepting would fail that device next time).
+  // One golden holds for all of a case's devices, so each must have run and
+  // agreed: a run that passed without a new golden matched the old one (its
+  // device disagrees with those that differ), and a device that did not run
+  // (skipped where it is unavailable, filtered, another shard) was not seen.
   std::map<std::pair<std::string, std::string>, std::string> matched_golden;  // (file, case) -> run id
+  std::map<std::pair<std::string, std::string>, size_t> runs;                 // (file, case) -> runs that ran
   for (const CaseResult& r : results) {
     if (r.outcome == Outcome::kPassed && !r.accepted_debug_string) matched_golden.emplace(std::pair{r.file, r.name}, r.id);
+    if (r.outcome != Outcome::kSkipped) ++runs[{r.file, r.name}];
+  }
+  std::map<std::pair<std::string, std::string>, const CaseSpec*> specs;
+  for (const SuiteSpec& s : suites) {
+    for (const CaseSpec& c : s.cases) specs[{s.file, c.name}] = &c;
   }
   int status = 0;
   for (const auto& [file, indices] : by_file) {
@@ -424,11 +432,19 @@ int accept_results(std::vector<CaseResult>& results, Summary& summary, const Arg
     std::vector<size_t> updated;  // positions in indices of the updates sent
     for (size_t k = 0; k < indices.size(); ++k) {
       const CaseResult& r = results[indices[k]];
+      const auto spec = specs.find({file, r.name});
       if (auto it = matched_golden.find({file, r.name}); it != matched_golden.end()) {
-        outcome[k] = absl::FailedPreconditionError(str_cat(r.file, ":", r.line, ": case '", r.name,
+        outcome[k] = absl::FailedPreconditionError(str_cat(r.file, ":", r.line, ": error: case '", r.name,
                                                            "' has one debug_string for all its devices: ", it->second,
                                                            " matches it and ", r.id,
                                                            " does not; give each device its own case"));
+        continue;
+      }
+      if (spec != specs.end() && runs[{file, r.name}] < spec->second->devices.size()) {
+        outcome[k] = absl::FailedPreconditionError(str_cat(
+            r.file, ":", r.line, ": error: case '", r.name, "' has one debug_string for its devices (",
+            absl::StrJoin(spec->second->devices, ", "), "), and not all of them ran here (skipped, or left out by "
+            "--filter or --shard): accept it where every device runs, or give each device its own case"));
         continue;
       }
       updates.push_back({r.name, r.id, *r.accepted_debug_string});
@@ -501,7 +517,7 @@ int command_run(const Args& a) {
   progress.clear();
   summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-  int status = a.accept && accept_results(results, summary, a) != 0 ? 1 : 0;
+  int status = a.accept && accept_results(results, summary, a, loaded.suites) != 0 ? 1 : 0;
   if (summary.failed > 0) status = 1;
   if (!a.junit.empty()) {
     absl::Status s = write_junit(a.junit, results, summary);

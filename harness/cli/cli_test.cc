@@ -276,6 +276,13 @@ TEST(OpspecCli, AcceptRefusesAGoldenOneDeviceMatchesAndAnotherDoesNot) {
   EXPECT_THAT(r.out, HasSubstr("case 'made' has one debug_string for all its devices: devs::made@cpu matches it and "
                                "devs::made@meta does not; give each device its own case"));
   EXPECT_EQ(read(file), accepted);  // unchanged
+  // A device left out (by --filter here; skipped where unavailable, another
+  // shard) was not seen: its text could be anything.
+  CliRun filtered = cli({"run", file, "--accept", "--filter", "@meta"});
+  EXPECT_EQ(filtered.status, 1);
+  EXPECT_THAT(filtered.out, HasSubstr("case 'made' has one debug_string for its devices (cpu, meta), and not all of "
+                                      "them ran here"));
+  EXPECT_EQ(read(file), accepted);
 }
 
 TEST(OpspecCli, LoadErrorsFailTheRunAndNameTheFile) {

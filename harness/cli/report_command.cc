@@ -17,7 +17,8 @@ constexpr const char* kReportUsage =
     "usage: opspec report DIR                 rebuild DIR/index.html over the case pages in DIR\n"
     "       opspec report [--out DIR] LOG...  a report with a page per DebugMode log (opspec JSON or\n"
     "                                         debug_string() text, PyTorch's too); DIR defaults to\n"
-    "                                         opspec-report\n";
+    "                                         opspec-report; options may come anywhere, and after\n"
+    "                                         `--` every argument is a LOG\n";
 
 // log_text: the log as debug_string() shows it.
 std::string log_text(const std::vector<DebugCall>& log) {
@@ -54,9 +55,14 @@ int run_report(const std::vector<std::string>& args, std::ostream& out, std::ost
   // Options anywhere: `report LOG --out DIR` once read "--out" as a log.
   std::vector<std::string> inputs;
   std::optional<std::string> out_dir;
+  bool options_end = false;  // after `--`, every argument is a log (one named -x.txt too)
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
-    if (a == "-h" || a == "--help") {
+    if (options_end) {
+      inputs.push_back(a);
+    } else if (a == "--") {
+      options_end = true;
+    } else if (a == "-h" || a == "--help") {
       out << kReportUsage;
       return 0;
     } else if (a == "--out") {

@@ -83,6 +83,17 @@ TEST(ReportCommand, OptionsGoAnywhere) {
   EXPECT_THAT(err, HasSubstr("--out needs a directory"));
   EXPECT_EQ(report({"--out", dir, dir}, &err), 2);  // a report directory is not a log
   EXPECT_THAT(err, HasSubstr("it is a directory"));
+  // After --, a log may be named like an option.
+  const std::string dash_dir = ::testing::TempDir() + "/opspec_report_dash";
+  std::filesystem::remove_all(dash_dir);
+  std::filesystem::create_directories(dash_dir);
+  std::ofstream(dash_dir + "/-x.txt") << "    aten::relu(t$0: f32[2])  ->  t$1: f32[2]\n";
+  const std::filesystem::path cwd = std::filesystem::current_path();
+  std::filesystem::current_path(dash_dir);
+  const int status = report({"--out", "rep", "--", "-x.txt"}, &err);
+  std::filesystem::current_path(cwd);
+  EXPECT_EQ(status, 0) << err;
+  EXPECT_THAT(read(dash_dir + "/rep/index.html"), HasSubstr("-x.txt</a>"));
 }
 
 }  // namespace report_command_test

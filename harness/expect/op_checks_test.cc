@@ -88,6 +88,8 @@ TEST(CheckOpsExclude, PassAndFailWithIndices) {
 TEST(CheckOpNamesKnown, AMisspeltNameFailsEveryListCheck) {
   const std::vector<std::string> actual = {"aten::_to_copy"};
   EXPECT_TRUE(check_op_names_known({"aten::_to_copy", "add", "aten::add.Tensor", "aten::relu.default"}).ok);
+  // .default is the unnamed overload alone: aten::add has only .Tensor and .Scalar.
+  EXPECT_FALSE(check_op_names_known({"aten::add.default"}).ok);
   // Exclude: the name could never be called, so the check would pass whatever ran.
   EXPECT_EQ(check_ops_exclude(actual, {"aten::_to_cpy"}).message,
             "'aten::_to_cpy' names no registered op; did you mean 'aten::_to_copy'?");

@@ -134,8 +134,11 @@ struct KnownOps {
 
 bool names_an_op(std::string_view pattern) {
   std::string full = pattern.find("::") == std::string_view::npos ? str_cat("aten::", pattern) : std::string(pattern);
-  if (full.ends_with(".default")) full.resize(full.size() - 8);  // the unnamed overload alone
-  const bool has_overload = full.find('.', full.find("::") + 2) != std::string::npos;
+  // "aten::add.default" names the unnamed overload alone, as op_name_matches
+  // reads it: aten::add has none (only .Tensor and .Scalar), so it names no op.
+  const bool unnamed_overload = full.ends_with(".default");
+  if (unnamed_overload) full.resize(full.size() - 8);
+  const bool has_overload = unnamed_overload || full.find('.', full.find("::") + 2) != std::string::npos;
   static KnownOps known;
   std::lock_guard<std::mutex> lock(known.mu);
   auto found = [&] { return known.names.contains(full) || (!has_overload && known.packets.contains(full)); };

@@ -139,7 +139,9 @@ OpsSequenceMatcher OpsInOrder(const Ts&... elements) {
 // OpsInOrder (list): the same from a vector of name patterns (e.g. read from a file).
 OpsSequenceMatcher OpsInOrder(const std::vector<std::string>& names);
 
-// NoOp: no recorded op matches any of the patterns.
+// NoOp: no recorded op matches any of the patterns. A pattern that names no
+// registered op fails it (the op could never be called), so misspell nothing
+// under Not(NoOp(...)), where that failure would read as a pass.
 //   EXPECT_OPS(ops::to(x, DType::kFloat32), NoOp("aten::_to_copy"));
 template <internal::OpElementLike... Ts>
 OpsSequenceMatcher NoOp(const Ts&... elements) {

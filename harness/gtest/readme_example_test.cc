@@ -7,6 +7,10 @@
 // where acme::scaled_add is defined.)
 #include "harness/gtest/opspec_gtest.h"
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
 #include "runtime/compile/controls.h"
 #include "runtime/trace/make_fx.h"
 
@@ -61,6 +65,68 @@ TEST(ReadmeTestingBlock, TextAndTensors) {
   auto t = opspec::testing::make_tensor({2, 3}, DType::kFloat32, kCPU, {.low = 0, .high = 1, .noncontiguous = true});
   EXPECT_FALSE(t.is_contiguous());
   EXPECT_TRUE(ops::all(ops::logical_and(ops::ge(t, 0.0), ops::lt(t, 1.0))).item().to_bool());
+}
+
+// ---- the copies above are the docs' text ----
+
+std::string read_file(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// squeeze: the line without leading, trailing or repeated spaces.
+std::string squeeze(std::string_view line) {
+  std::string out;
+  for (char c : line) {
+    if (c == ' ' && (out.empty() || out.back() == ' ')) continue;
+    out += c;
+  }
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
+}
+
+// code_lines: the lines of the first ```cpp block after heading in markdown.
+std::vector<std::string> code_lines(const std::string& markdown, std::string_view heading) {
+  std::vector<std::string> out;
+  size_t at = markdown.find(heading);
+  if (at == std::string::npos || (at = markdown.find("```cpp\n", at)) == std::string::npos) return out;
+  std::istringstream in(markdown.substr(at + 7, markdown.find("\n```", at + 7) - at - 7));
+  for (std::string line; std::getline(in, line);) out.push_back(squeeze(line));
+  return out;
+}
+
+TEST(ReadmeTestingBlock, TheCopiesAreTheDocsText) {
+  const std::filesystem::path here(__FILE__), root = here.parent_path().parent_path().parent_path();
+  const auto squeezed = [](const std::string& text) {
+    std::string out;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) out += squeeze(line) + "\n";
+    return out;
+  };
+  const std::string source = squeezed(read_file(here));
+  const std::string acme = squeezed(read_file(root / "examples/downstream/tests/acme_test.cc"));
+  const std::vector<std::string> readme = code_lines(read_file(root / "README.md"), "## Testing with opspec");
+  ASSERT_GE(readme.size(), 10u) << "the README's block was not found";
+  for (const std::string& line : readme) {
+    if (line.find("acme::scaled_add") != std::string::npos) {  // its code, without the README's comment
+      const std::string code = line.substr(0, line.find("; //") + 1);
+      EXPECT_NE(acme.find(code), std::string::npos) << "README line not run as written in acme_test.cc: " << code;
+      continue;
+    }
+    EXPECT_NE(source.find(line), std::string::npos) << "README line not run as written: " << line;
+  }
+  // The header's example: its `//   ` lines after "Example".
+  const std::string header = read_file(root / "harness/gtest/opspec_gtest.h");
+  std::istringstream in(header.substr(header.find("// Example")));
+  int lines = 0;
+  for (std::string line; std::getline(in, line) && line.starts_with("//");) {
+    if (!line.starts_with("//   ")) continue;
+    ++lines;
+    EXPECT_NE(source.find(squeeze(line.substr(2))), std::string::npos) << "header example line not run: " << line;
+  }
+  EXPECT_GE(lines, 8);
 }
 
 }  // namespace readme_example_test

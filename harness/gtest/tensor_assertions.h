@@ -3,9 +3,8 @@
 // tolerances), with assert_close's messages, and their ASSERT_ forms.
 #pragma once
 
-#include <functional>
+#include <exception>
 #include <string_view>
-#include <utility>
 
 #include <gtest/gtest.h>
 
@@ -18,12 +17,11 @@ namespace opspec::internal {
 // gtest AssertionResult, naming both expressions on failure.
 ::testing::AssertionResult tensor_close(std::string_view actual_text, std::string_view expected_text,
                                         const Tensor& actual, const Tensor& expected, const CloseOptions& options);
-// tensor_close (deferred): evaluates both tensors itself, so an exception
-// (an op's error in either expression, rtol without atol) is a failure of
-// the assertion, as in the compile and opcheck macros, not of the whole test.
-::testing::AssertionResult tensor_close(std::string_view actual_text, std::string_view expected_text,
-                                        const std::function<std::pair<Tensor, Tensor>()>& tensors,
-                                        const CloseOptions& options);
+// tensor_close_threw: the failure when evaluating or comparing the tensors
+// threw (an op's error in either expression, rtol without atol): the
+// assertion fails, as the compile and opcheck macros do, not the whole test.
+::testing::AssertionResult tensor_close_threw(std::string_view actual_text, std::string_view expected_text,
+                                              const std::exception& e);
 
 // tensor_eq_options: CloseOptions of EXPECT_TENSOR_EQ (rtol = atol = 0, as
 // torch.testing.assert_close(..., rtol=0, atol=0)); NaN is unequal to NaN unless equal_nan.
@@ -56,9 +54,17 @@ CloseOptions tensor_eq_options(bool equal_nan = false);
   OPSPEC_GTEST_TENSOR_CLOSE_(GTEST_FATAL_FAILURE_, actual, expected, ::opspec::internal::tensor_eq_options())
 
 // (Variadic: a braced CloseOptions{.rtol = r, .atol = a} holds a comma.)
-#define OPSPEC_GTEST_TENSOR_CLOSE_(on_failure, actual, expected, ...)                                            \
-  GTEST_ASSERT_(::opspec::internal::tensor_close(                                                               \
-                    #actual, #expected,                                                                          \
-                    [&]() -> std::pair<::opspec::Tensor, ::opspec::Tensor> { return {(actual), (expected)}; }, \
-                    __VA_ARGS__),                                                                                \
-                on_failure)
+// The arguments are evaluated inside a try block (gtest's EXPECT_NO_THROW
+// shape, no lambda: clang before 16 cannot capture structured bindings).
+#define OPSPEC_GTEST_TENSOR_CLOSE_(on_failure, actual, expected, ...)                                     \
+  GTEST_AMBIGUOUS_ELSE_BLOCKER_                                                                             \
+  if (::testing::AssertionResult opspec_tensor_ar = ::testing::AssertionSuccess(); true) {                  \
+    try {                                                                                                    \
+      opspec_tensor_ar = ::opspec::internal::tensor_close(#actual, #expected, (actual), (expected), __VA_ARGS__); \
+    } catch (const std::exception& opspec_tensor_e) {                                                        \
+      opspec_tensor_ar = ::opspec::internal::tensor_close_threw(#actual, #expected, opspec_tensor_e);        \
+    }                                                                                                        \
+    if (!opspec_tensor_ar) goto GTEST_CONCAT_TOKEN_(opspec_tensor_close_label_, __LINE__);                   \
+  } else /* NOLINT */                                                                                        \
+    GTEST_CONCAT_TOKEN_(opspec_tensor_close_label_, __LINE__)                                                \
+        : on_failure(opspec_tensor_ar.failure_message())

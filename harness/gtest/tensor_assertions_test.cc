@@ -60,6 +60,10 @@ TEST(TensorAssertions, AnExceptionIsTheAssertionsFailureNotTheTests) {
               HasSubstr("comparing `x` and `x` threw: "));
   EXPECT_THAT(fatal_failure_of([&] { ASSERT_TENSOR_EQ(ops::mm(x, x), x); }),
               HasSubstr("comparing `ops::mm(x, x)` and `x` threw: "));
+  // Structured bindings work as arguments (the macro holds no lambda that would capture them).
+  auto [a, b] = std::pair{x, ops::mul(x, 2.0)};
+  EXPECT_TENSOR_EQ(a, a) << "streams";
+  EXPECT_THAT(nonfatal_failure_of([&] { EXPECT_TENSOR_CLOSE(a, b); }), HasSubstr("`a` and `b` are not close"));
 }
 
 }  // namespace

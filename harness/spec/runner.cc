@@ -141,10 +141,10 @@ CompileOptions compile_options(const CaseSpec& c, const CaseFunction& fn) {
 CheckResult check_outputs(const OutputsSpec& spec, const std::vector<Tensor>& outputs) {
   if (spec.values.size() != outputs.size()) {
     return CheckResult::fail(
-        spec.per_output ? str_cat("the case returned ", outputs.size(), " outputs; 'outputs' lists ", spec.values.size())
-                        : str_cat("the case returned ", outputs.size(),
-                                  " outputs; a flat 'outputs' list checks a single one (give one list per output: "
-                                  "[[...], [...]])"));
+        spec.per_output || outputs.empty()
+            ? str_cat("the case returned ", outputs.size(), " outputs; 'outputs' lists ", spec.values.size())
+            : str_cat("the case returned ", outputs.size(),
+                      " outputs; a flat 'outputs' list checks a single one (give one list per output: [[...], [...]])"));
   }
   for (size_t i = 0; i < outputs.size(); ++i) {
     const Tensor expected = expected_tensor(spec.values[i], outputs[i]);

@@ -59,11 +59,13 @@ bool Loader::check_devices(const Entry& e, const std::vector<std::string>& devic
     return false;
   }
   bool ok = true;
-  for (size_t i = 0; i < devices.size(); ++i) {
-    ok = check_device(devices[i], val_pos(e)) && ok;
+  auto it = e.value.begin();
+  for (size_t i = 0; i < devices.size(); ++i, ++it) {
+    const Pos p = pos_of(*it, val_pos(e));  // get_string_list read e.value, a sequence of devices.size()
+    ok = check_device(devices[i], p) && ok;
     if (std::find(devices.begin(), devices.begin() + static_cast<std::ptrdiff_t>(i), devices[i]) !=
         devices.begin() + static_cast<std::ptrdiff_t>(i)) {
-      error(val_pos(e), str_cat("device '", devices[i], "' is listed twice in 'devices'"));  // one id per run
+      error(p, str_cat("device '", devices[i], "' is listed twice in 'devices'"));  // one id per run
       ok = false;
     }
   }

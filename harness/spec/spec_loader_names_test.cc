@@ -43,6 +43,9 @@ TEST(SpecLoaderNames, OpListsNameRegisteredOps) {
               HasSubstr("'ops_contain' entry 'torch.relu' names no registered op"));
   EXPECT_THAT(case_errors(one_case("{function_ops: [aten::relu.Tensor]}")),
               HasSubstr("'function_ops' entry 'aten::relu.Tensor' names no registered op"));
+  // .default names the unnamed overload alone, which aten::add does not have.
+  EXPECT_THAT(case_errors(one_case("{ops_exclude: [aten::add.default]}")),
+              HasSubstr("'ops_exclude' entry 'aten::add.default' names no registered op"));
   // An overload that exists only under another op is not a match.
   EXPECT_THAT(case_errors(one_case("{ops: [aten::relu.Scalar]}")), HasSubstr("names no registered op"));
 }
@@ -73,7 +76,7 @@ TEST(SpecLoaderNames, DefaultsBackendIsCheckedAndReachesCasesWithoutCompile) {
 
 TEST(SpecLoaderNames, DevicesAreListedOnceAndNeverEmpty) {
   EXPECT_EQ(case_errors("cases:\n  - {name: c, devices: [cpu, meta, cpu], program: return 1}\n"),
-            "t.yaml:2:24: error: device 'cpu' is listed twice in 'devices'");
+            "t.yaml:2:36: error: device 'cpu' is listed twice in 'devices'");
   auto empty = load_suite_string("defaults: {devices: []}\ncases: []\n", "t.yaml");
   ASSERT_FALSE(empty.ok());
   EXPECT_THAT(std::string(empty.status().message()), HasSubstr("t.yaml:1:21: error: 'devices' must not be empty"));
@@ -112,6 +115,12 @@ TEST(SpecLoaderNames, OutputsTakeOneListPerOutputAndTolerances) {
   EXPECT_EQ(case_errors(one_case("{outputs: [[1, 2], 3]}")),
             "t.yaml:5:32: error: 'outputs' mixes lists and numbers: give one list per output, or the single "
             "output's numbers");
+  EXPECT_EQ(case_errors(one_case("{outputs: [1, [2]]}")),
+            "t.yaml:5:24: error: 'outputs' mixes lists and numbers: give one list per output, or the single "
+            "output's numbers");
+  EXPECT_EQ(case_errors(one_case("{outputs: {values: [1], rtol: -0.0, atol: 0}}")), "");  // -0 is 0
+  EXPECT_THAT(case_errors(one_case("{outputs: {values: [1], rtol: -1e-9, atol: 0}}")),
+              HasSubstr("'rtol' must be non-negative"));
   EXPECT_EQ(case_errors(one_case("{outputs: {values: [1], rtol: 0.1}}")),
             "t.yaml:5:37: error: 'rtol' given without 'atol': give both or neither");
   EXPECT_EQ(case_errors(one_case("{outputs: {rtol: 0, atol: 0}}")),

@@ -270,10 +270,8 @@ void Loader::read_tolerances(const MapView& m, std::optional<double>& rtol_out, 
   const Entry* atol = m.get("atol");
   if (rtol) rtol_out = get_double(rtol->value, val_pos(*rtol), "'rtol'", true);
   if (atol) atol_out = get_double(atol->value, val_pos(*atol), "'atol'", true);
-  for (const Entry* t : {rtol, atol}) {
-    if (t && t->value.IsScalar() && !t->value.Scalar().empty() && t->value.Scalar()[0] == '-') {
-      error(val_pos(*t), str_cat("'", t->name, "' must be non-negative"));
-    }
+  for (auto [t, v] : {std::pair{rtol, rtol_out}, {atol, atol_out}}) {
+    if (t && v && *v < 0) error(val_pos(*t), str_cat("'", t->name, "' must be non-negative"));  // -0.0 is 0
   }
   if ((rtol == nullptr) != (atol == nullptr) && !m.had_unknown) {
     error(key_pos(rtol ? *rtol : *atol),
@@ -379,7 +377,9 @@ void Loader::parse_outputs(const Entry& e, ExpectSpec& x) {
     }
     return v;
   };
-  out.per_output = values->value.size() > 0 && values->value[0].IsSequence();
+  bool any_list = false;
+  for (auto it = values->value.begin(); it != values->value.end(); ++it) any_list = any_list || it->IsSequence();
+  out.per_output = any_list;
   if (!out.per_output) {
     out.values.push_back(numbers(values->value, val_pos(*values)));
   } else {

@@ -488,7 +488,7 @@ TEST(SpecLoaderErrors, BadEnumValues) {
             "t.yaml:4:14: error: unknown skip_if condition 'nocuda'; did you mean 'no_cuda'? (allowed: always, "
             "cuda, no_cuda, no_gpu)");
   EXPECT_EQ(with("    devices: [cpu, tpu]\n"),
-            "t.yaml:4:14: error: unknown device 'tpu' (allowed: cpu, cuda, cuda:N, meta)");
+            "t.yaml:4:20: error: unknown device 'tpu' (allowed: cpu, cuda, cuda:N, meta)");
   EXPECT_EQ(with("    devices: []\n"), "t.yaml:4:14: error: 'devices' must not be empty");
   EXPECT_EQ(with("    dtype: float33\n"),
             "t.yaml:4:12: error: unknown dtype 'float33'; did you mean 'float32'? (allowed: f32, f64, f16, bf16, i64, "
