@@ -277,6 +277,10 @@ uint64_t TensorImpl::uid() const {
 
 // size(d) and stride(d) of a 0-dim tensor fail as c10's TensorImpl::size
 // does (no wrap_scalar): wrap_dim lets a scalar take dim 0 or -1.
+void internal::throw_undefined_tensor(const char* what) {
+  OPSPEC_FAIL(what, "() called on an undefined Tensor");
+}
+
 int64_t Tensor::size(int64_t dim) const {
   OPSPEC_CHECK(this->dim() > 0, "Tensor::size: Dimension specified as ", dim, " but tensor has no dimensions");
   return sizes()[wrap_dim(dim, this->dim(), "Tensor::size")];

@@ -36,6 +36,9 @@ class Node;  // runtime/autograd/node.h
 namespace internal {
 struct TensorRecycler;  // tensor.cc, See Note [Recycled tensors]
 
+// throw_undefined_tensor: throws "<what>() called on an undefined Tensor" (cold).
+[[noreturn, gnu::cold]] void throw_undefined_tensor(const char* what);
+
 // AutogradMetaBase: what runtime/autograd keeps on a tensor that takes part
 // in autograd (its AutogradMeta derives from it). See Note [Autograd meta].
 struct AutogradMetaBase {
@@ -211,6 +214,12 @@ class TensorImpl : public RefCounted, public internal::Pooled {  // See Note [Ob
   uint64_t view_version_ = 0;
 };
 
+// OPSPEC_ACCESSOR: the metadata accessors kernels call several times per op.
+// With their undefined-tensor check GCC left some out of line, which cost a
+// 1-element add more than the checks themselves (callgrind), so they are
+// always inlined.
+#define OPSPEC_ACCESSOR __attribute__((always_inline))
+
 // Tensor: the value type users and kernels pass around. Copying shares data.
 class Tensor {
  public:
@@ -220,27 +229,33 @@ class Tensor {
   bool defined() const { return static_cast<bool>(impl_); }
   TensorImpl* impl() const { return impl_.get(); }
 
-  IntArrayRef sizes() const { return impl_->sizes(); }
-  IntArrayRef strides() const { return impl_->strides(); }
+  // The metadata accessors throw opspec::Error on an undefined tensor, as
+  // PyTorch's ("sizes() called on an undefined Tensor"), never dereference null.
+  OPSPEC_ACCESSOR IntArrayRef sizes() const { return checked_impl("sizes")->sizes(); }
+  OPSPEC_ACCESSOR IntArrayRef strides() const { return checked_impl("strides")->strides(); }
   // size / stride: one dim, negative dims count from the end.
   int64_t size(int64_t dim) const;
   int64_t stride(int64_t dim) const;
-  int64_t dim() const { return impl_->dim(); }
-  int64_t numel() const { return impl_->numel(); }
-  int64_t storage_offset() const { return impl_->storage_offset(); }
-  DType dtype() const { return impl_->dtype(); }
-  Device device() const { return impl_->device(); }
-  bool is_contiguous() const { return impl_->is_contiguous(); }
-  bool is_floating_point() const { return is_floating(dtype()); }
-  int64_t element_size() const { return opspec::element_size(dtype()); }
-  int64_t nbytes() const { return numel() * element_size(); }
-  DispatchKeySet key_set() const { return impl_->key_set(); }
-  bool is_wrapped_number() const { return impl_->is_wrapped_number(); }
+  OPSPEC_ACCESSOR int64_t dim() const { return checked_impl("dim")->dim(); }
+  OPSPEC_ACCESSOR int64_t numel() const { return checked_impl("numel")->numel(); }
+  OPSPEC_ACCESSOR int64_t storage_offset() const { return checked_impl("storage_offset")->storage_offset(); }
+  OPSPEC_ACCESSOR DType dtype() const { return checked_impl("dtype")->dtype(); }
+  OPSPEC_ACCESSOR Device device() const { return checked_impl("device")->device(); }
+  OPSPEC_ACCESSOR bool is_contiguous() const { return checked_impl("is_contiguous")->is_contiguous(); }
+  OPSPEC_ACCESSOR bool is_floating_point() const { return is_floating(dtype()); }
+  OPSPEC_ACCESSOR int64_t element_size() const { return opspec::element_size(dtype()); }
+  OPSPEC_ACCESSOR int64_t nbytes() const { return numel() * element_size(); }
+  OPSPEC_ACCESSOR DispatchKeySet key_set() const { return checked_impl("key_set")->key_set(); }
+  OPSPEC_ACCESSOR bool is_wrapped_number() const { return checked_impl("is_wrapped_number")->is_wrapped_number(); }
   // subclass: the TensorSubclass handler this tensor carries (with_subclass), or null.
-  const std::shared_ptr<TensorSubclass>& subclass() const { return impl_->subclass(); }
+  OPSPEC_ACCESSOR const std::shared_ptr<TensorSubclass>& subclass() const {
+    return checked_impl("subclass")->subclass();
+  }
   bool is_same(const Tensor& o) const { return impl_ == o.impl_; }
   // is_alias_of: shares storage with o (a view of it, or o of it).
-  bool is_alias_of(const Tensor& o) const { return impl_->storage() == o.impl_->storage(); }
+  OPSPEC_ACCESSOR bool is_alias_of(const Tensor& o) const {
+    return checked_impl("is_alias_of")->storage() == o.checked_impl("is_alias_of")->storage();
+  }
 
   // data_ptr<T>: typed pointer to the first element; checks dtype and that the
   // tensor holds data (not meta, not a fake tensor).
@@ -295,6 +310,12 @@ class Tensor {
 
  private:
   void check_data_access(const char* what) const;
+  // checked_impl: impl_, or the error of what() on an undefined tensor: one
+  // predictable branch, the throw out of line.
+  OPSPEC_ACCESSOR const TensorImpl* checked_impl(const char* what) const {
+    if (!impl_) [[unlikely]] internal::throw_undefined_tensor(what);
+    return impl_.get();
+  }
   IntrusivePtr<TensorImpl> impl_;
 };
 

@@ -62,6 +62,26 @@ TEST(DeviceTest, ParsesAndPrints) {
   EXPECT_THAT([] { Device::parse("cuda:x"); }, ThrowsMessage<Error>(HasSubstr("expected an index")));
 }
 
+// Metadata accessors on an undefined tensor throw, as PyTorch's, instead of
+// dereferencing a null TensorImpl.
+TEST(TensorTest, AccessorsOfAnUndefinedTensorThrow) {
+  const Tensor u;
+  const Tensor x = internal::make_tensor({2}, DType::kFloat32, kCPU);
+  EXPECT_THAT([&] { u.sizes(); }, ThrowsMessage<Error>(HasSubstr("sizes() called on an undefined Tensor")));
+  EXPECT_THAT([&] { u.strides(); }, ThrowsMessage<Error>(HasSubstr("strides() called on an undefined Tensor")));
+  EXPECT_THAT([&] { u.dim(); }, ThrowsMessage<Error>(HasSubstr("dim() called on an undefined Tensor")));
+  EXPECT_THAT([&] { u.numel(); }, ThrowsMessage<Error>(HasSubstr("numel() called on an undefined Tensor")));
+  EXPECT_THAT([&] { u.dtype(); }, ThrowsMessage<Error>(HasSubstr("dtype() called on an undefined Tensor")));
+  EXPECT_THAT([&] { u.device(); }, ThrowsMessage<Error>(HasSubstr("device() called on an undefined Tensor")));
+  EXPECT_THAT([&] { u.size(0); }, ThrowsMessage<Error>(HasSubstr("called on an undefined Tensor")));
+  EXPECT_THAT([&] { x.is_alias_of(u); }, ThrowsMessage<Error>(HasSubstr("is_alias_of() called on an undefined Tensor")));
+  EXPECT_THAT([&] { u.is_alias_of(x); }, ThrowsMessage<Error>(HasSubstr("is_alias_of() called on an undefined Tensor")));
+  EXPECT_THAT([&] { u.data_ptr<float>(); }, ThrowsMessage<Error>(HasSubstr("tensor is undefined")));
+  EXPECT_FALSE(u.defined());
+  EXPECT_TRUE(u.is_same(Tensor()));
+  EXPECT_EQ(u.meta_str(), "undefined");
+}
+
 TEST(ScalarTest, KindsAndPythonRepr) {
   EXPECT_TRUE(Scalar(1).is_integral());
   EXPECT_TRUE(Scalar(1.0).is_floating_point());

@@ -574,6 +574,8 @@ Tensor select_backward(const Tensor& grad_output, IntArrayRef input_sizes, int64
                                                                      dim, index);
 }
 Scalar item(const Tensor& self, const std::source_location& loc) {
+  // Not the dispatcher's message: it would name _local_scalar_dense, which the user did not call.
+  if (!self.defined()) internal::throw_undefined_tensor("item");
   OPSPEC_SITE;
   return call<Scalar(const Tensor&)>(OpId::_local_scalar_dense, self);
 }
