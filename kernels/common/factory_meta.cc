@@ -82,7 +82,8 @@ void check_dropout_args(const Tensor& input, double p, std::optional<bool> train
 CatGeometry cat_geometry(TensorList tensors, int64_t dim, std::string_view op) {
   OPSPEC_CHECK(!tensors.empty(), op, ": torch.cat(): expected a non-empty list of Tensors");
   for (size_t i = 0; i < tensors.size(); ++i) {
-    OPSPEC_CHECK(tensors[i].defined(), op, ": tensor at position ", i, " is undefined");
+    OPSPEC_CHECK(tensors[i].defined(), op, ": Expected a proper Tensor but got None (or an undefined Tensor in C++) ",
+                 "for sequence element ", i, " in sequence argument at position #0 'tensors'");  // as the dispatcher's
     OPSPEC_CHECK(tensors[i].dim() > 0, op, ": zero-dimensional tensor (at position ", i,
                  ") cannot be concatenated");
   }
@@ -121,7 +122,8 @@ CatGeometry cat_geometry(TensorList tensors, int64_t dim, std::string_view op) {
 std::vector<Tensor> stack_inputs(TensorList tensors, int64_t dim, std::string_view op) {
   OPSPEC_CHECK(!tensors.empty(), op, ": stack expects a non-empty TensorList");
   for (size_t i = 0; i < tensors.size(); ++i) {
-    OPSPEC_CHECK(tensors[i].defined(), op, ": tensor at position ", i, " is undefined");
+    OPSPEC_CHECK(tensors[i].defined(), op, ": Expected a proper Tensor but got None (or an undefined Tensor in C++) ",
+                 "for sequence element ", i, " in sequence argument at position #0 'tensors'");  // as the dispatcher's
     OPSPEC_CHECK(tensors[i].sizes() == tensors[0].sizes(), op,
                  ": stack expects each tensor to be equal size, but got ", format_sizes(tensors[0].sizes()),
                  " at entry 0 and ", format_sizes(tensors[i].sizes()), " at entry ", i);

@@ -165,8 +165,17 @@ Stack box_args(const Args&... args) {
   return s;
 }
 
-// keys_of: the union of the dispatch keys of every tensor among args.
-inline DispatchKeySet keys_of_one(const Tensor& t) { return t.defined() ? t.impl()->dispatch_keys() : DispatchKeySet(); }
+// kUndefinedTensorMark: not a dispatch key (no key has bit 15): what an
+// undefined Tensor or Tensor[] element contributes to keys_of, so the
+// dispatcher refuses it before any kernel runs (Note [Undefined tensor arguments]).
+inline constexpr DispatchKeySet kUndefinedTensorMark = DispatchKeySet::from_bits(uint16_t{1} << 15);
+static_assert(kNumDispatchKeys < 15, "kUndefinedTensorMark needs a bit no key uses");
+
+// keys_of: the union of the dispatch keys of every tensor among args. None of
+// a Tensor? or Tensor?[] contributes nothing; an undefined Tensor the mark.
+inline DispatchKeySet keys_of_one(const Tensor& t) {
+  return t.defined() ? t.impl()->dispatch_keys() : kUndefinedTensorMark;
+}
 inline DispatchKeySet keys_of_one(const std::optional<Tensor>& t) {
   return t && t->defined() ? t->impl()->dispatch_keys() : DispatchKeySet();
 }
@@ -175,7 +184,7 @@ inline DispatchKeySet keys_of_one(TensorList ts) {
   for (const Tensor& t : ts) k = k | keys_of_one(t);
   return k;
 }
-inline DispatchKeySet keys_of_one(OptionalTensorList ts) { return keys_of_one(ts.tensors); }
+inline DispatchKeySet keys_of_one(OptionalTensorList ts) { return keys_of_one(ts.tensors) - kUndefinedTensorMark; }
 template <class T> DispatchKeySet keys_of_one(const T&) { return {}; }
 template <class... Args>
 DispatchKeySet keys_of(const Args&... args) {

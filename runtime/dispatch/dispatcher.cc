@@ -189,6 +189,25 @@ void Dispatcher::throw_no_kernel(const OperatorHandle& op, DispatchKeySet ks) co
                                           "; it has kernels for ", op.kernel_mask_.str(), ".", hint));
 }
 
+void Dispatcher::check_defined_tensors(const OperatorHandle& op, const Stack& stack) const {
+  const std::vector<Argument>& args = op.schema().arguments();
+  for (size_t i = 0; i < args.size() && i < stack.size(); ++i) {
+    const ArgType& type = args[i].type;
+    if (type.kind != TypeKind::kTensor || type.is_optional || type.element_optional) continue;
+    const Value& v = stack[i];
+    if (v.is_tensor() && !v.to_tensor().defined()) {
+      OPSPEC_FAIL(op.name(), ": Expected a proper Tensor but got None (or an undefined Tensor in C++) for argument #",
+                  i, " '", args[i].name, "'");
+    }
+    if (!v.is_tensor_list()) continue;
+    const std::vector<Tensor>& list = v.to_tensor_list();
+    for (size_t k = 0; k < list.size(); ++k) {
+      OPSPEC_CHECK(list[k].defined(), op.name(), ": Expected a proper Tensor but got None (or an undefined Tensor in ",
+                   "C++) for sequence element ", k, " in sequence argument at position #", i, " '", args[i].name, "'");
+    }
+  }
+}
+
 void Dispatcher::call_boxed(const OperatorHandle& op, Stack& stack) const {
   DispatchKeySet tensor_keys;
   for (const Value& v : stack) {
@@ -197,6 +216,11 @@ void Dispatcher::call_boxed(const OperatorHandle& op, Stack& stack) const {
     } else if (v.is_tensor_list()) {
       tensor_keys = tensor_keys | internal::keys_of_one(TensorList(v.to_tensor_list()));
     }
+  }
+  // A Tensor?[] with a None entry marks too: the schema check lets it pass.
+  if (!(tensor_keys & internal::kUndefinedTensorMark).empty()) [[unlikely]] {  // Note [Undefined tensor arguments]
+    check_defined_tensors(op, stack);
+    tensor_keys = tensor_keys - internal::kUndefinedTensorMark;
   }
   redispatch_boxed(op, compute_dispatch_key_set(tensor_keys), stack);
 }

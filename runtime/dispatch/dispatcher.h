@@ -29,6 +29,17 @@ namespace opspec {
 // CompositeImplicit). Outside the guard, and on other threads, nothing
 // changes; the cost when no override exists for the op is one mask test.
 
+// Note [Undefined tensor arguments]
+// A default-constructed Tensor has no TensorImpl: no kernel, mode or meta
+// function may see one where the schema wants a Tensor. As PyTorch (whose
+// undefined tensors reach "Expected a proper Tensor but got None"), the call
+// is refused at entry, before any key is chosen: keys_of gives an undefined
+// Tensor (or Tensor[] element) kUndefinedTensorMark, and call/call_boxed check
+// the schema only when that bit is set, so defined arguments cost one
+// predictable branch. None of a Tensor? or Tensor?[] argument is legitimate and
+// passes (an undefined Tensor given for a Tensor? is None too). Redispatches
+// pass the checked arguments on and are not checked again.
+
 // Dispatcher: process-wide registry and router. Registration is thread-safe;
 // register kernels before calling the op concurrently from several threads.
 class Dispatcher {
@@ -87,7 +98,11 @@ class Dispatcher {
   // call: typed dispatch; takes the unboxed path when the kernel has this exact signature.
   template <class Ret, class... Args>
   Ret call(const OperatorHandle& op, Args... args) const {
-    return redispatch<Ret, Args...>(op, compute_dispatch_key_set(internal::keys_of(args...)), args...);
+    DispatchKeySet tensor_keys = internal::keys_of(args...);
+    if (!(tensor_keys & internal::kUndefinedTensorMark).empty()) [[unlikely]] {  // Note [Undefined tensor arguments]
+      tensor_keys = checked_keys<Args...>(op, tensor_keys, args...);
+    }
+    return redispatch<Ret, Args...>(op, compute_dispatch_key_set(tensor_keys), args...);
   }
   // redispatch: typed dispatch with an explicit key set.
   template <class Ret, class... Args>
@@ -113,6 +128,18 @@ class Dispatcher {
  private:
   Dispatcher() = default;
   [[noreturn]] void throw_no_kernel(const OperatorHandle& op, DispatchKeySet ks) const;
+  // check_defined_tensors: throws, in PyTorch's words, when stack holds an
+  // undefined tensor for a Tensor or Tensor[] argument (cold: See Note
+  // [Undefined tensor arguments]).
+  void check_defined_tensors(const OperatorHandle& op, const Stack& stack) const;
+  // checked_keys: check_defined_tensors on a typed call's arguments, then its
+  // keys without the mark; out of line, so call() stays small enough to inline.
+  template <class... Args>
+  [[gnu::noinline, gnu::cold]] DispatchKeySet checked_keys(const OperatorHandle& op, DispatchKeySet keys,
+                                                           Args... args) const {
+    check_defined_tensors(op, internal::box_args(args...));
+    return keys - internal::kUndefinedTensorMark;
+  }
 
   mutable std::mutex mu_;
   std::deque<OperatorHandle> ops_;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "runtime/dispatch/dispatcher.h"
+#include "runtime/dispatch/mode.h"
 #include "runtime/ops/ops.h"
 
 namespace opspec {
@@ -148,6 +149,76 @@ TEST(BadInputTest, EqualComparesLargeIntegersExactly) {
   const Tensor b = ops::full({1}, big - 1, {.dtype = DType::kInt64});
   EXPECT_FALSE(ops::equal(a, b));
   EXPECT_TRUE(ops::equal(a, ops::full({1}, big, {.dtype = DType::kInt64})));
+}
+
+// An undefined (default-constructed) Tensor where the schema wants a Tensor is
+// refused before any kernel or mode sees it, in PyTorch's words, naming the op
+// and the argument (Note [Undefined tensor arguments]); it crashed before.
+TEST(BadInputTest, UndefinedTensorArguments) {
+  const Tensor u, x = ops::ones({2, 2});
+  auto refused = [](std::string_view op, std::string_view arg) {
+    return ThrowsMessage<Error>(HasSubstr(str_cat(op, ": Expected a proper Tensor but got None (or an undefined ",
+                                                  "Tensor in C++) for argument ", arg)));
+  };
+  EXPECT_THAT([&] { ops::relu(u); }, refused("aten::relu", "#0 'self'"));
+  EXPECT_THAT([&] { ops::add(x, u); }, refused("aten::add.Tensor", "#1 'other'"));
+  EXPECT_THAT([&] { ops::add(u, x); }, refused("aten::add.Tensor", "#0 'self'"));
+  EXPECT_THAT([&] { (void)(x + u); }, refused("aten::add.Tensor", "#1 'other'"));
+  EXPECT_THAT([&] { ops::mm(x, u); }, refused("aten::mm", "#1 'mat2'"));
+  EXPECT_THAT([&] { ops::sum(u); }, refused("aten::sum", "#0 'self'"));
+  EXPECT_THAT([&] { ops::view(u, {4}); }, refused("aten::view", "#0 'self'"));
+  EXPECT_THAT([&] { ops::clone(u); }, refused("aten::clone", "#0 'self'"));
+  EXPECT_THAT([&] { ops::softmax(u, 0); }, refused("aten::softmax.int", "#0 'self'"));
+  EXPECT_THAT([&] { ops::where(ops::gt(x, 0.0), x, u); }, refused("aten::where.self", "#2 'other'"));
+  EXPECT_THAT([&] { ops::zeros_like(u); }, refused("aten::zeros_like", "#0 'self'"));
+  EXPECT_THAT([&] { ops::to(u, DType::kFloat64); }, refused("aten::to.dtype", "#0 'self'"));
+  EXPECT_THAT([&] { ops::to(u, kMeta); }, refused("aten::to.device", "#0 'self'"));
+  EXPECT_THAT([&] { u.detach(); }, refused("aten::detach", "#0 'self'"));
+  EXPECT_THAT([&] { ops::linear(x, u); }, refused("aten::linear", "#1 'weight'"));
+  Tensor dst = ops::zeros({2, 2}), undefined_dst;
+  EXPECT_THAT([&] { ops::copy_(dst, u); }, refused("aten::copy_", "#1 'src'"));
+  EXPECT_THAT([&] { ops::copy_(undefined_dst, x); }, refused("aten::copy_", "#0 'self'"));
+  EXPECT_THAT([&] { u.item(); }, ThrowsMessage<Error>(HasSubstr("item() called on an undefined Tensor")));
+  // Under a mode too: the mode never sees the call.
+  struct Counting : DispatchMode {
+    bool dispatch(OpCall& call) override {
+      ++calls;
+      call.proceed();
+      return true;
+    }
+    int calls = 0;
+  } mode;
+  {
+    ModeGuard guard(mode);
+    EXPECT_THAT([&] { ops::add(x, u); }, refused("aten::add.Tensor", "#1 'other'"));
+  }
+  EXPECT_EQ(mode.calls, 0);
+  // Boxed calls are checked the same way.
+  const OperatorHandle& relu = Dispatcher::singleton().get("aten::relu");
+  Stack stack{Value(u)};
+  EXPECT_THAT([&] { relu.call_boxed(stack); }, refused("aten::relu", "#0 'self'"));
+}
+
+// Tensor[] elements are refused like Tensor arguments; None of a Tensor? or
+// Tensor?[] stays legitimate.
+TEST(BadInputTest, UndefinedTensorsInListsAndOptionalArguments) {
+  const Tensor u, x = ops::ones({2, 3});
+  for (const char* op : {"cat", "stack"}) {
+    const std::string name = str_cat("aten::", op);
+    auto call = [&] { return std::string(op) == "cat" ? ops::cat({x, u}) : ops::stack({x, u}); };
+    EXPECT_THAT(call, ThrowsMessage<Error>(HasSubstr(str_cat(
+                          name, ": Expected a proper Tensor but got None (or an undefined Tensor in C++) for sequence ",
+                          "element 1 in sequence argument at position #0 'tensors'"))));
+  }
+  const Tensor w = ops::ones({4, 3});
+  EXPECT_EQ(ops::linear(x, w, Tensor()).sizes(), IntArrayRef({2, 4}));  // an undefined bias is None
+  EXPECT_EQ(ops::linear(x, w, std::nullopt).sizes(), IntArrayRef({2, 4}));
+  const Tensor rows = ops::zeros({1}, {.dtype = DType::kInt64});
+  EXPECT_EQ(ops::index(x, {std::nullopt, rows}).sizes(), IntArrayRef({2, 1}));  // None in a Tensor?[]
+  const OperatorHandle& index = Dispatcher::singleton().get("aten::index.Tensor");
+  Stack boxed{Value(x), Value(std::vector<Tensor>{Tensor(), rows})};
+  index.call_boxed(boxed);
+  EXPECT_EQ(boxed.at(0).to_tensor().sizes(), IntArrayRef({2, 1}));
 }
 
 // Calls op_crossref_test's random arguments reached that crashed (SIGFPE,

@@ -36,10 +36,19 @@ Device device_or_cpu(const TensorOptions& o) { return o.device.value_or(kCPU); }
 Tensor factory(OpId id, IntArrayRef size, const TensorOptions& o) {
   return call<FactorySig>(id, size, o.dtype, OptInt(), OptDevice(device_or_cpu(o)), OptBool(false));
 }
+// dtype_or / device_or: the option, else self's. An undefined self leaves the
+// option as it is: the dispatcher then refuses self, naming the op.
+OptDType dtype_or(const OptDType& dtype, const Tensor& self) {
+  return dtype || !self.defined() ? dtype : OptDType(self.dtype());
+}
+OptDevice device_or(const OptDevice& device, const Tensor& self) {
+  return device || !self.defined() ? device : OptDevice(self.device());
+}
+
 // The Python frontend fills a *_like call's options from self.
 Tensor like(OpId id, const Tensor& self, const TensorOptions& o) {
-  return call<LikeSig>(id, self, OptDType(o.dtype.value_or(self.dtype())), OptInt(0),
-                       OptDevice(o.device.value_or(self.device())), OptBool(false), OptInt());
+  return call<LikeSig>(id, self, dtype_or(o.dtype, self), OptInt(0), device_or(o.device, self), OptBool(false),
+                       OptInt());
 }
 
 }  // namespace
@@ -62,8 +71,8 @@ Tensor new_empty_strided(const Tensor& self, IntArrayRef size, IntArrayRef strid
                          const std::source_location& loc) {
   OPSPEC_SITE;
   using Sig = Tensor(const Tensor&, IntArrayRef, IntArrayRef, OptDType, OptInt, OptDevice, OptBool);
-  return call<Sig>(OpId::new_empty_strided, self, size, stride, OptDType(o.dtype.value_or(self.dtype())), OptInt(),
-                   OptDevice(o.device.value_or(self.device())), OptBool(false));
+  return call<Sig>(OpId::new_empty_strided, self, size, stride, dtype_or(o.dtype, self), OptInt(),
+                   device_or(o.device, self), OptBool(false));
 }
 Tensor new_zeros(const Tensor& self, IntArrayRef size, TensorOptions o, const std::source_location& loc) {
   OPSPEC_SITE;
@@ -133,8 +142,8 @@ Tensor ones_like(const Tensor& self, TensorOptions o, const std::source_location
 }
 Tensor full_like(const Tensor& self, const Scalar& fill_value, TensorOptions o, const std::source_location& loc) {
   OPSPEC_SITE;
-  return call<FillLikeSig>(OpId::full_like, self, fill_value, OptDType(o.dtype.value_or(self.dtype())), OptInt(0),
-                           OptDevice(o.device.value_or(self.device())), OptBool(false), OptInt());
+  return call<FillLikeSig>(OpId::full_like, self, fill_value, dtype_or(o.dtype, self), OptInt(0),
+                           device_or(o.device, self), OptBool(false), OptInt());
 }
 Tensor rand_like(const Tensor& self, TensorOptions o, const std::source_location& loc) {
   OPSPEC_SITE;
@@ -549,9 +558,8 @@ Tensor to(const Tensor& self, DType dtype, bool copy, const std::source_location
 }
 Tensor to(const Tensor& self, Device device, std::optional<DType> dtype, bool copy, const std::source_location& loc) {
   OPSPEC_SITE;
-  return call<Tensor(const Tensor&, Device, DType, bool, bool, OptInt)>(OpId::to_device, self, device,
-                                                                        dtype.value_or(self.dtype()), false, copy,
-                                                                        OptInt());
+  using Sig = Tensor(const Tensor&, Device, DType, bool, bool, OptInt);
+  return call<Sig>(OpId::to_device, self, device, dtype_or(dtype, self).value_or(DType{}), false, copy, OptInt());
 }
 Tensor cat(TensorList tensors, int64_t dim, const std::source_location& loc) {
   OPSPEC_SITE;
