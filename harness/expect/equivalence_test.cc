@@ -39,6 +39,13 @@ TEST(Equivalence, FaithfulBackendsPass) {
   }
 }
 
+// An undefined input is an opspec::Error naming the op that refused it (the
+// eager run's first op), not a crash.
+TEST(Equivalence, AnUndefinedInputIsAnError) {
+  EXPECT_THAT([] { check_eager_compiled_equivalent(&program, {Tensor()}); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("aten::relu: Expected a proper Tensor but got None")));
+}
+
 TEST(Equivalence, BitwiseAndFusedMlp) {
   auto mlp = [](const std::vector<Tensor>& in) {
     return std::vector<Tensor>{ops::relu(ops::mm(in[0], in[1]) * 2.0 + in[2])};

@@ -395,6 +395,7 @@ CompiledFunction::CompiledFunction(TracedFunction fn, CompileOptions options)
 }
 
 std::vector<Tensor> CompiledFunction::operator()(const std::vector<Tensor>& inputs) const {
+  check_inputs(inputs);
   bool eager;
   std::shared_ptr<const internal::TracedPlan> plan;
   {
@@ -413,6 +414,20 @@ std::vector<Tensor> CompiledFunction::operator()(const std::vector<Tensor>& inpu
   if (plan != nullptr) return internal::run_plan(*state_, *plan, inputs);  // See Note [Trace once].
   internal::CaptureSession session(*state_, inputs, cache_only_);
   return session.run();
+}
+
+// Guards and fakes read every input's metadata: an undefined one is named here
+// rather than crashing there, as are input_names that no input answers to.
+void CompiledFunction::check_inputs(const std::vector<Tensor>& inputs) const {
+  const CompileOptions& o = state_->options;
+  OPSPEC_CHECK(o.input_names.size() <= inputs.size(), "compile: ", o.name, " was called with ", inputs.size(),
+               inputs.size() == 1 ? " input" : " inputs", " but CompileOptions::input_names has ", o.input_names.size(),
+               " names (", absl::StrJoin(o.input_names, ", "), "); give at most one name per input");
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i].defined()) [[likely]] continue;
+    OPSPEC_FAIL("compile: input ", i, i < o.input_names.size() ? str_cat(" ('", o.input_names[i], "')") : "", " of ",
+                o.name, " is an undefined Tensor; a compiled function takes defined tensors");
+  }
 }
 
 CompiledFunction run(const CompiledFunction& fn) {

@@ -172,6 +172,8 @@ class CompiledFunction {
 
  private:
   friend CompiledFunction run(const CompiledFunction& fn);
+  // check_inputs: throws for an undefined input or more input_names than inputs.
+  void check_inputs(const std::vector<Tensor>& inputs) const;
   std::shared_ptr<internal::CompiledState> state_;
   bool cache_only_ = false;  // See run()
 };

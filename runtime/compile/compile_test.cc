@@ -185,6 +185,27 @@ TEST(Compile, AThrowingFunctionLeavesNoCacheEntryAndNoState) {
               ThrowsMessage<Error>(HasSubstr("compile: while tracing aten::mm (called from compile_test.cc:")));
 }
 
+// Misused inputs are named at the call: an undefined tensor (guards and fakes
+// read every input's metadata; it crashed there) and input_names with more
+// names than inputs (silently accepted before).
+TEST(Compile, UndefinedInputsAndSurplusInputNamesAreNamed) {
+  auto plus = compile([](const Tensor& x, const Tensor& y) { return ops::add(x, y); },
+                      {.input_names = {"x", "y"}, .name = "plus"});
+  EXPECT_THAT([&] { plus(ops::ones({2}), Tensor()); },
+              ThrowsMessage<Error>(HasSubstr("compile: input 1 ('y') of plus is an undefined Tensor")));
+  auto relu = compile([](const Tensor& x) { return ops::relu(x); });
+  EXPECT_THAT([&] { relu(Tensor()); }, ThrowsMessage<Error>(HasSubstr("compile: input 0 of fn is an undefined Tensor")));
+  auto surplus = compile([](const Tensor& x) { return ops::relu(x); }, {.input_names = {"x", "y", "z"}, .name = "g"});
+  EXPECT_THAT([&] { surplus(ops::ones({2})); },
+              ThrowsMessage<Error>(HasSubstr("compile: g was called with 1 input but CompileOptions::input_names has "
+                                             "3 names (x, y, z)")));
+  EXPECT_EQ(surplus.stats().compiles, 0);
+  // Defined inputs, and fewer names than inputs, are fine.
+  EXPECT_EQ(plus(ops::ones({2}), ops::ones({2}))[0].to_vector<float>(), std::vector<float>(2, 2.0f));
+  auto one_name = compile([](const Tensor& x, const Tensor& y) { return ops::mul(x, y); }, {.input_names = {"x"}});
+  EXPECT_EQ(one_name(ops::ones({2}), ops::ones({2}))[0].numel(), 2);
+}
+
 TEST(Compile, ControlFlowOnValuesIsRightOnEveryCall) {
   auto f = [](const Tensor& x) {
     const Tensor s = ops::sum(x);
