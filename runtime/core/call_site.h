@@ -15,7 +15,6 @@ struct CallSiteSlot {
   bool set = false;
 };
 extern constinit thread_local CallSiteSlot tls_call_site;
-extern constinit thread_local const std::string* tls_site_label;
 }  // namespace internal
 
 // current_call_site: where the outermost public op call on this thread was
@@ -48,21 +47,32 @@ class CallSiteScope {
 // SiteLabelScope: names the current user site as text ("specs/a.yaml:7:5"),
 // for programs that are not C++ (the spec program language). While one is
 // active, the compiler's break reports and errors name it instead of a C++
-// source location. label must outlive the scope.
+// source location. label must outlive the scope. Scopes may end in any order:
+// the innermost live one names the site (See Note [Out-of-order guard
+// release] in runtime/dispatch/local_dispatch_key_set.h).
 class SiteLabelScope {
  public:
-  explicit SiteLabelScope(const std::string& label) : previous_(internal::tls_site_label) {
-    internal::tls_site_label = &label;
-  }
-  ~SiteLabelScope() { internal::tls_site_label = previous_; }
+  explicit SiteLabelScope(const std::string& label);
+  ~SiteLabelScope();
   SiteLabelScope(const SiteLabelScope&) = delete;
   SiteLabelScope& operator=(const SiteLabelScope&) = delete;
 
+  const std::string& label() const { return *label_; }
+
  private:
-  const std::string* previous_;
+  const std::string* label_;
+  SiteLabelScope* outer_;  // the live scopes on this thread entered before and after this one
+  SiteLabelScope* inner_ = nullptr;
 };
 
+namespace internal {
+extern constinit thread_local SiteLabelScope* tls_site_label_scope;  // the innermost live one
+}  // namespace internal
+
 // current_site_label: the innermost SiteLabelScope's text, or null.
-inline const std::string* current_site_label() { return internal::tls_site_label; }
+inline const std::string* current_site_label() {
+  const SiteLabelScope* s = internal::tls_site_label_scope;
+  return s != nullptr ? &s->label() : nullptr;
+}
 
 }  // namespace opspec

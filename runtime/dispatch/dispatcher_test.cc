@@ -5,6 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include "runtime/dispatch/library.h"
 #include "runtime/dispatch/mode.h"
 
@@ -148,6 +150,41 @@ TEST_F(DispatcherTest, GuardsNestAndRestoreThreadLocalState) {
   }
   EXPECT_EQ(local_dispatch_key_set().included, before.included);
   EXPECT_EQ(local_dispatch_key_set().excluded, before.excluded);
+}
+
+// Guards ended out of order (first in, first out) leave no key behind: each
+// takes out the keys it added (Note [Out-of-order guard release]); they used
+// to restore the set they saved, which still held the other guard's key.
+TEST_F(DispatcherTest, GuardsEndedOutOfOrderLeaveNoKeyBehind) {
+  const LocalDispatchKeySet before = local_dispatch_key_set();
+  {
+    std::optional<IncludeDispatchKeyGuard> pre;
+    std::optional<EnablePythonDispatcherGuard> on;
+    pre.emplace(DispatchKey::kPreDispatch);
+    on.emplace();
+    pre.reset();
+    EXPECT_FALSE(local_dispatch_key_set().included.has(DispatchKey::kPreDispatch));
+    EXPECT_TRUE(override_layer_enabled());  // the later guard's key stays until it ends
+    on.reset();
+  }
+  EXPECT_EQ(local_dispatch_key_set().included, before.included);
+  EXPECT_FALSE(override_layer_enabled());
+  {
+    std::optional<ExcludeDispatchKeyGuard> a, b;
+    a.emplace(DispatchKey::kAutograd);
+    b.emplace(DispatchKeySet{DispatchKey::kPython, DispatchKey::kAutograd});  // Autograd already excluded
+    a.reset();
+    EXPECT_TRUE(local_dispatch_key_set().excluded.has(DispatchKey::kPython));
+    b.reset();
+  }
+  EXPECT_EQ(local_dispatch_key_set().excluded, before.excluded);
+  {
+    // A key that was already in the set stays after the inner guard ends.
+    EnablePreDispatchGuard outer;
+    { EnablePreDispatchGuard inner; }
+    EXPECT_TRUE(local_dispatch_key_set().included.has(DispatchKey::kPreDispatch));
+  }
+  EXPECT_EQ(local_dispatch_key_set().included, before.included);
 }
 
 TEST_F(DispatcherTest, GuardsAreThreadLocal) {

@@ -5,16 +5,25 @@ namespace internal {
 constinit thread_local LocalDispatchKeySet tls_local_dispatch_key_set{};
 }  // namespace internal
 
-IncludeDispatchKeyGuard::IncludeDispatchKeyGuard(DispatchKeySet keys)
-    : saved_(internal::tls_local_dispatch_key_set.included) {
-  internal::tls_local_dispatch_key_set.included = saved_ | keys;
+// Each guard takes out only what it added: See Note [Out-of-order guard release].
+IncludeDispatchKeyGuard::IncludeDispatchKeyGuard(DispatchKeySet keys) {
+  DispatchKeySet& included = internal::tls_local_dispatch_key_set.included;
+  added_ = keys - included;
+  included = included | keys;
 }
-IncludeDispatchKeyGuard::~IncludeDispatchKeyGuard() { internal::tls_local_dispatch_key_set.included = saved_; }
+IncludeDispatchKeyGuard::~IncludeDispatchKeyGuard() {
+  DispatchKeySet& included = internal::tls_local_dispatch_key_set.included;
+  included = included - added_;
+}
 
-ExcludeDispatchKeyGuard::ExcludeDispatchKeyGuard(DispatchKeySet keys)
-    : saved_(internal::tls_local_dispatch_key_set.excluded) {
-  internal::tls_local_dispatch_key_set.excluded = saved_ | keys;
+ExcludeDispatchKeyGuard::ExcludeDispatchKeyGuard(DispatchKeySet keys) {
+  DispatchKeySet& excluded = internal::tls_local_dispatch_key_set.excluded;
+  added_ = keys - excluded;
+  excluded = excluded | keys;
 }
-ExcludeDispatchKeyGuard::~ExcludeDispatchKeyGuard() { internal::tls_local_dispatch_key_set.excluded = saved_; }
+ExcludeDispatchKeyGuard::~ExcludeDispatchKeyGuard() {
+  DispatchKeySet& excluded = internal::tls_local_dispatch_key_set.excluded;
+  excluded = excluded - added_;
+}
 
 }  // namespace opspec

@@ -242,10 +242,26 @@ bool has_infra_mode(ModeKind kind) { return infra_slot(kind) != nullptr; }
 
 bool dispatch_mode_enabled() { return local_dispatch_key_set().modes.has(DispatchKey::kPython); }
 
+namespace {
+// The innermost live ModeGuard of each infra slot and the innermost live
+// HideUserModesGuard on this thread; each links to the ones before it.
+// See Note [Out-of-order guard release].
+thread_local ModeGuard* tls_innermost_infra_guard[2] = {nullptr, nullptr};
+thread_local HideUserModesGuard* tls_innermost_hide_guard = nullptr;
+
+ModeGuard*& innermost_infra_guard(ModeKind kind) {
+  return tls_innermost_infra_guard[kind == ModeKind::kProxy ? 0 : 1];
+}
+}  // namespace
+
 ModeGuard::ModeGuard(std::shared_ptr<DispatchMode> mode) : mode_(std::move(mode)) {
   OPSPEC_CHECK(mode_ != nullptr, "ModeGuard: mode is null");
   if (uses_infra_slot(*mode_)) {
     previous_infra_ = std::exchange(infra_slot(mode_->kind()), nullptr);
+    ModeGuard*& innermost = innermost_infra_guard(mode_->kind());
+    outer_ = innermost;
+    if (outer_ != nullptr) outer_->inner_ = this;
+    innermost = this;
   }
   push_mode(mode_);
 }
@@ -256,13 +272,30 @@ ModeGuard::ModeGuard(DispatchMode& mode) : ModeGuard(std::shared_ptr<DispatchMod
 
 ModeGuard::~ModeGuard() {
   if (uses_infra_slot(*mode_)) {
-    infra_slot(mode_->kind()) = std::move(previous_infra_);
+    if (inner_ == nullptr) {  // the innermost live guard: what its mode replaced comes back
+      infra_slot(mode_->kind()) = std::move(previous_infra_);
+      innermost_infra_guard(mode_->kind()) = outer_;
+    } else {
+      // Ended before the guard entered after it (whose mode stays in the slot):
+      // that guard puts back what this one replaced, never this one's mode.
+      inner_->previous_infra_ = std::move(previous_infra_);
+      inner_->outer_ = outer_;
+    }
+    if (outer_ != nullptr) outer_->inner_ = inner_;
   } else {
     // Scopes nest, so the mode is on top; erase it wherever it is to stay safe
-    // if a user popped modes by hand in between.
-    auto& stack = tls_modes.stacks[stack_index(mode_->key())];
+    // if a user popped modes by hand in between, or if a HideUserModesGuard
+    // hides it now: then it must not come back when that guard ends.
+    const int index = stack_index(mode_->key());
+    auto& stack = tls_modes.stacks[index];
     auto it = std::find(stack.rbegin(), stack.rend(), mode_);
-    if (it != stack.rend()) stack.erase(std::next(it).base());
+    if (it != stack.rend()) {
+      stack.erase(std::next(it).base());
+    } else {
+      for (HideUserModesGuard* h = tls_innermost_hide_guard; h != nullptr; h = h->outer_) {
+        std::erase_if(h->saved_[index], [&](const auto& s) { return s.hidden && s.mode == mode_; });
+      }
+    }
   }
   refresh_mode_keys();
 }
@@ -270,14 +303,43 @@ ModeGuard::~ModeGuard() {
 HideUserModesGuard::HideUserModesGuard() {
   for (int i = 0; i < 3; ++i) {
     auto& stack = tls_modes.stacks[i];
-    saved_[i] = stack;
+    saved_[i].reserve(stack.size());
+    for (const auto& m : stack) saved_[i].push_back({m, m->kind() == ModeKind::kUser});
     std::erase_if(stack, [](const auto& m) { return m->kind() == ModeKind::kUser; });
   }
+  outer_ = tls_innermost_hide_guard;
+  if (outer_ != nullptr) outer_->inner_ = this;
+  tls_innermost_hide_guard = this;
   refresh_mode_keys();
 }
 
 HideUserModesGuard::~HideUserModesGuard() {
-  for (int i = 0; i < 3; ++i) tls_modes.stacks[i] = std::move(saved_[i]);
+  // In nested (reverse) order the stacks are as it left them and this is a
+  // plain restore. Otherwise: the saved modes still alive (hidden ones whose
+  // guards have not ended, others still on the stack), then those pushed since.
+  auto contains = [](const auto& list, const DispatchMode* m, auto mode_of) {
+    return std::any_of(list.begin(), list.end(), [&](const auto& e) { return mode_of(e) == m; });
+  };
+  auto plain = [](const std::shared_ptr<DispatchMode>& m) { return m.get(); };
+  auto saved = [](const Saved& s) { return s.mode.get(); };
+  for (int i = 0; i < 3; ++i) {
+    auto& stack = tls_modes.stacks[i];
+    std::vector<std::shared_ptr<DispatchMode>> restored;
+    restored.reserve(saved_[i].size() + stack.size());
+    for (const Saved& s : saved_[i]) {
+      if (s.hidden || contains(stack, s.mode.get(), plain)) restored.push_back(s.mode);
+    }
+    for (const auto& m : stack) {
+      if (!contains(saved_[i], m.get(), saved)) restored.push_back(m);
+    }
+    stack = std::move(restored);
+  }
+  if (inner_ == nullptr) {
+    tls_innermost_hide_guard = outer_;
+  } else {
+    inner_->outer_ = outer_;
+  }
+  if (outer_ != nullptr) outer_->inner_ = inner_;
   refresh_mode_keys();
 }
 

@@ -140,7 +140,10 @@ inline ModeCensus mode_census() { return internal::tls_mode_census; }
 bool dispatch_mode_enabled();
 
 // ModeGuard: pushes a mode for its scope. The non-owning form suits modes that
-// live on the stack: `DebugMode dm; { ModeGuard g(dm); ... }`.
+// live on the stack: `DebugMode dm; { ModeGuard g(dm); ... }`. Guards may end
+// in any order: ending takes exactly its mode out, and an infra mode's guard
+// ended before one entered after it leaves the slot to that guard (See Note
+// [Out-of-order guard release] in local_dispatch_key_set.h).
 class ModeGuard {
  public:
   explicit ModeGuard(std::shared_ptr<DispatchMode> mode);
@@ -152,11 +155,17 @@ class ModeGuard {
  private:
   std::shared_ptr<DispatchMode> mode_;
   std::shared_ptr<DispatchMode> previous_infra_;
+  // The live guards of the same infra slot on this thread, entered before and after this one.
+  ModeGuard* outer_ = nullptr;
+  ModeGuard* inner_ = nullptr;
 };
 
 // HideUserModesGuard: user modes (at every key) do not see calls in its scope;
 // infra modes (proxy, fake) still do. Module initialisation uses it, so a
 // logging mode skips it while a fake mode still makes the parameters fake.
+// Ending it brings back the hidden modes whose guards are still alive, keeps
+// the modes pushed in its scope, and never brings back a mode whose guard
+// ended meanwhile (See Note [Out-of-order guard release]).
 class HideUserModesGuard {
  public:
   HideUserModesGuard();
@@ -165,7 +174,16 @@ class HideUserModesGuard {
   HideUserModesGuard& operator=(const HideUserModesGuard&) = delete;
 
  private:
-  std::vector<std::shared_ptr<DispatchMode>> saved_[3];
+  friend class ModeGuard;  // takes its mode out of saved_ when it ends while hidden
+  // Saved: a mode on a stack when the guard began, and whether the guard hid it.
+  struct Saved {
+    std::shared_ptr<DispatchMode> mode;
+    bool hidden;
+  };
+  std::vector<Saved> saved_[3];
+  // The live HideUserModesGuards on this thread, entered before and after this one.
+  HideUserModesGuard* outer_ = nullptr;
+  HideUserModesGuard* inner_ = nullptr;
 };
 
 namespace internal {

@@ -2,14 +2,21 @@
 // op]) and the mode census.
 #include "runtime/dispatch/mode.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <memory>
+#include <optional>
 #include <string>
 
+#include "runtime/fake/fake_tensor.h"
 #include "runtime/ops/ops.h"
 
 namespace opspec {
 namespace mode_test {
+
+using ::testing::HasSubstr;
+using ::testing::ThrowsMessage;
 
 // Sevens: answers relu with a tensor of sevens made without any op, and
 // records what it saw; every other op goes to dispatch(), which proceeds.
@@ -113,6 +120,94 @@ TEST(ModeCensus, CountsEveryStackAndSlot) {
   const ModeCensus after = mode_census();
   EXPECT_EQ(after.python + after.function + after.pre_dispatch, 0u);
   EXPECT_FALSE(after.proxy);
+}
+
+// Guards ended out of order: See Note [Out-of-order guard release].
+TEST(ModeGuardOrder, InfraModeGuardsEndedOutOfOrderLeaveNoDanglingMode) {
+  auto f1 = std::make_unique<FakeTensorMode>(), f2 = std::make_unique<FakeTensorMode>();
+  std::optional<ModeGuard> g1, g2;
+  g1.emplace(*f1);
+  g2.emplace(*f2);
+  g1.reset();
+  EXPECT_EQ(infra_mode(ModeKind::kFake).get(), f2.get());  // the later guard's mode stays
+  g2.reset();
+  f1.reset();
+  f2.reset();
+  EXPECT_FALSE(has_infra_mode(ModeKind::kFake));  // it put back f1 before, used after free
+  EXPECT_EQ(ops::ones({2}).to_vector<float>(), std::vector<float>(2, 1.0f));
+}
+
+TEST(ModeGuardOrder, AMiddleInfraGuardHandsItsSlotToTheNextOne) {
+  Infra a, b, c;
+  const Tensor one = ops::ones({1});
+  std::optional<ModeGuard> ga, gb, gc;
+  ga.emplace(a);
+  gb.emplace(b);
+  gc.emplace(c);
+  gb.reset();
+  EXPECT_EQ(infra_mode(ModeKind::kProxy).get(), &c);
+  gc.reset();  // puts back what b replaced: a
+  EXPECT_EQ(infra_mode(ModeKind::kProxy).get(), &a);
+  ops::neg(one);
+  EXPECT_EQ(a.calls, 1);
+  ga.reset();
+  EXPECT_FALSE(has_infra_mode(ModeKind::kProxy));
+  // In order, as always.
+  {
+    ModeGuard outer(a);
+    { ModeGuard inner(b); }
+    EXPECT_EQ(infra_mode(ModeKind::kProxy).get(), &a);
+  }
+  EXPECT_FALSE(has_infra_mode(ModeKind::kProxy));
+}
+
+// PreDispatchProxy: a non-user mode on the PreDispatch stack, which HideUserModesGuard leaves in place.
+class PreDispatchProxy : public Counting {
+ public:
+  DispatchKey key() const override { return DispatchKey::kPreDispatch; }
+  ModeKind kind() const override { return ModeKind::kProxy; }
+};
+
+TEST(ModeGuardOrder, HideUserModesGuardBringsBackOnlyModesStillAlive) {
+  // A hidden user mode whose guard ends while hidden stays gone.
+  auto user = std::make_unique<Counting>();
+  std::optional<ModeGuard> g;
+  std::optional<HideUserModesGuard> hide;
+  g.emplace(*user);
+  hide.emplace();
+  EXPECT_EQ(mode_census().python, 0u);
+  g.reset();
+  user.reset();
+  hide.reset();
+  EXPECT_EQ(mode_census().python, 0u);
+  // So does a mode it left on its stack whose guard ends in its scope.
+  auto pre = std::make_unique<PreDispatchProxy>();
+  g.emplace(*pre);
+  hide.emplace();
+  EXPECT_EQ(mode_census().pre_dispatch, 1u);
+  g.reset();
+  pre.reset();
+  hide.reset();
+  EXPECT_EQ(mode_census().pre_dispatch, 0u);
+  // A mode pushed in its scope whose guard outlives it stays until that guard ends.
+  Counting later;
+  hide.emplace();
+  g.emplace(later);
+  hide.reset();
+  EXPECT_EQ(innermost_mode(), &later);
+  g.reset();
+  EXPECT_EQ(mode_census().python, 0u);
+  // In order: a plain restore.
+  Counting kept;
+  {
+    ModeGuard guard(kept);
+    {
+      HideUserModesGuard h;
+      EXPECT_EQ(innermost_mode(), nullptr);
+    }
+    EXPECT_EQ(innermost_mode(), &kept);
+  }
+  EXPECT_EQ(ops::ones({1}).numel(), 1);
 }
 
 }  // namespace
