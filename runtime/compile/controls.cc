@@ -41,11 +41,13 @@ void check_not_forbidden(std::string_view name) {
                                 "eagerly with a graph break"));
 }
 
-DisabledScope::DisabledScope(std::string_view name, bool recursive, const std::source_location&)
+DisabledScope::DisabledScope(std::string_view name, bool recursive, const std::source_location& loc)
     : recursive_(recursive), suspended_(nullptr) {
   CaptureSession* s = CaptureSession::current();
   if (s != nullptr && !s->suspended()) {
-    s->break_graph(BreakKind::kDisabledFunction, name, format_site(current_call_site()));
+    // An op's call site when a public op runs the function, else where disable() wrapped it.
+    const std::source_location* site = current_call_site();
+    s->break_graph(BreakKind::kDisabledFunction, name, format_site(site != nullptr ? site : &loc));
     s->suspend();
     suspended_ = s;
   }

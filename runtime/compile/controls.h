@@ -89,10 +89,13 @@ auto forbid_in_graph(std::string name, Fn fn) {
 // a call during capture breaks the graph and runs fn eagerly. recursive (the
 // default): compiled functions fn calls run eagerly too; otherwise they still
 // compile, as Dynamo still compiles frames a non-recursively disabled frame calls.
+// The break's user site is loc, where disable() was called: the wrapper takes
+// any arguments, so it cannot default a location of its own caller.
 template <class Fn>
-auto disable(std::string name, Fn fn, bool recursive = true) {
-  return [name = std::move(name), fn = std::move(fn), recursive](auto&&... args) -> decltype(auto) {
-    internal::DisabledScope scope(name, recursive, std::source_location::current());
+auto disable(std::string name, Fn fn, bool recursive = true,
+             const std::source_location& loc = std::source_location::current()) {
+  return [name = std::move(name), fn = std::move(fn), recursive, loc](auto&&... args) -> decltype(auto) {
+    internal::DisabledScope scope(name, recursive, loc);
     return fn(std::forward<decltype(args)>(args)...);
   };
 }

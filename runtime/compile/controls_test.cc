@@ -19,6 +19,7 @@ using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 using ::testing::StartsWith;
 using ::testing::ThrowsMessage;
 
@@ -123,6 +124,22 @@ TEST(GraphBreaks, DisabledFunctionsRunEagerlyAndUncaptured) {
   ASSERT_EQ(e.break_reasons.size(), 1u);
   EXPECT_EQ(e.break_reasons[0].reason, "Call to function `helper`, which is wrapped with disable()");
   EXPECT_FALSE(is_compiling());
+}
+
+// The break a disable()d function causes names a user site, as every other
+// break does: where disable() was called (it was "<unknown>": the location was
+// taken inside the wrapper, in controls.h, and then dropped).
+TEST(GraphBreaks, ADisabledFunctionsBreakNamesTheUserSite) {
+  const int line = __LINE__ + 1;
+  auto helper = disable("helper", [](const Tensor& t) { return ops::exp(t); });
+  auto f = [&](const Tensor& x) { return ops::sin(helper(ops::relu(x))); };
+  const ExplainOutput e = explain(f)(ops::ones({2}));
+  ASSERT_EQ(e.break_reasons.size(), 1u);
+  EXPECT_EQ(e.break_reasons[0].user_site, str_cat("controls_test.cc:", line, " in TestBody"));
+  EXPECT_THAT(e.str(), AllOf(HasSubstr(str_cat("controls_test.cc:", line)), Not(HasSubstr("<unknown>"))));
+  auto cf = compile(f, {.fullgraph = true, .name = "f"});
+  EXPECT_THAT([&] { cf(ops::ones({2})); },
+              ThrowsMessage<GraphBreakError>(HasSubstr(str_cat("  User site: controls_test.cc:", line, " in TestBody"))));
 }
 
 TEST(GraphBreaks, RecursiveDisableAlsoStopsNestedCompiledFunctions) {
