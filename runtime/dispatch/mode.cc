@@ -129,6 +129,24 @@ void redispatch_below(const OperatorHandle& op, DispatchKeySet ks, DispatchKey k
   Dispatcher::singleton().redispatch_boxed(op, ks & DispatchKeySet::below(key), stack);
 }
 
+// throw_bad_results: check_results' error, naming the handler (a mode or a subclass; the other is null).
+[[noreturn, gnu::cold, gnu::noinline]] void throw_bad_results(const OperatorHandle& op, const Stack& stack,
+                                                             DispatchMode* mode, TensorSubclass* subclass) {
+  OPSPEC_FAIL(mode ? "mode " : "tensor subclass ", mode ? mode->name() : subclass->name(), " handled ",
+              op.name(), " but left ", stack.size(), stack.size() == 1 ? " value" : " values",
+              " on the stack, the schema returns ", op.schema().returns().size(), " (", op.schema().str(),
+              "); a handler that returns true must leave the results there, e.g. by call.proceed()");
+}
+
+// check_results: a handler that says it handled a call must leave the
+// schema's results; otherwise the caller would misread the arguments left
+// there ("expected a value of type Tensor but got int[]"), naming neither.
+// Inline and name-free: it runs after every handled call.
+inline void check_results(const OperatorHandle& op, const Stack& stack, DispatchMode* mode,
+                          TensorSubclass* subclass = nullptr) {
+  if (stack.size() != op.schema().returns().size()) [[unlikely]] throw_bad_results(op, stack, mode, subclass);
+}
+
 void run_chain(const OperatorHandle& op, DispatchKeySet ks, DispatchKey key, const HandlerChain& chain,
                size_t i, Stack& stack) {
   if (i == chain.size()) return redispatch_below(op, ks, key, stack);
@@ -138,7 +156,11 @@ void run_chain(const OperatorHandle& op, DispatchKeySet ks, DispatchKey key, con
   auto next = [&](Stack& s) { run_chain(op, ks, key, chain, i + 1, s); };  // outlives call (FunctionRef)
   OpCall call(op, stack, next);
   const bool handled = h.mode ? h.mode->dispatch(call) : h.subclass->dispatch(call);
-  if (!handled && !call.proceeded()) run_chain(op, ks, key, chain, i + 1, stack);
+  if (handled) {
+    check_results(op, stack, h.mode.get(), h.subclass.get());
+  } else if (!call.proceeded()) {
+    run_chain(op, ks, key, chain, i + 1, stack);
+  }
 }
 
 // run_only_mode: run_chain for a chain of one mode, without building the
@@ -147,11 +169,18 @@ void run_chain(const OperatorHandle& op, DispatchKeySet ks, DispatchKey key, con
 void run_only_mode(const OperatorHandle& op, DispatchKeySet ks, DispatchKey key,
                    const std::shared_ptr<DispatchMode>& active, Stack& stack) {
   DispatchMode& mode = *active;
-  if (mode.answer_without_ops(op, stack)) return;  // See Note [Answers that run no op]
+  if (mode.answer_without_ops(op, stack)) {  // See Note [Answers that run no op]
+    check_results(op, stack, &mode);
+    return;
+  }
   TemporarilyPopped popped(active);  // owns the mode until it is pushed back
   auto next = [&](Stack& s) { redispatch_below(op, ks, key, s); };
   OpCall call(op, stack, next);
-  if (!mode.dispatch(call) && !call.proceeded()) next(stack);
+  if (mode.dispatch(call)) {
+    check_results(op, stack, &mode);
+  } else if (!call.proceeded()) {
+    next(stack);
+  }
 }
 
 // See Note [Mode and subclass order].

@@ -210,5 +210,30 @@ TEST(ModeGuardOrder, HideUserModesGuardBringsBackOnlyModesStillAlive) {
   EXPECT_EQ(ops::ones({1}).numel(), 1);
 }
 
+// Forgetful: says it handled every call but leaves the arguments where the results belong.
+class Forgetful : public DispatchMode {
+ public:
+  bool dispatch(OpCall&) override { return true; }
+  std::string_view name() const override { return "Forgetful"; }
+};
+
+TEST(HandledCalls, AHandlerThatLeavesNoResultsIsNamed) {
+  Forgetful forgetful;
+  {
+    ModeGuard guard(forgetful);
+    EXPECT_THAT([] { ops::ones({2}); },
+                ThrowsMessage<Error>(HasSubstr("mode Forgetful handled aten::ones but left 5 values on the stack, "
+                                               "the schema returns 1")));
+  }
+  Counting outer;  // two modes: the chain's path
+  {
+    ModeGuard o(outer);
+    ModeGuard i(forgetful);
+    EXPECT_THAT([] { ops::relu(ops::ones({2})); },
+                ThrowsMessage<Error>(HasSubstr("mode Forgetful handled aten::ones but left 5 values")));
+  }
+  EXPECT_EQ(ops::relu(ops::ones({2})).numel(), 2);
+}
+
 }  // namespace
 }  // namespace opspec
