@@ -60,6 +60,15 @@ TEST(DeviceTest, ParsesAndPrints) {
   EXPECT_EQ(Device::parse("meta").str(), "meta");
   EXPECT_THAT([] { Device::parse("tpu"); }, ThrowsMessage<Error>(HasSubstr("invalid device string 'tpu'")));
   EXPECT_THAT([] { Device::parse("cuda:x"); }, ThrowsMessage<Error>(HasSubstr("expected an index")));
+  EXPECT_THAT([] { Device::parse("cuda:"); }, ThrowsMessage<Error>(HasSubstr("expected an index")));
+  EXPECT_THAT([] { Device::parse("cuda:-1"); }, ThrowsMessage<Error>(HasSubstr("expected an index")));
+  EXPECT_EQ(Device::parse("cuda:126").index, 126);
+  // An index that is there but too large says so, with the limit.
+  EXPECT_THAT([] { Device::parse("cuda:300"); },
+              ThrowsMessage<Error>(HasSubstr("invalid device string 'cuda:300': device index 300 is out of range; "
+                                             "indices go from 0 to 126")));
+  EXPECT_THAT([] { Device::parse("cuda:99999999999999999999"); },
+              ThrowsMessage<Error>(HasSubstr("is out of range; indices go from 0 to 126")));
 }
 
 // Metadata accessors on an undefined tensor throw, as PyTorch's, instead of
