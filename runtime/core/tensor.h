@@ -29,7 +29,7 @@ using SizeVec = absl::InlinedVector<int64_t, 5>;
 // IntArrayRef: a view of sizes, strides or dims (PyTorch's name).
 using IntArrayRef = absl::Span<const int64_t>;
 
-class TensorSubclass;  // runtime/dispatch/subclass.h
+class TensorSubclass;  // runtime/dispatch/mode.h
 namespace autograd {
 class Node;  // runtime/autograd/node.h
 }  // namespace autograd
@@ -279,7 +279,7 @@ class Tensor {
     return item(loc).to<T>();
   }
 
-  // str: short metadata, "f32[2, 3]" (and the device when not cpu).
+  // meta_str: short metadata, "f32[2, 3]" (and the device when not cpu).
   std::string meta_str() const;
   // str: metadata and values, like torch's repr, for messages and debugging.
   std::string str() const;
