@@ -16,6 +16,7 @@
 
 #include "gmock/gmock.h"
 #include "harness/regex.h"
+#include "runtime/core/error.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 
