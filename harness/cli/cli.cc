@@ -71,8 +71,8 @@ SIGINT/SIGTERM stop the workers, write the reports (interrupted cases marked) an
   -v, --verbose    one line per case
   -q, --quiet      print only failures and the summary
 exit status of run: 0 every case passed (or skipped, xfailed), 1 a case failed or a file did not
-load, 2 a usage error, 5 --filter matched no case (as pytest collecting nothing; a shard left
-empty is 0), 130/143 interrupted; list exits 5 when --filter matches no case, as run does
+load, 2 a usage error, 5 no case was found, or --filter matched none (as pytest collecting
+nothing; a shard left empty is 0), 130/143 interrupted; list exits 5 when --filter matches no case, as run does
 
 options of run, list, show and bench:
   --load LIB.so    load a plugin first: its ops, kernels, fixtures and backends (repeatable;
@@ -543,6 +543,9 @@ int command_run(const Args& a) {
   const bool filter_matched_nothing = !a.filter.empty() && matched == 0;
   if (filter_matched_nothing) {
     std::cout << "no case matches --filter '" << shorten(a.filter) << "'\n";
+    if (status == 0) status = 5;
+  } else if (matched == 0 && loaded.load_failures.empty()) {  // a wrong PATH, or files without cases
+    std::cout << "no spec cases found in " << (a.paths.empty() ? "specs" : absl::StrJoin(a.paths, ", ")) << "\n";
     if (status == 0) status = 5;
   } else if (cases.empty() && loaded.load_failures.empty()) {
     std::cout << "no cases selected\n";

@@ -386,6 +386,13 @@ TEST(OpspecCli, AFilterThatMatchesNothingExits5) {
   CliRun empty_shard = cli({"run", dir, "--filter", "relu_ok", "--shard", "2/2"});
   EXPECT_EQ(empty_shard.status, 0) << empty_shard.out;
   EXPECT_THAT(empty_shard.out, HasSubstr("no cases selected"));
+  // A directory with no cases at all (a wrong PATH in CI) ran nothing and passed.
+  const std::string empty_dir = dir + "/nothing_here";
+  std::filesystem::create_directories(empty_dir);
+  write(empty_dir, "empty.yaml", "cases: []\n");
+  CliRun nothing = cli({"run", empty_dir});
+  EXPECT_EQ(nothing.status, 5);
+  EXPECT_THAT(nothing.out, HasSubstr("no spec cases found in " + empty_dir));
   CliRun listed = cli({"list", dir, "--filter", "no_such_case"}, /*capture_err=*/true);
   EXPECT_EQ(listed.status, 5);
   EXPECT_THAT(listed.err, HasSubstr("no case matches --filter 'no_such_case'"));
