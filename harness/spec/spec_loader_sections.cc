@@ -5,7 +5,7 @@
 #include <optional>
 
 #include "absl/strings/numbers.h"
-#include "harness/expect/op_log.h"
+#include "harness/expect/op_checks.h"
 #include "harness/regex.h"
 #include "harness/spec/bench.h"
 #include "harness/spec/internal/spec_loader_impl.h"
@@ -60,13 +60,11 @@ void Loader::check_op_names(const Entry& e, const std::vector<std::string>& name
   if (kind_of(e.value) != Kind::kSeq) return;
   size_t i = 0;
   for (auto it = e.value.begin(); it != e.value.end() && i < names.size(); ++it, ++i) {
-    if (names_an_op(names[i])) continue;
-    const std::vector<std::string> known = registered_op_names();
-    const std::string& name = names[i];
-    const std::string full = name.find("::") == std::string::npos ? str_cat("aten::", name) : name;
-    error(pos_of(*it, val_pos(e)), str_cat("'", e.name, "' entry '", name, "' names no registered op",
-                                           did_you_mean(full, known), " (See Note [Op name patterns]: ",
-                                           "aten::add, add, aten::add.Tensor)"));
+    // The check library's verdict and words, as the gtest macros give them.
+    const CheckResult known = check_op_names_known({names[i]});
+    if (known.ok) continue;
+    error(pos_of(*it, val_pos(e)), str_cat("'", e.name, "' entry ", known.message,
+                                           " (See Note [Op name patterns]: aten::add, add, aten::add.Tensor)"));
   }
 }
 
