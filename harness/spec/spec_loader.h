@@ -38,6 +38,11 @@ inline constexpr int kMaxReportedErrors = 20;
 inline constexpr int64_t kMaxSpecNumel = int64_t{1} << 28;
 // kMaxSpecFileBytes: the largest spec file load_suite_file reads (16 MiB).
 inline constexpr std::uintmax_t kMaxSpecFileBytes = std::uintmax_t{16} << 20;
+// kMaxSpecYamlNodes, kMaxSpecYamlBytes: the most YAML nodes and scalar bytes a
+// spec file may hold once its aliases (*name) are expanded, so a small file
+// cannot make the loader build gigabytes (Note [Hostile input]).
+inline constexpr int64_t kMaxSpecYamlNodes = int64_t{1} << 20;
+inline constexpr int64_t kMaxSpecYamlBytes = int64_t{64} << 20;
 
 // kSkipConditions: the values `skip_if` accepts. no_cuda / no_gpu: skip
 // where no CUDA device is available; cuda: skip where one is; always: skip.

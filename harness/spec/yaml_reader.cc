@@ -6,7 +6,10 @@
 #include <cctype>
 #include <cmath>
 #include <limits>
+#include <sstream>
 #include <tuple>
+
+#include <yaml-cpp/eventhandler.h>
 
 #include "absl/strings/numbers.h"
 #include "harness/spec/spec_loader.h"
@@ -25,7 +28,13 @@ namespace {
 // so nesting is measured before parsing and rejected past kMaxNesting.
 // YAML::LoadAll can loop forever on malformed input, so it is not used. Every
 // yaml-cpp exception is caught, numbers are parsed by hand with range checks,
-// and shapes are bounded by kMaxSpecNumel.
+// and shapes are bounded by kMaxSpecNumel. An alias shares its node in
+// yaml-cpp's tree but the loader copies what it reads through one, so aliases
+// of aliases (or a 4 MB program named by 2,000 cases) made a 4 MB file take
+// 24 GB; and a literal node costs yaml-cpp ~480 bytes. So a streaming pass
+// (no tree) first counts the nodes and scalar bytes the document holds with
+// its aliases expanded, and refuses it past kMaxSpecYamlNodes or
+// kMaxSpecYamlBytes, at the alias or node that crosses the line.
 
 using YAML::Node;
 
@@ -167,6 +176,119 @@ std::optional<Pos> second_document(std::string_view text) {
   return std::nullopt;
 }
 
+// ExpansionCounter: yaml-cpp events in, the document's size with aliases
+// expanded out; stops (throws Crossed) at the first node past a limit. See
+// Note [Hostile input].
+class ExpansionCounter : public YAML::EventHandler {
+ public:
+  struct Crossed {
+    Pos pos;
+    bool alias;
+    bool bytes;  // the byte limit, not the node limit
+  };
+
+  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& m, YAML::anchor_t a) override { leaf(m, a, 1, 0); }
+  void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t a, const std::string& v) override {
+    leaf(m, a, 1, static_cast<int64_t>(v.size()));
+  }
+  void OnAlias(const YAML::Mark& m, YAML::anchor_t a) override {
+    // An anchor still open is a cycle (`&a [*a]`): the loader meets it as a
+    // value of the wrong type, one node.
+    Size s = a < done_.size() && done_[a].nodes > 0 ? done_[a] : Size{1, 0};
+    add(m, s, true);
+  }
+  void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t a, YAML::EmitterStyle::value) override {
+    open(m, a);
+  }
+  void OnSequenceEnd() override { close(); }
+  void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t a, YAML::EmitterStyle::value) override {
+    open(m, a);
+  }
+  void OnMapEnd() override { close(); }
+
+ private:
+  struct Size {
+    int64_t nodes = 0;
+    int64_t bytes = 0;
+  };
+  struct Frame {
+    YAML::anchor_t anchor;
+    Size size;  // this collection's subtree so far
+  };
+
+  void add(const YAML::Mark& m, Size s, bool alias) {
+    total_.nodes += s.nodes;
+    total_.bytes += s.bytes;
+    if (!stack_.empty()) {
+      stack_.back().size.nodes += s.nodes;
+      stack_.back().size.bytes += s.bytes;
+    }
+    if (total_.nodes > kMaxSpecYamlNodes || total_.bytes > kMaxSpecYamlBytes) {
+      throw Crossed{{m.line + 1, m.column + 1}, alias, total_.nodes <= kMaxSpecYamlNodes};
+    }
+  }
+  void record(YAML::anchor_t a, Size s) {
+    if (a == YAML::NullAnchor) return;
+    if (a >= done_.size()) done_.resize(a + 1);
+    done_[a] = s;
+  }
+  void leaf(const YAML::Mark& m, YAML::anchor_t a, int64_t nodes, int64_t bytes) {
+    add(m, {nodes, bytes}, false);
+    record(a, {nodes, bytes});
+  }
+  void open(const YAML::Mark& m, YAML::anchor_t a) {
+    add(m, {1, 0}, false);
+    stack_.push_back({a, {1, 0}});
+  }
+  void close() {
+    Frame f = stack_.back();
+    stack_.pop_back();
+    record(f.anchor, f.size);
+    if (!stack_.empty()) {  // the node itself was counted into the parent at open()
+      stack_.back().size.nodes += f.size.nodes - 1;
+      stack_.back().size.bytes += f.size.bytes;
+    }
+  }
+
+  std::vector<Frame> stack_;
+  std::vector<Size> done_;  // by anchor id (yaml-cpp numbers them from 1)
+  Size total_;
+};
+
+// too_large_expanded: an error where the document, aliases expanded, first
+// holds more than kMaxSpecYamlNodes nodes or kMaxSpecYamlBytes scalar bytes.
+// Malformed YAML throws YAML::Exception, as YAML::Load would.
+std::optional<Diag> too_large_expanded(std::string_view text) {
+  // Without an alias the counts are bounded by the text (a node takes a byte
+  // or more), so a small file skips the pass: it doubled the parse of the
+  // shipped specs, where 3 files in 62 use aliases. '*' starts an alias only
+  // where a node starts, after one of these and before a name.
+  bool alias = false;
+  for (size_t i = 0; i + 1 < text.size() && !alias; ++i) {
+    alias = text[i + 1] == '*' && std::string_view(" \t\n[{,:").find(text[i]) != std::string_view::npos &&
+            i + 2 < text.size() && std::string_view(" \t\r\n").find(text[i + 2]) == std::string_view::npos;
+  }
+  if (!alias && !text.starts_with('*') && static_cast<int64_t>(text.size()) < kMaxSpecYamlNodes / 2) return std::nullopt;
+  std::istringstream in{std::string(text)};
+  YAML::Parser parser(in);
+  ExpansionCounter counter;
+  try {
+    parser.HandleNextDocument(counter);
+  } catch (const ExpansionCounter::Crossed& c) {
+    std::string what = c.bytes ? str_cat(kMaxSpecYamlBytes, " bytes of scalar text (kMaxSpecYamlBytes)")
+                               : str_cat(kMaxSpecYamlNodes, " YAML nodes (kMaxSpecYamlNodes)");
+    if (c.alias) {
+      return Diag{c.pos, str_cat("this alias takes the file past ", what,
+                                 " once aliases are expanded: each alias counts all it names")};
+    }
+    return Diag{c.pos, str_cat("the file holds more than ", what,
+                               c.bytes ? "" : "; values are written by hand: give a large input an init: instead")};
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 bool is_int_text(std::string_view s) {
@@ -228,6 +350,10 @@ std::optional<YAML::Node> YamlReader::load_document() {
     // YAML::LoadAll loops forever on some malformed input (yaml-cpp issue
     // #1040, e.g. a lone ","), so only the first document is parsed and a
     // second one is found by its marker.
+    if (auto big = too_large_expanded(text_)) {
+      errors_.push_back(std::move(*big));
+      return std::nullopt;
+    }
     Node root = YAML::Load(std::string(text_));
     if (auto second = second_document(text_)) {
       error(*second, "a spec file holds one YAML document; this starts a second one");
