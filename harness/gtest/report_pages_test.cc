@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "harness/gtest/opspec_gtest.h"
+#include "harness/spec/html_report.h"
 #include "runtime/ops/ops.h"
 
 namespace opspec {
@@ -19,6 +20,7 @@ namespace report_pages_test {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::MatchesRegex;
 
 std::string read(const std::filesystem::path& p) {
   std::ifstream in(p);
@@ -38,7 +40,10 @@ TEST(ReportPages, AFailingAssertionAddsItsTestsPage) {
   EXPECT_FALSE(failed);
   EXPECT_OPS(ops::relu(x), ElementsAre("aten::relu"));  // passes: no page
   ::unsetenv("OPSPEC_REPORT_DIR");
-  const std::string page = read(dir + "/cases/ReportPages.AFailingAssertionAddsItsTestsPage.html");
+  // The page's name is the test's id and, for its capitals, a hash (See case_page_name).
+  const std::string name = spec::case_page_name("ReportPages.AFailingAssertionAddsItsTestsPage");
+  EXPECT_THAT(name, MatchesRegex("ReportPages\\.AFailingAssertionAddsItsTestsPage~h[0-9a-f]{16}\\.html"));
+  const std::string page = read(dir + "/cases/" + name);
   EXPECT_THAT(page, HasSubstr("<pre class=\"failure\">EXPECT_OPS: ops recorded by `ops::relu(x)`"));
   EXPECT_THAT(page, HasSubstr("report_pages_test.cc"));
   EXPECT_THAT(read(dir + "/index.html"), HasSubstr("ReportPages.AFailingAssertionAddsItsTestsPage</a>"));

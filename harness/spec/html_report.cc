@@ -11,6 +11,8 @@
 
 #include <unistd.h>
 
+#include <xxhash.h>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
@@ -282,8 +284,11 @@ std::string case_page_name(std::string_view id) {
   // names), so no kept character can start an escape: two ids never share a page.
   static constexpr char kHex[] = "0123456789abcdef";
   std::string name;
+  bool upper = false;
+  size_t cut = 0;  // the longest whole-token prefix of at most kMaxPageStem bytes
   for (size_t i = 0; i < id.size(); ++i) {
     const auto c = static_cast<unsigned char>(id[i]);
+    upper |= c >= 'A' && c <= 'Z';
     if (std::isalnum(c) || c == '.' || c == '_' || c == '-' || c == '@') {
       name += static_cast<char>(c);
     } else if (c == ':' && i + 1 < id.size() && id[i + 1] == ':') {
@@ -294,6 +299,16 @@ std::string case_page_name(std::string_view id) {
       name += kHex[c >> 4];
       name += kHex[c & 15];
     }
+    if (name.size() <= kMaxPageStem) cut = name.size();
+  }
+  // Where letters differ in case only (a case-insensitive file system would
+  // give two ids one file) or the name is too long for a file, a hash of the
+  // id follows a "~h", which no escape starts.
+  if (upper || name.size() > kMaxPageStem) {
+    name.resize(cut);
+    const uint64_t h = XXH3_64bits(id.data(), id.size());
+    name += "~h";
+    for (int shift = 60; shift >= 0; shift -= 4) name += kHex[(h >> shift) & 15];
   }
   return name + ".html";
 }

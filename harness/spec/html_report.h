@@ -48,10 +48,16 @@ absl::Status add_to_html_report(const std::string& dir, const ReportCase& c);
 // page that holds it: `opspec report DIR`.
 absl::Status rebuild_html_index(const std::string& dir);
 
+// kMaxPageStem: the most bytes of a page name before its hash and ".html",
+// so that "<page>.json" fits the 255 bytes a file name may have.
+inline constexpr size_t kMaxPageStem = 160;
+
 // case_page_name: the file name of a case's page, plus ".html": its id with
 // letters, digits, '.', '_', '-' and '@' kept, "::" written "~~" and every
-// other byte "~xx" (its hex): `suite::case@cpu` -> suite~~case@cpu.html. No two
-// ids share a name (on a case-sensitive file system).
+// other byte "~xx" (its hex): `suite::case@cpu` -> suite~~case@cpu.html. An id
+// with an upper-case letter, or whose name would pass kMaxPageStem, has it cut
+// there and "~h" and a 64-bit hash of the id added, so no two ids share a page
+// on a case-insensitive file system either (barring a hash collision).
 std::string case_page_name(std::string_view id);
 
 // dot_to_svg: the DOT text laid out and drawn as an <svg> element by

@@ -3,9 +3,11 @@
 // break's line marked, the logs, each graph with its DOT), escaped throughout.
 #include "harness/spec/html_report.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "gmock/gmock.h"
@@ -18,6 +20,7 @@ namespace opspec::spec {
 namespace html_report_test {
 
 using ::testing::HasSubstr;
+using ::testing::MatchesRegex;
 using ::testing::Not;
 
 std::string read(const std::filesystem::path& p) {
@@ -146,7 +149,6 @@ TEST(HtmlReport, PageNamesAreReadableAndNeverShared) {
   EXPECT_EQ(case_page_name("coll::a@cpu"), "coll~~a@cpu.html");
   EXPECT_EQ(case_page_name("coll::a_cpu"), "coll~~a_cpu.html");
   EXPECT_EQ(case_page_name("s::c@cuda:0"), "s~~c@cuda~3a0.html");
-  EXPECT_EQ(case_page_name("ReportPages.AFailingTest"), "ReportPages.AFailingTest.html");
   EXPECT_EQ(case_page_name("../x y::~"), "..~2fx~20y~~~7e.html");
   // Every id of up to four characters from those that escape, or could be
   // mistaken for escapes, has a page of its own.
@@ -164,6 +166,38 @@ TEST(HtmlReport, PageNamesAreReadableAndNeverShared) {
     const auto [it, added] = seen.emplace(case_page_name(id), id);
     EXPECT_TRUE(added) << "'" << id << "' and '" << it->second << "' share " << it->first;
   }
+}
+
+// A capital letter adds a hash of the id, so ids that differ in case only
+// keep a page each where the file system folds case (macOS, Windows); a name
+// too long for a file is cut and hashed.
+TEST(HtmlReport, PageNamesSurviveCaseFoldingAndLongIds) {
+  EXPECT_THAT(case_page_name("T.Name"), MatchesRegex("T\\.Name~h[0-9a-f]{16}\\.html"));
+  std::set<std::string> folded;
+  for (const char* id : {"s::a", "s::A", "S::a", "S::A"}) {
+    std::string page = case_page_name(id);
+    std::transform(page.begin(), page.end(), page.begin(), [](unsigned char c) { return std::tolower(c); });
+    EXPECT_TRUE(folded.insert(page).second) << id << " -> " << page;
+  }
+  const std::string long_id = "s::" + std::string(300, 'x');
+  const std::string page = case_page_name(long_id);
+  EXPECT_EQ(page.size(), kMaxPageStem + 18 + 5);  // stem, "~h" and 16 hex digits, ".html"
+  EXPECT_EQ(page.substr(0, 5), "s~~xx");
+  EXPECT_NE(page, case_page_name(long_id + "y"));  // same first 160 bytes, other ids
+  // An escape is never cut in two: the cut falls before "~2f", not inside it.
+  EXPECT_THAT(case_page_name("s::" + std::string(155, 'x') + "/"), MatchesRegex("s~~x{155}~h[0-9a-f]{16}\\.html"));
+  // And the page is written (a 300-byte name was ENAMETOOLONG and failed the report).
+  ReportCase c{CaseResult{}, nullptr};
+  c.result.id = long_id;
+  const std::string dir = ::testing::TempDir() + "/opspec_report_long";
+  std::filesystem::remove_all(dir);
+  Summary summary;
+  summary.add(c.result);
+  ASSERT_TRUE(write_html_report(dir, {c}, summary).ok());
+  EXPECT_THAT(read(dir + "/cases/" + page), HasSubstr(long_id));
+  std::filesystem::remove(dir + "/index.html");
+  ASSERT_TRUE(rebuild_html_index(dir).ok());
+  EXPECT_THAT(read(dir + "/index.html"), HasSubstr(str_cat("<a href=\"cases/", page, "\">", long_id, "</a>")));
 }
 
 int count(const std::string& text, std::string_view what) {
