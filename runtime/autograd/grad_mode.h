@@ -2,6 +2,8 @@
 // (PyTorch's GradMode), and the RAII guards that change it.
 #pragma once
 
+#include "runtime/core/live_guards.h"
+
 namespace opspec::autograd {
 
 // is_grad_enabled: ops on tensors that require grad record history (default true).
@@ -10,15 +12,19 @@ bool is_grad_enabled();
 void set_grad_enabled(bool enabled);
 
 // AutoGradMode: sets grad mode for its scope, restoring the previous one.
+// Guards may end in any order: one that ends while a guard entered after it
+// is alive leaves the mode to that guard (See Note [Out-of-order guard
+// release] in runtime/core/live_guards.h).
 class AutoGradMode {
  public:
-  explicit AutoGradMode(bool enabled) : saved_(is_grad_enabled()) { set_grad_enabled(enabled); }
-  ~AutoGradMode() { set_grad_enabled(saved_); }
+  explicit AutoGradMode(bool enabled);
+  ~AutoGradMode();
   AutoGradMode(const AutoGradMode&) = delete;
   AutoGradMode& operator=(const AutoGradMode&) = delete;
 
  private:
   bool saved_;
+  ::opspec::internal::LiveLink<AutoGradMode> link_;  // among this thread's live guards
 };
 
 // NoGradGuard: torch.no_grad(): nothing in its scope records history.

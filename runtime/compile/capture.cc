@@ -85,26 +85,17 @@ CaptureSession* CaptureSession::current() { return tls_session; }
 // whose graphs dispatch their ops; the fused backend's kernels are not ops),
 // and the ops that run eagerly after a break, all on real tensors. They never
 // see capture: while fn runs under capture the Python and FunctionMode stacks
-// are emptied (their modes kept here), and every suspend() (a graph or an
+// are emptied (by a HideUserModesGuard), and every suspend() (a graph or an
 // eager op running) puts them back. Counting modes used to count each op
 // twice, once on fake tensors. Pre-dispatch user modes stay where they are
 // (the capture mode shares their stack) and still see fn's calls; infra modes
 // (fake, proxy) are slots, not stacks, and are handled by suspend().
 void CaptureSession::hide_user_modes() {
-  const DispatchKey keys[2] = {DispatchKey::kPython, DispatchKey::kFunctionMode};
-  for (int i = 0; i < 2; ++i) {
-    OPSPEC_INTERNAL_ASSERT(hidden_modes_[i].empty());
-    hidden_modes_[i] = mode_stack(keys[i]);
-    for (size_t n = hidden_modes_[i].size(); n > 0; --n) pop_mode(keys[i]);
-  }
+  OPSPEC_INTERNAL_ASSERT(!hidden_modes_.has_value());
+  hidden_modes_.emplace(DispatchKeySet{DispatchKey::kPython, DispatchKey::kFunctionMode});
 }
 
-void CaptureSession::show_user_modes() {
-  for (auto& hidden : hidden_modes_) {
-    for (auto& mode : hidden) push_mode(std::move(mode));
-    hidden.clear();
-  }
-}
+void CaptureSession::show_user_modes() { hidden_modes_.reset(); }
 
 // While suspended, ops run as in eager code: the fake mode leaves its slot,
 // so modes such as DebugMode see real ops, not fake ones, and the capture

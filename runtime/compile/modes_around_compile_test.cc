@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -111,6 +112,25 @@ TEST(ModesAroundCompile, TheModesAreBackAfterTheCallAndAfterAThrow) {
   EXPECT_EQ(mode_stack().size(), 1u);
   ops::neg(x);
   EXPECT_THAT(mode.names, ElementsAre("aten::neg"));
+}
+
+// A mode whose guard ends inside the compiled function (hidden from capture
+// then) used to come back when the call returned: on the stack with no guard,
+// and for a mode that lived on the stack, a pointer to a dead object.
+TEST(ModesAroundCompile, AModeWhoseGuardEndsDuringTheCallDoesNotComeBack) {
+  const Tensor x = ops::randn({4});
+  DispatchNames mode;
+  std::optional<ModeGuard> guard(std::in_place, mode);
+  auto cf = compile([&](const std::vector<Tensor>& in) {
+    const Tensor y = ops::relu(in[0]);
+    guard.reset();
+    return std::vector<Tensor>{y};
+  });
+  cf({x});
+  EXPECT_TRUE(mode_stack().empty());
+  ops::neg(x);
+  // The graph runs when fn returns, after the guard ended; and neg after the call.
+  EXPECT_THAT(mode.names, IsEmpty());
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 #include <source_location>
 #include <string>
 
+#include "runtime/core/live_guards.h"
+
 namespace opspec {
 
 namespace internal {
@@ -49,11 +51,10 @@ class CallSiteScope {
 // active, the compiler's break reports and errors name it instead of a C++
 // source location. label must outlive the scope. Scopes may end in any order:
 // the innermost live one names the site (See Note [Out-of-order guard
-// release] in runtime/dispatch/local_dispatch_key_set.h).
+// release] in runtime/core/live_guards.h).
 class SiteLabelScope {
  public:
   explicit SiteLabelScope(const std::string& label);
-  ~SiteLabelScope();
   SiteLabelScope(const SiteLabelScope&) = delete;
   SiteLabelScope& operator=(const SiteLabelScope&) = delete;
 
@@ -61,17 +62,16 @@ class SiteLabelScope {
 
  private:
   const std::string* label_;
-  SiteLabelScope* outer_;  // the live scopes on this thread entered before and after this one
-  SiteLabelScope* inner_ = nullptr;
+  internal::LiveLink<SiteLabelScope> link_;  // among this thread's live scopes
 };
 
 namespace internal {
-extern constinit thread_local SiteLabelScope* tls_site_label_scope;  // the innermost live one
+extern constinit thread_local LiveLink<SiteLabelScope>* tls_site_label_scope;  // the innermost live one
 }  // namespace internal
 
 // current_site_label: the innermost SiteLabelScope's text, or null.
 inline const std::string* current_site_label() {
-  const SiteLabelScope* s = internal::tls_site_label_scope;
+  const SiteLabelScope* s = internal::owner_of(internal::tls_site_label_scope);
   return s != nullptr ? &s->label() : nullptr;
 }
 

@@ -1,6 +1,10 @@
 // parallel.h: how many threads one op may use on the CPU, as torch.set_num_threads.
 #pragma once
 
+#include <optional>
+
+#include "runtime/core/live_guards.h"
+
 namespace opspec {
 
 // Note [Intra-op threads]
@@ -22,7 +26,10 @@ void set_num_threads(int n);
 int get_num_threads();
 
 // NumThreadsGuard: set_num_threads(n) for its scope; the previous setting
-// (including "never set": OpenMP's default) comes back when it ends.
+// (including "never set": OpenMP's default) comes back when it ends. Guards
+// (of any thread: the setting is the process's) may end in any order: one
+// that ends while a guard entered after it is alive leaves the setting to
+// that guard (See Note [Out-of-order guard release] in live_guards.h).
 class NumThreadsGuard {
  public:
   explicit NumThreadsGuard(int n);
@@ -31,8 +38,8 @@ class NumThreadsGuard {
   NumThreadsGuard& operator=(const NumThreadsGuard&) = delete;
 
  private:
-  int saved_limit_;  // 0: never set
-  int saved_omp_;
+  int saved_limit_ = 0;  // 0: never set
+  std::optional<internal::LiveLink<NumThreadsGuard>> link_;  // linked under the guards' lock
 };
 
 }  // namespace opspec

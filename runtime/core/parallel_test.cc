@@ -3,6 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <thread>
+
 #include "runtime/core/error.h"
 
 namespace opspec {
@@ -23,6 +26,25 @@ TEST(NumThreads, SetThenGet) {
     }
     EXPECT_EQ(get_num_threads(), 3);
   }
+  EXPECT_EQ(get_num_threads(), saved);
+}
+
+// Ended out of order (std::optional guards reset first-in first-out), the
+// later guard used to put back the earlier one's count for good.
+TEST(NumThreads, GuardsEndedOutOfOrderLeaveTheSettingAsBefore) {
+  const int saved = get_num_threads();
+  std::optional<NumThreadsGuard> two(std::in_place, 2), three(std::in_place, 3);
+  two.reset();
+  EXPECT_EQ(get_num_threads(), 3);  // the live guard's setting stays
+  three.reset();
+  EXPECT_EQ(get_num_threads(), saved);
+  // And across threads: the setting is the process's, and so is the chain.
+  std::optional<NumThreadsGuard> here(std::in_place, 2);
+  std::optional<NumThreadsGuard> there;
+  std::thread([&] { there.emplace(3); }).join();
+  here.reset();
+  EXPECT_EQ(get_num_threads(), 3);
+  std::thread([&] { there.reset(); }).join();
   EXPECT_EQ(get_num_threads(), saved);
 }
 

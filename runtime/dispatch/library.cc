@@ -1,5 +1,9 @@
 #include "runtime/dispatch/library.h"
 
+#include <map>
+#include <mutex>
+#include <utility>
+
 #include "runtime/core/error.h"
 
 namespace opspec {
@@ -35,12 +39,29 @@ Library& Library::fallback(DispatchKey key, BoxedKernel fn) {
   return *this;
 }
 
+namespace {
+// The live ScopedOverrides of each (op, key): the innermost of each chain, under g_overrides_mu.
+std::mutex g_overrides_mu;
+std::map<std::pair<const OperatorHandle*, DispatchKey>, internal::LiveLink<ScopedOverride>*> g_innermost_overrides;
+}  // namespace
+
+ScopedOverride::ScopedOverride(const OperatorHandle& op, DispatchKey key, KernelFunction kernel) : op_(op), key_(key) {
+  std::lock_guard<std::mutex> lock(g_overrides_mu);
+  previous_ = op.override_kernel(key);
+  Dispatcher::singleton().register_override(op, key, std::move(kernel));  // may throw: link only once registered
+  link_.emplace(this, g_innermost_overrides[{&op, key}]);
+}
+
 ScopedOverride::~ScopedOverride() {
-  if (previous_.valid()) {
+  std::lock_guard<std::mutex> lock(g_overrides_mu);
+  if (ScopedOverride* inner = link_->inner(); inner != nullptr) {
+    inner->previous_ = std::move(previous_);  // the later override stays; it will put back what this one replaced
+  } else if (previous_.valid()) {
     Dispatcher::singleton().register_override(op_, key_, std::move(previous_));
   } else {
     Dispatcher::singleton().remove_override(op_, key_);
   }
+  link_.reset();
 }
 
 }  // namespace opspec

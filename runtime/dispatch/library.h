@@ -2,11 +2,13 @@
 // TORCH_LIBRARY / TORCH_LIBRARY_IMPL), used by builtins and users alike.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
 #include <utility>
 
+#include "runtime/core/live_guards.h"
 #include "runtime/dispatch/dispatcher.h"
 #include "runtime/dispatch/signature.h"
 
@@ -84,26 +86,29 @@ class Library {
 // ScopedOverride: an override (see Library::impl_override) for its lifetime;
 // the previous override of (op, key), if any, comes back when it ends. As with
 // kernels, create and destroy it while no other thread is calling that op.
+// Overrides of one (op, key) may end in any order: one that ends while an
+// override made after it is alive leaves that one in place (See Note
+// [Out-of-order guard release] in runtime/core/live_guards.h).
 //   ScopedOverride cos_is_sin("aten::cos", DispatchKey::kCPU, [](const Tensor& x) { return ops::sin(x); });
 //   { EnablePythonDispatcherGuard on; ops::cos(x); }  // runs the override
 class ScopedOverride {
  public:
   template <class Fn>
   ScopedOverride(std::string_view op_name, DispatchKey key, Fn&& fn)
-      : ScopedOverride(Dispatcher::singleton().get(op_name), key, 0, std::forward<Fn>(fn)) {}
+      : ScopedOverride(Dispatcher::singleton().get(op_name), key, std::forward<Fn>(fn), 0) {}
   ~ScopedOverride();
   ScopedOverride(const ScopedOverride&) = delete;
   ScopedOverride& operator=(const ScopedOverride&) = delete;
 
  private:
   template <class Fn>
-  ScopedOverride(const OperatorHandle& op, DispatchKey key, int, Fn&& fn)
-      : op_(op), key_(key), previous_(op.override_kernel(key)) {
-    Dispatcher::singleton().register_override(op, key, internal::make_kernel(op, key, std::forward<Fn>(fn), "/override"));
-  }
+  ScopedOverride(const OperatorHandle& op, DispatchKey key, Fn&& fn, int)
+      : ScopedOverride(op, key, internal::make_kernel(op, key, std::forward<Fn>(fn), "/override")) {}
+  ScopedOverride(const OperatorHandle& op, DispatchKey key, KernelFunction kernel);
   const OperatorHandle& op_;
   DispatchKey key_;
   KernelFunction previous_;
+  std::optional<internal::LiveLink<ScopedOverride>> link_;  // among the live overrides of (op, key)
 };
 
 }  // namespace opspec

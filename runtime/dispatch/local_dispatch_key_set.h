@@ -39,18 +39,8 @@ inline bool override_layer_enabled() {
   return tls.included.has(DispatchKey::kPythonDispatcher) && !tls.excluded.has(DispatchKey::kPythonDispatcher);
 }
 
-// Note [Out-of-order guard release]
-// c10's guards restore the exact value they saved, which is right only when
-// guards end in reverse order. Ended out of order (two std::optional guards
-// reset first-in first-out), that leaks state: the later guard puts back a
-// set that still holds the earlier guard's keys, for the rest of the thread.
-// So a key guard takes out only the keys it added (those not already in the
-// set): in reverse order that is the same as restoring, and out of order
-// nothing is left behind (a key two live guards share goes with the first
-// of them to end). Guards of a pointer-valued slot (ModeGuard's infra modes,
-// SiteLabelScope) keep their live guards in a chain instead, so the one that
-// ends out of order hands what it saved to the guard entered after it, and
-// never puts back a pointer to something that may already be gone.
+// Key guards may end in any order: each takes out only the keys it added (See
+// Note [Out-of-order guard release] in runtime/core/live_guards.h).
 
 // IncludeDispatchKeyGuard: adds keys to the included set for its scope.
 class IncludeDispatchKeyGuard {

@@ -275,10 +275,10 @@ namespace {
 // The innermost live ModeGuard of each infra slot and the innermost live
 // HideUserModesGuard on this thread; each links to the ones before it.
 // See Note [Out-of-order guard release].
-thread_local ModeGuard* tls_innermost_infra_guard[2] = {nullptr, nullptr};
-thread_local HideUserModesGuard* tls_innermost_hide_guard = nullptr;
+constinit thread_local internal::LiveLink<ModeGuard>* tls_innermost_infra_guard[2] = {nullptr, nullptr};
+constinit thread_local internal::LiveLink<HideUserModesGuard>* tls_innermost_hide_guard = nullptr;
 
-ModeGuard*& innermost_infra_guard(ModeKind kind) {
+internal::LiveLink<ModeGuard>*& innermost_infra_guard(ModeKind kind) {
   return tls_innermost_infra_guard[kind == ModeKind::kProxy ? 0 : 1];
 }
 }  // namespace
@@ -287,10 +287,7 @@ ModeGuard::ModeGuard(std::shared_ptr<DispatchMode> mode) : mode_(std::move(mode)
   OPSPEC_CHECK(mode_ != nullptr, "ModeGuard: mode is null");
   if (uses_infra_slot(*mode_)) {
     previous_infra_ = std::exchange(infra_slot(mode_->kind()), nullptr);
-    ModeGuard*& innermost = innermost_infra_guard(mode_->kind());
-    outer_ = innermost;
-    if (outer_ != nullptr) outer_->inner_ = this;
-    innermost = this;
+    link_.emplace(this, innermost_infra_guard(mode_->kind()));
   }
   push_mode(mode_);
 }
@@ -301,16 +298,14 @@ ModeGuard::ModeGuard(DispatchMode& mode) : ModeGuard(std::shared_ptr<DispatchMod
 
 ModeGuard::~ModeGuard() {
   if (uses_infra_slot(*mode_)) {
-    if (inner_ == nullptr) {  // the innermost live guard: what its mode replaced comes back
+    if (ModeGuard* inner = link_->inner(); inner == nullptr) {  // the innermost: what its mode replaced comes back
       infra_slot(mode_->kind()) = std::move(previous_infra_);
-      innermost_infra_guard(mode_->kind()) = outer_;
     } else {
       // Ended before the guard entered after it (whose mode stays in the slot):
       // that guard puts back what this one replaced, never this one's mode.
-      inner_->previous_infra_ = std::move(previous_infra_);
-      inner_->outer_ = outer_;
+      inner->previous_infra_ = std::move(previous_infra_);
     }
-    if (outer_ != nullptr) outer_->inner_ = inner_;
+    link_.reset();
   } else {
     // Scopes nest, so the mode is on top; erase it wherever it is to stay safe
     // if a user popped modes by hand in between, or if a HideUserModesGuard
@@ -321,7 +316,7 @@ ModeGuard::~ModeGuard() {
     if (it != stack.rend()) {
       stack.erase(std::next(it).base());
     } else {
-      for (HideUserModesGuard* h = tls_innermost_hide_guard; h != nullptr; h = h->outer_) {
+      for (HideUserModesGuard* h = internal::owner_of(tls_innermost_hide_guard); h != nullptr; h = h->link_.outer()) {
         std::erase_if(h->saved_[index], [&](const auto& s) { return s.hidden && s.mode == mode_; });
       }
     }
@@ -329,16 +324,14 @@ ModeGuard::~ModeGuard() {
   refresh_mode_keys();
 }
 
-HideUserModesGuard::HideUserModesGuard() {
+HideUserModesGuard::HideUserModesGuard(DispatchKeySet keys) : link_(this, tls_innermost_hide_guard) {
   for (int i = 0; i < 3; ++i) {
+    if (!keys.has(kModeKeys[i])) continue;  // saved_[i] empty: its stack is left as it is, now and at the end
     auto& stack = tls_modes.stacks[i];
     saved_[i].reserve(stack.size());
     for (const auto& m : stack) saved_[i].push_back({m, m->kind() == ModeKind::kUser});
     std::erase_if(stack, [](const auto& m) { return m->kind() == ModeKind::kUser; });
   }
-  outer_ = tls_innermost_hide_guard;
-  if (outer_ != nullptr) outer_->inner_ = this;
-  tls_innermost_hide_guard = this;
   refresh_mode_keys();
 }
 
@@ -363,12 +356,6 @@ HideUserModesGuard::~HideUserModesGuard() {
     }
     stack = std::move(restored);
   }
-  if (inner_ == nullptr) {
-    tls_innermost_hide_guard = outer_;
-  } else {
-    inner_->outer_ = outer_;
-  }
-  if (outer_ != nullptr) outer_->inner_ = inner_;
   refresh_mode_keys();
 }
 

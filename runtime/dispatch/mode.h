@@ -4,10 +4,12 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <vector>
 
 #include "absl/functional/function_ref.h"
+#include "runtime/core/live_guards.h"
 #include "runtime/dispatch/dispatcher.h"
 
 namespace opspec {
@@ -143,7 +145,7 @@ bool dispatch_mode_enabled();
 // live on the stack: `DebugMode dm; { ModeGuard g(dm); ... }`. Guards may end
 // in any order: ending takes exactly its mode out, and an infra mode's guard
 // ended before one entered after it leaves the slot to that guard (See Note
-// [Out-of-order guard release] in local_dispatch_key_set.h).
+// [Out-of-order guard release] in runtime/core/live_guards.h).
 class ModeGuard {
  public:
   explicit ModeGuard(std::shared_ptr<DispatchMode> mode);
@@ -155,9 +157,8 @@ class ModeGuard {
  private:
   std::shared_ptr<DispatchMode> mode_;
   std::shared_ptr<DispatchMode> previous_infra_;
-  // The live guards of the same infra slot on this thread, entered before and after this one.
-  ModeGuard* outer_ = nullptr;
-  ModeGuard* inner_ = nullptr;
+  // Among the live guards of the same infra slot on this thread (infra modes only).
+  std::optional<internal::LiveLink<ModeGuard>> link_;
 };
 
 // HideUserModesGuard: user modes (at every key) do not see calls in its scope;
@@ -168,7 +169,9 @@ class ModeGuard {
 // ended meanwhile (See Note [Out-of-order guard release]).
 class HideUserModesGuard {
  public:
-  HideUserModesGuard();
+  // keys: the mode keys whose user modes it hides (default: all three).
+  explicit HideUserModesGuard(DispatchKeySet keys = {DispatchKey::kPython, DispatchKey::kFunctionMode,
+                                                     DispatchKey::kPreDispatch});
   ~HideUserModesGuard();
   HideUserModesGuard(const HideUserModesGuard&) = delete;
   HideUserModesGuard& operator=(const HideUserModesGuard&) = delete;
@@ -181,9 +184,7 @@ class HideUserModesGuard {
     bool hidden;
   };
   std::vector<Saved> saved_[3];
-  // The live HideUserModesGuards on this thread, entered before and after this one.
-  HideUserModesGuard* outer_ = nullptr;
-  HideUserModesGuard* inner_ = nullptr;
+  internal::LiveLink<HideUserModesGuard> link_;  // among this thread's live HideUserModesGuards
 };
 
 namespace internal {

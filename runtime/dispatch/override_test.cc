@@ -189,6 +189,22 @@ TEST_F(OverrideTest, TypedOverrideRunsOnlyInsideTheGuard) {
   expect_values(ops::cos(input()), cos_values());  // removed, so enabling changes nothing
 }
 
+// Ended first-in first-out, the earlier override took out the later one's
+// (still alive) and the later one then put back the earlier's kernel, gone
+// with its scope: a call afterwards ran a dead override.
+TEST_F(OverrideTest, ScopedOverridesEndedOutOfOrderLeaveTheLiveOne) {
+  const OperatorHandle& cos = op_named("aten::cos");
+  std::optional<ScopedOverride> first(std::in_place, "aten::cos", DispatchKey::kCPU, &cos_as_sin);
+  std::optional<ScopedOverride> second(std::in_place, "aten::cos", DispatchKey::kCPU,
+                                       [](const Tensor& x) { return ops::neg(x); });
+  EnablePythonDispatcherGuard on;
+  first.reset();
+  expect_values(ops::cos(input()), expected([](double v) { return -v; }));  // the live override still runs
+  second.reset();
+  EXPECT_TRUE(cos.override_keys().empty());
+  expect_values(ops::cos(input()), cos_values());
+}
+
 // ---- 2. Disable guard and exact TLS restoration ----
 
 TEST_F(OverrideTest, DisableGuardNestsAndGuardsRestoreTheKeySetsExactly) {

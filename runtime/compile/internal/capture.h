@@ -15,6 +15,7 @@
 #include "runtime/compile/compile.h"
 #include "runtime/compile/internal/recording.h"
 #include "runtime/dispatch/mode.h"
+#include "runtime/dispatch/mode.h"
 
 namespace opspec::internal {
 
@@ -175,7 +176,9 @@ class CaptureSession {
   std::shared_ptr<DispatchMode> parked_capture_;  // the capture mode, likewise (see suspend())
   // The user's dispatch and function modes, hidden while capturing. See Note
   // [Modes around a compiled call].
-  std::vector<std::shared_ptr<DispatchMode>> hidden_modes_[2];
+  // Hides the Python and FunctionMode user modes while fn runs under capture
+  // (a guard, so a mode whose guard ends meanwhile never comes back).
+  std::optional<HideUserModesGuard> hidden_modes_;
   void hide_user_modes();
   void show_user_modes();
   std::unique_ptr<CaptureMode> impl_;  // See capture_mode.h
