@@ -31,6 +31,7 @@ std::shared_ptr<Node> grad_accumulator(const Tensor& t) {
 }
 
 Edge gradient_edge(const Tensor& t) {
+  ViewHistoryLock lock(t);  // See Note [View history lock]
   const AutogradMeta* m = meta_of(t);
   if (m != nullptr && m->view_base.defined()) refresh_view(t);  // only views may need a new grad_fn
   if (m != nullptr && m->grad_fn) return {m->grad_fn, m->output_nr};

@@ -95,7 +95,14 @@ void regenerate(const Tensor& view, AutogradMeta& m) {
 // read if its base requires grad.
 constexpr uint64_t kNeverMade = ~uint64_t{0};
 
+// See Note [View history lock].
+std::recursive_mutex g_view_history_mu;
+
 }  // namespace
+
+ViewHistoryLock::ViewHistoryLock(const Tensor& t) {
+  if (t.defined() && t.impl()->view_base() != nullptr) lock_ = std::unique_lock(g_view_history_mu);
+}
 
 void record_view(const Tensor& view, const Tensor& base, bool multi_view) {
   AutogradMeta& m = materialize_meta(view);
@@ -123,6 +130,7 @@ void adopt_view(const Tensor& self) {
 
 bool stale_view(const Tensor& view) {
   if (!view.defined()) return false;
+  ViewHistoryLock lock(view);
   const AutogradMeta* m = meta_of(view);
   if (m == nullptr || !m->view_base.defined()) {
     // A view autograd never recorded is tracked once its base has changed
@@ -139,6 +147,7 @@ bool stale_view(const Tensor& view) {
 }
 
 void refresh_view(const Tensor& view) {
+  ViewHistoryLock lock(view);
   if (!stale_view(view)) return;
   AutogradMeta* m = meta_of(view);
   if (m == nullptr || !m->view_base.defined()) {

@@ -2,6 +2,8 @@
 // regenerated grad_fn of a view. See Note [In-place changes to views].
 #pragma once
 
+#include <mutex>
+
 #include <memory>
 
 #include "runtime/autograd/node.h"
@@ -57,14 +59,35 @@ void rebase_view_history(const Tensor& view, const std::shared_ptr<Node>& fn);
 // the base's region as grad_fn when the base requires grad).
 void adopt_view(const Tensor& self);
 
+// Note [View history lock]
+// Reading a view's grad_fn can rewrite it (refresh_view), and reads are const:
+// two threads reading one view's grad_fn (or requires_grad) raced on its
+// history. As PyTorch's DifferentiableViewMeta::mutex_, a lock guards the
+// check and the rewrite: one process-wide recursive mutex, taken only for
+// views (a view's refresh reads its base's edge, which may be a view too, so
+// per-view locks could be taken in opposite orders by two threads).
+
+// ViewHistoryLock: holds the view history lock for a tensor that is a view;
+// nothing otherwise. See Note [View history lock].
+class ViewHistoryLock {
+ public:
+  explicit ViewHistoryLock(const Tensor& t);
+  ViewHistoryLock(const ViewHistoryLock&) = delete;
+  ViewHistoryLock& operator=(const ViewHistoryLock&) = delete;
+
+ private:
+  std::unique_lock<std::recursive_mutex> lock_;
+};
+
 // refresh_view: gives a recorded view whose storage changed since its grad_fn
 // was made a new one, and adopts a view autograd never recorded whose base
 // changed since and requires grad (See Note [In-place changes to views]);
-// nothing otherwise.
+// nothing otherwise. Takes the view's ViewHistoryLock: a caller that reads
+// the history after should hold one around both.
 void refresh_view(const Tensor& view);
 // stale_view: whether refresh_view would give view a new grad_fn (it changes
 // nothing: Tensor::requires_grad and is_leaf read it, as PyTorch's read a
-// view's base without regenerating).
+// view's base without regenerating). Takes the view's ViewHistoryLock.
 bool stale_view(const Tensor& view);
 
 }  // namespace opspec::autograd

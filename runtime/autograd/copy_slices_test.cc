@@ -5,6 +5,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <memory>
+#include <thread>
+#include <vector>
+
 #include "runtime/autograd/autograd_test_util.h"
 #include "runtime/autograd/formulas.h"
 #include "runtime/dispatch/library.h"
@@ -48,6 +52,33 @@ TEST(CopySlicesTest, AViewReadAfterItsBaseChangedFollowsTheNewHistory) {
   EXPECT_EQ(y.grad_fn()->name(), "AsStridedBackward0");
   ops::sum(y).backward();
   EXPECT_THAT(values(a.grad()), ElementsAre(2, 2, 0, 0));
+}
+
+// Reads are const, and reading a stale view's grad_fn regenerates it: threads
+// reading one view at once each made (and stored) their own node, racing on
+// the view's history (See Note [View history lock]).
+TEST(CopySlicesTest, ThreadsReadingAStaleViewAtOnceSeeOneRegeneratedNode) {
+  for (int round = 0; round < 20; ++round) {
+    const Tensor a = leaf_of({1, 2, 3, 4}, {4});
+    Tensor b = ops::mul(a, 1);
+    const Tensor y = ops::slice(b, 0, 0, 2);
+    ops::div_(b, 0.5);
+    std::vector<std::shared_ptr<autograd::Node>> seen(4);
+    bool needs_grad[4] = {};
+    std::vector<std::thread> threads;
+    for (int i = 0; i < 4; ++i) {
+      threads.emplace_back([&, i] {
+        needs_grad[i] = y.requires_grad();
+        seen[i] = y.grad_fn();
+      });
+    }
+    for (auto& t : threads) t.join();
+    for (int i = 0; i < 4; ++i) {
+      EXPECT_TRUE(needs_grad[i]);
+      EXPECT_EQ(seen[i], y.grad_fn()) << "thread " << i << " saw a node of its own";
+    }
+    EXPECT_EQ(y.grad_fn()->name(), "AsStridedBackward0");
+  }
 }
 
 TEST(CopySlicesTest, CopyIntoASliceSendsTheRestOfTheGradientToTheBase) {

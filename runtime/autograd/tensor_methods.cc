@@ -30,12 +30,15 @@ const Tensor& Tensor::requires_grad_(bool requires_grad) const {
 
 // A view whose base changed since its grad_fn was made reads as it will be
 // once regenerated (See Note [In-place changes to views]); only grad_fn() and
-// ops regenerate it, so these stay reads.
+// ops regenerate it, so these stay reads (under the lock a regeneration takes:
+// See Note [View history lock]).
 bool Tensor::requires_grad() const {
+  autograd::ViewHistoryLock lock(*this);
   return autograd::requires_grad(*this) || (defined() && impl()->view_base() != nullptr && autograd::stale_view(*this));
 }
 
 bool Tensor::is_leaf() const {
+  autograd::ViewHistoryLock lock(*this);
   const AutogradMeta* m = meta_of(*this);
   if (m != nullptr && m->grad_fn != nullptr) return false;
   return !(defined() && impl()->view_base() != nullptr && autograd::stale_view(*this));
@@ -58,7 +61,8 @@ void Tensor::set_grad(const Tensor& grad) const {
 }
 
 std::shared_ptr<autograd::Node> Tensor::grad_fn() const {
-  autograd::refresh_view(*this);  // See Note [In-place changes to views]
+  autograd::ViewHistoryLock lock(*this);  // See Note [View history lock]
+  autograd::refresh_view(*this);         // See Note [In-place changes to views]
   const AutogradMeta* m = meta_of(*this);
   return m == nullptr ? nullptr : m->grad_fn;
 }
