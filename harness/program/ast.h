@@ -55,6 +55,7 @@ struct Expr {
   std::vector<Expr> items;
   std::vector<Kwarg> kwargs;
   int callee = -1;  // index into ProgramImpl::callees
+  std::string site;  // kCall: "file:line:col", the SiteLabelScope its call runs under (made once, at parse)
 };
 
 // Kwarg: `name=value` in a call.
@@ -73,6 +74,7 @@ struct Stmt {
   std::vector<std::string> targets;  // kAssign
   std::vector<Pos> target_pos;
   std::vector<Expr> values;  // one for kAssign/kExpr, any number for kReturn
+  std::string site;          // "file:line:col" of the statement (made once, at parse)
 };
 
 // BuiltinId: the built-in functions (see builtins.cc).

@@ -41,10 +41,9 @@ class Interpreter {
     for (const auto& [name, value] : inputs) env_[name] = obj_from_value(value);
     std::vector<Value> out;
     for (const Stmt& s : p_.stmts) {
-      // Graph breaks and compile errors name the statement's line in the spec
-      // file, not the interpreter's C++ source.
-      const std::string site = to_location(p_.origin, s.pos).str();
-      SiteLabelScope site_scope(site);
+      // Graph breaks and compile errors name the statement's place in the spec
+      // file, not the interpreter's C++ source; and each call its own (call()).
+      SiteLabelScope site_scope(s.site);
       switch (s.kind) {
         case StmtKind::kExpr: eval(s.values[0]); break;
         case StmtKind::kAssign: assign(s, eval(s.values[0])); break;
@@ -133,6 +132,9 @@ class Interpreter {
 
   Obj call(const Expr& e) {
     const Callee& callee = p_.callees.at(static_cast<size_t>(e.callee));
+    // A break names the call that made it (`item(...)` on the second line of
+    // a statement, the second `sub` on a line), not the statement's start.
+    SiteLabelScope site_scope(e.site);
     std::vector<Obj> args, kwargs;
     std::vector<ArgView> arg_views;
     std::vector<KwView> kw_views;
@@ -235,6 +237,25 @@ std::vector<Value> ProgramInstance::run(const std::vector<std::pair<std::string,
   return Interpreter(impl, *fixtures_).run(inputs);
 }
 
+namespace {
+// label_sites: each statement's and call's "file:line:col", made once here
+// rather than at every run (the interpreter names its site for every call).
+void label_sites(internal::ProgramImpl& p) {
+  std::vector<Expr*> pending;
+  for (Stmt& s : p.stmts) {
+    s.site = to_location(p.origin, s.pos).str();
+    for (Expr& e : s.values) pending.push_back(&e);
+  }
+  while (!pending.empty()) {  // a worklist, not recursion: nesting depth is the user's
+    Expr* e = pending.back();
+    pending.pop_back();
+    if (e->kind == ExprKind::kCall) e->site = to_location(p.origin, e->pos).str();
+    for (Expr& item : e->items) pending.push_back(&item);
+    for (Kwarg& k : e->kwargs) pending.push_back(&k.value);
+  }
+}
+}  // namespace
+
 absl::StatusOr<Program> parse_program(std::string_view text, const ProgramOrigin& origin) {
   auto impl = std::make_shared<internal::ProgramImpl>();
   impl->source = std::string(text);
@@ -247,6 +268,7 @@ absl::StatusOr<Program> parse_program(std::string_view text, const ProgramOrigin
     return absl::InternalError(str_cat(to_location(origin, Pos{1, 1}).str(), ": internal error: ", e.what()));
   }
   if (!ok) return absl::InvalidArgumentError(str_cat(to_location(origin, error.pos).str(), ": ", error.message));
+  label_sites(*impl);
   Program p;
   p.impl_ = std::move(impl);
   return p;

@@ -219,14 +219,16 @@ void run_expectations(const CaseRef& ref, const RunOptions& options, CaseResult&
     CompileOptions copts = compile_options(c, fn);
     std::vector<std::string> guard_failures;  // for check_guards: what guard_fail_fn hears
     copts.guard_fail_fn = [&guard_failures](const GuardFailure& f) {
-      guard_failures.push_back(str_cat(f.reason, " (graph ", f.graph, ")"));
+      guard_failures.push_back(str_cat(f.reason, " (graph ", f.graph + 1, ")"));
     };
     DisallowScope disallow(c.compile ? c.compile->disallow_in_graph : std::vector<std::string>{});
     // Each call's inputs are made when it runs, and no call's outputs are kept
     // (the checks read stats, graphs and the first call's log): memory stays
     // flat in the number of `compile.calls` (docs/memory.md).
     const size_t n_calls = 1 + (c.compile ? c.compile->calls.size() : 0);
+    size_t current_call = 0;
     const auto make_call = [&](size_t i) {
+      current_call = i;
       std::vector<Tensor> in = i == 0 ? fn.make_inputs() : fn.make_inputs(c.compile->calls[i - 1]);
       if (c.compile) mark_inputs(*c.compile, fn.input_names, in);
       return in;
@@ -234,7 +236,16 @@ void run_expectations(const CaseRef& ref, const RunOptions& options, CaseResult&
     ObserveOptions oo{.debug = debug_options(c.debug), .hash = debug_hash(c.debug),
                       .hash_inputs = c.debug.hash_inputs, .keep_outputs = false,
                       .module = compiled_module(c, fn), .kernel_programs = options.report_logs};
-    CompileObservation obs = observe_compile(fn.fn, n_calls, make_call, copts, oo);
+    CompileObservation obs;
+    try {
+      obs = observe_compile(fn.fn, n_calls, make_call, copts, oo);
+    } catch (const Error& ex) {
+      if (current_call == 0) throw;
+      // A later call's error (a recompile refused, a shape the program rejects) says which call it was.
+      const std::vector<InputSpec>& call = c.compile->calls[current_call - 1];
+      throw Error(str_cat(ex.what(), "\n  in call ", current_call + 1, " of the compiled function (compile.calls[",
+                          current_call - 1, "]", call.empty() ? "" : str_cat(" at ", call.front().where.str()), ")"));
+    }
     result.compiled_debug_string = obs.debug_string;
     result.graphs = obs.graphs;
     result.graph_dots = obs.graph_dots;
@@ -336,7 +347,12 @@ void run_expectations(const CaseRef& ref, const RunOptions& options, CaseResult&
     OPSPEC_CHECK(k.has_value(), "expect.equivalent.hash: unknown hash '", e.equivalent->hash, "'");
     eo.hash = *k;
     DisallowScope disallow(c.compile ? c.compile->disallow_in_graph : std::vector<std::string>{});
-    EquivalenceResult r = check_eager_compiled_equivalent(fn.fn, fn.make_inputs(), eo);
+    // The inputs marked as the compile step marks them: the graph compared is
+    // the one the case compiles (dynamic marks made a symbolic graph there,
+    // and this used to compare a static one).
+    std::vector<Tensor> inputs = fn.make_inputs();
+    if (c.compile) mark_inputs(*c.compile, fn.input_names, inputs);
+    EquivalenceResult r = check_eager_compiled_equivalent(fn.fn, inputs, eo);
     failures.add("expect.equivalent", r.result);
     if (!r.result.ok) {  // for --report: the two logs side by side, the divergence marked
       result.equivalence_eager = rendered_entries(r.eager_log);
@@ -416,6 +432,17 @@ bool device_available(const std::string& device) {
   }
 }
 
+std::optional<std::string> skip_reason(const CaseRef& ref) {
+  const bool cuda = device_available("cuda");
+  for (const std::string& cond : ref.spec->skip_if) {
+    if (cond == "always") return "skip_if always";
+    if ((cond == "no_cuda" || cond == "no_gpu") && !cuda) return str_cat("skip_if ", cond, ": CUDA is not available");
+    if (cond == "cuda" && cuda) return "skip_if cuda: CUDA is available";
+  }
+  if (!device_available(ref.device)) return str_cat("device ", ref.device, " is not available");
+  return std::nullopt;
+}
+
 CaseResult run_case(const CaseRef& ref, const RunOptions& options) {
   const CaseSpec& c = *ref.spec;
   CaseResult result = case_result(ref);
@@ -432,15 +459,7 @@ CaseResult run_case(const CaseRef& ref, const RunOptions& options) {
   if (c.spec_error) return finish(Outcome::kFailed, *c.spec_error);
 
   // Step 1: skips.
-  const bool cuda = device_available("cuda");
-  for (const std::string& cond : c.skip_if) {
-    if (cond == "always") return finish(Outcome::kSkipped, "skip_if always");
-    if ((cond == "no_cuda" || cond == "no_gpu") && !cuda)
-      return finish(Outcome::kSkipped, str_cat("skip_if ", cond, ": CUDA is not available"));
-    if (cond == "cuda" && cuda) return finish(Outcome::kSkipped, "skip_if cuda: CUDA is available");
-  }
-  if (!device_available(ref.device))
-    return finish(Outcome::kSkipped, str_cat("device ", ref.device, " is not available"));
+  if (std::optional<std::string> why = skip_reason(ref)) return finish(Outcome::kSkipped, *std::move(why));
 
   // Steps 2-7; the first error ends the case.
   Failures failures;

@@ -100,6 +100,11 @@ CaseResult run_case(const CaseRef& ref, const RunOptions& options = {});
 // device_available: whether tensors can be made on device ("cpu", "cuda:1", ...).
 bool device_available(const std::string& device);
 
+// skip_reason: why ref's case is skipped here (its skip_if conditions, or a
+// device this machine lacks), or nullopt when it runs; run_case and `opspec
+// bench` both ask it.
+std::optional<std::string> skip_reason(const CaseRef& ref);
+
 // set_cuda_device_count: what device_available takes the number of CUDA
 // devices to be, without asking CUDA in this process. The worker pool
 // probes in a child of its own: a process that initialized CUDA cannot hand

@@ -9,6 +9,7 @@
 #include "gtest/gtest.h"
 #include "harness/spec/spec_loader.h"
 #include "runtime/autograd/formulas.h"
+#include "runtime/compile/logging.h"
 #include "runtime/dispatch/library.h"
 #include "runtime/ops/ops.h"
 
@@ -532,6 +533,79 @@ TEST(SpecRunner, LongPatternsAndErrorsAreCutInMessages) {
   EXPECT_LT(r.message.size(), 6000u);
   EXPECT_THAT(r.message, HasSubstr("(100000 bytes)"));
   EXPECT_THAT(r.message, HasSubstr("(5000 bytes)"));
+}
+
+// expect.equivalent compiles the case's inputs marked as its compile step
+// marks them (dynamic: [x.0] made a symbolic graph there while equivalence
+// compared a static one): every graph's guards here leave x's dim 0 free.
+TEST(SpecRunner, EquivalenceComparesTheGraphTheMarksMake) {
+  set_log_topics("guards");
+  testing::internal::CaptureStderr();
+  CaseResult r = run_one(R"(
+cases:
+  - name: marked
+    inputs: {x: {shape: [4, 3]}}
+    program: return sum(relu(x), 1)
+    compile: {dynamic: [x.0]}
+    expect: {equivalent: bitwise}
+)");
+  const std::string log = testing::internal::GetCapturedStderr();
+  set_log_topics("");
+  EXPECT_EQ(r.outcome, Outcome::kPassed) << r.message;
+  size_t graphs = 0;
+  for (size_t at = log.find("GUARDS of graph"); at != std::string::npos; at = log.find("GUARDS of graph", at + 1)) ++graphs;
+  EXPECT_EQ(graphs, 2u) << log;  // the compile step's and the equivalence check's
+  EXPECT_THAT(log, Not(HasSubstr("size=[4, 3]")));
+  EXPECT_THAT(log, HasSubstr("size=[None, 3]"));
+}
+
+// An error on a later call says which: it read as the first call's.
+TEST(SpecRunner, AnErrorOnALaterCallNamesTheCall) {
+  CaseResult r = run_one(R"(
+cases:
+  - name: refused
+    inputs: {x: {shape: [4]}}
+    program: return relu(x)
+    compile:
+      error_on_recompile: true
+      calls: [{x: {shape: [4]}}, {x: {shape: [6]}}]
+)");
+  EXPECT_EQ(r.outcome, Outcome::kFailed);
+  EXPECT_THAT(r.message, HasSubstr("Recompiling function refused (graph 1)"));
+  EXPECT_THAT(r.message, HasSubstr("in call 3 of the compiled function (compile.calls[1] at runner_test.yaml:8:"));
+}
+
+// A break names the call that made it, on its own line and column (it named
+// the start of the statement), and a call served by the cache finds no
+// break again (Note [Breaks are counted when traced]).
+TEST(SpecRunner, BreaksNameTheirCallAndAreCountedWhenTraced) {
+  CaseResult r = run_one(R"(
+cases:
+  - name: site
+    inputs: {x: {shape: [4]}}
+    program: |
+      a = mul(x, 2)
+      return add(a,
+                 item(sum(a)))
+    compile:
+      calls: [{x: {shape: [4]}}]
+    expect: {graph_breaks: 1}
+)");
+  EXPECT_EQ(r.outcome, Outcome::kPassed) << r.message;
+  ASSERT_EQ(r.graph_breaks.size(), 1u);
+  EXPECT_THAT(r.graph_breaks[0], HasSubstr("(at runner_test.yaml:8:18)"));
+  CaseResult full = run_one(R"(
+cases:
+  - name: site
+    inputs: {x: {shape: [4]}}
+    program: |
+      a = mul(x, 2)
+      return add(a,
+                 item(sum(a)))
+    compile: {fullgraph: true}
+    expect: {error: "User site: runner_test.yaml:8:18"}
+)");
+  EXPECT_EQ(full.outcome, Outcome::kPassed) << full.message;
 }
 
 }  // namespace

@@ -43,17 +43,31 @@ BreakText break_text(BreakKind kind, std::string_view subject) {
   return {};
 }
 
-void apply_break(CompiledState& state, BreakKind kind, std::string_view subject, const std::string& user_site) {
+void refuse_under_fullgraph(const CompiledState& state, BreakKind kind, std::string_view subject,
+                            const std::string& user_site) {
+  if (!state.options.fullgraph) return;
   const BreakText text = break_text(kind, subject);
-  if (state.options.fullgraph) {
-    std::string message = str_cat("compile(", state.options.name, ", fullgraph=true): graph break: ", text.title,
-                                  "\n  Explanation: ", text.explanation, "\n  Hint: ", text.hint,
-                                  " Or compile with fullgraph = false to let the graph split here.");
-    if (!user_site.empty()) str_append(&message, "\n  User site: ", user_site);
-    throw GraphBreakError(message);
-  }
-  const GraphBreak b{text.title, user_site};
-  state.record_break(b);
+  std::string message = str_cat("compile(", state.options.name, ", fullgraph=true): graph break: ", text.title,
+                                "\n  Explanation: ", text.explanation, "\n  Hint: ", text.hint,
+                                " Or compile with fullgraph = false to let the graph split here.");
+  if (!user_site.empty()) str_append(&message, "\n  User site: ", user_site);
+  throw GraphBreakError(message);
+}
+
+// Note [Breaks are counted when traced]
+// Dynamo finds a break while it traces a frame, and counts and logs it then
+// (counters["graph_break"], TORCH_LOGS=graph_breaks); a call that runs only
+// cached code traces nothing and finds none. opspec runs fn on every call, so
+// it meets each break every call: it counts one when the graph the break
+// ends was compiled on this call (a first call, or a recompile: Dynamo traced
+// the frame again), or when the break is new at its position (a break that
+// ends an empty graph, as Dynamo's trace of a frame that breaks at once). A
+// call served by the cache, or by eager fallback past cache_size_limit, adds
+// none. (It used to count every call's: two calls of one break read 2.)
+void note_break(CompiledState& state, BreakKind kind, std::string_view subject, const std::string& user_site,
+                size_t position, bool traced) {
+  const BreakText text = break_text(kind, subject);
+  if (!state.note_break({text.title, user_site}, position, traced)) return;
   log_message("graph_breaks", str_cat("Graph break in ", state.options.name, ": ", text.title,
                                       user_site.empty() ? "" : str_cat(" (", user_site, ")")));
 }

@@ -140,8 +140,11 @@ void CaptureSession::flush() {
 
 void CaptureSession::break_graph(BreakKind kind, std::string_view subject, std::string user_site) {
   broke_ = true;
-  apply_break(state_, kind, subject, user_site);
+  refuse_under_fullgraph(state_, kind, subject, user_site);
+  const size_t position = impl_->graphs_run();  // the graph this break ends, if it has ops
+  const int compiles = state_.compiles();
   flush();
+  note_break(state_, kind, subject, user_site, position, state_.compiles() > compiles);
 }
 
 std::vector<Tensor> CaptureSession::run() {

@@ -335,7 +335,7 @@ TEST(Replay, EveryGraphOfABrokenProgramReplays) {
   const CompileStats stats = cf.stats();
   EXPECT_EQ(stats.compiles, 2);
   EXPECT_EQ(stats.graphs_run, 6);
-  EXPECT_EQ(stats.breaks.size(), 3u);
+  EXPECT_EQ(stats.breaks.size(), 1u);  // found when traced; replays find none (Note [Breaks are counted when traced])
 }
 
 TEST(Replay, DeadOpsReplayAndNewlyHeldValuesRecompile) {

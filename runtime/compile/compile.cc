@@ -165,14 +165,18 @@ void CompiledState::clear() {
   positions.clear();
   recordings.clear();
   plans.clear();
-  entries = 0;
+  limited.clear();
+  breaks_seen.clear();
   automatic_dynamic.clear();
   stats = CompileStats();
 }
 
-void CompiledState::record_break(const GraphBreak& b) {
+bool CompiledState::note_break(const GraphBreak& b, size_t position, bool traced) {
   std::lock_guard<std::mutex> lock(mu);
+  const bool first = breaks_seen.emplace(position, b.reason, b.user_site).second;
+  if (!traced && !first) return false;
   stats.breaks.push_back(b);
+  return true;
 }
 
 std::vector<std::shared_ptr<const Recording>> CompiledState::recordings_at(size_t position) {
@@ -188,6 +192,18 @@ void CompiledState::add_recording(size_t position, std::shared_ptr<const Recordi
   list.insert(list.begin(), std::move(r));
   if (list.size() > kMaxRecordings) list.pop_back();
 }
+
+// Note [Cache size limit per graph]
+// Dynamo caches per code object, and a graph break makes the rest of the
+// function a resume function with a cache of its own; so its
+// cache_size_limit counts the graphs of one code object. Past it (2.x's
+// RecompileLimitExceeded: FrameAction.RUN_ONLY), that code still runs the
+// graphs it has cached, and an input that matches none runs uncompiled. The
+// same here per graph position: a position with cache_size_limit entries
+// compiles no more, runs its cached graphs, and runs a miss eagerly, with one
+// warning per position; the other positions keep their own counts. (It used
+// to be one count per function, and past it every call ran eagerly: after a
+// break, cache_size_limit: 1 left the second graph uncompiled on the first call.)
 
 // Note [Automatic dynamic]
 // PyTorch compiles sizes static first; when a recompile is caused by a size
@@ -273,7 +289,11 @@ CompiledFor CompiledState::compiled_for_locked(const Graph& graph, const std::ve
     if (!e->guards.first_failure(all)) return {with_numbers(e->compiled, numbers), e};
   }
   std::vector<ScalarSlot> holes;  // See Note [Values read with item()]
-  if (!candidates.empty()) {
+  // Past its cache_size_limit a position only runs what it has cached: a miss
+  // is no recompile, logs nothing and calls no guard_fail_fn (See Note [Cache
+  // size limit per graph]); it runs eagerly below.
+  const bool run_only = position < limited.size() && limited[position];
+  if (!candidates.empty() && !run_only) {
     const CacheEntry& last = *candidates.back();
     std::string reason;
     if (last.program == program) {
@@ -291,7 +311,7 @@ CompiledFor CompiledState::compiled_for_locked(const Graph& graph, const std::ve
       reason = "the program changed (a different sequence of ops)";
     }
     failed = GuardFailure{reason, options.name, position};
-    const std::string message = str_cat("Recompiling function ", options.name, " (graph ", position,
+    const std::string message = str_cat("Recompiling function ", options.name, " (graph ", position + 1,
                                         ")\n    triggered by the following guard failure(s):\n    - ", reason);
     if (!cache_only) {
       if (options.error_on_recompile) throw RecompileError(message);
@@ -320,12 +340,16 @@ CompiledFor CompiledState::compiled_for_locked(const Graph& graph, const std::ve
   GuardSet guards = GuardSet::make(all_inputs, all_names, all_sources, dynamic);
   // run(fn) compiles nothing: a miss runs the graph eagerly, as PyTorch's run() runs the frame uncompiled.
   if (cache_only) return {with_numbers(eager_backend(program_graph, example_inputs(all_inputs, guards)), numbers), nullptr};
-  if (entries >= options.cache_size_limit) {
-    if (!stats.fell_back_to_eager) {
-      std::cerr << str_cat("[opspec] compile(", options.name, "): cache_size_limit reached (", options.cache_size_limit,
-                           " graphs); running eagerly from now on. Last reason: ",
+  // See Note [Cache size limit per graph].
+  if (candidates.size() >= static_cast<size_t>(options.cache_size_limit)) {
+    if (limited.size() <= position) limited.resize(position + 1);
+    if (!limited[position]) {
+      std::cerr << str_cat("[opspec] compile(", options.name, "): cache_size_limit reached (",
+                           options.cache_size_limit, " graphs) for graph ", position + 1,
+                           "; inputs that match none of its graphs run that part eagerly from now on. Last reason: ",
                            stats.recompile_reasons.empty() ? "none" : stats.recompile_reasons.back(), "\n");
     }
+    limited[position] = true;
     stats.fell_back_to_eager = true;
     return {with_numbers(eager_backend(program_graph, example_inputs(all_inputs, guards)), numbers), nullptr};
   }
@@ -338,7 +362,7 @@ CompiledFor CompiledState::compiled_for_locked(const Graph& graph, const std::ve
   // as eager does (int tensor * 2.5 is f32, not f64); make_fx keeps it an input.
   const std::vector<Tensor> examples = example_inputs(all_inputs, guards);
   if (log_enabled("guards")) {
-    log_message("guards", str_cat("GUARDS of graph ", position, " of ", options.name, ":\n",
+    log_message("guards", str_cat("GUARDS of graph ", position + 1, " of ", options.name, ":\n",
                                   absl::StrJoin(guards.code(), "\n")));
   }
   CompiledGraph compiled;
@@ -360,7 +384,7 @@ CompiledFor CompiledState::compiled_for_locked(const Graph& graph, const std::ve
                                  const std::string code = str_cat("forward:\n", g.forward->str(), "\nbackward:\n",
                                                                   g.backward->str());
                                  if (log_enabled("graph_code")) {
-                                   log_message("graph_code", str_cat("AOT graphs ", position, " of ", options.name,
+                                   log_message("graph_code", str_cat("AOT graphs ", position + 1, " of ", options.name,
                                                                      ":\n", code));
                                  }
                                  std::lock_guard<std::mutex> lock(mu);
@@ -369,7 +393,6 @@ CompiledFor CompiledState::compiled_for_locked(const Graph& graph, const std::ve
   const uint64_t key = holes.empty() ? program : holes_hash(graph, holes);
   auto entry = std::make_shared<const CacheEntry>(CacheEntry{key, guards, compiled, holes, captured});
   candidates.push_back(entry);
-  ++entries;
   ++stats.compiles;
   stats.ops_per_graph.push_back(ops_of(program_graph));
   stats.graphs.push_back(code);
@@ -396,18 +419,16 @@ CompiledFunction::CompiledFunction(TracedFunction fn, CompileOptions options)
 
 std::vector<Tensor> CompiledFunction::operator()(const std::vector<Tensor>& inputs) const {
   check_inputs(inputs);
-  bool eager;
   std::shared_ptr<const internal::TracedPlan> plan;
   {
     std::lock_guard<std::mutex> lock(state_->mu);
     ++state_->stats.calls;
-    eager = state_->stats.fell_back_to_eager;
     if (state_->options.trace_once) plan = internal::find_plan(*state_, inputs);
   }
   internal::CaptureSession* outer = internal::CaptureSession::current();
   // Inside a recursive disable() nothing compiles; inside another compiled
   // function's capture this one's ops join that capture (Dynamo inlines it).
-  if (eager || state_->options.disable || internal::disabled_depth() > 0 ||
+  if (state_->options.disable || internal::disabled_depth() > 0 ||
       (outer != nullptr && !outer->suspended())) {
     return state_->fn(inputs);
   }

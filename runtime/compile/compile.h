@@ -65,8 +65,11 @@ struct CompileOptions {
   // (See Note [Automatic dynamic] in compile.cc). Sizes 0 and 1 are always
   // specialized (See Note [Guards]).
   std::optional<bool> dynamic;
-  // cache_size_limit: compiled graphs kept per function; past it the function
-  // runs eagerly, with one warning (PyTorch's torch._dynamo.config.cache_size_limit).
+  // cache_size_limit: compiled graphs kept per graph of the function (the part
+  // before a break, each part after one); past it that part still runs its
+  // cached graphs and runs other inputs eagerly, with one warning
+  // (PyTorch's torch._dynamo.config.cache_size_limit, per code object; See
+  // Note [Cache size limit per graph] in compile.cc).
   int cache_size_limit = 8;
   // error_on_recompile: a recompile throws RecompileError instead.
   bool error_on_recompile = false;
@@ -128,7 +131,7 @@ struct CompileStats {
   std::vector<std::string> guards;                // for each compile, its guards (GuardSet::summary())
   std::vector<std::string> guard_code;            // for each compile, GuardSet::code(), one guard per line
   std::vector<std::string> recompile_reasons;     // why each recompile happened
-  bool fell_back_to_eager = false;                // cache_size_limit was reached
+  bool fell_back_to_eager = false;                // a graph's cache_size_limit was reached and a miss ran eagerly
   int traced_calls = 0;  // calls that ran a trace_once plan without running fn
   // aot_graphs: for each graph compiled for autograd, its forward and backward
   // graphs' code ("forward:\n...\nbackward:\n...").

@@ -90,7 +90,7 @@ TEST(Compile, RecompilesAreLoggedWhenAsked) {
   cf(ops::ones({4}));
   const std::string log = testing::internal::GetCapturedStderr();
   set_log_topics("");
-  EXPECT_EQ(log, "[opspec:recompiles] Recompiling function negate (graph 0)\n"
+  EXPECT_EQ(log, "[opspec:recompiles] Recompiling function negate (graph 1)\n"
                  "    triggered by the following guard failure(s):\n"
                  "    - tensor 'L['x']' size mismatch at index 0. expected 3, actual 4\n");
 }
@@ -104,16 +104,57 @@ TEST(Compile, ErrorOnRecompile) {
 
 TEST(Compile, CacheSizeLimitFallsBackToEagerWithOneWarning) {
   // dynamic = false: each size is its own graph (automatic dynamic would serve sizes 2-5 with one).
-  auto cf = compile([](const Tensor& x) { return ops::exp(x); }, {.dynamic = false, .cache_size_limit = 2});
+  auto compiled_runs = std::make_shared<int>(0);
+  Backend counting = [compiled_runs](const Graph& g, const std::vector<Tensor>& examples) {
+    CompiledGraph run = eager_backend(g, examples);
+    return CompiledGraph([run, compiled_runs](const std::vector<Tensor>& in) {
+      ++*compiled_runs;
+      return run(in);
+    });
+  };
+  auto cf = compile([](const Tensor& x) { return ops::exp(x); },
+                    {.backend_fn = counting, .dynamic = false, .cache_size_limit = 2});
   testing::internal::CaptureStderr();
   for (int64_t n = 1; n <= 5; ++n) expect_same(cf(ops::ones({n}))[0], ops::exp(ops::ones({n})));
   const std::string warnings = testing::internal::GetCapturedStderr();
-  EXPECT_THAT(warnings, HasSubstr("cache_size_limit reached (2 graphs); running eagerly from now on"));
+  EXPECT_THAT(warnings, HasSubstr("cache_size_limit reached (2 graphs) for graph 1; inputs that match none of its "
+                                  "graphs run that part eagerly from now on"));
   EXPECT_EQ(warnings.find("cache_size_limit"), warnings.rfind("cache_size_limit"));  // once
   const CompileStats stats = cf.stats();
   EXPECT_TRUE(stats.fell_back_to_eager);
   EXPECT_EQ(stats.compiles, 2);
   EXPECT_EQ(stats.calls, 5);
+  EXPECT_EQ(*compiled_runs, 2);  // sizes 1 and 2; 3 to 5 ran eagerly
+  // Past the limit the cached graphs still run (Dynamo's RUN_ONLY), and nothing compiles.
+  cf(ops::ones({2}));
+  EXPECT_EQ(*compiled_runs, 3);
+  EXPECT_EQ(cf.stats().compiles, 2);
+}
+
+// Each part a break makes has a cache and a limit of its own, as Dynamo's
+// resume functions do: one shared count left the second graph uncompiled on
+// the first call under cache_size_limit 1.
+TEST(Compile, CacheSizeLimitCountsEachGraphOfTheFunctionApart) {
+  auto cf = compile(
+      [](const Tensor& x) {
+        const Tensor a = ops::sin(x);
+        graph_break();
+        return ops::cos(a);
+      },
+      {.dynamic = false, .cache_size_limit = 1});
+  testing::internal::CaptureStderr();
+  cf(ops::ones({3}));
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+  CompileStats stats = cf.stats();
+  EXPECT_EQ(stats.compiles, 2);
+  EXPECT_FALSE(stats.fell_back_to_eager);
+  testing::internal::CaptureStderr();
+  cf(ops::ones({4}));  // both parts miss: both run eagerly, each warns once
+  const std::string warnings = testing::internal::GetCapturedStderr();
+  EXPECT_THAT(warnings, HasSubstr("for graph 1;"));
+  EXPECT_THAT(warnings, HasSubstr("for graph 2;"));
+  EXPECT_EQ(cf.stats().compiles, 2);
+  EXPECT_TRUE(cf.stats().fell_back_to_eager);
 }
 
 TEST(Compile, DynamicDimsServeEverySize) {

@@ -47,6 +47,31 @@ TEST(GraphBreaks, GraphBreakSplitsTheGraphAndRecordsWhere) {
   EXPECT_THAT(stats.guards, ElementsAre("tensor 'x0': f32[4] stride [1] cpu", "tensor 'tmp0': f32[4] stride [1] cpu"));
 }
 
+// Dynamo counts a break when it traces: a call served by the cache finds
+// none, a recompile of the graph before it finds it again, and a break that
+// ends an empty graph counts once (See Note [Breaks are counted when traced]).
+TEST(GraphBreaks, BreaksAreCountedWhenTracedNotOnEveryCall) {
+  auto cf = compile(
+      [](const Tensor& x) {
+        graph_break();  // at once: the graph before it is empty
+        const Tensor y = ops::relu(x);
+        graph_break();
+        return ops::neg(y);
+      },
+      {.dynamic = false});
+  cf(ops::ones({4}));
+  EXPECT_EQ(cf.stats().breaks.size(), 2u);
+  cf(ops::ones({4}));
+  cf(ops::ones({4}));
+  EXPECT_EQ(cf.stats().breaks.size(), 2u);  // cache hits: it read 6
+  cf(ops::ones({5}));                       // a recompile of relu's graph traces its break again
+  const CompileStats stats = cf.stats();
+  EXPECT_EQ(stats.recompiles, 2);
+  ASSERT_EQ(stats.breaks.size(), 3u);
+  EXPECT_EQ(stats.breaks[2].user_site, stats.breaks[1].user_site);
+  EXPECT_EQ(cf.counters().breaks, 3);
+}
+
 TEST(GraphBreaks, DisallowedOpRunsEagerlyBetweenTwoGraphs) {
   // The reference's example: add, sub, add with sub disallowed gives two
   // graphs with one add each.

@@ -158,7 +158,7 @@ TEST(GuardsLog, ListsEveryGuardOfACompiledGraph) {
   const std::string log = testing::internal::GetCapturedStderr();
   set_log_topics("");
   EXPECT_EQ(log,
-            "[opspec:guards] GUARDS of graph 0 of twice:\n"
+            "[opspec:guards] GUARDS of graph 1 of twice:\n"
             "TENSOR_MATCH: check_tensor(L['x'], torch.float32, device=cpu, size=[None, 3], stride=[3, 1])\n"
             "LAMBDA_GUARD: 2 <= L['x'].size()[0]\n");
 }

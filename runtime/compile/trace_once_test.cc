@@ -216,15 +216,20 @@ TEST(TraceOnce, AFunctionWithoutOpsReturnsItsInputs) {
   EXPECT_EQ(cf.stats().graphs_run, 0);
 }
 
-TEST(TraceOnce, PastTheCacheSizeLimitFnRunsEagerly) {
+// Past the limit a miss runs fn uncompiled each time, while inputs that match
+// the cached graph still replay its plan (See Note [Cache size limit per graph]).
+TEST(TraceOnce, PastTheCacheSizeLimitAMissRunsFnEagerly) {
   int runs = 0;
-  auto cf = compile(counted(&runs), {.cache_size_limit = 1, .trace_once = true});
+  auto cf = compile(counted(&runs), {.dynamic = false, .cache_size_limit = 1, .trace_once = true});
   const Tensor a = ops::ones({2, 2}), b = ops::ones({3, 3});
+  testing::internal::CaptureStderr();
   cf(a, a);
-  cf(b, b);  // over the limit: eager from now on
-  cf(a, a);
+  cf(b, b);  // over the limit: b runs eagerly
+  cf(a, a);  // the cached plan
   cf(b, b);
-  EXPECT_EQ(runs, 4);
+  testing::internal::GetCapturedStderr();
+  EXPECT_EQ(runs, 3);
+  EXPECT_EQ(cf.stats().compiles, 1);
   EXPECT_TRUE(cf.stats().fell_back_to_eager);
 }
 

@@ -35,10 +35,17 @@ struct BreakText {
 // break_text: the text of a break of kind about subject (an op, a function).
 BreakText break_text(BreakKind kind, std::string_view subject);
 
-// apply_break: what a break does: under fullgraph, throws GraphBreakError
-// with the text and user_site; otherwise records the break in state's
-// statistics and logs it (OPSPEC_LOGS=graph_breaks). The caller then flushes.
-void apply_break(CompiledState& state, BreakKind kind, std::string_view subject, const std::string& user_site);
+// refuse_under_fullgraph: under fullgraph, throws GraphBreakError with the
+// break's text and user_site; otherwise nothing (the caller flushes, then
+// calls note_break).
+void refuse_under_fullgraph(const CompiledState& state, BreakKind kind, std::string_view subject,
+                            const std::string& user_site);
+// note_break: records the break in state's statistics and logs it
+// (OPSPEC_LOGS=graph_breaks) when tracing found it: when the graph it ends
+// (the position-th of the call) was compiled on this call (traced), or the
+// break is new at that position. See Note [Breaks are counted when traced].
+void note_break(CompiledState& state, BreakKind kind, std::string_view subject, const std::string& user_site,
+                size_t position, bool traced);
 
 // disallowed_op_count: how many ops are marked with disallow_in_graph, read
 // without a lock (most programs mark none; every captured op asks).

@@ -7,7 +7,9 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -92,7 +94,8 @@ struct CompiledState {
   std::mutex mu;  // guards everything below
   std::vector<std::vector<std::shared_ptr<const CacheEntry>>> positions;  // entries by graph index within a call
   std::vector<std::vector<std::shared_ptr<const Recording>>> recordings;   // by graph index, most recent first
-  int entries = 0;
+  std::vector<bool> limited;  // by graph index: its cache_size_limit was reached (warned once)
+  std::set<std::tuple<size_t, std::string, std::string>> breaks_seen;  // (position, reason, user site)
   std::vector<std::shared_ptr<const TracedPlan>> plans;  // trace_once only, most recent first
   CompileStats stats;
 
@@ -118,7 +121,14 @@ struct CompiledState {
   std::vector<std::shared_ptr<const Recording>> recordings_at(size_t position);
   // add_recording: keeps r first among its position's recordings (takes mu).
   void add_recording(size_t position, std::shared_ptr<const Recording> r);
-  void record_break(const GraphBreak& b);
+  // compiles: stats.compiles (takes mu).
+  int compiles() {
+    std::lock_guard<std::mutex> lock(mu);
+    return stats.compiles;
+  }
+  // note_break: records b unless tracing did not find it (See Note [Breaks
+  // are counted when traced]); whether it did.
+  bool note_break(const GraphBreak& b, size_t position, bool traced);
   // clear: forgets every cache entry and statistic (mu must be held).
   void clear();
 
