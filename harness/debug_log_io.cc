@@ -26,6 +26,9 @@ constexpr int64_t kVersion = 1;
 // Hash trees mirror argument structure (a tensor list at most); anything far
 // deeper is corrupt, and refusing it bounds the loader's recursion.
 constexpr int kMaxHashDepth = 64;
+// kMaxLogDepth: the deepest entry a log may have (calls inside calls); real
+// logs nest a few levels (a module's ops' kernels), so this is far past them.
+constexpr int kMaxLogDepth = 256;
 
 // ---- saving ----
 
@@ -433,7 +436,12 @@ DebugCall load_entry(const Json& j, size_t index) {
   else if (kind == "kernel") c.kind = DebugCall::Kind::kKernel;
   else fail(ctx, str_cat("field 'kind' has the unknown entry kind '", kind, "' (expected op, function, module or kernel)"));
   const int64_t depth = get_int(j, "depth", ctx);
-  if (depth < 0 || depth > std::numeric_limits<int>::max()) fail(ctx, str_cat("field 'depth' is out of range: ", depth));
+  // DebugMode nests an entry one level per call it runs inside; a renderer
+  // indents two spaces a level, so a depth of 10^9 in a 500-byte file wrote
+  // gigabytes. See kMaxLogDepth.
+  if (depth < 0 || depth > kMaxLogDepth) {
+    fail(ctx, str_cat("field 'depth' is out of range: ", depth, " (0 to ", kMaxLogDepth, ")"));
+  }
   c.depth = static_cast<int>(depth);
   c.name = get_string(j, "name", ctx);
   c.kernel_prefix = get_string(j, "kernel_prefix", ctx);

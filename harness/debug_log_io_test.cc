@@ -372,7 +372,11 @@ TEST(DebugLogIoTest, MissingOrWronglyTypedFieldsNameEntryAndField) {
   EXPECT_THAT(error_of(edited("\"kind\":\"module\",\"depth\":1,", "\"kind\":\"module\",")),
               HasSubstr("entry 4: missing field 'depth'"));
   EXPECT_THAT(error_of(edited("\"kind\":\"module\",\"depth\":1,", "\"kind\":\"module\",\"depth\":-1,")),
-              HasSubstr("entry 4: field 'depth' is out of range: -1"));
+              HasSubstr("entry 4: field 'depth' is out of range: -1 (0 to 256)"));
+  // A depth of 10^9 in a 500-byte log made `opspec diff` write 2 GB of indentation.
+  EXPECT_THAT(error_of(edited("\"kind\":\"module\",\"depth\":1,", "\"kind\":\"module\",\"depth\":1000000000,")),
+              HasSubstr("entry 4: field 'depth' is out of range: 1000000000 (0 to 256)"));
+  EXPECT_TRUE(load_log_json(edited("\"kind\":\"module\",\"depth\":1,", "\"kind\":\"module\",\"depth\":256,")).ok());
   EXPECT_THAT(error_of(edited("\"has_outputs\":true", "\"has_outputs\":1")),
               HasSubstr("entry 0: field 'has_outputs' must be a boolean, got number"));
   EXPECT_THAT(error_of(edited("\"stack\":\"#0", "\"stack\":[\"#0\"],\"x\":\"")),

@@ -54,7 +54,8 @@ constexpr const char* kUsage = R"(usage: opspec run  [PATH...] [options]   run s
                                               backend (see opspec bench --help)
 
 options of run:
-  --filter REGEX   only cases whose id (suite::case) matches REGEX (RE2 syntax, a search)
+  --filter REGEX   only cases whose id matches REGEX (RE2 syntax, a search): suite::case, and
+                   suite::case@device for a case on several devices (`case$` misses those)
   --jobs N, -j N   run N cases at once in N worker processes (default 1)
   --shard I/N      run the I-th of N shards (1-based, like lit); GTEST_TOTAL_SHARDS and
                    GTEST_SHARD_INDEX (0-based) are honoured too
@@ -481,6 +482,17 @@ int accept_results(std::vector<CaseResult>& results, Summary& summary, const Arg
 }
 
 int command_run(const Args& a) {
+  // The output files before the run, not after it: an unwritable one failed
+  // a passing run at its end, with exit 1, as if a case had failed.
+  for (const auto& [flag, file] : {std::pair{"--junit", &a.junit}, std::pair{"--json", &a.json}}) {
+    if (file->empty()) continue;
+    if (absl::Status s = check_writable(*file); !s.ok()) usage_error(str_cat(flag, ": ", s.message()));
+  }
+  if (!a.report.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(a.report) / "cases", ec);
+    if (ec) usage_error(str_cat("--report: cannot create '", a.report, "': ", ec.message()));
+  }
   auto start = std::chrono::steady_clock::now();
   Loaded loaded = load(a.paths, a.in_process ? 1 : a.jobs);
   size_t matched = 0;

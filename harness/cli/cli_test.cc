@@ -175,7 +175,7 @@ TEST(OpspecCli, IsolateFailsOnlyTheCrashingAndHangingCases) {
   EXPECT_THAT(r.out, HasSubstr("FAIL: isolation::crashes"));
   EXPECT_THAT(r.out, HasSubstr("crashed: signal 6"));
   EXPECT_THAT(r.out, HasSubstr("FAIL: isolation::hangs"));
-  EXPECT_THAT(r.out, HasSubstr("timed out after 2.0 s"));
+  EXPECT_THAT(r.out, HasSubstr("timed out after 2 s"));
   EXPECT_THAT(r.out, HasSubstr("2 passed, 2 failed"));
 
   std::string xml = read(junit);
@@ -409,6 +409,32 @@ TEST(OpspecCli, EmptyFileNamesAreUsageErrors) {
                 HasSubstr(std::string(flag) + " needs a file name, got ''"));
   }
   EXPECT_EXIT(cli({"run", "--report", ""}), testing::ExitedWithCode(2), HasSubstr("--report needs a directory, got ''"));
+}
+
+// An output that cannot be written is a usage error before the run: it
+// failed a passing run at the end with exit 1 ("cannot write adir", no why).
+TEST(OpspecCli, UnwritableOutputsAreRefusedBeforeTheRun) {
+  const std::string dir = temp_dir();
+  for (const char* flag : {"--json", "--junit"}) {
+    EXPECT_EXIT(cli({"run", dir, flag, dir}), testing::ExitedWithCode(2),
+                HasSubstr(std::string(flag) + ": cannot write " + dir + ": it is a directory"));
+    EXPECT_EXIT(cli({"run", dir, flag, dir + "/no/such/dir/x"}), testing::ExitedWithCode(2),
+                HasSubstr("No such file or directory"));
+  }
+  write(dir, "file", "x");
+  EXPECT_EXIT(cli({"run", dir, "--report", dir + "/file"}), testing::ExitedWithCode(2),
+              HasSubstr("--report: cannot create '" + dir + "/file'"));
+}
+
+// JUnit attributes keep a suite's newline as a character reference (raw, a
+// parser reads it back as a space).
+TEST(OpspecCli, JunitAttributesKeepNewlines) {
+  const std::string dir = temp_dir();
+  write(dir, "nl.yaml", "suite: \"a\\nb\"\ncases:\n  - {name: c, program: return 1}\n");
+  const std::string junit = dir + "/out.xml";
+  CliRun r = cli({"run", dir, "--junit", junit});
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_THAT(read(junit), HasSubstr("<testsuite name=\"a&#10;b\""));
 }
 
 // `opspec bench --load` (refused as an unknown option before): the test

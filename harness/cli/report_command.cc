@@ -3,8 +3,10 @@
 #include "harness/cli/internal/report_command.h"
 
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <ostream>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "harness/debug_text_io.h"
@@ -88,6 +90,16 @@ int run_report(const std::vector<std::string>& args, std::ostream& out, std::ost
   }
   if (inputs.empty()) return usage_error("give the logs to report on");
   const std::string dir = out_dir.value_or("opspec-report");
+  // A log's page is named by its file name, or by its path where two logs
+  // share a file name (a/log.txt and b/log.txt once wrote one page: the
+  // second replaced the first). One log given twice is one page.
+  std::map<std::string, int> name_count;
+  std::set<std::string> seen;
+  for (const std::string& input : inputs) {
+    const std::filesystem::path normal = std::filesystem::path(input).lexically_normal();
+    if (!seen.insert(normal.string()).second) return usage_error(str_cat("the log '", input, "' is given twice"));
+    ++name_count[normal.filename().string()];
+  }
   std::vector<spec::ReportCase> cases;
   spec::Summary summary;
   for (const std::string& input : inputs) {
@@ -103,7 +115,8 @@ int run_report(const std::vector<std::string>& args, std::ostream& out, std::ost
       return 2;
     }
     spec::CaseResult r;
-    r.id = r.name = std::filesystem::path(input).filename().string();
+    const std::filesystem::path normal = std::filesystem::path(input).lexically_normal();
+    r.id = r.name = name_count[normal.filename().string()] > 1 ? normal.string() : normal.filename().string();
     r.suite = "logs";
     r.file = input;
     r.message = str_cat(log->size(), " entries");

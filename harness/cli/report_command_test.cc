@@ -96,5 +96,30 @@ TEST(ReportCommand, OptionsGoAnywhere) {
   EXPECT_THAT(read(dash_dir + "/rep/index.html"), HasSubstr("-x.txt</a>"));
 }
 
+// Two logs of one file name (a/log.txt, b/log.txt) wrote one page, the
+// second over the first, both rows linking to it; now each is named by its
+// path. One log given twice is a usage error, not two rows of one page.
+TEST(ReportCommand, LogsOfOneFileNameKeepAPageEach) {
+  const std::filesystem::path root = ::testing::TempDir() + "/opspec_report_same_name";
+  std::filesystem::remove_all(root);
+  std::filesystem::create_directories(root / "a");
+  std::filesystem::create_directories(root / "b");
+  std::ofstream(root / "a" / "log.txt") << "    aten::relu(t$0: f32[2])  ->  t$1: f32[2]\n";
+  std::ofstream(root / "b" / "log.txt") << "    aten::neg(t$0: f32[2])  ->  t$1: f32[2]\n";
+  const std::string a = (root / "a" / "log.txt").lexically_normal().string();
+  const std::string b = (root / "b" / "log.txt").lexically_normal().string();
+  std::string err;
+  ASSERT_EQ(report({"--out", (root / "r").string(), a, b}, &err), 0) << err;
+  const std::string index = read(root / "r" / "index.html");
+  EXPECT_THAT(index, HasSubstr(a + "</a>"));
+  EXPECT_THAT(index, HasSubstr(b + "</a>"));
+  EXPECT_THAT(index, HasSubstr("2 passed"));
+  size_t pages = 0;
+  for (const auto& e : std::filesystem::directory_iterator(root / "r" / "cases")) pages += e.path().extension() == ".html";
+  EXPECT_EQ(pages, 2u);
+  EXPECT_EQ(report({"--out", (root / "r2").string(), a, a}, &err), 2);
+  EXPECT_THAT(err, HasSubstr("is given twice"));
+}
+
 }  // namespace report_command_test
 }  // namespace opspec

@@ -395,7 +395,7 @@ class Pool {
       ::waitpid(w.pid, nullptr, 0);
       w.pid = -1;
       if (w.output_fd >= 0) drain(w.output_fd, w.output, kOutputTail);
-      fail_running(w, absl::StrFormat("timed out after %.1f s (killed)%s", pool_.timeout_seconds, tail(w.output)));
+      fail_running(w, absl::StrFormat("timed out after %g s (killed)%s", pool_.timeout_seconds, tail(w.output)));
       close_all(w);
     }
   }

@@ -1,7 +1,10 @@
 // report.cc: summary, JUnit XML and JSON output.
 #include "harness/spec/report.h"
 
+#include <cerrno>
 #include <cstdint>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
@@ -13,10 +16,12 @@ namespace {
 
 using nlohmann::json;
 
-// xml_escape: text safe inside XML attributes and elements: valid UTF-8 (See
-// valid_utf8), markup characters escaped, and control characters other than
-// tab, newline and carriage return dropped (XML 1.0 forbids them).
-std::string xml_escape(std::string_view s) {
+// xml_escape: text safe inside XML elements, or attributes when attribute:
+// valid UTF-8 (See valid_utf8), markup characters escaped, and control
+// characters other than tab, newline and carriage return dropped (XML 1.0
+// forbids them). In an attribute those three are character references: a
+// parser normalizes a raw one to a space (a suite "a\nb" read back "a b").
+std::string xml_escape(std::string_view s, bool attribute = false) {
   const std::string text = valid_utf8(s);
   std::string out;
   out.reserve(text.size());
@@ -27,6 +32,9 @@ std::string xml_escape(std::string_view s) {
       case '>': out += "&gt;"; break;
       case '"': out += "&quot;"; break;
       case '\'': out += "&apos;"; break;
+      case '\n': out += attribute ? "&#10;" : "\n"; break;
+      case '\t': out += attribute ? "&#9;" : "\t"; break;
+      case '\r': out += attribute ? "&#13;" : "\r"; break;
       default:
         if (static_cast<unsigned char>(ch) < 0x20 && ch != '\n' && ch != '\t' && ch != '\r') break;
         out += ch;
@@ -35,12 +43,29 @@ std::string xml_escape(std::string_view s) {
   return out;
 }
 
+}  // namespace
+
+absl::Status check_writable(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return absl::InvalidArgumentError(str_cat("cannot write ", path, ": it is a directory"));
+  const bool existed = std::filesystem::exists(path, ec);
+  std::ofstream probe(path, std::ios::binary | std::ios::app);  // app: an existing file keeps its text
+  if (!probe) return absl::InvalidArgumentError(str_cat("cannot write ", path, ": ", std::strerror(errno)));
+  probe.close();
+  if (!existed) std::filesystem::remove(path, ec);
+  return absl::OkStatus();
+}
+
+namespace {
+
 absl::Status write_file(const std::string& path, const std::string& text) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return absl::InvalidArgumentError(str_cat("cannot write ", path, ": it is a directory"));
   std::ofstream f(path, std::ios::binary);
-  if (!f) return absl::InvalidArgumentError(str_cat("cannot write ", path));
+  if (!f) return absl::InvalidArgumentError(str_cat("cannot write ", path, ": ", std::strerror(errno)));
   f << text;
   f.close();
-  if (!f) return absl::InvalidArgumentError(str_cat("error writing ", path));
+  if (!f) return absl::InvalidArgumentError(str_cat("error writing ", path, ": ", std::strerror(errno)));
   return absl::OkStatus();
 }
 
@@ -192,17 +217,18 @@ std::string junit_xml(const std::vector<CaseResult>& results, const Summary& sum
     for (const CaseResult& r : results)
       if (r.suite == suite) s.add(r), s.seconds += r.seconds;
     absl::StrAppendFormat(&out, "  <testsuite name=\"%s\" tests=\"%d\" failures=\"%d\" skipped=\"%d\" time=\"%.3f\">\n",
-                          xml_escape(suite), s.total(), s.failed, s.skipped + s.xfailed, s.seconds);
+                          xml_escape(suite, true), s.total(), s.failed, s.skipped + s.xfailed, s.seconds);
     for (const CaseResult& r : results) {
       if (r.suite != suite) continue;
       absl::StrAppendFormat(&out, "    <testcase classname=\"%s\" name=\"%s\" file=\"%s\" line=\"%d\" time=\"%.3f\"",
-                            xml_escape(r.suite), xml_escape(r.id.substr(r.suite.size() + 2)), xml_escape(r.file),
+                            xml_escape(r.suite, true), xml_escape(r.id.substr(r.suite.size() + 2), true),
+                            xml_escape(r.file, true),
                             r.line, r.seconds);
       switch (r.outcome) {
         case Outcome::kPassed: out += "/>\n"; break;
         case Outcome::kFailed: {
           std::string first_line = r.message.substr(0, r.message.find('\n'));
-          str_append(&out, ">\n      <failure message=\"", xml_escape(first_line), "\">", xml_escape(r.message),
+          str_append(&out, ">\n      <failure message=\"", xml_escape(first_line, true), "\">", xml_escape(r.message),
                           "</failure>\n    </testcase>\n");
           break;
         }
@@ -210,7 +236,8 @@ std::string junit_xml(const std::vector<CaseResult>& results, const Summary& sum
         case Outcome::kXfailed:
           str_append(&out, ">\n      <skipped message=\"",
                           xml_escape(str_cat(outcome_name(r.outcome), ": ",
-                                                  r.message.substr(0, r.message.find('\n')))),
+                                                  r.message.substr(0, r.message.find('\n'))),
+                                     true),
                           "\"/>\n    </testcase>\n");
           break;
       }

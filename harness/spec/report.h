@@ -38,6 +38,11 @@ absl::StatusOr<CaseResult> result_from_json(std::string_view json);
 // write_junit: JUnit XML (one <testsuite> per suite; skipped and xfailed
 // cases as <skipped/>, failures with their message), as CI systems read it.
 absl::Status write_junit(const std::string& path, const std::vector<CaseResult>& results, const Summary& summary);
+
+// check_writable: whether a file can be written at path (a file there is left
+// as it is; one the check creates is removed), else why not; so a command
+// says so before a long run rather than after it.
+absl::Status check_writable(const std::string& path);
 // junit_xml: the document write_junit writes: well-formed XML 1.0 whatever the
 // results hold (invalid UTF-8, control characters, "]]>").
 std::string junit_xml(const std::vector<CaseResult>& results, const Summary& summary);
