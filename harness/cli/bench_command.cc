@@ -4,7 +4,10 @@
 #include "harness/cli/internal/bench_command.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <ostream>
 #include <sstream>
@@ -12,12 +15,16 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "harness/cli/plugin.h"
 #include "harness/program/fixture.h"
 #include "harness/regex.h"
 #include "harness/spec/bench.h"
+#include "harness/spec/report.h"
 #include "harness/spec/spec_loader.h"
+#include "runtime/compile/backend.h"
+#include "runtime/core/did_you_mean.h"
 
 namespace opspec::cli::internal {
 namespace {
@@ -25,7 +32,7 @@ namespace {
 constexpr const char* kBenchUsage =
     "usage: opspec bench [PATH...] [options]   time spec cases with a `bench:` section, eager against\n"
     "                                           each backend (PATH: files or directories; default specs)\n"
-    "  --filter REGEX        only cases whose id (suite::case) matches\n"
+    "  --filter REGEX        only cases whose id (suite::case, suite::case@device on several devices) matches\n"
     "  --fixture NAME        also time a registered fixture on its default inputs (repeatable)\n"
     "  --fixtures            also time every registered fixture\n"
     "  --backends A,B        backends to time (default eager,aot_eager,fused; a case's own list wins)\n"
@@ -36,8 +43,10 @@ constexpr const char* kBenchUsage =
     "  --max-regression P    P percent: 10 and 10% both mean 10% (default 10)\n"
     "  --load LIB.so         load a plugin first: its ops, kernels, fixtures and backends (repeatable)\n"
     "A file that does not load is reported (its row says why) and the other files are timed.\n"
+    "A case that `opspec run` would skip here (skip_if, a device this machine lacks) is listed, not timed.\n"
     "exit status: 0 ok, 1 a case failed, was refused (compiled differs from eager) or regressed, or a\n"
-    "             file did not load, 2 usage, 5 --filter matched no case with a `bench:` section\n";
+    "             file did not load, 2 usage (also: a baseline no timing's name matches, an unwritable\n"
+    "             --json), 5 no case with a `bench:` section was found (or matched --filter)\n";
 
 // parse_percent: "10" or "10%" as 10; nullopt for anything else (negative, not finite, "10%%").
 std::optional<double> parse_percent(std::string text) {
@@ -105,7 +114,7 @@ int run_bench_command(const std::vector<std::string>& args, std::ostream& out, s
     } else if (a == "--fixture") {
       std::optional<std::string> v = value();
       if (!v) return 2;
-      fixtures.push_back(*v);
+      if (std::find(fixtures.begin(), fixtures.end(), *v) == fixtures.end()) fixtures.push_back(*v);
     } else if (a == "--fixtures") {
       all_fixtures = true;
     } else if (a == "--filter" || a == "--json" || a == "--baseline" || a == "--load") {
@@ -171,6 +180,36 @@ int run_bench_command(const std::vector<std::string>& args, std::ostream& out, s
       return 2;
     }
   }
+  // Backends, the output file and the baseline are checked before anything is
+  // timed: a typo once cost the whole run, then failed it as "a case failed".
+  {
+    const std::vector<std::string> known = list_backends({.exclude_tags = {}});
+    for (const std::string& b : options.backends) {
+      if (std::find(known.begin(), known.end(), b) == known.end()) {
+        return usage_error(str_cat("--backends: unknown backend '", shorten(b), "'", did_you_mean(b, known),
+                                   " (registered: ", absl::StrJoin(known, ", "), ")"));
+      }
+    }
+  }
+  if (!json.empty()) {
+    if (absl::Status s = spec::check_writable(json); !s.ok()) return usage_error(str_cat("--json: ", s.message()));
+  }
+  std::string baseline_text;
+  if (!baseline.empty()) {
+    std::ifstream in(baseline);
+    std::error_code ec;
+    if (!in || std::filesystem::is_directory(baseline, ec)) {
+      return usage_error(str_cat("--baseline: cannot read '", baseline, "': ",
+                                 std::filesystem::is_directory(baseline, ec) ? "it is a directory" : std::strerror(errno)));
+    }
+    std::stringstream text;
+    text << in.rdbuf();
+    baseline_text = text.str();
+    if (absl::StatusOr<spec::BaselineComparison> c = spec::find_regressions({}, baseline_text, 0); !c.ok()) {
+      err << "opspec bench: " << baseline << ": " << c.status().message() << "\n";
+      return 2;
+    }
+  }
   std::optional<Regex> re;
   if (!filter.empty()) {
     absl::StatusOr<Regex> r = Regex::compile(filter);
@@ -220,16 +259,17 @@ int run_bench_command(const std::vector<std::string>& args, std::ostream& out, s
       results.push_back(std::move(r));
     }
   }
-  // A --filter that selects nothing is most likely a typo: exit 5, as
-  // `opspec run` (and pytest, collecting nothing) does, not "nothing slower".
-  if (re && timed == 0) {
-    out << "no case with a `bench:` section matches --filter '" << shorten(filter) << "'\n";
+  // Nothing to time is most likely a typo (a wrong PATH or --filter): exit
+  // 5, as `opspec run` (and pytest, collecting nothing) does, not "nothing slower".
+  if (timed == 0) {
+    if (re) {
+      out << "no case with a `bench:` section matches --filter '" << shorten(filter) << "'\n";
+    } else {
+      out << "no case with a `bench:` section found\n";
+    }
     if (status == 0) status = 5;
   }
-  if (results.empty()) {
-    if (!re) out << "no case with a `bench:` section selected\n";
-    return status;
-  }
+  if (results.empty()) return status;
   out << spec::bench_table(results, tty);
   std::vector<std::string> warned;  // each warning once (the load one comes with every case)
   for (const spec::BenchResult& r : results) {
@@ -244,29 +284,29 @@ int run_bench_command(const std::vector<std::string>& args, std::ostream& out, s
     file << spec::bench_json(results);
     file.close();
     if (!file) {
-      err << "opspec bench: cannot write '" << json << "'\n";
+      err << "opspec bench: cannot write '" << json << "': " << std::strerror(errno) << "\n";
       return 2;
     }
   }
   if (!baseline.empty()) {
-    std::ifstream in(baseline);
-    if (!in) {
-      err << "opspec bench: cannot read the baseline '" << baseline << "'\n";
+    absl::StatusOr<spec::BaselineComparison> c =
+        spec::find_regressions(results, baseline_text, max_regression_percent / 100);
+    if (!c.ok()) {
+      err << "opspec bench: " << baseline << ": " << c.status().message() << "\n";
       return 2;
     }
-    std::stringstream text;
-    text << in.rdbuf();
-    absl::StatusOr<std::vector<spec::Regression>> regressions =
-        spec::find_regressions(results, text.str(), max_regression_percent / 100);
-    if (!regressions.ok()) {
-      err << "opspec bench: " << baseline << ": " << regressions.status().message() << "\n";
-      return 2;
-    }
-    for (const spec::Regression& g : *regressions) {
+    for (const spec::Regression& g : c->regressions) {
       out << absl::StrFormat("REGRESSION: %s: %.0f ns per call, baseline %.0f ns (+%.0f%%, allowed %g%%)\n", g.name,
                              g.current_ns, g.baseline_ns, 100 * (g.current_ns / g.baseline_ns - 1), max_regression_percent);
     }
-    if (!regressions->empty()) status = 1;
+    out << "baseline: " << c->compared << " timing" << (c->compared == 1 ? "" : "s") << " compared, "
+        << c->new_timings << " new (not in the baseline), " << c->baseline_only << " only in the baseline\n";
+    // Nothing compared passed silently: a baseline of another suite, or names changed since.
+    if (c->compared == 0 && c->new_timings > 0) {
+      err << "opspec bench: " << baseline << ": no timing has the name of a baseline entry: nothing was compared\n";
+      return 2;
+    }
+    if (!c->regressions.empty()) status = 1;
   }
   return status;
 }

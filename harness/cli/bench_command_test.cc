@@ -203,5 +203,57 @@ TEST(BenchCommand, EmptyFileNamesAreUsageErrors) {
   }
 }
 
+// Checked before anything is timed, as usage errors (exit 2): a misspelt
+// --backends (it exited 1, "a case failed", after timing the others), a --json
+// that cannot be written (said after the whole run), a baseline that is not
+// benchmark JSON; and a baseline whose names match no timing (it passed).
+TEST(BenchCommand, BackendsOutputAndBaselineAreCheckedFirst) {
+  const std::string suite = write("bench_first.yaml", kSuite);
+  const Result typo = bench({suite, "--backends", "eager,fsued"});
+  EXPECT_EQ(typo.status, 2);
+  EXPECT_THAT(typo.err, HasSubstr("--backends: unknown backend 'fsued'; did you mean 'fused'?"));
+  const Result dir = bench({suite, "--json", ::testing::TempDir()});
+  EXPECT_EQ(dir.status, 2);
+  EXPECT_THAT(dir.err, HasSubstr("it is a directory"));
+  EXPECT_THAT(dir.out, Not(HasSubstr("cmd::relu")));  // nothing was timed
+  const Result junk = bench({suite, "--baseline", write("bench_junk.json", "not json")});
+  EXPECT_EQ(junk.status, 2);
+  EXPECT_THAT(junk.err, HasSubstr("the baseline is not benchmark JSON"));
+  EXPECT_THAT(junk.out, Not(HasSubstr("cmd::relu")));
+  const Result other = bench({suite, "--min-time", "0.01", "--repetitions", "1", "--baseline",
+                              write("bench_other.json", R"({"benchmarks": [
+    {"name": "other::x/eager", "run_type": "iteration", "real_time": 5, "time_unit": "ns"}]})")});
+  EXPECT_EQ(other.status, 2);
+  EXPECT_THAT(other.out, HasSubstr("baseline: 0 timings compared, 2 new (not in the baseline), 1 only in the baseline"));
+  EXPECT_THAT(other.err, HasSubstr("no timing has the name of a baseline entry: nothing was compared"));
+}
+
+// A case `opspec run` skips here is listed as skipped, not failed (a CUDA case
+// failed every CPU-only bench job); no case to time exits 5; a fixture named
+// twice is timed once (it was a duplicate-case error at a made-up position).
+TEST(BenchCommand, SkipsNothingToTimeAndRepeatedFixtures) {
+  const Result gpu = bench({write("bench_gpu.yaml", R"(
+cases:
+  - name: gpu
+    devices: [cuda]
+    skip_if: [no_cuda]
+    inputs: {x: {shape: [8]}}
+    program: return relu(x)
+    bench: true
+)"),
+                            "--backends", "eager"});
+  if (gpu.out.find("skipped") != std::string::npos) {  // no GPU here
+    EXPECT_EQ(gpu.status, 0) << gpu.out << gpu.err;
+    EXPECT_THAT(gpu.out, HasSubstr("skipped: skip_if no_cuda: CUDA is not available"));
+  }
+  const Result none = bench({write("bench_none.yaml", "cases:\n  - {name: a, program: return 1}\n")});
+  EXPECT_EQ(none.status, 5);
+  EXPECT_THAT(none.out, HasSubstr("no case with a `bench:` section found"));
+  const Result twice = bench({"--fixture", "gelu_chain", "--fixture", "gelu_chain", "--min-time", "0.01",
+                              "--repetitions", "1", "--backends", "eager"});
+  EXPECT_EQ(twice.status, 0) << twice.err;
+  EXPECT_EQ(twice.out.find("fixtures::gelu_chain"), twice.out.rfind("fixtures::gelu_chain"));
+}
+
 }  // namespace bench_command_test
 }  // namespace opspec

@@ -105,15 +105,16 @@ BenchVariant run_variant(const CaseSpec& c, const CaseFunction& fn, const std::v
     const Clock::time_point cold = Clock::now();
     (*cf)(inputs);
     t.compile_s = seconds_since(cold);
+    // Graphs and breaks of one call, the cold one (the DebugMode call below is a second).
+    const CompileCounters once = cf->counters();
+    t.graphs = once.graphs_run;
+    t.graph_breaks = once.breaks;
     DebugMode dm;
     {
       auto scope = dm.enter();
       (*cf)(inputs);
     }
     for (const DebugCall& e : dm.logs()) t.fused_kernels += e.kind == DebugCall::Kind::kKernel && e.kernel_prefix == "fused";
-    const CompileStats stats = cf->stats();
-    t.graphs = stats.graphs_run / std::max(1, stats.calls);
-    t.graph_breaks = static_cast<int>(stats.breaks.size());
     v.timings.push_back(std::move(t));
     calls.push_back(synced([cf](const std::vector<Tensor>& in) { return (*cf)(in); }, inputs));
     compiled.push_back(cf);
@@ -201,6 +202,12 @@ BenchResult run_bench(const CaseRef& ref, const BenchOptions& options) {
     return r;
   }
   OPSPEC_CHECK(c.bench.has_value(), "run_bench: case '", c.name, "' has no bench section");
+  r.repetitions = options.repetitions;
+  // As `opspec run` skips it: a CUDA case on a machine without a GPU is not an error.
+  if (std::optional<std::string> why = skip_reason(ref)) {
+    r.skipped = *std::move(why);
+    return r;
+  }
   const double min_time = c.bench->min_time.value_or(options.min_time);
   if (options.repetitions < 1 || options.repetitions > kMaxBenchRepetitions) {
     r.error = str_cat("repetitions must be at ", options.repetitions < 1 ? "least 1" : str_cat("most ", kMaxBenchRepetitions),
@@ -227,7 +234,14 @@ BenchResult run_bench(const CaseRef& ref, const BenchOptions& options) {
         auto it = std::find_if(c.inputs.begin(), c.inputs.end(), [&](const InputSpec& b) { return b.name == in.name; });
         if (it == c.inputs.end() || it->shape != in.shape) changed.push_back(in);
       }
-      BenchVariant v = run_variant(c, fn, variant, backends, min_time, options.repetitions, rng, &r.warnings);
+      // One size that fails (a shape the program rejects) is that size's
+      // error; the other sizes' timings stay.
+      BenchVariant v;
+      try {
+        v = run_variant(c, fn, variant, backends, min_time, options.repetitions, rng, &r.warnings);
+      } catch (const std::exception& e) {
+        v.error = e.what();
+      }
       v.label = variant_label(changed.empty() ? variant : changed);
       r.variants.push_back(std::move(v));
     }
@@ -255,9 +269,19 @@ std::string bench_table(const std::vector<BenchResult>& results, bool color) {
       tints.push_back({0, 2});
       continue;
     }
+    if (!r.skipped.empty()) {
+      rows.push_back({r.id, str_cat("skipped: ", r.skipped)});
+      tints.push_back({0, 0});
+      continue;
+    }
     for (const BenchVariant& v : r.variants) {
       std::vector<std::string> row = {str_cat(r.id, v.label.empty() ? "" : str_cat(" [", v.label, "]"))};
       std::vector<int> tint = {0};
+      if (!v.error.empty()) {
+        rows.push_back({row[0], str_cat("error: ", v.error.substr(0, v.error.find('\n')))});
+        tints.push_back({0, 2});
+        continue;
+      }
       const BenchTiming* eager = v.timings.empty() ? nullptr : &v.timings[0];
       for (const std::string& target : targets) {
         auto it = std::find_if(v.timings.begin(), v.timings.end(), [&](const BenchTiming& t) { return t.target == target; });
@@ -286,9 +310,13 @@ std::string bench_table(const std::vector<BenchResult>& results, bool color) {
       tints.push_back(std::move(tint));
     }
   }
-  std::vector<size_t> width(rows[0].size(), 0);
+  // As wide as the widest row: an error row has two cells where nothing was
+  // timed and the header has one (reading past width[] crashed the table).
+  size_t columns = 0;
+  for (const auto& row : rows) columns = std::max(columns, row.size());
+  std::vector<size_t> width(columns, 0);
   for (const auto& row : rows) {
-    for (size_t k = 0; k < row.size() && k < width.size(); ++k) width[k] = std::max(width[k], row[k].size());
+    for (size_t k = 0; k < row.size(); ++k) width[k] = std::max(width[k], row[k].size());
   }
   std::string out;
   for (size_t i = 0; i < rows.size(); ++i) {
@@ -314,15 +342,30 @@ std::string bench_table(const std::vector<BenchResult>& results, bool color) {
 
 std::string bench_json(const std::vector<BenchResult>& results) {
   nlohmann::json benchmarks = nlohmann::json::array();
+  // What could not be timed is an entry too, as Google Benchmark writes a
+  // benchmark that called SkipWithError ("error_occurred").
+  auto error_entry = [&](const std::string& name, const std::string& message) {
+    nlohmann::json b;
+    b["name"] = b["run_name"] = name;
+    b["run_type"] = "iteration";
+    b["error_occurred"] = true;
+    b["error_message"] = message;
+    benchmarks.push_back(std::move(b));
+  };
   for (const BenchResult& r : results) {
+    if (!r.error.empty()) error_entry(r.id, r.error);
     for (const BenchVariant& v : r.variants) {
+      if (!v.error.empty()) error_entry(str_cat(r.id, v.label.empty() ? "" : str_cat("/", v.label)), v.error);
       const BenchTiming* eager = v.timings.empty() ? nullptr : &v.timings[0];
       for (const BenchTiming& t : v.timings) {
-        if (t.refused) continue;
+        if (t.refused) {
+          error_entry(entry_name(r, v, t), str_cat("not timed: its result differs from eager's: ", t.refusal));
+          continue;
+        }
         nlohmann::json b;
         b["name"] = b["run_name"] = entry_name(r, v, t);
         b["run_type"] = "iteration";
-        b["repetitions"] = 1;
+        b["repetitions"] = r.repetitions;
         b["iterations"] = t.calls;
         b["real_time"] = b["cpu_time"] = t.median_s * 1e9;
         b["time_unit"] = "ns";
@@ -350,13 +393,13 @@ std::string bench_json(const std::vector<BenchResult>& results) {
   return doc.dump(2) + "\n";
 }
 
-absl::StatusOr<std::vector<Regression>> find_regressions(const std::vector<BenchResult>& results,
-                                                         const std::string& baseline_json, double max_regression) {
+absl::StatusOr<BaselineComparison> find_regressions(const std::vector<BenchResult>& results,
+                                                    const std::string& baseline_json, double max_regression) {
   std::map<std::string, double> baseline;
   try {
     const nlohmann::json doc = nlohmann::json::parse(baseline_json);
     for (const nlohmann::json& b : doc.at("benchmarks")) {
-      if (b.value("run_type", "iteration") != "iteration") continue;
+      if (b.value("run_type", "iteration") != "iteration" || b.value("error_occurred", false)) continue;
       double ns = b.at("real_time").get<double>();
       const std::string unit = b.value("time_unit", "ns");
       ns *= unit == "s" ? 1e9 : unit == "ms" ? 1e6 : unit == "us" ? 1e3 : 1;
@@ -365,18 +408,25 @@ absl::StatusOr<std::vector<Regression>> find_regressions(const std::vector<Bench
   } catch (const std::exception& e) {
     return absl::InvalidArgumentError(str_cat("the baseline is not benchmark JSON: ", e.what()));
   }
-  std::vector<Regression> out;
+  BaselineComparison out;
+  size_t matched = 0;
   for (const BenchResult& r : results) {
     for (const BenchVariant& v : r.variants) {
       for (const BenchTiming& t : v.timings) {
         if (t.refused) continue;
         const auto it = baseline.find(entry_name(r, v, t));
-        if (it == baseline.end()) continue;
+        if (it == baseline.end()) {
+          ++out.new_timings;
+          continue;
+        }
+        ++out.compared;
+        ++matched;
         const double now = t.median_s * 1e9;
-        if (now > it->second * (1 + max_regression)) out.push_back({it->first, it->second, now});
+        if (now > it->second * (1 + max_regression)) out.regressions.push_back({it->first, it->second, now});
       }
     }
   }
+  out.baseline_only = static_cast<int>(baseline.size() - std::min(matched, baseline.size()));
   return out;
 }
 

@@ -60,6 +60,7 @@ struct BenchTiming {
 struct BenchVariant {
   std::string label;         // "x=[1024]", or "" for the case's own inputs
   std::vector<BenchTiming> timings;
+  std::string error;         // this size could not run (the case's other sizes still do)
 };
 
 // BenchResult: one case.
@@ -70,6 +71,8 @@ struct BenchResult {
   std::vector<BenchVariant> variants;
   std::vector<std::string> warnings;  // noise: spread, load
   std::string error;                  // the case could not run (load error, exception)
+  std::string skipped;                // why the case does not run here (skip_if, a missing device); not timed
+  int repetitions = 0;                // rounds each timing's median is over
 };
 
 // run_bench: times ref's case (it must have a `bench:` section). Rounds or a
@@ -93,10 +96,19 @@ struct Regression {
   double baseline_ns = 0, current_ns = 0;
 };
 
+// BaselineComparison: what comparing with a baseline found.
+struct BaselineComparison {
+  std::vector<Regression> regressions;
+  int compared = 0;           // timings with a baseline entry of their name
+  int new_timings = 0;        // timings the baseline has no entry for
+  int baseline_only = 0;      // baseline entries no timing has the name of
+};
+
 // find_regressions: the entries of results slower than baseline_json's entry
 // of the same name by more than max_regression (0.1: 10%); names missing
-// from the baseline are new, not regressions. Malformed JSON is an error.
-absl::StatusOr<std::vector<Regression>> find_regressions(const std::vector<BenchResult>& results,
-                                                         const std::string& baseline_json, double max_regression);
+// from the baseline are new, not regressions (the counts say how many of
+// each, so a baseline that matches nothing is seen). Malformed JSON is an error.
+absl::StatusOr<BaselineComparison> find_regressions(const std::vector<BenchResult>& results,
+                                                    const std::string& baseline_json, double max_regression);
 
 }  // namespace opspec::spec

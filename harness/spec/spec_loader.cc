@@ -40,7 +40,7 @@ Defaults Loader::parse_defaults(const Entry& e) {
   if (const Entry* x = m->get("dtype")) d.dtype = get_dtype(*x).value_or(d.dtype);
   if (const Entry* x = m->get("seed")) d.seed = get_int(*x, 0, std::numeric_limits<int64_t>::max()).value_or(0);
   if (const Entry* x = m->get("backend")) {
-    if (auto b = get_string(*x); b && check_backend(*x, *b)) d.backend = *b;
+    if (auto b = get_string(*x); b && check_backend(val_pos(*x), *b)) d.backend = *b;
   }
   if (m->get("device") && m->get("devices"))
     error(key_pos(*m->get("devices")), "give 'device' or 'devices' in defaults, not both");

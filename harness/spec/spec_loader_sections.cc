@@ -68,10 +68,10 @@ void Loader::check_op_names(const Entry& e, const std::vector<std::string>& name
   }
 }
 
-bool Loader::check_backend(const Entry& e, const std::string& name) {
+bool Loader::check_backend(Pos p, const std::string& name) {
   const std::vector<std::string> known = list_backends({.exclude_tags = {}});
   if (std::find(known.begin(), known.end(), name) != known.end()) return true;
-  error(val_pos(e), str_cat("unknown backend '", name, "'", did_you_mean(name, known), " (registered: ",
+  error(p, str_cat("unknown backend '", name, "'", did_you_mean(name, known), " (registered: ",
                             join(known, ", "), ")"));
   return false;
 }
@@ -89,10 +89,10 @@ std::optional<CompileSpec> Loader::parse_compile(const Entry& e, const CaseSpec&
                      "cache_size_limit", "error_on_recompile", "trace_once", "calls", "module"});
   if (!m) return std::nullopt;
   if (const Entry* x = m->get("backend")) {
-    if (auto b = get_string(*x); b && check_backend(*x, *b)) cs.backend = *b;
+    if (auto b = get_string(*x); b && check_backend(val_pos(*x), *b)) cs.backend = *b;
   }
   if (const Entry* x = m->get("backward_backend")) {
-    if (auto b = get_string(*x); b && check_backend(*x, *b)) cs.backward_backend = *b;
+    if (auto b = get_string(*x); b && check_backend(val_pos(*x), *b)) cs.backward_backend = *b;
   }
   if (const Entry* x = m->get("fullgraph")) cs.fullgraph = get_bool(*x).value_or(false);
   if (const Entry* x = m->get("dynamic")) {
@@ -142,6 +142,11 @@ std::optional<BenchSpec> Loader::parse_bench(const Entry& e, const CaseSpec& c, 
   if (const Entry* x = m->get("backends")) {
     b.backends = get_string_list(*x).value_or(std::vector<std::string>{});
     if (b.backends.empty()) error(val_pos(*x), "'backends' must list at least one backend");
+    // Checked here as compile.backend is: a typo failed only under `opspec bench`, without a location.
+    auto it = x->value.begin();
+    for (size_t i = 0; i < b.backends.size() && it != x->value.end(); ++i, ++it) {
+      check_backend(pos_of(*it, val_pos(*x)), b.backends[i]);
+    }
   }
   if (const Entry* x = m->get("min_time")) {
     b.min_time = get_double(x->value, val_pos(*x), "'min_time'", /*finite=*/true);

@@ -80,8 +80,8 @@ class Loader : public YamlReader {
   // check_op_names: each name of op list e names a registered op (See Note
   // [Op name patterns]); a misspelt one would make ops_exclude pass vacuously.
   void check_op_names(const Entry& e, const std::vector<std::string>& names);
-  // check_backend: name is a registered backend (e.g. compile.backend).
-  bool check_backend(const Entry& e, const std::string& name);
+  // check_backend: name is a registered backend (e.g. compile.backend), else an error at p.
+  bool check_backend(Pos p, const std::string& name);
   // check_devices: a devices list: each a device, none twice, not empty.
   bool check_devices(const Entry& e, const std::vector<std::string>& devices);
 };
