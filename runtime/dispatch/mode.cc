@@ -63,12 +63,20 @@ void refresh_mode_keys() {
                                m.infra[1] != nullptr};
 }
 
-// Takes a mode off its stack or slot for a handler's duration, and puts it back.
+class TemporarilyPopped;
+// The innermost TemporarilyPopped on this thread; each links to the one it
+// nests in (they are locals of nested handler calls, so strictly LIFO).
+constinit thread_local TemporarilyPopped* tls_innermost_popped = nullptr;
+
+// Takes a mode off its stack or slot for a handler's duration, and puts it
+// back, unless the mode's guard ended meanwhile (See Note [A guard ending
+// inside its own handler]).
 class TemporarilyPopped {
  public:
   // Moves the owning pointer out and back: no refcount traffic per call. The
   // place it came from is kept, so putting it back asks the mode nothing.
-  explicit TemporarilyPopped(const std::shared_ptr<DispatchMode>& mode) {
+  explicit TemporarilyPopped(const std::shared_ptr<DispatchMode>& mode) : outer_(tls_innermost_popped) {
+    tls_innermost_popped = this;
     if (!uses_infra_slot(*mode)) {
       stack_ = &tls_modes.stacks[stack_index(mode->key())];
       OPSPEC_INTERNAL_ASSERT(!stack_->empty() && stack_->back() == mode);
@@ -81,6 +89,8 @@ class TemporarilyPopped {
     refresh_mode_keys();
   }
   ~TemporarilyPopped() {
+    tls_innermost_popped = outer_;
+    if (ended_) return;  // its guard ended in the handler: nothing to put back (keys already refreshed)
     if (stack_ != nullptr) {
       stack_->push_back(std::move(mode_));
     } else {
@@ -91,7 +101,21 @@ class TemporarilyPopped {
   TemporarilyPopped(const TemporarilyPopped&) = delete;
   TemporarilyPopped& operator=(const TemporarilyPopped&) = delete;
 
+  // end: the guard of mode, if this or an outer TemporarilyPopped holds it,
+  // ended: it is not put back. Whether one held it.
+  static bool end(const DispatchMode* mode) {
+    for (TemporarilyPopped* p = tls_innermost_popped; p != nullptr; p = p->outer_) {
+      if (p->mode_.get() == mode && !p->ended_) {
+        p->ended_ = true;
+        return true;
+      }
+    }
+    return false;
+  }
+
  private:
+  TemporarilyPopped* outer_;
+  bool ended_ = false;
   std::shared_ptr<DispatchMode> mode_;
   std::vector<std::shared_ptr<DispatchMode>>* stack_ = nullptr;  // its stack, or
   std::shared_ptr<DispatchMode>* slot_ = nullptr;                // its infra slot
@@ -122,6 +146,32 @@ void add_subclasses(const Stack& stack, ModeKind kind, HandlerChain& chain) {
   }
 }
 
+// has_subclassed_tensor: whether an argument is a subclassed tensor (or a
+// tensor list, which add_subclasses looks into).
+bool has_subclassed_tensor(const Stack& stack) {
+  bool subclassed = false;
+  for (const Value& v : stack) {
+    if (v.is_tensor()) subclassed |= v.to_tensor().defined() && v.to_tensor().impl()->subclass() != nullptr;
+    if (v.is_tensor_list()) subclassed = true;  // rare: let add_subclasses look
+  }
+  return subclassed;
+}
+
+bool has_infra_modes() { return tls_modes.infra[0] != nullptr || tls_modes.infra[1] != nullptr; }
+
+// infra_chain: the Python key's handlers after its user modes: user
+// subclasses, the proxy mode, proxy subclasses, the fake mode, fake subclasses.
+HandlerChain infra_chain(const Stack& stack) {
+  HandlerChain chain;
+  const bool subclassed = has_subclassed_tensor(stack);
+  if (subclassed) add_subclasses(stack, ModeKind::kUser, chain);
+  if (tls_modes.infra[0]) chain.push_back({tls_modes.infra[0], nullptr});
+  if (subclassed) add_subclasses(stack, ModeKind::kProxy, chain);
+  if (tls_modes.infra[1]) chain.push_back({tls_modes.infra[1], nullptr});
+  if (subclassed) add_subclasses(stack, ModeKind::kFake, chain);
+  return chain;
+}
+
 // Runs chain[i:] then, past the end, the kernels below `key` with `key` excluded.
 // redispatch_below: what follows the last handler: the kernels below `key`, with `key` excluded.
 void redispatch_below(const OperatorHandle& op, DispatchKeySet ks, DispatchKey key, Stack& stack) {
@@ -147,34 +197,30 @@ inline void check_results(const OperatorHandle& op, const Stack& stack, Dispatch
   if (stack.size() != op.schema().returns().size()) [[unlikely]] throw_bad_results(op, stack, mode, subclass);
 }
 
-void run_chain(const OperatorHandle& op, DispatchKeySet ks, DispatchKey key, const HandlerChain& chain,
-               size_t i, Stack& stack) {
-  if (i == chain.size()) return redispatch_below(op, ks, key, stack);
-  const Handler& h = chain[i];
-  std::optional<TemporarilyPopped> popped;
-  if (h.mode) popped.emplace(h.mode);
-  auto next = [&](Stack& s) { run_chain(op, ks, key, chain, i + 1, s); };  // outlives call (FunctionRef)
-  OpCall call(op, stack, next);
-  const bool handled = h.mode ? h.mode->dispatch(call) : h.subclass->dispatch(call);
-  if (handled) {
-    check_results(op, stack, h.mode.get(), h.subclass.get());
-  } else if (!call.proceeded()) {
-    run_chain(op, ks, key, chain, i + 1, stack);
-  }
-}
+// Note [Handlers see the live mode stack]
+// PyTorch's handler calls func(*args), which dispatches again through the
+// mode stack as it is then: its own mode is off it, an outer mode is next, a
+// mode the handler pushed comes first, and one it hid is skipped. So the user
+// modes of a key are not listed up front: each step takes the live stack's
+// innermost mode (a mode handling a call is off the stack, so what is left is
+// what has yet to run). Infra modes and subclasses (chain) follow, in Note
+// [Mode and subclass order]'s order. A chain listed at entry once asserted
+// when a handler pushed a mode and then proceeded.
 
-// run_only_mode: run_chain for a chain of one mode, without building the
-// chain (one active mode, no subclass, is how nearly every mode runs).
-// `active` is the mode's own stack entry or infra slot, which popping empties.
-void run_only_mode(const OperatorHandle& op, DispatchKeySet ks, DispatchKey key,
-                   const std::shared_ptr<DispatchMode>& active, Stack& stack) {
+void run_chain(const OperatorHandle& op, DispatchKeySet ks, DispatchKey key, const HandlerChain& chain,
+               size_t i, Stack& stack);
+
+// run_mode: mode (the innermost of its stack or slot) handles the call; next
+// continues after it. alone: no other handler follows (only then may it answer
+// without ops).
+void run_mode(const OperatorHandle& op, const std::shared_ptr<DispatchMode>& active, Stack& stack,
+              absl::FunctionRef<void(Stack&)> next, bool alone = false) {
   DispatchMode& mode = *active;
-  if (mode.answer_without_ops(op, stack)) {  // See Note [Answers that run no op]
+  if (alone && mode.answer_without_ops(op, stack)) {  // See Note [Answers that run no op]
     check_results(op, stack, &mode);
     return;
   }
   TemporarilyPopped popped(active);  // owns the mode until it is pushed back
-  auto next = [&](Stack& s) { redispatch_below(op, ks, key, s); };
   OpCall call(op, stack, next);
   if (mode.dispatch(call)) {
     check_results(op, stack, &mode);
@@ -183,14 +229,47 @@ void run_only_mode(const OperatorHandle& op, DispatchKeySet ks, DispatchKey key,
   }
 }
 
+void run_chain(const OperatorHandle& op, DispatchKeySet ks, DispatchKey key, const HandlerChain& chain,
+               size_t i, Stack& stack) {
+  // A handler that excluded the key (ExcludeModesGuard) before it proceeded
+  // reaches no handler after it, as func(*args) would not.
+  if (local_dispatch_key_set().excluded.has(key)) return redispatch_below(op, ks, key, stack);
+  auto& user = tls_modes.stacks[stack_index(key)];
+  if (!user.empty()) {  // See Note [Handlers see the live mode stack]
+    return run_mode(op, user.back(), stack, [&](Stack& s) { run_chain(op, ks, key, chain, i, s); });
+  }
+  if (i == chain.size()) return redispatch_below(op, ks, key, stack);
+  const Handler& h = chain[i];
+  auto next = [&](Stack& s) { run_chain(op, ks, key, chain, i + 1, s); };  // outlives call (FunctionRef)
+  if (h.mode) return run_mode(op, h.mode, stack, next);
+  OpCall call(op, stack, next);
+  if (h.subclass->dispatch(call)) {
+    check_results(op, stack, nullptr, h.subclass.get());
+  } else if (!call.proceeded()) {
+    next(stack);
+  }
+}
+
+// run_only_mode: one mode and nothing after it (how nearly every mode runs),
+// without building a chain; if the handler changes the stack before it
+// proceeds, the rest runs as run_chain would.
+void run_only_mode(const OperatorHandle& op, DispatchKeySet ks, DispatchKey key,
+                   const std::shared_ptr<DispatchMode>& active, Stack& stack) {
+  run_mode(op, active, stack, [&](Stack& s) {
+    if (key != DispatchKey::kPython) {
+      run_chain(op, ks, key, HandlerChain(), 0, s);  // the live stack, usually empty now
+    } else if (tls_modes.stacks[0].empty() && !has_infra_modes()) {
+      redispatch_below(op, ks, key, s);
+    } else {
+      run_chain(op, ks, key, infra_chain(s), 0, s);
+    }
+  }, /*alone=*/true);
+}
+
 // See Note [Mode and subclass order].
 void python_fallback(const OperatorHandle& op, DispatchKeySet ks, Stack& stack) {
   // Few calls see a subclassed tensor: look once, and skip the three scans.
-  bool subclassed = false;
-  for (const Value& v : stack) {
-    if (v.is_tensor()) subclassed |= v.to_tensor().defined() && v.to_tensor().impl()->subclass() != nullptr;
-    if (v.is_tensor_list()) subclassed = true;  // rare: let add_subclasses look
-  }
+  const bool subclassed = has_subclassed_tensor(stack);
   const auto& user = tls_modes.stacks[0];
   const int infra_modes = (tls_modes.infra[0] ? 1 : 0) + (tls_modes.infra[1] ? 1 : 0);
   if (!subclassed && user.size() + infra_modes == 1) {
@@ -198,22 +277,13 @@ void python_fallback(const OperatorHandle& op, DispatchKeySet ks, Stack& stack) 
                   !user.empty() ? user.back() : tls_modes.infra[0] ? tls_modes.infra[0] : tls_modes.infra[1], stack);
     return;
   }
-  HandlerChain chain;
-  for (auto it = user.rbegin(); it != user.rend(); ++it) chain.push_back({*it, nullptr});
-  if (subclassed) add_subclasses(stack, ModeKind::kUser, chain);
-  if (tls_modes.infra[0]) chain.push_back({tls_modes.infra[0], nullptr});
-  if (subclassed) add_subclasses(stack, ModeKind::kProxy, chain);
-  if (tls_modes.infra[1]) chain.push_back({tls_modes.infra[1], nullptr});
-  if (subclassed) add_subclasses(stack, ModeKind::kFake, chain);
-  run_chain(op, ks, DispatchKey::kPython, chain, 0, stack);
+  run_chain(op, ks, DispatchKey::kPython, infra_chain(stack), 0, stack);
 }
 
 void mode_stack_fallback(DispatchKey key, const OperatorHandle& op, DispatchKeySet ks, Stack& stack) {
   const auto& modes = tls_modes.stacks[stack_index(key)];
   if (modes.size() == 1) return run_only_mode(op, ks, key, modes.back(), stack);
-  HandlerChain chain;
-  for (auto it = modes.rbegin(); it != modes.rend(); ++it) chain.push_back({*it, nullptr});
-  run_chain(op, ks, key, chain, 0, stack);
+  run_chain(op, ks, key, HandlerChain(), 0, stack);  // every mode is on the live stack
 }
 
 }  // namespace
@@ -269,7 +339,12 @@ std::shared_ptr<DispatchMode> infra_mode(ModeKind kind) { return infra_slot(kind
 bool has_infra_mode(ModeKind kind) { return infra_slot(kind) != nullptr; }
 
 
-bool dispatch_mode_enabled() { return local_dispatch_key_set().modes.has(DispatchKey::kPython); }
+// PyTorch's: a mode is set and the Python key is not excluded (inside an
+// ExcludeModesGuard composites decompose as with no mode).
+bool dispatch_mode_enabled() {
+  const LocalDispatchKeySet& tls = local_dispatch_key_set();
+  return tls.modes.has(DispatchKey::kPython) && !tls.excluded.has(DispatchKey::kPython);
+}
 
 namespace {
 // The innermost live ModeGuard of each infra slot and the innermost live
@@ -296,8 +371,18 @@ ModeGuard::ModeGuard(std::shared_ptr<DispatchMode> mode) : mode_(std::move(mode)
 // block to allocate, no count to touch; the caller keeps mode alive.
 ModeGuard::ModeGuard(DispatchMode& mode) : ModeGuard(std::shared_ptr<DispatchMode>(std::shared_ptr<void>(), &mode)) {}
 
+// Note [A guard ending inside its own handler]
+// A handler runs with its mode taken off the stack (TemporarilyPopped), so a
+// guard that ends inside it (a std::optional<ModeGuard> reset there) does not
+// find its mode; the handler's end used to push the mode back, and a mode that
+// lived on the C++ stack stayed there, dangling, to see the next op. So the
+// guard tells the TemporarilyPopped that holds its mode, which then leaves it out.
+
 ModeGuard::~ModeGuard() {
   if (uses_infra_slot(*mode_)) {
+    // Its mode is out of the slot only while it handles a call (a guard of the
+    // same mode re-entered in the handler finds its own entry in the slot).
+    if (infra_slot(mode_->kind()) != mode_) TemporarilyPopped::end(mode_.get());  // See Note [A guard ending inside its own handler]
     if (ModeGuard* inner = link_->inner(); inner == nullptr) {  // the innermost: what its mode replaced comes back
       infra_slot(mode_->kind()) = std::move(previous_infra_);
     } else {
@@ -315,7 +400,7 @@ ModeGuard::~ModeGuard() {
     auto it = std::find(stack.rbegin(), stack.rend(), mode_);
     if (it != stack.rend()) {
       stack.erase(std::next(it).base());
-    } else {
+    } else if (!TemporarilyPopped::end(mode_.get())) {  // See Note [A guard ending inside its own handler]
       for (HideUserModesGuard* h = internal::owner_of(tls_innermost_hide_guard); h != nullptr; h = h->link_.outer()) {
         std::erase_if(h->saved_[index], [&](const auto& s) { return s.hidden && s.mode == mode_; });
       }

@@ -1,0 +1,136 @@
+// mode_handlers_test.cc: what a handler may do to the mode stack before it
+// proceeds (See Note [Handlers see the live mode stack]), a guard ending inside
+// its own mode's handler (Note [A guard ending inside its own handler]), and
+// dispatch_mode_enabled under an exclusion.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/dispatch/local_dispatch_key_set.h"
+#include "runtime/dispatch/mode.h"
+#include "runtime/ops/ops.h"
+
+namespace opspec {
+namespace mode_handlers_test {
+
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+// Tagged: logs "tag:op" into a shared log; before proceeding runs `before`.
+class Tagged : public DispatchMode {
+ public:
+  Tagged(std::string tag, std::vector<std::string>* log) : tag_(std::move(tag)), log_(log) {}
+  bool dispatch(OpCall& call) override {
+    log_->push_back(tag_ + ":" + call.name());
+    if (before) {
+      std::function<void(OpCall&)> f = std::move(before);  // once
+      f(call);
+      return true;
+    }
+    call.proceed();
+    return true;
+  }
+  std::function<void(OpCall&)> before;  // does the proceeding when set
+
+ private:
+  std::string tag_;
+  std::vector<std::string>* log_;
+};
+
+// PyTorch's handler calls func(*args), which goes through the stack as it is
+// then: a mode the handler pushed sees the call first, then the outer one.
+// The chain listed at entry asserted ("stack_->back() == mode").
+TEST(HandlersSeeTheLiveStack, AModePushedInAHandlerSeesTheCallItProceeds) {
+  const Tensor x = ops::ones({2});
+  std::vector<std::string> log;
+  Tagged outer("A", &log), inner("B", &log), pushed("C", &log);
+  inner.before = [&](OpCall& call) {
+    ModeGuard g(pushed);
+    call.proceed();
+  };
+  {
+    ModeGuard a(outer), b(inner);
+    ops::relu(x);
+  }
+  EXPECT_THAT(log, ElementsAre("B:aten::relu", "C:aten::relu", "A:aten::relu"));
+  // Alone at its key too (the path that builds no chain).
+  log.clear();
+  inner.before = [&](OpCall& call) {
+    ModeGuard g(pushed);
+    call.proceed();
+  };
+  {
+    ModeGuard b(inner);
+    ops::relu(x);
+  }
+  EXPECT_THAT(log, ElementsAre("B:aten::relu", "C:aten::relu"));
+}
+
+TEST(HandlersSeeTheLiveStack, HiddenOrExcludedModesDoNotSeeWhatTheHandlerProceeds) {
+  const Tensor x = ops::ones({2});
+  std::vector<std::string> log;
+  Tagged outer("A", &log), inner("B", &log);
+  inner.before = [](OpCall& call) {
+    HideUserModesGuard hide;
+    call.proceed();
+  };
+  {
+    ModeGuard a(outer), b(inner);
+    ops::relu(x);
+  }
+  EXPECT_THAT(log, ElementsAre("B:aten::relu"));
+  log.clear();
+  inner.before = [](OpCall& call) {
+    ExcludeModesGuard exclude;
+    call.proceed();
+  };
+  {
+    ModeGuard a(outer), b(inner);
+    ops::relu(x);
+    ops::neg(x);  // afterwards both see calls again
+  }
+  EXPECT_THAT(log, ElementsAre("B:aten::relu", "B:aten::neg", "A:aten::neg"));
+}
+
+// A guard reset inside its own mode's handler: the mode was put back after
+// the handler, seeing the next op, and, being gone, crashed the one after.
+TEST(GuardEndingInItsHandler, TheModeDoesNotComeBack) {
+  const Tensor x = ops::ones({2});
+  std::vector<std::string> log;
+  auto mode = std::make_unique<Tagged>("M", &log);
+  std::optional<ModeGuard> guard;
+  mode->before = [&](OpCall& call) {
+    guard.reset();
+    call.proceed();
+  };
+  guard.emplace(*mode);
+  ops::relu(x);
+  EXPECT_TRUE(mode_stack().empty());
+  EXPECT_FALSE(dispatch_mode_enabled());
+  ops::neg(x);
+  mode.reset();
+  EXPECT_EQ(ops::exp(x).to_vector<float>().size(), 2u);  // no mode left to call: it read freed memory
+  EXPECT_THAT(log, ElementsAre("M:aten::relu"));
+}
+
+// PyTorch's dispatch_mode_enabled is false while the Python key is excluded,
+// so a composite decomposes as with no mode (linear's bias add_ in place).
+TEST(DispatchModeEnabled, FalseWhileThePythonKeyIsExcluded) {
+  std::vector<std::string> log;
+  Tagged m("M", &log);
+  ModeGuard g(m);
+  EXPECT_TRUE(dispatch_mode_enabled());
+  {
+    ExcludeModesGuard exclude;
+    EXPECT_FALSE(dispatch_mode_enabled());
+  }
+  EXPECT_TRUE(dispatch_mode_enabled());
+}
+
+}  // namespace mode_handlers_test
+}  // namespace opspec
