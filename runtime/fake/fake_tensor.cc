@@ -107,20 +107,35 @@ void run_fake_kernel(const OperatorHandle& op, Stack& stack) {
     Tensor meta;
   };
   absl::InlinedVector<Swapped, 4> swapped;
+  // Every argument replaced, to put back if the meta kernel throws: a handler
+  // that catches the error and retries must find its arguments, not meta views.
+  absl::InlinedVector<std::pair<size_t, Value>, 4> replaced;
   for (size_t i = 0; i < stack.size(); ++i) {
     Value& v = stack[i];
     if (v.is_tensor()) {
       const Tensor original = v.to_tensor();
+      replaced.emplace_back(i, v);
       v = to_meta_arg(original, op);
       if (is_fake(original)) swapped.push_back({i, original, v.to_tensor()});
     } else if (v.is_tensor_list()) {
-      for (Tensor& t : v.to_tensor_list()) t = to_meta_arg(t, op);
+      replaced.emplace_back(i, v);
+      std::vector<Tensor> list = v.to_tensor_list();
+      for (Tensor& t : list) t = to_meta_arg(t, op);
+      v = Value(std::move(list));
     } else if (v.is_device() && i < args.size() && args[i].name == "device") {
+      replaced.emplace_back(i, v);
       v = kMeta;
     }
   }
   const size_t num_args = stack.size();
-  Dispatcher::singleton().redispatch_boxed(op, DispatchKeySet(DispatchKey::kMeta), stack);
+  try {
+    Dispatcher::singleton().redispatch_boxed(op, DispatchKeySet(DispatchKey::kMeta), stack);
+  } catch (...) {
+    if (stack.size() == num_args) {  // a kernel throws before it replaces the arguments with results
+      for (auto& [i, original] : replaced) stack[i] = std::move(original);
+    }
+    throw;
+  }
   // In-place ops may restride or bump the meta view; the fake argument follows.
   for (size_t i = 0; i < num_args && i < args.size(); ++i) {
     if (!args[i].is_write) continue;

@@ -221,6 +221,34 @@ TEST(FakeTensorMode, CompositesDecomposeAndPromotionFollowsRealRuns) {
   EXPECT_THAT([&] { ops::mm(w, w); }, ThrowsMessage<Error>(HasSubstr("aten::mm")));
 }
 
+// A mode above the fake mode that catches an op's error (a cross-ref or a
+// retrying handler) found meta views in place of its arguments.
+TEST(FakeTensorMode, AFailedOpLeavesItsArgumentsAsTheyWere) {
+  struct Catching : DispatchMode {
+    bool dispatch(OpCall& call) override {
+      try {
+        call.proceed();
+      } catch (const Error&) {
+        for (size_t i = 0; i < call.num_args(); ++i) after.push_back(call.arg(i).to_tensor());
+        throw;
+      }
+      return true;
+    }
+    std::vector<Tensor> after;
+  } catching;
+  FakeTensorMode fake;
+  ModeGuard f(fake);
+  const Tensor a = ops::ones({2, 3}), b = ops::ones({2, 3});
+  {
+    ModeGuard c(catching);
+    EXPECT_THROW(ops::mm(a, b), Error);
+  }
+  ASSERT_EQ(catching.after.size(), 2u);
+  EXPECT_TRUE(catching.after[0].is_same(a));
+  EXPECT_TRUE(catching.after[1].is_same(b));
+  EXPECT_TRUE(is_fake(catching.after[0]));
+}
+
 TEST(FakeTensors, WorkOutsideTheModeAndRejectRealPartners) {
   Tensor f;
   {
