@@ -141,8 +141,9 @@ TEST_F(DispatcherTest, GuardsNestAndRestoreThreadLocalState) {
     EXPECT_TRUE(local_dispatch_key_set().included.has(DispatchKey::kPreDispatch));
     {
       EnablePythonDispatcherGuard on;
-      DisablePythonDispatcherGuard off;
-      EXPECT_TRUE(local_dispatch_key_set().included.has(DispatchKey::kPythonDispatcher));
+      DisablePythonDispatcherGuard off;  // the innermost decides, as c10's PythonDispatcherTLS
+      EXPECT_FALSE(override_layer_enabled());
+      EXPECT_TRUE(local_dispatch_key_set().excluded.has(DispatchKey::kPythonDispatcher));
       EXPECT_FALSE(compute_dispatch_key_set({}).has(DispatchKey::kPythonDispatcher));
     }
     EXPECT_FALSE(local_dispatch_key_set().included.has(DispatchKey::kPythonDispatcher));

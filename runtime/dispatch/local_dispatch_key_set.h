@@ -3,6 +3,7 @@
 #pragma once
 
 #include "runtime/core/dispatch_key.h"
+#include "runtime/core/live_guards.h"
 
 namespace opspec {
 
@@ -73,19 +74,39 @@ class EnablePreDispatchGuard : public IncludeDispatchKeyGuard {
   EnablePreDispatchGuard() : IncludeDispatchKeyGuard(DispatchKey::kPreDispatch) {}
 };
 
+// PythonDispatcherStateGuard: sets for its scope whether the override layer
+// is on (the PythonDispatcher key included, not excluded) or off (excluded),
+// as c10's PythonDispatcherTLS state: the innermost live guard decides, so an
+// enable inside a disable enables (make_fx's, inside a caller's disable).
+// Guards may end in any order (See Note [Out-of-order guard release] in
+// runtime/core/live_guards.h). Use the two below.
+class PythonDispatcherStateGuard {
+ public:
+  PythonDispatcherStateGuard(const PythonDispatcherStateGuard&) = delete;
+  PythonDispatcherStateGuard& operator=(const PythonDispatcherStateGuard&) = delete;
+
+ protected:
+  explicit PythonDispatcherStateGuard(bool enabled);
+  ~PythonDispatcherStateGuard();
+
+ private:
+  bool saved_included_, saved_excluded_;  // the key's two bits before this guard
+  internal::LiveLink<PythonDispatcherStateGuard> link_;
+};
+
 // EnablePythonDispatcherGuard: PyTorch's _EnablePythonDispatcher: turns on the
 // override layer on this thread: kernels registered at run time for an
 // (op, key) pair replace the built-in ones. See Note [Override layer].
-class EnablePythonDispatcherGuard : public IncludeDispatchKeyGuard {
+class EnablePythonDispatcherGuard : public PythonDispatcherStateGuard {
  public:
-  EnablePythonDispatcherGuard() : IncludeDispatchKeyGuard(DispatchKey::kPythonDispatcher) {}
+  EnablePythonDispatcherGuard() : PythonDispatcherStateGuard(true) {}
 };
 
 // DisablePythonDispatcherGuard: PyTorch's _DisablePythonDispatcher: the
-// override layer is skipped for the scope, even inside an enable guard.
-class DisablePythonDispatcherGuard : public ExcludeDispatchKeyGuard {
+// override layer is skipped for the scope (until an inner enable guard).
+class DisablePythonDispatcherGuard : public PythonDispatcherStateGuard {
  public:
-  DisablePythonDispatcherGuard() : ExcludeDispatchKeyGuard(DispatchKey::kPythonDispatcher) {}
+  DisablePythonDispatcherGuard() : PythonDispatcherStateGuard(false) {}
 };
 
 // ExcludeModesGuard: no mode (dispatch, function or pre-dispatch) and no tensor

@@ -220,10 +220,13 @@ TEST_F(OverrideTest, DisableGuardNestsAndGuardsRestoreTheKeySetsExactly) {
       EXPECT_TRUE(local_dispatch_key_set().excluded.has(DispatchKey::kPythonDispatcher));
       expect_values(ops::cos(input()), cos_values());
       {
-        EnablePythonDispatcherGuard again;  // exclusion wins over inclusion
-        EXPECT_FALSE(override_layer_enabled());
-        expect_values(ops::cos(input()), cos_values());
+        // The innermost guard decides, as c10's PythonDispatcherTLS (make_fx
+        // enables inside a caller's disable): exclusion used to win.
+        EnablePythonDispatcherGuard again;
+        EXPECT_TRUE(override_layer_enabled());
+        expect_values(ops::cos(input()), sin_values());
       }
+      EXPECT_FALSE(override_layer_enabled());
     }
     EXPECT_EQ(local_dispatch_key_set().included, enabled.included);
     EXPECT_EQ(local_dispatch_key_set().excluded, enabled.excluded);
