@@ -506,5 +506,28 @@ TEST(Autograd, AnOpWithoutAFormulaFailsInBackwardNamingIt) {
               ThrowsMessage<Error>(HasSubstr("the derivative for 'aten::silu_backward' is not implemented.")));
 }
 
+// A function mode (TorchFunctionMode) sees backward's seed (Python's
+// torch.ones_like), never the engine's formulas: they are C++ calls in
+// PyTorch. It saw expand, mul and the rest.
+TEST(Autograd, AFunctionModeDoesNotSeeTheEnginesOps) {
+  struct Names : FunctionMode {
+    bool dispatch(OpCall& call) override {
+      names.push_back(call.name());
+      call.proceed();
+      return true;
+    }
+    std::vector<std::string> names;
+  } mode;
+  const Tensor x = ops::ones({3});
+  x.requires_grad_();
+  const Tensor y = ops::sum(ops::mul(x, 2));
+  {
+    ModeGuard g(mode);
+    y.backward();
+  }
+  EXPECT_THAT(mode.names, ElementsAre("aten::ones_like"));
+  EXPECT_EQ(x.grad().to_vector<float>(), std::vector<float>(3, 2.0f));
+}
+
 }  // namespace
 }  // namespace opspec

@@ -8,6 +8,7 @@
 #include "runtime/autograd/accumulate_grad.h"
 #include "runtime/autograd/autograd_meta.h"
 #include "runtime/autograd/grad_mode.h"
+#include "runtime/dispatch/local_dispatch_key_set.h"
 #include "runtime/ops/ops.h"
 
 namespace opspec::autograd {
@@ -145,6 +146,9 @@ void compute_dependencies(Node* root, GraphTask& task) {
 }
 
 void execute(const std::vector<Edge>& roots, VariableList seeds, GraphTask& task) {
+  // The formulas are C++ calls: a function mode (TorchFunctionMode) sees
+  // backward() and its seeds, never the ops the engine runs, as in PyTorch.
+  ExcludeDispatchKeyGuard no_function_modes(DispatchKey::kFunctionMode);
   std::shared_ptr<Node> graph_root;
   Node* root = nullptr;
   if (roots.size() == 1) {
