@@ -20,7 +20,8 @@ namespace opspec {
 // arguments, then the proxy mode or proxy tensors, then the fake mode or fake
 // tensors. A handler runs with itself taken off the stack, so an op it calls
 // goes to the next handler or the kernel; two nested logging modes log each
-// op twice. A handler may decline (PyTorch's NotImplemented): the op then
+// op twice. Its call.proceed() goes through the stack as it is then (See Note
+// [Handlers see the live mode stack] in mode.cc). A handler may decline (PyTorch's NotImplemented): the op then
 // continues as if that handler were absent. Function modes (FunctionMode key)
 // and pre-dispatch modes (PreDispatch key) work the same way above the
 // decompositions, so they see `linear` and not its parts.
