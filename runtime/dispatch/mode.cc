@@ -63,6 +63,19 @@ void refresh_mode_keys() {
                                m.infra[1] != nullptr};
 }
 
+// kMaxHandlerDepth: the most mode handlers (or subclass handlers) running
+// nested on one thread. A handler that calls its own op on its own mode (a
+// mode that pushes itself again, a subclass op on its own tensors) recursed
+// until the C++ stack overflowed (Python stops it with RecursionError). Real
+// nesting is a few levels; 256 keeps within a thread's stack, sanitizers too.
+constexpr int kMaxHandlerDepth = 256;
+
+[[noreturn, gnu::cold, gnu::noinline]] void throw_too_deep(const DispatchMode& mode) {
+  OPSPEC_FAIL("maximum recursion depth exceeded: ", kMaxHandlerDepth, " mode handlers nested, the innermost ",
+              mode.name(), " (a handler that calls ops its own mode handles again, e.g. after pushing itself; "
+              "PyTorch raises RecursionError)");
+}
+
 class TemporarilyPopped;
 // The innermost TemporarilyPopped on this thread; each links to the one it
 // nests in (they are locals of nested handler calls, so strictly LIFO).
@@ -75,7 +88,9 @@ class TemporarilyPopped {
  public:
   // Moves the owning pointer out and back: no refcount traffic per call. The
   // place it came from is kept, so putting it back asks the mode nothing.
-  explicit TemporarilyPopped(const std::shared_ptr<DispatchMode>& mode) : outer_(tls_innermost_popped) {
+  explicit TemporarilyPopped(const std::shared_ptr<DispatchMode>& mode)
+      : outer_(tls_innermost_popped), depth_(outer_ != nullptr ? outer_->depth_ + 1 : 1) {
+    if (depth_ > kMaxHandlerDepth) throw_too_deep(*mode);  // before anything changes
     tls_innermost_popped = this;
     if (!uses_infra_slot(*mode)) {
       stack_ = &tls_modes.stacks[stack_index(mode->key())];
@@ -115,6 +130,7 @@ class TemporarilyPopped {
 
  private:
   TemporarilyPopped* outer_;
+  int depth_;  // handlers nested on this thread, this one included
   bool ended_ = false;
   std::shared_ptr<DispatchMode> mode_;
   std::vector<std::shared_ptr<DispatchMode>>* stack_ = nullptr;  // its stack, or
@@ -242,6 +258,17 @@ void run_chain(const OperatorHandle& op, DispatchKeySet ks, DispatchKey key, con
   const Handler& h = chain[i];
   auto next = [&](Stack& s) { run_chain(op, ks, key, chain, i + 1, s); };  // outlives call (FunctionRef)
   if (h.mode) return run_mode(op, h.mode, stack, next);
+  // A subclass handler is not popped: an op on its own tensors comes back to it.
+  static constinit thread_local int subclass_depth = 0;
+  if (subclass_depth >= kMaxHandlerDepth) {
+    OPSPEC_FAIL("maximum recursion depth exceeded: ", kMaxHandlerDepth, " tensor subclass handlers nested, the "
+                "innermost ", h.subclass->name(), " (a handler that runs ops on its own subclassed tensors; unwrap "
+                "them first; PyTorch raises RecursionError)");
+  }
+  struct Depth {
+    Depth() { ++subclass_depth; }
+    ~Depth() { --subclass_depth; }
+  } depth;
   OpCall call(op, stack, next);
   if (h.subclass->dispatch(call)) {
     check_results(op, stack, nullptr, h.subclass.get());

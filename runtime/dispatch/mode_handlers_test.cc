@@ -118,6 +118,29 @@ TEST(GuardEndingInItsHandler, TheModeDoesNotComeBack) {
   EXPECT_THAT(log, ElementsAre("M:aten::relu"));
 }
 
+// A mode that pushes itself again in its handler recursed until the C++ stack
+// overflowed (a segfault); Python raises RecursionError.
+TEST(HandlerRecursion, IsAnErrorNotAStackOverflow) {
+  struct Again : DispatchMode {
+    bool dispatch(OpCall& call) override {
+      ModeGuard again(*this);
+      ops::neg(call.arg(0).to_tensor());  // comes back here, forever
+      call.proceed();
+      return true;
+    }
+    std::string_view name() const override { return "Again"; }
+  } mode;
+  const Tensor x = ops::ones({2});
+  {
+    ModeGuard g(mode);
+    EXPECT_THAT([&] { ops::relu(x); },
+                ::testing::ThrowsMessage<Error>(::testing::HasSubstr(
+                    "maximum recursion depth exceeded: 256 mode handlers nested, the innermost Again")));
+  }
+  EXPECT_TRUE(mode_stack().empty());  // every level unwound
+  EXPECT_EQ(ops::relu(x).to_vector<float>(), std::vector<float>(2, 1.0f));
+}
+
 // PyTorch's dispatch_mode_enabled is false while the Python key is excluded,
 // so a composite decomposes as with no mode (linear's bias add_ in place).
 TEST(DispatchModeEnabled, FalseWhileThePythonKeyIsExcluded) {
