@@ -2,36 +2,44 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/core/error.h"
 
 namespace opspec {
 
 std::string format_double(double v) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  // Python's repr: the shortest text that round-trips, with ".0" on integers.
+  // Python's repr: the shortest digits that round-trip, found in %e form so
+  // the decimal exponent is known whatever the precision.
   char buf[40];
-  for (int precision = 1; precision <= 17; ++precision) {
-    std::snprintf(buf, sizeof(buf), "%.*g", precision, v);
+  for (int precision = 0; precision <= 16; ++precision) {
+    std::snprintf(buf, sizeof(buf), "%.*e", precision, v);
     if (std::strtod(buf, nullptr) == v) break;
   }
-  std::string s(buf);
-  // %g writes 1e-05 like Python; Python switches to exponent at 1e16 and below 1e-4.
-  const bool has_exp = s.find('e') != std::string::npos;
-  if (!has_exp && s.find('.') == std::string::npos && s.find("inf") == std::string::npos) {
-    s += ".0";
+  const std::string e_form(buf);
+  const size_t e_at = e_form.find('e');
+  const int exponent = std::atoi(e_form.c_str() + e_at + 1);
+  std::string digits;
+  for (size_t i = 0; i < e_at; ++i) {
+    if (e_form[i] >= '0' && e_form[i] <= '9') digits += e_form[i];
   }
-  if (has_exp) {
-    // Python writes 1e+16 as 1e+16 and 1.5e-07 as 1.5e-07: same as %g.
-    const double mag = std::fabs(v);
-    if (mag >= 1e-4 && mag < 1e16) {  // %g chose exponent form where Python would not
-      std::snprintf(buf, sizeof(buf), "%.17f", v);
-      s = buf;
-      while (s.back() == '0') s.pop_back();
-      if (s.back() == '.') s += "0";
-    }
+  while (digits.size() > 1 && digits.back() == '0') digits.pop_back();
+  std::string s = std::signbit(v) ? "-" : "";
+  // float_repr: scientific when the exponent is below -4 or at least 16.
+  if (exponent < -4 || exponent >= 16) {
+    str_append(&s, digits.substr(0, 1), digits.size() > 1 ? "." : "", digits.substr(1), "e",
+               exponent < 0 ? "-" : "+", std::abs(exponent) < 10 ? "0" : "", std::abs(exponent));
+  } else if (exponent < 0) {
+    str_append(&s, "0.", std::string(static_cast<size_t>(-exponent - 1), '0'), digits);
+  } else {
+    const size_t int_digits = static_cast<size_t>(exponent) + 1;
+    if (digits.size() < int_digits) digits.append(int_digits - digits.size(), '0');
+    const std::string frac = digits.substr(int_digits);
+    str_append(&s, digits.substr(0, int_digits), ".", frac.empty() ? "0" : frac);
   }
   return s;
 }

@@ -106,6 +106,24 @@ TEST(ScalarTest, KindsAndPythonRepr) {
   EXPECT_EQ(format_double(101.96126069501042), "101.96126069501042");
 }
 
+// Python's repr writes a float in exponent form when its decimal exponent is
+// below -4 or at least 16, whatever the digits (python3 -c 'print(repr(x))').
+TEST(TensorTest, FormatDoubleSwitchesToExponentsWherePythonsReprDoes) {
+  EXPECT_EQ(format_double(3.0000000817692676e16), "3.0000000817692676e+16");  // was 30000000817692676.0
+  EXPECT_EQ(format_double(1.2345678901234568e16), "1.2345678901234568e+16");
+  EXPECT_EQ(format_double(1e16), "1e+16");
+  EXPECT_EQ(format_double(9.999999999999998e15), "9999999999999998.0");
+  EXPECT_EQ(format_double(1e15), "1000000000000000.0");
+  EXPECT_EQ(format_double(1e-4), "0.0001");
+  EXPECT_EQ(format_double(0.00012345678901234567), "0.00012345678901234567");
+  EXPECT_EQ(format_double(1e-5), "1e-05");
+  EXPECT_EQ(format_double(-2.5e-7), "-2.5e-07");
+  EXPECT_EQ(format_double(1.5e300), "1.5e+300");
+  EXPECT_EQ(format_double(5e-324), "5e-324");
+  EXPECT_EQ(format_double(-0.0), "-0.0");
+  EXPECT_EQ(format_double(0.1 + 0.2), "0.30000000000000004");
+}
+
 TEST(TensorTest, GeometryAndContiguity) {
   Tensor t = internal::make_tensor({2, 3}, DType::kFloat32, kCPU);
   EXPECT_THAT(t.strides(), ElementsAre(3, 1));
