@@ -244,6 +244,15 @@ void DebugMode::record_value_into(RecordedValue& r, const Value& v, const Argume
   }
 }
 
+// Note [All-None hashes]
+// PyTorch's hash hook returns None, so no annotation, when every value of
+// {'hash': ..., 'input_hash': ...} is None (tree_all), and otherwise shows
+// 'hash': None for a result that is no tensor (item()'s number). opspec keeps
+// input_hash only when some input hash is not None, so the annotation goes
+// when neither it nor a result hash is there. A result hash that renders as
+// a bare None is kept as the text reader keeps 'hash': None (hashed, no
+// output_hash), so the JSON and the text of one run load alike.
+
 bool DebugMode::dispatch(OpCall& call) {
   if (!enabled_) return false;
   bool fake = has_infra_mode(ModeKind::kFake);
@@ -299,10 +308,18 @@ bool DebugMode::dispatch(OpCall& call) {
     for (const Value& v : results) record_value_into(done.outputs.emplace_back(), v, nullptr);
   }
   if (hash_this) {
-    done.hashed = true;
+    // See Note [All-None hashes].
     std::vector<HashNode> nodes;
-    for (const Value& v : results) nodes.push_back(hash_value(v, *hashing));
-    done.output_hash = std::move(nodes);
+    bool any = false;
+    for (const Value& v : results) {
+      nodes.push_back(hash_value(v, *hashing));
+      any |= !all_none(nodes.back());
+    }
+    if (any || done.input_hash) {
+      done.hashed = true;
+      const bool bare_none = nodes.empty() || (nodes.size() == 1 && nodes[0].kind == HashNode::Kind::kNone);
+      if (!bare_none) done.output_hash = std::move(nodes);
+    }
   }
   for (const HookConfig& h : tls.hook_scopes) {
     if (h.record_hook) append_hook_output(done.record, h.record_hook(call, &results));

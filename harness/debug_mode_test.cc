@@ -133,6 +133,27 @@ TEST(DebugModeTest, BareHashForASingleHashFunctionAndNoneForNonTensors) {
             "    aten::_local_scalar_dense(t: f32[])  ->  2.0  # {'input_hash': ((2.0,), {}), 'hash': None}");
 }
 
+// PyTorch's hash hook returns None when every hash is None: without
+// hash_inputs, item()'s number gets no annotation at all; with them its
+// 'hash': None is kept as the text reader keeps it (no output_hash).
+TEST(DebugModeTest, AllNoneHashesLeaveNoAnnotation) {
+  const Tensor x = ops::tensor({1, -2, 3}, {3});
+  DebugMode outputs_only, with_inputs;
+  for (DebugMode* dm : {&outputs_only, &with_inputs}) {
+    auto scope = dm->enter();
+    auto hashes = DebugMode::log_tensor_hashes(HashKind::kNorm, /*hash_inputs=*/dm == &with_inputs);
+    ops::sum(x).item();
+  }
+  EXPECT_EQ(outputs_only.debug_string(),
+            "    aten::sum(t: f32[3])  ->  t: f32[]  # {'hash': 2.0}\n"
+            "    aten::_local_scalar_dense(t: f32[])  ->  2.0");
+  ASSERT_EQ(outputs_only.logs().size(), 2u);
+  EXPECT_FALSE(outputs_only.logs()[1].hashed);
+  ASSERT_EQ(with_inputs.logs().size(), 2u);
+  EXPECT_TRUE(with_inputs.logs()[1].hashed);
+  EXPECT_FALSE(with_inputs.logs()[1].output_hash.has_value());
+}
+
 TEST(DebugModeTest, HashTensorAndTuplesOfSeveralHashFunctions) {
   DebugMode dm;
   {

@@ -125,6 +125,27 @@ TEST(DebugTextIo, PyTorchTextParsesAndDiffs) {
   EXPECT_EQ((*tight)[3].log.at(0), (std::pair<std::string, std::string>{"mem", "8.125 MB"}));
 }
 
+// item() under hashes: 'hash': None (its input hashed) and no annotation
+// (not), read back as recorded, so the JSON and text of one run diff equal.
+TEST(DebugTextIo, NoneHashesReadBackAsRecorded) {
+  for (const bool hash_inputs : {false, true}) {
+    DebugMode dm;
+    {
+      auto scope = dm.enter();
+      auto hashes = DebugMode::log_tensor_hashes(HashKind::kNorm, hash_inputs);
+      const Tensor x = ops::ones({3});
+      ops::mul(x, ops::sum(x).item());
+    }
+    SCOPED_TRACE(dm.debug_string());
+    expect_reads_back(dm);
+    const std::string json = save_log_json(std::vector<DebugCall>(dm.logs().begin(), dm.logs().end()));
+    absl::StatusOr<std::vector<DebugCall>> from_json = load_log_json(json);
+    absl::StatusOr<std::vector<DebugCall>> from_text = parse_debug_string(dm.debug_string());
+    ASSERT_TRUE(from_json.ok() && from_text.ok());
+    EXPECT_TRUE(diff_logs(*from_json, *from_text).equivalent()) << diff_logs(*from_json, *from_text).report();
+  }
+}
+
 TEST(DebugTextIo, MalformedLinesNameTheFileLineAndColumn) {
   auto error_of = [](std::string_view text) {
     absl::StatusOr<std::vector<DebugCall>> r = parse_debug_string(text, "eager.txt");
