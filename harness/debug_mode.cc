@@ -72,10 +72,13 @@ HashNode hash_value(const Value& v, const HashConfig& config) {
   if (v.is_tensor_list()) {
     node.kind = HashNode::Kind::kList;
     for (const Tensor& t : v.to_tensor_list()) node.items.push_back(hash_tensor_node(t));
-  } else if (v.is_int_list() || v.is_double_list()) {
-    // PyTorch maps every leaf of a list to None: [1, 0] hashes as [None, None].
+  } else if (v.is_int_list() || v.is_double_list() || v.is_bool_list()) {
+    // PyTorch maps every leaf of a list to None: [1, 0] hashes as [None, None],
+    // a bool[3] output_mask as [None, None, None].
     node.kind = HashNode::Kind::kList;
-    node.items.resize(v.is_int_list() ? v.to_int_list().size() : v.to_double_list().size());
+    node.items.resize(v.is_int_list()      ? v.to_int_list().size()
+                      : v.is_double_list() ? v.to_double_list().size()
+                                           : v.to_bool_list().size());
   }
   return node;
 }
@@ -231,10 +234,13 @@ void DebugMode::record_value_into(RecordedValue& r, const Value& v, const Argume
     rt.fake = is_fake(t);
     if (options_.record_ids) rt.id = tensor_id(t);
   };
-  if (v.is_tensor() && v.to_tensor().defined() && !v.to_tensor().is_wrapped_number()) {
+  if (v.is_tensor() && !v.to_tensor().defined()) {
+    return;  // None: an undefined result (a backward's unneeded grad) prints None in PyTorch
+  }
+  if (v.is_tensor() && !v.to_tensor().is_wrapped_number()) {
     r.kind = RecordedValue::Kind::kTensor;
     record_tensor(v.to_tensor());
-  } else if (v.is_tensor() && v.to_tensor().defined()) {
+  } else if (v.is_tensor()) {
     r.value = Value(v.to_scalar());  // wrapped numbers print as the Python number
   } else if (v.is_tensor_list()) {
     r.kind = RecordedValue::Kind::kTensorList;

@@ -154,6 +154,25 @@ TEST(DebugModeTest, AllNoneHashesLeaveNoAnnotation) {
   EXPECT_FALSE(with_inputs.logs()[1].output_hash.has_value());
 }
 
+// An undefined result prints None, as PyTorch's None (native_layer_norm_backward
+// with output_mask [True, False, False]); a bool[] hashes one None per element.
+TEST(DebugModeTest, UndefinedResultsAreNoneAndBoolListsHashPerElement) {
+  const Tensor x = ops::tensor({1, -2, 3.5, 4, 5, 6}, {2, 3});
+  const auto [y, mean, rstd] = ops::native_layer_norm(x, {3}, std::nullopt, std::nullopt, 1e-5);
+  const Tensor g = ops::ones({2, 3});
+  DebugMode dm;
+  {
+    auto scope = dm.enter();
+    auto hashes = DebugMode::log_tensor_hashes(HashKind::kNorm, /*hash_inputs=*/true);
+    ops::native_layer_norm_backward(g, x, {3}, mean, rstd, std::nullopt, std::nullopt, {true, false, false});
+  }
+  ASSERT_GE(dm.logs().size(), 1u);
+  const std::string line = dm.logs()[0].render({});
+  EXPECT_THAT(line, HasSubstr("  ->  ('t: f32[2, 3]', None, None)  # "));
+  EXPECT_THAT(line, HasSubstr(", [None, None, None]), {})"));
+  EXPECT_THAT(line, Not(HasSubstr("undefined")));
+}
+
 TEST(DebugModeTest, HashTensorAndTuplesOfSeveralHashFunctions) {
   DebugMode dm;
   {
