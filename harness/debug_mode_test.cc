@@ -266,6 +266,24 @@ TEST(DebugModeTest, DispatchHooksLogInlineRecordSilently) {
   EXPECT_EQ(dm.logs()[1].record[0].second, "aten::relu");
 }
 
+// Hook values render as Python's repr of a str: "it's" in double quotes,
+// escapes for the quote, backslashes and control characters (a raw newline
+// broke the log's line).
+TEST(DebugModeTest, HookStringsRenderAsPythonsRepr) {
+  DebugMode dm;
+  {
+    auto scope = dm.enter();
+    auto hooks = DebugMode::dispatch_hooks(nullptr, [](const OpCall&, const Stack*) {
+      return std::vector<std::pair<std::string, std::string>>{
+          {"a", "it's"}, {"b", "x\ny"}, {"c", "say \"hi\""}, {"d", "both ' and \""}, {"e", "tab\there\\\x01\x7f\r"}};
+    });
+    ops::ones({1});
+  }
+  EXPECT_EQ(dm.debug_string(),
+            "    aten::ones([1], device=cpu, pin_memory=False)  ->  t: f32[1]  # {'a': \"it's\", 'b': 'x\\ny', "
+            "'c': 'say \"hi\"', 'd': 'both \\' and \"', 'e': 'tab\\there\\\\\\x01\\x7f\\r'}");
+}
+
 TEST(DebugModeTest, MemoryHookReportsAllocatorBytes) {
   DebugMode dm;
   {

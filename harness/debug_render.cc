@@ -3,6 +3,7 @@
 #include <mutex>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "harness/debug_mode.h"
 
@@ -121,13 +122,30 @@ std::string output_hash_text(const std::vector<HashNode>& nodes, bool as_tuple) 
   return s + ")";
 }
 
+// Python's repr of a str: single quotes unless the text has a ' and no ",
+// backslash escapes for the quote, \\, \n, \r, \t and other control bytes
+// (\xNN), so a hook's value never breaks the line. Bytes >= 0x80 pass through.
 std::string python_str_repr(const std::string& s) {
-  std::string out = "'";
+  const char quote = s.find('\'') != std::string::npos && s.find('"') == std::string::npos ? '"' : '\'';
+  std::string out(1, quote);
   for (char c : s) {
-    if (c == '\'' || c == '\\') out += '\\';
-    out += c;
+    const auto u = static_cast<unsigned char>(c);
+    if (c == quote || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (u < 0x20 || u == 0x7f) {
+      out += absl::StrFormat("\\x%02x", u);
+    } else {
+      out += c;
+    }
   }
-  return out + "'";
+  return out + quote;
 }
 
 std::string annotation_text(const DebugCall& c) {

@@ -87,10 +87,13 @@ class Cursor {
       ++pos_;
       while (true) {
         if (done()) throw ParseError{start, "unterminated string"};
-        char d = line_[pos_++];
+        const char d = line_[pos_++];
         if (d == c) break;
-        if (d == '\\' && !done()) d = line_[pos_++];
-        v.s += d;
+        if (d == '\\' && !done()) {
+          escape(v.s);
+        } else {
+          v.s += d;
+        }
       }
     } else {
       // A number, None, nan, inf, or a bare word (a kernel-hash key such as in_ptr0).
@@ -117,6 +120,35 @@ class Cursor {
   }
 
  private:
+  // escape: the escape after a backslash, as Python reads the ones its str
+  // repr writes (\\ \' \" \n \r \t \xNN); others keep their backslash.
+  void escape(std::string& out) {
+    const char e = line_[pos_++];
+    int hex = 0;
+    switch (e) {
+      case 'n': out += '\n'; return;
+      case 'r': out += '\r'; return;
+      case 't': out += '\t'; return;
+      case 'x':
+        if (pos_ + 2 <= line_.size() && std::isxdigit(static_cast<unsigned char>(line_[pos_])) &&
+            std::isxdigit(static_cast<unsigned char>(line_[pos_ + 1]))) {
+          for (int k = 0; k < 2; ++k) {
+            const char h = line_[pos_++];
+            hex = hex * 16 + (std::isdigit(static_cast<unsigned char>(h)) ? h - '0' : std::tolower(h) - 'a' + 10);
+          }
+          out += static_cast<char>(hex);
+          return;
+        }
+        break;
+      case '\\':
+      case '\'':
+      case '"': out += e; return;
+      default: break;
+    }
+    out += '\\';
+    out += e;
+  }
+
   std::string_view line_;
   size_t pos_;
 };

@@ -26,7 +26,8 @@ namespace opspec {
 // output's hash (a tuple with one hash per output when there are several), a
 // tensor's hash a number, a tuple of numbers (several hash functions), or
 // None, a list argument's hash a list; integers are hash_tensor / bitwise
-// hashes, `nan` / `inf` floats. Other keys are dispatch-hook annotations.
+// hashes, `nan` / `inf` floats. Other keys are dispatch-hook annotations
+// (Python str reprs: \n, \t, \xNN and the quote escaped).
 // `# File: ...` lines set the following entries' site; other `#` lines
 // (stack traces) and blank lines are skipped. Text that opspec renders reads
 // back to an equal rendering.

@@ -146,6 +146,23 @@ TEST(DebugTextIo, NoneHashesReadBackAsRecorded) {
   }
 }
 
+// Hook values with quotes, newlines and control characters read back.
+TEST(DebugTextIo, HookStringEscapesReadBack) {
+  const std::vector<std::pair<std::string, std::string>> items = {
+      {"a", "it's"}, {"b", "x\ny"}, {"c", "say \"hi\""}, {"d", "both ' and \""}, {"e", "tab\there\\\x01\r"}};
+  DebugMode dm;
+  {
+    auto scope = dm.enter();
+    auto hooks = DebugMode::dispatch_hooks(nullptr, [&](const OpCall&, const Stack*) { return items; });
+    ops::ones({1});
+  }
+  expect_reads_back(dm);
+  absl::StatusOr<std::vector<DebugCall>> r = parse_debug_string(dm.debug_string());
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->size(), 1u);
+  EXPECT_EQ((*r)[0].log, items);
+}
+
 TEST(DebugTextIo, MalformedLinesNameTheFileLineAndColumn) {
   auto error_of = [](std::string_view text) {
     absl::StatusOr<std::vector<DebugCall>> r = parse_debug_string(text, "eager.txt");
