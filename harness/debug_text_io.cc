@@ -37,6 +37,9 @@ struct Py {
   std::string text;                         // the source text
 };
 
+// As the JSON reader's kMaxHashDepth: a log's annotations nest a few levels.
+constexpr int kMaxNesting = 64;
+
 // Cursor: a position in one line.
 class Cursor {
  public:
@@ -57,19 +60,23 @@ class Cursor {
     if (!eat(c)) throw ParseError{pos_, str_cat("expected '", std::string(1, c), "' ", what)};
   }
 
-  // literal: one Python literal.
-  Py literal() {
+  // literal: one Python literal, nested at most kMaxNesting deep (recursion
+  // on a pasted line of 50,000 '[' overflowed the stack).
+  Py literal(int depth = 0) {
     skip_space();
     const size_t start = pos_;
     Py v;
     const char c = peek();
+    if ((c == '(' || c == '[' || c == '{') && depth >= kMaxNesting) {
+      throw ParseError{start, str_cat("annotation nested deeper than ", kMaxNesting, " levels")};
+    }
     if (c == '(' || c == '[') {
       const char close = c == '(' ? ')' : ']';
       v.kind = c == '(' ? Py::Kind::kTuple : Py::Kind::kList;
       ++pos_;
       while (!eat(close)) {
         if (done()) throw ParseError{start, str_cat("unclosed '", std::string(1, c), "'")};
-        v.items.push_back(literal());
+        v.items.push_back(literal(depth + 1));
         if (!eat(',') && peek() != close) throw ParseError{pos_, str_cat("expected ',' or '", std::string(1, close), "'")};
       }
     } else if (c == '{') {
@@ -77,9 +84,9 @@ class Cursor {
       ++pos_;
       while (!eat('}')) {
         if (done()) throw ParseError{start, "unclosed '{'"};
-        v.items.push_back(literal());
+        v.items.push_back(literal(depth + 1));
         expect(':', "after a dict key");
-        v.items.push_back(literal());
+        v.items.push_back(literal(depth + 1));
         if (!eat(',') && peek() != '}') throw ParseError{pos_, "expected ',' or '}' in a dict"};
       }
     } else if (c == '\'' || c == '"') {
@@ -440,6 +447,15 @@ DebugCall entry_of(std::string_view line, size_t at) {
   return c;
 }
 
+// excerpt: the line an error quotes, cut to 160 characters around column
+// (a 100,000-character line of brackets was quoted whole).
+std::string excerpt(std::string_view line, size_t column) {
+  constexpr size_t kWidth = 160;
+  if (line.size() <= kWidth) return std::string(line);
+  const size_t begin = std::min(column > kWidth / 2 ? column - kWidth / 2 : 0, line.size() - kWidth);
+  return str_cat(begin > 0 ? "..." : "", line.substr(begin, kWidth), begin + kWidth < line.size() ? "..." : "");
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<DebugCall>> parse_debug_string(std::string_view text, std::string_view name) {
@@ -486,7 +502,8 @@ absl::StatusOr<std::vector<DebugCall>> parse_debug_string(std::string_view text,
         log.push_back(std::move(c));
       }
     } catch (const ParseError& e) {
-      return absl::InvalidArgumentError(str_cat(name, ":", line_no, ":", e.column + 1, ": ", e.what, "\n  ", line));
+      return absl::InvalidArgumentError(
+          str_cat(name, ":", line_no, ":", e.column + 1, ": ", e.what, "\n  ", excerpt(line, e.column)));
     }
     begin = end + 1;
   }

@@ -27,7 +27,8 @@ namespace opspec {
 // tensor's hash a number, a tuple of numbers (several hash functions), or
 // None, a list argument's hash a list; integers are hash_tensor / bitwise
 // hashes, `nan` / `inf` floats. Other keys are dispatch-hook annotations
-// (Python str reprs: \n, \t, \xNN and the quote escaped).
+// (Python str reprs: \n, \t, \xNN and the quote escaped); literals nest at
+// most 64 deep.
 // `# File: ...` lines set the following entries' site; other `#` lines
 // (stack traces) and blank lines are skipped. Text that opspec renders reads
 // back to an equal rendering.

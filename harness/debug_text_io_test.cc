@@ -163,6 +163,20 @@ TEST(DebugTextIo, HookStringEscapesReadBack) {
   EXPECT_EQ((*r)[0].log, items);
 }
 
+// 50,000 nested brackets overflowed the stack; past 64 levels is an error at its column.
+TEST(DebugTextIo, DeepNestingIsAnErrorAtItsColumn) {
+  const std::string line =
+      "    aten::relu(t: f32[1])  # {'hash': " + std::string(50000, '[') + std::string(50000, ']') + "}";
+  absl::StatusOr<std::vector<DebugCall>> r = parse_debug_string(line + "\n", "deep.txt");
+  ASSERT_FALSE(r.ok());
+  const size_t column = line.find("[[") + 64;  // 1-based: the 64th '[' ({ is level 0)
+  EXPECT_THAT(std::string(r.status().message()),
+              HasSubstr("deep.txt:1:" + std::to_string(column) + ": annotation nested deeper than 64 levels"));
+  EXPECT_LT(r.status().message().size(), 400u);  // the line is quoted around the column, not whole
+  const std::string ok = "    aten::relu(t: f32[1])  # {'hash': " + std::string(60, '[') + std::string(60, ']') + "}";
+  EXPECT_TRUE(parse_debug_string(ok).ok());
+}
+
 TEST(DebugTextIo, MalformedLinesNameTheFileLineAndColumn) {
   auto error_of = [](std::string_view text) {
     absl::StatusOr<std::vector<DebugCall>> r = parse_debug_string(text, "eager.txt");
