@@ -329,34 +329,63 @@ HashNode node_of(const Py& p, bool* as_tuple, size_t column) {
   }
 }
 
+// per_output_tuple: whether a tuple 'hash' holds one hash per result (rather
+// than one per hash function). See Note [Tuple output hashes].
+bool per_output_tuple(const DebugCall& c, const Py& value) {
+  if (c.has_outputs) return c.outputs.size() > 1;
+  for (const Py& item : value.items) {
+    if (item.kind == Py::Kind::kNone || item.kind == Py::Kind::kList || item.kind == Py::Kind::kTuple) return true;
+  }
+  if (!c.input_hash || c.hash_tuple) return false;
+  for (const HashNode& n : *c.input_hash) {
+    if (n.kind == HashNode::Kind::kHashes) return true;  // a bare number: one hash function
+  }
+  return false;
+}
+
+// Note [Tuple output hashes]
+// 'hash': (a, b) is either two results' hashes or one tensor's hashes under
+// two hash functions. With outputs recorded their count decides. Without
+// (record_output=False) the evidence is the tuple's items (None, a list or a
+// tuple can only be a result's hash) and the input hash read before it (bare
+// numbers mean one hash function); with neither, it is read as hash functions.
+
 void read_annotations(DebugCall& c, Cursor cur) {
   const size_t at = cur.pos();
   const Py dict = cur.literal();
   if (dict.kind != Py::Kind::kDict) throw ParseError{at, "expected the annotations as a dict {...} after '#'"};
   cur.skip_space();
   if (!cur.done()) throw ParseError{cur.pos(), "unexpected text after the annotations"};
+  const auto is_key = [](const Py& key, std::string_view name) {
+    return key.kind == Py::Kind::kString && key.s == name;
+  };
+  // 'input_hash' first, whatever the order (PyTorch's hook inserts 'hash' first): it tells how to read 'hash'.
+  for (size_t i = 0; i + 1 < dict.items.size(); i += 2) {
+    const Py& value = dict.items[i + 1];
+    if (!is_key(dict.items[i], "input_hash")) continue;
+    if (value.kind != Py::Kind::kTuple || value.items.size() != 2 || value.items[0].kind != Py::Kind::kTuple ||
+        value.items[1].kind != Py::Kind::kDict) {
+      throw ParseError{at, "'input_hash' must be ((positional hashes...), {keyword: hash})"};
+    }
+    std::vector<HashNode> nodes;
+    for (const Py& p : value.items[0].items) nodes.push_back(node_of(p, &c.hash_tuple, at));
+    const Py& kw = value.items[1];
+    for (size_t k = 0; k + 1 < kw.items.size(); k += 2) {
+      HashNode n = node_of(kw.items[k + 1], &c.hash_tuple, at);
+      n.name = kw.items[k].kind == Py::Kind::kString ? kw.items[k].s : kw.items[k].text;
+      nodes.push_back(std::move(n));
+    }
+    c.input_hash = std::move(nodes);
+  }
   for (size_t i = 0; i + 1 < dict.items.size(); i += 2) {
     const Py& key = dict.items[i];
     const Py& value = dict.items[i + 1];
-    if (key.kind == Py::Kind::kString && key.s == "input_hash") {
-      if (value.kind != Py::Kind::kTuple || value.items.size() != 2 || value.items[0].kind != Py::Kind::kTuple ||
-          value.items[1].kind != Py::Kind::kDict) {
-        throw ParseError{at, "'input_hash' must be ((positional hashes...), {keyword: hash})"};
-      }
-      std::vector<HashNode> nodes;
-      for (const Py& p : value.items[0].items) nodes.push_back(node_of(p, &c.hash_tuple, at));
-      const Py& kw = value.items[1];
-      for (size_t k = 0; k + 1 < kw.items.size(); k += 2) {
-        HashNode n = node_of(kw.items[k + 1], &c.hash_tuple, at);
-        n.name = kw.items[k].kind == Py::Kind::kString ? kw.items[k].s : kw.items[k].text;
-        nodes.push_back(std::move(n));
-      }
-      c.input_hash = std::move(nodes);
-    } else if (key.kind == Py::Kind::kString && key.s == "hash") {
+    if (is_key(key, "input_hash")) continue;
+    if (is_key(key, "hash")) {
       c.hashed = true;
       if (value.kind == Py::Kind::kNone) continue;
       std::vector<HashNode> nodes;
-      if (c.outputs.size() > 1 && value.kind == Py::Kind::kTuple) {
+      if (value.kind == Py::Kind::kTuple && per_output_tuple(c, value)) {
         for (const Py& p : value.items) nodes.push_back(node_of(p, &c.hash_tuple, at));
       } else {
         nodes.push_back(node_of(value, &c.hash_tuple, at));

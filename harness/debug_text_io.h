@@ -23,7 +23,8 @@ namespace opspec {
 // a list of them `['t: f32[2]', None]`; keyword arguments `name=value`; any
 // other value is kept as its text. The annotations are a Python dict:
 // 'input_hash' is ((positional hashes...), {keyword: hash}), 'hash' the
-// output's hash (a tuple with one hash per output when there are several), a
+// output's hash (a tuple with one hash per output when there are several:
+// Note [Tuple output hashes]), a
 // tensor's hash a number, a tuple of numbers (several hash functions), or
 // None, a list argument's hash a list; integers are hash_tensor / bitwise
 // hashes, `nan` / `inf` floats. Other keys are dispatch-hook annotations

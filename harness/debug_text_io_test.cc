@@ -146,6 +146,31 @@ TEST(DebugTextIo, NoneHashesReadBackAsRecorded) {
   }
 }
 
+// A multi-output op's 'hash' tuple without recorded outputs: one hash per
+// result, as the bare input hashes (one hash function) or a None item show.
+TEST(DebugTextIo, TupleHashesWithoutOutputsReadAsOnePerResult) {
+  DebugModeOptions o;
+  o.record_output = false;
+  DebugMode dm(o);
+  {
+    auto scope = dm.enter();
+    auto hashes = DebugMode::log_tensor_hashes(HashKind::kNorm, /*hash_inputs=*/true);
+    ops::native_layer_norm(ops::tensor({1, -2, 3.5}, {3}), {3}, std::nullopt, std::nullopt, 1e-5);
+  }
+  SCOPED_TRACE(dm.debug_string());
+  expect_reads_back(dm);
+  absl::StatusOr<std::vector<DebugCall>> r = parse_debug_string(
+      "    aten::a(t: f32[2])  # {'hash': (1.0, None)}\n"
+      "    aten::b(t: f32[2])  # {'hash': (1.0, 2.0), 'input_hash': ((3.0,), {})}\n"
+      "    aten::c(t: f32[2])  # {'hash': (1.0, 2.0)}\n");  // no evidence: two hash functions
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ((*r)[0].output_hash->size(), 2u);
+  EXPECT_EQ((*r)[1].output_hash->size(), 2u);
+  EXPECT_FALSE((*r)[1].hash_tuple);
+  EXPECT_EQ((*r)[2].output_hash->size(), 1u);
+  EXPECT_TRUE((*r)[2].hash_tuple);
+}
+
 // Hook values with quotes, newlines and control characters read back.
 TEST(DebugTextIo, HookStringEscapesReadBack) {
   const std::vector<std::pair<std::string, std::string>> items = {
