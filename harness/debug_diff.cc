@@ -262,13 +262,22 @@ class EntryComparer {
   std::vector<HashMismatch> found_;
 };
 
-bool entries_align(const DebugCall& a, const DebugCall& b) {
-  return a.kind == b.kind && a.depth == b.depth && a.name == b.name &&
+// Depths count from base1 in log 1 and base2 in log 2 (each log's shallowest entry).
+bool entries_align(const DebugCall& a, const DebugCall& b, int base1, int base2) {
+  return a.kind == b.kind && a.depth - base1 == b.depth - base2 && a.name == b.name &&
          (a.kind != DebugCall::Kind::kKernel || a.kernel_prefix == b.kernel_prefix);
 }
 
-std::string entry_label(const DebugCall& c, bool with_kind) {
-  return str_cat(display_name(c), " (", with_kind ? str_cat(kind_name(c.kind), ", ") : "", "depth ", c.depth, ")");
+std::string entry_label(const DebugCall& c, bool with_kind, int base) {
+  return str_cat(display_name(c), " (", with_kind ? str_cat(kind_name(c.kind), ", ") : "", "depth ", c.depth - base,
+                 ")");
+}
+
+// The least depth among the first n entries (those both logs have).
+int shallowest(absl::Span<const DebugCall> log, size_t n) {
+  int d = 0;
+  for (size_t i = 0; i < n; ++i) d = i == 0 ? log[i].depth : std::min(d, log[i].depth);
+  return d;
 }
 
 }  // namespace
@@ -282,14 +291,18 @@ LogDiff diff_logs(absl::Span<const DebugCall> a, absl::Span<const DebugCall> b, 
     diff.first_structural_index = i;
     diff.structural_message = str_cat(kStructuralPrefix, "entry ", i, ": ", message);
   };
+  // See Note [Depth offsets]: equal offsets compare depths as they are.
   const size_t n = std::min(a.size(), b.size());
+  int base1 = shallowest(a, n), base2 = shallowest(b, n);
+  if (base1 == base2) base1 = base2 = 0;
+  const std::string_view relative = base1 == base2 ? "" : " (depths counted from each log's shallowest entry)";
   size_t i = 0;
   for (; i < n; ++i) {
     const DebugCall& x = a[i];
     const DebugCall& y = b[i];
-    if (!entries_align(x, y)) {
-      set_break(i, str_cat(entry_label(x, x.kind != y.kind), " vs ", entry_label(y, x.kind != y.kind),
-                           both_lines(x, y, options.render)));
+    if (!entries_align(x, y, base1, base2)) {
+      set_break(i, str_cat(entry_label(x, x.kind != y.kind, base1), " vs ", entry_label(y, x.kind != y.kind, base2),
+                           relative, both_lines(x, y, options.render)));
       break;
     }
     EntryComparer cmp(x, y, i, options);

@@ -17,8 +17,9 @@ namespace opspec {
 
 // Note [Log diff semantics]
 // Entries align while kind, name and depth agree (PyTorch's "Call types /
-// Operators / Call depths don't match"); the first entry where they do not,
-// or where one log ends, is the structural break. Aligned entries are also
+// Operators / Call depths don't match"; depths as Note [Depth offsets] counts
+// them); the first entry where they do not, or where one log ends, is the
+// structural break. Aligned entries are also
 // structurally divergent when their hashes cannot be compared leaf by leaf:
 // 'hash' present in one log only (input hashes too when compare_inputs),
 // different hash-tree shapes, a tuple hash against a bare one, a float hash
@@ -36,6 +37,13 @@ namespace opspec {
 // floats with rel_diff = |h1-h2| / max(|h1|, |h2|, 1e-10) <= rtol or
 // |h1-h2| <= atol; integer hashes (hash_tensor, bitwise) are exact whatever
 // rtol and atol say.
+
+// Note [Depth offsets]
+// A text log's depth is read from its indentation, and a log pasted with one
+// space (or cut from inside a module) starts deeper or shallower than its
+// JSON twin. Depths therefore compare counted from each log's shallowest
+// entry (of those both logs have): a whole log shifted by a constant aligns,
+// an entry nested differently from its neighbours still breaks alignment.
 
 // DiffOptions: how two logs are compared.
 struct DiffOptions {

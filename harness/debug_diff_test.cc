@@ -250,6 +250,33 @@ TEST(DebugDiffTest, DepthAndKindDifferencesBreakAlignment) {
   EXPECT_THAT(d.structural_message, HasSubstr("aten::relu (op, depth 1) vs [nn.Mod] aten::relu (module, depth 1)"));
 }
 
+// A text log pasted with one space per line reads as depth 0 where its
+// four-space twin reads depth 1: a constant offset aligns, a nesting that
+// differs between entries does not.
+TEST(DebugDiffTest, DepthsCountFromEachLogsShallowestEntry) {
+  std::vector<DebugCall> shifted = eager_log();
+  for (DebugCall& c : shifted) c.depth = 0;
+  EXPECT_TRUE(diff_logs(eager_log(), shifted).equivalent()) << diff_logs(eager_log(), shifted).report();
+  EXPECT_TRUE(diff_logs(shifted, eager_log()).equivalent());
+
+  shifted[2].depth = 1;  // nested under cos in log 2 only
+  LogDiff d = diff_logs(eager_log(), shifted);
+  EXPECT_EQ(d.first_structural_index, 2u);
+  EXPECT_THAT(d.structural_message, StartsWith("logs stop aligning at entry 2: aten::add.Tensor (depth 0) vs "
+                                               "aten::add.Tensor (depth 1) (depths counted from each log's "
+                                               "shallowest entry)\n"));
+
+  // Only the entries both logs have set the offsets: a shallower entry past
+  // the end of the shorter log does not shift the others.
+  std::vector<DebugCall> longer = eager_log();
+  DebugCall outer = longer[0];
+  outer.depth = 0;
+  longer.push_back(outer);
+  d = diff_logs(longer, eager_log());
+  EXPECT_EQ(d.first_structural_index, 3u);
+  EXPECT_THAT(d.structural_message, HasSubstr("log 2 ends after 3 entries"));
+}
+
 TEST(DebugDiffTest, HashPresenceAndShapeDifferencesAreStructural) {
   std::vector<DebugCall> b = eager_log();
   b[1].hashed = false;
