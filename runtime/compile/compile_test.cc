@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "runtime/compile/aot_eager.h"
+#include "runtime/compile/controls.h"
 #include "runtime/compile/explain.h"
 #include "runtime/compile/logging.h"
 #include "runtime/core/generator.h"
