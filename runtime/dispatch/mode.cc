@@ -91,7 +91,6 @@ class TemporarilyPopped {
   explicit TemporarilyPopped(const std::shared_ptr<DispatchMode>& mode)
       : outer_(tls_innermost_popped), depth_(outer_ != nullptr ? outer_->depth_ + 1 : 1) {
     if (depth_ > kMaxHandlerDepth) throw_too_deep(*mode);  // before anything changes
-    tls_innermost_popped = this;
     if (!uses_infra_slot(*mode)) {
       stack_ = &tls_modes.stacks[stack_index(mode->key())];
       OPSPEC_INTERNAL_ASSERT(!stack_->empty() && stack_->back() == mode);
@@ -99,8 +98,10 @@ class TemporarilyPopped {
       stack_->pop_back();
     } else {
       slot_ = &infra_slot(mode->kind());
+      OPSPEC_INTERNAL_ASSERT(*slot_ == mode);
       mode_ = std::move(*slot_);
     }
+    tls_innermost_popped = this;  // last: nothing above may throw once linked
     refresh_mode_keys();
   }
   ~TemporarilyPopped() {
@@ -138,8 +139,11 @@ class TemporarilyPopped {
 };
 
 // One handler in the chain: a mode or a subclass.
+// The proxy and fake modes are named by their slot, read when their turn
+// comes: a handler before them may have pushed or ended one (Note [Handlers see
+// the live mode stack]).
 struct Handler {
-  std::shared_ptr<DispatchMode> mode;
+  std::optional<ModeKind> slot;  // kProxy or kFake: the mode in that slot, if any then
   std::shared_ptr<TensorSubclass> subclass;
 };
 using HandlerChain = absl::InlinedVector<Handler, 4>;
@@ -152,7 +156,7 @@ void add_subclasses(const Stack& stack, ModeKind kind, HandlerChain& chain) {
     for (const Handler& h : chain) {
       if (h.subclass == sub) return;
     }
-    chain.push_back({nullptr, sub});
+    chain.push_back({std::nullopt, sub});
   };
   for (const Value& v : stack) {
     if (v.is_tensor()) consider(v.to_tensor());
@@ -181,9 +185,9 @@ HandlerChain infra_chain(const Stack& stack) {
   HandlerChain chain;
   const bool subclassed = has_subclassed_tensor(stack);
   if (subclassed) add_subclasses(stack, ModeKind::kUser, chain);
-  if (tls_modes.infra[0]) chain.push_back({tls_modes.infra[0], nullptr});
+  chain.push_back({ModeKind::kProxy, nullptr});
   if (subclassed) add_subclasses(stack, ModeKind::kProxy, chain);
-  if (tls_modes.infra[1]) chain.push_back({tls_modes.infra[1], nullptr});
+  chain.push_back({ModeKind::kFake, nullptr});
   if (subclassed) add_subclasses(stack, ModeKind::kFake, chain);
   return chain;
 }
@@ -257,7 +261,10 @@ void run_chain(const OperatorHandle& op, DispatchKeySet ks, DispatchKey key, con
   if (i == chain.size()) return redispatch_below(op, ks, key, stack);
   const Handler& h = chain[i];
   auto next = [&](Stack& s) { run_chain(op, ks, key, chain, i + 1, s); };  // outlives call (FunctionRef)
-  if (h.mode) return run_mode(op, h.mode, stack, next);
+  if (h.slot) {
+    const std::shared_ptr<DispatchMode>& mode = infra_slot(*h.slot);
+    return mode ? run_mode(op, mode, stack, next) : next(stack);
+  }
   // A subclass handler is not popped: an op on its own tensors comes back to it.
   static constinit thread_local int subclass_depth = 0;
   if (subclass_depth >= kMaxHandlerDepth) {
@@ -409,7 +416,9 @@ ModeGuard::~ModeGuard() {
   if (uses_infra_slot(*mode_)) {
     // Its mode is out of the slot only while it handles a call (a guard of the
     // same mode re-entered in the handler finds its own entry in the slot).
-    if (infra_slot(mode_->kind()) != mode_) TemporarilyPopped::end(mode_.get());  // See Note [A guard ending inside its own handler]
+    // See Note [A guard ending inside its own handler]. (Covered by an inner
+    // guard, its mode is in that guard's saved slot, not out in a handler.)
+    if (infra_slot(mode_->kind()) != mode_ && link_->inner() == nullptr) TemporarilyPopped::end(mode_.get());
     if (ModeGuard* inner = link_->inner(); inner == nullptr) {  // the innermost: what its mode replaced comes back
       infra_slot(mode_->kind()) = std::move(previous_infra_);
     } else {

@@ -71,6 +71,46 @@ TEST(HandlersSeeTheLiveStack, AModePushedInAHandlerSeesTheCallItProceeds) {
   EXPECT_THAT(log, ElementsAre("B:aten::relu", "C:aten::relu"));
 }
 
+// A fake-kind mode that logs: infra modes live in a slot, read when their turn comes.
+class TaggedFake : public Tagged {
+ public:
+  using Tagged::Tagged;
+  ModeKind kind() const override { return ModeKind::kFake; }
+};
+
+// With a user mode and a fake mode (the path that lists the handlers after the
+// user modes), a handler that replaces or ends the fake mode's guard before it
+// proceeds: the fake mode in the slot then handles the call, or none.
+TEST(HandlersSeeTheLiveStack, TheInfraSlotIsReadWhenItsTurnComes) {
+  const Tensor x = ops::ones({2});
+  std::vector<std::string> log;
+  Tagged user("U", &log);
+  TaggedFake f1("F1", &log), f2("F2", &log);
+  user.before = [&](OpCall& call) {
+    ModeGuard replaced(f2);
+    call.proceed();
+  };
+  {
+    ModeGuard a(f1), b(user);
+    ops::relu(x);
+    ops::neg(x);
+  }
+  EXPECT_THAT(log, ElementsAre("U:aten::relu", "F2:aten::relu", "U:aten::neg", "F1:aten::neg"));
+  log.clear();
+  std::optional<ModeGuard> fake;
+  user.before = [&](OpCall& call) {
+    fake.reset();  // the fake mode's guard ends: it must not handle what follows
+    call.proceed();
+  };
+  fake.emplace(f1);
+  {
+    ModeGuard b(user);
+    ops::relu(x);
+  }
+  EXPECT_THAT(log, ElementsAre("U:aten::relu"));
+  EXPECT_FALSE(has_infra_mode(ModeKind::kFake));
+}
+
 TEST(HandlersSeeTheLiveStack, HiddenOrExcludedModesDoNotSeeWhatTheHandlerProceeds) {
   const Tensor x = ops::ones({2});
   std::vector<std::string> log;
