@@ -48,7 +48,8 @@ std::string xml_escape(std::string_view s, bool attribute = false) {
 absl::Status check_writable(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) return absl::InvalidArgumentError(str_cat("cannot write ", path, ": it is a directory"));
-  const bool existed = std::filesystem::exists(path, ec);
+  // symlink_status: a dangling link "exists" for this purpose; the probe's cleanup must not remove it.
+  const bool existed = std::filesystem::symlink_status(path, ec).type() != std::filesystem::file_type::not_found;
   std::ofstream probe(path, std::ios::binary | std::ios::app);  // app: an existing file keeps its text
   if (!probe) return absl::InvalidArgumentError(str_cat("cannot write ", path, ": ", std::strerror(errno)));
   probe.close();

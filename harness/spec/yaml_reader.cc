@@ -267,7 +267,7 @@ std::optional<Diag> too_large_expanded(std::string_view text) {
   // where a node starts, after one of these and before a name.
   bool alias = false;
   for (size_t i = 0; i + 1 < text.size() && !alias; ++i) {
-    alias = text[i + 1] == '*' && std::string_view(" \t\n[{,:").find(text[i]) != std::string_view::npos &&
+    alias = text[i + 1] == '*' && std::string_view(" \t\r\n[{,:").find(text[i]) != std::string_view::npos &&
             i + 2 < text.size() && std::string_view(" \t\r\n").find(text[i + 2]) == std::string_view::npos;
   }
   if (!alias && !text.starts_with('*') && static_cast<int64_t>(text.size()) < kMaxSpecYamlNodes / 2) return std::nullopt;

@@ -369,7 +369,7 @@ CompiledFor CompiledState::compiled_for_locked(const Graph& graph, const std::ve
   // A backend that traces (aot_eager's make_fx) runs ops on fake tensors: the
   // user's modes must not see them (See Note [Modes around a compiled call]).
   HideUserModesGuard hide;
-  if (log_enabled("graph_code")) log_message("graph_code", str_cat("Graph ", position, " of ", options.name, ":\n", code));
+  if (log_enabled("graph_code")) log_message("graph_code", str_cat("Graph ", position + 1, " of ", options.name, ":\n", code));
   if (guards.has_dynamic_dims() && (options.backend_fn || options.backend != "eager")) {
     compiled = specialize_per_shape(backend, std::make_shared<const Graph>(program_graph.clone()));
   } else {
