@@ -133,18 +133,17 @@ void CaptureSession::resume() {
 
 bool CaptureSession::has_pending_ops() const { return impl_->has_pending_ops(); }
 
-void CaptureSession::flush() {
+bool CaptureSession::flush() {
   SuspendCapture no_hooks(this);  // the graph's kernels read data; that is not a break
-  impl_->flush();
+  return impl_->flush();
 }
 
 void CaptureSession::break_graph(BreakKind kind, std::string_view subject, std::string user_site) {
   broke_ = true;
   refuse_under_fullgraph(state_, kind, subject, user_site);
   const size_t position = impl_->graphs_run();  // the graph this break ends, if it has ops
-  const int compiles = state_.compiles();
-  flush();
-  note_break(state_, kind, subject, user_site, position, state_.compiles() > compiles);
+  const bool traced = flush();  // this call's own lookup: another thread's compiles do not count
+  note_break(state_, kind, subject, user_site, position, traced);
 }
 
 std::vector<Tensor> CaptureSession::run() {

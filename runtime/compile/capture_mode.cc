@@ -53,9 +53,9 @@ bool CaptureMode::has_pending_ops() const {
   return false;
 }
 
-void CaptureMode::flush() {
+bool CaptureMode::flush() {
   fake_.clear_memo();  // its references must not make fakes look held
-  if (replayer_.active() && replayer_.flush()) return;
+  if (replayer_.active() && replayer_.flush()) return false;
   if (replayer_.active()) replayer_.diverge();
   const std::vector<Tensor> held = held_tensors();
   std::vector<Node*> outputs;
@@ -79,9 +79,11 @@ void CaptureMode::flush() {
     // fn's inputs are locals of its frame to PyTorch: L['x'] (See Note [Guards]).
     sources.push_back(fn_input_index(inputs.back()) >= 0 ? str_cat("L['", p->name(), "']") : p->name());
   }
+  bool compiled_now = false;
   if (has_pending_ops()) {
     CompiledFor found = session_.state_.compiled_for(graph_, inputs, names, sources, position_,
                                                      session_.item_reads(), session_.cache_only());
+    compiled_now = found.compiled_now;
     std::shared_ptr<const Recording> kept;  // none when the graph runs eagerly
     // A graph with holes is not replayed: its numbers come from each capture.
     if (found.entry != nullptr && found.entry->holes.empty()) {
@@ -99,6 +101,7 @@ void CaptureMode::flush() {
     run_and_fill(found.compiled, inputs, held);
   }
   end_graph();
+  return compiled_now;
 }
 
 // A real tensor the graph has not produced is a graph input.

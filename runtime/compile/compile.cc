@@ -399,7 +399,7 @@ CompiledFor CompiledState::compiled_for_locked(const Graph& graph, const std::ve
   stats.guards.push_back(guards.summary());
   stats.guard_code.push_back(absl::StrJoin(guards.code(), "\n"));
   if (options.guard_export_fn) exported = guards;
-  return {with_numbers(std::move(compiled), numbers), std::move(entry)};
+  return {with_numbers(std::move(compiled), numbers), std::move(entry), /*compiled_now=*/true};
 }
 
 }  // namespace internal

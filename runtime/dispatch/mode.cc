@@ -181,9 +181,9 @@ bool has_infra_modes() { return tls_modes.infra[0] != nullptr || tls_modes.infra
 
 // infra_chain: the Python key's handlers after its user modes: user
 // subclasses, the proxy mode, proxy subclasses, the fake mode, fake subclasses.
-HandlerChain infra_chain(const Stack& stack) {
+// subclassed: has_subclassed_tensor(stack), when the caller knows it.
+HandlerChain infra_chain(const Stack& stack, bool subclassed) {
   HandlerChain chain;
-  const bool subclassed = has_subclassed_tensor(stack);
   if (subclassed) add_subclasses(stack, ModeKind::kUser, chain);
   chain.push_back({ModeKind::kProxy, nullptr});
   if (subclassed) add_subclasses(stack, ModeKind::kProxy, chain);
@@ -295,7 +295,7 @@ void run_only_mode(const OperatorHandle& op, DispatchKeySet ks, DispatchKey key,
     } else if (tls_modes.stacks[0].empty() && !has_infra_modes()) {
       redispatch_below(op, ks, key, s);
     } else {
-      run_chain(op, ks, key, infra_chain(s), 0, s);
+      run_chain(op, ks, key, infra_chain(s, has_subclassed_tensor(s)), 0, s);
     }
   }, /*alone=*/true);
 }
@@ -311,7 +311,7 @@ void python_fallback(const OperatorHandle& op, DispatchKeySet ks, Stack& stack) 
                   !user.empty() ? user.back() : tls_modes.infra[0] ? tls_modes.infra[0] : tls_modes.infra[1], stack);
     return;
   }
-  run_chain(op, ks, DispatchKey::kPython, infra_chain(stack), 0, stack);
+  run_chain(op, ks, DispatchKey::kPython, infra_chain(stack, subclassed), 0, stack);
 }
 
 void mode_stack_fallback(DispatchKey key, const OperatorHandle& op, DispatchKeySet ks, Stack& stack) {

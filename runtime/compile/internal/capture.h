@@ -121,11 +121,6 @@ struct CompiledState {
   std::vector<std::shared_ptr<const Recording>> recordings_at(size_t position);
   // add_recording: keeps r first among its position's recordings (takes mu).
   void add_recording(size_t position, std::shared_ptr<const Recording> r);
-  // compiles: stats.compiles (takes mu).
-  int compiles() {
-    std::lock_guard<std::mutex> lock(mu);
-    return stats.compiles;
-  }
   // note_break: records b unless tracing did not find it (See Note [Breaks
   // are counted when traced]); whether it did.
   bool note_break(const GraphBreak& b, size_t position, bool traced);
@@ -152,8 +147,9 @@ class CaptureSession {
   std::vector<Tensor> run();
   // breaks the pending graph: records why (checking fullgraph), then flushes.
   void break_graph(BreakKind kind, std::string_view subject, std::string user_site);
-  // flush: runs the pending graph and fills in every captured tensor still held.
-  void flush();
+  // flush: runs the pending graph and fills in every captured tensor still
+  // held; whether it compiled the graph (a miss, not a hit or eager fallback).
+  bool flush();
   // suspended: ops run eagerly, nothing is captured (inside disable(), and
   // while a graph or an eager op runs).
   bool suspended() const { return suspended_ > 0; }

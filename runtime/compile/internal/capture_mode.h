@@ -42,8 +42,9 @@ class CaptureMode : public ProxyTensorMode {
   // has_pending_ops: the pending graph has at least one call.
   bool has_pending_ops() const;
   // flush: ends the pending graph: replays a recording's compiled graph, or
-  // compiles (a cache lookup first) and runs the captured one.
-  void flush();
+  // compiles (a cache lookup first) and runs the captured one. Whether this
+  // call compiled it (a graph traced: See Note [Breaks are counted when traced]).
+  bool flush();
 
   CaptureFakeMode& fake() { return fake_; }
   // graphs_run: how many graphs this call ran so far; last_graph: the latest

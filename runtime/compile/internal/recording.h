@@ -31,6 +31,7 @@ struct CacheEntry {
 struct CompiledFor {
   CompiledGraph compiled;
   std::shared_ptr<const CacheEntry> entry;
+  bool compiled_now = false;  // a miss this lookup compiled (not a hit, not an eager fallback)
 };
 
 // Recording: one graph as a call captured it, kept so that later calls which
