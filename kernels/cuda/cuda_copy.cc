@@ -73,6 +73,7 @@ void copy_between(const Tensor& dst, const Tensor& src) {
     copy_bytes(landed, host);
     return device_copy(dst, landed);
   }
+  if (src.device().is_cpu()) return copy_untraced(dst, src);  // host -> host (a 0-dim cpu operand read on the host)
   OPSPEC_INTERNAL_ASSERT(dst.device().is_cpu() && src.device().is_cuda());  // device -> host, converted on the device
   const Tensor packed = contiguous_cuda(src, dst.dtype());
   if (dst.is_contiguous() && same_sizes(dst, src)) return copy_bytes(dst, packed);

@@ -20,7 +20,7 @@ void device_copy(const Tensor& dst, const Tensor& src);
 // else a new contiguous copy on src's device.
 Tensor contiguous_cuda(const Tensor& src, std::optional<DType> dtype = std::nullopt);
 
-// copy_between: dst = src for any pair of cpu and cuda tensors (cpu <-> cuda,
+// copy_between: dst = src for any pair of cpu and cuda tensors (cpu <-> cuda, cpu <-> cpu,
 // cuda:i <-> cuda:j, or cuda <-> cuda on one device), with dtype conversion
 // and broadcasting, as copy_ does.
 void copy_between(const Tensor& dst, const Tensor& src);

@@ -269,8 +269,10 @@ void check_sdpa(DType dt, int64_t L, int64_t S, bool causal, const std::optional
   if (transposed_query) q = ops::transpose(ops::contiguous(ops::transpose(q, 1, 2)), 1, 2);  // (B, L, H, E) memory
   const Tensor k = input({B, H, S, E}, dt, 17), v = input({B, H, S, E}, dt, 18);
   const std::optional<Tensor> dmask = mask ? std::optional<Tensor>(to_cuda(*mask)) : std::nullopt;
-  auto [out, lse] = ops::_scaled_dot_product_flash_attention_for_cpu(to_cuda(q), to_cuda(k), to_cuda(v), 0.0, causal,
-                                                                       dmask, scale);
+  // The device query keeps q's layout (aten::to here packs its result contiguous).
+  const Tensor cq = transposed_query ? ops::transpose(to_cuda(ops::transpose(q, 1, 2)), 1, 2) : to_cuda(q);
+  auto [out, lse] =
+      ops::_scaled_dot_product_flash_attention_for_cpu(cq, to_cuda(k), to_cuda(v), 0.0, causal, dmask, scale);
   auto [rout, rlse] = ops::_scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, causal, mask, scale);
   EXPECT_THAT(out.strides(), ElementsAreArray(rout.strides())) << what;
   EXPECT_THAT(lse.strides(), ElementsAreArray(rlse.strides())) << what;
@@ -278,7 +280,7 @@ void check_sdpa(DType dt, int64_t L, int64_t S, bool causal, const std::optional
   expect_close(lse, rlse, "lse " + what, 8, 4.0);
   const Tensor g = input({B, H, L, E}, dt, 19);
   auto [dq, dk, dv] = ops::_scaled_dot_product_flash_attention_for_cpu_backward(
-      to_cuda(g), to_cuda(q), to_cuda(k), to_cuda(v), out, lse, 0.0, causal, dmask, scale);
+      to_cuda(g), cq, to_cuda(k), to_cuda(v), out, lse, 0.0, causal, dmask, scale);
   auto [rdq, rdk, rdv] =
       ops::_scaled_dot_product_flash_attention_for_cpu_backward(g, q, k, v, rout, rlse, 0.0, causal, mask, scale);
   EXPECT_THAT(dq.strides(), ElementsAreArray(rdq.strides())) << what;

@@ -21,8 +21,8 @@ namespace op_crossref_test {
 
 // Note [CUDA op crossref]
 // For each op and seed, op_crossref_test's call (random_call) runs on the
-// CPU and on copies of its tensors on cuda:0 (cpu device arguments become
-// cuda:0). Where the CPU succeeds, CUDA must succeed with results on cuda of
+// CPU and on copies of its tensors on cuda:0 (cpu device arguments, and a
+// factory's device=None, become cuda:0). Where the CPU succeeds, CUDA must succeed with results on cuda of
 // the same dtypes and sizes, and values as result_mismatch compares them
 // (op_crossref_test_util.h: floats within a few units in the last place of
 // max(4, |cpu|), NaN where the CPU has NaN, integers and bools exactly). Values are not compared for ops whose
@@ -72,6 +72,11 @@ TEST(CudaOpCrossrefTest, RandomCallsMatchTheCpu) {
       const Stack args = random_call(*op, seed);
       Stack cuda_args;
       for (const Value& v : args) cuda_args.push_back(on_cuda(v));  // before the CPU's in-place ops run
+      // A factory's `device=None` is the cpu: its cuda call names cuda:0.
+      const std::vector<Argument>& params = op->schema().arguments();
+      for (size_t i = 0; i < cuda_args.size() && i < params.size(); ++i) {
+        if (params[i].name == "device" && cuda_args[i].is_none()) cuda_args[i] = Value(testing::kCuda0);
+      }
       const std::string what = describe_call(*op, args);
       if (trace) std::fprintf(stderr, "%s\n", what.c_str());
       const Outcome cpu = run(*op, args);
