@@ -3,10 +3,15 @@
 #include <algorithm>
 #include <array>
 #include <cstdlib>
+#include <limits>
 #include <mutex>
 #include <new>
 #include <utility>
 #include <vector>
+
+#ifdef __linux__
+#include <sys/sysinfo.h>
+#endif
 
 #include "runtime/core/device_hooks.h"
 #include "runtime/core/error.h"
@@ -258,12 +263,35 @@ LargeBlockCache& large_blocks() {
 
 size_t large_block_size(size_t nbytes) { return (nbytes + kLargeRound - 1) / kLargeRound * kLargeRound; }
 
+// Note [Allocations larger than memory]
+// Linux's default (heuristic) overcommit refuses one allocation larger than
+// RAM plus swap, but under vm.overcommit_memory=1 (common in containers and
+// VMs; the GPU machines ci/gpu-run uses) malloc grants any size and the
+// kernel kills the process when a fill touches the pages: `ones([2**40])`
+// was an OOM kill there and an error here. The CPU allocator makes the
+// heuristic's check itself, so such a request is an error on every machine.
+size_t memory_and_swap_bytes() {
+  static const size_t total = [] {
+#ifdef __linux__
+    struct sysinfo si {};
+    if (sysinfo(&si) == 0 && si.mem_unit > 0) {
+      return static_cast<size_t>(si.totalram + si.totalswap) * si.mem_unit;
+    }
+#endif
+    return std::numeric_limits<size_t>::max();
+  }();
+  return total;
+}
+
 class CpuAllocator final : public Allocator {
  public:
   void* allocate(size_t nbytes) override {
     if (nbytes == 0) return nullptr;
     void* p;
     if (nbytes >= kLargeMin) {
+      // See Note [Allocations larger than memory].
+      OPSPEC_CHECK(nbytes <= memory_and_swap_bytes(), "CPU out of memory: tried to allocate ", nbytes,
+                   " bytes, more than this machine's ", memory_and_swap_bytes(), " bytes of memory and swap");
       const size_t size = large_block_size(nbytes);
       p = large_blocks().take(size);
       if (p == nullptr) p = std::aligned_alloc(kAlignment, size);

@@ -1,6 +1,7 @@
 // allocator_large_blocks_test.cc: the CPU allocator's process-wide cache of
 // large blocks (Note [Large block cache]): reuse by rounded size, exact
 // counters, the limit, empty_cache, and blocks freed on another thread.
+#include <string>
 #include <thread>
 
 #include "gtest/gtest.h"
@@ -93,6 +94,24 @@ TEST_F(LargeBlockCacheTest, TensorsFreedOnAnotherThreadAreReusedHere) {
 TEST_F(LargeBlockCacheTest, OtherAllocatorsCacheNothingByDefault) {
   EXPECT_EQ(get_allocator(DeviceType::kMeta)->cached_bytes(), 0);
   get_allocator(DeviceType::kMeta)->empty_cache();  // a no-op, not an error
+}
+
+// A request larger than memory and swap is refused before malloc, whatever
+// vm.overcommit_memory says (See Note [Allocations larger than memory]): 4 TiB
+// was granted under overcommit 1 and its fill was an OOM kill.
+TEST_F(LargeBlockCacheTest, MoreThanMemoryAndSwapIsAnError) {
+  const int64_t in_use = cpu_->stats().bytes_in_use;
+  try {
+    cpu_->allocate(size_t{1} << 42);
+    FAIL() << "4 TiB was allocated";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("CPU out of memory: tried to allocate 4398046511104 bytes, more than this "
+                                         "machine's "),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find(" bytes of memory and swap"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(cpu_->stats().bytes_in_use, in_use);
 }
 
 }  // namespace
