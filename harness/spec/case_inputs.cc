@@ -123,7 +123,8 @@ Tensor expected_tensor(const std::vector<double>& values, const Tensor& like) {
   HideUserModesGuard hide;
   // Meta tensors have no values: assert_close compares their metadata only.
   if (like.device().is_meta()) return ops::empty(like.sizes(), {.dtype = DType::kFloat64, .device = like.device()});
-  return ops::tensor(values, like.sizes(), DType::kFloat64);
+  const Tensor host = ops::tensor(values, like.sizes(), DType::kFloat64);
+  return like.device().is_cpu() ? host : ops::to(host, like.device());  // assert_close checks the device
 }
 
 }  // namespace opspec::spec

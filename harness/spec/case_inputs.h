@@ -38,8 +38,8 @@ Tensor make_input(const InputSpec& in, DType default_dtype, const std::string& d
 // mark_inputs: applies compile.dynamic / compile.static marks (NAME.DIM) to inputs.
 void mark_inputs(const CompileSpec& compile, const std::vector<std::string>& names, const std::vector<Tensor>& inputs);
 
-// expected_tensor: the values of `expect.outputs` shaped like `like` (f64, cpu;
-// on meta, an f64 meta tensor of its shape: meta outputs have no values).
+// expected_tensor: the values of `expect.outputs` shaped like `like`, in f64
+// on like's device (on meta, an f64 meta tensor: meta outputs have no values).
 Tensor expected_tensor(const std::vector<double>& values, const Tensor& like);
 
 }  // namespace opspec::spec
