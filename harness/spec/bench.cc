@@ -6,6 +6,7 @@
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <random>
 #include <thread>
 
@@ -45,9 +46,10 @@ std::string variant_label(const std::vector<InputSpec>& inputs) {
   return absl::StrJoin(parts, ", ");
 }
 
-// peak_bytes: the CPU allocator's high-water mark over one call, above what was in use before it.
-int64_t peak_bytes(const Call& call, const std::vector<Tensor>& inputs) {
-  Allocator* a = get_allocator(DeviceType::kCPU);
+// peak_bytes: the allocator's high-water mark over one call on device (cpu or
+// cuda), above what was in use before it.
+int64_t peak_bytes(const Call& call, const std::vector<Tensor>& inputs, Device device) {
+  Allocator* a = get_allocator(device.type);
   a->reset_peak_stats();
   const int64_t before = a->stats().bytes_in_use;
   call(inputs);
@@ -61,20 +63,23 @@ std::string first_lines(const std::string& s, int n) {
   return at == std::string::npos ? s : s.substr(0, at) + "\n  ...";
 }
 
-// synced: call, then a wait for the device's queued work when the inputs live
-// on a device (cuda), so a call's time is the device's too, not its launch.
-Call synced(Call call, const std::vector<Tensor>& inputs) {
+// bench_device: the device the inputs live on (the first that is not cpu or meta), else cpu.
+Device bench_device(const std::vector<Tensor>& inputs) {
   for (const Tensor& t : inputs) {
-    if (t.defined() && !t.device().is_cpu() && !t.device().is_meta()) {
-      const Device device = t.device();
-      return [call = std::move(call), device](const std::vector<Tensor>& in) {
-        std::vector<Tensor> out = call(in);
-        get_device_hooks(device.type).synchronize(device);
-        return out;
-      };
-    }
+    if (t.defined() && !t.device().is_cpu() && !t.device().is_meta()) return t.device();
   }
-  return call;
+  return kCPU;
+}
+
+// synced: call, then a wait for device's queued work (cuda), so a host clock
+// around it sees the device's time too, not the launch alone.
+Call synced(Call call, Device device) {
+  if (device.is_cpu()) return call;
+  return [call = std::move(call), device](const std::vector<Tensor>& in) {
+    std::vector<Tensor> out = call(in);
+    get_device_hooks(device.type).synchronize(device);
+    return out;
+  };
 }
 
 BenchVariant run_variant(const CaseSpec& c, const CaseFunction& fn, const std::vector<InputSpec>& overrides,
@@ -83,10 +88,16 @@ BenchVariant run_variant(const CaseSpec& c, const CaseFunction& fn, const std::v
   BenchVariant v;
   v.label = overrides.empty() ? "" : variant_label(overrides);
   const std::vector<Tensor> inputs = fn.make_inputs(overrides);
-  std::vector<Call> calls;
+  // On a device with timing events (cuda), rounds are timed by a pair of
+  // events around their calls, with no wait between calls.
+  const Device device = bench_device(inputs);
+  std::unique_ptr<DeviceEventTimer> timer =
+      device.is_cpu() ? nullptr : get_device_hooks(device.type).make_event_timer(device);
+  v.device_time = timer != nullptr;
+  std::vector<Call> calls;  // unsynced: rounds sync once (events) or per call (host clock)
   std::vector<std::shared_ptr<CompiledFunction>> compiled;
   v.timings.push_back({.target = "eager"});
-  calls.push_back(synced(fn.fn, inputs));
+  calls.push_back(fn.fn);
   for (const std::string& backend : backends) {
     BenchTiming t{.target = str_cat("compile:", backend)};
     CompileOptions options{.backend = backend, .name = c.name};
@@ -103,7 +114,7 @@ BenchVariant run_variant(const CaseSpec& c, const CaseFunction& fn, const std::v
     }
     auto cf = std::make_shared<CompiledFunction>(fn.fn, options);
     const Clock::time_point cold = Clock::now();
-    (*cf)(inputs);
+    synced([cf](const std::vector<Tensor>& in) { return (*cf)(in); }, device)(inputs);
     t.compile_s = seconds_since(cold);
     // Graphs and breaks of one call, the cold one (the DebugMode call below is a second).
     const CompileCounters once = cf->counters();
@@ -116,13 +127,18 @@ BenchVariant run_variant(const CaseSpec& c, const CaseFunction& fn, const std::v
     }
     for (const DebugCall& e : dm.logs()) t.fused_kernels += e.kind == DebugCall::Kind::kKernel && e.kernel_prefix == "fused";
     v.timings.push_back(std::move(t));
-    calls.push_back(synced([cf](const std::vector<Tensor>& in) { return (*cf)(in); }, inputs));
+    calls.push_back([cf](const std::vector<Tensor>& in) { return (*cf)(in); });
     compiled.push_back(cf);
   }
   // Warm every target once, then time them round by round in shuffled order.
   const size_t n = calls.size();
   for (size_t k = 0; k < n; ++k) {
-    if (calls[k]) v.timings[k].peak_bytes = peak_bytes(calls[k], inputs);
+    if (calls[k]) v.timings[k].peak_bytes = peak_bytes(synced(calls[k], device), inputs, device);
+  }
+  if (!timer) {
+    for (Call& call : calls) {
+      if (call) call = synced(std::move(call), device);
+    }
   }
   std::vector<std::vector<double>> means(n);
   const double budget = min_time / std::max(1, repetitions);
@@ -133,6 +149,7 @@ BenchVariant run_variant(const CaseSpec& c, const CaseFunction& fn, const std::v
     for (const size_t k : order) {
       if (!calls[k]) continue;
       int64_t count = 0;
+      if (timer) timer->start();
       const Clock::time_point start = Clock::now();
       double elapsed = 0;
       do {
@@ -140,6 +157,11 @@ BenchVariant run_variant(const CaseSpec& c, const CaseFunction& fn, const std::v
         ++count;
         elapsed = seconds_since(start);
       } while (elapsed < budget);
+      if (timer) {
+        // The host stops at the budget; the device's queue (bounded) drains into the stop event.
+        timer->stop();
+        elapsed = timer->elapsed_s();
+      }
       means[k].push_back(elapsed / static_cast<double>(count));
       v.timings[k].calls += count;
     }
@@ -329,14 +351,17 @@ std::string bench_table(const std::vector<BenchResult>& results, bool color) {
     while (!out.empty() && out.back() == ' ') out.pop_back();
     out += "\n";
   }
+  bool device_time = false;
   for (const BenchResult& r : results) {
     for (const BenchVariant& v : r.variants) {
+      device_time |= v.device_time;
       for (const BenchTiming& t : v.timings) {
         if (t.refused) str_append(&out, "\n", entry_name(r, v, t), " was not timed: its result differs from eager's:\n  ",
                                   t.refusal, "\n");
       }
     }
   }
+  if (device_time) out += "\ncases on cuda: time per call on the device, between CUDA events; compile time on the host\n";
   return out;
 }
 
@@ -369,6 +394,7 @@ std::string bench_json(const std::vector<BenchResult>& results) {
         b["iterations"] = t.calls;
         b["real_time"] = b["cpu_time"] = t.median_s * 1e9;
         b["time_unit"] = "ns";
+        b["timer"] = v.device_time ? "device_events" : "host";
         b["iqr_ns"] = t.iqr_s * 1e9;
         b["peak_bytes"] = t.peak_bytes;
         if (&t != eager) {

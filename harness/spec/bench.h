@@ -24,8 +24,12 @@ namespace opspec::spec {
 // a round runs one target's warm calls for min_time / repetitions seconds.
 // Each target's figure is the median over rounds of the mean call time, with
 // the interquartile range as its spread; peak memory is the CPU allocator's
-// high-water mark over one warm call. On a device (cuda) each call ends with
-// a wait for the device, so times are the device's (host clock, not events).
+// high-water mark over one warm call (the device allocator's on cuda). On a
+// device with timing events (cuda: DeviceHooks::make_event_timer) a round's
+// calls are queued with no wait between them and timed by an event pair, as
+// torch.cuda.Event and triton's do_bench time kernels: device time, not
+// launches; where a device has no events each call ends with a wait for the
+// device and the host clock times it. The cold call waits for the device.
 // A spread above 10% of the median, a load average above the cores' count, or
 // a CPU frequency governor other than `performance` adds a warning.
 
@@ -61,6 +65,7 @@ struct BenchVariant {
   std::string label;         // "x=[1024]", or "" for the case's own inputs
   std::vector<BenchTiming> timings;
   std::string error;         // this size could not run (the case's other sizes still do)
+  bool device_time = false;  // timed on the device between events (cuda), not by the host clock
 };
 
 // BenchResult: one case.
@@ -86,8 +91,8 @@ std::string bench_table(const std::vector<BenchResult>& results, bool color);
 
 // bench_json: Google Benchmark's JSON (one "iteration" entry per timing,
 // named "suite::case[/variant]/target", real_time in ns per call, with
-// speedup, compile_time_ms, graphs, graph_breaks and peak_bytes counters), so
-// Google Benchmark's compare.py reads it.
+// speedup, compile_time_ms, graphs, graph_breaks and peak_bytes counters, and
+// "timer": "device_events" or "host"), so Google Benchmark's compare.py reads it.
 std::string bench_json(const std::vector<BenchResult>& results);
 
 // Regression: a timing slower than its baseline by more than allowed.

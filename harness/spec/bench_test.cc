@@ -13,6 +13,7 @@
 #include "gtest/gtest.h"
 #include "harness/spec/spec_loader.h"
 #include "runtime/compile/backend.h"
+#include "runtime/core/device_hooks.h"
 #include "runtime/ops/ops.h"
 
 namespace opspec::spec {
@@ -102,6 +103,39 @@ cases:
   EXPECT_THAT(json, HasSubstr("\"name\": \"b::chain/x=[64]/compile:fused\""));
   EXPECT_THAT(json, HasSubstr("\"speedup\""));
   EXPECT_THAT(json, HasSubstr("\"time_unit\": \"ns\""));
+  // On the cpu the host clock times the calls.
+  EXPECT_FALSE(v.device_time);
+  EXPECT_THAT(json, HasSubstr("\"timer\": \"host\""));
+  EXPECT_THAT(table, Not(HasSubstr("CUDA events")));
+}
+
+// A case on cuda is timed on the device by events (skipped without a GPU:
+// ci/gpu-run runs it): the timings, peak memory from the device allocator and
+// the table's note. The 2^24-element chain keeps the device busy far longer
+// than the launches take, so eager (five kernels) is slower than fused (one).
+TEST(Bench, CudaCasesAreTimedOnTheDeviceByEvents) {
+  if (!get_device_hooks(DeviceType::kCUDA).is_available()) GTEST_SKIP() << "no CUDA device available";
+  const std::vector<BenchResult> r = bench(R"(
+suite: b
+cases:
+  - name: chain
+    devices: [cuda]
+    inputs: {x: {shape: [16777216]}}
+    program: |
+      return tanh(add(sigmoid(mul(x, 2)), x))
+    bench: {backends: [fused]}
+)",
+                                           {.min_time = 0.2, .repetitions = 3});
+  ASSERT_THAT(r, SizeIs(1));
+  ASSERT_TRUE(r[0].error.empty()) << r[0].error;
+  ASSERT_THAT(r[0].variants, SizeIs(1));
+  const BenchVariant& v = r[0].variants[0];
+  EXPECT_TRUE(v.device_time);
+  ASSERT_THAT(v.timings, SizeIs(2));
+  EXPECT_GT(v.timings[0].peak_bytes, 4 * (16 << 20));  // eager's results are on the device
+  EXPECT_GT(v.timings[0].median_s, v.timings[1].median_s) << bench_table(r, false);
+  EXPECT_THAT(bench_table(r, false), HasSubstr("between CUDA events"));
+  EXPECT_THAT(bench_json(r), HasSubstr("\"timer\": \"device_events\""));
 }
 
 TEST(Bench, AWrongBackendIsRefusedWithTheDivergence) {

@@ -4,6 +4,7 @@
 #include <cuda_runtime_api.h>
 
 #include <bit>
+#include <memory>
 #include <optional>
 
 #include "kernels/cuda/cuda_allocator.h"
@@ -15,6 +16,47 @@
 namespace opspec::internal {
 
 namespace {
+
+// CudaEventTimer: a pair of timing events on the device's default stream,
+// the one every opspec kernel is launched on.
+class CudaEventTimer final : public DeviceEventTimer {
+ public:
+  explicit CudaEventTimer(Device device) : device_(device) {
+    cuda::DeviceGuard guard(device_);
+    cuda::check(cudaEventCreate(&start_), "creating a timing event");
+    if (const cudaError_t err = cudaEventCreate(&stop_); err != cudaSuccess) {
+      cudaEventDestroy(start_);  // the constructor throws: no destructor runs
+      cuda::check(err, "creating a timing event");
+    }
+  }
+  ~CudaEventTimer() override {
+    cuda::DeviceGuard guard(device_);
+    cudaEventDestroy(start_);
+    cudaEventDestroy(stop_);
+  }
+  CudaEventTimer(const CudaEventTimer&) = delete;
+  CudaEventTimer& operator=(const CudaEventTimer&) = delete;
+
+  void start() override { record(start_); }
+  void stop() override { record(stop_); }
+  double elapsed_s() override {
+    cuda::DeviceGuard guard(device_);
+    cuda::check(cudaEventSynchronize(stop_), "waiting for a timing event");
+    float ms = 0;
+    cuda::check(cudaEventElapsedTime(&ms, start_, stop_), "reading a timing event pair");
+    return static_cast<double>(ms) * 1e-3;
+  }
+
+ private:
+  void record(cudaEvent_t e) {
+    cuda::DeviceGuard guard(device_);
+    cuda::check(cudaEventRecord(e, nullptr), "recording a timing event");
+  }
+
+  Device device_;
+  cudaEvent_t start_ = nullptr;
+  cudaEvent_t stop_ = nullptr;
+};
 
 class CudaHooks final : public DeviceHooks {
  public:
@@ -48,6 +90,10 @@ class CudaHooks final : public DeviceHooks {
   }
 
   void empty_cache() override { cuda::cuda_allocator().empty_cache(); }
+
+  std::unique_ptr<DeviceEventTimer> make_event_timer(Device device) override {
+    return std::make_unique<CudaEventTimer>(cuda::require_device(device, "make_event_timer"));
+  }
 };
 
 }  // namespace

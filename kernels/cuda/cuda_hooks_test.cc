@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <vector>
 
 #include "kernels/cuda/cuda_test_util.h"
@@ -38,6 +39,8 @@ TEST(CudaHooksTest, WithoutAGpuEveryUseSaysNoDeviceIsAvailable) {
   char buf[4] = {};
   EXPECT_THAT([&] { hooks.copy_bytes(buf, kCuda0, buf, kCPU, 4); }, ThrowsMessage<Error>(HasSubstr(kNoDevice)));
   EXPECT_THAT([&] { hooks.synchronize(kCuda0); }, ThrowsMessage<Error>(HasSubstr(kNoDevice)));
+  EXPECT_THAT([&] { hooks.make_event_timer(kCuda0); },
+              ThrowsMessage<Error>(HasSubstr("make_event_timer: " + kNoDevice)));
   EXPECT_THAT([] { internal::make_tensor({2}, DType::kFloat32, kCuda0); }, ThrowsMessage<Error>(HasSubstr(kNoDevice)));
   EXPECT_THAT([] { ops::zeros({2}, {.device = Device(DeviceType::kCUDA)}); },
               ThrowsMessage<Error>(HasSubstr("aten::zeros: " + kNoDevice)));
@@ -71,6 +74,30 @@ TEST(CudaHooksTest, CopiesBytesBothWays) {
   hooks.copy_bytes(back.data(), kCPU, dev2.raw_data(), kCuda0, 16);
   hooks.synchronize(kCuda0);
   EXPECT_EQ(back, src);
+}
+
+// The event timer times the device's work, not its launch: ten 64 MiB
+// copies take about ten times one (and at least the bytes over an HBM's
+// 10 TB/s), though the host returns from each launch at once.
+TEST(CudaHooksTest, EventTimerTimesTheDevicesWork) {
+  OPSPEC_SKIP_WITHOUT_CUDA();
+  std::unique_ptr<DeviceEventTimer> timer = get_device_hooks(DeviceType::kCUDA).make_event_timer(kCuda0);
+  ASSERT_NE(timer, nullptr);
+  const Tensor a = ops::zeros({16 << 20}, {.device = kCuda0});
+  Tensor b = ops::empty({16 << 20}, {.device = kCuda0});
+  auto time_copies = [&](int n) {
+    timer->start();
+    for (int i = 0; i < n; ++i) ops::copy_(b, a);
+    timer->stop();
+    return timer->elapsed_s();
+  };
+  time_copies(2);  // warm
+  const double one = time_copies(1), ten = time_copies(10);
+  EXPECT_GT(one, 2.0 * 64 * (1 << 20) / 10e12) << "one copy: " << one << " s";
+  EXPECT_GT(ten, 5 * one) << "one copy " << one << " s, ten " << ten << " s";
+  EXPECT_LT(ten, 20 * one) << "one copy " << one << " s, ten " << ten << " s";
+  // Reading the pair again gives the same interval.
+  EXPECT_EQ(timer->elapsed_s(), ten);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string_view>
 
 #include "runtime/core/device.h"
@@ -38,6 +39,21 @@ inline constexpr std::string_view kNoCudaBackendMessage =
 // kNoCudaDeviceMessage: what CUDA operations throw when the backend is built but no GPU is usable.
 inline constexpr std::string_view kNoCudaDeviceMessage = "CUDA requested but no device is available";
 
+// DeviceEventTimer: the device time between two points of a device's queue,
+// as a pair of torch.cuda.Event(enable_timing=True) measures it: work queued
+// between start() and stop() is timed on the device (CUDA events), so a
+// benchmark times kernels rather than their launches or a host wait.
+class DeviceEventTimer {
+ public:
+  virtual ~DeviceEventTimer() = default;
+  // start: records the start event on the device's queue.
+  virtual void start() = 0;
+  // stop: records the end event on the device's queue.
+  virtual void stop() = 0;
+  // elapsed_s: waits for the end event, then the seconds between the two events.
+  virtual double elapsed_s() = 0;
+};
+
 // DeviceHooks: a non-cpu device type's runtime services. No CUDA types appear
 // here; pointers are device or host addresses as the Device arguments say.
 class DeviceHooks {
@@ -60,6 +76,9 @@ class DeviceHooks {
   virtual void synchronize(Device device) = 0;
   // empty_cache: returns cached, unused device memory to the driver.
   virtual void empty_cache() {}
+  // make_event_timer: a timer of device time on device, or nullptr where the
+  // backend has no timing events (callers then time on the host).
+  virtual std::unique_ptr<DeviceEventTimer> make_event_timer(Device /*device*/) { return nullptr; }
 };
 
 // get_device_hooks: the hooks of a non-cpu, non-meta device type: the
