@@ -13,6 +13,7 @@
 
 #include "harness/expect/equivalence.h"
 #include "runtime/compile/compile.h"
+#include "runtime/core/device_hooks.h"
 
 namespace opspec {
 
@@ -27,18 +28,50 @@ using BenchmarkedFn = std::function<std::vector<Tensor>(const std::vector<Tensor
 
 inline CompiledBenchmarkOptions compiled_benchmark_options(CompiledBenchmarkOptions options = {}) { return options; }
 
-// mean_seconds: the mean time of calls of f over at least min_seconds.
-inline double mean_seconds(const std::function<void()>& f, double min_seconds) {
+// DeviceSync: waits for the device the inputs live on (cuda), or nothing on
+// the cpu. Calls on a device only queue kernels: a benchmark's loop ends with
+// one wait inside its timed region, so real time covers the device's work
+// for the whole batch (as timing between CUDA events would), not the launches.
+class DeviceSync {
+ public:
+  explicit DeviceSync(const std::vector<Tensor>& inputs) {
+    for (const Tensor& t : inputs) {
+      if (t.defined() && !t.device().is_cpu() && !t.device().is_meta()) {
+        device_ = t.device();
+        break;
+      }
+    }
+  }
+  void operator()() const {
+    if (!device_.is_cpu()) get_device_hooks(device_.type).synchronize(device_);
+  }
+
+ private:
+  Device device_ = kCPU;
+};
+
+// mean_seconds: the mean time of calls of f over at least min_seconds, the
+// device's queued work included (one wait at the end).
+inline double mean_seconds(const std::function<void()>& f, double min_seconds, const DeviceSync& sync) {
   using Clock = std::chrono::steady_clock;
   const Clock::time_point start = Clock::now();
   int64_t calls = 0;
-  double elapsed = 0;
   do {
     f();
     ++calls;
-    elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-  } while (elapsed < min_seconds);
-  return elapsed / static_cast<double>(calls);
+  } while (std::chrono::duration<double>(Clock::now() - start).count() < min_seconds);
+  sync();
+  return std::chrono::duration<double>(Clock::now() - start).count() / static_cast<double>(calls);
+}
+
+// timed_loop: state's loop over f, ending with a wait for the device in its last iteration.
+template <class F>
+void timed_loop(benchmark::State& state, const DeviceSync& sync, F&& f) {
+  benchmark::IterationCount i = 0;
+  for (auto _ : state) {
+    f();
+    if (++i == state.max_iterations) sync();
+  }
 }
 
 // register_compiled_benchmarks: NAME/eager, then NAME/<backend> for each
@@ -51,7 +84,7 @@ inline bool register_compiled_benchmarks(const std::string& name, BenchmarkedFn 
                                          CompiledBenchmarkOptions options) {
   benchmark::RegisterBenchmark((name + "/eager").c_str(), [fn, inputs_fn](benchmark::State& state) {
     const std::vector<Tensor> inputs = inputs_fn();
-    for (auto _ : state) benchmark::DoNotOptimize(fn(inputs));
+    timed_loop(state, DeviceSync(inputs), [&] { benchmark::DoNotOptimize(fn(inputs)); });
   })->UseRealTime();
   for (const std::string& backend : options.backends) {
     benchmark::RegisterBenchmark((name + "/" + backend).c_str(), [name, fn, inputs_fn, backend](benchmark::State& state) {
@@ -65,10 +98,11 @@ inline bool register_compiled_benchmarks(const std::string& name, BenchmarkedFn 
         return;
       }
       const CompiledFunction compiled = compile(fn, compile_options);
-      const double compile_s = mean_seconds([&] { compiled(inputs); }, 0);  // the cold call
-      const double eager_s = mean_seconds([&] { fn(inputs); }, 0.05);
+      const DeviceSync sync(inputs);
+      const double compile_s = mean_seconds([&] { compiled(inputs); }, 0, sync);  // the cold call
+      const double eager_s = mean_seconds([&] { fn(inputs); }, 0.05, sync);
       const auto start = std::chrono::steady_clock::now();
-      for (auto _ : state) benchmark::DoNotOptimize(compiled(inputs));
+      timed_loop(state, sync, [&] { benchmark::DoNotOptimize(compiled(inputs)); });
       const double per_call = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() /
                               static_cast<double>(std::max<int64_t>(1, state.iterations()));
       const CompileStats stats = compiled.stats();
