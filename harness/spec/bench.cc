@@ -63,18 +63,13 @@ std::string first_lines(const std::string& s, int n) {
   return at == std::string::npos ? s : s.substr(0, at) + "\n  ...";
 }
 
-// bench_device: the device the inputs live on (the first that is not cpu or meta), else cpu.
-Device bench_device(const std::vector<Tensor>& inputs) {
-  for (const Tensor& t : inputs) {
-    if (t.defined() && !t.device().is_cpu() && !t.device().is_meta()) return t.device();
-  }
-  return kCPU;
-}
+// on_host: whether device's ops run on the host (cpu, and meta's shape functions).
+bool on_host(Device device) { return device.is_cpu() || device.is_meta(); }
 
 // synced: call, then a wait for device's queued work (cuda), so a host clock
 // around it sees the device's time too, not the launch alone.
 Call synced(Call call, Device device) {
-  if (device.is_cpu()) return call;
+  if (on_host(device)) return call;
   return [call = std::move(call), device](const std::vector<Tensor>& in) {
     std::vector<Tensor> out = call(in);
     get_device_hooks(device.type).synchronize(device);
@@ -82,17 +77,16 @@ Call synced(Call call, Device device) {
   };
 }
 
-BenchVariant run_variant(const CaseSpec& c, const CaseFunction& fn, const std::vector<InputSpec>& overrides,
-                         const std::vector<std::string>& backends, double min_time, int repetitions, std::mt19937& rng,
+BenchVariant run_variant(const CaseSpec& c, const CaseFunction& fn, Device device,
+                         const std::vector<InputSpec>& overrides, const std::vector<std::string>& backends, double min_time, int repetitions, std::mt19937& rng,
                          std::vector<std::string>* warnings) {
   BenchVariant v;
   v.label = overrides.empty() ? "" : variant_label(overrides);
   const std::vector<Tensor> inputs = fn.make_inputs(overrides);
   // On a device with timing events (cuda), rounds are timed by a pair of
   // events around their calls, with no wait between calls.
-  const Device device = bench_device(inputs);
   std::unique_ptr<DeviceEventTimer> timer =
-      device.is_cpu() ? nullptr : get_device_hooks(device.type).make_event_timer(device);
+      on_host(device) ? nullptr : get_device_hooks(device.type).make_event_timer(device);
   v.device_time = timer != nullptr;
   std::vector<Call> calls;  // unsynced: rounds sync once (events) or per call (host clock)
   std::vector<std::shared_ptr<CompiledFunction>> compiled;
@@ -244,10 +238,11 @@ BenchResult run_bench(const CaseRef& ref, const BenchOptions& options) {
   if (auto w = scaling_warning()) r.warnings.push_back(*w);
   try {
     const CaseFunction fn = make_case_function(c, ref.device);
+    const Device device = Device::parse(ref.device);  // the case's: a program may make its tensors itself
     const std::vector<std::string>& backends = c.bench->backends.empty() ? options.backends : c.bench->backends;
     std::mt19937 rng(static_cast<uint32_t>(options.shuffle_seed));
     if (c.bench->variants.empty()) {
-      r.variants.push_back(run_variant(c, fn, {}, backends, min_time, options.repetitions, rng, &r.warnings));
+      r.variants.push_back(run_variant(c, fn, device, {}, backends, min_time, options.repetitions, rng, &r.warnings));
     }
     for (const std::vector<InputSpec>& variant : c.bench->variants) {
       // Label by the inputs the variant sizes differently from the case's own.
@@ -260,7 +255,7 @@ BenchResult run_bench(const CaseRef& ref, const BenchOptions& options) {
       // error; the other sizes' timings stay.
       BenchVariant v;
       try {
-        v = run_variant(c, fn, variant, backends, min_time, options.repetitions, rng, &r.warnings);
+        v = run_variant(c, fn, device, variant, backends, min_time, options.repetitions, rng, &r.warnings);
       } catch (const std::exception& e) {
         v.error = e.what();
       }
