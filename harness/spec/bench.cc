@@ -78,8 +78,8 @@ Call synced(Call call, Device device) {
 }
 
 BenchVariant run_variant(const CaseSpec& c, const CaseFunction& fn, Device device,
-                         const std::vector<InputSpec>& overrides, const std::vector<std::string>& backends, double min_time, int repetitions, std::mt19937& rng,
-                         std::vector<std::string>* warnings) {
+                         const std::vector<InputSpec>& overrides, const std::vector<std::string>& backends,
+                         double min_time, int repetitions, std::mt19937& rng, std::vector<std::string>* warnings) {
   BenchVariant v;
   v.label = overrides.empty() ? "" : variant_label(overrides);
   const std::vector<Tensor> inputs = fn.make_inputs(overrides);
