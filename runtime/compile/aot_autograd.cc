@@ -236,25 +236,47 @@ struct AotCompiled {
 
 }  // namespace
 
+// Note [Primals of non-leaf inputs]
+// The joint trace makes each primal a leaf of its own, so gradients are taken
+// with respect to the input's value on entry. Eager code may write a non-leaf
+// that requires grad in place (its history is rebased), but not a leaf: for
+// an input that is a non-leaf in the call, the primal is an untraced clone of
+// such a leaf, so an in-place op on it is allowed and the gradient still
+// reaches the leaf behind it (clone's backward is the identity, no op); the
+// call then gives the written input the compiled node as its history.
+
 AotGraphs trace_joint_and_partition(const Graph& graph, const std::vector<Tensor>& examples,
-                                    const std::vector<bool>& needs_grad) {
+                                    const std::vector<bool>& needs_grad, const std::vector<bool>& non_leaf) {
   FakeTensorMode fake;
   const size_t n_in = examples.size();
-  std::vector<Tensor> inputs;
+  std::vector<Tensor> inputs, leaves(n_in);
   for (size_t i = 0; i < n_in; ++i) {
     const Tensor f = fake.from_real(examples[i]);
     Tensor p = make_view(f, f.sizes(), f.strides(), f.storage_offset());  // a leaf of its own
     if (needs_grad[i]) p.requires_grad_();
+    leaves[i] = p;
+    if (needs_grad[i] && i < non_leaf.size() && non_leaf[i]) {  // See Note [Primals of non-leaf inputs]
+      ModeGuard g(fake);
+      p = ops::clone(p);
+    }
     inputs.push_back(std::move(p));
   }
-  // Tangents: one per floating result, like it.
+  // Tangents: one per floating result, like it in this call (a dynamic
+  // graph's metadata holds the sizes it was captured with).
   std::vector<size_t> tangent_outputs;
   const std::vector<Node*> results = output_nodes(graph);
-  for (size_t k = 0; k < results.size(); ++k) {
-    const OutputMeta& m = results[k]->meta().at(0);
-    if (!m || !is_floating(m->dtype)) continue;
+  std::vector<Tensor> probe;
+  {
+    ModeGuard g(fake);
+    autograd::NoGradGuard no_grad;
+    std::vector<Tensor> plain;
+    for (size_t i = 0; i < n_in; ++i) plain.push_back(leaves[i].detach());
+    probe = run_graph(graph, plain, {.check_sizes = false});
+  }
+  for (size_t k = 0; k < results.size() && k < probe.size(); ++k) {
+    if (!probe[k].defined() || !is_floating(probe[k].dtype())) continue;
     tangent_outputs.push_back(k);
-    inputs.push_back(fake_like(fake, *m));
+    inputs.push_back(fake_like(fake, TensorMeta::of(probe[k])));
   }
   std::vector<size_t> grad_inputs;
   size_t n_out = 0;
@@ -273,7 +295,9 @@ AotGraphs trace_joint_and_partition(const Graph& graph, const std::vector<Tensor
     }
     std::vector<size_t> wrt_index;
     for (size_t i = 0; i < n_in; ++i) {
-      if (needs_grad[i]) wrt.push_back(primals[i]), wrt_index.push_back(i);
+      // A non-leaf input's gradient is its leaf's (See Note [Primals of non-leaf inputs]).
+      const bool from_leaf = i < non_leaf.size() && non_leaf[i];
+      if (needs_grad[i]) wrt.push_back(from_leaf ? leaves[i] : primals[i]), wrt_index.push_back(i);
     }
     std::vector<Tensor> result = outs;
     if (!diff_outs.empty()) {
@@ -303,17 +327,18 @@ CompiledGraph with_aot_autograd(CompiledGraph inference, std::shared_ptr<const G
   auto cache = std::make_shared<Cache>();
   return [=](const std::vector<Tensor>& inputs) -> std::vector<Tensor> {
     bool any = false;
-    std::vector<bool> needs(inputs.size());
+    std::vector<bool> needs(inputs.size()), non_leaf(inputs.size());
     if (autograd::is_grad_enabled()) {
       for (size_t i = 0; i < inputs.size(); ++i) {
         needs[i] = inputs[i].defined() && autograd::requires_grad(inputs[i]);
+        non_leaf[i] = needs[i] && !inputs[i].is_leaf();
         any = any || needs[i];
       }
     }
     if (!any) return inference(inputs);
     std::vector<int64_t> key;
     for (size_t i = 0; i < inputs.size(); ++i) {
-      key.push_back(needs[i] ? -1 : -2);
+      key.push_back(non_leaf[i] ? -3 : needs[i] ? -1 : -2);
       if (inputs[i].defined()) key.insert(key.end(), inputs[i].sizes().begin(), inputs[i].sizes().end());
     }
     std::shared_ptr<const AotCompiled> aot;
@@ -330,7 +355,7 @@ CompiledGraph with_aot_autograd(CompiledGraph inference, std::shared_ptr<const G
         std::vector<Tensor> examples;
         for (const Tensor& t : inputs) examples.push_back(fake.from_real(t));
         auto made = std::make_shared<AotCompiled>();
-        made->graphs = trace_joint_and_partition(*graph, examples, needs);
+        made->graphs = trace_joint_and_partition(*graph, examples, needs, non_leaf);
         made->differentiable = !made->graphs.grad_inputs.empty();
         made->forward = forward_backend(*made->graphs.forward, examples);
         std::vector<Tensor> bwd_examples;

@@ -16,8 +16,9 @@ namespace opspec::internal {
 
 // Note [AOT autograd]
 // PyTorch's aot_autograd, in four steps, all on the first call whose inputs
-// need a gradient (per pattern of which inputs require grad, and per input
-// sizes, so dynamic dims are served too):
+// need a gradient (per pattern of which inputs require grad and are leaves,
+// and per input sizes, so dynamic dims are served too: the tangents take
+// each call's result sizes, not the captured graph's):
 //  1. joint trace: make_fx of "run the graph on primals (fake tensors, those
 //     that require grad marked so), then autograd::grad of its floating
 //     results with tangents as their gradients" records the forward ops and,
@@ -51,9 +52,11 @@ struct AotGraphs {
 };
 
 // trace_joint_and_partition: steps 1 and 2 for graph on fake inputs like
-// examples, needs_grad[i] saying which require grad.
+// examples, needs_grad[i] saying which require grad and non_leaf[i] (when
+// given) which of those are not leaves: the graph may write those in place,
+// as eager code may (See Note [Primals of non-leaf inputs]).
 AotGraphs trace_joint_and_partition(const Graph& graph, const std::vector<Tensor>& examples,
-                                    const std::vector<bool>& needs_grad);
+                                    const std::vector<bool>& needs_grad, const std::vector<bool>& non_leaf = {});
 
 // with_aot_autograd: a CompiledGraph that runs inference (the graph compiled
 // as usual) when no gradient is needed and the AOT path otherwise, compiling

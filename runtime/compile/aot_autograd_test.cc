@@ -194,5 +194,50 @@ TEST(AotAutograd, ModesSeeTheBackwardGraphsOps) {
   EXPECT_THAT(names.names, ::testing::Contains("aten::tanh_backward"));
 }
 
+// A dynamic dim with inputs that require grad: each new size traces its own
+// joint graph, whose tangents have that call's sizes (they had the captured
+// graph's, so the first new size failed in backward's shape check).
+TEST(AotAutograd, DynamicSizesGetTangentsOfTheirOwnSize) {
+  for (const char* backend : {"eager", "aot_eager", "fused"}) {
+    SCOPED_TRACE(backend);
+    CompiledFunction f([](const std::vector<Tensor>& in) { return std::vector{ops::exp(in[0])}; },
+                       {.backend = backend});
+    for (int64_t n : {4, 6, 8}) {
+      Tensor x = ops::arange(static_cast<double>(n * 3));
+      x = ops::div(ops::view(x, {n, 3}), 10.0);
+      x.requires_grad_();
+      const Tensor y = f({x})[0];
+      ops::sum(y).backward();
+      autograd::NoGradGuard no_grad;
+      EXPECT_EQ(x.grad().to_vector<double>(), ops::exp(x).to_vector<double>()) << "n = " << n;
+    }
+  }
+}
+
+// A compiled graph may write in place an input that is a non-leaf requiring
+// grad, as eager code may: its history becomes the compiled node, whose
+// gradient reaches the leaf behind it (See Note [Primals of non-leaf inputs]).
+// A leaf input is refused, as in eager.
+TEST(AotAutograd, ANonLeafInputWrittenInPlaceKeepsItsGradient) {
+  for (const char* backend : {"eager", "aot_eager", "fused"}) {
+    SCOPED_TRACE(backend);
+    CompiledFunction f(
+        [](const std::vector<Tensor>& in) {
+          Tensor y = in[0];
+          ops::mul_(y, ops::scalar_tensor(3.0));
+          return std::vector{y};
+        },
+        {.backend = backend});
+    Tensor x = ops::ones({4});
+    x.requires_grad_();
+    const Tensor y = ops::mul(x, 2.0);
+    f({y});
+    ops::sum(y).backward();
+    EXPECT_EQ(x.grad().to_vector<double>(), std::vector<double>(4, 6.0));
+    EXPECT_THAT([&] { f({x}); }, ::testing::ThrowsMessage<Error>(HasSubstr(
+                                     "a leaf Variable that requires grad is being used in an in-place operation")));
+  }
+}
+
 }  // namespace
 }  // namespace opspec
