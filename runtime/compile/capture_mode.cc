@@ -8,6 +8,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "runtime/autograd/autograd_meta.h"
+#include "runtime/autograd/grad_mode.h"
 #include "runtime/core/call_site.h"
 #include "runtime/graph/passes.h"
 
@@ -23,8 +24,23 @@ CaptureMode::CaptureMode(CaptureSession& session, const std::vector<Tensor>& fn_
   start_graph();
 }
 
+// Note [Grad mode splits a graph]
+// Ops under no_grad (or enable_grad) inside a compiled function must run as
+// eagerly: results without history, no gradient through them. A graph holds
+// ops of one grad mode: the first op whose mode differs from the pending
+// graph's ends that graph (flushed, run under its own mode) and starts the
+// next, counting no break. Dynamo keeps one graph with _set_grad_enabled
+// nodes; opspec's graph IR has no such node, and a graph that ignored the
+// mode gave outputs of a no_grad block history and gradients. Every graph,
+// replayed or traced, runs under the mode its ops were captured in; a
+// trace_once plan also keeps the mode around its call (docs/pytorch-versions.md).
+
 bool CaptureMode::dispatch(OpCall& call) {
   if (session_.suspended()) return false;
+  if (const bool grad = autograd::is_grad_enabled(); graph_grad_mode_ != grad) {
+    if (graph_grad_mode_.has_value() && has_pending_ops()) session_.flush();  // ends the graph: no break
+    graph_grad_mode_ = grad;
+  }
   const OperatorHandle& op = call.op();
   if (const std::optional<BreakKind> kind = op_break(op)) {
     return break_and_run_eagerly(call, *kind, op_break_subject(*kind, op));
@@ -54,6 +70,9 @@ bool CaptureMode::has_pending_ops() const {
 }
 
 bool CaptureMode::flush() {
+  // The graph runs under the grad mode its ops were captured in (See Note [Grad mode splits a graph]).
+  std::optional<autograd::AutoGradMode> grad_mode;
+  if (graph_grad_mode_.has_value()) grad_mode.emplace(*graph_grad_mode_);
   fake_.clear_memo();  // its references must not make fakes look held
   if (replayer_.active() && replayer_.flush()) return false;
   if (replayer_.active()) replayer_.diverge();
@@ -185,6 +204,7 @@ void CaptureMode::remember_last(const std::vector<Tensor>& inputs, const std::ve
   last_.results.clear();
   for (const Tensor& t : held) last_.results.push_back(t.impl());
   last_.recording = std::move(recording);
+  last_.grad_enabled = graph_grad_mode_.value_or(autograd::is_grad_enabled());
 }
 
 // held_tensors: the remembered fake tensors the program still holds, in the
@@ -266,6 +286,7 @@ void CaptureMode::end_graph() {
   bound_.clear();
   captured_.clear();
   forget();
+  graph_grad_mode_.reset();
   start_graph();
 }
 

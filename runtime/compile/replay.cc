@@ -4,6 +4,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
+#include "runtime/autograd/grad_mode.h"
 #include "runtime/compile/internal/capture_mode.h"
 #include "runtime/compile/internal/replayer.h"
 #include "runtime/fake/fake_tensor.h"
@@ -53,6 +54,9 @@ void Replayer::start(std::vector<std::shared_ptr<const Recording>> candidates) {
 // answer_fresh into one function, as it did when they were in-class members.
 bool CaptureMode::answer_without_ops(const OperatorHandle& op, Stack& stack) {
   if (session_.suspended()) return false;
+  // A first op or a change of grad mode goes through dispatch(), which may
+  // end the graph (See Note [Grad mode splits a graph]).
+  if (graph_grad_mode_ != autograd::is_grad_enabled()) return false;
   return replayer_.answer_without_ops(op, stack);
 }
 

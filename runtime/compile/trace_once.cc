@@ -2,6 +2,7 @@
 // graph without running fn. See Note [Trace once].
 #include <algorithm>
 
+#include "runtime/autograd/grad_mode.h"
 #include "runtime/compile/internal/capture.h"
 #include "runtime/dispatch/local_dispatch_key_set.h"
 #include "runtime/fake/fake_tensor.h"
@@ -51,6 +52,7 @@ bool matches(const TracedPlan& plan, const std::vector<Tensor>& inputs) {
   if (plan.inputs.size() != inputs.size()) return false;
   const LocalDispatchKeySet& tls = local_dispatch_key_set();
   if (!(tls.included == plan.included) || !(tls.excluded == plan.excluded)) return false;
+  if (autograd::is_grad_enabled() != plan.grad_enabled) return false;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const TracedPlan::InputMeta& m = plan.inputs[i];
     const Tensor& t = inputs[i];
@@ -82,6 +84,8 @@ void keep_plan(CompiledState& state, const std::vector<Tensor>& inputs, const st
   const LocalDispatchKeySet& tls = local_dispatch_key_set();
   plan->included = tls.included;
   plan->excluded = tls.excluded;
+  plan->grad_enabled = autograd::is_grad_enabled();
+  plan->graph_grad_enabled = last != nullptr ? last->grad_enabled : plan->grad_enabled;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Tensor& t = inputs[i];
     TracedPlan::InputMeta m;
@@ -153,6 +157,7 @@ std::vector<Tensor> run_plan(CompiledState& state, const TracedPlan& plan, const
     for (int g : plan.graph_inputs) {
       graph_inputs.push_back(g >= 0 ? inputs[static_cast<size_t>(g)] : plan.kept[static_cast<size_t>(-1 - g)]);
     }
+    autograd::AutoGradMode grad_mode(plan.graph_grad_enabled);  // See Note [Grad mode splits a graph]
     results = plan.recording->entry->compiled(graph_inputs);
   }
   OPSPEC_CHECK(results.size() == plan.num_results, "compile: the backend returned ", results.size(),

@@ -65,6 +65,8 @@ struct TracedPlan {
   };
   std::vector<InputMeta> inputs;
   DispatchKeySet included, excluded;  // the thread's key adjustments during the trace
+  bool grad_enabled = true;           // the grad mode around the traced call (a later call must share it)
+  bool graph_grad_enabled = true;     // the grad mode its graph ran under (See Note [Grad mode splits a graph])
   // graph_inputs: per graph input, >= 0: fn input i; < 0: kept[-1 - i], a
   // tensor fn closed over.
   std::vector<int> graph_inputs;
@@ -83,6 +85,7 @@ struct LastGraph {
   std::vector<Tensor> inputs;              // the graph's real inputs, in order
   std::vector<const TensorImpl*> results;  // the captured tensors it filled, in order
   std::shared_ptr<const Recording> recording;  // null when it ran eagerly (past cache_size_limit)
+  bool grad_enabled = true;                    // the grad mode it ran under
 };
 
 // CompiledState: what a CompiledFunction shares between its copies and calls.

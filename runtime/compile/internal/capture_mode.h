@@ -7,6 +7,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -106,6 +107,9 @@ class CaptureMode : public ProxyTensorMode {
   std::vector<Tensor> captured_;  // remembered results, possibly more than once each
   absl::flat_hash_set<const TensorImpl*> materialized_;
   size_t position_ = 0;
+  // graph_grad_mode_: the grad mode the pending graph's ops ran under, set by
+  // its first op (See Note [Grad mode splits a graph]).
+  std::optional<bool> graph_grad_mode_;
   int next_tmp_ = 0;
   int next_captured_ = 0;
   LastGraph last_;
