@@ -148,11 +148,22 @@ Tensor cross_entropy_label_smoothing(const Tensor& self, const Tensor& target, c
   Tensor ret;
   switch (reduction) {
     case Reduction::kMean: {
-      // PyTorch's weighted mean needs gather (normalising by the picked weights).
-      OPSPEC_CHECK(!weight, kOp, ": a class weight with label_smoothing and reduction='mean' needs gather, "
-                   "which opspec does not have yet");
-      const Tensor kept = ops::sum(ops::bitwise_not(ignore_mask));  // right operand first (See file comment)
-      ret = ops::div(ops::sum(smooth_loss), kept);
+      // Right operands first (See file comment). A class weight normalises by
+      // the weights of the kept targets, as nll_loss_nd does.
+      Tensor denominator;
+      if (!weight) {
+        denominator = ops::sum(ops::bitwise_not(ignore_mask));
+      } else if (is_tensor_subclass_like(*weight)) {
+        // Gathered from index 0 where ignored (always valid), then masked out.
+        const Tensor filtered_target = ops::masked_fill(target, ignore_mask, 0);
+        Tensor tgt_weights = ops::gather(*weight, 0, ops::flatten(filtered_target));
+        const Tensor flat_mask = ops::flatten(ignore_mask);
+        denominator = ops::sum(ops::masked_fill_(tgt_weights, flat_mask, 0));
+      } else {
+        const Tensor kept = ops::masked_select(target, ops::bitwise_not(ignore_mask));
+        denominator = ops::sum(ops::gather(*weight, 0, ops::flatten(kept)));
+      }
+      ret = ops::div(ops::sum(smooth_loss), denominator);
       break;
     }
     case Reduction::kSum: ret = ops::sum(smooth_loss); break;

@@ -86,6 +86,22 @@ TEST_F(NnDecompositionTest, CrossEntropyWithLabelSmoothing) {
               0.9 * nll + 0.1 / 5 * smooth / 3, 1e-5);
 }
 
+// A class weight with label smoothing and reduction='mean' normalises by the
+// kept targets' weights (it was refused): without a mode through
+// masked_select, under one through PyTorch's subclass-like path (masked_fill,
+// gather, masked_fill_). Values from the formula, with one row ignored too.
+TEST_F(NnDecompositionTest, CrossEntropyWithAWeightAndLabelSmoothing) {
+  const Tensor x = ops::tensor({1, 2, 3, 0.5, 0, -2}, {2, 3});
+  const Tensor t = ints({2, 0}, {2});
+  const Tensor w = ops::tensor({1, 2, 3}, {3});
+  EXPECT_NEAR(ops::cross_entropy(x, t, w, ops::Reduction::kMean, -100, 0.1).item<double>(), 0.54375598, 1e-6);
+  EXPECT_NEAR(ops::cross_entropy(x, t, w, ops::Reduction::kMean, 2, 0.1).item<double>(), 0.85963330, 1e-6);
+  EXPECT_THAT(ops_of([&] { ops::cross_entropy(x, t, w, ops::Reduction::kMean, -100, 0.1); }),
+              ElementsAre("_log_softmax", "nll_loss_forward", "view", "mul.Tensor", "sum.dim_IntList", "neg",
+                          "eq.Scalar", "masked_fill_.Scalar", "masked_fill.Scalar", "gather", "masked_fill_.Scalar",
+                          "sum", "sum", "div.Tensor", "mul.Scalar", "mul.Scalar", "add.Tensor"));
+}
+
 TEST_F(NnDecompositionTest, CrossEntropyWithProbabilities) {
   const Tensor probs = ops::softmax(ops::randn({4, 5}), 1);
   EXPECT_THAT(ops_of([&] { ops::cross_entropy(logits, probs); }),
