@@ -288,7 +288,10 @@ void register_decompositions(Dispatcher& d) {
       .impl("softmax.int", kKey, &softmax_kernel)
       .impl("log_softmax.int", kKey, &log_softmax_kernel)
       .impl("layer_norm", kKey, &layer_norm_kernel)
-      .impl("dropout", kKey, &dropout_kernel);
+      .impl("dropout", kKey, &dropout_kernel)
+      // max.other / min.other: PyTorch's BinaryOps.cpp forwards them to maximum / minimum.
+      .impl("max.other", kKey, [](const Tensor& self, const Tensor& other) { return ops::maximum(self, other); })
+      .impl("min.other", kKey, [](const Tensor& self, const Tensor& other) { return ops::minimum(self, other); });
 }
 
 }  // namespace opspec::internal

@@ -135,7 +135,6 @@ Tensor cross_entropy_prob_target(const Tensor& self, const Tensor& target, const
 // cross_entropy_loss_label_smoothing: class indices with label_smoothing > 0.
 Tensor cross_entropy_label_smoothing(const Tensor& self, const Tensor& target, const OptTensor& weight,
                                      Reduction reduction, int64_t ignore_index, double label_smoothing) {
-  constexpr std::string_view kOp = "aten::cross_entropy_loss";
   const int64_t class_dim = self.dim() == 1 ? 0 : 1;
   const Tensor input = ops::log_softmax(self, class_dim, self.dtype());
   const Tensor nllloss = ops::nll_loss_nd(input, target, weight, static_cast<ops::Reduction>(reduction), ignore_index);

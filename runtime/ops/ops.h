@@ -550,6 +550,9 @@ Tensor min(const Tensor& self, OPSPEC_LOC);
 // max / min over dim: (values, i64 indices of the first max (min); NaN wins); aten::max.dim, aten::min.dim.
 std::tuple<Tensor, Tensor> max(const Tensor& self, int64_t dim, bool keepdim = false, OPSPEC_LOC);
 std::tuple<Tensor, Tensor> min(const Tensor& self, int64_t dim, bool keepdim = false, OPSPEC_LOC);
+// max / min of two tensors: maximum / minimum, which they forward to (aten::max.other, aten::min.other).
+Tensor max(const Tensor& self, const Tensor& other, OPSPEC_LOC);
+Tensor min(const Tensor& self, const Tensor& other, OPSPEC_LOC);
 // cumsum / cumprod: inclusive running sum (product) along dim (bool and integer inputs give i64).
 Tensor cumsum(const Tensor& self, int64_t dim, std::optional<DType> dtype = std::nullopt, OPSPEC_LOC);
 Tensor cumprod(const Tensor& self, int64_t dim, std::optional<DType> dtype = std::nullopt, OPSPEC_LOC);

@@ -34,6 +34,14 @@ Tensor min(const Tensor& self, const std::source_location& loc) {
   OPSPEC_SITE;
   return call<Tensor(const Tensor&)>(OpId::min, self);
 }
+Tensor max(const Tensor& self, const Tensor& other, const std::source_location& loc) {
+  OPSPEC_SITE;
+  return call<Tensor(const Tensor&, const Tensor&)>(OpId::max_other, self, other);
+}
+Tensor min(const Tensor& self, const Tensor& other, const std::source_location& loc) {
+  OPSPEC_SITE;
+  return call<Tensor(const Tensor&, const Tensor&)>(OpId::min_other, self, other);
+}
 std::tuple<Tensor, Tensor> max(const Tensor& self, int64_t dim, bool keepdim, const std::source_location& loc) {
   OPSPEC_SITE;
   return call<Pair(const Tensor&, int64_t, bool)>(OpId::max_dim, self, dim, keepdim);
