@@ -64,12 +64,14 @@ absl::StatusOr<std::vector<spec::SuiteSpec>> load_bench_suites(const std::vector
                                                                std::vector<spec::BenchResult>* failed) {
   std::vector<spec::SuiteSpec> suites;
   if (paths.empty()) return suites;
-  absl::StatusOr<std::vector<std::string>> files = spec::find_spec_files(paths);
+  std::vector<std::string> unreadable;  // directories
+  absl::StatusOr<std::vector<std::string>> files = spec::find_spec_files(paths, &unreadable);
   if (!files.ok()) return files.status();
   const auto fail = [&](const std::string& file, const std::string& message) {
     err << "opspec bench: " << message << "\n";
     failed->push_back({.id = str_cat(file, "::<load>"), .file = file, .error = message});
   };
+  for (const std::string& message : unreadable) fail(message.substr(0, message.find(": error: ")), message);
   for (const std::string& file : *files) {
     absl::StatusOr<spec::SuiteSpec> suite = spec::load_suite_file(file);
     if (suite.ok()) {

@@ -277,8 +277,12 @@ void keep_until_exit(T&& v) {
 // --jobs: the cores it may use), and keeps them in file order.
 Loaded load(const std::vector<std::string>& paths, int threads = 1) {
   Loaded out;
-  absl::StatusOr<std::vector<std::string>> files = find_spec_files(paths);
+  std::vector<std::string> unreadable;  // directories: each fails as a file that cannot be read does
+  absl::StatusOr<std::vector<std::string>> files = find_spec_files(paths, &unreadable);
   if (!files.ok()) throw Error(std::string(files.status().message()));
+  for (std::string& message : unreadable) {
+    out.load_failures.push_back(load_failure(message.substr(0, message.find(": error: ")), std::move(message)));
+  }
   std::vector<absl::StatusOr<SuiteSpec>> parsed(files->size(), absl::UnknownError("not loaded"));
   std::atomic<size_t> next{0};
   auto parse = [&] {

@@ -5,6 +5,8 @@
 #include "harness/cli/cli.h"
 
 #include <signal.h>
+#include <dirent.h>
+#include <grp.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -295,6 +297,45 @@ TEST(OpspecCli, LoadErrorsFailTheRunAndNameTheFile) {
   EXPECT_THAT(r.out, HasSubstr("bad.yaml:3:5"));
   EXPECT_THAT(r.out, HasSubstr("programm"));
   EXPECT_THAT(r.out, HasSubstr("1 passed, 1 failed"));
+}
+
+// drop_root: as root (whom chmod does not stop), become nobody, so a mode-000
+// directory is unreadable; false when that fails. Run in a forked child only.
+bool drop_root() {
+  if (::geteuid() != 0) return true;
+  return ::setgroups(0, nullptr) == 0 && ::setresgid(65534, 65534, 65534) == 0 && ::setresuid(65534, 65534, 65534) == 0;
+}
+
+// A directory the run cannot list was skipped silently (exit 0); it now fails
+// the run as a file that cannot be read does, named (Note [Unreadable directories]).
+TEST(OpspecCli, AnUnreadableDirectoryFailsTheRunAndIsNamed) {
+  const std::string dir = temp_dir();
+  write(dir, "small.yaml", kSuite);
+  const std::string locked = dir + "/locked";
+  std::filesystem::create_directories(locked);
+  write(locked, "hidden_from_the_run.yaml", kSuite);
+  std::filesystem::permissions(locked, std::filesystem::perms::none);
+  const pid_t probe = ::fork();
+  if (probe == 0) _exit(drop_root() && ::opendir(locked.c_str()) == nullptr && errno == EACCES ? 0 : 1);
+  int probed = 0;
+  ::waitpid(probe, &probed, 0);
+  if (!WIFEXITED(probed) || WEXITSTATUS(probed) != 0) {
+    std::filesystem::permissions(locked, std::filesystem::perms::owner_all);
+    GTEST_SKIP() << "cannot make a directory unreadable here";
+  }
+  for (const char* command : {"run"}) {
+    EXPECT_EXIT(
+        {
+          if (!drop_root()) std::exit(99);
+          CliRun r = cli({command, dir, "--filter", "relu_ok"});  // its stderr is the death test's
+          std::cerr << r.out;
+          std::exit(r.status);
+        },
+        testing::ExitedWithCode(1),
+        HasSubstr(locked + ": error: cannot read the directory: Permission denied"))
+        << command;
+  }
+  std::filesystem::permissions(locked, std::filesystem::perms::owner_all);
 }
 
 TEST(OpspecCli, ListAndShow) {

@@ -483,7 +483,12 @@ absl::StatusOr<SuiteSpec> load_suite_file(const std::string& path) {
   return load_suite_string(ss.str(), path);
 }
 
-absl::StatusOr<std::vector<std::string>> find_spec_files(const std::vector<std::string>& paths) {
+// Note [Unreadable directories]
+// A directory under a PATH that cannot be listed is an error naming it, as an
+// unreadable spec file is: skipping it (skip_permission_denied) let a run pass
+// with exit 0 while the specs in it never loaded.
+absl::StatusOr<std::vector<std::string>> find_spec_files(const std::vector<std::string>& paths,
+                                                         std::vector<std::string>* unreadable) {
   namespace fs = std::filesystem;
   std::vector<std::string> out;
   std::set<std::string> seen;
@@ -500,18 +505,30 @@ absl::StatusOr<std::vector<std::string>> find_spec_files(const std::vector<std::
       add(path);
       continue;
     }
-    std::vector<fs::path> found;
-    fs::recursive_directory_iterator it(path, fs::directory_options::skip_permission_denied, ec), end;
-    if (ec) return absl::NotFoundError(str_cat(path, ": error: cannot read the directory: ", ec.message()));
-    for (; it != end; it.increment(ec)) {
-      if (ec) return absl::NotFoundError(str_cat(path, ": error: cannot read the directory: ", ec.message()));
-      std::string name = it->path().filename().string();
-      if (!name.empty() && name[0] == '.') {
-        if (it->is_directory(ec)) it.disable_recursion_pending();
-        continue;
+    // Each directory listed on its own (not recursive_directory_iterator), so
+    // an error names the directory that failed; links to directories are not
+    // followed, as that iterator's default had it.
+    std::vector<fs::path> found, dirs{fs::path(path)};
+    while (!dirs.empty()) {
+      const fs::path dir = std::move(dirs.back());
+      dirs.pop_back();
+      fs::directory_iterator it(dir, ec), end;
+      for (; !ec && it != end; it.increment(ec)) {
+        const std::string name = it->path().filename().string();
+        if (!name.empty() && name[0] == '.') continue;
+        std::error_code ignored;  // an entry that vanished or a dangling link: not a spec file
+        if (it->is_directory(ignored) && !it->is_symlink(ignored)) {
+          dirs.push_back(it->path());
+          continue;
+        }
+        const std::string ext = it->path().extension().string();
+        if ((ext == ".yaml" || ext == ".yml") && it->is_regular_file(ignored)) found.push_back(it->path());
       }
-      std::string ext = it->path().extension().string();
-      if ((ext == ".yaml" || ext == ".yml") && it->is_regular_file(ec)) found.push_back(it->path());
+      if (!ec) continue;
+      std::string message = str_cat(dir.string(), ": error: cannot read the directory: ", ec.message());
+      if (unreadable == nullptr) return absl::PermissionDeniedError(message);
+      unreadable->push_back(std::move(message));
+      ec.clear();
     }
     std::sort(found.begin(), found.end());
     for (const fs::path& p : found) add(p);
@@ -520,10 +537,10 @@ absl::StatusOr<std::vector<std::string>> find_spec_files(const std::vector<std::
 }
 
 absl::StatusOr<std::vector<SuiteSpec>> load_suites(const std::vector<std::string>& paths) {
-  auto files = find_spec_files(paths);
+  std::vector<std::string> errors;
+  auto files = find_spec_files(paths, &errors);
   if (!files.ok()) return files.status();
   std::vector<SuiteSpec> suites;
-  std::vector<std::string> errors;
   for (const std::string& f : *files) {
     auto s = load_suite_file(f);
     if (!s.ok()) {

@@ -61,9 +61,13 @@ absl::StatusOr<SuiteSpec> load_suite_file(const std::string& path);
 
 // find_spec_files: expands paths into spec files: a file is taken as is, a
 // directory is searched recursively for *.yaml / *.yml (hidden entries
-// skipped), each directory's files sorted by path. Duplicates are dropped;
-// a missing path is a NotFoundError.
-absl::StatusOr<std::vector<std::string>> find_spec_files(const std::vector<std::string>& paths);
+// skipped, links to directories not followed), the files sorted by path.
+// Duplicates are dropped; a missing path is a NotFoundError. A directory that
+// cannot be listed is an error (See Note [Unreadable directories]): appended
+// to *unreadable ("DIR: error: cannot read the directory: ...") and the rest
+// still searched, or without unreadable a PermissionDeniedError.
+absl::StatusOr<std::vector<std::string>> find_spec_files(const std::vector<std::string>& paths,
+                                                         std::vector<std::string>* unreadable = nullptr);
 
 // DuplicateSuite: a suite whose name an earlier one already has.
 struct DuplicateSuite {
