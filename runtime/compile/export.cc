@@ -51,9 +51,16 @@ ExportedProgram export_traced(const TracedFunction& fn, const std::vector<Tensor
   }
 
   // One graph, or the first break named, on copies: fn may write its inputs.
+  // Each copy is a leaf with its input's requires_grad: a clone is not a leaf
+  // (grad(x) after backward failed before the break was named), and backward
+  // through it reached the caller's input.
   {
     std::vector<Tensor> copies;
-    for (const Tensor& t : inputs) copies.push_back(ops::clone(t));
+    for (const Tensor& t : inputs) {
+      Tensor copy = ops::clone(t.detach());
+      if (t.requires_grad()) copy.requires_grad_();
+      copies.push_back(std::move(copy));
+    }
     const CompiledFunction check(fn, {.backend = "eager", .dynamic = false, .input_names = names, .name = options.name});
     check(copies);
     const CompileStats stats = check.stats();
