@@ -19,9 +19,10 @@ using nlohmann::json;
 constexpr std::string_view kFormat = "opspec-exported-program";
 constexpr int kVersion = 1;
 
-// A float as JSON: a number, or "inf", "-inf", "nan" (JSON has none of them).
+// A float as JSON: a number, or "inf", "-inf", "nan", "-nan" (JSON has none
+// of them). A NaN keeps its sign, not its payload, as Python's float repr.
 json float_json(double v) {
-  if (std::isnan(v)) return "nan";
+  if (std::isnan(v)) return std::signbit(v) ? "-nan" : "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
   return v;
 }
@@ -29,9 +30,10 @@ double float_of(const json& j) {
   if (j.is_string()) {
     const std::string s = j.get<std::string>();
     if (s == "nan") return std::nan("");
+    if (s == "-nan") return std::copysign(std::nan(""), -1.0);
     if (s == "inf") return INFINITY;
     if (s == "-inf") return -INFINITY;
-    OPSPEC_FAIL("expected a number, \"inf\", \"-inf\" or \"nan\", got \"", s, "\"");
+    OPSPEC_FAIL("expected a number, \"inf\", \"-inf\", \"nan\" or \"-nan\", got \"", s, "\"");
   }
   return j.get<double>();
 }
