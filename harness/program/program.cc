@@ -202,7 +202,9 @@ class Interpreter {
 
 }  // namespace
 
-std::string SourceLocation::str() const { return str_cat(file, ":", line, ":", column); }
+std::string SourceLocation::str() const {
+  return str_cat(file, ":", line, ":", column, within.empty() ? "" : ": ", within);
+}
 
 ProgramError::ProgramError(SourceLocation where, const std::string& message)
     : Error(str_cat(where.str(), ": ", message)), where_(std::move(where)), message_(message) {}

@@ -48,18 +48,25 @@ namespace opspec {
 
 // ProgramOrigin: where the program text sits in its file, so errors point at
 // the file: text line 1 is file line first_line, and every line's columns
-// are shifted by column_offset (the block scalar's indentation).
+// are shifted by column_offset (the block scalar's indentation). When the
+// text is not the file's line for line (unmapped: "a double-quoted scalar"
+// with escapes or folded lines), errors point at where it starts and give
+// the program's own line:col (See Note [Program positions] in yaml_reader.cc).
 struct ProgramOrigin {
   std::string file = "<program>";
   int first_line = 1;
   int column_offset = 0;
+  std::string unmapped;
 };
 
-// SourceLocation: a position in a file, 1-based. str(): "file:line:col".
+// SourceLocation: a position in a file, 1-based. str(): "file:line:col", and
+// where the position is only the program text's start, ": in the program
+// (a double-quoted scalar) at 2:8" after it (the within).
 struct SourceLocation {
   std::string file;
   int line = 0;
   int column = 0;
+  std::string within;
   std::string str() const;
 };
 

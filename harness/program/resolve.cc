@@ -420,6 +420,12 @@ Value convert(const ArgType& t, const Obj& o, Pos pos, const ProgramOrigin& orig
 SourceLocation to_location(const ProgramOrigin& origin, Pos pos) {
   SourceLocation loc;
   loc.file = origin.file;
+  if (!origin.unmapped.empty()) {  // the text's start, then the program's own position
+    loc.line = origin.first_line;
+    loc.column = origin.column_offset + 1;
+    loc.within = str_cat("in the program (", origin.unmapped, ") at ", pos.line, ":", pos.col);
+    return loc;
+  }
   loc.line = origin.first_line + pos.line - 1;
   loc.column = pos.col + origin.column_offset;
   return loc;

@@ -82,8 +82,10 @@ std::string section(std::string_view title, std::string_view text, std::string_v
   return str_cat("<h2 id=\"", id, "\">", html_escape(title), "</h2>\n", pre(text));
 }
 
-// break_lines: the file lines graph breaks name ("... (at FILE:LINE...)") in file.
-std::set<int> break_lines(const CaseResult& r) {
+// break_lines: the file lines graph breaks name ("... (at FILE:LINE...)") in
+// file; with program_lines, the program's own lines, which a site gives after
+// ") at " where the program is not the file's text (Note [Program positions]).
+std::set<int> break_lines(const CaseResult& r, bool program_lines) {
   std::set<int> lines;
   for (const std::string& b : r.graph_breaks) {
     const size_t at = b.rfind("(at ");
@@ -91,8 +93,11 @@ std::set<int> break_lines(const CaseResult& r) {
     const std::string site = b.substr(at + 4);
     const size_t colon = site.find(':');
     if (colon == std::string::npos || site.substr(0, colon) != r.file) continue;
+    const size_t own = site.rfind(") at ");
+    if (program_lines && own == std::string::npos) continue;
     int line = 0;
-    for (size_t i = colon + 1; i < site.size() && std::isdigit(static_cast<unsigned char>(site[i])); ++i) {
+    for (size_t i = program_lines ? own + 5 : colon + 1;
+         i < site.size() && std::isdigit(static_cast<unsigned char>(site[i])) && line < 100000000; ++i) {
       line = line * 10 + (site[i] - '0');
     }
     if (line > 0) lines.insert(line);
@@ -102,8 +107,9 @@ std::set<int> break_lines(const CaseResult& r) {
 
 std::string program_html(const CaseSpec& spec, const CaseResult& r) {
   if (!spec.program) return str_cat("<p>fixture <code>", html_escape(spec.fixture), "</code></p>\n");
-  const std::set<int> breaks = break_lines(r);
-  const int first = spec.program->origin().first_line;
+  const bool program_lines = !spec.program->origin().unmapped.empty();  // not the file's lines: number them 1, 2, ...
+  const std::set<int> breaks = break_lines(r, program_lines);
+  const int first = program_lines ? 1 : spec.program->origin().first_line;
   std::string out = "<pre class=\"program\">";
   int n = 0;
   std::string_view source = spec.program->source();

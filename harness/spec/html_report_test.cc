@@ -52,6 +52,11 @@ cases:
       return cos(y)
     compile: {backend: eager}
     expect: {graph_breaks: 1}
+  - name: breaks_quoted
+    inputs: {x: {shape: [4]}}
+    program: "y = sin(x)\ngraph_break()\nreturn cos(y)\n"
+    compile: {backend: eager}
+    expect: {graph_breaks: 1}
   - name: fuses
     inputs: {x: {shape: [4]}}
     program: |
@@ -72,7 +77,7 @@ cases:
   ASSERT_TRUE(write_html_report(dir, cases, summary).ok());
 
   const std::string index = read(dir + "/index.html");
-  EXPECT_THAT(index, HasSubstr("3 passed, 1 failed"));
+  EXPECT_THAT(index, HasSubstr("4 passed, 1 failed"));
   EXPECT_THAT(index, HasSubstr("<a href=\"cases/report~~fails.html\">report::fails</a>"));
   EXPECT_THAT(index, HasSubstr("data-status=\"failed\""));
   EXPECT_THAT(index, HasSubstr("id=\"filter\""));
@@ -94,6 +99,9 @@ cases:
   EXPECT_THAT(broke, HasSubstr("Graph breaks"));
   // The graph_break() line (file line 18) is marked.
   EXPECT_THAT(broke, HasSubstr("<span class=\"line break\" data-line=\"18\">"));
+  // A quoted program is not the file's lines: its own are numbered and marked (Note [Program positions]).
+  EXPECT_THAT(read(dir + "/cases/report~~breaks_quoted.html"),
+              HasSubstr("<span class=\"line break\" data-line=\"2\"><span class=\"no\">2</span>graph_break()"));
   EXPECT_THAT(broke, Not(HasSubstr("<script src")));  // nothing loaded from outside
   if (!dot_to_svg("digraph g { a -> b; }").empty()) {  // built with Graphviz: each graph drawn inline
     EXPECT_THAT(broke, HasSubstr("<div class=\"graph-svg\"><svg"));

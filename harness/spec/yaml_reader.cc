@@ -531,6 +531,30 @@ bool YamlReader::check_device(const std::string& d, Pos p) {
   }
 }
 
+// Note [Program positions]
+// A literal block (|) is the file's text line for line, so a position in the
+// program is one in the file. A quoted, folded (>) or multi-line plain scalar
+// is not in general: escapes change columns and folding joins or drops lines.
+// Such a scalar is mapped exactly when its value is the file's text at the
+// mapped places (checked, not assumed); otherwise errors point at where its
+// text starts, which stays clickable and true, and give the program's own
+// line:col: "a.yaml:4:14: in the program (a double-quoted scalar) at 2:8: ...".
+
+// verbatim: whether value is the file's text from first_line at column
+// offset col0 (0-based), line for line (each value line a prefix of its file
+// line there, so every position in it maps exactly).
+bool YamlReader::verbatim(std::string_view value, int first_line, int col0) const {
+  size_t start = 0;
+  for (int line = first_line;; ++line) {
+    const size_t end = std::min(value.find('\n', start), value.size());
+    if (line < 1 || line > static_cast<int>(line_starts_.size())) return false;
+    const size_t from = line_starts_[line - 1] + static_cast<size_t>(col0);
+    if (from > text_.size() || text_.substr(from, end - start) != value.substr(start, end - start)) return false;
+    if (end == value.size()) return true;
+    start = end + 1;
+  }
+}
+
 // block_origin: see the header.
 ProgramOrigin YamlReader::block_origin(const Entry& e) const {
   ProgramOrigin o;
@@ -547,8 +571,17 @@ ProgramOrigin YamlReader::block_origin(const Entry& e) const {
   char c = off < text_.size() ? text_[off] : '\0';
   o.first_line = vp.line;
   o.column_offset = col;
+  const std::string value = e.value.IsScalar() ? e.value.Scalar() : "";
+  std::string_view trimmed = value;  // a block's final newlines: no position is in them
+  while (!trimmed.empty() && trimmed.back() == '\n') trimmed.remove_suffix(1);
   if (c == '"' || c == '\'') {
+    // One line, no escapes ('' in single quotes) and the closing quote right after: the file's text.
     o.column_offset = col + 1;
+    const bool plain_text = value.find_first_of(c == '"' ? "\n\\" : "\n'") == std::string::npos &&
+                            off + 1 + value.size() < text_.size() && text_[off + 1 + value.size()] == c;
+    if (!plain_text || !verbatim(value, o.first_line, o.column_offset)) {
+      o.unmapped = c == '"' ? "a double-quoted scalar" : "a single-quoted scalar";
+    }
   } else if (c == '|' || c == '>') {
     // A block scalar: its text starts on the next line, at the block's indentation.
     o.first_line = vp.line + 1;
@@ -570,6 +603,9 @@ ProgramOrigin YamlReader::block_origin(const Entry& e) const {
         }
       }
     }
+    if (c == '>' && !verbatim(trimmed, o.first_line, o.column_offset)) o.unmapped = "a folded scalar";
+  } else if (!verbatim(trimmed, o.first_line, o.column_offset)) {
+    o.unmapped = "a plain scalar on several lines";
   }
   return o;
 }

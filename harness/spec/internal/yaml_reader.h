@@ -137,10 +137,12 @@ class YamlReader {
 
   // block_origin: where a scalar's text starts in the file (past quotes, a
   // tag or an anchor; a block scalar's first line and indentation), so
-  // positions inside the text can be reported as file positions.
+  // positions inside the text can be reported as file positions; unmapped
+  // set where they cannot be (See Note [Program positions]).
   ProgramOrigin block_origin(const Entry& e) const;
 
  private:
+  bool verbatim(std::string_view value, int first_line, int col0) const;
   // format_errors: errors sorted by position, deduplicated, one line each.
   std::string format_errors(std::vector<Diag> errors) const;
   std::string_view text_;
