@@ -34,8 +34,8 @@ const internal::ProgramImpl& empty_impl() {
 // Interpreter: one run of a program over its inputs.
 class Interpreter {
  public:
-  Interpreter(const internal::ProgramImpl& p, const internal::ProgramFixtures& fixtures)
-      : p_(p), fixtures_(fixtures) {}
+  Interpreter(const internal::ProgramImpl& p, const internal::ProgramFixtures& fixtures, const ReturnCheck& check)
+      : p_(p), fixtures_(fixtures), check_(check) {}
 
   std::vector<Value> run(const std::vector<std::pair<std::string, Value>>& inputs) {
     for (const auto& [name, value] : inputs) env_[name] = obj_from_value(value);
@@ -69,7 +69,9 @@ class Interpreter {
 
   Value returned(const Obj& v, Pos pos) const {
     try {
-      return value_from_obj(v);
+      Value out = value_from_obj(v);
+      if (check_) check_(out);
+      return out;
     } catch (const Error& e) {
       fail(pos, e.what());
     }
@@ -197,6 +199,7 @@ class Interpreter {
 
   const internal::ProgramImpl& p_;
   const internal::ProgramFixtures& fixtures_;
+  const ReturnCheck& check_;
   std::map<std::string, Obj, std::less<>> env_;
 };
 
@@ -234,9 +237,10 @@ std::vector<Value> Program::run(const std::vector<std::pair<std::string, Value>>
   return instantiate().run(inputs);
 }
 
-std::vector<Value> ProgramInstance::run(const std::vector<std::pair<std::string, Value>>& inputs) const {
+std::vector<Value> ProgramInstance::run(const std::vector<std::pair<std::string, Value>>& inputs,
+                                        const ReturnCheck& check) const {
   const internal::ProgramImpl& impl = program_.impl_ ? *program_.impl_ : empty_impl();
-  return Interpreter(impl, *fixtures_).run(inputs);
+  return Interpreter(impl, *fixtures_, check).run(inputs);
 }
 
 namespace {

@@ -2,6 +2,7 @@
 // See Note [Program language].
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -91,6 +92,9 @@ struct ProgramFixtures;
 
 class ProgramInstance;
 
+// ReturnCheck: a test of one value a program returns (throws Error to refuse it).
+using ReturnCheck = std::function<void(const Value&)>;
+
 // Program: a parsed program; cheap to copy (shared, immutable).
 class Program {
  public:
@@ -132,8 +136,10 @@ class ProgramInstance {
   // flattened). Errors are ProgramError at the failing call's (or name's)
   // location, keeping the original message (e.g. "specs/a.yaml:7:9:
   // aten::mm: mat2 has shape [4, 5]; ..."). The runtime's own exception is
-  // kept in nested form: std::rethrow_if_nested(e) rethrows it.
-  std::vector<Value> run(const std::vector<std::pair<std::string, Value>>& inputs) const;
+  // kept in nested form: std::rethrow_if_nested(e) rethrows it. check, if
+  // given, sees each returned value; an Error it throws becomes a
+  // ProgramError at that value in the return statement.
+  std::vector<Value> run(const std::vector<std::pair<std::string, Value>>& inputs, const ReturnCheck& check = {}) const;
   // program: the program this instance runs.
   const Program& program() const { return program_; }
 

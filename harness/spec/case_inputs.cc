@@ -11,17 +11,23 @@
 namespace opspec::spec {
 namespace {
 
+// check_returned: a case's results are tensors or numbers; run by the
+// program at its return statement, so the error has the value's position.
+void check_returned(const Value& v) {
+  if (v.is_tensor() || v.is_tensor_list() || v.is_scalar()) return;
+  throw Error(str_cat("the program returned a ", v.type_name(), "; return tensors or numbers"));
+}
+
 std::vector<Tensor> to_tensors(const std::vector<Value>& values) {
   std::vector<Tensor> out;
   for (const Value& v : values) {
+    check_returned(v);
     if (v.is_tensor()) {
       out.push_back(v.to_tensor());
     } else if (v.is_tensor_list()) {
       for (const Tensor& t : v.to_tensor_list()) out.push_back(t);
-    } else if (v.is_scalar()) {
-      out.push_back(internal::make_wrapped_number(v.to_scalar()));
     } else {
-      throw Error(str_cat("the program returned a ", v.type_name(), "; return tensors or numbers"));
+      out.push_back(internal::make_wrapped_number(v.to_scalar()));
     }
   }
   return out;
@@ -91,7 +97,7 @@ CaseFunction make_case_function(const CaseSpec& c, const std::string& device) {
     f.fn = [instance, names = f.input_names](const std::vector<Tensor>& inputs) {
       std::vector<std::pair<std::string, Value>> args;
       for (size_t i = 0; i < names.size() && i < inputs.size(); ++i) args.emplace_back(names[i], inputs[i]);
-      return to_tensors(instance->run(args));
+      return to_tensors(instance->run(args, check_returned));
     };
   } else {
     const Fixture* fixture = find_fixture(c.fixture);

@@ -199,6 +199,19 @@ cases:
   EXPECT_THAT(r.message, HasSubstr("aten::mm"));
 }
 
+// A returned value that is not a tensor or number said "error: the program
+// returned a None" with no place; it is now the value's in the return.
+TEST(SpecRunner, ReturningWhatIsNotATensorNamesTheValue) {
+  const auto message = [](std::string_view returned) {
+    return run_one(str_cat("cases:\n  - name: r\n    inputs: {x: {shape: [2]}}\n    program: |\n      return ",
+                           returned, "\n"))
+        .message;
+  };
+  EXPECT_THAT(message("None"), HasSubstr("runner_test.yaml:5:14: the program returned a None; return tensors or numbers"));
+  EXPECT_THAT(message("x, \"hi\""), HasSubstr("runner_test.yaml:5:17: the program returned a str;"));
+  EXPECT_THAT(message("[1, 2]"), HasSubstr("runner_test.yaml:5:14: the program returned a int[];"));
+}
+
 TEST(SpecRunner, LoadErrorOfOneCaseCanBeExpected) {
   constexpr const char* yaml = R"(
 cases:
