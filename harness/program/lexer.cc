@@ -2,7 +2,9 @@
 #include "harness/program/lexer.h"
 
 #include <cctype>
+#include <algorithm>
 #include <charconv>
+#include <limits>
 #include <system_error>
 
 #include "absl/strings/str_format.h"
@@ -19,6 +21,25 @@ std::string quote_char(char c) {
   const auto u = static_cast<unsigned char>(c);
   if (u >= 0x20 && u < 0x7f) return str_cat("'", std::string(1, c), "'");
   return absl::StrFormat("'\\x%02x'", u);
+}
+
+// underflows: whether a float literal out of double's range is too small
+// (not too large): the decimal exponent of its first nonzero digit is
+// negative. Its text is digits, an optional point and an optional exponent.
+bool underflows(std::string_view lit) {
+  const size_t e = std::min(lit.find_first_of("eE"), lit.size());
+  const std::string_view mantissa = lit.substr(0, e);
+  const size_t point = std::min(mantissa.find('.'), mantissa.size());
+  const size_t first = mantissa.find_first_of("123456789");
+  if (first == std::string_view::npos) return true;  // zero: no range error, but never an overflow
+  int64_t lead = first < point ? static_cast<int64_t>(point - first) - 1 : -static_cast<int64_t>(first - point);
+  int64_t exponent = 0;
+  bool negative = false;
+  for (size_t i = e + 1; i < lit.size(); ++i) {
+    if (lit[i] == '-' || lit[i] == '+') negative = lit[i] == '-';
+    else exponent = std::min<int64_t>(exponent * 10 + (lit[i] - '0'), int64_t{1} << 40);  // saturates
+  }
+  return lead + (negative ? -exponent : exponent) < 0;
 }
 
 class Lexer {
@@ -156,13 +177,22 @@ class Lexer {
     if (is_float) {
       t.kind = TokKind::kFloat;
       const auto r = std::from_chars(lit.data(), lit.data() + lit.size(), t.dval);
-      if (r.ec != std::errc() || r.ptr != lit.data() + lit.size()) {
+      if (r.ec == std::errc::result_out_of_range && underflows(lit)) {
+        t.dval = 0.0;  // as Python: 1e-400 is 0.0 (a denormal is read as one)
+      } else if (r.ec != std::errc() || r.ptr != lit.data() + lit.size()) {
         return fail(pos, str_cat("float literal '", lit, "' is out of range"));
       }
     } else {
       t.kind = TokKind::kInt;
+      if (lit.size() > 1 && lit[0] == '0' && lit.find_first_not_of('0') != std::string_view::npos) {
+        return fail(pos, str_cat("invalid number literal '", lit,
+                                 "': leading zeros in decimal integer literals are not permitted (as in Python)"));
+      }
       const auto r = std::from_chars(lit.data(), lit.data() + lit.size(), t.ival);
-      if (r.ec != std::errc() || r.ptr != lit.data() + lit.size()) {
+      if (r.ec == std::errc::result_out_of_range && lit == "9223372036854775808") {
+        t.int64_min_magnitude = true;  // only `-9223372036854775808` may use it (the parser checks)
+        t.ival = std::numeric_limits<int64_t>::min();
+      } else if (r.ec != std::errc() || r.ptr != lit.data() + lit.size()) {
         return fail(pos, str_cat("integer literal '", lit, "' is out of range"));
       }
     }

@@ -36,6 +36,9 @@ struct Token {
   std::string text;  // as written (names, numbers), or a string's contents
   int64_t ival = 0;
   double dval = 0;
+  // int64_min_magnitude: the literal 9223372036854775808, one past INT64_MAX:
+  // ival holds INT64_MIN, valid only negated (Python's -9223372036854775808).
+  bool int64_min_magnitude = false;
 };
 
 // LexError: where and what.

@@ -106,9 +106,17 @@ class Parser {
     switch (t.kind) {
       case TokKind::kMinus: {
         next();
+        if (peek().kind == TokKind::kInt && peek().int64_min_magnitude) {  // -9223372036854775808: INT64_MIN
+          out->kind = ExprKind::kInt;
+          out->ival = next().ival;
+          return true;
+        }
         Expr operand;
         if (!expr(&operand, depth + 1)) return false;
-        if (operand.kind == ExprKind::kInt) {  // fold: literals are at most INT64_MAX, so this cannot overflow
+        if (operand.kind == ExprKind::kInt) {  // fold: INT64_MIN (above) is the one literal that cannot be negated
+          if (operand.ival == std::numeric_limits<int64_t>::min()) {
+            return fail(t.pos, "integer literal '-(-9223372036854775808)' is out of range");
+          }
           operand.ival = -operand.ival;
         } else if (operand.kind == ExprKind::kFloat) {
           operand.dval = -operand.dval;
@@ -147,6 +155,7 @@ class Parser {
         return true;
       }
       case TokKind::kInt:
+        if (t.int64_min_magnitude) return fail(t.pos, str_cat("integer literal '", t.text, "' is out of range"));
         out->kind = ExprKind::kInt;
         out->ival = next().ival;
         return true;

@@ -103,6 +103,34 @@ TEST(ProgramParse, NanAndNegatedNames) {
   EXPECT_EQ(v[3], Value(int64_t{-1}));
 }
 
+// Number literals read as Python reads them: INT64_MIN negated (its magnitude
+// alone is out of range), an underflow is 0.0 (an overflow stays an error), and
+// a decimal int with leading zeros is refused (Python 3's octal trap).
+TEST(ProgramParse, NumberLiteralsAsPython) {
+  const std::vector<Value> v = parse_ok("return -9223372036854775808, 9223372036854775807, 1e-400, -1e-400, "
+                                        "0.000e-99999999999999999999, 5e-324, 00, 0, 007.5, 00e1")
+                                   .run({});
+  ASSERT_EQ(v.size(), 10u);
+  EXPECT_EQ(v[0], Value(std::numeric_limits<int64_t>::min()));
+  EXPECT_EQ(v[1], Value(std::numeric_limits<int64_t>::max()));
+  EXPECT_EQ(v[2], Value(0.0));
+  EXPECT_TRUE(std::signbit(v[3].to_double()) && v[3].to_double() == 0.0);
+  EXPECT_EQ(v[4], Value(0.0));
+  EXPECT_EQ(v[5], Value(5e-324));
+  EXPECT_EQ(v[6], Value(int64_t{0}));
+  EXPECT_EQ(v[7], Value(int64_t{0}));
+  EXPECT_EQ(v[8], Value(7.5));
+  EXPECT_EQ(v[9], Value(0.0));
+  EXPECT_EQ(parse_error("y = 9223372036854775808"), "t.yaml:10:9: integer literal '9223372036854775808' is out of range");
+  EXPECT_EQ(parse_error("y = --9223372036854775808"),
+            "t.yaml:10:9: integer literal '-(-9223372036854775808)' is out of range");
+  EXPECT_EQ(parse_error("y = -9223372036854775809"), "t.yaml:10:10: integer literal '9223372036854775809' is out of range");
+  EXPECT_EQ(parse_error("y = 1e400"), "t.yaml:10:9: float literal '1e400' is out of range");
+  EXPECT_EQ(parse_error("y = 1000e306"), "t.yaml:10:9: float literal '1000e306' is out of range");
+  EXPECT_EQ(parse_error("y = 007"), "t.yaml:10:9: invalid number literal '007': leading zeros in decimal integer "
+                                    "literals are not permitted (as in Python)");
+}
+
 TEST(ProgramParse, CommentsBlankLinesContinuationAndUnpacking) {
   const Program p = parse_ok(
       "# a comment line\n"
