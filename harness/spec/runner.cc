@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -134,6 +135,29 @@ CompileOptions compile_options(const CaseSpec& c, const CaseFunction& fn) {
     o.name = c.name;
   }
   return o;
+}
+
+// export_dynamic_shapes: expect.export's dynamic_shapes: the dims marked
+// dynamic and, with `dynamic: true`, every other dim of every input, as
+// compile() takes them: sizes 0 and 1 and dims marked static stay static.
+// A dim the program specializes is then a constraint violation, as a marked one.
+std::vector<std::pair<std::string, std::vector<int64_t>>> export_dynamic_shapes(
+    const CompileSpec& cs, const std::vector<std::string>& names, const std::vector<Tensor>& examples) {
+  std::vector<std::pair<std::string, std::vector<int64_t>>> out;
+  for (const auto& [name, dim] : cs.mark_dynamic) out.push_back({name, {dim}});
+  if (cs.dynamic != true) return out;
+  const std::set<std::pair<std::string, int64_t>> marked(cs.mark_dynamic.begin(), cs.mark_dynamic.end());
+  const std::set<std::pair<std::string, int64_t>> fixed(cs.mark_static.begin(), cs.mark_static.end());
+  for (size_t i = 0; i < names.size() && i < examples.size(); ++i) {
+    std::vector<int64_t> dims;
+    for (int64_t d = 0; d < examples[i].dim(); ++d) {
+      if (examples[i].sizes()[d] >= 2 && !marked.contains({names[i], d}) && !fixed.contains({names[i], d})) {
+        dims.push_back(d);
+      }
+    }
+    if (!dims.empty()) out.push_back({names[i], std::move(dims)});
+  }
+  return out;
 }
 
 // check_outputs: expect.outputs against the eager outputs: as many lists as
@@ -284,10 +308,9 @@ void run_expectations(const CaseRef& ref, const RunOptions& options, CaseResult&
   // -> run must give eager's outputs bit for bit.
   if (e.export_check) {
     ExportOptions xo{.input_names = fn.input_names, .name = c.name};
-    if (c.compile) {
-      for (const auto& [name, dim] : c.compile->mark_dynamic) xo.dynamic_shapes.push_back({name, {dim}});
-    }
-    const ExportedProgram ep = export_program(fn.fn, xo)(fn.make_inputs());
+    const std::vector<Tensor> examples = fn.make_inputs();
+    if (c.compile) xo.dynamic_shapes = export_dynamic_shapes(*c.compile, fn.input_names, examples);
+    const ExportedProgram ep = export_program(fn.fn, xo)(examples);
     const ExportedProgram loaded = ExportedProgram::from_json(ep.to_json());
     // The first inputs, then each of compile.calls': the loaded program runs
     // them as eager does, bit for bit, or refuses them by a guard ("call N:").
