@@ -73,7 +73,8 @@ SIGINT/SIGTERM stop the workers, write the reports (interrupted cases marked) an
   -q, --quiet      print only failures and the summary
 exit status of run: 0 every case passed (or skipped, xfailed), 1 a case failed or a file did not
 load, 2 a usage error, 5 no case was found, or --filter matched none (as pytest collecting
-nothing; a shard left empty is 0), 130/143 interrupted; list exits 5 when --filter matches no case, as run does
+nothing; a shard left empty is 0), 130/143 interrupted; list exits as run does: 1 when a file
+did not load, 2 on a usage error, 5 when no case was found or --filter matched none, else 0
 
 options of run, list, show and bench:
   --load LIB.so    load a plugin first: its ops, kernels, fixtures and backends (repeatable;
@@ -594,12 +595,18 @@ int command_list(const Args& a) {
     if (!r.spec->description.empty()) std::cout << "  " << shorten(r.spec->description);  // as docs/spec-format.md says
     std::cout << "\n";
   }
-  if (!loaded.load_failures.empty()) return 2;
-  if (!a.filter.empty() && matched == 0) {  // as run: a typo in a filter lists nothing, and says so
+  // The exit status of run (a file that did not load 1, nothing found or
+  // matched 5): a script that lists before it runs reads both alike.
+  const int status = loaded.load_failures.empty() ? 0 : 1;
+  if (!a.filter.empty() && matched == 0) {  // a typo in a filter lists nothing, and says so
     std::cerr << "no case matches --filter '" << shorten(a.filter) << "'\n";
+    return status == 0 ? 5 : status;
+  }
+  if (matched == 0 && status == 0) {  // a wrong PATH, or files without cases
+    std::cerr << "no spec cases found in " << absl::StrJoin(a.paths, ", ") << "\n";
     return 5;
   }
-  return 0;
+  return status;
 }
 
 void print_section(std::string_view title, const std::string& body) {

@@ -323,7 +323,7 @@ TEST(OpspecCli, AnUnreadableDirectoryFailsTheRunAndIsNamed) {
     std::filesystem::permissions(locked, std::filesystem::perms::owner_all);
     GTEST_SKIP() << "cannot make a directory unreadable here";
   }
-  for (const char* command : {"run"}) {
+  for (const char* command : {"run", "list"}) {
     EXPECT_EXIT(
         {
           if (!drop_root()) std::exit(99);
@@ -438,9 +438,15 @@ TEST(OpspecCli, AFilterThatMatchesNothingExits5) {
   EXPECT_EQ(listed.status, 5);
   EXPECT_THAT(listed.err, HasSubstr("no case matches --filter 'no_such_case'"));
   EXPECT_EQ(cli({"list", dir, "--filter", "relu_ok", "--shard", "2/2"}).status, 0);
+  // list exits as run does: it exited 0 for nothing found, and 2 for a file that did not load.
+  CliRun list_nothing = cli({"list", empty_dir}, /*capture_err=*/true);
+  EXPECT_EQ(list_nothing.status, 5);
+  EXPECT_THAT(list_nothing.err, HasSubstr("no spec cases found in " + empty_dir));
   write(dir, "bad.yaml", "cases:\n  - name: x\n    inputs: {x: {shape: [2]}\n");  // unclosed: the file does not load
   CliRun with_bad_file = cli({"run", dir, "--filter", "no_such_case"});
   EXPECT_EQ(with_bad_file.status, 1);  // the file that did not load fails the run, whatever the filter
+  EXPECT_EQ(cli({"list", dir, "--filter", "no_such_case"}, /*capture_err=*/true).status, 1);
+  EXPECT_EQ(cli({"list", dir}, /*capture_err=*/true).status, 1);
 }
 
 // An empty file name was taken as "no file": --json "" wrote nothing, silently.
