@@ -486,7 +486,31 @@ int accept_results(std::vector<CaseResult>& results, Summary& summary, const Arg
   return status;
 }
 
+// check_outputs_apart: --junit and --json name two files, neither a spec
+// file the run reads: either was overwritten silently (the spec lost).
+void check_outputs_apart(const Args& a) {
+  namespace fs = std::filesystem;
+  const auto same = [](const std::string& x, const std::string& y) {
+    std::error_code ex, ey;
+    const fs::path px = fs::weakly_canonical(x, ex), py = fs::weakly_canonical(y, ey);
+    return ex || ey ? fs::path(x).lexically_normal() == fs::path(y).lexically_normal() : px == py;
+  };
+  if (!a.junit.empty() && !a.json.empty() && same(a.junit, a.json)) {
+    usage_error(str_cat("--junit and --json name one file, '", a.json, "': each needs its own"));
+  }
+  std::vector<std::string> unreadable;  // these errors and a missing path: load() reports them
+  absl::StatusOr<std::vector<std::string>> inputs = find_spec_files(a.paths, &unreadable);
+  if (!inputs.ok()) return;
+  for (const auto& [flag, file] : {std::pair{"--junit", &a.junit}, std::pair{"--json", &a.json}}) {
+    if (file->empty()) continue;
+    for (const std::string& input : *inputs) {
+      if (same(*file, input)) usage_error(str_cat(flag, " names '", *file, "', a spec file this run reads"));
+    }
+  }
+}
+
 int command_run(const Args& a) {
+  check_outputs_apart(a);
   // The output files before the run, not after it: an unwritable one failed
   // a passing run at its end, with exit 1, as if a case had failed.
   for (const auto& [flag, file] : {std::pair{"--junit", &a.junit}, std::pair{"--json", &a.json}}) {

@@ -449,6 +449,22 @@ TEST(OpspecCli, AFilterThatMatchesNothingExits5) {
   EXPECT_EQ(cli({"list", dir}, /*capture_err=*/true).status, 1);
 }
 
+// --json and --junit naming one file, or a spec file the run reads, wrote
+// over it silently (a spec lost to a typo): both are usage errors.
+TEST(OpspecCli, OutputsThatWouldOverwriteAnInputOrEachOtherAreUsageErrors) {
+  const std::string dir = temp_dir();
+  const std::string spec = write(dir, "small.yaml", kSuite);
+  const std::string out = dir + "/out";
+  EXPECT_EXIT(cli({"run", dir, "--json", out, "--junit", dir + "/./out"}), testing::ExitedWithCode(2),
+              HasSubstr("--junit and --json name one file, '" + out + "': each needs its own"));
+  EXPECT_EXIT(cli({"run", dir, "--json", spec}), testing::ExitedWithCode(2),
+              HasSubstr("--json names '" + spec + "', a spec file this run reads"));
+  EXPECT_EXIT(cli({"run", spec, "--junit", spec}), testing::ExitedWithCode(2),
+              HasSubstr("--junit names '" + spec + "', a spec file this run reads"));
+  EXPECT_EQ(read(spec), kSuite);
+  EXPECT_EQ(cli({"run", dir, "--filter", "_ok$", "--json", out + ".json", "--junit", out + ".xml"}).status, 0);
+}
+
 // An empty file name was taken as "no file": --json "" wrote nothing, silently.
 TEST(OpspecCli, EmptyFileNamesAreUsageErrors) {
   for (const char* flag : {"--json", "--junit", "--load"}) {
