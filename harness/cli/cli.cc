@@ -282,7 +282,8 @@ Loaded load(const std::vector<std::string>& paths, int threads = 1) {
   absl::StatusOr<std::vector<std::string>> files = find_spec_files(paths, &unreadable);
   if (!files.ok()) throw Error(std::string(files.status().message()));
   for (std::string& message : unreadable) {
-    out.load_failures.push_back(load_failure(message.substr(0, message.find(": error: ")), std::move(message)));
+    const std::string dir = message.substr(0, message.find(": error: "));  // before message is moved from
+    out.load_failures.push_back(load_failure(dir, std::move(message)));
   }
   std::vector<absl::StatusOr<SuiteSpec>> parsed(files->size(), absl::UnknownError("not loaded"));
   std::atomic<size_t> next{0};

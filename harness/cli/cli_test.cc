@@ -335,6 +335,13 @@ TEST(OpspecCli, AnUnreadableDirectoryFailsTheRunAndIsNamed) {
         HasSubstr(locked + ": error: cannot read the directory: Permission denied"))
         << command;
   }
+  EXPECT_EXIT(
+      {
+        if (!drop_root()) std::exit(99);
+        std::cerr << cli({"run", dir, "--in-process"}).out;
+        std::exit(0);
+      },
+      testing::ExitedWithCode(0), HasSubstr("FAIL: " + locked + "::<load> (" + locked + ")"));  // named, not "::<load> ()"
   std::filesystem::permissions(locked, std::filesystem::perms::owner_all);
 }
 
