@@ -24,13 +24,21 @@ Tensor zeros_info(const FormulaCall& c, size_t k) {
   return ops::zeros(c.sizes(k), {.dtype = c.dtype(k), .device = c.device(k)});
 }
 
-// gather (self, dim, index, sparse_grad): gather_backward: grad.new_zeros(self.sizes()).scatter_add_(dim, index, grad).
+// gather (self, dim, index, sparse_grad): gather_backward (TensorAdvancedIndexing.cpp):
+// grad.new_zeros(self.sizes()), then scatter_add_ into it, or the out-of-place
+// scatter_add when index or grad is subclass-like (a mode is on, as when an op log records).
 VariableList gather(const FormulaCall& c) {
   OPSPEC_CHECK(!c.arg(3).to_bool(), "aten::gather: sparse gradients are not supported");
   VariableList g(c.num_inputs());
-  Tensor result = ops::new_zeros(c.grad(), c.sizes(0));
-  ops::scatter_add_(result, c.arg(1).to_int(), c.input(1), c.grad());
-  g[0] = result;
+  const Tensor& grad = c.grad();
+  const Tensor index = c.input(1);
+  const int64_t dim = c.arg(1).to_int();
+  Tensor result = ops::new_zeros(grad, c.sizes(0));
+  if (subclass_like(index) || subclass_like(grad)) {
+    g[0] = ops::scatter_add(result, dim, index, grad);
+  } else {
+    g[0] = ops::scatter_add_(result, dim, index, grad);
+  }
   return g;
 }
 
@@ -157,13 +165,22 @@ VariableList diagonal_backward(const FormulaCall& c) {
   return {ops::diagonal(c.grad(), c.arg(2).to_int(), c.arg(3).to_int(), c.arg(4).to_int())};
 }
 
-// index.Tensor (self, indices): index_backward(grad.new_zeros(self.sizes(), self.options()), indices, grad):
-// _index_put_impl_(zeros, indices, grad, accumulate=true, unsafe=true).
+// index.Tensor (self, indices): index_backward(grad.new_zeros(self.sizes(), self.options()), indices, grad)
+// (FunctionsManual.cpp): _index_put_impl_(zeros, indices, grad, accumulate=true, unsafe=true), or the
+// out-of-place index_put(zeros, indices, grad, true) when any of them is subclass-like (a mode is on).
 VariableList index(const FormulaCall& c) {
   VariableList g(c.num_inputs());
-  Tensor zeros = ops::new_zeros(c.grad(), c.sizes(0), {.dtype = c.dtype(0), .device = c.device(0)});
-  ops::_index_put_impl_(zeros, indices_of(c.arg(1)), c.grad(), true, true);
-  g[0] = zeros;
+  const Tensor& grad = c.grad();
+  Tensor zeros = ops::new_zeros(grad, c.sizes(0), {.dtype = c.dtype(0), .device = c.device(0)});
+  const OptList indices = indices_of(c.arg(1));
+  bool any_subclass_like = subclass_like(zeros) || subclass_like(grad);
+  for (const std::optional<Tensor>& i : indices) any_subclass_like = any_subclass_like || (i && subclass_like(*i));
+  if (any_subclass_like) {
+    g[0] = ops::index_put(zeros, indices, grad, true);
+  } else {
+    ops::_index_put_impl_(zeros, indices, grad, true, true);
+    g[0] = zeros;
+  }
   return g;
 }
 
