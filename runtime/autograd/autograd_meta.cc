@@ -38,20 +38,33 @@ Edge gradient_edge(const Tensor& t) {
   return {grad_accumulator(t), 0, t};
 }
 
+void move_retained_grad(const AutogradMeta& m, Node* old_fn, Node& new_fn) {
+  if (!m.retains_grad || old_fn == &new_fn) return;
+  if (old_fn != nullptr) {
+    auto& slots = old_fn->retain_grad_slots();
+    std::erase_if(slots, [&](const auto& slot) { return slot.second.lock() == m.retained_grad; });
+  }
+  new_fn.retain_grad_slots().push_back({m.output_nr, m.retained_grad});
+}
+
 void set_history(const Tensor& t, const std::shared_ptr<Node>& fn) {
   AutogradMeta& m = materialize_meta(t);
+  const std::shared_ptr<Node> old_fn = std::move(m.grad_fn);
   m.output_nr = fn->add_input_metadata(t);
   m.grad_fn = fn;
   t.impl()->set_autograd_key(true);
+  move_retained_grad(m, old_fn.get(), *fn);  // See Note [Retained gradients follow the tensor]
 }
 
 void share_history(const Tensor& from, const Tensor& to) {
   const AutogradMeta* f = meta_of(from);
   if (f == nullptr || f->grad_fn == nullptr) return;
   AutogradMeta& m = materialize_meta(to);
+  const std::shared_ptr<Node> old_fn = std::move(m.grad_fn);
   m.grad_fn = f->grad_fn;
   m.output_nr = f->output_nr;
   to.impl()->set_autograd_key(true);
+  move_retained_grad(m, old_fn.get(), *m.grad_fn);
 }
 
 }  // namespace opspec::autograd

@@ -62,8 +62,22 @@ inline bool requires_grad(const Tensor& t) {
 std::shared_ptr<Node> grad_accumulator(const Tensor& t);
 // gradient_edge: where t's gradient goes: its grad_fn's input, or its accumulator.
 Edge gradient_edge(const Tensor& t);
-// set_history: t becomes output fn->num_inputs() of fn (recording its metadata).
+// set_history: t becomes output fn->num_inputs() of fn (recording its metadata);
+// a retained gradient moves to fn (See Note [Retained gradients follow the tensor]).
 void set_history(const Tensor& t, const std::shared_ptr<Node>& fn);
+
+// Note [Retained gradients follow the tensor]
+// retain_grad() keeps the gradient of the tensor as it is when backward
+// reaches it. An in-place op gives the tensor a new grad_fn (an op on a view:
+// its base a CopySlices, the view a regenerated one), and the retained slot
+// moves from the old node to the new, as PyTorch 2.x's
+// update_tensor_hooks_on_new_gradfn moves the retains_grad hook: y.grad is the
+// gradient of y after `y.mul_(3)`, not of the value it had before.
+
+// move_retained_grad: m's retained-gradient slot (if it retains grad) moves
+// from old_fn to output m.output_nr of new_fn; call after updating m.
+void move_retained_grad(const AutogradMeta& m, Node* old_fn, Node& new_fn);
+
 // share_history: to becomes the same output of the same grad_fn as from (a
 // compiled graph's result copied into the tensor the program holds); nothing
 // when from has no grad_fn.

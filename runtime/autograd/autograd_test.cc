@@ -415,6 +415,51 @@ TEST(Autograd, RetainGradKeepsANonLeafsGradient) {
   EXPECT_EQ(h.grad().to_vector<double>(), ops::exp(ops::mul(x, 2.0)).to_vector<double>());
 }
 
+TEST(Autograd, RetainGradFollowsAnInPlaceOp) {
+  // PyTorch 2.x (update_tensor_hooks_on_new_gradfn): the retains_grad hook
+  // moves to the in-place op's node, so y.grad is the gradient of y after
+  // mul_, [1, 1, 1]; it was the gradient of y before, [3, 3, 3].
+  Tensor x = ops::ones({3}, {.dtype = DType::kFloat64});
+  x.requires_grad_();
+  Tensor y = ops::mul(x, 2.0);
+  y.retain_grad();
+  ops::mul_(y, ops::scalar_tensor(3.0, {.dtype = DType::kFloat64}));
+  EXPECT_TRUE(y.retains_grad());
+  // The retained gradient's clone runs before mul_'s backward, not after it.
+  EXPECT_THAT(backward_ops(ops::sum(y)),
+              ElementsAre("aten::ones_like", "aten::expand", "aten::clone", "aten::mul.Tensor", "aten::mul.Tensor"));
+  EXPECT_THAT(y.grad().to_vector<double>(), ElementsAre(1, 1, 1));
+  EXPECT_THAT(x.grad().to_vector<double>(), ElementsAre(6, 6, 6));
+}
+
+TEST(Autograd, RetainGradOfAViewAndItsBaseFollowInPlaceOpsOnTheView) {
+  // PyTorch 2.x: the base's hook moves to its CopySlices, the view's to its
+  // regenerated AsStridedBackward0: both get the gradients after mul_, and
+  // the view's only when backward goes through the view as it is now.
+  const Tensor three = ops::scalar_tensor(3.0, {.dtype = DType::kFloat64});
+  const Tensor x = leaf({4}, 35);
+  Tensor b = ops::mul(x, 1.0);
+  b.retain_grad();
+  Tensor v = ops::slice(b, 0, 0, 2);
+  v.retain_grad();
+  ops::mul_(v, three);
+  ops::sum(ops::mul(b, 2.0)).backward();
+  EXPECT_THAT(b.grad().to_vector<double>(), ElementsAre(2, 2, 2, 2));
+  EXPECT_FALSE(v.grad().defined());  // was [6, 6], the old view's, from its old SliceBackward0
+  EXPECT_THAT(x.grad().to_vector<double>(), ElementsAre(6, 6, 2, 2));
+
+  const Tensor x2 = leaf({4}, 36);
+  Tensor b2 = ops::mul(x2, 1.0);
+  b2.retain_grad();
+  Tensor v2 = ops::slice(b2, 0, 0, 2);
+  v2.retain_grad();
+  ops::mul_(v2, three);
+  ops::add(ops::sum(ops::mul(b2, 2.0)), ops::sum(v2)).backward();
+  EXPECT_THAT(v2.grad().to_vector<double>(), ElementsAre(1, 1));
+  EXPECT_THAT(b2.grad().to_vector<double>(), ElementsAre(3, 3, 2, 2));
+  EXPECT_THAT(x2.grad().to_vector<double>(), ElementsAre(9, 9, 2, 2));
+}
+
 TEST(Autograd, NoGradRecordsNothingAndAllowsInPlaceUpdatesOfLeaves) {
   Tensor w = leaf({3}, 34);
   ops::sum(ops::mul(w, w)).backward();

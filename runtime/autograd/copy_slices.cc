@@ -85,10 +85,12 @@ class ViewAsStrided : public Node {
 // regenerate: view's grad_fn becomes its base's region (as of now).
 void regenerate(const Tensor& view, AutogradMeta& m) {
   auto fn = std::make_shared<ViewAsStrided>(m.view_base, view);
+  const std::shared_ptr<Node> old_fn = std::move(m.grad_fn);
   m.output_nr = fn->add_input_metadata(view);
   m.grad_fn = std::move(fn);
   m.view_version = storage_version(view);
   view.impl()->set_autograd_key(true);
+  move_retained_grad(m, old_fn.get(), *m.grad_fn);  // See Note [Retained gradients follow the tensor]
 }
 
 // kNeverMade: an adopted view's view_version: its grad_fn is made when first

@@ -69,11 +69,13 @@ std::shared_ptr<autograd::Node> Tensor::grad_fn() const {
 
 void Tensor::retain_grad() const {
   OPSPEC_CHECK(requires_grad(), "can't retain_grad on Tensor that has requires_grad=False");
+  // grad_fn(), as PyTorch's: a view changed since regenerates first, so the slot goes on its current node.
+  const std::shared_ptr<autograd::Node> fn = grad_fn();
   AutogradMeta* m = meta_of(*this);
-  if (m->grad_fn == nullptr || m->retains_grad) return;  // leaves keep their grad anyway
+  if (fn == nullptr || m->retains_grad) return;  // leaves keep their grad anyway
   m->retains_grad = true;
   m->retained_grad = std::make_shared<Tensor>();
-  m->grad_fn->retain_grad_slots().push_back({m->output_nr, m->retained_grad});
+  fn->retain_grad_slots().push_back({m->output_nr, m->retained_grad});
 }
 
 bool Tensor::retains_grad() const {
