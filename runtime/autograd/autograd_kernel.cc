@@ -213,26 +213,53 @@ bool needs_of(const OperatorHandle& op, const TensorInputs& inputs, Needs& needs
   return any;
 }
 
-// check_in_place: PyTorch's refusals of an in-place op on self (check_inplace,
-// handle_view_on_rebase); whether self is a recorded view (See Note [In-place
-// changes to views]).
-bool check_in_place(const OperatorHandle& op, const Tensor& self) {
+// check_in_place: PyTorch's refusals of an in-place op on self, in its
+// order (check_inplace): a view's CreationMeta (See Note [Views that refuse
+// in-place changes]), then a view of a leaf, then a leaf; whether self is a
+// recorded view (See Note [In-place changes to views]).
+bool check_in_place(const Tensor& self) {
   const AutogradMeta* m = meta_of(self);
+  if (m != nullptr && m->view_base.defined()) {
+    handle_view_on_rebase(*m, /*indirect=*/false);
+    const AutogradMeta* b = meta_of(m->view_base);
+    if (b != nullptr && b->requires_grad && b->grad_fn == nullptr) {
+      throw Error("a view of a leaf Variable that requires grad is being used in an in-place operation.");
+    }
+  }
   if (m != nullptr && m->requires_grad && m->grad_fn == nullptr) {
     throw Error("a leaf Variable that requires grad is being used in an in-place operation.");
   }
-  if (m == nullptr || !m->view_base.defined()) return false;
-  if (m->multi_view) {  // PyTorch refuses these too, in these words
-    throw Error(str_cat(op.name(), ": Output ", m->output_nr, " of ", m->grad_fn->name(),
-                        " is a view and is being modified inplace. This view is the output of a function that "
-                        "returns multiple views. Such functions do not allow the output views to be modified "
-                        "inplace. You should replace the inplace operation by an out-of-place one."));
+  return m != nullptr && m->view_base.defined();
+}
+
+// is_view_op: op's output aliases its first input as a view autograd tracks
+// (its schema says Tensor(a); not detach, whose result is no view for autograd).
+bool is_view_op(const OperatorHandle& op) {
+  static const OperatorHandle& detach = builtin_op(OpId::detach);
+  return op.kind() == OpKind::kView && &op != &detach && !op.schema().returns().empty() &&
+         !op.schema().returns()[0].alias_set.empty();
+}
+
+// no_grad_view_base: with grad mode off, the root base of the views a view op
+// makes from self when self requires grad or is a recorded view (they are
+// recorded: See Note [Views that refuse in-place changes]); else undefined.
+Tensor no_grad_view_base(const OperatorHandle& op, const TensorInputs& inputs) {
+  if (inputs.empty() || is_grad_enabled() || !is_view_op(op)) return {};
+  const Tensor& self = *inputs[0];
+  const AutogradMeta* m = meta_of(self);
+  if (m != nullptr && m->view_base.defined()) return m->view_base;
+  return requires_grad(self) ? self : Tensor();
+}
+
+// record_no_grad_view: out, made from self by a view op under no_grad, becomes
+// a recorded view of base without history, marked kNoGradMode.
+void record_no_grad_view(const Tensor& out, const Tensor& base) {
+  if (!out.defined() || out.impl() == base.impl() || out.impl()->view_base() == nullptr ||
+      !is_differentiable(out.dtype())) {
+    return;  // an input handed back (an in-place view op), or no view for autograd
   }
-  const AutogradMeta* b = meta_of(m->view_base);
-  if (b != nullptr && b->requires_grad && b->grad_fn == nullptr) {
-    throw Error("a view of a leaf Variable that requires grad is being used in an in-place operation.");
-  }
-  return true;
+  if (const AutogradMeta* m = meta_of(out); m != nullptr && m->view_base.defined()) return;  // self itself
+  record_view(out, base, CreationMeta::kNoGradMode);
 }
 
 // Recording: the Node an op call is recording, from its inputs to its outputs.
@@ -248,9 +275,9 @@ struct Recording {
   // typed entry's arguments, which the call leaves in place (no copy needed).
   absl::InlinedVector<const TensorImpl*, 4> input_impls;
   const TensorInputs* typed_inputs = nullptr;
-  // view_base: a view op's outputs' root base (self's, or self).
+  // view_base: a view op's outputs' root base (self's, or self); self_creation: self's CreationMeta.
   Tensor view_base;
-  bool view_of_multi_view = false;
+  CreationMeta self_creation = CreationMeta::kDefault;
 
   // begin: makes the node, with one next edge per tensor input and the saved
   // tensors the formula reads (See Note [The Autograd kernel]).
@@ -265,8 +292,9 @@ struct Recording {
       }
       if (op.kind() == OpKind::kView && !inputs.empty() && !op.schema().returns()[0].alias_set.empty()) {
         const AutogradMeta* m = meta_of(*inputs[0]);
-        view_base = m != nullptr && m->view_base.defined() ? m->view_base : *inputs[0];
-        view_of_multi_view = m != nullptr && m->multi_view;
+        const bool of_view = m != nullptr && m->view_base.defined();
+        view_base = of_view ? m->view_base : *inputs[0];
+        if (of_view) self_creation = m->creation_meta;
       }
     }
     if (formula != nullptr) {
@@ -291,9 +319,12 @@ struct Recording {
   }
 
   void add_input(size_t k, const Tensor& t, const Needs& needs) {
-    node->add_next_edge(needs[k] ? gradient_edge(t) : Edge{});
+    // A view taken under no_grad requires grad but its gradient goes nowhere (an invalid edge).
+    Edge edge = needs[k] ? gradient_edge(t) : Edge{};
+    const bool edge_valid = edge.valid();
+    node->add_next_edge(std::move(edge));
     if (fnode == nullptr) return;
-    if (needs[k]) {
+    if (edge_valid) {
       fnode->input_metas.emplace_back();  // the edge's target records it (FormulaCall::meta)
     } else {
       fnode->input_metas.emplace_back(t);
@@ -372,7 +403,10 @@ struct Recording {
       // A view for autograd is what the schema says aliases (Tensor(a)):
       // _unsafe_view shares storage but declares none, so matmul's result is a
       // fresh tensor that may be modified in place, as in PyTorch.
-      if (view_base.defined()) record_view(out, view_base, in_list || view_of_multi_view);
+      if (view_base.defined()) {
+        const CreationMeta made = in_list ? CreationMeta::kMultiOutputNode : CreationMeta::kDefault;
+        record_view(out, view_base, propagate_creation_meta(self_creation, made));
+      }
     } else {  // not differentiable, or undefined (native_layer_norm_backward's masked outputs)
       node->add_input_metadata(out);
     }
@@ -416,11 +450,23 @@ void autograd_kernel(const OperatorHandle& op, DispatchKeySet ks, Stack& stack) 
   for_each_tensor(stack, nargs, [&](const Tensor& t) { inputs.push_back(&t); });
   Needs needs;
   if (!needs_of(op, inputs, needs)) {
-    ExcludeDispatchKeyGuard no_autograd(DispatchKey::kAutograd);
-    return dispatcher.redispatch_boxed(op, below, stack);
+    const Tensor no_grad_base = no_grad_view_base(op, inputs);
+    {
+      ExcludeDispatchKeyGuard no_autograd(DispatchKey::kAutograd);
+      dispatcher.redispatch_boxed(op, below, stack);
+    }
+    if (!no_grad_base.defined()) return;
+    for (const Value& v : stack) {  // See Note [Views that refuse in-place changes]
+      if (v.is_tensor()) {
+        record_no_grad_view(v.to_tensor(), no_grad_base);
+      } else if (v.is_tensor_list()) {
+        for (const Tensor& out : v.to_tensor_list()) record_no_grad_view(out, no_grad_base);
+      }
+    }
+    return;
   }
 
-  const bool on_view = written && check_in_place(op, stack[*written].to_tensor());
+  const bool on_view = written && check_in_place(stack[*written].to_tensor());
   const Formula* formula = formula_for(op);
   check_no_requires_grad(op, formula, stack, nargs);
 
@@ -489,8 +535,15 @@ Tensor autograd_typed_kernel(const OperatorHandle& op, DispatchKeySet ks, Args..
       ...);
   Needs needs;
   if (!needs_of(op, inputs, needs)) {
-    ExcludeDispatchKeyGuard no_autograd(DispatchKey::kAutograd);
-    return dispatcher.redispatch<Tensor, Args...>(op, below, args...);
+    const Tensor no_grad_base = no_grad_view_base(op, inputs);
+    Tensor out;
+    {
+      ExcludeDispatchKeyGuard no_autograd(DispatchKey::kAutograd);
+      out = dispatcher.redispatch<Tensor, Args...>(op, below, args...);
+    }
+    // See Note [Views that refuse in-place changes].
+    if (no_grad_base.defined()) record_no_grad_view(out, no_grad_base);
+    return out;
   }
   // The boxed kernel also takes the ops whose formula refuses an argument that
   // requires grad (check_no_requires_grad reads the arguments by name).

@@ -35,6 +35,7 @@ Edge gradient_edge(const Tensor& t) {
   const AutogradMeta* m = meta_of(t);
   if (m != nullptr && m->view_base.defined()) refresh_view(t);  // only views may need a new grad_fn
   if (m != nullptr && m->grad_fn) return {m->grad_fn, m->output_nr};
+  if (m != nullptr && m->view_base.defined() && !m->requires_grad) return {};  // a view taken under no_grad
   return {grad_accumulator(t), 0, t};
 }
 

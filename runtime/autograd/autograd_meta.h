@@ -23,6 +23,21 @@ namespace opspec::autograd {
 // A leaf whose shape changed since (in place, under no_grad) gets a new one,
 // and graphs recorded with the old shape no longer accumulate into it.
 
+// CreationMeta: how a recorded view was made, as PyTorch's CreationMeta:
+// anything but kDefault refuses in-place changes (See Note [Views that refuse
+// in-place changes] in copy_slices.h). PyTorch's IN_CUSTOM_FUNCTION and
+// INFERENCE_MODE have no counterpart: opspec has no custom Functions or inference mode.
+enum class CreationMeta : uint8_t {
+  kDefault,
+  kMultiOutputNode,  // one of the views a Tensor[] view op returned (split's), or a view of one
+  kNoGradMode,       // made with grad mode off, or a view of such a view
+};
+
+// propagate_creation_meta: a view of a view keeps the stricter mark (PyTorch's helper).
+inline CreationMeta propagate_creation_meta(CreationMeta prev, CreationMeta made) {
+  return made == CreationMeta::kDefault ? prev : made;
+}
+
 // AutogradMeta: requires_grad (a leaf's flag), grad, grad_fn and its output number.
 class AccumulateGrad;
 
@@ -32,7 +47,7 @@ struct AutogradMeta : ::opspec::internal::AutogradMetaBase, ::opspec::internal::
 
   bool requires_grad = false;
   bool retains_grad = false;
-  bool multi_view = false;  // one of the views a Tensor[] view op returned (split's), or a view of one
+  CreationMeta creation_meta = CreationMeta::kDefault;  // a recorded view's
   // view_base: a recorded view's root base; view_version: its storage's
   // version when its grad_fn was made (See Note [In-place changes to views]).
   Tensor view_base;
@@ -52,15 +67,22 @@ inline AutogradMeta* meta_of(const Tensor& t) {
 // materialize_meta: t's AutogradMeta, made if absent.
 AutogradMeta& materialize_meta(const Tensor& t);
 
-// requires_grad: t requires grad (a leaf marked so, or made by a recorded op).
+// requires_grad: t requires grad (a leaf marked so, made by a recorded op, or
+// a recorded view of a base that requires grad, as PyTorch's
+// DifferentiableViewMeta: a view taken under no_grad has no grad_fn but requires grad).
 inline bool requires_grad(const Tensor& t) {
   const AutogradMeta* m = meta_of(t);
-  return m != nullptr && (m->requires_grad || m->grad_fn != nullptr);
+  if (m == nullptr) return false;
+  if (m->requires_grad || m->grad_fn != nullptr) return true;
+  const AutogradMeta* b = m->view_base.defined() ? meta_of(m->view_base) : nullptr;  // a root base: no view itself
+  return b != nullptr && (b->requires_grad || b->grad_fn != nullptr);
 }
 
 // grad_accumulator: the AccumulateGrad of leaf t (made on first use).
 std::shared_ptr<Node> grad_accumulator(const Tensor& t);
-// gradient_edge: where t's gradient goes: its grad_fn's input, or its accumulator.
+// gradient_edge: where t's gradient goes: its grad_fn's input, or its
+// accumulator; nowhere for a view without history (PyTorch has no accumulator
+// for a tensor not marked requires_grad).
 Edge gradient_edge(const Tensor& t);
 // set_history: t becomes output fn->num_inputs() of fn (recording its metadata);
 // a retained gradient moves to fn (See Note [Retained gradients follow the tensor]).

@@ -1,6 +1,7 @@
 // copy_slices.cc: See Note [In-place changes to views] in copy_slices.h.
 #include "runtime/autograd/copy_slices.h"
 
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -106,11 +107,36 @@ ViewHistoryLock::ViewHistoryLock(const Tensor& t) {
   if (t.defined() && t.impl()->view_base() != nullptr) lock_ = std::unique_lock(g_view_history_mu);
 }
 
-void record_view(const Tensor& view, const Tensor& base, bool multi_view) {
+void handle_view_on_rebase(const AutogradMeta& m, bool indirect) {
+  if (m.creation_meta == CreationMeta::kDefault) return;
+  const Node* fn = m.grad_fn.get();
+  const std::string_view modified = indirect ? "its base or another view of its base has been" : "is being";
+  std::string msg;
+  if (m.creation_meta == CreationMeta::kNoGradMode || fn == nullptr) {
+    // Without a grad_fn the view was made under no_grad, whatever its mark says (PyTorch's reasoning).
+    msg = fn != nullptr
+              ? str_cat("Output ", m.output_nr, " of ", fn->name(), " is a view of a view which was created in")
+              : std::string("A view was created in");
+    msg = str_cat(msg, " no_grad mode and ", modified, " modified inplace with grad mode enabled.");
+  } else {
+    msg = str_cat("Output ", m.output_nr, " of ", fn->name(), " is a view and ", modified, " modified inplace.");
+  }
+  if (m.creation_meta == CreationMeta::kMultiOutputNode) {
+    msg += " This view is the output of a function that returns multiple views. Such functions do not allow the "
+           "output views to be modified inplace. You should replace the inplace operation by an out-of-place one.";
+  } else {
+    msg += " Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by "
+           "moving both the view and the inplace either both inside the no_grad block (if you don't want the "
+           "inplace to be tracked) or both outside (if you want the inplace to be tracked).";
+  }
+  throw Error(msg);
+}
+
+void record_view(const Tensor& view, const Tensor& base, CreationMeta creation) {
   AutogradMeta& m = materialize_meta(view);
   m.view_base = base;
   m.view_version = storage_version(view);
-  m.multi_view = multi_view;
+  m.creation_meta = creation;
 }
 
 void rebase_view_history(const Tensor& view, const std::shared_ptr<Node>& fn) {
@@ -156,13 +182,7 @@ void refresh_view(const Tensor& view) {
     adopt_view(view);
     return;
   }
-  if (m->multi_view) {
-    throw Error(str_cat("Output ", m->output_nr, " of ", m->grad_fn->name(),
-                        " is a view and its base or another view of its base has been modified inplace. This "
-                        "view is the output of a function that returns multiple views. Such functions do not "
-                        "allow the output views to be modified inplace. You should replace the inplace "
-                        "operation by an out-of-place one."));
-  }
+  handle_view_on_rebase(*m, /*indirect=*/true);  // See Note [Views that refuse in-place changes]
   regenerate(view, *m);
 }
 

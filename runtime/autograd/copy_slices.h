@@ -6,6 +6,7 @@
 
 #include <memory>
 
+#include "runtime/autograd/autograd_meta.h"
 #include "runtime/autograd/node.h"
 #include "runtime/core/tensor.h"
 
@@ -26,18 +27,20 @@ namespace opspec::autograd {
 //   when next read (refresh_view): an AsStridedBackward0 of the base's current
 //   history with the view's geometry. One of the views of a multi-output view
 //   op (split's) refuses instead, in PyTorch's words.
-// Views of tensors that do not require grad are not recorded (plain tensors
-// skip the Autograd key), but a view op's kernel remembers the root base
-// (TensorImpl::view_base), so an in-place op on such a view with an input that
-// requires grad (`buf[:, :k].copy_(x)`) adopts it first (adopt_view) and
-// takes the same path. Such a view also carries its base's Autograd key
-// (TensorImpl::dispatch_keys), so once its base has changed since the view was
-// made (TensorImpl::view_version) and requires grad, the next op reading it
-// adopts it with the base's region as grad_fn, as PyTorch regenerates every
-// view's (`v = b[:2]; b.copy_(x); v.sum()` reaches x). Unlike PyTorch, a view
-// of an unchanged base that requires grad (a leaf marked after the view was
-// taken, or a view taken under no_grad) stays out of the graph: PyTorch says
-// it requires grad but sends its gradient nowhere.
+// A view taken under no_grad of a tensor that requires grad is recorded too,
+// without history, and refuses in-place changes (See Note [Views that refuse
+// in-place changes]). Other views of tensors that do not require grad are not
+// recorded (plain tensors skip the Autograd key), but a view op's kernel
+// remembers the root base (TensorImpl::view_base), so an in-place op on such a
+// view with an input that requires grad (`buf[:, :k].copy_(x)`) adopts it first
+// (adopt_view) and takes the same path. Such a view also carries its base's
+// Autograd key (TensorImpl::dispatch_keys), so once its base has changed since
+// the view was made (TensorImpl::view_version) and requires grad, the next op
+// reading it adopts it with the base's region as grad_fn, as PyTorch
+// regenerates every view's (`v = b[:2]; b.copy_(x); v.sum()` reaches x). Unlike
+// PyTorch, a view of an unchanged base that requires grad (a leaf marked after
+// the view was taken) stays out of the graph: PyTorch says it requires grad but
+// sends its gradient nowhere, as opspec does for a view taken under no_grad.
 // An in-place view op on a view (squeeze_) changes only its geometry: the
 // view keeps its base and gets the op's node as grad_fn, with no CopySlices.
 // As in PyTorch (1.13 checked), an in-place op on a view whose formula saves
@@ -45,9 +48,29 @@ namespace opspec::autograd {
 // (base, CopySlices, the op's node, the saved view, its base) that only a
 // backward, which releases saved tensors, breaks.
 
-// record_view: view, just made by a recorded view op, becomes a recorded view
-// of base (a root base), one of a multi-output view op's views when multi_view.
-void record_view(const Tensor& view, const Tensor& base, bool multi_view);
+// Note [Views that refuse in-place changes]
+// A recorded view carries PyTorch's CreationMeta (autograd_meta.h): one of a
+// Tensor[] view op's outputs (kMultiOutputNode), or one made with grad mode
+// off from a tensor that requires grad (kNoGradMode: the view has no
+// grad_fn, requires grad with its base, and sends its gradient nowhere), and
+// views of those keep the mark. With grad mode on, an in-place op on such a
+// view (check_in_place), or reading one whose base or another view of it
+// changed in place since (refresh_view), fails in PyTorch's words
+// (handle_view_on_rebase): whether the change was meant to be tracked is
+// ambiguous, so PyTorch forbids it. PyTorch checks this before a view's
+// leaf base, so a no_grad view of a leaf gets this message, not the leaf's.
+// Views of plain tensors taken under no_grad are not recorded (the Autograd
+// key never sees them), so opspec lets them be written from tensors that
+// require grad, which PyTorch refuses.
+
+// handle_view_on_rebase: throws PyTorch's refusal for a recorded view m whose
+// CreationMeta is not kDefault, changed in place (indirect: its base or
+// another view of it was); nothing for a kDefault one.
+void handle_view_on_rebase(const AutogradMeta& m, bool indirect);
+
+// record_view: view, just made by a view op, becomes a recorded view of base
+// (a root base), made as creation says.
+void record_view(const Tensor& view, const Tensor& base, CreationMeta creation);
 
 // rebase_view_history: view (a recorded view) was changed in place by the op
 // whose node is fn (its output metadata recorded): its base's history becomes

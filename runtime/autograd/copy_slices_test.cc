@@ -198,14 +198,6 @@ TEST(CopySlicesTest, AViewOfAnUnchangedBaseThatRequiresGradStaysOut) {
   leaf.requires_grad_();
   EXPECT_FALSE(u.requires_grad());
   EXPECT_FALSE(ops::mul(u, 1).requires_grad());
-  const Tensor b = ops::mul(leaf_of({1, 2, 3}, {3}), 2);
-  Tensor w;
-  {
-    autograd::NoGradGuard no_grad;
-    w = ops::slice(b, 0, 0, 2);
-  }
-  EXPECT_FALSE(ops::mul(w, 3).requires_grad());
-  EXPECT_EQ(w.grad_fn(), nullptr);
   // Changed under no_grad since: PyTorch regenerates the view's grad_fn, and so does opspec.
   {
     autograd::NoGradGuard no_grad;
@@ -215,6 +207,96 @@ TEST(CopySlicesTest, AViewOfAnUnchangedBaseThatRequiresGradStaysOut) {
   EXPECT_EQ(u.grad_fn()->name(), "AsStridedBackward0");
   ops::sum(ops::mul(u, 4)).backward();
   EXPECT_THAT(values(leaf.grad()), ElementsAre(4, 4, 0));
+}
+
+// The PyTorch 2.x message (handle_view_on_rebase) for a view taken under no_grad, after its first sentence.
+constexpr const char* kNoGradViewAdvice =
+    " Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving "
+    "both the view and the inplace either both inside the no_grad block (if you don't want the inplace to be "
+    "tracked) or both outside (if you want the inplace to be tracked).";
+
+TEST(CopySlicesTest, AViewTakenUnderNoGradRequiresGradAndSendsItsGradientNowhere) {
+  // PyTorch 2.x: such a view is a leaf that requires grad (its base does),
+  // ops on it record history, and backward reaches nothing through it.
+  const Tensor x = leaf_of({1, 2, 3}, {3});
+  const Tensor b = ops::mul(x, 2);
+  Tensor w;
+  {
+    autograd::NoGradGuard no_grad;
+    w = ops::slice(b, 0, 0, 2);
+    EXPECT_TRUE(w.requires_grad());
+  }
+  EXPECT_TRUE(w.requires_grad());
+  EXPECT_TRUE(w.is_leaf());
+  EXPECT_EQ(w.grad_fn(), nullptr);
+  const Tensor out = ops::mul(w, 3);
+  ASSERT_TRUE(out.requires_grad());
+  EXPECT_EQ(out.grad_fn()->name(), "MulBackward0");
+  ops::add(ops::sum(out), ops::sum(ops::select(x, 0, 2))).backward();
+  EXPECT_THAT(values(x.grad()), ElementsAre(0, 0, 1));  // none through w
+  EXPECT_THAT([&] { autograd::backward({w}, {ops::ones({2})}); },
+              ThrowsMessage<Error>(HasSubstr("does not require grad and does not have a grad_fn")));
+}
+
+TEST(CopySlicesTest, InPlaceOnAViewTakenUnderNoGradIsRefusedInPyTorchsWords) {
+  // The tester's reproduction: PyTorch 2.x refuses it; opspec accepted it and
+  // recorded the change.
+  const Tensor x = leaf_of({1, 2, 3, 4}, {4}), w = leaf_of({5, 7}, {2});
+  const Tensor y = ops::mul(x, 2.0);
+  Tensor v;
+  {
+    autograd::NoGradGuard no_grad;
+    v = ops::slice(y, 0, 0, 2);
+  }
+  EXPECT_THAT([&] { ops::mul_(v, w); },
+              ThrowsMessage<Error>(HasSubstr(std::string("A view was created in no_grad mode and is being modified "
+                                                         "inplace with grad mode enabled.") +
+                                             kNoGradViewAdvice)));
+  // Even with no input that requires grad besides the view itself (it requires grad with its base).
+  EXPECT_THAT([&] { ops::mul_(v, ops::ones({2})); },
+              ThrowsMessage<Error>(HasSubstr("A view was created in no_grad mode and is being modified")));
+  // Of a leaf: this message comes first (PyTorch checks the view's CreationMeta before its base).
+  Tensor u;
+  {
+    autograd::NoGradGuard no_grad;
+    u = ops::slice(x, 0, 0, 2);
+  }
+  EXPECT_THAT([&] { ops::mul_(u, w); },
+              ThrowsMessage<Error>(HasSubstr("A view was created in no_grad mode and is being modified inplace")));
+  // A view of it taken with grad mode on has history and keeps the mark.
+  Tensor vv = ops::slice(v, 0, 0, 1);
+  ASSERT_NE(vv.grad_fn(), nullptr);
+  EXPECT_THAT([&] { ops::mul_(vv, ops::ones({1})); },
+              ThrowsMessage<Error>(HasSubstr("Output 0 of SliceBackward0 is a view of a view which was created in "
+                                             "no_grad mode and is being modified inplace with grad mode enabled.")));
+  // Both inside no_grad: allowed, and not tracked.
+  {
+    autograd::NoGradGuard no_grad;
+    ops::mul_(v, w);
+  }
+  EXPECT_THAT(values(y), ElementsAre(10, 28, 6, 8));
+  EXPECT_EQ(y.grad_fn()->name(), "MulBackward0");
+}
+
+TEST(CopySlicesTest, AViewTakenUnderNoGradIsRefusedOnceItsBaseChanged) {
+  // PyTorch regenerates a view's grad_fn when read after its base changed in
+  // place; for a no_grad view that is refused (indirect=true).
+  const Tensor x = leaf_of({1, 2, 3}, {3});
+  Tensor y = ops::mul(x, 2.0);
+  Tensor v;
+  {
+    autograd::NoGradGuard no_grad;
+    v = ops::slice(y, 0, 0, 2);
+  }
+  ops::mul_(y, ops::full({}, 2.0));
+  EXPECT_THAT([&] { ops::sum(v); },
+              ThrowsMessage<Error>(HasSubstr(std::string("A view was created in no_grad mode and its base or "
+                                                         "another view of its base has been modified inplace with "
+                                                         "grad mode enabled.") +
+                                             kNoGradViewAdvice)));
+  EXPECT_THAT([&] { v.grad_fn(); }, ThrowsMessage<Error>(HasSubstr("A view was created in no_grad mode")));
+  autograd::NoGradGuard no_grad;  // reading it without grad mode asks for no history
+  EXPECT_THAT(values(ops::sum(v)), ElementsAre(12));
 }
 
 TEST(CopySlicesTest, NoGradientForTheOldViewCountsAsZeros) {

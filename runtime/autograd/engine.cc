@@ -231,6 +231,8 @@ std::vector<Edge> root_edges(const std::vector<Tensor>& tensors) {
     OPSPEC_CHECK(tensors[i].defined() && requires_grad(tensors[i]), "element ", i,
                  " of tensors does not require grad and does not have a grad_fn");
     roots.push_back(gradient_edge(tensors[i]));
+    // A view taken under no_grad requires grad yet has nowhere to send it: PyTorch's check of the edge.
+    OPSPEC_CHECK(roots.back().valid(), "element ", i, " of tensors does not require grad and does not have a grad_fn");
   }
   return roots;
 }
