@@ -52,7 +52,7 @@ void check_dropout_backward(const Tensor& grad, const Tensor& mask);
 // the result of an in-place forward (is_result) needs a slope >= 0.
 void check_negative_slope_in_place(bool is_result, double slope, std::string_view what, std::string_view op);
 
-// check_masked_fill: mask is b8 and broadcasts to self's shape without growing it.
+// check_masked_fill: mask is b8, does not partially overlap self, and broadcasts to self's shape without growing it.
 void check_masked_fill(const Tensor& self, const Tensor& mask);
 // masked_fill_sizes: the out-of-place masked_fill's result shape, self and mask
 // broadcast (mask must be b8; PyTorch's expand_outplace).

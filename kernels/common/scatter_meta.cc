@@ -6,6 +6,7 @@
 #include "kernels/common/backward_meta.h"
 #include "runtime/core/error.h"
 #include "runtime/dispatch/library.h"
+#include "runtime/ops/elementwise_rules.h"
 
 namespace opspec::internal {
 
@@ -132,6 +133,12 @@ int64_t check_scatter(const Tensor& self, int64_t dim, const Tensor& index, cons
   OPSPEC_CHECK(!wrong, op, ": Expected index ", format_sizes(index.sizes()), " to be no larger than self ",
                format_sizes(self.sizes()), " apart from dimension ", d);
   return d;
+}
+
+void check_scatter_overlap(const Tensor& self, const Tensor& index, const Tensor* src, std::string_view op) {
+  check_no_internal_overlap(self, op);
+  check_no_overlap(self, index, op);
+  if (src != nullptr) check_no_overlap(self, *src, op);
 }
 
 void index_out_of_bounds(std::string_view op, int64_t index, int64_t dim, int64_t size) {
@@ -371,6 +378,23 @@ void check_index_put(const Tensor& self, const Tensor& values, IntArrayRef resul
                " cannot be broadcast to indexing result of shape ", format_sizes(result_sizes));
 }
 
+void check_index_put_overlap(const Tensor& self, OptionalTensorList indices, const Tensor& values, bool accumulate,
+                             std::string_view op) {
+  // canDispatchToMaskedFill: the only defined index is a bool mask on self's device.
+  Tensor mask;
+  bool masked_fill = !accumulate && values.numel() == 1 && values.device().is_cpu();
+  for (const Tensor& t : indices.tensors) {
+    if (!masked_fill || !t.defined()) continue;
+    masked_fill = t.dtype() == DType::kBool && t.device() == self.device() && !mask.defined();
+    mask = t;
+  }
+  if (masked_fill && mask.defined()) return check_no_partial_overlap(self, mask, op);
+  check_no_overlap(self, values, op);
+  for (const Tensor& t : indices.tensors) {
+    if (t.defined()) check_no_overlap(self, t, op);
+  }
+}
+
 SizeVec index_meta_sizes(const Tensor& self, OptionalTensorList indices, std::string_view op) {
   for (const Tensor& t : indices.tensors) {
     if (t.defined() && t.dtype() == DType::kBool) {
@@ -409,20 +433,24 @@ Tensor scatter_reduce_meta(const Tensor& self, int64_t dim, const Tensor& index,
 }
 Tensor scatter__src_meta(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
   check_scatter(self, dim, index, &src, "scatter");
+  check_scatter_overlap(self, index, &src, "aten::scatter_");
   return self;
 }
 Tensor scatter__value_meta(const Tensor& self, int64_t dim, const Tensor& index, const Scalar&) {
   check_scatter(self, dim, index, nullptr, "scatter");
+  check_scatter_overlap(self, index, nullptr, "aten::scatter_");
   return self;
 }
 Tensor scatter_add__meta(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
   check_scatter(self, dim, index, &src, "scatter_add");
+  check_scatter_overlap(self, index, &src, "aten::scatter_add_");
   return self;
 }
 Tensor scatter_reduce__meta(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
                             std::string_view reduce, bool) {
   parse_scatter_reduce(reduce, "aten::scatter_reduce_");
   check_scatter(self, dim, index, &src, "scatter_reduce");
+  check_scatter_overlap(self, index, &src, "aten::scatter_reduce_");
   return self;
 }
 Tensor masked_fill_tensor_meta(const Tensor& self, const Tensor& mask, const Tensor& value) {
@@ -459,8 +487,9 @@ Tensor diagonal_backward_meta(const Tensor& grad, IntArrayRef input_sizes, int64
 Tensor index_meta(const Tensor& self, OptionalTensorList indices) {
   return make_tensor(index_meta_sizes(self, indices, "aten::index.Tensor"), self.dtype(), kMeta);
 }
-Tensor index_put__meta(const Tensor& self, OptionalTensorList indices, const Tensor& values, bool) {
+Tensor index_put__meta(const Tensor& self, OptionalTensorList indices, const Tensor& values, bool accumulate) {
   constexpr std::string_view kOp = "aten::index_put_";
+  check_index_put_overlap(self, indices, values, accumulate, kOp);
   check_index_put(self, values, index_meta_sizes(self, indices, kOp), kOp);
   return self;
 }
@@ -469,8 +498,10 @@ Tensor index_put_meta(const Tensor& self, OptionalTensorList indices, const Tens
   check_index_put(self, values, index_meta_sizes(self, indices, kOp), kOp);
   return make_tensor(self.sizes(), self.dtype(), kMeta);
 }
-Tensor index_put_impl__meta(const Tensor& self, OptionalTensorList indices, const Tensor& values, bool, bool) {
+Tensor index_put_impl__meta(const Tensor& self, OptionalTensorList indices, const Tensor& values, bool accumulate,
+                            bool) {
   constexpr std::string_view kOp = "aten::_index_put_impl_";
+  check_index_put_overlap(self, indices, values, accumulate, kOp);
   check_index_put(self, values, index_meta_sizes(self, indices, kOp), kOp);
   return self;
 }

@@ -52,6 +52,10 @@ int64_t check_gather(const Tensor& self, int64_t dim, const Tensor& index);
 // check_scatter: the checks of scatter-like op `name` ("scatter", "scatter_add",
 // "scatter_reduce") with src (or none for scatter.value); returns the wrapped dim.
 int64_t check_scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor* src, std::string_view name);
+// check_scatter_overlap: an in-place scatter's memory checks (scatter_meta_impl
+// with a given output): self has no internal overlap and shares no memory
+// with index or src, fully or partly (See Note [Memory overlap]).
+void check_scatter_overlap(const Tensor& self, const Tensor& index, const Tensor* src, std::string_view op);
 // index_out_of_bounds: PyTorch's "index 5 is out of bounds for dimension 0 with size 3".
 [[noreturn]] void index_out_of_bounds(std::string_view op, int64_t index, int64_t dim, int64_t size);
 
@@ -105,6 +109,12 @@ Tensor broadcast_view(const Tensor& t, IntArrayRef sizes);
 
 // check_index_put: values' dtype equals self's and values broadcast to the result.
 void check_index_put(const Tensor& self, const Tensor& values, IntArrayRef result_sizes, std::string_view op);
+// check_index_put_overlap: _index_put_impl_'s memory checks: values and every
+// index share no memory with self; where PyTorch hands the call to
+// masked_fill_ (one bool mask, a one-element cpu value, no accumulate) the
+// mask must not partially overlap self instead (See Note [Memory overlap]).
+void check_index_put_overlap(const Tensor& self, OptionalTensorList indices, const Tensor& values, bool accumulate,
+                             std::string_view op);
 // index_meta_sizes: index.Tensor's result shape from metadata alone (a bool mask makes it data-dependent).
 SizeVec index_meta_sizes(const Tensor& self, OptionalTensorList indices, std::string_view op);
 

@@ -126,8 +126,10 @@ Tensor div_scalar_mode_cpu(const Tensor& a, const Scalar& b, std::optional<std::
 // ---- In-place ----
 
 // inplace_apply: self = kernel(self, other) computed in m.compute_dtype and
-// cast to self's dtype; an `other` that partially overlaps self is copied
-// first so no element is read after it was written.
+// cast to self's dtype. inplace_meta refused the overlaps PyTorch refuses; an
+// `other` that still shares memory with self (PyTorch's kTooHard, e.g. a
+// column of self) is copied first so no element is read after it was written
+// (See Note [Memory overlap]).
 template <class Kernel>
 Tensor inplace_apply(const Tensor& self, const Tensor& other, const ElementwiseMeta& m, std::string_view op,
                      const Kernel& kernel) {

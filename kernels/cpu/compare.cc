@@ -121,7 +121,7 @@ Tensor masked_fill__cpu(const Tensor& self, const Tensor& mask, const Scalar& va
   OPSPEC_DISPATCH_ALL_DTYPES(self.dtype(), kOp, [&] {
     const scalar_t v = checked_scalar_cast<scalar_t>(value, kOp);
     if (self.numel() == 0) return;
-    // A mask that partially overlaps self is copied first (See inplace_apply).
+    // A mask sharing memory with self that check_masked_fill let through is copied first (See inplace_apply).
     Tensor m = mask;
     if (partial_overlap(self, mask)) {
       m = make_tensor(mask.sizes(), mask.dtype(), kCPU);

@@ -20,7 +20,7 @@ Tensor copy__cpu(const Tensor& self, const Tensor& src, bool non_blocking) {
   OPSPEC_CHECK(!src.device().is_meta(), kOp, ": ", kMetaCopyError);
   check_not_cuda(self.device(), kOp, "into");
   check_not_cuda(src.device(), kOp, "from");
-  check_no_internal_overlap(self, kOp);
+  check_copy_overlap(self, src);  // See Note [Memory overlap]
   copy_into(self, src);
   self.impl()->bump_version();
   return self;

@@ -206,20 +206,24 @@ Tensor scatter_reduce_cpu(const Tensor& self, int64_t dim, const Tensor& index, 
 }
 Tensor scatter__src_cpu(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
   const int64_t d = check_scatter(self, dim, index, &src, "scatter");
+  check_scatter_overlap(self, index, &src, "aten::scatter_");
   return scatter_in_place(self, index, src, Scalar(), d, ScatterReduce::kAssign, true, "aten::scatter_");
 }
 Tensor scatter__value_cpu(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value) {
   const int64_t d = check_scatter(self, dim, index, nullptr, "scatter");
+  check_scatter_overlap(self, index, nullptr, "aten::scatter_");
   return scatter_in_place(self, index, Tensor(), value, d, ScatterReduce::kAssign, true, "aten::scatter_");
 }
 Tensor scatter_add__cpu(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
   const int64_t d = check_scatter(self, dim, index, &src, "scatter_add");
+  check_scatter_overlap(self, index, &src, "aten::scatter_add_");
   return scatter_in_place(self, index, src, Scalar(), d, ScatterReduce::kSum, true, "aten::scatter_add_");
 }
 Tensor scatter_reduce__cpu(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
                            std::string_view reduce, bool include_self) {
   const ScatterReduce r = parse_scatter_reduce(reduce, "aten::scatter_reduce_");
   const int64_t d = check_scatter(self, dim, index, &src, "scatter_reduce");
+  check_scatter_overlap(self, index, &src, "aten::scatter_reduce_");
   return scatter_in_place(self, index, src, Scalar(), d, r, include_self, "aten::scatter_reduce_");
 }
 
@@ -394,10 +398,12 @@ Tensor index_put_into(const Tensor& self, OptionalTensorList indices, const Tens
 }
 
 Tensor index_put__cpu(const Tensor& self, OptionalTensorList indices, const Tensor& values, bool accumulate) {
+  check_index_put_overlap(self, indices, values, accumulate, "aten::index_put_");
   return index_put_into(self, indices, values, accumulate, "aten::index_put_");
 }
 Tensor index_put_impl__cpu(const Tensor& self, OptionalTensorList indices, const Tensor& values, bool accumulate,
                            bool) {
+  check_index_put_overlap(self, indices, values, accumulate, "aten::_index_put_impl_");
   return index_put_into(self, indices, values, accumulate, "aten::_index_put_impl_");
 }
 Tensor index_put_cpu(const Tensor& self, OptionalTensorList indices, const Tensor& values, bool accumulate) {

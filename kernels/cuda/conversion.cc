@@ -15,7 +15,7 @@ Tensor copy__cuda(const Tensor& self, const Tensor& src, bool non_blocking) {
   OPSPEC_CHECK(!src.device().is_meta(), kOp, ": ", kMetaCopyError);
   if (self.device().is_cuda()) require_device(self.device(), kOp);
   if (src.device().is_cuda()) require_device(src.device(), kOp);
-  check_no_internal_overlap(self, kOp);
+  check_copy_overlap(self, src);  // See Note [Memory overlap]
   copy_between(self, src);
   self.impl()->bump_version();
   return self;

@@ -312,7 +312,8 @@ Tensor where_cuda(const Tensor& condition, const Tensor& self, const Tensor& oth
 
 // ---- In-place ----
 
-// inplace_apply: kernels/cpu/binary.cc's inplace_apply on the device.
+// inplace_apply: kernels/cpu/binary.cc's inplace_apply on the device (an
+// overlapping other that inplace_meta let through is copied aside first).
 template <class Kernel>
 Tensor inplace_apply(const Tensor& self, const Tensor& other, const ElementwiseMeta& m, std::string_view op,
                      const Kernel& kernel) {

@@ -112,6 +112,7 @@ Tensor scatter_out_of_place(const Tensor& self, int64_t dim, const Tensor& index
 Tensor scatter_in_place(const Tensor& self, int64_t dim, const Tensor& index, const Tensor* src, const Scalar& value,
                         ScatterReduce r, bool include_self, std::string_view name, std::string_view op) {
   const int64_t d = check_scatter(self, dim, index, src, name);
+  check_scatter_overlap(self, index, src, op);
   const Device dev = src != nullptr ? op_device({self, index, *src}, op) : op_device({self, index}, op);
   const Tensor s = src != nullptr ? *src : Tensor();
   if (self.is_contiguous()) {
@@ -354,10 +355,12 @@ Tensor index_put_into(const Tensor& self, OptionalTensorList indices, const Tens
 }
 
 Tensor index_put__cuda(const Tensor& self, OptionalTensorList indices, const Tensor& values, bool accumulate) {
+  check_index_put_overlap(self, indices, values, accumulate, "aten::index_put_");
   return index_put_into(self, indices, values, accumulate, "aten::index_put_");
 }
 Tensor index_put_impl__cuda(const Tensor& self, OptionalTensorList indices, const Tensor& values, bool accumulate,
                             bool) {
+  check_index_put_overlap(self, indices, values, accumulate, "aten::_index_put_impl_");
   return index_put_into(self, indices, values, accumulate, "aten::_index_put_impl_");
 }
 Tensor index_put_cuda(const Tensor& self, OptionalTensorList indices, const Tensor& values, bool accumulate) {

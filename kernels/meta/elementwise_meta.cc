@@ -38,7 +38,7 @@ Tensor copy_meta(const Tensor& self, const Tensor& src, bool non_blocking) {
   OPSPEC_CHECK(self.device().is_meta() || !src.device().is_meta(), "aten::copy_: ", kMetaCopyError);
   OPSPEC_CHECK(self.device().is_meta(), "aten::copy_: cannot copy into a ", self.device().str(),
                " tensor from a meta tensor");
-  check_no_internal_overlap(self, "aten::copy_");
+  check_copy_overlap(self, src);
   self.impl()->bump_version();
   return self;
 }

@@ -31,6 +31,72 @@ bool same_elements(const Tensor& a, const Tensor& b) {
   return true;
 }
 
+namespace {
+
+// non_overlapping_and_dense: PyTorch's compute_non_overlapping_and_dense:
+// the dims of size > 1, by stride, tile the span exactly once.
+bool non_overlapping_and_dense(const Tensor& t) {
+  if (t.is_contiguous()) return true;
+  const IntArrayRef sizes = t.sizes(), strides = t.strides();
+  if (t.dim() == 1) return sizes[0] < 2 || strides[0] == 1;
+  SizeVec perm(static_cast<size_t>(t.dim()));
+  for (size_t d = 0; d < perm.size(); ++d) perm[d] = static_cast<int64_t>(d);
+  std::sort(perm.begin(), perm.end(), [&](int64_t a, int64_t b) {
+    if (sizes[a] < 2) return false;
+    if (sizes[b] < 2) return true;
+    return strides[a] < strides[b];
+  });
+  int64_t require = 1;
+  for (int64_t d : perm) {
+    if (sizes[d] < 2) return true;
+    if (strides[d] != require) return false;
+    require *= sizes[d];
+  }
+  return true;
+}
+
+constexpr std::string_view kOverlapMessage =
+    ": unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory "
+    "location. Please clone() the tensor before performing the operation.";
+
+}  // namespace
+
+MemOverlap overlap_status(const Tensor& a, const Tensor& b) {
+  if (!a.defined() || !b.defined()) return MemOverlap::kNo;
+  if (a.impl() == b.impl()) return MemOverlap::kFull;
+  if (a.numel() == 0 || b.numel() == 0) return MemOverlap::kNo;
+  if (!non_overlapping_and_dense(a) || !non_overlapping_and_dense(b)) return MemOverlap::kTooHard;
+  if (!a.impl()->storage() || !a.is_alias_of(b)) return MemOverlap::kNo;
+  // Byte offsets in the storage (meta tensors have no data pointer but overlap alike).
+  const int64_t a_begin = a.storage_offset() * a.element_size(), a_end = a_begin + a.nbytes();
+  const int64_t b_begin = b.storage_offset() * b.element_size(), b_end = b_begin + b.nbytes();
+  if (a_begin == b_begin && a_end == b_end) {
+    return std::ranges::equal(a.strides(), b.strides()) ? MemOverlap::kFull : MemOverlap::kPartial;
+  }
+  return a_begin < b_end && b_begin < a_end ? MemOverlap::kPartial : MemOverlap::kNo;
+}
+
+void check_no_partial_overlap(const Tensor& written, const Tensor& input, std::string_view op) {
+  OPSPEC_CHECK(overlap_status(written, input) != MemOverlap::kPartial, op, kOverlapMessage);
+}
+
+void check_no_overlap(const Tensor& written, const Tensor& input, std::string_view op) {
+  const MemOverlap lap = overlap_status(written, input);
+  OPSPEC_CHECK(lap != MemOverlap::kPartial && lap != MemOverlap::kFull, op, kOverlapMessage);
+}
+
+void check_copy_overlap(const Tensor& self, const Tensor& src) {
+  constexpr std::string_view kOp = "aten::copy_";
+  // Copy.cpp's is_same / is_same_data: copy_ returns before TensorIterator's checks.
+  if (self.impl() == src.impl()) return;
+  if (self.is_alias_of(src) && self.storage_offset() == src.storage_offset() && self.dtype() == src.dtype() &&
+      std::ranges::equal(self.sizes(), src.sizes()) && std::ranges::equal(self.strides(), src.strides())) {
+    return;
+  }
+  check_no_internal_overlap(self, kOp);
+  check_no_partial_overlap(self, src, kOp);
+}
+
 bool partial_overlap(const Tensor& a, const Tensor& b) {
   if (!a.defined() || !b.defined() || a.numel() == 0 || b.numel() == 0) return false;
   if (!a.impl()->storage() || !a.is_alias_of(b)) return false;
@@ -254,7 +320,9 @@ void check_no_internal_overlap(const Tensor& self, std::string_view op) {
 }
 
 ElementwiseMeta inplace_meta(const Tensor& self, const Tensor& other, BinaryKind kind, std::string_view op) {
+  // TensorIterator checks memory first (compute_mem_overlaps), then shapes and dtypes.
   check_no_internal_overlap(self, op);
+  check_no_partial_overlap(self, other, op);
   ElementwiseMeta m = binary_meta(self, other, kind, op);
   OPSPEC_CHECK(m.device == self.device(), op,
                ": Expected all tensors to be on the same device, but found at least two devices, ",

@@ -97,16 +97,53 @@ ElementwiseMeta where_meta(const Tensor& condition, const Tensor& self, const Te
 // one address (an expanded tensor), as PyTorch's assert_no_internal_overlap.
 void check_no_internal_overlap(const Tensor& self, std::string_view op);
 
+// Note [Memory overlap]
+// An op that writes a tensor refuses inputs that share its memory where
+// PyTorch's MemoryOverlap.cpp does. get_overlap_status (overlap_status) says
+// kFull for the same tensor, or for two that start and end at the same byte
+// with the same strides; kPartial when their spans [data, data + numel *
+// itemsize) intersect otherwise; kTooHard when either is not non-overlapping
+// and dense (a strided slice, a column, an expanded tensor), which PyTorch
+// does not check. TensorIterator's ops (add_, mul_, logical_and_, copy_ ...)
+// and masked_fill_ (its mask) refuse kPartial: check_no_partial_overlap;
+// index_put_ (values, indices) and scatter_ (index, src) refuse kFull too:
+// check_no_overlap. Full overlap as in x.add_(x) reads each element before
+// writing it. Kernels still copy aside an input that shares memory with the
+// output without being its elements (partial_overlap): in the kTooHard cases
+// PyTorch runs and its values follow its loop order; ours are as if every
+// input was read first. The checks live in these shared rules so CPU, Meta
+// and CUDA raise alike; PyTorch's Meta copy_ returns before its checks, ours
+// raises as the CPU does (Note [Op crossref]). A fused in-place group whose
+// root aliases another input runs its ops one by one (Note [In-place fusion]).
+
+// MemOverlap: PyTorch's MemOverlapStatus of two tensors.
+enum class MemOverlap : uint8_t { kNo, kFull, kPartial, kTooHard };
+
+// overlap_status: PyTorch's get_overlap_status(a, b).
+MemOverlap overlap_status(const Tensor& a, const Tensor& b);
+
+// check_no_partial_overlap: PyTorch's assert_no_partial_overlap(written, input).
+void check_no_partial_overlap(const Tensor& written, const Tensor& input, std::string_view op);
+
+// check_no_overlap: PyTorch's assert_no_overlap(written, input): full overlap too.
+void check_no_overlap(const Tensor& written, const Tensor& input, std::string_view op);
+
+// check_copy_overlap: copy_'s checks: none when src is self's data exactly
+// (copy_ returns at once), else self's internal and src's partial overlap.
+void check_copy_overlap(const Tensor& self, const Tensor& src);
+
 // same_elements: a and b address the same elements in the same order.
 bool same_elements(const Tensor& a, const Tensor& b);
 
 // partial_overlap: a and b share memory but are not the same elements in the
-// same order (then an input must be cloned before the output is written).
+// same order: kernels read such an input whole before writing (See Note
+// [Memory overlap]; where PyTorch refuses the op, the rules above raise first).
 bool partial_overlap(const Tensor& a, const Tensor& b);
 
-// inplace_meta: for self.op_(other): other broadcasts to self's shape
-// (without growing it), the promoted dtype casts to self's dtype; the result
-// dtype is self's.
+// inplace_meta: for self.op_(other): self has no internal overlap and other
+// no partial overlap with it (See Note [Memory overlap]), other broadcasts to
+// self's shape (without growing it), the promoted dtype casts to self's
+// dtype; the result dtype is self's.
 ElementwiseMeta inplace_meta(const Tensor& self, const Tensor& other, BinaryKind kind, std::string_view op);
 
 // check_copy_shapes: src broadcasts to self's shape (copy_).

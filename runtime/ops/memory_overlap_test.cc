@@ -1,0 +1,163 @@
+// Ops that write a tensor refuse inputs sharing its memory where PyTorch does
+// (See Note [Memory overlap] in elementwise_rules.h), on the CPU and Meta alike.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "runtime/compile/backend.h"
+#include "runtime/ops/elementwise_rules.h"
+#include "runtime/ops/ops.h"
+#include "runtime/trace/make_fx.h"
+
+namespace opspec {
+namespace memory_overlap_test {
+
+using internal::MemOverlap;
+using internal::overlap_status;
+using ::testing::AllOf;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::ThrowsMessage;
+
+constexpr const char* kOverlap =
+    "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory "
+    "location. Please clone() the tensor before performing the operation.";
+
+std::vector<double> values(const Tensor& t) { return t.to_vector<double>(); }
+
+TEST(MemoryOverlapTest, StatusIsPyTorchsGetOverlapStatus) {
+  const Tensor x = ops::arange(12, {.dtype = DType::kFloat32});
+  const Tensor m = ops::view(x, {3, 4});
+  EXPECT_EQ(overlap_status(x, x), MemOverlap::kFull);
+  EXPECT_EQ(overlap_status(m, ops::view(x, {3, 4})), MemOverlap::kFull);  // same span and strides
+  EXPECT_EQ(overlap_status(x, m), MemOverlap::kPartial);                  // same span, other strides
+  EXPECT_EQ(overlap_status(ops::slice(x, 0, 1, 5), ops::slice(x, 0, 0, 4)), MemOverlap::kPartial);
+  EXPECT_EQ(overlap_status(ops::slice(x, 0, 0, 4), ops::slice(x, 0, 4, 8)), MemOverlap::kNo);
+  EXPECT_EQ(overlap_status(m, ops::t(m)), MemOverlap::kPartial);  // a transpose is still dense
+  // A column is not dense: PyTorch does not look (TooHard), nor do we.
+  EXPECT_EQ(overlap_status(ops::select(m, 1, 1), ops::select(m, 0, 0)), MemOverlap::kTooHard);
+  EXPECT_EQ(overlap_status(x, ops::ones({12})), MemOverlap::kNo);
+  EXPECT_EQ(overlap_status(x, ops::slice(x, 0, 0, 0)), MemOverlap::kNo);  // empty
+}
+
+// TensorIterator's in-place ops: partial overlap raises, full overlap runs.
+TEST(MemoryOverlapTest, InPlaceElementwiseOpsRefusePartialOverlap) {
+  Tensor x = ops::tensor({0, 1, 2, 3}, {2, 2});
+  EXPECT_THAT([&] { ops::add_(x, ops::t(x)); },
+              ThrowsMessage<Error>(AllOf(HasSubstr("aten::add_"), HasSubstr(kOverlap))));
+  EXPECT_THAT([&] { ops::mul_(x, ops::t(x)); }, ThrowsMessage<Error>(HasSubstr(kOverlap)));
+  EXPECT_THAT([&] { ops::sub_(x, ops::t(x), 2); }, ThrowsMessage<Error>(HasSubstr(kOverlap)));
+  EXPECT_THAT([&] { ops::div_(x, ops::t(x)); }, ThrowsMessage<Error>(HasSubstr(kOverlap)));
+  Tensor v = ops::tensor({1, 2, 3}, {3});
+  EXPECT_THAT([&] { ops::mul_(v, ops::select(v, 0, 2)); }, ThrowsMessage<Error>(HasSubstr(kOverlap)));  // v *= v[2]
+  Tensor head = ops::slice(v, 0, 1, 3);
+  EXPECT_THAT([&] { ops::add_(head, ops::slice(v, 0, 0, 2)); }, ThrowsMessage<Error>(HasSubstr(kOverlap)));
+  Tensor bits = ops::tensor({1, 0, 1}, {3}, DType::kBool);
+  Tensor tail = ops::slice(bits, 0, 1, 3);
+  EXPECT_THAT([&] { ops::logical_and_(tail, ops::slice(bits, 0, 0, 2)); }, ThrowsMessage<Error>(HasSubstr(kOverlap)));
+  EXPECT_THAT(values(x), ElementsAre(0, 1, 2, 3));  // nothing was written
+  EXPECT_THAT(values(v), ElementsAre(1, 2, 3));
+  ops::add_(x, x);  // full overlap: each element is read before it is written
+  EXPECT_THAT(values(x), ElementsAre(0, 2, 4, 6));
+  ops::mul_(x, ops::view(x, {2, 2}));
+  EXPECT_THAT(values(x), ElementsAre(0, 4, 16, 36));
+}
+
+// A row and a column of one matrix share an element, but the column is not
+// dense: PyTorch runs (TooHard); ours reads the input whole first.
+TEST(MemoryOverlapTest, OverlapPyTorchCannotJudgeStillRuns) {
+  Tensor m = ops::tensor({0, 1, 2, 3, 4, 5, 6, 7, 8}, {3, 3});
+  Tensor col = ops::select(m, 1, 1);
+  ops::add_(col, ops::select(m, 0, 1));  // col[i] += m[1][i]; col[1] is m[1][1]
+  EXPECT_THAT(values(m), ElementsAre(0, 4, 2, 3, 8, 5, 6, 12, 8));
+}
+
+TEST(MemoryOverlapTest, CopyRefusesPartialOverlapButNotItsOwnData) {
+  Tensor x = ops::tensor({0, 1, 2, 3}, {4});
+  Tensor dst = ops::slice(x, 0, 1, 4);
+  EXPECT_THAT([&] { ops::copy_(dst, ops::slice(x, 0, 0, 3)); },
+              ThrowsMessage<Error>(AllOf(HasSubstr("aten::copy_"), HasSubstr(kOverlap))));
+  Tensor m = ops::view(x, {2, 2});
+  EXPECT_THAT([&] { ops::copy_(m, ops::t(m)); }, ThrowsMessage<Error>(HasSubstr(kOverlap)));
+  ops::copy_(x, x);
+  ops::copy_(m, ops::view(x, {2, 2}));  // the same data: copy_ returns at once
+  EXPECT_THAT(values(x), ElementsAre(0, 1, 2, 3));
+  // An expanded self copied from itself returns before the internal overlap check.
+  Tensor e = ops::expand(ops::tensor({5}, {1}), {3});
+  ops::copy_(e, e);
+  EXPECT_THAT([&] { ops::copy_(e, ops::ones({3})); }, ThrowsMessage<Error>(HasSubstr("more than one element")));
+}
+
+TEST(MemoryOverlapTest, MaskedFillRefusesAMaskOverlappingSelf) {
+  Tensor b = ops::tensor({1, 0, 1, 1}, {4}, DType::kBool);
+  Tensor tail = ops::slice(b, 0, 1, 4);
+  EXPECT_THAT([&] { ops::masked_fill_(tail, ops::slice(b, 0, 0, 3), Scalar(false)); },
+              ThrowsMessage<Error>(AllOf(HasSubstr("aten::masked_fill_"), HasSubstr(kOverlap))));
+  ops::masked_fill_(b, b, Scalar(false));  // full overlap is allowed
+  EXPECT_THAT(values(b), ElementsAre(0, 0, 0, 0));
+}
+
+// index_put_ and scatter_ refuse full overlap too (assert_no_overlap).
+TEST(MemoryOverlapTest, IndexPutAndScatterRefuseAnyOverlap) {
+  Tensor x = ops::tensor({0, 1, 2, 3}, {4});
+  const Tensor i = ops::tensor({1, 2, 3}, {3}, DType::kInt64);
+  EXPECT_THAT([&] { ops::index_put_(x, {i}, ops::slice(x, 0, 0, 3)); },
+              ThrowsMessage<Error>(AllOf(HasSubstr("aten::index_put_"), HasSubstr(kOverlap))));
+  const Tensor all = ops::tensor({0, 1, 2, 3}, {4}, DType::kInt64);
+  EXPECT_THAT([&] { ops::index_put_(x, {all}, x); }, ThrowsMessage<Error>(HasSubstr(kOverlap)));
+  Tensor l = ops::tensor({0, 1, 2}, {3}, DType::kInt64);
+  EXPECT_THAT([&] { ops::index_put_(l, {l}, ops::tensor({5, 6, 7}, {3}, DType::kInt64)); },
+              ThrowsMessage<Error>(HasSubstr(kOverlap)));  // the index is self
+  // One bool mask and a one-element value go to masked_fill_: the value may alias self.
+  const Tensor mask = ops::tensor({0, 1, 0, 1}, {4}, DType::kBool);
+  ops::index_put_(x, {mask}, ops::select(x, 0, 0));
+  EXPECT_THAT(values(x), ElementsAre(0, 0, 2, 0));
+
+  Tensor y = ops::tensor({0, 1, 2, 3}, {4});
+  Tensor a = ops::slice(y, 0, 1, 4);
+  const Tensor j = ops::tensor({0, 1, 2}, {3}, DType::kInt64);
+  EXPECT_THAT([&] { ops::scatter_(a, 0, j, ops::slice(y, 0, 0, 3)); },
+              ThrowsMessage<Error>(AllOf(HasSubstr("aten::scatter_"), HasSubstr(kOverlap))));
+  EXPECT_THAT([&] { ops::scatter_(y, 0, ops::tensor({0, 1, 2, 3}, {4}, DType::kInt64), y); },
+              ThrowsMessage<Error>(HasSubstr(kOverlap)));
+  EXPECT_THAT([&] { ops::scatter_add_(a, 0, j, ops::slice(y, 0, 0, 3)); },
+              ThrowsMessage<Error>(AllOf(HasSubstr("aten::scatter_add_"), HasSubstr(kOverlap))));
+  Tensor e = ops::expand(ops::tensor({1}, {1}), {3});
+  EXPECT_THAT([&] { ops::scatter_(e, 0, j, Scalar(2.0)); }, ThrowsMessage<Error>(HasSubstr("more than one element")));
+  EXPECT_THAT(values(y), ElementsAre(0, 1, 2, 3));
+}
+
+// The checks are shared rules, so meta tensors raise them as the CPU does.
+TEST(MemoryOverlapTest, MetaRaisesAsTheCpu) {
+  Tensor x = ops::empty({2, 2}, {.device = kMeta});
+  EXPECT_THAT([&] { ops::add_(x, ops::t(x)); }, ThrowsMessage<Error>(HasSubstr(kOverlap)));
+  Tensor v = ops::empty({4}, {.device = kMeta});
+  Tensor head = ops::slice(v, 0, 1, 4);
+  EXPECT_THAT([&] { ops::copy_(head, ops::slice(v, 0, 0, 3)); }, ThrowsMessage<Error>(HasSubstr(kOverlap)));
+  const Tensor i = ops::empty({3}, {.dtype = DType::kInt64, .device = kMeta});
+  EXPECT_THAT([&] { ops::scatter_(head, 0, i, ops::slice(v, 0, 0, 3)); }, ThrowsMessage<Error>(HasSubstr(kOverlap)));
+  EXPECT_THAT([&] { ops::index_put_(v, {i}, ops::slice(v, 0, 0, 3)); }, ThrowsMessage<Error>(HasSubstr(kOverlap)));
+  ops::add_(x, x);
+  ops::copy_(v, v);
+}
+
+// A fused in-place group whose root aliases another graph input at run time
+// runs its ops one by one (Note [In-place fusion]), so add_ raises as in eager.
+TEST(MemoryOverlapTest, FusedInPlaceGroupsDoNotBypassTheCheck) {
+  auto mutate = [](const std::vector<Tensor>& in) {
+    Tensor a = in[0];
+    ops::add_(a, in[1]);
+    ops::relu_(a);
+    return std::vector<Tensor>{ops::neg(a)};
+  };
+  Graph g = make_fx(mutate)({ops::ones({4, 4}), ops::ones({4, 4})});
+  const CompiledGraph run = fused_backend(g, {ops::ones({4, 4}), ops::ones({4, 4})});
+  Tensor x = ops::arange(16, {.dtype = DType::kFloat32});
+  Tensor m = ops::view(x, {4, 4});
+  EXPECT_THAT([&] { run({m, ops::t(m)}); }, ThrowsMessage<Error>(HasSubstr(kOverlap)));
+  EXPECT_EQ(values(x)[1], 1);  // nothing was written
+  run({m, m});  // full overlap runs: m += m
+  EXPECT_EQ(values(x)[1], 2);
+}
+
+}  // namespace memory_overlap_test
+}  // namespace opspec
