@@ -132,6 +132,27 @@ TEST(ElementwiseInplaceTest, Errors) {
   EXPECT_EQ(values(l)[0], 1);  // failed ops wrote nothing
 }
 
+// sub_ runs PyTorch's sub_check as sub does: no bool operand, on every backend.
+TEST(ElementwiseInplaceTest, SubOfBoolIsRefused) {
+  Tensor b = ops::tensor({1, 0, 1}, {3}, DType::kBool);
+  const Tensor c = ops::tensor({1, 1, 0}, {3}, DType::kBool);
+  EXPECT_THAT([&] { ops::sub_(b, c); },
+              ThrowsMessage<Error>(AllOf(HasSubstr("aten::sub_"),
+                                         HasSubstr("Subtraction, the `-` operator, with two bool tensors is not "
+                                                   "supported. Use the `^` or `logical_xor()` operator instead."))));
+  Tensor f = ops::tensor({1.5, 0, 1}, {3});
+  EXPECT_THAT([&] { ops::sub_(f, c); },
+              ThrowsMessage<Error>(HasSubstr("Subtraction, the `-` operator, with a bool tensor is not supported. If "
+                                             "you are trying to invert a mask, use the `~` or `logical_not()` "
+                                             "operator instead.")));
+  EXPECT_THAT(values(f), ElementsAre(1.5, 0, 1));
+  Tensor mf = meta({3});
+  EXPECT_THAT([&] { ops::sub_(mf, meta({3}, DType::kBool)); },
+              ThrowsMessage<Error>(HasSubstr("with a bool tensor is not supported")));
+  ops::add_(f, c);  // add_ takes bool operands
+  EXPECT_THAT(values(f), ElementsAre(2.5, 1, 1));
+}
+
 TEST(ElementwiseInplaceTest, MetaSelf) {
   Tensor m = meta({2, 3});
   const uint64_t v0 = m.impl()->version();

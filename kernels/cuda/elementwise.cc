@@ -338,8 +338,7 @@ Tensor inplace_apply(const Tensor& self, const Tensor& other, const ElementwiseM
 
 Tensor add__cuda(const Tensor& self, const Tensor& other, const Scalar& alpha) {
   constexpr std::string_view kOp = "aten::add_";
-  const ElementwiseMeta m = inplace_meta(self, other, BinaryKind::kArithmetic, kOp);
-  check_alpha(m.compute_dtype, alpha, kOp);
+  const ElementwiseMeta m = add_sub_inplace_meta(self, other, alpha, /*sub=*/false, kOp);
   return inplace_apply(self, other, m, kOp, [&](const Tensor& out, const Tensor& a, const Tensor& b) {
     add_sub_into(out, a, b, alpha, false);
   });
@@ -347,8 +346,7 @@ Tensor add__cuda(const Tensor& self, const Tensor& other, const Scalar& alpha) {
 
 Tensor sub__cuda(const Tensor& self, const Tensor& other, const Scalar& alpha) {
   constexpr std::string_view kOp = "aten::sub_";
-  const ElementwiseMeta m = inplace_meta(self, other, BinaryKind::kArithmetic, kOp);
-  check_alpha(m.compute_dtype, alpha, kOp);
+  const ElementwiseMeta m = add_sub_inplace_meta(self, other, alpha, /*sub=*/true, kOp);
   return inplace_apply(self, other, m, kOp, [&](const Tensor& out, const Tensor& a, const Tensor& b) {
     add_sub_into(out, a, b, alpha, true);
   });

@@ -150,12 +150,14 @@ void register_elementwise_meta_kernels(Library& lib) {
 
   // ---- In-place ----
   lib.impl("add_.Tensor", kKey, [](const Tensor& self, const Tensor& other, const Scalar& alpha) {
-    check_alpha(inplace_meta(self, other, BinaryKind::kArithmetic, "aten::add_").compute_dtype, alpha, "aten::add_");
-    return inplace_out(self, other, BinaryKind::kArithmetic, "aten::add_");
+    add_sub_inplace_meta(self, other, alpha, /*sub=*/false, "aten::add_");
+    self.impl()->bump_version();
+    return self;
   });
   lib.impl("sub_.Tensor", kKey, [](const Tensor& self, const Tensor& other, const Scalar& alpha) {
-    check_alpha(inplace_meta(self, other, BinaryKind::kArithmetic, "aten::sub_").compute_dtype, alpha, "aten::sub_");
-    return inplace_out(self, other, BinaryKind::kArithmetic, "aten::sub_");
+    add_sub_inplace_meta(self, other, alpha, /*sub=*/true, "aten::sub_");
+    self.impl()->bump_version();
+    return self;
   });
   lib.impl("mul_.Tensor", kKey, [](const Tensor& self, const Tensor& other) {
     return inplace_out(self, other, BinaryKind::kArithmetic, "aten::mul_");

@@ -336,6 +336,14 @@ ElementwiseMeta inplace_meta(const Tensor& self, const Tensor& other, BinaryKind
   return m;
 }
 
+ElementwiseMeta add_sub_inplace_meta(const Tensor& self, const Tensor& other, const Scalar& alpha, bool sub,
+                                     std::string_view op) {
+  if (sub) check_sub(self, other, op);
+  ElementwiseMeta m = inplace_meta(self, other, BinaryKind::kArithmetic, op);
+  check_alpha(m.compute_dtype, alpha, op);
+  return m;
+}
+
 void check_copy_shapes(const Tensor& self, const Tensor& src) {
   const SizeVec shape = broadcast_shapes(self.sizes(), src.sizes(), "aten::copy_");
   OPSPEC_CHECK(std::equal(shape.begin(), shape.end(), self.sizes().begin(), self.sizes().end()),

@@ -146,6 +146,11 @@ bool partial_overlap(const Tensor& a, const Tensor& b);
 // dtype; the result dtype is self's.
 ElementwiseMeta inplace_meta(const Tensor& self, const Tensor& other, BinaryKind kind, std::string_view op);
 
+// add_sub_inplace_meta: add_'s and sub_'s rules in PyTorch's order: sub_'s
+// sub_check (no bool operands), inplace_meta, then alpha_check.
+ElementwiseMeta add_sub_inplace_meta(const Tensor& self, const Tensor& other, const Scalar& alpha, bool sub,
+                                     std::string_view op);
+
 // check_copy_shapes: src broadcasts to self's shape (copy_).
 void check_copy_shapes(const Tensor& self, const Tensor& src);
 
