@@ -28,8 +28,10 @@ inline FusedProgram all_ops_program(DType d, int64_t rows = 4) {
     p.add_output(p.add_op(op, args, param));
   };
   // Every unary_ops.def row, on the dtypes its rule accepts.
-#define OPSPEC_UNARY_OP(name, functor, dtype_rule, summary) \
-  if (!boolean && (floating || UnaryKind::dtype_rule == UnaryKind::kKeepDtype)) out(FusedOp::k##functor, {x});
+#define OPSPEC_UNARY_OP(name, functor, dtype_rule, summary)                                  \
+  if (UnaryKind::dtype_rule == UnaryKind::kKeepDtypeBool ||                                    \
+      (!boolean && (floating || UnaryKind::dtype_rule == UnaryKind::kKeepDtype)))              \
+    out(FusedOp::k##functor, {x});
 #include "runtime/ops/unary_ops.def"
 #undef OPSPEC_UNARY_OP
   if (!boolean) {

@@ -173,6 +173,16 @@ TEST(ElementwiseUnaryTest, StridedEmptyAndZeroDim) {
   EXPECT_THAT(values(z), ElementsAre(1));
 }
 
+// sign and sgn return a b8 self as it is (sign_kernel's Bool branch).
+TEST(ElementwiseUnaryTest, SignOfBoolKeepsIt) {
+  const Tensor b = ops::tensor({1, 0, 1}, {3}, DType::kBool);
+  const Tensor strided = ops::slice(ops::tensor({1, 0, 0, 1}, {4}, DType::kBool), 0, 0, 4, 3);
+  for (const Tensor& s : {ops::sign(b), ops::sgn(b), ops::sign(strided)}) EXPECT_EQ(s.dtype(), DType::kBool);
+  EXPECT_THAT(values(ops::sign(b)), ElementsAre(1, 0, 1));
+  EXPECT_THAT(values(ops::sgn(b)), ElementsAre(1, 0, 1));
+  EXPECT_THAT(values(ops::sign(strided)), ElementsAre(1, 1));
+}
+
 TEST(ElementwiseUnaryTest, GeluRejectsUnknownApproximation) {
   const Tensor x = ops::tensor({1}, {1});
   EXPECT_THAT([&] { ops::gelu(x, "fast"); },

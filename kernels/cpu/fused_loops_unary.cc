@@ -9,11 +9,13 @@
 namespace opspec::internal::fused_loops_detail {
 namespace {
 
-// unary_for: Op's loop for dtype d; ops with a floating rule have no integer loops.
+// unary_for: Op's loop for dtype d; ops with a floating rule have no integer
+// loops, and only kKeepDtypeBool ops have a b8 one.
 template <class Op, UnaryKind kRule>
 FusedLoopFn unary_for(DType d) {
   return OPSPEC_DISPATCH_ALL_DTYPES(d, "fused", [&]() -> FusedLoopFn {
-    if constexpr (std::is_same_v<scalar_t, bool> || (kRule == UnaryKind::kFloating && !kFloating<scalar_t>)) {
+    if constexpr ((std::is_same_v<scalar_t, bool> && kRule != UnaryKind::kKeepDtypeBool) ||
+                  (kRule == UnaryKind::kFloating && !kFloating<scalar_t>)) {
       return nullptr;
     } else {
       return &unary_kernel<scalar_t, Op>;

@@ -253,12 +253,13 @@ TEST(ZeroFactories, NewZerosTakesSelfsDtypeAndEfficientZeroTensorIsZeros) {
   EXPECT_THAT(values(ops::_efficientzerotensor({3}, {.dtype = DType::kFloat32})), ElementsAre(0, 0, 0));
 }
 
-TEST(Sgn, IsMinusOneZeroOrOneAndZeroForNaNAndRefusesB8) {
+TEST(Sgn, IsMinusOneZeroOrOneAndZeroForNaNAndKeepsB8) {
   EXPECT_THAT(values(ops::sgn(ops::tensor({-2.5, -0.0, 0.0, 3, kNaN}, {5}))), ElementsAre(-1, 0, 0, 1, 0));
   EXPECT_THAT(values(ops::sgn(ops::tensor({-3, 0, 4}, {3}, DType::kInt64))), ElementsAre(-1, 0, 1));
-  // PyTorch's sign of a b8 is itself; opspec's unary kernels have no b8 path yet.
-  EXPECT_THAT([&] { ops::sgn(ops::tensor({1, 0}, {2}, DType::kBool)); },
-              ThrowsMessage<Error>(HasSubstr("\"sgn_cpu\" not implemented for 'Bool'")));
+  // PyTorch's sign of a b8 is itself (sign_kernel's Bool branch; sgn is sign for real tensors).
+  const Tensor b = ops::sgn(ops::tensor({1, 0}, {2}, DType::kBool));
+  EXPECT_EQ(b.dtype(), DType::kBool);
+  EXPECT_THAT(values(b), ElementsAre(1, 0));
 }
 
 }  // namespace

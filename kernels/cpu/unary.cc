@@ -13,7 +13,7 @@ namespace {
 
 // unary_cpu: the kernel of a unary_ops.def row: kFloating rows compute
 // integers and bools in f32, kKeepDtype rows keep self's dtype (b8 rejected
-// by unary_meta).
+// by unary_meta) and kKeepDtypeBool rows keep b8 too.
 template <UnaryKind kRule, class Op>
 Tensor unary_cpu(const Tensor& self, std::string_view op_name, Op op) {
   const ElementwiseMeta m = unary_meta(self, kRule, op_name);
@@ -29,9 +29,9 @@ Tensor unary_cpu(const Tensor& self, std::string_view op_name, Op op) {
       cpu_kernel<scalar_t, scalar_t>(TensorIterator(out, in), op);
     });
   } else {
-    static_assert(kRule == UnaryKind::kKeepDtype);
+    static_assert(kRule == UnaryKind::kKeepDtype || kRule == UnaryKind::kKeepDtypeBool);
     OPSPEC_DISPATCH_ALL_DTYPES(m.compute_dtype, op_name, [&] {
-      if constexpr (std::is_same_v<scalar_t, bool>) {
+      if constexpr (std::is_same_v<scalar_t, bool> && kRule == UnaryKind::kKeepDtype) {
         OPSPEC_INTERNAL_ASSERT(false);
       } else {
         const auto f = [op](opmath_t<scalar_t> x) { return op(x); };

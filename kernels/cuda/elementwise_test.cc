@@ -76,6 +76,9 @@ TEST(CudaElementwiseTest, ExactUnaryOpsMatchTheCpuBitForBit) {
   for (DType dt : kAll) {
     const Tensor x = inputs(dt);
     expect_same(ops::logical_not(to_cuda(x)), ops::logical_not(x), "logical_not");
+    // sign and sgn take b8 too, returning it as it is.
+    expect_same(ops::sign(to_cuda(x)), ops::sign(x), "sign " + std::string(dtype_short_name(dt)));
+    expect_same(ops::sgn(to_cuda(x)), ops::sgn(x), "sgn " + std::string(dtype_short_name(dt)));
   }
   // Integer inputs of floating ops compute in f32, as on the CPU.
   const Tensor i = ops::arange(-5, 20, {.dtype = DType::kInt64});

@@ -9,7 +9,7 @@ namespace {
 
 // Rule: the dtype rules of unary_ops.def rows (UnaryKind's names; the host
 // header that declares UnaryKind is not compiled by nvcc).
-enum class Rule { kKeepDtype, kFloating };
+enum class Rule { kKeepDtype, kKeepDtypeBool, kFloating };
 
 // PowScalarOp: PowOp with a fixed exponent (pow.Tensor_Scalar's general case).
 template <class C>
@@ -30,11 +30,23 @@ template <class S>
 void unary_for(UnaryOp op, const ElementwiseArgs& a, const Param& p) {
   using C = opmath_t<S>;
   if (op == UnaryOp::kLogicalNot) return launch_elementwise<bool, S, 1>(a, LogicalNotOp{}, "logical_not");
-  if constexpr (!std::is_same_v<S, bool>) {
+  if constexpr (std::is_same_v<S, bool>) {
+    switch (op) {  // kKeepDtypeBool rows keep b8 (sign: its values unchanged)
+#define OPSPEC_UNARY_OP(name, functor, dtype_rule, summary)                                              \
+  case UnaryOp::k##functor:                                                                                \
+    if constexpr (Rule::dtype_rule == Rule::kKeepDtypeBool) {                                              \
+      return launch_elementwise<S, S, 1>(a, functor##Op{}, #name);                                        \
+    }                                                                                                      \
+    break;
+#include "runtime/ops/unary_ops.def"
+#undef OPSPEC_UNARY_OP
+      default: break;
+    }
+  } else {
     switch (op) {
 #define OPSPEC_UNARY_OP(name, functor, dtype_rule, summary)                                              \
   case UnaryOp::k##functor:                                                                                \
-    if constexpr (Rule::dtype_rule == Rule::kKeepDtype) {                                                  \
+    if constexpr (Rule::dtype_rule == Rule::kKeepDtype || Rule::dtype_rule == Rule::kKeepDtypeBool) {      \
       return launch_elementwise<S, S, 1>(a, functor##Op{}, #name);                                        \
     }                                                                                                      \
     break;

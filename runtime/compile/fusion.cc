@@ -20,7 +20,7 @@ using internal::FusedProgram;
 
 // Rule: how an op lowers; each mirrors its eager CPU kernel (unary.cc, binary.cc).
 enum class Rule : uint8_t {
-  kUnaryKeep,   // unary_ops.def rows with kKeepDtype: same dtype in and out
+  kUnaryKeep,   // unary_ops.def rows with kKeepDtype(Bool): same dtype in and out
   kUnaryFloat,  // unary_ops.def rows with kFloating: integers compute in f32
   kGelu,
   kLogicalNot,
@@ -54,6 +54,7 @@ enum class Rule : uint8_t {
 struct FusionRule {
   Rule rule;
   FusedOp op;
+  internal::UnaryKind unary = internal::UnaryKind::kKeepDtype;  // the dtype rule of a unary op
 };
 
 // rule_for: the fusion rule of op, or null when op never fuses (not a builtin
@@ -62,12 +63,15 @@ const FusionRule* rule_for(const OperatorHandle* op) {
   static const std::vector<std::optional<FusionRule>> kTable = [] {
     std::vector<std::optional<FusionRule>> t(static_cast<size_t>(OpId::kNumBuiltinOps));
     auto set = [&](OpId id, Rule r, FusedOp f) { t[static_cast<size_t>(id)] = FusionRule{r, f}; };
-#define OPSPEC_UNARY_OP(name, functor, dtype_rule, summary)                                                \
-  set(OpId::name, internal::UnaryKind::dtype_rule == internal::UnaryKind::kFloating ? Rule::kUnaryFloat : Rule::kUnaryKeep, \
-      FusedOp::k##functor);
+    auto set_unary = [&](OpId id, internal::UnaryKind kind, FusedOp f) {
+      const bool floating = kind == internal::UnaryKind::kFloating;
+      t[static_cast<size_t>(id)] = FusionRule{floating ? Rule::kUnaryFloat : Rule::kUnaryKeep, f, kind};
+    };
+#define OPSPEC_UNARY_OP(name, functor, dtype_rule, summary) \
+  set_unary(OpId::name, internal::UnaryKind::dtype_rule, FusedOp::k##functor);
 #include "runtime/ops/unary_ops.def"
 #undef OPSPEC_UNARY_OP
-    set(OpId::gelu, Rule::kGelu, FusedOp::kGeluErf);
+    t[static_cast<size_t>(OpId::gelu)] = FusionRule{Rule::kGelu, FusedOp::kGeluErf, internal::UnaryKind::kFloating};
     set(OpId::logical_not, Rule::kLogicalNot, FusedOp::kLogicalNot);
     set(OpId::add_Tensor, Rule::kAdd, FusedOp::kAdd);
     set(OpId::add_Scalar, Rule::kAdd, FusedOp::kAdd);
@@ -252,13 +256,13 @@ int lower_call(FusedProgram& p, const Node& n, ResolveFn operand) {
   switch (r->rule) {
     case Rule::kUnaryKeep: {
       const Operand x = operand(0);
-      internal::unary_meta(x.proxy, internal::UnaryKind::kKeepDtype, op_name);
+      internal::unary_meta(x.proxy, r->unary, op_name);
       return p.add_op(r->op, {x.reg});
     }
     case Rule::kUnaryFloat:
     case Rule::kGelu: {
       const Operand x = operand(0);
-      const internal::ElementwiseMeta m = internal::unary_meta(x.proxy, internal::UnaryKind::kFloating, op_name);
+      const internal::ElementwiseMeta m = internal::unary_meta(x.proxy, r->unary, op_name);
       FusedOp f = r->op;
       if (r->rule == Rule::kGelu && internal::gelu_uses_tanh(value(1).to_string())) f = FusedOp::kGeluTanh;
       return p.add_op(f, {cast(p, x, m.compute_dtype).reg});

@@ -18,7 +18,8 @@ using Reg = FusedProgram::Reg;
 
 // ---- Op classes ----
 
-enum class OpClass : uint8_t { kUnaryAny, kUnaryFloating, kLogicalNot, kArith, kPredicate, kWhere, kCast };
+// kUnaryAny takes any dtype but b8, kUnaryAnyBool b8 too (sign, sgn).
+enum class OpClass : uint8_t { kUnaryAny, kUnaryAnyBool, kUnaryFloating, kLogicalNot, kArith, kPredicate, kWhere, kCast };
 
 // kOpInfo: each FusedOp's name and class, in enum order.
 struct OpInfo {
@@ -26,7 +27,8 @@ struct OpInfo {
   OpClass cls;
 };
 constexpr OpClass unary_class(UnaryKind rule) {
-  return rule == UnaryKind::kFloating ? OpClass::kUnaryFloating : OpClass::kUnaryAny;
+  if (rule == UnaryKind::kFloating) return OpClass::kUnaryFloating;
+  return rule == UnaryKind::kKeepDtypeBool ? OpClass::kUnaryAnyBool : OpClass::kUnaryAny;
 }
 constexpr OpInfo kOpInfo[] = {
 #define OPSPEC_UNARY_OP(name, functor, dtype_rule, summary) {#name, unary_class(UnaryKind::dtype_rule)},
@@ -144,6 +146,7 @@ int FusedProgram::add_op(FusedOp op, std::initializer_list<int> args, const Scal
     case OpClass::kUnaryAny:
       OPSPEC_CHECK(d != DType::kBool, "FusedProgram: ", name, " does not take b8 operands");
       break;
+    case OpClass::kUnaryAnyBool: break;
     case OpClass::kUnaryFloating:
       OPSPEC_CHECK(is_floating(d), "FusedProgram: ", name, " takes a floating operand, got ", dname(0));
       break;

@@ -127,6 +127,7 @@ ElementwiseMeta unary_meta(const Tensor& self, UnaryKind kind, std::string_view 
                     "\" not implemented for 'Bool'");
       }
       break;
+    case UnaryKind::kKeepDtypeBool: break;
     case UnaryKind::kFloating:
       if (!is_floating(dt)) m.compute_dtype = m.result_dtype = kDefaultFloat;
       break;

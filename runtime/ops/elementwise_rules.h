@@ -25,9 +25,10 @@ bool can_cast(DType from, DType to);
 
 // UnaryKind: the dtype rule of a unary op.
 enum class UnaryKind {
-  kKeepDtype,  // neg, abs, relu: result has self's dtype (bool rejected)
-  kFloating,   // sin ... silu: integer and bool inputs compute in f32
-  kLogical,    // logical_not: any input, b8 result
+  kKeepDtype,      // neg, abs, relu: result has self's dtype (bool rejected)
+  kKeepDtypeBool,  // sign, sgn: result has self's dtype, b8 too (PyTorch's sign kernel returns b8 as is)
+  kFloating,       // sin ... silu: integer and bool inputs compute in f32
+  kLogical,        // logical_not: any input, b8 result
 };
 
 // unary_meta: the geometry of a unary op; checks the dtype rules of neg, abs

@@ -65,18 +65,28 @@ TEST(OpTableTest, EveryUnaryRowIsAnElementwiseOpWithItsDtypeRule) {
     const Tensor f = row.fn(ops::full({2, 3}, 0.5), std::source_location::current());
     EXPECT_EQ(f.dtype(), DType::kFloat32);
     EXPECT_EQ(format_sizes(f.sizes()), "[2, 3]");
-    const Tensor i = row.fn(ops::full({4}, 2, {.dtype = DType::kInt32}), std::source_location::current());
-    EXPECT_EQ(i.dtype(), row.rule == UnaryKind::kFloating ? DType::kFloat32 : DType::kInt32);
     const Tensor b = ops::full({4}, true, {.dtype = DType::kBool});
-    if (row.rule == UnaryKind::kFloating) {
-      EXPECT_EQ(row.fn(b, std::source_location::current()).dtype(), DType::kFloat32);
-    } else {
-      EXPECT_THROW(row.fn(b, std::source_location::current()), Error);
+    const Tensor i4 = ops::full({4}, 2, {.dtype = DType::kInt32});
+    const Tensor m = ops::empty({5}, {.dtype = DType::kInt64, .device = kMeta});
+    auto call = [&](const Tensor& x) { return row.fn(x, std::source_location::current()); };
+    switch (row.rule) {
+      case UnaryKind::kFloating:  // integers and b8 compute in f32
+        EXPECT_EQ(call(i4).dtype(), DType::kFloat32);
+        EXPECT_EQ(call(b).dtype(), DType::kFloat32);
+        EXPECT_EQ(call(m).dtype(), DType::kFloat32);
+        break;
+      default:  // kKeepDtype, kKeepDtypeBool: the dtype kept; b8 only for kKeepDtypeBool
+        EXPECT_EQ(call(i4).dtype(), DType::kInt32);
+        if (row.rule == UnaryKind::kKeepDtypeBool) {
+          EXPECT_EQ(call(b).dtype(), DType::kBool);
+        } else {
+          EXPECT_THROW(call(b), Error);
+        }
+        // Meta tensors take the same rule, with no data.
+        EXPECT_TRUE(call(m).device().is_meta());
+        EXPECT_EQ(call(m).dtype(), DType::kInt64);
+        break;
     }
-    // Meta tensors take the same rule, with no data.
-    const Tensor m = row.fn(ops::empty({5}, {.dtype = DType::kInt64, .device = kMeta}), std::source_location::current());
-    EXPECT_TRUE(m.device().is_meta());
-    EXPECT_EQ(m.dtype(), row.rule == UnaryKind::kFloating ? DType::kFloat32 : DType::kInt64);
   }
 }
 
