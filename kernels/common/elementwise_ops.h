@@ -27,7 +27,8 @@ namespace opspec::internal {
 // pure (no state but constructor arguments, no errno, no branches on global
 // state) and use only:
 //   - + - * / and comparisons (IEEE, exactly rounded; the library is built with
-//     -ffp-contract=off so no FMA is formed behind our back),
+//     -ffp-contract=off so no FMA is formed behind our back) and math::fma
+//     where PyTorch computes one (add/sub with alpha: See Note [Add with alpha]),
 //   - the math functions in namespace math below: on the host, f32 exp, log,
 //     sin, cos, tanh and erf are vec_math's vectorizable versions (See Note
 //     [Vectorizable float math]) and everything else (f64, pow, expm1,
@@ -72,6 +73,10 @@ OPSPEC_MATH_FN(nearbyint)
 #undef OPSPEC_VEC_MATH_FN
 #undef OPSPEC_F32_MATH
 #undef OPSPEC_MATH_FN
+// fma: x * y + z rounded once (exact everywhere: the x86-64-v3 clones' and
+// -march=native's vfmadd, libm's fmaf on baseline x86-64, CUDA's fma.rn).
+OPSPEC_HOST_DEVICE OPSPEC_VEC_INLINE float fma(float x, float y, float z) { return ::fmaf(x, y, z); }
+OPSPEC_HOST_DEVICE OPSPEC_VEC_INLINE double fma(double x, double y, double z) { return ::fma(x, y, z); }
 OPSPEC_HOST_DEVICE inline float pow(float x, float y) { return ::powf(x, y); }
 OPSPEC_HOST_DEVICE inline double pow(double x, double y) { return ::pow(x, y); }
 OPSPEC_HOST_DEVICE inline float fmod(float x, float y) { return ::fmodf(x, y); }
@@ -347,17 +352,42 @@ struct SubOp {
 struct MulOp {
   template <class T> OPSPEC_FUNCTOR T operator()(T a, T b) const { return wrap_mul(a, b); }
 };
+// Note [Add with alpha]
+// PyTorch's CPU add computes a + alpha * b as vec::fmadd(b, alpha, a), one
+// rounding (ufunc/add.h; AVX2/AVX-512 FMA, f16/bf16 in float), and its CUDA
+// add contracts the same expression into an FMA; sub is add with -alpha.
+// So floating AddAlphaOp/SubAlphaOp call math::fma: an exactly rounded
+// operation, so eager, fused (interpreted or generated with -march=native)
+// and CUDA (explicit fmaf survives --fmad=false) keep one value bit for bit.
+// Baseline x86-64 has no FMA instruction, so loops over these functors are
+// built in the wide clones (kUsesFma, Note [Wide vector clones]) where one is
+// picked; the default clone calls libm's fmaf, exact too. Integers wrap.
+
 // AddAlphaOp<T> / SubAlphaOp<T>: a + alpha * b and a - alpha * b (add/sub with
 // alpha != 1), alpha already in the compute type.
 template <class T>
 struct AddAlphaOp {
+  static constexpr bool kUsesFma = std::is_floating_point_v<T>;
   T alpha;
-  OPSPEC_FUNCTOR T operator()(T a, T b) const { return wrap_add(a, wrap_mul(alpha, b)); }
+  OPSPEC_FUNCTOR T operator()(T a, T b) const {
+    if constexpr (std::is_floating_point_v<T>) {
+      return math::fma(b, alpha, a);
+    } else {
+      return wrap_add(a, wrap_mul(alpha, b));
+    }
+  }
 };
 template <class T>
 struct SubAlphaOp {
+  static constexpr bool kUsesFma = std::is_floating_point_v<T>;
   T alpha;
-  OPSPEC_FUNCTOR T operator()(T a, T b) const { return wrap_sub(a, wrap_mul(alpha, b)); }
+  OPSPEC_FUNCTOR T operator()(T a, T b) const {
+    if constexpr (std::is_floating_point_v<T>) {
+      return math::fma(b, -alpha, a);  // PyTorch's sub: add with -alpha
+    } else {
+      return wrap_sub(a, wrap_mul(alpha, b));
+    }
+  }
 };
 // DivOp: true division a / b (floating compute types only).
 struct DivOp {

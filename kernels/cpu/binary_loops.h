@@ -30,7 +30,7 @@ void arith_into(const Tensor& out, const Tensor& a, const Tensor& b, std::string
     } else {
       using C = arith_t<scalar_t>;
       const auto f = make.template operator()<scalar_t>();
-      const auto g = [f](opmath_t<scalar_t> x, opmath_t<scalar_t> y) { return f(static_cast<C>(x), static_cast<C>(y)); };
+      const CastArgs<std::remove_cvref_t<decltype(f)>, C> g{f};  // f(C(x), C(y)), keeping f's loop traits
       if (small_contiguous_kernel<scalar_t, scalar_t, scalar_t>(g, out, a, b)) return;  // See Note [Small contiguous fast path].
       const Tensor in[] = {cast_for_compute(a, out.dtype()), cast_for_compute(b, out.dtype())};
       TensorIterator iter(out, in);

@@ -364,6 +364,50 @@ TEST(ElementwiseBinaryTest, LargeTensorsUseEveryPathCorrectly) {
   EXPECT_TRUE(ok);
 }
 
+// add/sub with alpha round once, as PyTorch's vec::fmadd (See Note [Add with
+// alpha]): every loop (small, large contiguous, broadcast, strided, in place)
+// gives fma's value, where a + alpha * b would round twice.
+TEST(ElementwiseBinaryTest, AddWithAlphaRoundsOnce) {
+  const int64_t n = 300, m = 257;  // n * m > the parallel grain; m odd leaves loop tails
+  std::vector<double> va(static_cast<size_t>(n * m)), vb(va.size());
+  for (size_t k = 0; k < va.size(); ++k) {
+    va[k] = std::sin(0.37 * static_cast<double>(k)) * 3;
+    vb[k] = std::cos(0.11 * static_cast<double>(k) + 1) * 2;
+  }
+  const Tensor a = ops::tensor(va, {n, m}), b = ops::tensor(vb, {n, m});
+  const std::vector<float> fa = a.to_vector<float>(), fb = b.to_vector<float>();
+  auto expect_fma = [&](const Tensor& got, float alpha, auto b_at, const char* what) {
+    const std::vector<float> g = ops::contiguous(got).to_vector<float>();
+    int64_t wrong = 0, twice = 0;
+    for (size_t k = 0; k < g.size(); ++k) {
+      const float want = std::fma(b_at(k), alpha, fa[k]);
+      wrong += g[k] != want;
+      twice += fa[k] + alpha * b_at(k) != want;  // -ffp-contract=off: two roundings
+    }
+    EXPECT_EQ(wrong, 0) << what;
+    EXPECT_GT(twice, 0) << what << ": the values do not tell one rounding from two";
+  };
+  const auto same_k = [&](size_t k) { return fb[k]; };
+  expect_fma(ops::add(a, b, 0.3), 0.3f, same_k, "add");
+  expect_fma(ops::sub(a, b, 0.3), -0.3f, same_k, "sub");
+  expect_fma(ops::t(ops::add(ops::t(a), ops::t(b), 0.3)), 0.3f, same_k, "strided");
+  const Tensor small_a = ops::slice(a, 0, 0, 1), small_b = ops::slice(b, 0, 0, 1);
+  expect_fma(ops::add(small_a, small_b, 0.3), 0.3f, same_k, "small");
+  const Tensor b0 = ops::select(ops::select(b, 0, 0), 0, 3);  // 0-dim: a broadcast operand
+  expect_fma(ops::add(a, b0, 0.3), 0.3f, [&](size_t) { return fb[3]; }, "broadcast");
+  Tensor c = ops::clone(a);
+  ops::add_(c, b, 0.3);
+  expect_fma(c, 0.3f, same_k, "add_");
+  // f64 too: fma in double.
+  const Tensor da = ops::to(a, DType::kFloat64), db = ops::to(b, DType::kFloat64);
+  const std::vector<double> got = ops::add(da, db, 0.3).to_vector<double>();
+  int64_t wrong = 0;
+  for (size_t k = 0; k < got.size(); ++k) {
+    wrong += got[k] != std::fma(static_cast<double>(fb[k]), 0.3, static_cast<double>(fa[k]));
+  }
+  EXPECT_EQ(wrong, 0) << "f64";
+}
+
 // ---- Comparisons, logical ops, where ----
 
 TEST(ElementwiseCompareTest, TensorAndScalarComparisons) {

@@ -198,8 +198,10 @@ __attribute__((always_inline)) inline void contiguous_body(char** data, int64_t 
 // the widest the CPU runs is picked once at load time (GCC's target_clones,
 // an ifunc), as PyTorch's CPU-capability dispatch does; the binary still runs
 // on any x86-64. Results do not depend on the clone: each element goes
-// through the same IEEE operations (-ffp-contract=off forms no FMA), only
-// more of them per instruction. Other compilers and architectures, and ASan
+// through the same IEEE operations (-ffp-contract=off forms no FMA; an
+// explicit math::fma is one exactly rounded operation in every clone, the
+// default one calling libm), only more of them per instruction. Functors that
+// call fma (kUsesFma) are built wide for every contiguous loop. Other compilers and architectures, and ASan
 // and TSan builds (which check the code, not its speed; TSan's runtime is not
 // yet set up when ifunc resolvers run, so a TSan binary with clones crashes
 // before main), build the loop once for the build's target.
@@ -214,6 +216,12 @@ __attribute__((always_inline)) inline void contiguous_body(char** data, int64_t 
 template <class F, class... In>
 concept ComputeBound = F::kComputeBound && (std::is_same_v<opmath_t<In>, float> && ...);
 
+// UsesFma<F>: F calls math::fma, one libm call per element in the baseline
+// build, so its contiguous loops, broadcast or not, are built wide too (See
+// Note [Add with alpha] in elementwise_ops.h).
+template <class F>
+concept UsesFma = requires { requires F::kUsesFma; };
+
 template <unsigned kMask, class Out, class... In, class F, size_t... I>
 OPSPEC_WIDE_CLONES void contiguous_wide(char** data, int64_t n, const F& f, TypeList<In...> types,
                                         std::index_sequence<I...> seq) {
@@ -221,10 +229,10 @@ OPSPEC_WIDE_CLONES void contiguous_wide(char** data, int64_t n, const F& f, Type
 }
 
 // contiguous_loop: contiguous_body, through the wide clones for compute-bound
-// functors over non-broadcast inputs (See Note [Wide vector clones]).
+// functors over non-broadcast inputs and for fma's (See Note [Wide vector clones]).
 template <unsigned kMask, class Out, class... In, class F, size_t... I>
 inline void contiguous_loop(char** data, int64_t n, const F& f, TypeList<In...> types, std::index_sequence<I...> seq) {
-  if constexpr (kMask == 0 && ComputeBound<F, In...>) {
+  if constexpr ((kMask == 0 && ComputeBound<F, In...>) || UsesFma<F>) {
     contiguous_wide<kMask, Out>(data, n, f, types, seq);
   } else {
     contiguous_body<kMask, Out>(data, n, f, types, seq);
@@ -253,6 +261,18 @@ inline void dispatch_mask(unsigned mask, char** data, int64_t n, const F& f) {
 }
 
 }  // namespace loops_detail
+
+// CastArgs<F, C>: f with each argument cast to C (arith_t: int32 for bool),
+// keeping f's kUsesFma for the loops; a lambda around f would hide it.
+template <class F, class C>
+struct CastArgs {
+  static constexpr bool kUsesFma = loops_detail::UsesFma<F>;
+  F f;
+  template <class... X>
+  __attribute__((always_inline)) auto operator()(X... x) const {
+    return f(static_cast<C>(x)...);
+  }
+};
 
 // cpu_kernel<Out, In...>(iter, f): out = f(in...) elementwise, where iter's
 // operands hold Out and In... and f takes and returns compute values

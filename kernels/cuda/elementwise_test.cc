@@ -113,6 +113,23 @@ TEST(CudaElementwiseTest, TranscendentalOpsAgreeWithTheCpuToAFewUlps) {
   }
 }
 
+// add/sub with alpha are one fma on both devices (See Note [Add with alpha]).
+TEST(CudaElementwiseTest, AddWithAlphaRoundsOnceAsOnTheCpu) {
+  OPSPEC_SKIP_WITHOUT_CUDA();
+  for (DType dt : kFloats) {
+    const Tensor x = inputs(dt, 11), y = inputs(dt, 12);
+    const Tensor xc = to_cuda(x), yc = to_cuda(y);
+    const std::string n(dtype_short_name(dt));
+    expect_same(ops::add(xc, yc, 0.3), ops::add(x, y, 0.3), "add alpha " + n);
+    expect_same(ops::sub(xc, yc, 0.3), ops::sub(x, y, 0.3), "sub alpha " + n);
+    expect_same(ops::add(xc, 1.7, 0.3), ops::add(x, 1.7, 0.3), "add scalar alpha " + n);
+    Tensor a = ops::clone(x), ac = to_cuda(x);
+    ops::add_(a, y, -0.1);
+    ops::add_(ac, yc, -0.1);
+    expect_same(ac, a, "add_ alpha " + n);
+  }
+}
+
 TEST(CudaElementwiseTest, BinaryOpsPromoteBroadcastAndMatchTheCpu) {
   OPSPEC_SKIP_WITHOUT_CUDA();
   using Binary = std::function<Tensor(const Tensor&, const Tensor&)>;

@@ -112,9 +112,8 @@ void arith_kernel(const Instr&, char* out, char* const* args, unsigned mask, int
 template <class T, template <class> class AlphaOp>
 void alpha_kernel(const Instr& ins, char* out, char* const* args, unsigned mask, int64_t n) {
   using C = arith_t<T>;
-  const AlphaOp<C> f{scalar_as<T>(ins.param)};
-  launch<T, T, T>(out, args, mask, n,
-                  [f](opmath_t<T> x, opmath_t<T> y) { return f(static_cast<C>(x), static_cast<C>(y)); });
+  const CastArgs<AlphaOp<C>, C> f{AlphaOp<C>{scalar_as<T>(ins.param)}};  // keeps kUsesFma (Note [Add with alpha])
+  launch<T, T, T>(out, args, mask, n, f);
 }
 
 // reduced_rhs_kernel: f16/bf16 mul and div by a one-element operand already
