@@ -173,9 +173,18 @@ TEST(ElementwiseUnaryTest, StridedEmptyAndZeroDim) {
   EXPECT_THAT(values(z), ElementsAre(1));
 }
 
-// sign and sgn return a b8 self as it is (sign_kernel's Bool branch).
-TEST(ElementwiseUnaryTest, SignOfBoolKeepsIt) {
+// gelu and silu take a floating self only (PyTorch's build_unary_op, no
+// promotion), naming the kernel that refused; sign and sgn return a b8 self
+// as it is (sign_kernel's Bool branch).
+TEST(ElementwiseUnaryTest, FloatingOnlyAndBoolKeepingOps) {
+  const Tensor l = ops::tensor({-1, 2}, {2}, DType::kInt64);
+  EXPECT_THAT([&] { ops::gelu(l); }, ThrowsMessage<Error>(HasSubstr("\"GeluKernelImpl\" not implemented for 'Long'")));
+  EXPECT_THAT([&] { ops::silu(l); }, ThrowsMessage<Error>(HasSubstr("\"silu_cpu\" not implemented for 'Long'")));
   const Tensor b = ops::tensor({1, 0, 1}, {3}, DType::kBool);
+  EXPECT_THAT([&] { ops::gelu(b, "tanh"); },
+              ThrowsMessage<Error>(HasSubstr("\"GeluKernelImpl\" not implemented for 'Bool'")));
+  EXPECT_THAT([&] { ops::silu(b); }, ThrowsMessage<Error>(HasSubstr("\"silu_cpu\" not implemented for 'Bool'")));
+  EXPECT_EQ(ops::silu(ops::tensor({1}, {1}, DType::kFloat16)).dtype(), DType::kFloat16);
   const Tensor strided = ops::slice(ops::tensor({1, 0, 0, 1}, {4}, DType::kBool), 0, 0, 4, 3);
   for (const Tensor& s : {ops::sign(b), ops::sgn(b), ops::sign(strided)}) EXPECT_EQ(s.dtype(), DType::kBool);
   EXPECT_THAT(values(ops::sign(b)), ElementsAre(1, 0, 1));

@@ -13,9 +13,10 @@ namespace {
 // loops, and only kKeepDtypeBool ops have a b8 one.
 template <class Op, UnaryKind kRule>
 FusedLoopFn unary_for(DType d) {
+  constexpr bool kFloatingRule = kRule == UnaryKind::kFloating || kRule == UnaryKind::kFloatingOnly;
   return OPSPEC_DISPATCH_ALL_DTYPES(d, "fused", [&]() -> FusedLoopFn {
     if constexpr ((std::is_same_v<scalar_t, bool> && kRule != UnaryKind::kKeepDtypeBool) ||
-                  (kRule == UnaryKind::kFloating && !kFloating<scalar_t>)) {
+                  (kFloatingRule && !kFloating<scalar_t>)) {
       return nullptr;
     } else {
       return &unary_kernel<scalar_t, Op>;
@@ -39,8 +40,8 @@ FusedLoopFn select_unary_fused_loop(const Instr& ins, const std::vector<Reg>& re
   case FusedOp::k##functor: return unary_for<functor##Op, UnaryKind::dtype_rule>(d);
 #include "runtime/ops/unary_ops.def"
 #undef OPSPEC_UNARY_OP
-    case FusedOp::kGeluErf: return unary_for<GeluErfOp, UnaryKind::kFloating>(d);
-    case FusedOp::kGeluTanh: return unary_for<GeluTanhOp, UnaryKind::kFloating>(d);
+    case FusedOp::kGeluErf: return unary_for<GeluErfOp, UnaryKind::kFloatingOnly>(d);
+    case FusedOp::kGeluTanh: return unary_for<GeluTanhOp, UnaryKind::kFloatingOnly>(d);
     case FusedOp::kPowScalar:
       return OPSPEC_DISPATCH_ALL_DTYPES(d, "fused", [&]() -> FusedLoopFn {
         if constexpr (std::is_same_v<scalar_t, bool>) {

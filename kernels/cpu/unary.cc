@@ -12,15 +12,16 @@ namespace opspec::internal {
 namespace {
 
 // unary_cpu: the kernel of a unary_ops.def row: kFloating rows compute
-// integers and bools in f32, kKeepDtype rows keep self's dtype (b8 rejected
-// by unary_meta) and kKeepDtypeBool rows keep b8 too.
+// integers and bools in f32, kFloatingOnly rows take floating self only,
+// kKeepDtype rows keep self's dtype (b8 rejected by unary_meta) and
+// kKeepDtypeBool rows keep b8 too.
 template <UnaryKind kRule, class Op>
 Tensor unary_cpu(const Tensor& self, std::string_view op_name, Op op) {
   const ElementwiseMeta m = unary_meta(self, kRule, op_name);
   require_cpu_device(m.device, op_name);
   Tensor out = make_tensor(m.sizes, m.result_dtype, kCPU);
   if (out.numel() == 0) return out;
-  if constexpr (kRule == UnaryKind::kFloating) {
+  if constexpr (kRule == UnaryKind::kFloating || kRule == UnaryKind::kFloatingOnly) {
     // The functor itself, not a lambda around it, so the loops see its fast
     // path (See Note [Functor fast paths]).
     OPSPEC_DISPATCH_FLOATING_DTYPES(m.compute_dtype, op_name, [&] {
@@ -50,8 +51,8 @@ Tensor unary_cpu(const Tensor& self, std::string_view op_name, Op op) {
 #undef OPSPEC_UNARY_OP
 
 Tensor gelu_cpu(const Tensor& self, std::string_view approximate) {
-  if (gelu_uses_tanh(approximate)) return unary_cpu<UnaryKind::kFloating>(self, "aten::gelu", GeluTanhOp{});
-  return unary_cpu<UnaryKind::kFloating>(self, "aten::gelu", GeluErfOp{});
+  if (gelu_uses_tanh(approximate)) return unary_cpu<UnaryKind::kFloatingOnly>(self, "aten::gelu", GeluTanhOp{});
+  return unary_cpu<UnaryKind::kFloatingOnly>(self, "aten::gelu", GeluErfOp{});
 }
 
 Tensor logical_not_cpu(const Tensor& self) {

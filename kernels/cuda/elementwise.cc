@@ -59,7 +59,7 @@ OPSPEC_UNARY_CUDA(logical_not, UnaryKind::kLogical, UnaryOp::kLogicalNot)
 #undef OPSPEC_UNARY_CUDA
 
 Tensor gelu_cuda(const Tensor& self, std::string_view approximate) {
-  return unary_impl(self, UnaryKind::kFloating, gelu_uses_tanh(approximate) ? UnaryOp::kGeluTanh : UnaryOp::kGeluErf,
+  return unary_impl(self, UnaryKind::kFloatingOnly, gelu_uses_tanh(approximate) ? UnaryOp::kGeluTanh : UnaryOp::kGeluErf,
                     "aten::gelu");
 }
 

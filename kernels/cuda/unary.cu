@@ -9,7 +9,7 @@ namespace {
 
 // Rule: the dtype rules of unary_ops.def rows (UnaryKind's names; the host
 // header that declares UnaryKind is not compiled by nvcc).
-enum class Rule { kKeepDtype, kKeepDtypeBool, kFloating };
+enum class Rule { kKeepDtype, kKeepDtypeBool, kFloating, kFloatingOnly };
 
 // PowScalarOp: PowOp with a fixed exponent (pow.Tensor_Scalar's general case).
 template <class C>

@@ -68,7 +68,7 @@ void register_elementwise_meta_kernels(Library& lib) {
   lib.impl("bitwise_not", kKey, [](const Tensor& self) { return meta_out(bitwise_not_meta(self)); });
   lib.impl("gelu", kKey, [](const Tensor& self, std::string_view approximate) {
     gelu_uses_tanh(approximate);
-    return meta_out(unary_meta(self, UnaryKind::kFloating, "aten::gelu"));
+    return meta_out(unary_meta(self, UnaryKind::kFloatingOnly, "aten::gelu"));
   });
 
   // ---- Binary ----

@@ -259,7 +259,7 @@ struct Recipe {
   std::vector<int> outputs;  // pool indices
 };
 
-// floating: x, or x * 0.5 for the int32 input (leaky_relu, elu and softplus take floats only).
+// floating: x, or x * 0.5 for the int32 input (leaky_relu, elu, softplus, silu and gelu take floats only).
 Tensor floating(const Tensor& x) { return x.is_floating_point() ? x : ops::mul(x, 0.5); }
 
 Tensor unary(int op, const Tensor& x) {
@@ -272,9 +272,9 @@ Tensor unary(int op, const Tensor& x) {
     case 5: return ops::exp(x);
     case 6: return ops::tanh(x);
     case 7: return ops::sigmoid(x);
-    case 8: return ops::silu(x);
-    case 9: return ops::gelu(x);
-    case 10: return ops::gelu(x, "tanh");
+    case 8: return ops::silu(floating(x));
+    case 9: return ops::gelu(floating(x));
+    case 10: return ops::gelu(floating(x), "tanh");
     case 11: return ops::erf(x);
     case 12: return ops::sqrt(ops::abs(x));
     case 13: return ops::rsqrt(x);

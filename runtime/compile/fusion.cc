@@ -21,7 +21,7 @@ using internal::FusedProgram;
 // Rule: how an op lowers; each mirrors its eager CPU kernel (unary.cc, binary.cc).
 enum class Rule : uint8_t {
   kUnaryKeep,   // unary_ops.def rows with kKeepDtype(Bool): same dtype in and out
-  kUnaryFloat,  // unary_ops.def rows with kFloating: integers compute in f32
+  kUnaryFloat,  // unary_ops.def rows with kFloating(Only): integers compute in f32 (or are refused)
   kGelu,
   kLogicalNot,
   kAdd,
@@ -64,14 +64,14 @@ const FusionRule* rule_for(const OperatorHandle* op) {
     std::vector<std::optional<FusionRule>> t(static_cast<size_t>(OpId::kNumBuiltinOps));
     auto set = [&](OpId id, Rule r, FusedOp f) { t[static_cast<size_t>(id)] = FusionRule{r, f}; };
     auto set_unary = [&](OpId id, internal::UnaryKind kind, FusedOp f) {
-      const bool floating = kind == internal::UnaryKind::kFloating;
+      const bool floating = kind == internal::UnaryKind::kFloating || kind == internal::UnaryKind::kFloatingOnly;
       t[static_cast<size_t>(id)] = FusionRule{floating ? Rule::kUnaryFloat : Rule::kUnaryKeep, f, kind};
     };
 #define OPSPEC_UNARY_OP(name, functor, dtype_rule, summary) \
   set_unary(OpId::name, internal::UnaryKind::dtype_rule, FusedOp::k##functor);
 #include "runtime/ops/unary_ops.def"
 #undef OPSPEC_UNARY_OP
-    t[static_cast<size_t>(OpId::gelu)] = FusionRule{Rule::kGelu, FusedOp::kGeluErf, internal::UnaryKind::kFloating};
+    t[static_cast<size_t>(OpId::gelu)] = FusionRule{Rule::kGelu, FusedOp::kGeluErf, internal::UnaryKind::kFloatingOnly};
     set(OpId::logical_not, Rule::kLogicalNot, FusedOp::kLogicalNot);
     set(OpId::add_Tensor, Rule::kAdd, FusedOp::kAdd);
     set(OpId::add_Scalar, Rule::kAdd, FusedOp::kAdd);

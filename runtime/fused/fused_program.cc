@@ -27,7 +27,7 @@ struct OpInfo {
   OpClass cls;
 };
 constexpr OpClass unary_class(UnaryKind rule) {
-  if (rule == UnaryKind::kFloating) return OpClass::kUnaryFloating;
+  if (rule == UnaryKind::kFloating || rule == UnaryKind::kFloatingOnly) return OpClass::kUnaryFloating;
   return rule == UnaryKind::kKeepDtypeBool ? OpClass::kUnaryAnyBool : OpClass::kUnaryAny;
 }
 constexpr OpInfo kOpInfo[] = {

@@ -112,6 +112,22 @@ bool can_cast(DType from, DType to) {
   return true;
 }
 
+namespace {
+
+// kernel_name: PyTorch's "<name>_cpu" / "<name>_cuda" in "not implemented for" errors.
+std::string kernel_name(std::string_view op, std::string_view name, const Device& device) {
+  return str_cat("\"", name.empty() ? op.substr(op.find("::") + 2) : name, "_", device_type_name(device.type), "\"");
+}
+
+// floating_kernel_name: the name PyTorch's floating-only unary kernels dispatch
+// under: gelu's GeluKernelImpl (GeluCUDAKernelImpl on CUDA), else "<name>_<device>".
+std::string floating_kernel_name(std::string_view op, const Device& device) {
+  if (op == "aten::gelu") return device.is_cuda() ? "\"GeluCUDAKernelImpl\"" : "\"GeluKernelImpl\"";
+  return kernel_name(op, "", device);
+}
+
+}  // namespace
+
 ElementwiseMeta unary_meta(const Tensor& self, UnaryKind kind, std::string_view op) {
   const DType dt = self.dtype();
   ElementwiseMeta m{SizeVec(self.sizes().begin(), self.sizes().end()), dt, dt, self.device()};
@@ -130,6 +146,11 @@ ElementwiseMeta unary_meta(const Tensor& self, UnaryKind kind, std::string_view 
     case UnaryKind::kKeepDtypeBool: break;
     case UnaryKind::kFloating:
       if (!is_floating(dt)) m.compute_dtype = m.result_dtype = kDefaultFloat;
+      break;
+    case UnaryKind::kFloatingOnly:
+      // build_unary_op (no promotion), then a kernel dispatched over floating types only.
+      OPSPEC_CHECK(is_floating(dt), op, ": ", floating_kernel_name(op, self.device()), " not implemented for '",
+                   scalar_type_name(dt), "'");
       break;
     case UnaryKind::kLogical:
       m.result_dtype = DType::kBool;
@@ -231,13 +252,6 @@ RoundingMode parse_rounding_mode(std::optional<std::string_view> mode) {
   OPSPEC_FAIL("aten::div: div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '", *mode,
               "'");
 }
-
-namespace {
-// kernel_name: PyTorch's "<name>_cpu" / "<name>_cuda" in "not implemented for" errors.
-std::string kernel_name(std::string_view op, std::string_view name, const Device& device) {
-  return str_cat("\"", name.empty() ? op.substr(op.find("::") + 2) : name, "_", device_type_name(device.type), "\"");
-}
-}  // namespace
 
 ElementwiseMeta div_mode_meta(const Tensor& self, const Tensor& other, RoundingMode mode) {
   constexpr std::string_view kOp = "aten::div";

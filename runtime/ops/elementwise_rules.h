@@ -27,12 +27,14 @@ bool can_cast(DType from, DType to);
 enum class UnaryKind {
   kKeepDtype,      // neg, abs, relu: result has self's dtype (bool rejected)
   kKeepDtypeBool,  // sign, sgn: result has self's dtype, b8 too (PyTorch's sign kernel returns b8 as is)
-  kFloating,       // sin ... silu: integer and bool inputs compute in f32
+  kFloating,       // sin ... sigmoid: integer and bool inputs compute in f32
+  kFloatingOnly,   // gelu: floating self only, kept; no promotion, others refused as PyTorch's dispatch does
   kLogical,        // logical_not: any input, b8 result
 };
 
 // unary_meta: the geometry of a unary op; checks the dtype rules of neg, abs
-// and relu (op is "aten::neg" etc.).
+// and relu, and kFloatingOnly's ("silu_cpu" / "GeluKernelImpl" not
+// implemented for 'Long') (op is "aten::neg" etc.).
 ElementwiseMeta unary_meta(const Tensor& self, UnaryKind kind, std::string_view op);
 
 // bitwise_not_meta: bitwise_not's geometry: integer and b8 inputs keep their dtype.

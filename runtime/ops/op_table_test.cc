@@ -75,6 +75,11 @@ TEST(OpTableTest, EveryUnaryRowIsAnElementwiseOpWithItsDtypeRule) {
         EXPECT_EQ(call(b).dtype(), DType::kFloat32);
         EXPECT_EQ(call(m).dtype(), DType::kFloat32);
         break;
+      case UnaryKind::kFloatingOnly:  // no promotion: refused, on Meta alike
+        EXPECT_THROW(call(i4), Error);
+        EXPECT_THROW(call(b), Error);
+        EXPECT_THROW(call(m), Error);
+        break;
       default:  // kKeepDtype, kKeepDtypeBool: the dtype kept; b8 only for kKeepDtypeBool
         EXPECT_EQ(call(i4).dtype(), DType::kInt32);
         if (row.rule == UnaryKind::kKeepDtypeBool) {
