@@ -33,7 +33,8 @@ CaptureMode::CaptureMode(CaptureSession& session, const std::vector<Tensor>& fn_
 // nodes; opspec's graph IR has no such node, and a graph that ignored the
 // mode gave outputs of a no_grad block history and gradients. Every graph,
 // replayed or traced, runs under the mode its ops were captured in; a
-// trace_once plan also keeps the mode around its call (docs/pytorch-versions.md).
+// trace_once plan also keeps the mode around its call. Export, which needs
+// one graph, refuses such a function (docs/pytorch-versions.md).
 
 bool CaptureMode::dispatch(OpCall& call) {
   if (session_.suspended()) return false;

@@ -8,6 +8,7 @@
 
 #include "runtime/autograd/grad_mode.h"
 #include "runtime/compile/compile.h"
+#include "runtime/compile/export.h"
 #include "runtime/ops/ops.h"
 #include "runtime/trace/make_fx.h"
 
@@ -100,14 +101,14 @@ TEST(GradModeSplit, AGraphRunsUnderItsOwnModeAfterTheBlockEnds) {
   EXPECT_TRUE(autograd::is_grad_enabled());
 }
 
-// make_fx(pre_dispatch=True) (and export, built on it) refuses a grad mode
-// change rather than dropping it; below Autograd (plain make_fx) the mode
-// only decides what autograd records, and the trace is the forward ops.
-TEST(GradModeSplit, PreDispatchMakeFxRefusesAGradModeChange) {
+// Export refuses a grad mode change rather than dropping it (its trace is
+// one graph); make_fx below Autograd traces the forward ops, the mode only
+// deciding what autograd records.
+TEST(GradModeSplit, ExportRefusesAGradModeChange) {
   Tensor x = leaf();
-  EXPECT_THAT([&] { make_fx(&no_grad_block, {.pre_dispatch = true})({x}); },
+  EXPECT_THAT([&] { export_program(&no_grad_block, {.name = "f"})({x}); },
               ::testing::ThrowsMessage<Error>(::testing::HasSubstr(
-                  "make_fx(pre_dispatch=True): grad mode changed to disabled inside the traced function (at aten::sin)")));
+                  "export(f) needs one graph: the grad mode changes inside the program (a no_grad or enable_grad block)")));
   const Graph g = make_fx(&no_grad_block)({x});
   EXPECT_THAT(g.str(), ::testing::HasSubstr("aten::sin"));
 }

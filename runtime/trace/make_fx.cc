@@ -3,35 +3,10 @@
 #include <memory>
 #include <optional>
 
-#include "runtime/autograd/grad_mode.h"
 #include "runtime/dispatch/local_dispatch_key_set.h"
 #include "runtime/trace/proxy_tensor.h"
 
 namespace opspec {
-namespace {
-
-// PreDispatchProxyMode: make_fx(pre_dispatch=True)'s tracer. Above Autograd
-// the grad mode decides what an op records, and a graph has no node to set
-// it (PyTorch's has _set_grad_enabled calls): a change inside the traced
-// function is an error, not a graph that drops it. compile() splits its
-// graphs there instead (See Note [Grad mode splits a graph] in compile/).
-class PreDispatchProxyMode final : public ProxyTensorMode {
- public:
-  PreDispatchProxyMode(Graph& graph, const DecompositionTable* decompositions)
-      : ProxyTensorMode(graph, DispatchKey::kPreDispatch, decompositions), grad_(autograd::is_grad_enabled()) {}
-  bool dispatch(OpCall& call) override {
-    OPSPEC_CHECK(autograd::is_grad_enabled() == grad_, "make_fx(pre_dispatch=True): grad mode changed to ",
-                 grad_ ? "disabled" : "enabled", " inside the traced function (at ", call.op().name(),
-                 "): opspec's graphs have no _set_grad_enabled node, so a no_grad or enable_grad block cannot be "
-                 "traced into one graph; compile() runs such a block as a graph of its own");
-    return ProxyTensorMode::dispatch(call);
-  }
-
- private:
-  bool grad_;
-};
-
-}  // namespace
 
 Graph Tracer::operator()(const std::vector<Tensor>& inputs) const {
   const bool fake = options_.tracing_mode == TracingMode::kFake;
@@ -44,11 +19,8 @@ Graph Tracer::operator()(const std::vector<Tensor>& inputs) const {
   }
 
   Graph graph;
-  std::unique_ptr<ProxyTensorMode> proxy_mode =
-      options_.pre_dispatch
-          ? std::make_unique<PreDispatchProxyMode>(graph, options_.decomposition_table)
-          : std::make_unique<ProxyTensorMode>(graph, DispatchKey::kPython, options_.decomposition_table);
-  ProxyTensorMode& proxy = *proxy_mode;
+  ProxyTensorMode proxy(graph, options_.pre_dispatch ? DispatchKey::kPreDispatch : DispatchKey::kPython,
+                        options_.decomposition_table);
   std::vector<Tensor> traced_inputs;
   traced_inputs.reserve(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
