@@ -218,6 +218,13 @@ class CompiledFunctionBackward : public autograd::Node {
   void release_variables() override {
     for (autograd::SavedTensor& s : saved_) s.reset();
   }
+  // save_output: saved value i is this node's output output_nr (self): kept
+  // as a saved output, which holds the node weakly: saved as an input, the
+  // output held its node and the node the output, a cycle that leaked
+  // whenever backward never ran (as PyTorch's SavedVariable(is_output)).
+  void save_output(size_t i, const Tensor& output, const std::shared_ptr<autograd::Node>& self, uint32_t output_nr) {
+    saved_[i] = autograd::SavedTensor(output, self, output_nr);
+  }
 
  private:
   CompiledGraph backward_;
@@ -379,7 +386,7 @@ CompiledGraph with_aot_autograd(CompiledGraph inference, std::shared_ptr<const G
     std::vector<Tensor> saved(all.begin() + static_cast<std::ptrdiff_t>(g.num_outputs), all.end());
     std::vector<TensorMeta> metas;
     for (const Tensor& o : outs) metas.push_back(o.defined() ? TensorMeta::of(o) : TensorMeta{});
-    auto node = std::make_shared<CompiledFunctionBackward>(aot->backward, g, std::move(saved), std::move(metas));
+    auto node = std::make_shared<CompiledFunctionBackward>(aot->backward, g, saved, std::move(metas));
     for (size_t i = 0; i < inputs.size(); ++i) {
       node->add_next_edge(needs[i] ? autograd::gradient_edge(inputs[i]) : autograd::Edge{});
     }
@@ -388,6 +395,14 @@ CompiledGraph with_aot_autograd(CompiledGraph inference, std::shared_ptr<const G
         autograd::set_history(o, node);
       } else if (o.defined()) {
         node->add_input_metadata(o);
+      }
+    }
+    for (size_t s = 0; s < saved.size(); ++s) {
+      for (size_t k = 0; k < outs.size(); ++k) {
+        if (saved[s].defined() && saved[s].is_same(outs[k]) && outs[k].grad_fn() == node) {
+          node->save_output(s, outs[k], node, autograd::meta_of(outs[k])->output_nr);
+          break;
+        }
       }
     }
     return outs;

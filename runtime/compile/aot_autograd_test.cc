@@ -239,5 +239,23 @@ TEST(AotAutograd, ANonLeafInputWrittenInPlaceKeepsItsGradient) {
   }
 }
 
+// A result the backward graph also needs (exp's, saved for exp's gradient)
+// is saved as an output, holding its node weakly: saved as an input it made
+// a cycle (result -> node -> result) that leaked when backward never ran.
+TEST(AotAutograd, ASavedResultDoesNotKeepItsNodeAlive) {
+  CompiledFunction f([](const std::vector<Tensor>& in) { return std::vector{ops::exp(in[0])}; },
+                     {.backend = "aot_eager"});
+  Tensor x = ops::ones({3});
+  x.requires_grad_();
+  std::vector<Tensor> out = f({x});
+  const std::weak_ptr<autograd::Node> node = out[0].grad_fn();
+  ASSERT_FALSE(node.expired());
+  EXPECT_EQ(node.lock()->name(), "CompiledFunctionBackward");
+  ops::sum(out[0]).backward({}, /*retain_graph=*/true);  // the saved output still unpacks
+  EXPECT_EQ(x.grad().to_vector<double>(), ops::exp(ops::ones({3})).to_vector<double>());
+  out.clear();
+  EXPECT_TRUE(node.expired());
+}
+
 }  // namespace
 }  // namespace opspec
