@@ -30,7 +30,10 @@ namespace opspec {
 //     that layout; otherwise the dims are sorted by the inputs' strides, the
 //     first input deciding and broadcast dims deferring to the next.
 // Ambiguous layouts (an N111 tensor, a size-1 C) resolve to contiguous, as
-// c10's Note [Ambiguous is_channels_last_strides_xd] explains.
+// c10's Note [Ambiguous is_channels_last_strides_xd] explains. Elementwise
+// kernels get the strides from their meta function (ElementwiseMeta::strides);
+// the fused backend's kernels write row-major, so a cpu group copies a result
+// into another layout and a device group leaves such a result unfused.
 
 // MemoryFormat: c10::MemoryFormat; the values are what schemas carry.
 enum class MemoryFormat : int8_t { kContiguous = 0, kPreserve = 1, kChannelsLast = 2, kChannelsLast3d = 3 };

@@ -358,9 +358,10 @@ SizeVec contiguous_strides(IntArrayRef sizes) {
 }
 
 bool is_contiguous_strides(IntArrayRef sizes, IntArrayRef strides) {
+  // Any empty tensor is contiguous, whatever strides its other dims have (c10's _compute_contiguous).
+  if (std::find(sizes.begin(), sizes.end(), 0) != sizes.end()) return true;
   int64_t expected = 1;
   for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 0; --d) {
-    if (sizes[d] == 0) return true;
     if (sizes[d] == 1) continue;
     if (strides[d] != expected) return false;
     expected *= sizes[d];
