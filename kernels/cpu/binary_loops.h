@@ -16,7 +16,7 @@ namespace opspec::internal {
 // (refusing a device elsewhere, naming op).
 inline Tensor elementwise_output(const ElementwiseMeta& m, std::string_view op) {
   require_cpu_device(m.device, op);
-  return make_tensor(m.sizes, m.result_dtype, kCPU);
+  return make_elementwise_output(m, kCPU);
 }
 
 // arith_into: out = make<T>()(a, b) for out's dtype T, a and b cast to T.

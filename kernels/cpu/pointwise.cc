@@ -116,7 +116,7 @@ Tensor softplus_cpu(const Tensor& self, const Scalar& beta, const Scalar& thresh
 template <class Op>
 Tensor float_test_cpu(const Tensor& self, std::string_view op) {
   require_cpu_device(self.device(), op);
-  Tensor out = make_tensor(self.sizes(), DType::kBool, kCPU);
+  Tensor out = make_elementwise_output(unary_meta(self, UnaryKind::kLogical, op), kCPU);  // b8, self's layout
   if (out.numel() == 0) return out;
   const Tensor in[] = {self};
   TensorIterator iter(out, in);
@@ -135,7 +135,9 @@ Tensor nan_to_num_cpu(const Tensor& self, std::optional<double> nan, std::option
   const ElementwiseMeta m = unary_meta(self, UnaryKind::kLogical, kOp);
   if (!is_floating(self.dtype())) {
     require_cpu_device(self.device(), kOp);
-    Tensor out = make_tensor(self.sizes(), self.dtype(), kCPU);
+    ElementwiseMeta same = m;
+    same.result_dtype = self.dtype();
+    Tensor out = make_elementwise_output(same, kCPU);
     copy_into(out, self);
     return out;
   }

@@ -19,7 +19,7 @@ template <UnaryKind kRule, class Op>
 Tensor unary_cpu(const Tensor& self, std::string_view op_name, Op op) {
   const ElementwiseMeta m = unary_meta(self, kRule, op_name);
   require_cpu_device(m.device, op_name);
-  Tensor out = make_tensor(m.sizes, m.result_dtype, kCPU);
+  Tensor out = make_elementwise_output(m, kCPU);
   if (out.numel() == 0) return out;
   if constexpr (kRule == UnaryKind::kFloating || kRule == UnaryKind::kFloatingOnly) {
     // The functor itself, not a lambda around it, so the loops see its fast
@@ -59,7 +59,7 @@ Tensor logical_not_cpu(const Tensor& self) {
   constexpr std::string_view kOp = "aten::logical_not";
   const ElementwiseMeta m = unary_meta(self, UnaryKind::kLogical, kOp);
   require_cpu_device(m.device, kOp);
-  Tensor out = make_tensor(m.sizes, m.result_dtype, kCPU);
+  Tensor out = make_elementwise_output(m, kCPU);
   if (out.numel() == 0) return out;
   const Tensor in[] = {self};
   TensorIterator iter(out, in);
@@ -75,7 +75,7 @@ Tensor bitwise_not_cpu(const Tensor& self) {
   constexpr std::string_view kOp = "aten::bitwise_not";
   const ElementwiseMeta m = bitwise_not_meta(self);
   require_cpu_device(m.device, kOp);
-  Tensor out = make_tensor(m.sizes, m.result_dtype, kCPU);
+  Tensor out = make_elementwise_output(m, kCPU);
   if (out.numel() == 0) return out;
   const Tensor in[] = {self};
   TensorIterator iter(out, in);

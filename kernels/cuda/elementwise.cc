@@ -33,7 +33,7 @@ Param param_for(DType storage, const Scalar& s) {
 
 // new_output: the op's output on the operands' device.
 Tensor new_output(const ElementwiseMeta& m, std::string_view op) {
-  return empty_cuda(m.sizes, m.result_dtype, require_device(m.device, op));
+  return make_elementwise_output(m, require_device(m.device, op));
 }
 
 // ---- Unary ----

@@ -20,6 +20,7 @@
 #include "kernels/cuda/cuda_copy.h"
 #include "kernels/cuda/cuda_device.h"
 #include "kernels/cuda/nn_launch.h"
+#include "runtime/core/memory_format.h"
 #include "runtime/dispatch/library.h"
 #include "runtime/ops/elementwise_rules.h"
 
@@ -340,9 +341,16 @@ Tensor nll_loss2d_backward_cuda(const Tensor& grad_output, const Tensor& self, c
 Tensor bitwise_not_cuda(const Tensor& self) {
   const ElementwiseMeta m = bitwise_not_meta(self);
   const Device dev = require_device(m.device, "aten::bitwise_not");
-  Tensor out = empty_cuda(m.sizes, m.result_dtype, dev);
+  Tensor out = make_elementwise_output(m, dev);
   if (out.numel() == 0) return out;
-  const Tensor src = contiguous_cuda(self);
+  // A flat launch needs the source laid out as out is (both dense, one layout).
+  const bool same_layout = (self.is_contiguous() && out.is_contiguous()) ||
+                           (self.strides() == out.strides() && is_non_overlapping_and_dense(self));
+  Tensor src = self;
+  if (!same_layout) {
+    src = make_elementwise_output(m, dev);
+    copy_between(src, self);
+  }
   DeviceGuard guard(dev);
   launch_bitwise_not(code_of(self.dtype()), src.raw_data(), out.raw_data(), out.numel());
   return out;

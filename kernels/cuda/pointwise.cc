@@ -19,7 +19,7 @@ namespace opspec::internal::cuda {
 namespace {
 
 Tensor new_output(const ElementwiseMeta& m, std::string_view op) {
-  return empty_cuda(m.sizes, m.result_dtype, require_device(m.device, op));
+  return make_elementwise_output(m, require_device(m.device, op));
 }
 
 // run: out = op(self) or op(grad, saved), inputs converted to `storage`.
@@ -106,7 +106,8 @@ Tensor softplus_cuda(const Tensor& self, const Scalar& beta, const Scalar& thres
 }
 
 Tensor float_test_cuda(const Tensor& self, bool isinf, std::string_view op) {
-  Tensor out = empty_cuda(self.sizes(), DType::kBool, require_device(self.device(), op));
+  const ElementwiseMeta m = unary_meta(self, UnaryKind::kLogical, op);  // b8, self's layout
+  Tensor out = make_elementwise_output(m, require_device(self.device(), op));
   if (out.numel() == 0) return out;
   DeviceGuard guard(out.device());
   launch_float_test(isinf, code_of(self.dtype()), make_args(out, {self}, {self.dtype()}));
@@ -119,7 +120,9 @@ Tensor nan_to_num_cuda(const Tensor& self, std::optional<double> nan, std::optio
                        std::optional<double> neginf) {
   constexpr std::string_view kOp = "aten::nan_to_num";
   const Device device = require_device(self.device(), kOp);
-  Tensor out = empty_cuda(self.sizes(), self.dtype(), device);
+  ElementwiseMeta m = unary_meta(self, UnaryKind::kLogical, kOp);
+  m.result_dtype = self.dtype();
+  Tensor out = make_elementwise_output(m, device);
   if (!is_floating(self.dtype())) {
     copy_between(out, self);
     return out;

@@ -10,7 +10,7 @@
 namespace opspec::internal {
 
 // meta_out: the meta tensor an elementwise rule's result describes.
-inline Tensor meta_out(const ElementwiseMeta& m) { return make_tensor(m.sizes, m.result_dtype, kMeta); }
+inline Tensor meta_out(const ElementwiseMeta& m) { return make_elementwise_output(m, kMeta); }
 
 // register_elementwise_meta_kernels: the Meta kernels of every elementwise,
 // in-place, copy and conversion op.

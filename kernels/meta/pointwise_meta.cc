@@ -34,9 +34,13 @@ Tensor elu_meta(const Tensor& self, const Scalar&, const Scalar&, const Scalar&)
 Tensor softplus_meta(const Tensor& self, const Scalar&, const Scalar&) {
   return meta_out(floating_unary_meta(self, "aten::softplus"));
 }
-Tensor bool_test_meta(const Tensor& self) { return make_tensor(self.sizes(), DType::kBool, kMeta); }
+Tensor bool_test_meta(const Tensor& self) {
+  return meta_out(unary_meta(self, UnaryKind::kLogical, "aten::isnan"));
+}
 Tensor nan_to_num_meta(const Tensor& self, std::optional<double>, std::optional<double>, std::optional<double>) {
-  return make_tensor(self.sizes(), self.dtype(), kMeta);
+  ElementwiseMeta m = unary_meta(self, UnaryKind::kLogical, "aten::nan_to_num");
+  m.result_dtype = self.dtype();
+  return meta_out(m);
 }
 
 Tensor backward_meta(const Tensor& grad, const Tensor& saved, std::string_view op) {

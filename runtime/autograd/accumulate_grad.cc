@@ -19,22 +19,6 @@ bool AccumulateGrad::matches(const Tensor& t) const {
   return m.dtype == t.dtype() && m.device == t.device() && IntArrayRef(m.sizes) == t.sizes();
 }
 
-bool is_non_overlapping_and_dense(const Tensor& t) {
-  if (t.is_contiguous()) return true;
-  // Dims of size > 1 from the smallest stride up must tile the span exactly.
-  std::vector<int64_t> dims;
-  for (int64_t d = 0; d < t.dim(); ++d) {
-    if (t.size(d) != 1) dims.push_back(d);
-  }
-  std::sort(dims.begin(), dims.end(), [&](int64_t a, int64_t b) { return t.stride(a) < t.stride(b); });
-  int64_t expected = 1;
-  for (int64_t d : dims) {
-    if (t.stride(d) != expected) return false;
-    expected *= t.size(d);
-  }
-  return true;
-}
-
 bool obeys_layout_contract(const Tensor& grad, const Tensor& variable) {
   if (grad.dim() != variable.dim()) return false;
   if (!is_non_overlapping_and_dense(variable)) return grad.is_contiguous();

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "runtime/autograd/node.h"
+#include "runtime/core/memory_format.h"
 
 namespace opspec::autograd {
 
@@ -37,7 +38,5 @@ class AccumulateGrad : public Node {
 // obeys_layout_contract: grad has variable's strides where it matters (See
 // Note [Accumulating gradients]).
 bool obeys_layout_contract(const Tensor& grad, const Tensor& variable);
-// is_non_overlapping_and_dense: t's elements fill its span exactly once, in any dim order.
-bool is_non_overlapping_and_dense(const Tensor& t);
 
 }  // namespace opspec::autograd

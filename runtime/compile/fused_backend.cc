@@ -15,6 +15,7 @@
 #include "runtime/core/device_hooks.h"
 #include "runtime/graph/interpreter.h"
 #include "runtime/ops/elementwise_rules.h"
+#include "runtime/ops/untraced.h"
 #include "runtime/dispatch/dispatcher.h"
 #include "runtime/dispatch/kernel_record.h"
 
@@ -173,6 +174,15 @@ std::vector<Tensor> run_group(const FusionGroup& group, const std::vector<Tensor
     throw Error(str_cat("fused_backend: kernel ", group.name, ": ", e.what()));
   }
   record.finish();
+  // Results keep eager's layout: the kernel wrote row-major, so a result eager
+  // lays out otherwise is copied into that layout (cpu only: See is_fusable).
+  for (size_t k = 0; k < group.outputs.size(); ++k) {
+    const TensorMeta& m = group.outputs[k]->tensor_meta();
+    if (is_contiguous_strides(m.sizes, m.strides)) continue;
+    Tensor laid_out = internal::make_strided(m.sizes, m.strides, m.dtype, m.device);
+    copy_untraced(laid_out, outs[k]);
+    outs[k] = std::move(laid_out);
+  }
   return outs;
 }
 

@@ -246,6 +246,35 @@ TEST(FusedBackendTest, WorksAsACompileBackend) {
   EXPECT_EQ(cf.stats().compiles, 1);
 }
 
+TEST(FusedBackendTest, ResultsKeepEagersLayout) {
+  // A group over a transposed input writes row-major, then lays its results
+  // out as eager does (See Note [Memory formats]); a channels-last one too.
+  manual_seed(5);
+  const Tensor x = ops::t(ops::randn({6, 5})), y = ops::randn({5, 6});
+  auto fn = [](const Tensor& a, const Tensor& b) {
+    return std::vector<Tensor>{ops::sigmoid(a) * b + 1.0, ops::relu(b + a)};
+  };
+  const Graph g = make_fx(fn)(x, y);
+  ASSERT_THAT(names(partition_graph(g)), ElementsAre("fused_sigmoid_mul_add_0", "fused_add_relu_1"));
+  CompiledFunction cf = compile(fn, {.backend_fn = fused_backend});
+  const std::vector<Tensor> want = fn(x, y);
+  for (int call = 0; call < 2; ++call) {
+    const std::vector<Tensor> got = cf(x, y);
+    ASSERT_EQ(got.size(), 2u);
+    for (size_t k = 0; k < 2; ++k) {
+      EXPECT_TRUE(bits_equal(got[k], want[k])) << call << " " << k;
+      EXPECT_EQ(got[k].strides(), want[k].strides()) << call << " " << k;
+    }
+  }
+  EXPECT_EQ(want[0].strides()[0], 1);  // transposed, as the first input
+  EXPECT_EQ(want[1].strides()[1], 1);  // row-major, as b
+  const Tensor c = ops::permute(ops::randn({2, 4, 4, 3}), {0, 3, 1, 2});
+  auto act = [](const Tensor& a) { return ops::relu(a * 2.0 - 1.0); };
+  const Tensor got = compile(act, {.backend_fn = fused_backend})(c)[0];
+  EXPECT_TRUE(bits_equal(got, act(c)));
+  EXPECT_EQ(got.strides(), act(c).strides());
+}
+
 // ---- Randomized bit-identity against eager ----
 
 // Recipe: a random program over a pool of tensors that all broadcast to one

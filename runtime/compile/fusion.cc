@@ -499,6 +499,10 @@ bool is_fusable(const Node& node) {
   if (node.op() != NodeOp::kCall || rule_for(fusion_op(node)) == nullptr) return false;
   const TensorMeta* out = single_tensor(node);
   if (out == nullptr) return false;
+  // Fused kernels write row-major results. On cpu a group copies a result
+  // eager lays out otherwise (a transposed or channels-last input's) into that
+  // layout (run_group); on a device such a result runs unfused (See Note [Memory formats]).
+  if (!out->device.is_cpu() && !is_contiguous_strides(out->sizes, out->strides)) return false;
   // In place: on cpu, over a node (See Note [In-place fusion]).
   if (is_inplace_call(node) && (!out->device.is_cpu() || node.args().empty() || !node.args()[0].is_node())) {
     return false;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "runtime/core/memory_format.h"
 #include "runtime/core/shape_utils.h"
 
 namespace opspec::internal {
@@ -33,28 +34,6 @@ bool same_elements(const Tensor& a, const Tensor& b) {
 
 namespace {
 
-// non_overlapping_and_dense: PyTorch's compute_non_overlapping_and_dense:
-// the dims of size > 1, by stride, tile the span exactly once.
-bool non_overlapping_and_dense(const Tensor& t) {
-  if (t.is_contiguous()) return true;
-  const IntArrayRef sizes = t.sizes(), strides = t.strides();
-  if (t.dim() == 1) return sizes[0] < 2 || strides[0] == 1;
-  SizeVec perm(static_cast<size_t>(t.dim()));
-  for (size_t d = 0; d < perm.size(); ++d) perm[d] = static_cast<int64_t>(d);
-  std::sort(perm.begin(), perm.end(), [&](int64_t a, int64_t b) {
-    if (sizes[a] < 2) return false;
-    if (sizes[b] < 2) return true;
-    return strides[a] < strides[b];
-  });
-  int64_t require = 1;
-  for (int64_t d : perm) {
-    if (sizes[d] < 2) return true;
-    if (strides[d] != require) return false;
-    require *= sizes[d];
-  }
-  return true;
-}
-
 constexpr std::string_view kOverlapMessage =
     ": unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory "
     "location. Please clone() the tensor before performing the operation.";
@@ -65,7 +44,7 @@ MemOverlap overlap_status(const Tensor& a, const Tensor& b) {
   if (!a.defined() || !b.defined()) return MemOverlap::kNo;
   if (a.impl() == b.impl()) return MemOverlap::kFull;
   if (a.numel() == 0 || b.numel() == 0) return MemOverlap::kNo;
-  if (!non_overlapping_and_dense(a) || !non_overlapping_and_dense(b)) return MemOverlap::kTooHard;
+  if (!is_non_overlapping_and_dense(a) || !is_non_overlapping_and_dense(b)) return MemOverlap::kTooHard;
   if (!a.impl()->storage() || !a.is_alias_of(b)) return MemOverlap::kNo;
   // Byte offsets in the storage (meta tensors have no data pointer but overlap alike).
   const int64_t a_begin = a.storage_offset() * a.element_size(), a_end = a_begin + a.nbytes();
@@ -130,7 +109,8 @@ std::string floating_kernel_name(std::string_view op, const Device& device) {
 
 ElementwiseMeta unary_meta(const Tensor& self, UnaryKind kind, std::string_view op) {
   const DType dt = self.dtype();
-  ElementwiseMeta m{SizeVec(self.sizes().begin(), self.sizes().end()), dt, dt, self.device()};
+  ElementwiseMeta m{SizeVec(self.sizes().begin(), self.sizes().end()), dt, dt, self.device(),
+                    self.is_contiguous() ? SizeVec() : elementwise_output_strides(self.sizes(), TensorList(&self, 1))};
   switch (kind) {
     case UnaryKind::kKeepDtype:
       if (dt == DType::kBool) {
@@ -178,6 +158,13 @@ bool gelu_uses_tanh(std::string_view approximate) {
 
 namespace {
 
+// output_strides: the result strides of an op over self and other (See
+// Note [Memory formats]), without copying the operands into a list.
+SizeVec output_strides(IntArrayRef shape, const Tensor& self, const Tensor& other) {
+  const Tensor* operands[] = {&self, &other};
+  return elementwise_output_strides(shape, operands);
+}
+
 // with_kind: m with the result dtype rule of kind applied.
 ElementwiseMeta& with_kind(ElementwiseMeta& m, BinaryKind kind) {
   switch (kind) {
@@ -200,6 +187,7 @@ ElementwiseMeta binary_meta(const Tensor& self, const Tensor& other, BinaryKind 
     // The common case, decided without copying the operands (each copy is two
     // atomic refcount updates): same shape, dtype and device; built in place.
     ElementwiseMeta m{SizeVec(self.sizes().begin(), self.sizes().end()), self.dtype(), self.dtype(), self.device()};
+    if (!self.is_contiguous() || !other.is_contiguous()) m.strides = output_strides(m.sizes, self, other);
     with_kind(m, kind);
     return m;
   }
@@ -209,6 +197,7 @@ ElementwiseMeta binary_meta(const Tensor& self, const Tensor& other, BinaryKind 
     // A tensor and a C++ number (`x * 0.5`): a 0-dim CPU number of no higher
     // category changes neither the shape, the device nor the dtype (result_type).
     ElementwiseMeta m{SizeVec(self.sizes().begin(), self.sizes().end()), self.dtype(), self.dtype(), self.device()};
+    m.strides = output_strides(m.sizes, self, other);
     with_kind(m, kind);
     return m;
   }
@@ -217,6 +206,7 @@ ElementwiseMeta binary_meta(const Tensor& self, const Tensor& other, BinaryKind 
   SizeVec sizes = broadcast_shapes(self.sizes(), other.sizes(), op);
   const DType common = result_type(operands);
   ElementwiseMeta m{std::move(sizes), common, common, device};
+  m.strides = elementwise_output_strides(m.sizes, operands);
   with_kind(m, kind);
   return m;
 }
@@ -295,7 +285,13 @@ ElementwiseMeta clamp_meta(const Tensor& self, const Tensor* min, const Tensor* 
   const bool scalar_bounds = (min == nullptr || min->is_wrapped_number()) && (max == nullptr || max->is_wrapped_number());
   OPSPEC_CHECK(dt != DType::kBool, op, ": ", kernel_name(op, scalar_bounds ? "clamp_scalar" : "clamp", device),
                " not implemented for 'Bool'");
-  return ElementwiseMeta{std::move(sizes), dt, dt, device};
+  // clamp with number bounds iterates over self alone; tensor bounds join it.
+  std::vector<Tensor> iterated = {self};
+  for (size_t i = 1; i < all.size(); ++i) {
+    if (!all[i].is_wrapped_number()) iterated.push_back(all[i]);
+  }
+  SizeVec strides = elementwise_output_strides(sizes, iterated);
+  return ElementwiseMeta{std::move(sizes), dt, dt, device, std::move(strides)};
 }
 
 double finite_max(DType dtype) {
@@ -323,7 +319,8 @@ ElementwiseMeta where_meta(const Tensor& condition, const Tensor& self, const Te
   SizeVec sizes = broadcast_shapes(broadcast_shapes(condition.sizes(), self.sizes(), kOp), other.sizes(), kOp);
   const Tensor branches[] = {self, other};
   const DType dtype = result_type(branches);
-  return ElementwiseMeta{std::move(sizes), dtype, dtype, device};
+  SizeVec strides = elementwise_output_strides(sizes, all);
+  return ElementwiseMeta{std::move(sizes), dtype, dtype, device, std::move(strides)};
 }
 
 void check_no_internal_overlap(const Tensor& self, std::string_view op) {
@@ -357,6 +354,11 @@ ElementwiseMeta add_sub_inplace_meta(const Tensor& self, const Tensor& other, co
   ElementwiseMeta m = inplace_meta(self, other, BinaryKind::kArithmetic, op);
   check_alpha(m.compute_dtype, alpha, op);
   return m;
+}
+
+Tensor make_elementwise_output(const ElementwiseMeta& m, Device device) {
+  if (m.strides.empty()) return make_tensor(m.sizes, m.result_dtype, device);
+  return make_strided(m.sizes, m.strides, m.result_dtype, device);
 }
 
 void check_copy_shapes(const Tensor& self, const Tensor& src) {

@@ -12,13 +12,19 @@ namespace opspec::internal {
 
 // ElementwiseMeta: what an elementwise op's shape function decides: the
 // output sizes, the dtype inputs are computed in, the output dtype (b8 for
-// comparisons, the compute dtype otherwise) and the device of the operands.
+// comparisons, the compute dtype otherwise), the device of the operands and
+// the output's strides, empty when contiguous (See Note [Memory formats]).
 struct ElementwiseMeta {
   SizeVec sizes;
   DType compute_dtype;
   DType result_dtype;
   Device device;
+  SizeVec strides;
 };
+
+// make_elementwise_output: a fresh tensor of m's sizes, strides and result
+// dtype on device (each backend checks its device first).
+Tensor make_elementwise_output(const ElementwiseMeta& m, Device device);
 
 // can_cast: PyTorch's canCast: no floating -> integral, no non-bool -> bool.
 bool can_cast(DType from, DType to);
