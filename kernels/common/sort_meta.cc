@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "runtime/core/memory_format.h"
 #include "runtime/core/error.h"
 
 namespace opspec::internal {
@@ -92,12 +93,13 @@ Tensor cumprod_meta(const Tensor& self, int64_t dim, std::optional<DType> dtype)
 
 std::tuple<Tensor, Tensor> sort_meta(const Tensor& self, int64_t dim, bool) {
   dim_geometry(self, dim, "aten::sort");
-  return values_indices_meta(self.sizes(), self.dtype());
+  const SizeVec strides = preserve_strides(self);  // See Note [Memory formats]
+  return {make_strided(self.sizes(), strides, self.dtype(), kMeta),
+          make_strided(self.sizes(), strides, DType::kInt64, kMeta)};
 }
 
-std::tuple<Tensor, Tensor> sort_stable_meta(const Tensor& self, std::optional<bool>, int64_t dim, bool) {
-  dim_geometry(self, dim, "aten::sort");
-  return values_indices_meta(self.sizes(), self.dtype());
+std::tuple<Tensor, Tensor> sort_stable_meta(const Tensor& self, std::optional<bool>, int64_t dim, bool descending) {
+  return sort_meta(self, dim, descending);
 }
 
 std::tuple<Tensor, Tensor> topk_meta(const Tensor& self, int64_t k, int64_t dim, bool, bool) {

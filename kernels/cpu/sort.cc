@@ -13,6 +13,7 @@
 #include "kernels/cpu/copy.h"
 #include "kernels/cpu/loops.h"
 #include "kernels/cpu/parallel_rows.h"
+#include "runtime/core/memory_format.h"
 #include "runtime/dispatch/library.h"
 
 namespace opspec::internal {
@@ -245,7 +246,14 @@ std::tuple<Tensor, Tensor> sort_impl(const Tensor& self, int64_t dim, bool desce
   Tensor values = make_tensor(self.sizes(), self.dtype(), kCPU);
   Tensor indices = make_tensor(self.sizes(), DType::kInt64, kCPU);
   if (values.numel() > 0) sort_rows(self, g, g.len, descending, values, indices, kOp);
-  return {values, indices};
+  // Results take self's layout (PyTorch 2.x's sort.stable meta); rows are sorted row-major first.
+  const SizeVec strides = preserve_strides(self);
+  if (is_contiguous_strides(self.sizes(), strides)) return {values, indices};
+  Tensor laid_values = make_strided(self.sizes(), strides, self.dtype(), kCPU);
+  Tensor laid_indices = make_strided(self.sizes(), strides, DType::kInt64, kCPU);
+  copy_into(laid_values, values);
+  copy_into(laid_indices, indices);
+  return {laid_values, laid_indices};
 }
 
 }  // namespace

@@ -133,6 +133,24 @@ TEST(SortTest, CumsumAndCumprod) {
               ThrowsMessage<Error>(HasSubstr("Dimension out of range (expected to be in range of [-2, 1], but got 2)")));
 }
 
+TEST(SortTest, ResultsTakeTheInputsLayout) {
+  // PyTorch 2.x's sort.stable meta (and python3-torch 1.13): a dense self's
+  // strides, else dense strides in self's dim order (See Note [Memory formats]).
+  const Tensor x = ops::t(ops::tensor({3, 1, 2, 9, 8, 7, 0, 5, 4, 6, 11, 10}, {3, 4}));
+  const Tensor empty_x = ops::t(ops::empty({3, 4}, {.device = kMeta}));
+  for (const Tensor& in : {x, empty_x}) {
+    auto [v, i] = ops::sort(in, 1);
+    EXPECT_THAT(v.strides(), ElementsAre(1, 4)) << in.meta_str();
+    EXPECT_THAT(i.strides(), ElementsAre(1, 4)) << in.meta_str();
+  }
+  auto [v, i] = ops::sort(x, 1);
+  auto [vc, ic] = ops::sort(ops::contiguous(x), 1);
+  EXPECT_EQ(values(v), values(vc));
+  EXPECT_EQ(ints(i), ints(ic));
+  const Tensor sliced = ops::slice(ops::randn({4, 6}), 1, 0, 6, 2);  // strides [6, 2]: not dense
+  EXPECT_THAT(std::get<0>(ops::sort(sliced, 0)).strides(), ElementsAre(3, 1));
+}
+
 TEST(SortTest, SortOrdersNaNLargestAndIsStable) {
   const Tensor x = ops::tensor({3, kNaN, 1, kNaN, 2}, {5});
   auto [v, i] = ops::sort(x);
