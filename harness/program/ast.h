@@ -35,7 +35,7 @@ enum class ExprKind : uint8_t {
   kString,        // text
   kDType,         // dtype
   kLayout,        // ival (0 = torch.strided)
-  kMemoryFormat,  // ival (0 = contiguous_format, 1 = preserve_format)
+  kMemoryFormat,  // ival: c10::MemoryFormat (0 contiguous, 1 preserve, 2 channels_last, 3 _3d)
   kList,          // items
   kCall,          // text (callee as written), items (positional), kwargs, callee
   kNeg,           // items[0]

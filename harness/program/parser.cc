@@ -5,6 +5,7 @@
 #include <set>
 
 #include "runtime/core/error.h"
+#include "runtime/core/memory_format.h"
 
 namespace opspec::internal::prog {
 namespace {
@@ -238,6 +239,19 @@ class Parser {
 
 }  // namespace
 
+namespace {
+
+// memory_format_named: the memory format Python prints as name ("torch.channels_last").
+std::optional<MemoryFormat> memory_format_named(std::string_view name) {
+  for (MemoryFormat f : {MemoryFormat::kContiguous, MemoryFormat::kPreserve, MemoryFormat::kChannelsLast,
+                         MemoryFormat::kChannelsLast3d}) {
+    if (memory_format_name(f) == name) return f;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 bool is_identifier(std::string_view name) {
   return !name.empty() && name.find(':') == std::string_view::npos && name.find('.') == std::string_view::npos;
 }
@@ -255,9 +269,9 @@ bool literal_name(std::string_view name, Expr* out) {
   } else if (name == "torch.strided") {
     e.kind = ExprKind::kLayout;
     e.ival = 0;
-  } else if (name == "torch.contiguous_format" || name == "torch.preserve_format") {
+  } else if (const std::optional<MemoryFormat> f = memory_format_named(name)) {
     e.kind = ExprKind::kMemoryFormat;
-    e.ival = name == "torch.contiguous_format" ? 0 : 1;
+    e.ival = static_cast<int64_t>(*f);
   } else {
     // Bare dtype names are the short and the PyTorch ones; Python's own
     // `float`/`int` are not dtypes here (they would mean f64/i64 in PyTorch).

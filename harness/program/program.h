@@ -26,7 +26,8 @@ namespace opspec {
 // and literals: ints, floats (1.5, .5, 1e-5, inf, nan), True/False/true/
 // false, None, "double" or 'single' quoted strings, dtypes (f32 f64 f16 bf16
 // i64 i32 b8, float32 ... bool, torch.float32 ...), torch.strided,
-// torch.contiguous_format, torch.preserve_format; devices are strings
+// torch.contiguous_format, torch.preserve_format, torch.channels_last,
+// torch.channels_last_3d; devices are strings
 // ("cpu", "meta", "cuda:0"). Nesting is limited to 64 levels.
 // A call resolves in this order: the built-ins graph_break(), item(t),
 // tensor(data, shape=None, *, dtype=f32), allclose(a, b, rtol, atol) and

@@ -60,9 +60,10 @@ TEST(ProgramParse, EveryLiteral) {
   const Program p = parse_ok(
       "return 1, -2, 1.5, .5, 1e-5, -2.5E+3, 7., inf, -inf, True, true, False, false, None, "
       "\"dq\", 'sq \\' \\n', f32, bf16, b8, torch.float64, int32, bool, [1, 2], [1, 2.5], [], "
-      "torch.strided, torch.contiguous_format, torch.preserve_format, \"cuda:1\"");
+      "torch.strided, torch.contiguous_format, torch.preserve_format, \"cuda:1\", torch.channels_last, "
+      "torch.channels_last_3d");
   const std::vector<Value> v = p.run({});
-  ASSERT_EQ(v.size(), 29u);
+  ASSERT_EQ(v.size(), 31u);
   EXPECT_EQ(v[0], Value(int64_t{1}));
   EXPECT_EQ(v[1], Value(int64_t{-2}));
   EXPECT_EQ(v[2], Value(1.5));
@@ -92,6 +93,8 @@ TEST(ProgramParse, EveryLiteral) {
   EXPECT_EQ(v[26], Value(int64_t{0}));
   EXPECT_EQ(v[27], Value(int64_t{1}));
   EXPECT_EQ(v[28], Value("cuda:1"));
+  EXPECT_EQ(v[29], Value(int64_t{2}));  // c10::MemoryFormat::ChannelsLast
+  EXPECT_EQ(v[30], Value(int64_t{3}));  // ChannelsLast3d
 }
 
 TEST(ProgramParse, NanAndNegatedNames) {

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "runtime/core/error.h"
+#include "runtime/core/memory_format.h"
 
 namespace opspec {
 namespace internal {
@@ -129,10 +130,12 @@ Value SchemaParser::scalar_literal(const ArgType& t) {
   int64_t i = 0;
   auto [ptr, ec] = std::from_chars(lit.data(), lit.data() + lit.size(), i);
   if (ec != std::errc() || ptr != lit.data() + lit.size()) {
-    // Named constants: memory formats and layouts.
-    // Named constants: memory formats and layouts travel as ints.
-    if (lit == "contiguous_format" || lit == "strided") return Value(int64_t{0});
-    if (lit == "preserve_format") return Value(int64_t{1});
+    // Named constants: memory formats and layouts travel as ints (MemoryFormat's values).
+    if (lit == "strided") return Value(int64_t{0});
+    for (MemoryFormat f : {MemoryFormat::kContiguous, MemoryFormat::kPreserve, MemoryFormat::kChannelsLast,
+                           MemoryFormat::kChannelsLast3d}) {
+      if ("torch." + lit == memory_format_name(f)) return Value(static_cast<int64_t>(f));
+    }
     if (lit == "Mean") return Value(int64_t{1});  // at::Reduction::Mean (None 0, Sum 2)
     // A ScalarType default names a dtype as the schema does ("dtype=long").
     if (t.kind == TypeKind::kScalarType) {
@@ -291,6 +294,12 @@ std::string Argument::str() const {
   if (default_value) {
     std::string d = default_value->repr();
     if (default_value->is_string()) d = str_cat("\"", default_value->to_string(), "\"");
+    if (type.kind == TypeKind::kMemoryFormat && default_value->is_int()) {
+      // As the schema spells it: memory_format=contiguous_format.
+      if (const std::optional<MemoryFormat> f = memory_format_from_int(default_value->to_int())) {
+        d = std::string(memory_format_name(*f).substr(std::string_view("torch.").size()));
+      }
+    }
     if (default_value->is_dtype()) {
       for (const auto& [name, dtype] : internal::kScalarTypeDefaults) {
         if (dtype == default_value->to_dtype()) d = std::string(name);
@@ -305,8 +314,9 @@ std::string FunctionSchema::format_value(const ArgType& type, const Value& v) {
   if (v.is_int() && !type.is_list) {
     if (type.kind == TypeKind::kLayout) return v.to_int() == 0 ? "torch.strided" : v.repr();
     if (type.kind == TypeKind::kMemoryFormat) {
-      if (v.to_int() == 0) return "torch.contiguous_format";
-      if (v.to_int() == 1) return "torch.preserve_format";
+      if (const std::optional<MemoryFormat> f = memory_format_from_int(v.to_int())) {
+        return std::string(memory_format_name(*f));
+      }
     }
   }
   return v.repr();

@@ -73,6 +73,22 @@ TEST(SchemaTest, BindFillsDefaultsAndRejectsBadArguments) {
               ::testing::ThrowsMessage<Error>(HasSubstr("unexpected keyword argument 'beta'")));
 }
 
+// Memory format defaults name the format ("memory_format=channels_last"); each
+// parses to c10::MemoryFormat's value.
+TEST(SchemaTest, ParsesMemoryFormatDefaults) {
+  const std::pair<std::string_view, int64_t> formats[] = {
+      {"contiguous_format", 0}, {"preserve_format", 1}, {"channels_last", 2}, {"channels_last_3d", 3}};
+  for (const auto& [name, value] : formats) {
+    const FunctionSchema s =
+        FunctionSchema::parse(str_cat("f(Tensor self, *, MemoryFormat memory_format=", name, ") -> Tensor"));
+    ASSERT_TRUE(s.arguments()[1].default_value.has_value()) << name;
+    EXPECT_EQ(s.arguments()[1].default_value->to_int(), value) << name;
+    EXPECT_THAT(s.str(), HasSubstr(str_cat("memory_format=", name)));
+  }
+  EXPECT_THAT([] { FunctionSchema::parse("f(Tensor self, *, MemoryFormat memory_format=channels_first) -> Tensor"); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("bad default value 'channels_first'")));
+}
+
 TEST(SchemaTest, FormatsArgumentsAsPyTorchPrintsACall) {
   auto randn = FunctionSchema::parse(
       "randn(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor");
@@ -82,6 +98,15 @@ TEST(SchemaTest, FormatsArgumentsAsPyTorchPrintsACall) {
   Tensor t = internal::make_tensor({2, 3}, DType::kFloat32, kCPU);
   EXPECT_EQ(clone.format_arguments(clone.bind({t}, {{"memory_format", Value(int64_t{0})}})),
             "f32[2, 3], memory_format=torch.contiguous_format");
+  // Every c10::MemoryFormat prints as Python names it; another int stays an int.
+  const std::pair<int64_t, std::string_view> formats[] = {{1, "torch.preserve_format"},
+                                                          {2, "torch.channels_last"},
+                                                          {3, "torch.channels_last_3d"},
+                                                          {4, "4"}};
+  for (const auto& [value, printed] : formats) {
+    EXPECT_EQ(clone.format_arguments(clone.bind({t}, {{"memory_format", Value(value)}})),
+              str_cat("f32[2, 3], memory_format=", printed));
+  }
   auto add = FunctionSchema::parse("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor");
   EXPECT_EQ(add.format_arguments(add.bind({t, internal::make_wrapped_number(1.0)})), "f32[2, 3], 1.0");
   // Trailing positional defaults are dropped; an earlier default before a set one stays.
