@@ -45,10 +45,15 @@ OptDevice device_or(const OptDevice& device, const Tensor& self) {
   return device || !self.defined() ? device : OptDevice(self.device());
 }
 
+// format_int: a memory format as the int schemas carry.
+OptInt format_int(const std::optional<MemoryFormat>& f) {
+  return f ? OptInt(static_cast<int64_t>(*f)) : OptInt();
+}
+
 // The Python frontend fills a *_like call's options from self.
 Tensor like(OpId id, const Tensor& self, const TensorOptions& o) {
   return call<LikeSig>(id, self, dtype_or(o.dtype, self), OptInt(0), device_or(o.device, self), OptBool(false),
-                       OptInt());
+                       format_int(o.memory_format));
 }
 
 }  // namespace
@@ -60,7 +65,7 @@ Tensor empty(IntArrayRef size, TensorOptions o, const std::source_location& loc)
   OPSPEC_SITE;
   using Sig = Tensor(IntArrayRef, OptDType, OptInt, OptDevice, OptBool, OptInt);
   return call<Sig>(OpId::empty_memory_format, size, o.dtype, OptInt(), OptDevice(device_or_cpu(o)), OptBool(false),
-                   OptInt());
+                   format_int(o.memory_format));
 }
 Tensor empty_strided(IntArrayRef size, IntArrayRef stride, TensorOptions o, const std::source_location& loc) {
   OPSPEC_SITE;
@@ -143,7 +148,7 @@ Tensor ones_like(const Tensor& self, TensorOptions o, const std::source_location
 Tensor full_like(const Tensor& self, const Scalar& fill_value, TensorOptions o, const std::source_location& loc) {
   OPSPEC_SITE;
   return call<FillLikeSig>(OpId::full_like, self, fill_value, dtype_or(o.dtype, self), OptInt(0),
-                           device_or(o.device, self), OptBool(false), OptInt());
+                           device_or(o.device, self), OptBool(false), format_int(o.memory_format));
 }
 Tensor rand_like(const Tensor& self, TensorOptions o, const std::source_location& loc) {
   OPSPEC_SITE;
@@ -529,6 +534,10 @@ Tensor contiguous(const Tensor& self, const std::source_location& loc) {
   OPSPEC_SITE;
   return call<Tensor(const Tensor&, int64_t)>(OpId::contiguous, self, int64_t{0});
 }
+Tensor contiguous(const Tensor& self, MemoryFormat memory_format, const std::source_location& loc) {
+  OPSPEC_SITE;
+  return call<Tensor(const Tensor&, int64_t)>(OpId::contiguous, self, static_cast<int64_t>(memory_format));
+}
 
 // ---- Copies, conversion, joins ----
 Tensor clone(const Tensor& self, const std::source_location& loc) {
@@ -538,6 +547,10 @@ Tensor clone(const Tensor& self, const std::source_location& loc) {
 Tensor clone(const Tensor& self, std::optional<int64_t> memory_format, const std::source_location& loc) {
   OPSPEC_SITE;
   return call<Tensor(const Tensor&, OptInt)>(OpId::clone, self, memory_format);
+}
+Tensor clone(const Tensor& self, MemoryFormat memory_format, const std::source_location& loc) {
+  OPSPEC_SITE;
+  return call<Tensor(const Tensor&, OptInt)>(OpId::clone, self, OptInt(static_cast<int64_t>(memory_format)));
 }
 Tensor lift_fresh(const Tensor& self, const std::source_location& loc) {
   OPSPEC_SITE;
@@ -550,7 +563,7 @@ Tensor lift_fresh_copy(const Tensor& self, const std::source_location& loc) {
 Tensor _to_copy(const Tensor& self, TensorOptions o, const std::source_location& loc) {
   OPSPEC_SITE;
   using Sig = Tensor(const Tensor&, OptDType, OptInt, OptDevice, OptBool, bool, OptInt);
-  return call<Sig>(OpId::_to_copy, self, o.dtype, OptInt(), o.device, OptBool(), false, OptInt());
+  return call<Sig>(OpId::_to_copy, self, o.dtype, OptInt(), o.device, OptBool(), false, format_int(o.memory_format));
 }
 Tensor to(const Tensor& self, DType dtype, bool copy, const std::source_location& loc) {
   OPSPEC_SITE;

@@ -14,16 +14,22 @@
 #include <vector>
 
 #include "runtime/core/generator.h"
+#include "runtime/core/memory_format.h"
 #include "runtime/core/tensor.h"
 #include "runtime/dispatch/boxing.h"
 
 namespace opspec {
 
-// TensorOptions: dtype and device of a factory's result. With designated
-// initializers: ops::zeros({2, 3}, {.dtype = DType::kFloat64, .device = kMeta}).
+// TensorOptions: dtype, device and memory format of a factory's result. With
+// designated initializers: ops::zeros({2, 3}, {.dtype = DType::kFloat64, .device = kMeta}).
 struct TensorOptions {
   std::optional<DType> dtype;
   std::optional<Device> device;
+  // memory_format: the result's layout for empty, the *_like factories and
+  // _to_copy (none: contiguous for empty, preserve for the others); the other
+  // factories ignore it, as PyTorch's C++ at::zeros(size, options) does.
+  // See Note [Memory formats].
+  std::optional<MemoryFormat> memory_format;
 };
 
 namespace ops {
@@ -31,7 +37,7 @@ namespace ops {
 #define OPSPEC_LOC const std::source_location& loc = std::source_location::current()
 
 // ---- Factories ----
-// empty: aten::empty.memory_format (uninitialised data).
+// empty: aten::empty.memory_format (uninitialised data, laid out in options.memory_format).
 Tensor empty(IntArrayRef size, TensorOptions options = {}, OPSPEC_LOC);
 // empty_strided: aten::empty_strided.
 Tensor empty_strided(IntArrayRef size, IntArrayRef stride, TensorOptions options = {}, OPSPEC_LOC);
@@ -49,7 +55,8 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, Tensor
 // rand / randn: aten::rand, aten::randn from the counter-based generator (see generator.h).
 Tensor rand(IntArrayRef size, TensorOptions options = {}, OPSPEC_LOC);
 Tensor randn(IntArrayRef size, TensorOptions options = {}, OPSPEC_LOC);
-// *_like: aten::empty_like, zeros_like, ones_like, full_like, rand_like, randn_like.
+// *_like: aten::empty_like, zeros_like, ones_like, full_like, rand_like, randn_like;
+// self's layout unless options.memory_format names another (See Note [Memory formats]).
 Tensor empty_like(const Tensor& self, TensorOptions options = {}, OPSPEC_LOC);
 Tensor zeros_like(const Tensor& self, TensorOptions options = {}, OPSPEC_LOC);
 Tensor ones_like(const Tensor& self, TensorOptions options = {}, OPSPEC_LOC);
@@ -277,16 +284,24 @@ Tensor alias(const Tensor& self, OPSPEC_LOC);
 Tensor detach(const Tensor& self, OPSPEC_LOC);
 // contiguous: self when already contiguous, else aten::clone.
 Tensor contiguous(const Tensor& self, OPSPEC_LOC);
+// contiguous in a memory format: self when already laid out so, else aten::clone
+// in it; kPreserve is refused unless self is contiguous, as in PyTorch.
+Tensor contiguous(const Tensor& self, MemoryFormat memory_format, OPSPEC_LOC);
 
 // ---- Copies, conversion, joins ----
+// clone: a copy in self's layout (preserve_format: self's strides when dense,
+// else its dims' order; See Note [Memory formats]).
 Tensor clone(const Tensor& self, OPSPEC_LOC);
-// clone with a memory format (0: torch.contiguous_format, as contiguous passes).
+// clone with a memory format as the schema's int (0: torch.contiguous_format, as contiguous passes).
 Tensor clone(const Tensor& self, std::optional<int64_t> memory_format, OPSPEC_LOC);
+// clone laid out in memory_format.
+Tensor clone(const Tensor& self, MemoryFormat memory_format, OPSPEC_LOC);
 // lift_fresh: self itself, dispatched as Python's torch.tensor(...) does for
 // its new data (so modes see it); make_fx records it as lift_fresh_copy.
 Tensor lift_fresh(const Tensor& self, OPSPEC_LOC);
 // lift_fresh_copy: a copy of self (aten::lift_fresh in a traced graph).
 Tensor lift_fresh_copy(const Tensor& self, OPSPEC_LOC);
+// _to_copy: a copy with options' dtype, device and memory format (preserve when none).
 Tensor _to_copy(const Tensor& self, TensorOptions options = {}, OPSPEC_LOC);
 // to: self when nothing changes (and !copy), else aten::_to_copy.
 Tensor to(const Tensor& self, DType dtype, bool copy = false, OPSPEC_LOC);
