@@ -5,6 +5,7 @@
 
 #include "kernels/common/views.h"
 #include "runtime/ops/elementwise_rules.h"  // check_no_internal_overlap
+#include "runtime/core/memory_format.h"
 #include "runtime/core/shape_utils.h"
 #include "runtime/dispatch/dispatcher.h"
 
@@ -135,9 +136,28 @@ std::vector<Tensor> stack_inputs(TensorList tensors, int64_t dim, std::string_vi
   return out;
 }
 
-Tensor factory_on_device(std::string_view op_name, std::vector<Value> positional, DType dtype, Device device) {
-  const OperatorHandle& op = Dispatcher::singleton().get(op_name);
-  Stack stack = op.schema().bind(std::move(positional), {{"dtype", Value(dtype)}, {"device", Value(device)}});
+SizeVec factory_strides(IntArrayRef size, std::optional<int64_t> memory_format, std::string_view op) {
+  return strides_for(size, to_memory_format(memory_format, op).value_or(MemoryFormat::kContiguous), op);
+}
+
+SizeVec like_result_strides(const Tensor& self, std::optional<int64_t> memory_format, std::string_view op) {
+  return like_strides(self, to_memory_format(memory_format, op), op);
+}
+
+Tensor make_with_strides(IntArrayRef sizes, IntArrayRef strides, DType dtype, Device device) {
+  // Exactly the row-major strides: a size-1 dim's stride is kept as given, as PyTorch's empty_strided keeps it.
+  if (strides == IntArrayRef(contiguous_strides(sizes))) return make_tensor(sizes, dtype, device);
+  return make_strided(sizes, strides, dtype, device);
+}
+
+Tensor like_on_device(std::string_view like_op, const Tensor& self, std::vector<Value> extra, DType dtype,
+                      Device device, std::optional<int64_t> memory_format) {
+  const OperatorHandle& op = Dispatcher::singleton().get(like_op);
+  std::vector<Value> positional{Value(self)};
+  for (Value& v : extra) positional.push_back(std::move(v));
+  const Value format = memory_format ? Value(*memory_format) : Value();
+  Stack stack = op.schema().bind(std::move(positional),
+                                 {{"dtype", Value(dtype)}, {"device", Value(device)}, {"memory_format", format}});
   Dispatcher::singleton().redispatch_boxed(op, DispatchKeySet(backend_key(device.type)), stack);
   return std::move(stack.at(0).to_tensor());
 }
@@ -151,25 +171,24 @@ Tensor meta_factory(IntArrayRef size, DType dtype, std::string_view op) {
   return make_tensor(size, dtype, kMeta);
 }
 
-// like_meta: the result of a *_like op on a meta self: meta unless another
-// device is requested, in which case that device's factory makes it.
+// like_meta: the result of a *_like op on a meta self, laid out as
+// like_result_strides says: meta unless another device is requested, in
+// which case that device's kernel of like_op makes it.
 Tensor like_meta(const Tensor& self, std::optional<DType> dtype, std::optional<Device> device,
-                 std::string_view factory, std::vector<Value> extra) {
+                 std::optional<int64_t> memory_format, std::string_view like_op, std::vector<Value> extra) {
   const DType out_dtype = dtype.value_or(self.dtype());
   const Device target = device.value_or(self.device());
-  if (!target.is_meta()) {
-    std::vector<Value> positional{Value(self.sizes())};
-    for (Value& v : extra) positional.push_back(std::move(v));
-    return factory_on_device(factory, std::move(positional), out_dtype, target);
-  }
-  return make_tensor(self.sizes(), out_dtype, kMeta);
+  if (!target.is_meta()) return like_on_device(like_op, self, std::move(extra), out_dtype, target, memory_format);
+  return make_with_strides(self.sizes(), like_result_strides(self, memory_format, like_op), out_dtype, kMeta);
 }
 
 }  // namespace
 
 Tensor empty_meta(IntArrayRef size, std::optional<DType> dtype, std::optional<int64_t>, std::optional<Device>,
-                  std::optional<bool>, std::optional<int64_t>) {
-  return meta_factory(size, dtype.value_or(kDefaultFloat), "aten::empty.memory_format");
+                  std::optional<bool>, std::optional<int64_t> memory_format) {
+  constexpr std::string_view kOp = "aten::empty.memory_format";
+  check_factory_size(size, kOp);
+  return make_with_strides(size, factory_strides(size, memory_format, kOp), dtype.value_or(kDefaultFloat), kMeta);
 }
 
 Tensor empty_strided_meta(IntArrayRef size, IntArrayRef stride, std::optional<DType> dtype, std::optional<int64_t>,
@@ -238,37 +257,37 @@ Tensor randn_meta(IntArrayRef size, std::optional<DType> dtype, std::optional<in
 }
 
 Tensor empty_like_meta(const Tensor& self, std::optional<DType> dtype, std::optional<int64_t>,
-                       std::optional<Device> device, std::optional<bool>, std::optional<int64_t>) {
-  return like_meta(self, dtype, device, "aten::empty.memory_format", {});
+                       std::optional<Device> device, std::optional<bool>, std::optional<int64_t> memory_format) {
+  return like_meta(self, dtype, device, memory_format, "aten::empty_like", {});
 }
 
 Tensor zeros_like_meta(const Tensor& self, std::optional<DType> dtype, std::optional<int64_t>,
-                       std::optional<Device> device, std::optional<bool>, std::optional<int64_t>) {
-  return like_meta(self, dtype, device, "aten::zeros", {});
+                       std::optional<Device> device, std::optional<bool>, std::optional<int64_t> memory_format) {
+  return like_meta(self, dtype, device, memory_format, "aten::zeros_like", {});
 }
 
 Tensor ones_like_meta(const Tensor& self, std::optional<DType> dtype, std::optional<int64_t>,
-                      std::optional<Device> device, std::optional<bool>, std::optional<int64_t>) {
-  return like_meta(self, dtype, device, "aten::ones", {});
+                      std::optional<Device> device, std::optional<bool>, std::optional<int64_t> memory_format) {
+  return like_meta(self, dtype, device, memory_format, "aten::ones_like", {});
 }
 
 Tensor full_like_meta(const Tensor& self, const Scalar& fill_value, std::optional<DType> dtype,
                       std::optional<int64_t>, std::optional<Device> device, std::optional<bool>,
-                      std::optional<int64_t>) {
-  return like_meta(self, dtype, device, "aten::full", {Value(fill_value)});
+                      std::optional<int64_t> memory_format) {
+  return like_meta(self, dtype, device, memory_format, "aten::full_like", {Value(fill_value)});
 }
 
 Tensor rand_like_meta(const Tensor& self, std::optional<DType> dtype, std::optional<int64_t>,
-                      std::optional<Device> device, std::optional<bool>, std::optional<int64_t>) {
+                      std::optional<Device> device, std::optional<bool>, std::optional<int64_t> memory_format) {
   check_random_dtype(dtype.value_or(self.dtype()), "check_uniform_bounds", "aten::rand_like");
-  return like_meta(self, dtype, device, "aten::rand", {});
+  return like_meta(self, dtype, device, memory_format, "aten::rand_like", {});
 }
 
 Tensor randn_like_meta(const Tensor& self, std::optional<DType> dtype, std::optional<int64_t>,
-                       std::optional<Device> device, std::optional<bool>, std::optional<int64_t>) {
+                       std::optional<Device> device, std::optional<bool>, std::optional<int64_t> memory_format) {
   check_random_dtype(dtype.value_or(self.dtype()), device_kernel_name("normal_kernel", device.value_or(self.device())),
                      "aten::randn_like");
-  return like_meta(self, dtype, device, "aten::randn", {});
+  return like_meta(self, dtype, device, memory_format, "aten::randn_like", {});
 }
 
 Tensor fill_meta(const Tensor& self, const Scalar&) {

@@ -54,11 +54,26 @@ inline bool is_skipped_in_cat(const Tensor& t) { return t.dim() == 1 && t.sizes(
 // stack_inputs: checks stack's inputs and returns them unsqueezed at the wrapped dim (cat's inputs).
 std::vector<Tensor> stack_inputs(TensorList tensors, int64_t dim, std::string_view op);
 
-// factory_on_device: runs the tensor-less factory op_name (e.g. "aten::zeros")
-// with the positional arguments, dtype and device, straight at the device's
-// backend key; *_like kernels use it when the requested device is not the one
-// their own kernel makes. Modes do not see this inner call.
-Tensor factory_on_device(std::string_view op_name, std::vector<Value> positional, DType dtype, Device device);
+// ---- Layouts of fresh tensors (See Note [Memory formats]) ----
+
+// factory_strides: the strides of a new tensor of size in the schema's
+// memory_format int (contiguous when none); PyTorch's errors for a rank that
+// does not fit the format and for preserve_format, prefixed with op.
+SizeVec factory_strides(IntArrayRef size, std::optional<int64_t> memory_format, std::string_view op);
+// like_result_strides: the strides of a *_like, clone or _to_copy result of
+// self: self's layout for none or preserve_format (like_strides), else the format's.
+SizeVec like_result_strides(const Tensor& self, std::optional<int64_t> memory_format, std::string_view op);
+// make_with_strides: a new tensor with exactly those (dense) strides;
+// make_tensor when they are contiguous_strides(sizes).
+Tensor make_with_strides(IntArrayRef sizes, IntArrayRef strides, DType dtype, Device device);
+
+// like_on_device: runs the *_like op like_op (e.g. "aten::zeros_like") on self,
+// the extra positional arguments, dtype, device and memory_format straight at
+// device's backend key; a *_like kernel uses it when the requested device is
+// not its own, so the target's kernel lays out and fills the result. Modes do
+// not see this inner call.
+Tensor like_on_device(std::string_view like_op, const Tensor& self, std::vector<Value> extra, DType dtype,
+                      Device device, std::optional<int64_t> memory_format);
 
 // ---- Meta kernels (shapes and dtypes only; no data, no random offsets) ----
 
@@ -91,7 +106,8 @@ Tensor rand_meta(IntArrayRef size, std::optional<DType> dtype, std::optional<int
                  std::optional<Device> device, std::optional<bool> pin_memory);
 Tensor randn_meta(IntArrayRef size, std::optional<DType> dtype, std::optional<int64_t> layout,
                   std::optional<Device> device, std::optional<bool> pin_memory);
-// *_like on a meta self: a meta result, or the factory on another device when one is given.
+// *_like on a meta self: a meta result laid out as like_result_strides says, or
+// the same op on another device's kernel when one is given (like_on_device).
 Tensor empty_like_meta(const Tensor& self, std::optional<DType> dtype, std::optional<int64_t> layout,
                        std::optional<Device> device, std::optional<bool> pin_memory,
                        std::optional<int64_t> memory_format);

@@ -9,6 +9,7 @@
 #include "kernels/common/scalar_as.h"
 #include "kernels/cpu/loops.h"
 #include "kernels/cpu/parallel_rows.h"
+#include "runtime/core/memory_format.h"
 
 namespace opspec::internal {
 
@@ -46,12 +47,14 @@ template <class T> void fill_strided(const Tensor& t, T v) {
   }
 }
 
-// fill_tensor: t[...] = value converted to t's dtype.
+// fill_tensor: t[...] = value converted to t's dtype. A non-overlapping and
+// dense t (a channels-last or permuted *_like result) owns exactly the numel
+// elements from its first one, so the flat fill covers it.
 void fill_tensor(const Tensor& t, const Scalar& value, std::string_view op) {
   OPSPEC_DISPATCH_ALL_DTYPES(t.dtype(), op, [&] {
     const scalar_t v = checked_scalar_cast<scalar_t>(value, op);
     if (t.numel() == 0) return;
-    if (t.is_contiguous()) {
+    if (t.is_contiguous() || is_non_overlapping_and_dense(t)) {
       fill_contiguous(static_cast<scalar_t*>(t.raw_data()), t.numel(), v);
     } else {
       fill_strided(t, v);
@@ -59,7 +62,9 @@ void fill_tensor(const Tensor& t, const Scalar& value, std::string_view op) {
   });
 }
 
-// zero_contiguous: every dtype's zero is all-zero bits.
+// zero_contiguous: every dtype's zero is all-zero bits; t is contiguous or,
+// like a fresh *_like result, non-overlapping and dense (nbytes from its
+// first element are exactly its elements).
 void zero_contiguous(const Tensor& t) {
   char* data = static_cast<char*>(t.raw_data());
   const int64_t nbytes = t.nbytes();
@@ -108,19 +113,15 @@ Tensor arange_impl(const Scalar& start, const Scalar& end, const Scalar& step, s
   return out;
 }
 
-// like_cpu: a cpu tensor shaped like self, or the factory on the requested
-// device when it is not cpu.
+// like_cpu: a cpu tensor shaped and laid out like self (like_result_strides)
+// filled by fill, or like_op's kernel on the requested device when it is not cpu.
 template <class Fill>
 Tensor like_cpu(const Tensor& self, std::optional<DType> dtype, std::optional<Device> device,
-                std::string_view factory, std::vector<Value> extra, Fill fill) {
+                std::optional<int64_t> memory_format, std::string_view like_op, std::vector<Value> extra, Fill fill) {
   const DType out_dtype = dtype.value_or(self.dtype());
   const Device target = device.value_or(self.device());
-  if (!target.is_cpu()) {
-    std::vector<Value> positional{Value(self.sizes())};
-    for (Value& v : extra) positional.push_back(std::move(v));
-    return factory_on_device(factory, std::move(positional), out_dtype, target);
-  }
-  Tensor out = make_tensor(self.sizes(), out_dtype, kCPU);
+  if (!target.is_cpu()) return like_on_device(like_op, self, std::move(extra), out_dtype, target, memory_format);
+  Tensor out = make_with_strides(self.sizes(), like_result_strides(self, memory_format, like_op), out_dtype, kCPU);
   fill(out);
   return out;
 }
@@ -128,8 +129,10 @@ Tensor like_cpu(const Tensor& self, std::optional<DType> dtype, std::optional<De
 }  // namespace
 
 Tensor empty_cpu(IntArrayRef size, std::optional<DType> dtype, std::optional<int64_t>, std::optional<Device>,
-                 std::optional<bool>, std::optional<int64_t>) {
-  return cpu_factory(size, dtype.value_or(kDefaultFloat), "aten::empty.memory_format");
+                 std::optional<bool>, std::optional<int64_t> memory_format) {
+  constexpr std::string_view kOp = "aten::empty.memory_format";
+  check_factory_size(size, kOp);
+  return make_with_strides(size, factory_strides(size, memory_format, kOp), dtype.value_or(kDefaultFloat), kCPU);
 }
 
 Tensor empty_strided_cpu(IntArrayRef size, IntArrayRef stride, std::optional<DType> dtype, std::optional<int64_t>,
@@ -192,25 +195,26 @@ Tensor arange_start_step_cpu(const Scalar& start, const Scalar& end, const Scala
 }
 
 Tensor empty_like_cpu(const Tensor& self, std::optional<DType> dtype, std::optional<int64_t>,
-                      std::optional<Device> device, std::optional<bool>, std::optional<int64_t>) {
-  return like_cpu(self, dtype, device, "aten::empty.memory_format", {}, [](const Tensor&) {});
+                      std::optional<Device> device, std::optional<bool>, std::optional<int64_t> memory_format) {
+  return like_cpu(self, dtype, device, memory_format, "aten::empty_like", {}, [](const Tensor&) {});
 }
 
 Tensor zeros_like_cpu(const Tensor& self, std::optional<DType> dtype, std::optional<int64_t>,
-                      std::optional<Device> device, std::optional<bool>, std::optional<int64_t>) {
-  return like_cpu(self, dtype, device, "aten::zeros", {}, [](const Tensor& t) { zero_contiguous(t); });
+                      std::optional<Device> device, std::optional<bool>, std::optional<int64_t> memory_format) {
+  return like_cpu(self, dtype, device, memory_format, "aten::zeros_like", {},
+                  [](const Tensor& t) { zero_contiguous(t); });
 }
 
 Tensor ones_like_cpu(const Tensor& self, std::optional<DType> dtype, std::optional<int64_t>,
-                     std::optional<Device> device, std::optional<bool>, std::optional<int64_t>) {
-  return like_cpu(self, dtype, device, "aten::ones", {},
+                     std::optional<Device> device, std::optional<bool>, std::optional<int64_t> memory_format) {
+  return like_cpu(self, dtype, device, memory_format, "aten::ones_like", {},
                   [](const Tensor& t) { fill_tensor(t, 1, "aten::ones_like"); });
 }
 
 Tensor full_like_cpu(const Tensor& self, const Scalar& fill_value, std::optional<DType> dtype,
                      std::optional<int64_t>, std::optional<Device> device, std::optional<bool>,
-                     std::optional<int64_t>) {
-  return like_cpu(self, dtype, device, "aten::full", {Value(fill_value)},
+                     std::optional<int64_t> memory_format) {
+  return like_cpu(self, dtype, device, memory_format, "aten::full_like", {Value(fill_value)},
                   [&](const Tensor& t) { fill_tensor(t, fill_value, "aten::full_like"); });
 }
 

@@ -21,7 +21,10 @@ namespace opspec::internal {
 // Note [Random draws per dtype]
 // Every random kernel reserves numel offsets once per call and computes the
 // element at row-major logical index i from counter first + i, so any
-// parallel split (and any backend following these rules) gives the same values:
+// parallel split (and any backend following these rules) gives the same values,
+// whatever the result's layout: a channels-last rand_like holds the values of
+// a contiguous one. (PyTorch's nullary TensorIterator walks storage order
+// instead; its generator differs anyway, so only the logical index is promised.)
 //   rand:  f32 uniform_float; f64 uniform_double; f16/bf16 uniform_float
 //          truncated to the dtype's 11/8 significant bits (k / 2^11, k / 2^8),
 //          exactly representable, so rounding can never produce 1.0 (PyTorch
@@ -125,14 +128,21 @@ void fill_normal(const Tensor& out, std::string_view op) {
                                   [&] { normal_loop(static_cast<scalar_t*>(out.raw_data()), out.numel(), rs); });
 }
 
+// random_like_cpu: rand_like / randn_like, laid out as like_result_strides
+// says; a strided result is drawn in logical order into a contiguous buffer
+// and copied (See Note [Random draws per dtype]).
 Tensor random_like_cpu(const Tensor& self, std::optional<DType> dtype, std::optional<Device> device,
-                       std::string_view factory, std::string_view check_name, std::string_view op, bool normal) {
+                       std::optional<int64_t> memory_format, std::string_view check_name, std::string_view op,
+                       bool normal) {
   const DType out_dtype = dtype.value_or(self.dtype());
-  check_random_dtype(out_dtype, check_name, op);
   const Device target = device.value_or(self.device());
-  if (!target.is_cpu()) return factory_on_device(factory, {Value(self.sizes())}, out_dtype, target);
-  Tensor out = make_tensor(self.sizes(), out_dtype, kCPU);
-  normal ? fill_normal(out, op) : fill_uniform(out, op);
+  if (!target.is_cpu()) return like_on_device(op, self, {}, out_dtype, target, memory_format);  // its kernel checks
+  check_random_dtype(out_dtype, check_name, op);
+  const SizeVec strides = like_result_strides(self, memory_format, op);
+  Tensor out = make_with_strides(self.sizes(), strides, out_dtype, kCPU);
+  const Tensor drawn = out.is_contiguous() ? out : make_tensor(self.sizes(), out_dtype, kCPU);
+  normal ? fill_normal(drawn, op) : fill_uniform(drawn, op);
+  if (!drawn.is_same(out)) copy_into(out, drawn);
   return out;
 }
 
@@ -159,13 +169,13 @@ Tensor randn_cpu(IntArrayRef size, std::optional<DType> dtype, std::optional<int
 }
 
 Tensor rand_like_cpu(const Tensor& self, std::optional<DType> dtype, std::optional<int64_t>,
-                     std::optional<Device> device, std::optional<bool>, std::optional<int64_t>) {
-  return random_like_cpu(self, dtype, device, "aten::rand", "check_uniform_bounds", "aten::rand_like", false);
+                     std::optional<Device> device, std::optional<bool>, std::optional<int64_t> memory_format) {
+  return random_like_cpu(self, dtype, device, memory_format, "check_uniform_bounds", "aten::rand_like", false);
 }
 
 Tensor randn_like_cpu(const Tensor& self, std::optional<DType> dtype, std::optional<int64_t>,
-                      std::optional<Device> device, std::optional<bool>, std::optional<int64_t>) {
-  return random_like_cpu(self, dtype, device, "aten::randn", "normal_kernel_cpu", "aten::randn_like", true);
+                      std::optional<Device> device, std::optional<bool>, std::optional<int64_t> memory_format) {
+  return random_like_cpu(self, dtype, device, memory_format, "normal_kernel_cpu", "aten::randn_like", true);
 }
 
 Tensor bernoulli_float_cpu(const Tensor& self, double p, std::optional<int64_t> generator) {

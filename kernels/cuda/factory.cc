@@ -19,6 +19,7 @@
 #include "kernels/common/random_meta.h"
 #include "kernels/cuda/random_launch.h"
 #include "runtime/core/generator.h"
+#include "runtime/core/memory_format.h"
 #include "runtime/dispatch/library.h"
 
 namespace opspec::internal {
@@ -54,10 +55,12 @@ void fill_with(const Tensor& t, const Tensor& host) {
   launch_fill(make_args(t, {}, {}), static_cast<int>(t.element_size()), bits);
 }
 
+// zero_fill: a memset when t is contiguous or, like a fresh *_like result,
+// non-overlapping and dense (nbytes from its first element are its elements).
 void zero_fill(const Tensor& t) {
   if (t.numel() == 0) return;
   DeviceGuard guard(t.device());
-  if (t.is_contiguous()) {
+  if (t.is_contiguous() || is_non_overlapping_and_dense(t)) {
     check(cudaMemsetAsync(t.raw_data(), 0, static_cast<size_t>(t.nbytes()), nullptr), "zeros");
   } else {
     launch_fill(make_args(t, {}, {}), static_cast<int>(t.element_size()), 0);
@@ -69,8 +72,11 @@ Tensor new_factory(IntArrayRef size, DType dtype, OptDevice device, std::string_
   return empty_cuda(size, dtype, target_device(device, op));
 }
 
-Tensor empty_cuda_kernel(IntArrayRef size, OptDType dtype, OptInt, OptDevice device, OptBool, OptInt) {
-  return new_factory(size, dtype.value_or(kDefaultFloat), device, "aten::empty.memory_format");
+Tensor empty_cuda_kernel(IntArrayRef size, OptDType dtype, OptInt, OptDevice device, OptBool, OptInt memory_format) {
+  constexpr std::string_view kOp = "aten::empty.memory_format";
+  check_factory_size(size, kOp);
+  const SizeVec strides = factory_strides(size, memory_format, kOp);
+  return make_with_strides(size, strides, dtype.value_or(kDefaultFloat), target_device(device, kOp));
 }
 
 Tensor empty_strided_cuda(IntArrayRef size, IntArrayRef stride, OptDType dtype, OptInt, OptDevice device, OptBool) {
@@ -140,37 +146,35 @@ Tensor arange_start_step_cuda(const Scalar& start, const Scalar& end, const Scal
   return arange_impl(start, end, step, dtype, device, "aten::arange.start_step");
 }
 
-// like_cuda: a tensor shaped like self on self's device (or the factory on
-// the requested device when it is not cuda), filled by fill.
+// like_cuda: a tensor shaped and laid out like self (like_result_strides) on
+// self's device, filled by fill, or like_op's kernel on the requested device
+// when it is not cuda.
 template <class Fill>
-Tensor like_cuda(const Tensor& self, OptDType dtype, OptDevice device, std::string_view factory,
+Tensor like_cuda(const Tensor& self, OptDType dtype, OptDevice device, OptInt memory_format, std::string_view like_op,
                  std::vector<Value> extra, Fill fill) {
   const DType out_dtype = dtype.value_or(self.dtype());
   const Device target = device.value_or(self.device());
-  if (!target.is_cuda()) {
-    std::vector<Value> positional{Value(self.sizes())};
-    for (Value& v : extra) positional.push_back(std::move(v));
-    return factory_on_device(factory, std::move(positional), out_dtype, target);
-  }
-  Tensor out = empty_cuda(self.sizes(), out_dtype, require_device(target, factory));
+  if (!target.is_cuda()) return like_on_device(like_op, self, std::move(extra), out_dtype, target, memory_format);
+  const SizeVec strides = like_result_strides(self, memory_format, like_op);
+  Tensor out = make_with_strides(self.sizes(), strides, out_dtype, require_device(target, like_op));
   fill(out);
   return out;
 }
 
-Tensor empty_like_cuda(const Tensor& self, OptDType dtype, OptInt, OptDevice device, OptBool, OptInt) {
-  return like_cuda(self, dtype, device, "aten::empty.memory_format", {}, [](const Tensor&) {});
+Tensor empty_like_cuda(const Tensor& self, OptDType dtype, OptInt, OptDevice device, OptBool, OptInt memory_format) {
+  return like_cuda(self, dtype, device, memory_format, "aten::empty_like", {}, [](const Tensor&) {});
 }
-Tensor zeros_like_cuda(const Tensor& self, OptDType dtype, OptInt, OptDevice device, OptBool, OptInt) {
-  return like_cuda(self, dtype, device, "aten::zeros", {}, &zero_fill);
+Tensor zeros_like_cuda(const Tensor& self, OptDType dtype, OptInt, OptDevice device, OptBool, OptInt memory_format) {
+  return like_cuda(self, dtype, device, memory_format, "aten::zeros_like", {}, &zero_fill);
 }
-Tensor ones_like_cuda(const Tensor& self, OptDType dtype, OptInt, OptDevice device, OptBool, OptInt) {
-  return like_cuda(self, dtype, device, "aten::ones", {}, [](const Tensor& t) {
+Tensor ones_like_cuda(const Tensor& self, OptDType dtype, OptInt, OptDevice device, OptBool, OptInt memory_format) {
+  return like_cuda(self, dtype, device, memory_format, "aten::ones_like", {}, [](const Tensor& t) {
     fill_with(t, ones_cpu({}, t.dtype(), std::nullopt, std::nullopt, std::nullopt));
   });
 }
 Tensor full_like_cuda(const Tensor& self, const Scalar& fill_value, OptDType dtype, OptInt, OptDevice device,
-                      OptBool, OptInt) {
-  return like_cuda(self, dtype, device, "aten::full", {Value(fill_value)}, [&](const Tensor& t) {
+                      OptBool, OptInt memory_format) {
+  return like_cuda(self, dtype, device, memory_format, "aten::full_like", {Value(fill_value)}, [&](const Tensor& t) {
     const Tensor one = make_tensor({}, t.dtype(), kCPU);
     fill_with(t, full_like_cpu(one, fill_value, t.dtype(), std::nullopt, std::nullopt, std::nullopt, std::nullopt));
   });
@@ -192,12 +196,26 @@ Tensor zero_cuda(const Tensor& self) {
 
 // ---- Random ----
 
-// fill_random: a fresh contiguous floating tensor, drawn from the default generator.
+// draw_logical: reserves numel offsets and lets launch fill self in logical
+// order (into self when contiguous, else through a buffer then copied).
+template <class F>
+void draw_logical(const Tensor& self, std::string_view op, F launch) {
+  const int64_t n = self.numel();
+  if (n == 0) return;
+  const Device dev = require_device(self.device(), op);
+  const GeneratorState rs = reserve_random_offsets(static_cast<uint64_t>(n));
+  const Tensor out = self.is_contiguous() ? self : empty_cuda(self.sizes(), self.dtype(), dev);
+  DeviceGuard guard(dev);
+  launch(out, rs);
+  if (!out.is_same(self)) device_copy(self, out);
+}
+
+// fill_random: a fresh floating tensor (any dense layout), drawn from the
+// default generator in logical order (See Note [Random draws per dtype]).
 void fill_random(const Tensor& out, RandomKind kind) {
-  if (out.numel() == 0) return;
-  const GeneratorState rs = reserve_random_offsets(static_cast<uint64_t>(out.numel()));
-  DeviceGuard guard(out.device());
-  launch_random(kind, code_of(out.dtype()), out.raw_data(), out.numel(), rs.seed, rs.offset, 0);
+  draw_logical(out, "aten::rand", [&](const Tensor& o, const GeneratorState& rs) {
+    launch_random(kind, code_of(o.dtype()), o.raw_data(), o.numel(), rs.seed, rs.offset, 0);
+  });
 }
 
 Tensor rand_cuda(IntArrayRef size, OptDType dtype, OptInt, OptDevice device, OptBool) {
@@ -216,19 +234,21 @@ Tensor randn_cuda(IntArrayRef size, OptDType dtype, OptInt, OptDevice device, Op
   return out;
 }
 
-Tensor random_like_cuda(const Tensor& self, OptDType dtype, OptDevice device, std::string_view factory,
+// random_like_cuda: rand_like / randn_like; on another device that device's
+// kernel checks the dtype, naming itself.
+Tensor random_like_cuda(const Tensor& self, OptDType dtype, OptDevice device, OptInt memory_format,
                         std::string_view check_name, std::string_view op, RandomKind kind) {
   const DType out_dtype = dtype.value_or(self.dtype());
-  check_random_dtype(out_dtype, check_name, op);
-  return like_cuda(self, dtype, device, factory, {}, [&](const Tensor& t) { fill_random(t, kind); });
+  if (device.value_or(self.device()).is_cuda()) check_random_dtype(out_dtype, check_name, op);
+  return like_cuda(self, dtype, device, memory_format, op, {}, [&](const Tensor& t) { fill_random(t, kind); });
 }
 
-Tensor rand_like_cuda(const Tensor& self, OptDType dtype, OptInt, OptDevice device, OptBool, OptInt) {
-  return random_like_cuda(self, dtype, device, "aten::rand", "check_uniform_bounds", "aten::rand_like",
+Tensor rand_like_cuda(const Tensor& self, OptDType dtype, OptInt, OptDevice device, OptBool, OptInt memory_format) {
+  return random_like_cuda(self, dtype, device, memory_format, "check_uniform_bounds", "aten::rand_like",
                           RandomKind::kUniform);
 }
-Tensor randn_like_cuda(const Tensor& self, OptDType dtype, OptInt, OptDevice device, OptBool, OptInt) {
-  return random_like_cuda(self, dtype, device, "aten::randn", "normal_kernel_cuda", "aten::randn_like",
+Tensor randn_like_cuda(const Tensor& self, OptDType dtype, OptInt, OptDevice device, OptBool, OptInt memory_format) {
+  return random_like_cuda(self, dtype, device, memory_format, "normal_kernel_cuda", "aten::randn_like",
                           RandomKind::kNormal);
 }
 
@@ -277,20 +297,6 @@ std::tuple<Tensor, Tensor> native_dropout_cuda(const Tensor& input, double p, Op
 }
 
 // ---- randint, uniform_, normal_, bernoulli (kernels/cuda/random.cu) ----
-
-// draw_logical: reserves numel offsets and lets launch fill self in logical
-// order (into self when contiguous, else through a buffer then copied).
-template <class F>
-void draw_logical(const Tensor& self, std::string_view op, F launch) {
-  const int64_t n = self.numel();
-  if (n == 0) return;
-  const Device dev = require_device(self.device(), op);
-  const GeneratorState rs = reserve_random_offsets(static_cast<uint64_t>(n));
-  const Tensor out = self.is_contiguous() ? self : empty_cuda(self.sizes(), self.dtype(), dev);
-  DeviceGuard guard(dev);
-  launch(out, rs);
-  if (!out.is_same(self)) device_copy(self, out);
-}
 
 Tensor randint_impl(int64_t low, int64_t high, IntArrayRef size, OptDType dtype, OptDevice device,
                     std::string_view op) {
