@@ -1,5 +1,6 @@
 // conversion.cc: CPU kernels of copy_, clone and _to_copy, all built on
 // copy_into (kernels/cpu/copy.h).
+#include "kernels/common/factory_meta.h"
 #include "kernels/cpu/copy.h"
 #include "runtime/dispatch/library.h"
 #include "runtime/ops/elementwise_rules.h"
@@ -26,15 +27,17 @@ Tensor copy__cpu(const Tensor& self, const Tensor& src, bool non_blocking) {
   return self;
 }
 
-// clone: always a contiguous copy (memory_format is accepted and ignored).
+// clone: a copy laid out as memory_format says; none is preserve_format
+// (self's strides when dense, else its dims' order). See Note [Memory formats].
 Tensor clone_cpu(const Tensor& self, std::optional<int64_t> memory_format) {
-  Tensor out = make_tensor(self.sizes(), self.dtype(), kCPU);
+  const SizeVec strides = like_result_strides(self, memory_format, "aten::clone");
+  Tensor out = make_with_strides(self.sizes(), strides, self.dtype(), kCPU);
   copy_into(out, self);
   return out;
 }
 
-// _to_copy: dtype and/or device change; layout, pin_memory and memory_format
-// are accepted and ignored (results are strided and contiguous).
+// _to_copy: dtype and/or device change, laid out as clone's result; layout,
+// pin_memory and non_blocking are accepted and ignored (results are strided).
 Tensor to_copy_cpu(const Tensor& self, std::optional<DType> dtype, std::optional<int64_t> layout,
                    std::optional<Device> device, std::optional<bool> pin_memory, bool non_blocking,
                    std::optional<int64_t> memory_format) {
@@ -42,17 +45,23 @@ Tensor to_copy_cpu(const Tensor& self, std::optional<DType> dtype, std::optional
   const Device target = device.value_or(self.device());
   const DType dt = dtype.value_or(self.dtype());
   check_not_cuda(self.device(), kOp, "from");
-  if (target.is_meta()) return make_tensor(self.sizes(), dt, kMeta);
+  const SizeVec strides = like_result_strides(self, memory_format, kOp);
+  if (target.is_meta()) return make_with_strides(self.sizes(), strides, dt, kMeta);
   if (!target.is_cpu()) {
-    // cpu -> device: convert on the host, then one copy (See Note [Device seam]).
+    // cpu -> device: convert (and lay out) on the host, then one copy of the
+    // dense span (See Note [Device seam]).
     DeviceHooks& hooks = get_device_hooks(target.type);
     const Device dev = hooks.check_device(target, kOp);
-    const Tensor host = contiguous_cpu(self, dt);
-    Tensor out = make_tensor(self.sizes(), dt, dev);
+    Tensor host = self;
+    if (self.dtype() != dt || self.strides() != IntArrayRef(strides)) {
+      host = make_with_strides(self.sizes(), strides, dt, kCPU);
+      copy_into(host, self);
+    }
+    Tensor out = make_with_strides(self.sizes(), strides, dt, dev);
     if (out.numel() != 0) hooks.copy_bytes(out.raw_data(), dev, host.raw_data(), kCPU, static_cast<size_t>(out.nbytes()));
     return out;
   }
-  Tensor out = make_tensor(self.sizes(), dt, kCPU);
+  Tensor out = make_with_strides(self.sizes(), strides, dt, kCPU);
   copy_into(out, self);
   return out;
 }

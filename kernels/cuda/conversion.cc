@@ -1,6 +1,7 @@
 // conversion.cc: CUDA kernels of copy_, clone and _to_copy, built on
 // kernels/cuda/cuda_copy.h. copy_ reaches this kernel whenever either side is
 // a cuda tensor (CUDA outranks CPU), so it copies in every direction.
+#include "kernels/common/factory_meta.h"
 #include "kernels/cuda/cuda_copy.h"
 #include "kernels/cuda/cuda_device.h"
 #include "runtime/ops/elementwise_rules.h"
@@ -21,15 +22,17 @@ Tensor copy__cuda(const Tensor& self, const Tensor& src, bool non_blocking) {
   return self;
 }
 
-// clone: always a contiguous copy (memory_format is accepted and ignored).
+// clone: a copy laid out as memory_format says; none is preserve_format, as
+// on the CPU (kernels/cpu/conversion.cc). See Note [Memory formats].
 Tensor clone_cuda(const Tensor& self, std::optional<int64_t> memory_format) {
-  Tensor out = empty_cuda(self.sizes(), self.dtype(), require_device(self.device(), "aten::clone"));
+  const SizeVec strides = like_result_strides(self, memory_format, "aten::clone");
+  Tensor out = make_with_strides(self.sizes(), strides, self.dtype(), require_device(self.device(), "aten::clone"));
   device_copy(out, self);
   return out;
 }
 
-// _to_copy: dtype and/or device change; layout, pin_memory and memory_format
-// are accepted and ignored (results are strided and contiguous).
+// _to_copy: dtype and/or device change, laid out as clone's result; layout,
+// pin_memory and non_blocking are accepted and ignored (results are strided).
 Tensor to_copy_cuda(const Tensor& self, std::optional<DType> dtype, std::optional<int64_t> layout,
                     std::optional<Device> device, std::optional<bool> pin_memory, bool non_blocking,
                     std::optional<int64_t> memory_format) {
@@ -37,13 +40,10 @@ Tensor to_copy_cuda(const Tensor& self, std::optional<DType> dtype, std::optiona
   const Device target = device.value_or(self.device());
   const DType dt = dtype.value_or(self.dtype());
   require_device(self.device(), kOp);
-  if (target.is_meta()) return make_tensor(self.sizes(), dt, kMeta);
-  if (target.is_cpu()) {
-    Tensor out = make_tensor(self.sizes(), dt, kCPU);
-    copy_between(out, self);
-    return out;
-  }
-  Tensor out = empty_cuda(self.sizes(), dt, require_device(target, kOp));
+  const SizeVec strides = like_result_strides(self, memory_format, kOp);
+  if (target.is_meta()) return make_with_strides(self.sizes(), strides, dt, kMeta);
+  const Device dev = target.is_cpu() ? target : require_device(target, kOp);
+  Tensor out = make_with_strides(self.sizes(), strides, dt, dev);
   copy_between(out, self);
   return out;
 }

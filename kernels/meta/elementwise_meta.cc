@@ -1,6 +1,7 @@
 // elementwise_meta.cc: the Meta kernels of the elementwise ops: each runs the
 // op's shape rule (runtime/ops/elementwise_rules.h) and returns a meta tensor.
 #include "kernels/common/backward_meta.h"
+#include "kernels/common/factory_meta.h"
 #include "kernels/meta/elementwise_meta.h"
 
 #include "runtime/dispatch/library.h"
@@ -48,7 +49,9 @@ Tensor to_copy_meta(const Tensor& self, std::optional<DType> dtype, std::optiona
                     std::optional<int64_t> memory_format) {
   const Device target = device.value_or(self.device());
   OPSPEC_CHECK(target.is_meta(), "aten::_to_copy: ", kMetaCopyError);
-  return make_tensor(self.sizes(), dtype.value_or(self.dtype()), kMeta);
+  // Laid out as the CPU's _to_copy (See Note [Memory formats]).
+  const SizeVec strides = like_result_strides(self, memory_format, "aten::_to_copy");
+  return make_with_strides(self.sizes(), strides, dtype.value_or(self.dtype()), kMeta);
 }
 
 }  // namespace
@@ -177,7 +180,8 @@ void register_elementwise_meta_kernels(Library& lib) {
   // ---- Copies ----
   lib.impl("copy_", kKey, &copy_meta);
   lib.impl("clone", kKey, [](const Tensor& self, std::optional<int64_t> memory_format) {
-    return make_tensor(self.sizes(), self.dtype(), kMeta);
+    const SizeVec strides = like_result_strides(self, memory_format, "aten::clone");
+    return make_with_strides(self.sizes(), strides, self.dtype(), kMeta);
   });
   lib.impl("_to_copy", kKey, &to_copy_meta);
 }

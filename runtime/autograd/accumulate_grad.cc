@@ -1,8 +1,6 @@
 // accumulate_grad.cc: See Note [Accumulating gradients] in accumulate_grad.h.
 #include "runtime/autograd/accumulate_grad.h"
 
-#include <algorithm>
-
 #include "runtime/autograd/autograd_meta.h"
 #include "runtime/autograd/grad_mode.h"
 #include "runtime/ops/ops.h"
@@ -49,7 +47,8 @@ VariableList AccumulateGrad::apply(VariableList&& grads) {
       ops::copy_(g, new_grad);
       meta->grad = g;
     } else {
-      meta->grad = ops::clone(new_grad);
+      // PyTorch's clone_obey_contract: a row-major copy (clone now keeps layouts).
+      meta->grad = ops::clone(new_grad, MemoryFormat::kContiguous);
     }
   } else if (!is_grad_enabled()) {
     ops::add_(meta->grad, new_grad);

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "runtime/autograd/node.h"
-#include "runtime/core/memory_format.h"
+#include "runtime/core/memory_format.h"  // is_non_overlapping_and_dense
 
 namespace opspec::autograd {
 
@@ -13,7 +13,8 @@ namespace opspec::autograd {
 // strides match the leaf's (the layout contract): .grad = grad.detach(), one
 // aten::detach. Otherwise (an expanded gradient from sum, a transposed one,
 // one still referenced elsewhere) it is copied into the leaf's layout:
-// new_empty_strided + copy_. Later gradients are added in place, grad.add_(new),
+// new_empty_strided + copy_, or clone(memory_format=torch.contiguous_format)
+// for a leaf that is not dense. Later gradients are added in place, grad.add_(new),
 // or out of place when the graph itself is being recorded (create_graph).
 
 // AccumulateGrad: adds its input into variable's .grad. The leaf's

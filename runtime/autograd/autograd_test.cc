@@ -415,6 +415,25 @@ TEST(Autograd, RetainGradKeepsANonLeafsGradient) {
   EXPECT_EQ(h.grad().to_vector<double>(), ops::exp(ops::mul(x, 2.0)).to_vector<double>());
 }
 
+// PyTorch copies a retained gradient, and the first gradient of a leaf that is
+// not dense, row-major (clone(memory_format=torch.contiguous_format)) now that
+// a plain clone keeps layouts: torch 1.13 gives y.grad and leaf.grad (3, 1) here.
+TEST(Autograd, RetainedAndNonDenseLeafGradientsAreRowMajor) {
+  Tensor x = leaf({4, 3}, 36);
+  const Tensor w = ops::randn({3, 4}, {.dtype = DType::kFloat64});
+  Tensor y = ops::mul(x, 2.0);
+  y.retain_grad();
+  ops::sum(ops::mul(ops::t(y), w)).backward();  // y's gradient arrives transposed
+  EXPECT_THAT(y.grad().strides(), ElementsAre(3, 1));
+  const Tensor base = ops::randn({4, 6}, {.dtype = DType::kFloat64});
+  Tensor sliced = ops::slice(base, 1, std::nullopt, std::nullopt, 2).detach();  // [4, 3] (6, 2)
+  sliced.requires_grad_();
+  ops::sum(ops::mul(ops::t(sliced), w)).backward();
+  EXPECT_THAT(sliced.grad().strides(), ElementsAre(3, 1));
+  autograd::NoGradGuard no_grad;
+  EXPECT_EQ(sliced.grad().to_vector<double>(), ops::t(w).to_vector<double>());
+}
+
 TEST(Autograd, RetainGradFollowsAnInPlaceOp) {
   // PyTorch 2.x (update_tensor_hooks_on_new_gradfn): the retains_grad hook
   // moves to the in-place op's node, so y.grad is the gradient of y after

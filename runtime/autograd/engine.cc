@@ -183,7 +183,8 @@ void execute(const std::vector<Edge>& roots, VariableList seeds, GraphTask& task
       std::shared_ptr<Tensor> slot = weak.lock();
       const Tensor& g = inputs[input_nr];
       if (slot == nullptr || !g.defined()) continue;
-      *slot = slot->defined() ? ops::add(*slot, g) : ops::clone(g);
+      // PyTorch's retain_grad hook copies the first gradient row-major.
+      *slot = slot->defined() ? ops::add(*slot, g) : ops::clone(g, MemoryFormat::kContiguous);
     }
     if (!task.captures.empty() && !task.needed.contains(node)) continue;
     if (!task.accumulate_grad && dynamic_cast<AccumulateGrad*>(node) != nullptr) continue;
