@@ -4,6 +4,7 @@
 // See Note [Composite decompositions].
 #include <numeric>
 
+#include "runtime/core/memory_format.h"
 #include "runtime/core/shape_utils.h"
 #include "runtime/dispatch/dispatcher.h"
 #include "runtime/dispatch/library.h"
@@ -40,13 +41,14 @@ Tensor to_type(const Tensor& self, DType dtype) {
 
 namespace {
 
-// clone_contiguous: PyTorch's self.clone(at::MemoryFormat::Contiguous), which
-// logs memory_format=torch.contiguous_format (reshape's copy path, contiguous()).
-Tensor clone_contiguous(const Tensor& self) {
-  constexpr int64_t kContiguousFormat = 0;  // see FunctionSchema::format_value
-  return Dispatcher::singleton().call<Tensor, const Tensor&, std::optional<int64_t>>(builtin_op(OpId::clone), self,
-                                                                                      kContiguousFormat);
+// clone_as: PyTorch's self.clone(format), which logs memory_format=<format>.
+Tensor clone_as(const Tensor& self, MemoryFormat format) {
+  return Dispatcher::singleton().call<Tensor, const Tensor&, std::optional<int64_t>>(
+      builtin_op(OpId::clone), self, static_cast<int64_t>(format));
 }
+
+// clone_contiguous: self.clone(at::MemoryFormat::Contiguous) (reshape's copy path).
+Tensor clone_contiguous(const Tensor& self) { return clone_as(self, MemoryFormat::kContiguous); }
 
 // PyTorch's reshape: a view when strides allow, else clone + _unsafe_view.
 Tensor reshape_impl(const Tensor& self, IntArrayRef proposed) {
@@ -93,27 +95,40 @@ Tensor numpy_T_kernel(const Tensor& self) {
   return ops::permute(self, dims);
 }
 
+// PyTorch's contiguous: self when already laid out in the format, else a
+// clone in it. Preserve is no layout: c10's is_contiguous(Preserve) falls back
+// to the row-major test, so a contiguous self passes and any other is refused.
 Tensor contiguous_kernel(const Tensor& self, int64_t memory_format) {
-  if (self.is_contiguous()) return self;
-  return clone_contiguous(self);
+  constexpr std::string_view kOp = "aten::contiguous";
+  const MemoryFormat format = *to_memory_format(memory_format, kOp);
+  const bool preserve = format == MemoryFormat::kPreserve;
+  if (is_contiguous(self, preserve ? MemoryFormat::kContiguous : format)) return self;
+  OPSPEC_CHECK(!preserve, kOp, ": preserve memory format is unsupported by the contiguous operator");
+  return clone_as(self, format);
 }
 
-// PyTorch's _to_impl: no-op when nothing changes and no copy is asked for.
-Tensor to_impl(const Tensor& self, std::optional<DType> dtype, std::optional<Device> device, bool copy) {
+// PyTorch's _to_impl: self when nothing changes, no copy is asked for and the
+// format is none, preserve or the one self suggests (to_will_alias); else a
+// _to_copy passed the format. See Note [Memory formats].
+Tensor to_impl(const Tensor& self, std::optional<DType> dtype, std::optional<Device> device, bool copy,
+               std::optional<int64_t> memory_format, std::string_view op) {
+  const std::optional<MemoryFormat> format = to_memory_format(memory_format, op);
   const bool same_dtype = !dtype || *dtype == self.dtype();
   const bool same_device = !device || *device == self.device();
-  if (same_dtype && same_device && !copy) return self;
-  return ops::_to_copy(self, {.dtype = dtype, .device = device});
+  const bool same_layout =
+      !format || *format == MemoryFormat::kPreserve || suggest_memory_format(self) == *format;
+  if (same_dtype && same_device && !copy && same_layout) return self;
+  return ops::_to_copy(self, {.dtype = dtype, .device = device, .memory_format = format});
 }
 
 Tensor to_dtype_kernel(const Tensor& self, DType dtype, bool non_blocking, bool copy,
                        std::optional<int64_t> memory_format) {
-  return to_impl(self, dtype, std::nullopt, copy);
+  return to_impl(self, dtype, std::nullopt, copy, memory_format, "aten::to.dtype");
 }
 
 Tensor to_device_kernel(const Tensor& self, Device device, DType dtype, bool non_blocking, bool copy,
                         std::optional<int64_t> memory_format) {
-  return to_impl(self, dtype, device, copy);
+  return to_impl(self, dtype, device, copy, memory_format, "aten::to.device");
 }
 
 // PyTorch's should_fold: fold a >=3-D operand into a matrix for mm/mv when that

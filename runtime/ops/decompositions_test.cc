@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "runtime/dispatch/mode.h"
+#include "runtime/ops/layout_cases_test_util.h"
 #include "runtime/ops/ops.h"
 
 namespace opspec {
@@ -15,6 +16,7 @@ using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::ThrowsMessage;
 
 // Records op names and, for kwarg checks, each op's non-default keyword arguments.
 class RecordingMode : public DispatchMode {
@@ -152,6 +154,75 @@ TEST_F(DecompositionTest, ReshapeFamily) {
   // Values survive the copy path of reshape.
   const Tensor r = ops::reshape(ops::t(x2), {12});
   EXPECT_EQ(r.to_vector<float>(), ops::contiguous(ops::t(x2)).to_vector<float>());
+}
+
+// contiguous(memory_format) and to(dtype, memory_format) against PyTorch
+// 1.13's results for every layout class (runtime/ops/layout_cases_test_util.h):
+// self when it is already laid out so (to: when the format is none, preserve
+// or the one self suggests), else one clone / _to_copy passed the format.
+TEST_F(DecompositionTest, ContiguousAndToFollowPyTorchsLayoutRules) {
+  using Sig = Tensor(const Tensor&, DType, bool, bool, std::optional<int64_t>);
+  static const TypedOp<Sig> to_dtype("aten::to.dtype");
+  for (const layout_cases::LayoutCase& c : layout_cases::cases()) {
+    SCOPED_TRACE(layout_cases::case_name(c));
+    const Tensor self = layout_cases::input(c.input);
+    const std::optional<int64_t> format =
+        c.format ? std::optional<int64_t>(static_cast<int64_t>(*c.format)) : std::nullopt;
+    const std::string format_kwarg = format ? "memory_format=" + std::to_string(*format) : "";
+    RecordingMode mode;
+    if (c.format) {
+      if (!c.contiguous.error.empty()) {
+        EXPECT_THAT([&] { ops::contiguous(self, *c.format); },
+                    ThrowsMessage<Error>(HasSubstr(std::string(c.contiguous.error))));
+      } else {
+        {
+          ModeGuard g(mode);
+          const Tensor r = ops::contiguous(self, *c.format);
+          EXPECT_EQ(r.sizes(), self.sizes());
+          EXPECT_EQ(std::vector<int64_t>(r.strides().begin(), r.strides().end()), c.contiguous.strides);
+          EXPECT_EQ(r.is_same(self), c.contiguous_aliases);
+          EXPECT_EQ(r.to_vector<float>(), self.to_vector<float>());
+        }
+        if (c.contiguous_aliases) {
+          EXPECT_THAT(mode.names, IsEmpty());
+        } else {
+          EXPECT_THAT(mode.names, ElementsAre("aten::clone"));
+          EXPECT_THAT(mode.kwargs, ElementsAre(format_kwarg));
+        }
+      }
+    }
+    if (!c.to.error.empty()) {
+      EXPECT_THAT([&] { to_dtype(self, DType::kFloat32, false, false, format); },
+                  ThrowsMessage<Error>(HasSubstr(std::string(c.to.error))));
+      continue;
+    }
+    RecordingMode to_mode;
+    {
+      ModeGuard g(to_mode);
+      const Tensor r = to_dtype(self, DType::kFloat32, false, false, format);
+      EXPECT_EQ(std::vector<int64_t>(r.strides().begin(), r.strides().end()), c.to.strides);
+      EXPECT_EQ(r.is_same(self), c.to_aliases);
+    }
+    if (c.to_aliases) {
+      EXPECT_THAT(to_mode.names, IsEmpty());
+    } else {
+      EXPECT_THAT(to_mode.names, ElementsAre("aten::_to_copy"));  // torch: dtype=torch.float32, memory_format=...
+      EXPECT_THAT(to_mode.kwargs, ElementsAre("dtype=torch.float32, " + format_kwarg));
+    }
+  }
+}
+
+TEST_F(DecompositionTest, ContiguousRefusesPreserveForAStridedSelf) {
+  EXPECT_EQ(ops::contiguous(x2, MemoryFormat::kPreserve).is_same(x2), true);  // c10: the row-major test
+  EXPECT_THAT([&] { ops::contiguous(ops::t(x2), MemoryFormat::kPreserve); },
+              ThrowsMessage<Error>(HasSubstr(
+                  "aten::contiguous: preserve memory format is unsupported by the contiguous operator")));
+  EXPECT_THAT([&] { ops::contiguous(ops::t(x2), MemoryFormat::kChannelsLast); },
+              ThrowsMessage<Error>(HasSubstr("aten::clone: required rank 4 tensor to use channels_last format")));
+  // copy=True copies in self's layout (preserve_format), as torch's x.t().to(torch.float32, copy=True).
+  const Tensor copied = ops::to(ops::t(x2), DType::kFloat32, /*copy=*/true);
+  EXPECT_EQ(copied.strides(), ops::t(x2).strides());
+  EXPECT_FALSE(copied.is_alias_of(x2));
 }
 
 TEST_F(DecompositionTest, NarrowIsASliceOfItsDim) {
