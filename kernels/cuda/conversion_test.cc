@@ -8,6 +8,7 @@
 #include <string>
 
 #include "kernels/cuda/cuda_test_util.h"
+#include "runtime/ops/layout_cases_test_util.h"
 
 namespace opspec {
 namespace cuda_conversion_test {
@@ -18,6 +19,7 @@ using testing::expect_same;
 using testing::kCuda0;
 using testing::to_cpu;
 using testing::to_cuda;
+using testing::to_cuda_as_strided;
 
 constexpr DType kAll[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16,
                           DType::kInt64,   DType::kInt32,   DType::kBool};
@@ -115,6 +117,44 @@ TEST(CudaConversionTest, MixingDevicesNamesBoth) {
                   "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!")));
   expect_same(ops::add(x, ops::scalar_tensor(2.0)), ops::full({3}, 3.0), "cpu scalar tensor");
   EXPECT_THAT([&] { x.to_vector<float>(); }, ThrowsMessage<Error>(HasSubstr("copy it to cpu first")));
+}
+
+// clone and _to_copy on cuda (and to and from it) lay results out as on the
+// CPU: PyTorch's strides for every layout class (runtime/ops/layout_cases_test_util.h),
+// with the same values. See Note [Memory formats].
+TEST(CudaConversionTest, CopiesKeepLayoutsAsOnTheCpu) {
+  OPSPEC_SKIP_WITHOUT_CUDA();
+  auto strides_of = [](const Tensor& t) { return std::vector<int64_t>(t.strides().begin(), t.strides().end()); };
+  for (const layout_cases::LayoutCase& c : layout_cases::cases()) {
+    SCOPED_TRACE(layout_cases::case_name(c));
+    const Tensor host = layout_cases::input(c.input);
+    const Tensor dev = to_cuda_as_strided(host);
+    ASSERT_EQ(dev.strides(), host.strides());
+    const std::optional<int64_t> format =
+        c.format ? std::optional<int64_t>(static_cast<int64_t>(*c.format)) : std::nullopt;
+    if (!c.like.error.empty()) {
+      const std::string error(c.like.error);
+      EXPECT_THAT([&] { ops::clone(dev, format); }, ThrowsMessage<Error>(HasSubstr(error)));
+      EXPECT_THAT([&] { ops::_to_copy(dev, {.device = kCPU, .memory_format = c.format}); },
+                  ThrowsMessage<Error>(HasSubstr(error)));
+      EXPECT_THAT([&] { ops::_to_copy(host, {.device = kCuda0, .memory_format = c.format}); },
+                  ThrowsMessage<Error>(HasSubstr(error)));
+      continue;
+    }
+    const Tensor cloned = ops::clone(dev, format);
+    EXPECT_EQ(strides_of(cloned), c.like.strides);
+    expect_same(cloned, host, "clone");
+    const Tensor wide = ops::_to_copy(dev, {.dtype = DType::kFloat64, .memory_format = c.format});
+    EXPECT_EQ(strides_of(wide), c.like.strides);
+    expect_same(wide, ops::to(host, DType::kFloat64), "_to_copy f64");
+    const Tensor up = ops::_to_copy(host, {.dtype = DType::kFloat16, .device = kCuda0, .memory_format = c.format});
+    EXPECT_EQ(strides_of(up), c.like.strides);
+    expect_same(up, ops::to(host, DType::kFloat16), "_to_copy to cuda");
+    const Tensor down = ops::_to_copy(dev, {.device = kCPU, .memory_format = c.format});
+    EXPECT_EQ(strides_of(down), c.like.strides);
+    EXPECT_EQ(down.to_vector<float>(), host.to_vector<float>());
+    EXPECT_EQ(strides_of(ops::_to_copy(dev, {.device = kMeta, .memory_format = c.format})), c.like.strides);
+  }
 }
 
 }  // namespace

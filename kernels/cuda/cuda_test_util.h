@@ -47,6 +47,15 @@ inline constexpr Device kCuda0{DeviceType::kCUDA, 0};
 inline Tensor to_cuda(const Tensor& t) { return ops::to(t, kCuda0); }
 inline Tensor to_cpu(const Tensor& t) { return ops::to(t, kCPU); }
 
+// to_cuda_as_strided: t's whole storage copied to cuda:0 and viewed with t's
+// sizes, strides and offset: the same geometry, non-dense and expanded included
+// (to_cuda would lay a non-dense t out densely).
+inline Tensor to_cuda_as_strided(const Tensor& t) {
+  const int64_t storage_numel = static_cast<int64_t>(t.impl()->storage()->nbytes()) / t.element_size();
+  const Tensor storage = to_cuda(ops::as_strided(t, {storage_numel}, {1}, 0));
+  return ops::as_strided(storage, t.sizes(), t.strides(), t.storage_offset());
+}
+
 // claiming_cuda: a tensor over t's (cpu) storage whose device says cuda:0,
 // so it dispatches to the CUDA kernels; only for checks that fail before
 // any data is read (device and shape errors), which then need no GPU.

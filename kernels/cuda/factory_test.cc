@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "kernels/cuda/cuda_test_util.h"
+#include "runtime/ops/layout_cases_test_util.h"
 
 namespace opspec {
 namespace cuda_factory_test {
@@ -21,6 +22,7 @@ using testing::expect_same;
 using testing::kCuda0;
 using testing::to_cpu;
 using testing::to_cuda;
+using testing::to_cuda_as_strided;
 
 constexpr auto& kFloats = testing::kFloatDTypes;
 constexpr DType kAll[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16,
@@ -146,6 +148,41 @@ TEST(CudaFactoryTest, CatStackAndItem) {
     }
   }
   EXPECT_THAT([&] { to_cuda(a).item(); }, ThrowsMessage<Error>(HasSubstr("a Tensor with 6 elements cannot be converted")));
+}
+
+// empty(memory_format) and the *_like factories on cuda lay results out as on
+// the CPU (PyTorch's strides, runtime/ops/layout_cases_test_util.h) and fill
+// every element; rand_like draws the CPU's values by logical index.
+TEST(CudaFactoryTest, LikeFactoriesKeepLayoutsAsOnTheCpu) {
+  OPSPEC_SKIP_WITHOUT_CUDA();
+  auto strides_of = [](const Tensor& t) { return std::vector<int64_t>(t.strides().begin(), t.strides().end()); };
+  const Tensor e = ops::empty({2, 3, 4, 5}, {.device = kCuda0, .memory_format = MemoryFormat::kChannelsLast});
+  EXPECT_EQ(strides_of(e), (std::vector<int64_t>{60, 1, 15, 3}));
+  EXPECT_THAT([] { ops::empty({2, 3}, {.device = kCuda0, .memory_format = MemoryFormat::kPreserve}); },
+              ThrowsMessage<Error>(HasSubstr("unsupported memory format Preserve")));
+  for (const layout_cases::LayoutCase& c : layout_cases::cases()) {
+    SCOPED_TRACE(layout_cases::case_name(c));
+    const Tensor host = layout_cases::input(c.input);
+    const Tensor dev = to_cuda_as_strided(host);
+    const TensorOptions o{.memory_format = c.format};
+    if (!c.like.error.empty()) {
+      EXPECT_THAT([&] { ops::zeros_like(dev, o); }, ThrowsMessage<Error>(HasSubstr(std::string(c.like.error))));
+      continue;
+    }
+    for (const Tensor& t : {ops::empty_like(dev, o), ops::zeros_like(dev, o), ops::ones_like(dev, o),
+                            ops::full_like(dev, 7, o), ops::rand_like(dev, o), ops::randn_like(dev, o),
+                            ops::zeros_like(host, {.device = kCuda0, .memory_format = c.format}),
+                            ops::ones_like(dev, {.device = kCPU, .memory_format = c.format})}) {
+      EXPECT_EQ(strides_of(t), c.like.strides) << t.meta_str();
+    }
+    expect_same(ops::zeros_like(dev, o), ops::zeros_like(host, o), "zeros_like");
+    expect_same(ops::ones_like(dev, o), ops::ones_like(host, o), "ones_like");
+    expect_same(ops::full_like(dev, 7, o), ops::full_like(host, 7, o), "full_like");
+    manual_seed(5);
+    const Tensor r = ops::rand_like(dev, o);
+    manual_seed(5);
+    expect_same(r, ops::rand_like(host, o), "rand_like");
+  }
 }
 
 }  // namespace
