@@ -1,6 +1,7 @@
 // conv_meta.cc: See conv_meta.h.
 #include "kernels/common/conv_meta.h"
 
+#include "kernels/common/layout_format.h"
 #include "runtime/core/error.h"
 #include "runtime/core/shape_utils.h"
 
@@ -227,12 +228,19 @@ SizeVec adaptive_pool_shape(const Tensor& self, IntArrayRef output_size, std::st
   return out;
 }
 
+MemoryFormat conv_memory_format(const Tensor& input, const Tensor& weight) {
+  // An empty input takes PyTorch's "Empty" backend, which builds its result row-major.
+  if (input.numel() == 0) return MemoryFormat::kContiguous;
+  const MemoryFormat in = suggest_memory_format(input);
+  return in != MemoryFormat::kContiguous ? in : suggest_memory_format(weight);
+}
+
 Tensor convolution_meta(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
                         IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool transposed,
                         IntArrayRef output_padding, int64_t groups) {
   const ConvGeometry g = conv_geometry(input, weight, bias, stride, padding, dilation, transposed, output_padding,
                                        groups, "aten::convolution");
-  return make_tensor(g.out_sizes, input.dtype(), kMeta);
+  return meta_in_format(g.out_sizes, input.dtype(), conv_memory_format(input, weight), "aten::convolution");
 }
 
 std::tuple<Tensor, Tensor, Tensor> convolution_backward_meta(
@@ -246,8 +254,14 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward_meta(
                format_sizes(grad_output.sizes()), " does not match the convolution's output ",
                format_sizes(g.out_sizes));
   const int64_t out_channels = g.out_sizes[1];
-  return {output_mask[0] ? make_tensor(input.sizes(), input.dtype(), kMeta) : Tensor(),
-          output_mask[1] ? make_tensor(weight.sizes(), weight.dtype(), kMeta) : Tensor(),
+  // The gradients take the forward's layout; an empty input's are zeros_like (preserve) in PyTorch.
+  const MemoryFormat f = conv_memory_format(input, weight);
+  const bool empty = input.numel() == 0;
+  auto like = [&](const Tensor& t) {
+    return empty ? make_strided(t.sizes(), preserve_strides(t), t.dtype(), kMeta)
+                 : meta_in_format(t.sizes(), t.dtype(), f, kOp);
+  };
+  return {output_mask[0] ? like(input) : Tensor(), output_mask[1] ? like(weight) : Tensor(),
           output_mask[2] ? make_tensor(bias_sizes ? *bias_sizes : IntArrayRef(&out_channels, 1), input.dtype(), kMeta)
                          : Tensor()};
 }
@@ -257,7 +271,9 @@ std::tuple<Tensor, Tensor> max_pool2d_with_indices_meta(const Tensor& self, IntA
                                                         bool ceil_mode) {
   const PoolGeometry g =
       pool2d_geometry(self, kernel_size, stride, padding, dilation, ceil_mode, "aten::max_pool2d_with_indices");
-  return {make_tensor(g.out_sizes, self.dtype(), kMeta), make_tensor(g.out_sizes, DType::kInt64, kMeta)};
+  const MemoryFormat f = suggest_memory_format(self);  // See Note [Model op layouts]
+  return {meta_in_format(g.out_sizes, self.dtype(), f, "aten::max_pool2d_with_indices"),
+          meta_in_format(g.out_sizes, DType::kInt64, f, "aten::max_pool2d_with_indices")};
 }
 
 Tensor max_pool2d_with_indices_backward_meta(const Tensor& grad_output, const Tensor& self, IntArrayRef kernel_size,
@@ -268,7 +284,7 @@ Tensor max_pool2d_with_indices_backward_meta(const Tensor& grad_output, const Te
   OPSPEC_CHECK(grad_output.sizes() == IntArrayRef(g.out_sizes) && indices.sizes() == IntArrayRef(g.out_sizes), kOp,
                ": grad_output ", format_sizes(grad_output.sizes()), " and indices ", format_sizes(indices.sizes()),
                " must have the pooled shape ", format_sizes(g.out_sizes));
-  return make_tensor(self.sizes(), self.dtype(), kMeta);
+  return meta_in_format(self.sizes(), self.dtype(), suggest_memory_format(self), kOp);
 }
 
 Tensor avg_pool2d_meta(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
@@ -276,7 +292,7 @@ Tensor avg_pool2d_meta(const Tensor& self, IntArrayRef kernel_size, IntArrayRef 
   OPSPEC_CHECK(!divisor_override || *divisor_override != 0, "aten::avg_pool2d: divisor must be not zero");
   const int64_t one[] = {1};
   const PoolGeometry g = pool2d_geometry(self, kernel_size, stride, padding, one, ceil_mode, "aten::avg_pool2d");
-  return make_tensor(g.out_sizes, self.dtype(), kMeta);
+  return meta_in_format(g.out_sizes, self.dtype(), suggest_memory_format(self), "aten::avg_pool2d");
 }
 
 Tensor avg_pool2d_backward_meta(const Tensor& grad_output, const Tensor& self, IntArrayRef kernel_size,
@@ -287,11 +303,12 @@ Tensor avg_pool2d_backward_meta(const Tensor& grad_output, const Tensor& self, I
       pool2d_geometry(self, kernel_size, stride, padding, one, ceil_mode, "aten::avg_pool2d_backward");
   OPSPEC_CHECK(grad_output.sizes() == IntArrayRef(g.out_sizes), "aten::avg_pool2d_backward: grad_output ",
                format_sizes(grad_output.sizes()), " must have the pooled shape ", format_sizes(g.out_sizes));
-  return make_tensor(self.sizes(), self.dtype(), kMeta);
+  return meta_in_format(self.sizes(), self.dtype(), suggest_memory_format(self), "aten::avg_pool2d_backward");
 }
 
 Tensor adaptive_avg_pool2d_meta(const Tensor& self, IntArrayRef output_size) {
-  return make_tensor(adaptive_pool_shape(self, output_size, "aten::_adaptive_avg_pool2d"), self.dtype(), kMeta);
+  constexpr std::string_view kOp = "aten::_adaptive_avg_pool2d";
+  return meta_in_format(adaptive_pool_shape(self, output_size, kOp), self.dtype(), suggest_memory_format(self), kOp);
 }
 
 Tensor adaptive_avg_pool2d_backward_meta(const Tensor& grad_output, const Tensor& self) {
@@ -308,7 +325,8 @@ Tensor adaptive_avg_pool2d_backward_meta(const Tensor& grad_output, const Tensor
                  "non-batch dimensions, but grad_output has sizes ", format_sizes(grad_output.sizes()), " and self ",
                  format_sizes(self.sizes()), " with dimension ", d, " being empty");
   }
-  return make_tensor(self.sizes(), self.dtype(), kMeta);
+  return meta_in_format(self.sizes(), self.dtype(), suggest_memory_format(self),
+                        "aten::_adaptive_avg_pool2d_backward");
 }
 
 int64_t check_batch_norm(const Tensor& input, const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
@@ -344,8 +362,8 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm_meta(const Tensor& input, c
       check_batch_norm(input, weight, bias, running_mean, running_var, training, "aten::native_batch_norm");
   const DType stat = input.dtype() == DType::kFloat64 ? DType::kFloat64 : DType::kFloat32;
   const int64_t n = training ? c : 0;  // eval returns empty saves, as PyTorch's CPU kernel
-  return {make_tensor(input.sizes(), input.dtype(), kMeta), make_tensor({n}, stat, kMeta),
-          make_tensor({n}, stat, kMeta)};
+  return {meta_in_format(input.sizes(), input.dtype(), suggest_memory_format(input), "aten::native_batch_norm"),
+          make_tensor({n}, stat, kMeta), make_tensor({n}, stat, kMeta)};
 }
 
 std::tuple<Tensor, Tensor, Tensor> native_batch_norm_backward_meta(
@@ -361,7 +379,7 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm_backward_meta(
     OPSPEC_CHECK(save_mean && save_invstd && save_mean->numel() == c && save_invstd->numel() == c, kOp,
                  ": training needs save_mean and save_invstd of ", c, " elements");
   }
-  return {output_mask[0] ? make_tensor(input.sizes(), input.dtype(), kMeta) : Tensor(),
+  return {output_mask[0] ? meta_in_format(input.sizes(), input.dtype(), suggest_memory_format(input), kOp) : Tensor(),
           output_mask[1] ? make_tensor({c}, input.dtype(), kMeta) : Tensor(),
           output_mask[2] ? make_tensor({c}, input.dtype(), kMeta) : Tensor()};
 }

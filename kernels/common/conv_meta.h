@@ -8,6 +8,7 @@
 #include <string_view>
 #include <tuple>
 
+#include "runtime/core/memory_format.h"
 #include "runtime/core/tensor.h"
 #include "runtime/dispatch/boxing.h"
 
@@ -62,6 +63,12 @@ SizeVec adaptive_pool_shape(const Tensor& self, IntArrayRef output_size, std::st
 int64_t check_batch_norm(const Tensor& input, const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
                          const std::optional<Tensor>& running_mean, const std::optional<Tensor>& running_var,
                          bool training, std::string_view op);
+
+// conv_memory_format: the layout of a convolution's result and of its input
+// and weight gradients (See Note [Model op layouts] in layout_format.h):
+// channels_last when the input or the weight suggests it, transposed or not
+// (PyTorch 2.x's CPU and cuDNN kernels); contiguous for an empty input.
+MemoryFormat conv_memory_format(const Tensor& input, const Tensor& weight);
 
 // Meta kernels.
 Tensor convolution_meta(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,

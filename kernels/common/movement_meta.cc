@@ -1,8 +1,10 @@
 // movement_meta.cc: See movement_meta.h.
 #include "kernels/common/movement_meta.h"
 
+#include <algorithm>
 #include <cmath>
 
+#include "kernels/common/layout_format.h"
 #include "runtime/core/error.h"
 #include "runtime/core/shape_utils.h"
 
@@ -85,6 +87,15 @@ SizeVec constant_pad_shape(const Tensor& self, IntArrayRef pad) {
     out[static_cast<size_t>(l_diff + i)] = new_dim;
   }
   return out;
+}
+
+SizeVec constant_pad_strides(const Tensor& self, IntArrayRef pad, IntArrayRef sizes) {
+  if (std::any_of(pad.begin(), pad.end(), [](int64_t p) { return p > 0; })) {
+    return strides_for(sizes, suggest_memory_format(self), "aten::constant_pad_nd");
+  }
+  // Only crops: the cropped view keeps self's strides, and its clone preserves them.
+  if (is_non_overlapping_and_dense(sizes, self.strides())) return SizeVec(self.strides().begin(), self.strides().end());
+  return infer_dense_strides(sizes, self.strides());
 }
 
 GatherPlan constant_pad_plan(const Tensor& self, IntArrayRef pad) {
@@ -340,25 +351,29 @@ DType check_group_norm_backward(const Tensor& grad_out, const Tensor& input, con
 // ---- Meta kernels ----
 
 Tensor constant_pad_nd_meta(const Tensor& self, IntArrayRef pad, const Scalar&) {
-  return make_tensor(constant_pad_shape(self, pad), self.dtype(), kMeta);
+  const SizeVec sizes = constant_pad_shape(self, pad);
+  return make_strided(sizes, constant_pad_strides(self, pad, sizes), self.dtype(), kMeta);
 }
 
 Tensor upsample_nearest2d_meta(const Tensor& self, IntArrayRef output_size, std::optional<double>,
                                std::optional<double>) {
-  return make_tensor(upsample_nearest2d_shape(self, output_size), self.dtype(), kMeta);
+  return meta_in_format(upsample_nearest2d_shape(self, output_size), self.dtype(), suggest_memory_format(self),
+                        "aten::upsample_nearest2d");
 }
 
 Tensor upsample_nearest2d_backward_meta(const Tensor& grad_output, IntArrayRef output_size, IntArrayRef input_size,
                                         std::optional<double>, std::optional<double>) {
   check_upsample_nearest2d_backward(grad_output, output_size, input_size);
-  return make_tensor(input_size, grad_output.dtype(), kMeta);
+  return meta_in_format(input_size, grad_output.dtype(), suggest_memory_format(grad_output),
+                        "aten::upsample_nearest2d_backward");
 }
 
 std::tuple<Tensor, Tensor, Tensor> native_group_norm_meta(const Tensor& input, const std::optional<Tensor>& weight,
                                                           const std::optional<Tensor>& bias, int64_t N, int64_t C,
                                                           int64_t HxW, int64_t group, double) {
   const GroupNormGeometry g = group_norm_geometry(input, weight, bias, N, C, HxW, group, "aten::native_group_norm");
-  return {make_tensor(input.sizes(), input.dtype(), kMeta), make_tensor({N, group}, g.stat_dtype, kMeta),
+  return {meta_in_format(input.sizes(), input.dtype(), suggest_memory_format(input), "aten::native_group_norm"),
+          make_tensor({N, group}, g.stat_dtype, kMeta),
           make_tensor({N, group}, g.stat_dtype, kMeta)};
 }
 
@@ -375,7 +390,7 @@ std::tuple<Tensor, Tensor, Tensor> native_group_norm_backward_meta(const Tensor&
 
 Tensor flip_meta(const Tensor& self, IntArrayRef dims) {
   flip_mask(self, dims);
-  return make_tensor(self.sizes(), self.dtype(), kMeta);
+  return make_strided(self.sizes(), preserve_strides(self), self.dtype(), kMeta);  // empty_like(self) in PyTorch
 }
 
 Tensor roll_meta(const Tensor& self, IntArrayRef shifts, IntArrayRef dims) {

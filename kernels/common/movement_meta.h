@@ -47,6 +47,11 @@ GatherPlan make_gather_plan(IntArrayRef out_sizes, const std::vector<std::vector
 
 // constant_pad_shape: PyTorch's checks of constant_pad_nd and its result sizes.
 SizeVec constant_pad_shape(const Tensor& self, IntArrayRef pad);
+// constant_pad_strides: the layout of constant_pad_nd's result of sizes: with
+// no positive pad PyTorch clones the cropped input (preserve_format of self's
+// strides at those sizes), else self's suggested memory format (See Note
+// [Model op layouts] in kernels/common/layout_format.h).
+SizeVec constant_pad_strides(const Tensor& self, IntArrayRef pad, IntArrayRef sizes);
 // constant_pad_plan: self padded (or cropped, for negative pads).
 GatherPlan constant_pad_plan(const Tensor& self, IntArrayRef pad);
 

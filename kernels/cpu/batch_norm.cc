@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kernels/common/conv_meta.h"
+#include "kernels/common/layout_format.h"
 #include "kernels/cpu/copy.h"
 #include "kernels/cpu/loops.h"
 #include "kernels/cpu/parallel_rows.h"
@@ -160,7 +161,8 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm_cpu(const Tensor& input, co
       for (int64_t k = 0; k < l.inner; ++k) store(q + k, load(p[k]) * alpha + beta);
     });
   });
-  return {out, save_mean, save_invstd};
+  // Computed row-major, then laid out in input's suggested format (See Note [Model op layouts]).
+  return {in_format(out, suggest_memory_format(input), kOp, copy_into), save_mean, save_invstd};
 }
 
 // native_batch_norm_backward: per channel, sum = sum(dy), dotp = sum((x -
@@ -232,6 +234,7 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm_backward_cpu(
       for (int64_t c = 0; c < l.c; ++c) store(p + c, sums[c]);
     }
   });
+  if (dx.defined()) dx = in_format(dx, suggest_memory_format(input), kOp, copy_into);
   return {dx, dw, db};
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kernels/common/conv_meta.h"
+#include "kernels/common/layout_format.h"
 #include "kernels/cpu/copy.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/loops.h"
@@ -306,9 +307,11 @@ Tensor convolution_cpu(const Tensor& input, const Tensor& weight, const std::opt
   const ConvGeometry g =
       conv_geometry(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, kOp);
   Tensor out = make_tensor(g.out_sizes, input.dtype(), kCPU);
-  if (out.numel() == 0) return out;
-  OPSPEC_DISPATCH_FLOATING_DTYPES(input.dtype(), kOp, [&] { conv_forward<scalar_t>(g, input, weight, bias, out); });
-  return out;
+  if (out.numel() != 0) {
+    OPSPEC_DISPATCH_FLOATING_DTYPES(input.dtype(), kOp, [&] { conv_forward<scalar_t>(g, input, weight, bias, out); });
+  }
+  // Computed row-major, then laid out as PyTorch's kernel allocates it (See Note [Model op layouts]).
+  return in_format(out, conv_memory_format(input, weight), kOp, copy_into);
 }
 
 std::tuple<Tensor, Tensor, Tensor> convolution_backward_cpu(
@@ -326,7 +329,11 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward_cpu(
   Tensor db = mb.defined() ? make_tensor(mb.sizes(), input.dtype(), kCPU) : Tensor();
   OPSPEC_DISPATCH_FLOATING_DTYPES(input.dtype(), kOp,
                                   [&] { conv_backward<scalar_t>(g, grad_output, input, weight, dx, dw, db); });
-  return {dx, dw, db};
+  // The gradients take the Meta kernel's strides (the forward's layout; an empty input's zeros_like).
+  auto laid = [](const Tensor& d, const Tensor& like) {
+    return d.defined() ? with_strides(d, like.strides(), copy_into) : d;
+  };
+  return {laid(dx, mx), laid(dw, mw), db};
 }
 
 }  // namespace opspec::internal

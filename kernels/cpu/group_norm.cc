@@ -7,6 +7,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/common/layout_format.h"
 #include "kernels/common/movement_meta.h"
 #include "kernels/cpu/copy.h"
 #include "kernels/cpu/loops.h"
@@ -89,7 +90,8 @@ std::tuple<Tensor, Tensor, Tensor> native_group_norm_cpu(const Tensor& input, co
     mean = stat_tensor(mv, N, group, g.stat_dtype);
     rstd = stat_tensor(rv, N, group, g.stat_dtype);
   });
-  return {out, mean, rstd};
+  // Computed row-major, then laid out in input's suggested format (See Note [Model op layouts]).
+  return {in_format(out, suggest_memory_format(input), kOp, copy_into), mean, rstd};
 }
 
 // native_group_norm_backward: PyTorch's GroupNormBackwardKernelImpl: with

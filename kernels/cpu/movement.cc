@@ -6,6 +6,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/common/layout_format.h"
 #include "kernels/common/movement_meta.h"
 #include "kernels/cpu/copy.h"
 #include "kernels/cpu/loops.h"
@@ -132,13 +133,17 @@ Tensor constant_pad_nd_cpu(const Tensor& self, IntArrayRef pad, const Scalar& va
   // The fill value in self's dtype, converted (and range-checked) as fill_ does.
   const Tensor host = make_tensor({}, self.dtype(), kCPU);
   fill_cpu(host, value);
-  return gather_to_new(sizes, self, [&] { return constant_pad_plan(self, pad); }, host.raw_data());
+  // Gathered row-major, then laid out as PyTorch allocates it (See Note [Model op layouts]).
+  const Tensor out = gather_to_new(sizes, self, [&] { return constant_pad_plan(self, pad); }, host.raw_data());
+  return with_strides(out, constant_pad_strides(self, pad, sizes), copy_into);
 }
 
 Tensor flip_cpu(const Tensor& self, IntArrayRef dims) {
   require_cpu_device(self.device(), "aten::flip");
   flip_mask(self, dims);  // the checks
-  return gather_to_new(self.sizes(), self, [&] { return flip_plan(self, dims); });
+  // PyTorch's result is empty_like(self): self's layout (preserve_format).
+  const Tensor out = gather_to_new(self.sizes(), self, [&] { return flip_plan(self, dims); });
+  return with_strides(out, preserve_strides(self), copy_into);
 }
 
 Tensor roll_cpu(const Tensor& self, IntArrayRef shifts, IntArrayRef dims) {
@@ -159,9 +164,11 @@ Tensor repeat_cpu(const Tensor& self, IntArrayRef repeats) {
 
 Tensor upsample_nearest2d_cpu(const Tensor& self, IntArrayRef output_size, std::optional<double> scales_h,
                               std::optional<double> scales_w) {
-  require_cpu_device(self.device(), "aten::upsample_nearest2d");
-  return gather_to_new(upsample_nearest2d_shape(self, output_size), self,
-                       [&] { return upsample_nearest2d_plan(self, output_size, scales_h, scales_w); });
+  constexpr std::string_view kOp = "aten::upsample_nearest2d";
+  require_cpu_device(self.device(), kOp);
+  const Tensor out = gather_to_new(upsample_nearest2d_shape(self, output_size), self,
+                                   [&] { return upsample_nearest2d_plan(self, output_size, scales_h, scales_w); });
+  return in_format(out, suggest_memory_format(self), kOp, copy_into);  // See Note [Model op layouts]
 }
 
 // upsample_nearest2d_backward: each input pixel sums, in the compute type, the
@@ -173,7 +180,7 @@ Tensor upsample_nearest2d_backward_cpu(const Tensor& grad_output, IntArrayRef ou
   require_cpu_device(grad_output.device(), kOp);
   check_upsample_nearest2d_backward(grad_output, output_size, input_size);
   Tensor out = make_tensor(input_size, grad_output.dtype(), kCPU);
-  if (out.numel() == 0) return out;
+  if (out.numel() == 0) return in_format(out, suggest_memory_format(grad_output), kOp, copy_into);
   const int64_t ih = input_size[2], iw = input_size[3], oh = output_size[0], ow = output_size[1];
   const std::vector<int64_t> rh = nearest_source_ranges(ih, oh, scales_h);
   const std::vector<int64_t> rw = nearest_source_ranges(iw, ow, scales_w);
@@ -199,7 +206,7 @@ Tensor upsample_nearest2d_backward_cpu(const Tensor& grad_output, IntArrayRef ou
       }
     });
   });
-  return out;
+  return in_format(out, suggest_memory_format(grad_output), kOp, copy_into);
 }
 
 void register_movement_kernels(Dispatcher& d) {

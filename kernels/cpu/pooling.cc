@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/common/conv_meta.h"
+#include "kernels/common/layout_format.h"
 #include "kernels/cpu/copy.h"
 #include "kernels/cpu/loops.h"
 #include "kernels/cpu/parallel_rows.h"
@@ -112,6 +113,12 @@ void inner_max_pool_row(const float* plane, const MaxRowArgs& a, float* bv, int6
 }
 
 // zero_filled: a contiguous cpu tensor of zeros (all-zero bits in every dtype).
+// in_format_of: t (row-major) laid out in like's suggested memory format, as
+// PyTorch's pooling kernels allocate (See Note [Model op layouts]).
+Tensor in_format_of(const Tensor& t, const Tensor& like, std::string_view op) {
+  return in_format(t, suggest_memory_format(like), op, copy_into);
+}
+
 Tensor zero_filled(IntArrayRef sizes, DType dtype) {
   Tensor t = make_tensor(sizes, dtype, kCPU);
   zero_bytes(t);
@@ -128,7 +135,7 @@ std::tuple<Tensor, Tensor> max_pool2d_with_indices_cpu(const Tensor& self, IntAr
   const PoolGeometry g = pool2d_geometry(self, kernel_size, stride, padding, dilation, ceil_mode, kOp);
   Tensor out = make_tensor(g.out_sizes, self.dtype(), kCPU);
   Tensor idx = make_tensor(g.out_sizes, DType::kInt64, kCPU);
-  if (out.numel() == 0) return {out, idx};
+  if (out.numel() == 0) return {in_format_of(out, self, kOp), in_format_of(idx, self, kOp)};
   OPSPEC_DISPATCH_FLOATING_DTYPES(self.dtype(), kOp, [&] {
     using C = opmath_t<scalar_t>;
     const Tensor x = contiguous_cpu(self);
@@ -186,7 +193,7 @@ std::tuple<Tensor, Tensor> max_pool2d_with_indices_cpu(const Tensor& self, IntAr
           }
         });
   });
-  return {out, idx};
+  return {in_format_of(out, self, kOp), in_format_of(idx, self, kOp)};
 }
 
 Tensor max_pool2d_with_indices_backward_cpu(const Tensor& grad_output, const Tensor& self, IntArrayRef kernel_size,
@@ -212,7 +219,7 @@ Tensor max_pool2d_with_indices_backward_cpu(const Tensor& grad_output, const Ten
       }
     });
   });
-  return out;
+  return in_format_of(out, self, kOp);
 }
 
 Tensor avg_pool2d_cpu(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
@@ -223,7 +230,7 @@ Tensor avg_pool2d_cpu(const Tensor& self, IntArrayRef kernel_size, IntArrayRef s
   const int64_t one[] = {1};
   const PoolGeometry g = pool2d_geometry(self, kernel_size, stride, padding, one, ceil_mode, kOp);
   Tensor out = make_tensor(g.out_sizes, self.dtype(), kCPU);
-  if (out.numel() == 0) return out;
+  if (out.numel() == 0) return in_format_of(out, self, kOp);
   OPSPEC_DISPATCH_FLOATING_DTYPES(self.dtype(), kOp, [&] {
     using C = opmath_t<scalar_t>;
     const Tensor x = contiguous_cpu(self);
@@ -244,7 +251,7 @@ Tensor avg_pool2d_cpu(const Tensor& self, IntArrayRef kernel_size, IntArrayRef s
       }
     });
   });
-  return out;
+  return in_format_of(out, self, kOp);
 }
 
 Tensor avg_pool2d_backward_cpu(const Tensor& grad_output, const Tensor& self, IntArrayRef kernel_size,
@@ -278,14 +285,14 @@ Tensor avg_pool2d_backward_cpu(const Tensor& grad_output, const Tensor& self, In
       }
     });
   });
-  return out;
+  return in_format_of(out, self, kOp);
 }
 
 Tensor adaptive_avg_pool2d_cpu(const Tensor& self, IntArrayRef output_size) {
   constexpr std::string_view kOp = "aten::_adaptive_avg_pool2d";
   require_cpu_device(self.device(), kOp);
   Tensor out = make_tensor(adaptive_pool_shape(self, output_size, kOp), self.dtype(), kCPU);
-  if (out.numel() == 0) return out;
+  if (out.numel() == 0) return in_format_of(out, self, kOp);
   OPSPEC_DISPATCH_FLOATING_DTYPES(self.dtype(), kOp, [&] {
     using C = opmath_t<scalar_t>;
     const Tensor x = contiguous_cpu(self);
@@ -307,7 +314,7 @@ Tensor adaptive_avg_pool2d_cpu(const Tensor& self, IntArrayRef output_size) {
       }
     });
   });
-  return out;
+  return in_format_of(out, self, kOp);
 }
 
 Tensor adaptive_avg_pool2d_backward_cpu(const Tensor& grad_output, const Tensor& self) {
@@ -338,7 +345,7 @@ Tensor adaptive_avg_pool2d_backward_cpu(const Tensor& grad_output, const Tensor&
       }
     });
   });
-  return out;
+  return in_format_of(out, self, kOp);
 }
 
 }  // namespace opspec::internal

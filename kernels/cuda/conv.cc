@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kernels/common/conv_meta.h"
+#include "kernels/common/layout_format.h"
 #include "kernels/cuda/conv_launch.h"
 #include "kernels/cuda/cuda_copy.h"
 #include "kernels/cuda/cuda_device.h"
@@ -23,6 +24,12 @@ namespace opspec::internal::cuda {
 namespace {
 
 void* data_or_null(const Tensor& t) { return t.defined() ? t.raw_data() : nullptr; }
+
+// in_format_of: t (row-major) laid out in like's suggested memory format, as
+// on the CPU (See Note [Model op layouts] in kernels/common/layout_format.h).
+Tensor in_format_of(const Tensor& t, const Tensor& like, std::string_view op) {
+  return in_format(t, suggest_memory_format(like), op, device_copy);
+}
 
 // Staged: where a kernel writes an output: the output itself when it is
 // contiguous with the kernel's sizes and dtype, else a temporary copied into
@@ -70,7 +77,7 @@ Tensor convolution_cuda(const Tensor& input, const Tensor& weight, const std::op
       conv_geometry(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, kOp);
   const Device dev = op_device({input, weight, bias ? *bias : Tensor()}, kOp);
   Tensor out = empty_cuda(g.out_sizes, input.dtype(), dev);
-  if (out.numel() == 0) return out;
+  if (out.numel() == 0) return in_format(out, conv_memory_format(input, weight), kOp, device_copy);
   const DType dt = input.dtype();  // weight's and bias's too (conv_geometry)
   const Tensor x = on_device(input, dt, dev), w = on_device(weight, dt, dev);
   const Tensor b = bias ? on_device(*bias, dt, dev) : Tensor();
@@ -81,7 +88,7 @@ Tensor convolution_cuda(const Tensor& input, const Tensor& weight, const std::op
   } else {
     launch_conv_forward(code_of(dt), conv_args(g), x.raw_data(), w.raw_data(), data_or_null(b), out.raw_data());
   }
-  return out;
+  return in_format(out, conv_memory_format(input, weight), kOp, device_copy);
 }
 
 // result_side: a's result as the output side: the bias kernel's channel sums
@@ -131,7 +138,11 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward_cuda(
   sx.finish();
   sw.finish();
   sb.finish();
-  return {dx, dw, db};
+  // The gradients take the Meta kernel's strides, as on the CPU.
+  auto laid = [](const Tensor& d, const Tensor& like) {
+    return d.defined() ? with_strides(d, like.strides(), device_copy) : d;
+  };
+  return {laid(dx, mx), laid(dw, mw), db};
 }
 
 // ---- Pooling ----
@@ -158,12 +169,12 @@ std::tuple<Tensor, Tensor> max_pool2d_with_indices_cuda(const Tensor& self, IntA
   const Device dev = require_device(self.device(), kOp);
   Tensor out = empty_cuda(g.out_sizes, self.dtype(), dev);
   Tensor idx = empty_cuda(g.out_sizes, DType::kInt64, dev);
-  if (out.numel() == 0) return {out, idx};
+  if (out.numel() == 0) return {in_format_of(out, self, kOp), in_format_of(idx, self, kOp)};
   const Tensor x = contiguous_cuda(self);
   DeviceGuard guard(dev);
   launch_max_pool2d(code_of(self.dtype()), pool_args(g), x.raw_data(), out.raw_data(),
                     static_cast<int64_t*>(idx.raw_data()));
-  return {out, idx};
+  return {in_format_of(out, self, kOp), in_format_of(idx, self, kOp)};
 }
 
 // max_pool_index_flags: launch_check_max_indices' flags, read back (one
@@ -199,7 +210,7 @@ Tensor max_pool2d_with_indices_backward_cuda(const Tensor& grad_output, const Te
   const PoolGeometry g = pool2d_geometry(self, kernel_size, stride, padding, dilation, ceil_mode, kOp);
   const Device dev = op_device({grad_output, self, indices}, kOp);
   Tensor out = empty_cuda(self.sizes(), self.dtype(), dev);
-  if (out.numel() == 0) return out;
+  if (out.numel() == 0) return in_format_of(out, self, kOp);
   const PoolArgs a = pool_args(g);
   const Tensor idx = on_device(indices, DType::kInt64, dev);
   const int flags = max_pool_index_flags(a, idx, kOp, dev);
@@ -207,7 +218,7 @@ Tensor max_pool2d_with_indices_backward_cuda(const Tensor& grad_output, const Te
   DeviceGuard guard(dev);
   launch_max_pool2d_backward(code_of(self.dtype()), a, go.raw_data(), static_cast<const int64_t*>(idx.raw_data()),
                              out.raw_data(), (flags & kMaxIndexOutsideWindow) != 0);
-  return out;
+  return in_format_of(out, self, kOp);
 }
 
 Tensor avg_pool2d_cuda(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
@@ -218,7 +229,7 @@ Tensor avg_pool2d_cuda(const Tensor& self, IntArrayRef kernel_size, IntArrayRef 
   const PoolGeometry g = pool2d_geometry(self, kernel_size, stride, padding, one, ceil_mode, kOp);
   const Device dev = require_device(self.device(), kOp);
   Tensor out = empty_cuda(g.out_sizes, self.dtype(), dev);
-  if (out.numel() == 0) return out;
+  if (out.numel() == 0) return in_format_of(out, self, kOp);
   PoolArgs a = pool_args(g);
   a.count_include_pad = count_include_pad;
   a.has_divisor = divisor_override.has_value();
@@ -226,7 +237,7 @@ Tensor avg_pool2d_cuda(const Tensor& self, IntArrayRef kernel_size, IntArrayRef 
   const Tensor x = contiguous_cuda(self);
   DeviceGuard guard(dev);
   launch_avg_pool2d(code_of(self.dtype()), a, x.raw_data(), out.raw_data());
-  return out;
+  return in_format_of(out, self, kOp);
 }
 
 // avg_pool2d_backward: as the CPU kernel, divisor_override is not checked
@@ -241,7 +252,7 @@ Tensor avg_pool2d_backward_cuda(const Tensor& grad_output, const Tensor& self, I
   const PoolGeometry g = pool2d_geometry(self, kernel_size, stride, padding, one, ceil_mode, kOp);
   const Device dev = op_device({grad_output, self}, kOp);
   Tensor out = empty_cuda(self.sizes(), self.dtype(), dev);
-  if (out.numel() == 0) return out;
+  if (out.numel() == 0) return in_format_of(out, self, kOp);
   PoolArgs a = pool_args(g);
   a.count_include_pad = count_include_pad;
   a.has_divisor = divisor_override.has_value();
@@ -249,7 +260,7 @@ Tensor avg_pool2d_backward_cuda(const Tensor& grad_output, const Tensor& self, I
   const Tensor go = on_device(grad_output, self.dtype(), dev);
   DeviceGuard guard(dev);
   launch_avg_pool2d_backward(code_of(self.dtype()), a, go.raw_data(), out.raw_data());
-  return out;
+  return in_format_of(out, self, kOp);
 }
 
 // adaptive_args: planes of self's last two dims pooled to out_h x out_w.
@@ -268,12 +279,12 @@ Tensor adaptive_avg_pool2d_cuda(const Tensor& self, IntArrayRef output_size) {
   const SizeVec sizes = adaptive_pool_shape(self, output_size, kOp);
   const Device dev = require_device(self.device(), kOp);
   Tensor out = empty_cuda(sizes, self.dtype(), dev);
-  if (out.numel() == 0) return out;
+  if (out.numel() == 0) return in_format_of(out, self, kOp);
   const Tensor x = contiguous_cuda(self);
   DeviceGuard guard(dev);
   launch_adaptive_avg_pool2d(code_of(self.dtype()), adaptive_args(self, output_size[0], output_size[1]),
                              x.raw_data(), out.raw_data());
-  return out;
+  return in_format_of(out, self, kOp);
 }
 
 Tensor adaptive_avg_pool2d_backward_cuda(const Tensor& grad_output, const Tensor& self) {
@@ -287,13 +298,13 @@ Tensor adaptive_avg_pool2d_backward_cuda(const Tensor& grad_output, const Tensor
   }
   const Device dev = op_device({grad_output, self}, kOp);
   Tensor out = empty_cuda(self.sizes(), self.dtype(), dev);
-  if (out.numel() == 0) return out;
+  if (out.numel() == 0) return in_format_of(out, self, kOp);
   const Tensor go = on_device(grad_output, self.dtype(), dev);
   DeviceGuard guard(dev);
   launch_adaptive_avg_pool2d_backward(code_of(self.dtype()), adaptive_args(self, grad_output.size(-2),
                                                                            grad_output.size(-1)),
                                       go.raw_data(), out.raw_data());
-  return out;
+  return in_format_of(out, self, kOp);
 }
 
 // ---- Batch norm ----
@@ -339,7 +350,7 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm_cuda(const Tensor& input, c
   Tensor out = empty_cuda(input.sizes(), input.dtype(), dev);
   Tensor save_mean = empty_cuda({training ? a.channels : 0}, stat, dev);
   Tensor save_invstd = empty_cuda({training ? a.channels : 0}, stat, dev);
-  if (a.channels == 0) return {out, save_mean, save_invstd};
+  if (a.channels == 0) return {in_format_of(out, input, kOp), save_mean, save_invstd};
   const Code code = code_of(input.dtype());
   const Tensor x = contiguous_cuda(input);
   const Tensor w = param(weight, stat, dev), b = param(bias, stat, dev);
@@ -366,7 +377,7 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm_cuda(const Tensor& input, c
     // In place, as the CPU's copy_into (running stats of any dtype and layout).
     if (running_mean) copy_between(*running_mean, rm);
     if (running_var) copy_between(*running_var, rv);
-    return {out, save_mean, save_invstd};
+    return {in_format_of(out, input, kOp), save_mean, save_invstd};
   }
   // Eval: the running stats normalise; the saves stay empty.
   const Tensor mean = on_device(*running_mean, stat, dev), rv = on_device(*running_var, stat, dev);
@@ -377,7 +388,7 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm_cuda(const Tensor& input, c
   DeviceGuard guard(dev);
   launch_batch_norm_eval_invstd(code, a);
   launch_batch_norm_forward(code, a);
-  return {out, save_mean, save_invstd};
+  return {in_format_of(out, input, kOp), save_mean, save_invstd};
 }
 
 // native_batch_norm_backward: grad_out is read in input's dtype.
@@ -398,7 +409,7 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm_backward_cuda(
   Tensor dx = output_mask[0] ? empty_cuda(input.sizes(), input.dtype(), dev) : Tensor();
   Tensor dw = output_mask[1] ? empty_cuda({a.channels}, input.dtype(), dev) : Tensor();
   Tensor db = output_mask[2] ? empty_cuda({a.channels}, input.dtype(), dev) : Tensor();
-  if (a.channels == 0) return {dx, dw, db};
+  if (a.channels == 0) return {dx.defined() ? in_format_of(dx, input, kOp) : dx, dw, db};
   const DType stat = compute_dtype(input.dtype());
   const Code code = code_of(input.dtype());
   const Tensor x = contiguous_cuda(input), dy = on_device(grad_out, input.dtype(), dev);
@@ -429,7 +440,7 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm_backward_cuda(
   DeviceGuard guard(dev);
   if (!train) launch_batch_norm_eval_invstd(code, a);
   launch_batch_norm_backward(code, a);
-  return {dx, dw, db};
+  return {dx.defined() ? in_format_of(dx, input, kOp) : dx, dw, db};
 }
 
 }  // namespace

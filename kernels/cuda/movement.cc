@@ -9,6 +9,7 @@
 #include <tuple>
 #include <vector>
 
+#include "kernels/common/layout_format.h"
 #include "kernels/common/movement_meta.h"
 #include "kernels/cuda/cuda_copy.h"
 #include "kernels/cuda/cuda_device.h"
@@ -58,13 +59,17 @@ Tensor constant_pad_nd_cuda(const Tensor& self, IntArrayRef pad, const Scalar& v
   fill_cpu(host, value);  // the CPU's conversion and range check
   uint64_t bits = 0;
   std::memcpy(&bits, host.raw_data(), static_cast<size_t>(host.element_size()));
-  return run_gather(sizes, self, dev, [&] { return constant_pad_plan(self, pad); }, bits);
+  // Gathered row-major, then laid out as on the CPU (See Note [Model op layouts]).
+  const Tensor out = run_gather(sizes, self, dev, [&] { return constant_pad_plan(self, pad); }, bits);
+  return with_strides(out, constant_pad_strides(self, pad, sizes), device_copy);
 }
 
 Tensor flip_cuda(const Tensor& self, IntArrayRef dims) {
   flip_mask(self, dims);
   const Device dev = require_device(self.device(), "aten::flip");
-  return run_gather(self.sizes(), self, dev, [&] { return flip_plan(self, dims); });
+  // self's layout (preserve_format), as on the CPU.
+  const Tensor out = run_gather(self.sizes(), self, dev, [&] { return flip_plan(self, dims); });
+  return with_strides(out, preserve_strides(self), device_copy);
 }
 
 Tensor roll_cuda(const Tensor& self, IntArrayRef shifts, IntArrayRef dims) {
@@ -90,8 +95,11 @@ Tensor repeat_cuda(const Tensor& self, IntArrayRef repeats) {
 Tensor upsample_nearest2d_cuda(const Tensor& self, IntArrayRef output_size, std::optional<double> scales_h,
                                std::optional<double> scales_w) {
   const std::array<int64_t, 4> sizes = upsample_nearest2d_shape(self, output_size);
-  const Device dev = require_device(self.device(), "aten::upsample_nearest2d");
-  return run_gather(sizes, self, dev, [&] { return upsample_nearest2d_plan(self, output_size, scales_h, scales_w); });
+  constexpr std::string_view kOp = "aten::upsample_nearest2d";
+  const Device dev = require_device(self.device(), kOp);
+  const Tensor out =
+      run_gather(sizes, self, dev, [&] { return upsample_nearest2d_plan(self, output_size, scales_h, scales_w); });
+  return in_format(out, suggest_memory_format(self), kOp, device_copy);  // as on the CPU
 }
 
 Tensor upsample_nearest2d_backward_cuda(const Tensor& grad_output, IntArrayRef output_size, IntArrayRef input_size,
@@ -100,7 +108,7 @@ Tensor upsample_nearest2d_backward_cuda(const Tensor& grad_output, IntArrayRef o
   check_upsample_nearest2d_backward(grad_output, output_size, input_size);
   const Device dev = require_device(grad_output.device(), kOp);
   Tensor out = empty_cuda(input_size, grad_output.dtype(), dev);
-  if (out.numel() == 0) return out;
+  if (out.numel() == 0) return in_format(out, suggest_memory_format(grad_output), kOp, device_copy);
   const int64_t ih = input_size[2], iw = input_size[3], oh = output_size[0], ow = output_size[1];
   const Tensor rh = on_cuda(nearest_source_ranges(ih, oh, scales_h), dev);
   const Tensor rw = on_cuda(nearest_source_ranges(iw, ow, scales_w), dev);
@@ -110,7 +118,7 @@ Tensor upsample_nearest2d_backward_cuda(const Tensor& grad_output, IntArrayRef o
                                      static_cast<const int64_t*>(rh.raw_data()),
                                      static_cast<const int64_t*>(rw.raw_data()), input_size[0] * input_size[1], ih, iw,
                                      oh, ow);
-  return out;
+  return in_format(out, suggest_memory_format(grad_output), kOp, device_copy);
 }
 
 // filled: a new [n, group] tensor of dt on dev, every element v.
@@ -145,7 +153,8 @@ std::tuple<Tensor, Tensor, Tensor> native_group_norm_cuda(const Tensor& input, c
                     eps);
   const Tensor mean = g.stat_dtype == kC ? mean_c : contiguous_cuda(mean_c, g.stat_dtype);
   const Tensor rstd = g.stat_dtype == kC ? rstd_c : contiguous_cuda(rstd_c, g.stat_dtype);
-  return {out, mean, rstd};
+  // Laid out in input's suggested format, as on the CPU (an empty input's is contiguous).
+  return {in_format(out, suggest_memory_format(input), kOp, device_copy), mean, rstd};
 }
 
 std::tuple<Tensor, Tensor, Tensor> native_group_norm_backward_cuda(const Tensor& grad_out, const Tensor& input,

@@ -1,0 +1,252 @@
+// The model ops lay their results out as PyTorch's kernels allocate them
+// (See Note [Model op layouts] in layout_format.h), on the CPU and on Meta
+// alike, with the values of the row-major computation. Strides below were
+// printed by python3-torch 1.13 (torch.ops.aten.* on
+// randn(2, 3, 8, 8).contiguous(memory_format=torch.channels_last) unless said).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <tuple>
+
+#include "runtime/core/generator.h"
+#include "runtime/core/memory_format.h"
+#include "runtime/ops/ops.h"
+
+namespace opspec {
+namespace {
+
+using ::testing::ElementsAre;
+
+SizeVec strides_of(const Tensor& t) { return SizeVec(t.strides().begin(), t.strides().end()); }
+
+// A tensor of sizes on device (random on the CPU).
+Tensor make(IntArrayRef sizes, Device device) {
+  return device.is_meta() ? ops::empty(sizes, {.device = device}) : ops::randn(sizes);
+}
+
+// channels_last: [N, C, H, W] laid out NHWC (a permuted NHWC tensor).
+Tensor channels_last(IntArrayRef nchw, Device device) {
+  return ops::permute(make({nchw[0], nchw[2], nchw[3], nchw[1]}, device), {0, 3, 1, 2});
+}
+
+class ModelLayoutTest : public ::testing::TestWithParam<Device> {
+ protected:
+  void SetUp() override { manual_seed(5); }
+  Device dev() const { return GetParam(); }
+};
+
+TEST_P(ModelLayoutTest, ConvolutionIsChannelsLastWhenItsInputOrWeightIs) {
+  const Tensor c = channels_last({2, 3, 8, 8}, dev()), x = make({2, 3, 8, 8}, dev());
+  const Tensor w = make({4, 3, 3, 3}, dev());
+  const int64_t one[] = {1, 1}, zero[] = {0, 0};
+  auto conv = [&](const Tensor& in, const Tensor& weight) {
+    return ops::convolution(in, weight, std::nullopt, one, zero, one, false, zero, 1);
+  };
+  EXPECT_THAT(strides_of(conv(c, w)), ElementsAre(144, 1, 24, 4));
+  EXPECT_THAT(strides_of(conv(x, channels_last({4, 3, 3, 3}, dev()))), ElementsAre(144, 1, 24, 4));
+  EXPECT_THAT(strides_of(conv(x, w)), ElementsAre(144, 36, 6, 1));
+  EXPECT_THAT(strides_of(conv(ops::transpose(x, 2, 3), w)), ElementsAre(144, 36, 6, 1));
+  // A [4, 3, 1, 1] weight with strides [3, 1, 1, 1] is NCHW (c10's ambiguous case).
+  const Tensor w11 = ops::as_strided(make({12}, dev()), {4, 3, 1, 1}, {3, 1, 1, 1});
+  EXPECT_THAT(strides_of(conv(x, w11)), ElementsAre(256, 64, 8, 1));
+  // Padding, groups and a transposed convolution (2.x's slow_conv_transpose2d; 1.13 gave (1156, 289, 17, 1)).
+  const int64_t two[] = {2, 2};
+  EXPECT_THAT(strides_of(ops::convolution(c, make({4, 3, 3, 3}, dev()), std::nullopt, one, one, one, false,
+                                          zero, 1)),
+              ElementsAre(256, 1, 32, 4));
+  const Tensor t = ops::convolution(c, make({3, 4, 3, 3}, dev()), std::nullopt, two, zero, one, true, zero, 1);
+  EXPECT_THAT(strides_of(t), ElementsAre(1156, 1, 68, 4));
+  // An empty input takes PyTorch's Empty backend: contiguous.
+  EXPECT_THAT(strides_of(conv(channels_last({0, 3, 8, 8}, dev()), w)), ElementsAre(144, 36, 6, 1));
+}
+
+TEST_P(ModelLayoutTest, ConvolutionGradientsTakeTheForwardsLayout) {
+  const Tensor c = channels_last({2, 3, 8, 8}, dev()), x = make({2, 3, 8, 8}, dev());
+  const Tensor w = make({4, 3, 3, 3}, dev()), go = make({2, 4, 6, 6}, dev());
+  const int64_t one[] = {1, 1}, zero[] = {0, 0}, bias[] = {4};
+  auto grads = [&](const Tensor& g, const Tensor& in, const Tensor& weight) {
+    return ops::convolution_backward(g, in, weight, bias, one, zero, one, false, zero, 1, {true, true, true});
+  };
+  // grad_output's layout does not matter; input's or weight's does.
+  for (const Tensor& g : {go, channels_last({2, 4, 6, 6}, dev())}) {
+    auto [gx, gw, gb] = grads(g, c, w);
+    EXPECT_THAT(strides_of(gx), ElementsAre(192, 1, 24, 3));
+    EXPECT_THAT(strides_of(gw), ElementsAre(27, 1, 9, 3));
+    EXPECT_THAT(strides_of(gb), ElementsAre(1));
+    auto [hx, hw, hb] = grads(g, x, w);
+    EXPECT_THAT(strides_of(hx), ElementsAre(192, 64, 8, 1));
+    EXPECT_THAT(strides_of(hw), ElementsAre(27, 9, 3, 1));
+  }
+  auto [gx, gw, gb] = grads(go, x, channels_last({4, 3, 3, 3}, dev()));
+  EXPECT_THAT(strides_of(gx), ElementsAre(192, 1, 24, 3));
+  EXPECT_THAT(strides_of(gw), ElementsAre(27, 1, 9, 3));
+  // An empty input's gradients are zeros_like (preserve) in PyTorch's Empty backend.
+  auto [ex, ew, eb] = grads(make({0, 4, 6, 6}, dev()), channels_last({0, 3, 8, 8}, dev()), w);
+  EXPECT_THAT(strides_of(ex), ElementsAre(192, 1, 24, 3));
+  EXPECT_THAT(strides_of(ew), ElementsAre(27, 9, 3, 1));
+}
+
+TEST_P(ModelLayoutTest, PoolingFollowsSelfsSuggestedFormat) {
+  const Tensor c = channels_last({2, 3, 8, 8}, dev());
+  auto [out, idx] = ops::max_pool2d_with_indices(c, {2, 2}, {2, 2});
+  EXPECT_THAT(strides_of(out), ElementsAre(48, 1, 12, 3));
+  EXPECT_THAT(strides_of(idx), ElementsAre(48, 1, 12, 3));
+  EXPECT_THAT(strides_of(ops::avg_pool2d(c, {2, 2}, {2, 2})), ElementsAre(48, 1, 12, 3));
+  EXPECT_THAT(strides_of(ops::_adaptive_avg_pool2d(c, {3, 3})), ElementsAre(27, 1, 9, 3));
+  EXPECT_THAT(strides_of(ops::_adaptive_avg_pool2d(c, {1, 1})), ElementsAre(3, 1, 3, 3));
+  // transpose(2, 3) is not channels-last: contiguous.
+  const Tensor tr = ops::transpose(make({2, 3, 8, 8}, dev()), 2, 3);
+  EXPECT_THAT(strides_of(std::get<1>(ops::max_pool2d_with_indices(tr, {2, 2}, {2, 2}))), ElementsAre(48, 16, 4, 1));
+  // A 3-D input never suggests channels-last.
+  const Tensor hwc = ops::permute(make({8, 8, 3}, dev()), {2, 0, 1});
+  EXPECT_THAT(strides_of(ops::_adaptive_avg_pool2d(hwc, {3, 3})), ElementsAre(9, 3, 1));
+  // Backward: self's format decides; grad_output's does not.
+  const Tensor g4 = make({2, 3, 4, 4}, dev()), g4_cl = channels_last({2, 3, 4, 4}, dev());
+  const Tensor x = make({2, 3, 8, 8}, dev());
+  for (const Tensor& g : {g4, g4_cl}) {
+    EXPECT_THAT(strides_of(ops::max_pool2d_with_indices_backward(g, c, {2, 2}, {2, 2}, {0, 0}, {1, 1}, false, idx)),
+                ElementsAre(192, 1, 24, 3));
+    EXPECT_THAT(strides_of(ops::avg_pool2d_backward(g, c, {2, 2}, {2, 2}, {0, 0}, false, true, std::nullopt)),
+                ElementsAre(192, 1, 24, 3));
+  }
+  EXPECT_THAT(strides_of(ops::avg_pool2d_backward(g4_cl, x, {2, 2}, {2, 2}, {0, 0}, false, true, std::nullopt)),
+              ElementsAre(192, 64, 8, 1));
+  EXPECT_THAT(strides_of(ops::_adaptive_avg_pool2d_backward(make({2, 3, 3, 3}, dev()), c)),
+              ElementsAre(192, 1, 24, 3));
+  EXPECT_THAT(strides_of(ops::_adaptive_avg_pool2d_backward(channels_last({2, 3, 3, 3}, dev()), x)),
+              ElementsAre(192, 64, 8, 1));
+}
+
+TEST_P(ModelLayoutTest, NormsFollowTheInputsSuggestedFormat) {
+  const Tensor c = channels_last({2, 3, 8, 8}, dev());
+  const Tensor w = make({3}, dev()), b = make({3}, dev());
+  for (bool training : {true, false}) {
+    const Tensor rm = ops::zeros({3}, {.device = dev()}), rv = ops::ones({3}, {.device = dev()});
+    auto [y, m, s] = ops::native_batch_norm(c, w, b, rm, rv, training, 0.1, 1e-5);
+    EXPECT_THAT(strides_of(y), ElementsAre(192, 1, 24, 3)) << training;
+  }
+  // Not channels-last: contiguous (a transposed [5, 3], a permuted [2, 3, 4], transpose(2, 3)).
+  auto bn = [](const Tensor& in) {
+    return std::get<0>(ops::native_batch_norm(in, std::nullopt, std::nullopt, std::nullopt, std::nullopt, true, 0.1,
+                                              1e-5));
+  };
+  EXPECT_THAT(strides_of(bn(ops::t(make({3, 5}, dev())))), ElementsAre(3, 1));
+  EXPECT_THAT(strides_of(bn(ops::transpose(make({2, 4, 3}, dev()), 1, 2))), ElementsAre(12, 4, 1));
+  EXPECT_THAT(strides_of(bn(ops::transpose(make({2, 3, 8, 8}, dev()), 2, 3))), ElementsAre(192, 64, 8, 1));
+  // A 5-D channels_last_3d input: channels_last_3d.
+  const Tensor c3 = ops::permute(make({2, 2, 4, 4, 3}, dev()), {0, 4, 1, 2, 3});
+  EXPECT_THAT(strides_of(bn(c3)), ElementsAre(96, 1, 48, 12, 3));
+  // Backward: input's format decides.
+  const Tensor mean = make({3}, dev()), invstd = ops::ones({3}, {.device = dev()});
+  const Tensor x = make({2, 3, 8, 8}, dev()), g = make({2, 3, 8, 8}, dev());
+  auto [gx, gw, gb] = ops::native_batch_norm_backward(g, c, w, std::nullopt, std::nullopt, mean, invstd, true, 1e-5,
+                                                      {true, true, true});
+  EXPECT_THAT(strides_of(gx), ElementsAre(192, 1, 24, 3));
+  EXPECT_THAT(strides_of(gw), ElementsAre(1));
+  auto [hx, hw, hb] = ops::native_batch_norm_backward(channels_last({2, 3, 8, 8}, dev()), x, w, std::nullopt,
+                                                      std::nullopt, mean, invstd, true, 1e-5, {true, true, true});
+  EXPECT_THAT(strides_of(hx), ElementsAre(192, 64, 8, 1));
+  // Group norm: channels-last forward; its backward stays contiguous (as 1.13's).
+  auto [gy, gm, gr] = ops::native_group_norm(c, w, b, 2, 3, 64, 1, 1e-5);
+  EXPECT_THAT(strides_of(gy), ElementsAre(192, 1, 24, 3));
+  EXPECT_THAT(strides_of(gm), ElementsAre(1, 1));
+  auto [dx, dw, db] = ops::native_group_norm_backward(g, c, gm, gr, w, 2, 3, 64, 1, {true, true, true});
+  EXPECT_THAT(strides_of(dx), ElementsAre(192, 64, 8, 1));
+}
+
+TEST_P(ModelLayoutTest, UpsampleAndPadFollowTheInputsSuggestedFormat) {
+  const Tensor c = channels_last({2, 3, 8, 8}, dev());
+  EXPECT_THAT(strides_of(ops::upsample_nearest2d(c, {16, 16})), ElementsAre(768, 1, 48, 3));
+  EXPECT_THAT(strides_of(ops::upsample_nearest2d(c, {16, 16}, 2.0, 2.0)), ElementsAre(768, 1, 48, 3));
+  // Upsample's backward follows grad_output (it has no self).
+  EXPECT_THAT(strides_of(ops::upsample_nearest2d_backward(channels_last({2, 3, 16, 16}, dev()), {16, 16},
+                                                          {2, 3, 8, 8})),
+              ElementsAre(192, 1, 24, 3));
+  EXPECT_THAT(strides_of(ops::upsample_nearest2d_backward(make({2, 3, 16, 16}, dev()), {16, 16}, {2, 3, 8, 8})),
+              ElementsAre(192, 64, 8, 1));
+  EXPECT_THAT(strides_of(ops::constant_pad_nd(c, {1, 1, 1, 1})), ElementsAre(300, 1, 30, 3));
+  EXPECT_THAT(strides_of(ops::constant_pad_nd(c, {-1, 1})), ElementsAre(192, 1, 24, 3));
+  EXPECT_THAT(strides_of(ops::constant_pad_nd(ops::transpose(make({2, 3, 8, 8}, dev()), 2, 3), {1, 1})),
+              ElementsAre(240, 80, 10, 1));
+  EXPECT_THAT(strides_of(ops::constant_pad_nd(ops::t(make({3, 4}, dev())), {1, 1})), ElementsAre(5, 1));
+  const Tensor c3 = ops::permute(make({2, 2, 4, 4, 3}, dev()), {0, 4, 1, 2, 3});
+  EXPECT_THAT(strides_of(ops::constant_pad_nd(c3, {1, 1})), ElementsAre(144, 1, 72, 18, 3));
+  // Only crops: PyTorch clones the cropped view (preserve_format).
+  EXPECT_THAT(strides_of(ops::constant_pad_nd(c, {-1, 0, -1, 0})), ElementsAre(147, 1, 21, 3));
+  EXPECT_THAT(strides_of(ops::constant_pad_nd(c, {0, 0, 0, 0, -1, 0})), ElementsAre(128, 1, 16, 2));
+  EXPECT_THAT(strides_of(ops::constant_pad_nd(ops::t(make({3, 4}, dev())), {-1, 0})), ElementsAre(1, 4));
+  const Tensor p = ops::permute(make({2, 3, 4}, dev()), {2, 0, 1});  // [4, 2, 3], strides [1, 12, 4]
+  EXPECT_THAT(strides_of(ops::constant_pad_nd(p, {-1, 0})), ElementsAre(1, 8, 4));
+  EXPECT_THAT(strides_of(ops::constant_pad_nd(ops::slice(make({4, 6}, dev()), 1, 0, 6, 2), {-1, 0})),
+              ElementsAre(2, 1));
+}
+
+TEST_P(ModelLayoutTest, FlipKeepsTheInputsLayout) {
+  // x = randn(2, 3, 4).permute(2, 0, 1): flip(x, [0]).stride() == (1, 12, 4) (empty_like(self)).
+  const Tensor p = ops::permute(make({2, 3, 4}, dev()), {2, 0, 1});
+  EXPECT_THAT(strides_of(ops::flip(p, {0})), ElementsAre(1, 12, 4));
+  EXPECT_THAT(strides_of(ops::flip(channels_last({2, 3, 8, 8}, dev()), {1})), ElementsAre(192, 1, 24, 3));
+  // Not dense: dense strides in the input's dim order.
+  EXPECT_THAT(strides_of(ops::flip(ops::slice(make({4, 6}, dev()), 1, 0, 6, 2), {0})), ElementsAre(3, 1));
+  EXPECT_THAT(strides_of(ops::flip(ops::slice(ops::t(make({6, 4}, dev())), 1, 0, 6, 2), {1})), ElementsAre(1, 4));
+}
+
+TEST_P(ModelLayoutTest, TheseStayContiguous) {
+  // PyTorch's kernels allocate these row-major whatever the input's layout.
+  const Tensor p = ops::permute(make({2, 3, 4}, dev()), {2, 0, 1});  // [4, 2, 3]
+  const Tensor c = channels_last({2, 3, 8, 8}, dev());
+  EXPECT_THAT(strides_of(ops::roll(p, {1}, {0})), ElementsAre(6, 3, 1));
+  EXPECT_THAT(strides_of(ops::cat({p, p}, 0)), ElementsAre(6, 3, 1));
+  EXPECT_THAT(strides_of(ops::repeat(p, {1, 1, 1})), ElementsAre(6, 3, 1));
+  EXPECT_THAT(strides_of(ops::repeat(c, {1, 1, 1, 1})), ElementsAre(192, 64, 8, 1));
+  EXPECT_THAT(strides_of(ops::tril(ops::t(make({3, 4}, dev())))), ElementsAre(3, 1));
+  EXPECT_THAT(strides_of(ops::softmax(c, 1)), ElementsAre(192, 64, 8, 1));
+  EXPECT_THAT(strides_of(ops::softmax(p, 0)), ElementsAre(6, 3, 1));
+  EXPECT_THAT(strides_of(ops::_softmax(p, 0, false)), ElementsAre(6, 3, 1));
+  auto [ln, ln_mean, ln_rstd] = ops::native_layer_norm(c, {8}, std::nullopt, std::nullopt, 1e-5);
+  EXPECT_THAT(strides_of(ln), ElementsAre(192, 64, 8, 1));
+  EXPECT_THAT(strides_of(ops::sum(c, {1}, true)), ElementsAre(64, 64, 8, 1));
+  EXPECT_THAT(strides_of(ops::sum(p, {0})), ElementsAre(3, 1));
+  EXPECT_THAT(strides_of(ops::sum(c, {2, 3}, true)), ElementsAre(3, 1, 1, 1));
+  EXPECT_THAT(strides_of(ops::mean(c, {1})), ElementsAre(64, 8, 1));
+  EXPECT_THAT(strides_of(ops::mm(ops::t(make({4, 3}, dev())), make({4, 5}, dev()))), ElementsAre(5, 1));
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, ModelLayoutTest, ::testing::Values(kCPU, kMeta),
+                         [](const auto& info) { return std::string(info.param.is_cpu() ? "cpu" : "meta"); });
+
+TEST(ModelLayout, ValuesAreThoseOfTheRowMajorComputation) {
+  manual_seed(6);
+  const Tensor c = channels_last({2, 3, 8, 8}, kCPU), x = ops::contiguous(c);
+  const Tensor w = ops::randn({4, 3, 3, 3});
+  const int64_t one[] = {1, 1}, zero[] = {0, 0};
+  auto same = [](const Tensor& a, const Tensor& b) { return ops::equal(a, b); };
+  EXPECT_TRUE(same(ops::convolution(c, w, std::nullopt, one, one, one, false, zero, 1),
+                   ops::convolution(x, w, std::nullopt, one, one, one, false, zero, 1)));
+  EXPECT_TRUE(same(std::get<0>(ops::max_pool2d_with_indices(c, {3, 3}, {2, 2}, {1, 1})),
+                   std::get<0>(ops::max_pool2d_with_indices(x, {3, 3}, {2, 2}, {1, 1}))));
+  EXPECT_TRUE(same(std::get<1>(ops::max_pool2d_with_indices(c, {3, 3}, {2, 2}, {1, 1})),
+                   std::get<1>(ops::max_pool2d_with_indices(x, {3, 3}, {2, 2}, {1, 1}))));
+  EXPECT_TRUE(same(ops::avg_pool2d(c, {2, 2}), ops::avg_pool2d(x, {2, 2})));
+  EXPECT_TRUE(same(ops::_adaptive_avg_pool2d(c, {3, 3}), ops::_adaptive_avg_pool2d(x, {3, 3})));
+  auto bn = [](const Tensor& in) {
+    return std::get<0>(ops::native_batch_norm(in, std::nullopt, std::nullopt, std::nullopt, std::nullopt, true, 0.1,
+                                              1e-5));
+  };
+  EXPECT_TRUE(same(bn(c), bn(x)));
+  EXPECT_TRUE(same(std::get<0>(ops::native_group_norm(c, std::nullopt, std::nullopt, 2, 3, 64, 3, 1e-5)),
+                   std::get<0>(ops::native_group_norm(x, std::nullopt, std::nullopt, 2, 3, 64, 3, 1e-5))));
+  EXPECT_TRUE(same(ops::upsample_nearest2d(c, {16, 16}), ops::upsample_nearest2d(x, {16, 16})));
+  EXPECT_TRUE(same(ops::constant_pad_nd(c, {1, 2, 3, 4}, 0.5), ops::constant_pad_nd(x, {1, 2, 3, 4}, 0.5)));
+  EXPECT_TRUE(same(ops::flip(c, {1, 3}), ops::flip(x, {1, 3})));
+  const Tensor go = ops::randn({2, 4, 8, 8});
+  const int64_t bias[] = {4};
+  auto [gx, gw, gb] = ops::convolution_backward(go, c, w, bias, one, one, one, false, zero, 1, {true, true, true});
+  auto [hx, hw, hb] = ops::convolution_backward(go, x, w, bias, one, one, one, false, zero, 1, {true, true, true});
+  EXPECT_TRUE(same(gx, hx));
+  EXPECT_TRUE(same(gw, hw));
+  EXPECT_TRUE(same(gb, hb));
+}
+
+}  // namespace
+}  // namespace opspec
