@@ -96,7 +96,7 @@ CatGeometry cat_geometry(TensorList tensors, int64_t dim, std::string_view op) {
     if (!is_skipped_in_cat(tensors[i])) ref = &tensors[i];
   }
   if (ref == nullptr) {  // only legacy empty tensors: the result is one of them
-    return {SizeVec{0}, dtype, device, 0};
+    return {SizeVec{0}, dtype, device, 0, {}};
   }
   const int64_t ndim = ref->dim();
   const int64_t d = wrap_dim(dim, ndim, op);
@@ -117,7 +117,19 @@ CatGeometry cat_geometry(TensorList tensors, int64_t dim, std::string_view op) {
     OPSPEC_CHECK(!__builtin_add_overflow(sizes[d], t.sizes()[d], &sizes[d]), op, ": the sizes in dimension ", d,
                  " add up to more than 2^63 - 1 (tensor number ", i, " has size ", t.sizes()[d], ")");
   }
-  return {std::move(sizes), dtype, device, d};
+  // Every input suggesting one channels-last format keeps it; any other mix is row-major.
+  std::optional<MemoryFormat> format;
+  for (const Tensor& t : tensors) {
+    const MemoryFormat f = suggest_memory_format(t);
+    if (f == MemoryFormat::kContiguous || (format && *format != f)) {
+      format = MemoryFormat::kContiguous;
+      break;
+    }
+    format = f;
+  }
+  SizeVec strides;
+  if (format && *format != MemoryFormat::kContiguous) strides = strides_for(sizes, *format, op);
+  return {std::move(sizes), dtype, device, d, std::move(strides)};
 }
 
 std::vector<Tensor> stack_inputs(TensorList tensors, int64_t dim, std::string_view op) {
@@ -316,13 +328,13 @@ std::tuple<Tensor, Tensor> native_dropout_meta(const Tensor& input, double p, st
 
 Tensor cat_meta(TensorList tensors, int64_t dim) {
   const CatGeometry g = cat_geometry(tensors, dim, "aten::cat");
-  return make_tensor(g.sizes, g.dtype, kMeta);
+  return g.strides.empty() ? make_tensor(g.sizes, g.dtype, kMeta) : make_strided(g.sizes, g.strides, g.dtype, kMeta);
 }
 
 Tensor stack_meta(TensorList tensors, int64_t dim) {
   const std::vector<Tensor> inputs = stack_inputs(tensors, dim, "aten::stack");
   const CatGeometry g = cat_geometry(inputs, wrap_dim(dim, tensors[0].dim() + 1, "aten::stack"), "aten::stack");
-  return make_tensor(g.sizes, g.dtype, kMeta);
+  return g.strides.empty() ? make_tensor(g.sizes, g.dtype, kMeta) : make_strided(g.sizes, g.strides, g.dtype, kMeta);
 }
 
 Scalar local_scalar_dense_meta(const Tensor&) {

@@ -46,8 +46,11 @@ struct CatGeometry {
   DType dtype;
   Device device;
   int64_t dim;
+  SizeVec strides;  // empty: row-major; else channels-last (See cat_geometry)
 };
 // cat_geometry: PyTorch's cat checks; legacy 1-D empty tensors ([0]) are skipped.
+// The result is channels-last (or _3d) when every input suggests that format
+// (PyTorch's cat_compute_output_memory_format), else row-major.
 CatGeometry cat_geometry(TensorList tensors, int64_t dim, std::string_view op);
 // is_skipped_in_cat: a legacy empty tensor of shape [0] that cat ignores.
 inline bool is_skipped_in_cat(const Tensor& t) { return t.dim() == 1 && t.sizes()[0] == 0; }

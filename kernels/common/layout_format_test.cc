@@ -212,6 +212,21 @@ TEST_P(ModelLayoutTest, TheseStayContiguous) {
   EXPECT_THAT(strides_of(ops::mm(ops::t(make({4, 3}, dev())), make({4, 5}, dev()))), ElementsAre(5, 1));
 }
 
+TEST_P(ModelLayoutTest, CatKeepsAFormatEveryInputSuggests) {
+  // PyTorch's cat_compute_output_memory_format: one channels-last format
+  // suggested by every input is kept; any mix is row-major (torch 1.13 on
+  // [2, 3, 4, 5]: cat([c, c], 1) (120, 1, 30, 6), cat([c, x], 1) (120, 20, 5, 1)).
+  const Tensor c = channels_last({2, 3, 4, 5}, dev()), x = make({2, 3, 4, 5}, dev());
+  EXPECT_THAT(strides_of(ops::cat({c, c}, 1)), ElementsAre(120, 1, 30, 6));
+  EXPECT_THAT(strides_of(ops::cat({c, c}, 0)), ElementsAre(60, 1, 15, 3));
+  EXPECT_THAT(strides_of(ops::cat({c, x}, 1)), ElementsAre(120, 20, 5, 1));
+  EXPECT_THAT(strides_of(ops::cat({x, c}, 0)), ElementsAre(60, 20, 5, 1));
+  EXPECT_THAT(strides_of(ops::cat({c, make({0}, dev())}, 1)), ElementsAre(60, 20, 5, 1));
+  if (dev().is_cpu()) {
+    EXPECT_TRUE(ops::equal(ops::cat({c, c}, 1), ops::cat({ops::contiguous(c), ops::contiguous(c)}, 1)));
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Devices, ModelLayoutTest, ::testing::Values(kCPU, kMeta),
                          [](const auto& info) { return std::string(info.param.is_cpu() ? "cpu" : "meta"); });
 

@@ -18,7 +18,7 @@ constexpr int64_t kParallelBytes = 1 << 18;
 // outer row); the rest go through copy_into on a view of the result, which
 // converts dtype and walks any strides.
 Tensor cat_into(TensorList inputs, const CatGeometry& g) {
-  Tensor out = make_tensor(g.sizes, g.dtype, kCPU);
+  Tensor out = g.strides.empty() ? make_tensor(g.sizes, g.dtype, kCPU) : make_strided(g.sizes, g.strides, g.dtype, kCPU);
   if (out.numel() == 0) return out;
   const int64_t d = g.dim;
   int64_t outer = 1, inner = 1;
@@ -38,7 +38,7 @@ Tensor cat_into(TensorList inputs, const CatGeometry& g) {
     if (is_skipped_in_cat(t)) continue;
     const int64_t len = t.sizes()[d];
     if (t.numel() > 0) {
-      if (t.is_contiguous() && t.dtype() == g.dtype) {
+      if (g.strides.empty() && t.is_contiguous() && t.dtype() == g.dtype) {
         blocks.push_back({static_cast<const char*>(t.raw_data()), len * inner * item, offset * inner * item});
       } else {
         SizeVec sizes(g.sizes.begin(), g.sizes.end());

@@ -390,7 +390,8 @@ Tensor select_backward_cuda(const Tensor& grad, IntArrayRef input_sizes, int64_t
 // ---- Joins and item ----
 
 Tensor cat_into(TensorList inputs, const CatGeometry& g, std::string_view op) {
-  Tensor out = empty_cuda(g.sizes, g.dtype, require_device(g.device, op));
+  const Device dev = require_device(g.device, op);
+  Tensor out = g.strides.empty() ? empty_cuda(g.sizes, g.dtype, dev) : make_strided(g.sizes, g.strides, g.dtype, dev);
   if (out.numel() == 0) return out;
   int64_t offset = 0;  // position along g.dim
   for (const Tensor& t : inputs) {
