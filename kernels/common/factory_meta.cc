@@ -156,12 +156,6 @@ SizeVec like_result_strides(const Tensor& self, std::optional<int64_t> memory_fo
   return like_strides(self, to_memory_format(memory_format, op), op);
 }
 
-Tensor make_with_strides(IntArrayRef sizes, IntArrayRef strides, DType dtype, Device device) {
-  // Exactly the row-major strides: a size-1 dim's stride is kept as given, as PyTorch's empty_strided keeps it.
-  if (strides == IntArrayRef(contiguous_strides(sizes))) return make_tensor(sizes, dtype, device);
-  return make_strided(sizes, strides, dtype, device);
-}
-
 Tensor like_on_device(std::string_view like_op, const Tensor& self, std::vector<Value> extra, DType dtype,
                       Device device, std::optional<int64_t> memory_format) {
   const OperatorHandle& op = Dispatcher::singleton().get(like_op);
@@ -191,7 +185,7 @@ Tensor like_meta(const Tensor& self, std::optional<DType> dtype, std::optional<D
   const DType out_dtype = dtype.value_or(self.dtype());
   const Device target = device.value_or(self.device());
   if (!target.is_meta()) return like_on_device(like_op, self, std::move(extra), out_dtype, target, memory_format);
-  return make_with_strides(self.sizes(), like_result_strides(self, memory_format, like_op), out_dtype, kMeta);
+  return make_tensor_with_strides(self.sizes(), like_result_strides(self, memory_format, like_op), out_dtype, kMeta);
 }
 
 }  // namespace
@@ -200,7 +194,7 @@ Tensor empty_meta(IntArrayRef size, std::optional<DType> dtype, std::optional<in
                   std::optional<bool>, std::optional<int64_t> memory_format) {
   constexpr std::string_view kOp = "aten::empty.memory_format";
   check_factory_size(size, kOp);
-  return make_with_strides(size, factory_strides(size, memory_format, kOp), dtype.value_or(kDefaultFloat), kMeta);
+  return make_tensor_with_strides(size, factory_strides(size, memory_format, kOp), dtype.value_or(kDefaultFloat), kMeta);
 }
 
 Tensor empty_strided_meta(IntArrayRef size, IntArrayRef stride, std::optional<DType> dtype, std::optional<int64_t>,

@@ -66,9 +66,6 @@ SizeVec factory_strides(IntArrayRef size, std::optional<int64_t> memory_format, 
 // like_result_strides: the strides of a *_like, clone or _to_copy result of
 // self: self's layout for none or preserve_format (like_strides), else the format's.
 SizeVec like_result_strides(const Tensor& self, std::optional<int64_t> memory_format, std::string_view op);
-// make_with_strides: a new tensor with exactly those (dense) strides;
-// make_tensor when they are contiguous_strides(sizes).
-Tensor make_with_strides(IntArrayRef sizes, IntArrayRef strides, DType dtype, Device device);
 
 // like_on_device: runs the *_like op like_op (e.g. "aten::zeros_like") on self,
 // the extra positional arguments, dtype, device and memory_format straight at

@@ -31,7 +31,7 @@ Tensor copy__cpu(const Tensor& self, const Tensor& src, bool non_blocking) {
 // (self's strides when dense, else its dims' order). See Note [Memory formats].
 Tensor clone_cpu(const Tensor& self, std::optional<int64_t> memory_format) {
   const SizeVec strides = like_result_strides(self, memory_format, "aten::clone");
-  Tensor out = make_with_strides(self.sizes(), strides, self.dtype(), kCPU);
+  Tensor out = make_tensor_with_strides(self.sizes(), strides, self.dtype(), kCPU);
   copy_into(out, self);
   return out;
 }
@@ -46,7 +46,7 @@ Tensor to_copy_cpu(const Tensor& self, std::optional<DType> dtype, std::optional
   const DType dt = dtype.value_or(self.dtype());
   check_not_cuda(self.device(), kOp, "from");
   const SizeVec strides = like_result_strides(self, memory_format, kOp);
-  if (target.is_meta()) return make_with_strides(self.sizes(), strides, dt, kMeta);
+  if (target.is_meta()) return make_tensor_with_strides(self.sizes(), strides, dt, kMeta);
   if (!target.is_cpu()) {
     // cpu -> device: convert (and lay out) on the host, then one copy of the
     // dense span (See Note [Device seam]).
@@ -54,14 +54,14 @@ Tensor to_copy_cpu(const Tensor& self, std::optional<DType> dtype, std::optional
     const Device dev = hooks.check_device(target, kOp);
     Tensor host = self;
     if (self.dtype() != dt || self.strides() != IntArrayRef(strides)) {
-      host = make_with_strides(self.sizes(), strides, dt, kCPU);
+      host = make_tensor_with_strides(self.sizes(), strides, dt, kCPU);
       copy_into(host, self);
     }
-    Tensor out = make_with_strides(self.sizes(), strides, dt, dev);
+    Tensor out = make_tensor_with_strides(self.sizes(), strides, dt, dev);
     if (out.numel() != 0) hooks.copy_bytes(out.raw_data(), dev, host.raw_data(), kCPU, static_cast<size_t>(out.nbytes()));
     return out;
   }
-  Tensor out = make_with_strides(self.sizes(), strides, dt, kCPU);
+  Tensor out = make_tensor_with_strides(self.sizes(), strides, dt, kCPU);
   copy_into(out, self);
   return out;
 }

@@ -121,7 +121,7 @@ Tensor like_cpu(const Tensor& self, std::optional<DType> dtype, std::optional<De
   const DType out_dtype = dtype.value_or(self.dtype());
   const Device target = device.value_or(self.device());
   if (!target.is_cpu()) return like_on_device(like_op, self, std::move(extra), out_dtype, target, memory_format);
-  Tensor out = make_with_strides(self.sizes(), like_result_strides(self, memory_format, like_op), out_dtype, kCPU);
+  Tensor out = make_tensor_with_strides(self.sizes(), like_result_strides(self, memory_format, like_op), out_dtype, kCPU);
   fill(out);
   return out;
 }
@@ -132,7 +132,7 @@ Tensor empty_cpu(IntArrayRef size, std::optional<DType> dtype, std::optional<int
                  std::optional<bool>, std::optional<int64_t> memory_format) {
   constexpr std::string_view kOp = "aten::empty.memory_format";
   check_factory_size(size, kOp);
-  return make_with_strides(size, factory_strides(size, memory_format, kOp), dtype.value_or(kDefaultFloat), kCPU);
+  return make_tensor_with_strides(size, factory_strides(size, memory_format, kOp), dtype.value_or(kDefaultFloat), kCPU);
 }
 
 Tensor empty_strided_cpu(IntArrayRef size, IntArrayRef stride, std::optional<DType> dtype, std::optional<int64_t>,

@@ -139,7 +139,7 @@ Tensor random_like_cpu(const Tensor& self, std::optional<DType> dtype, std::opti
   if (!target.is_cpu()) return like_on_device(op, self, {}, out_dtype, target, memory_format);  // its kernel checks
   check_random_dtype(out_dtype, check_name, op);
   const SizeVec strides = like_result_strides(self, memory_format, op);
-  Tensor out = make_with_strides(self.sizes(), strides, out_dtype, kCPU);
+  Tensor out = make_tensor_with_strides(self.sizes(), strides, out_dtype, kCPU);
   const Tensor drawn = out.is_contiguous() ? out : make_tensor(self.sizes(), out_dtype, kCPU);
   normal ? fill_normal(drawn, op) : fill_uniform(drawn, op);
   if (!drawn.is_same(out)) copy_into(out, drawn);

@@ -26,7 +26,7 @@ Tensor copy__cuda(const Tensor& self, const Tensor& src, bool non_blocking) {
 // on the CPU (kernels/cpu/conversion.cc). See Note [Memory formats].
 Tensor clone_cuda(const Tensor& self, std::optional<int64_t> memory_format) {
   const SizeVec strides = like_result_strides(self, memory_format, "aten::clone");
-  Tensor out = make_with_strides(self.sizes(), strides, self.dtype(), require_device(self.device(), "aten::clone"));
+  Tensor out = make_tensor_with_strides(self.sizes(), strides, self.dtype(), require_device(self.device(), "aten::clone"));
   device_copy(out, self);
   return out;
 }
@@ -41,9 +41,9 @@ Tensor to_copy_cuda(const Tensor& self, std::optional<DType> dtype, std::optiona
   const DType dt = dtype.value_or(self.dtype());
   require_device(self.device(), kOp);
   const SizeVec strides = like_result_strides(self, memory_format, kOp);
-  if (target.is_meta()) return make_with_strides(self.sizes(), strides, dt, kMeta);
+  if (target.is_meta()) return make_tensor_with_strides(self.sizes(), strides, dt, kMeta);
   const Device dev = target.is_cpu() ? target : require_device(target, kOp);
-  Tensor out = make_with_strides(self.sizes(), strides, dt, dev);
+  Tensor out = make_tensor_with_strides(self.sizes(), strides, dt, dev);
   copy_between(out, self);
   return out;
 }

@@ -76,7 +76,7 @@ Tensor empty_cuda_kernel(IntArrayRef size, OptDType dtype, OptInt, OptDevice dev
   constexpr std::string_view kOp = "aten::empty.memory_format";
   check_factory_size(size, kOp);
   const SizeVec strides = factory_strides(size, memory_format, kOp);
-  return make_with_strides(size, strides, dtype.value_or(kDefaultFloat), target_device(device, kOp));
+  return make_tensor_with_strides(size, strides, dtype.value_or(kDefaultFloat), target_device(device, kOp));
 }
 
 Tensor empty_strided_cuda(IntArrayRef size, IntArrayRef stride, OptDType dtype, OptInt, OptDevice device, OptBool) {
@@ -156,7 +156,7 @@ Tensor like_cuda(const Tensor& self, OptDType dtype, OptDevice device, OptInt me
   const Device target = device.value_or(self.device());
   if (!target.is_cuda()) return like_on_device(like_op, self, std::move(extra), out_dtype, target, memory_format);
   const SizeVec strides = like_result_strides(self, memory_format, like_op);
-  Tensor out = make_with_strides(self.sizes(), strides, out_dtype, require_device(target, like_op));
+  Tensor out = make_tensor_with_strides(self.sizes(), strides, out_dtype, require_device(target, like_op));
   fill(out);
   return out;
 }

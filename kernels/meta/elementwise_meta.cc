@@ -51,7 +51,7 @@ Tensor to_copy_meta(const Tensor& self, std::optional<DType> dtype, std::optiona
   OPSPEC_CHECK(target.is_meta(), "aten::_to_copy: ", kMetaCopyError);
   // Laid out as the CPU's _to_copy (See Note [Memory formats]).
   const SizeVec strides = like_result_strides(self, memory_format, "aten::_to_copy");
-  return make_with_strides(self.sizes(), strides, dtype.value_or(self.dtype()), kMeta);
+  return make_tensor_with_strides(self.sizes(), strides, dtype.value_or(self.dtype()), kMeta);
 }
 
 }  // namespace
@@ -181,7 +181,7 @@ void register_elementwise_meta_kernels(Library& lib) {
   lib.impl("copy_", kKey, &copy_meta);
   lib.impl("clone", kKey, [](const Tensor& self, std::optional<int64_t> memory_format) {
     const SizeVec strides = like_result_strides(self, memory_format, "aten::clone");
-    return make_with_strides(self.sizes(), strides, self.dtype(), kMeta);
+    return make_tensor_with_strides(self.sizes(), strides, self.dtype(), kMeta);
   });
   lib.impl("_to_copy", kKey, &to_copy_meta);
 }

@@ -433,6 +433,21 @@ Tensor make_strided(IntArrayRef sizes, IntArrayRef strides, DType dtype, Device 
   return Tensor(IntrusivePtr<TensorImpl>::make(std::move(storage), sizes, strides, 0, dtype, device));
 }
 
+Tensor make_tensor_with_strides(IntArrayRef sizes, IntArrayRef strides, DType dtype, Device device) {
+  // Exactly row-major only: a size-1 dim's odd stride is kept, as empty_strided keeps it.
+  if (strides.empty()) return make_tensor(sizes, dtype, device);  // empty: row-major
+  if (strides.size() == sizes.size()) {
+    int64_t expected = 1;
+    bool row_major = true;
+    for (size_t d = sizes.size(); d-- > 0;) {
+      row_major &= strides[d] == expected;
+      expected *= std::max<int64_t>(sizes[d], 1);
+    }
+    if (row_major) return make_tensor(sizes, dtype, device);
+  }
+  return make_strided(sizes, strides, dtype, device);
+}
+
 Tensor make_view(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset) {
   auto impl = IntrusivePtr<TensorImpl>::make(base.impl()->storage(), sizes, strides, storage_offset,
                                              base.dtype(), base.device());

@@ -365,6 +365,10 @@ Tensor make_tensor(IntArrayRef sizes, DType dtype, Device device);
 Tensor make_like_geometry(const TensorImpl& like, size_t nbytes, Device storage_device);
 // make_strided: a new tensor with the given strides over fresh storage large enough for them.
 Tensor make_strided(IntArrayRef sizes, IntArrayRef strides, DType dtype, Device device);
+// make_tensor_with_strides: make_tensor (recycled storage) when strides are
+// empty or exactly row-major, else make_strided: a result's allocation in the
+// layout its op computed (See Note [Memory formats]).
+Tensor make_tensor_with_strides(IntArrayRef sizes, IntArrayRef strides, DType dtype, Device device);
 // make_view: a tensor sharing base's storage with new geometry.
 Tensor make_view(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset);
 // make_alias_view: make_view for a view op's result: it also remembers the
