@@ -110,6 +110,7 @@ CompileObservation observe_compile(const TracedFunction& fn, size_t n,
     } else {
       outputs = target(make_call(c));
     }
+    if (observe.keep_output_layouts) obs.output_layouts.push_back(layouts_of(outputs));
     if (observe.keep_outputs) obs.outputs.push_back(std::move(outputs));
     // Counters only: a whole CompileStats a call grew as calls times breaks, in memory and time.
     if (c == 0) obs.first_call_stats = compiled.stats();

@@ -11,6 +11,7 @@
 
 #include "harness/check_result.h"
 #include "harness/debug_mode.h"
+#include "harness/expect/stride_checks.h"
 #include "harness/tensor_hash.h"
 #include "runtime/compile/compile.h"
 #include "runtime/nn/module.h"
@@ -34,6 +35,9 @@ struct CompileObservation {
   int fused_kernels = 0;                     // kernel entries with prefix "fused" in the first call's log
   std::vector<std::string> kernel_names;     // every kernel entry of the first call's log: "[fused] fused_mul_add_0"
   std::vector<std::vector<Tensor>> outputs;  // per call (empty with ObserveOptions::keep_outputs off)
+  // output_layouts: each call's outputs' sizes and strides (with
+  // ObserveOptions::keep_output_layouts), for strides checks without the data.
+  std::vector<std::vector<TensorLayout>> output_layouts;
   std::vector<DebugCall> log;                // DebugMode log of the first call
   std::string debug_string;                  // its debug_string()
   std::string explain;                       // explain()'s layout for the first call (graph/break counts, reasons, ops)
@@ -49,6 +53,7 @@ struct ObserveOptions {
   std::optional<HashKind> hash;    // tensor hashes in its log
   bool hash_inputs = false;        // of inputs too
   bool keep_outputs = true;        // CompileObservation::outputs
+  bool keep_output_layouts = false;  // CompileObservation::output_layouts
   // module: when set, observe compile(module) (an OptimizedModule called on
   // each call's single input, as torch.compile(model)) instead of compile(fn).
   std::shared_ptr<nn::Module> module;

@@ -20,6 +20,7 @@
 // tensor_assertions.h
 //                    EXPECT_TENSOR_EQ(actual, expected), EXPECT_TENSOR_CLOSE(actual,
 //                    expected [, .rtol = r, .atol = a]): torch.testing's comparisons.
+//                    EXPECT_STRIDES(t, {1, 3}): Tensor.stride() exactly.
 // text_assertions.h  EXPECT_DEBUG_STRING(statement, "golden") (+ _WITH(options, ...)),
 //                    with accept mode (OPSPEC_ACCEPT=1, accept.h), and
 //                    EXPECT_FILECHECK(text, checks [, options]); ASSERT_ forms.

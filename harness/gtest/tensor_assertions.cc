@@ -18,6 +18,16 @@ namespace opspec::internal {
                                        << "` threw: " << e.what();
 }
 
+::testing::AssertionResult tensor_strides(std::string_view text, const Tensor& t, IntArrayRef expected) {
+  const CheckResult r = check_strides(t, expected);
+  if (r.ok) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "`" << text << "` has unexpected strides: " << r.message;
+}
+
+::testing::AssertionResult tensor_strides_threw(std::string_view text, const std::exception& e) {
+  return ::testing::AssertionFailure() << "checking the strides of `" << text << "` threw: " << e.what();
+}
+
 CloseOptions tensor_eq_options(bool equal_nan) {
   return CloseOptions{.rtol = 0.0, .atol = 0.0, .equal_nan = equal_nan};
 }

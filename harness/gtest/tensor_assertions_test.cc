@@ -1,5 +1,5 @@
-// EXPECT_TENSOR_EQ / EXPECT_TENSOR_CLOSE: pass and fail paths of each macro,
-// and assert_close's tolerances and messages through them.
+// EXPECT_TENSOR_EQ / EXPECT_TENSOR_CLOSE / EXPECT_STRIDES: pass and fail paths
+// of each macro, and the check library's tolerances and messages through them.
 #include "harness/gtest/tensor_assertions.h"
 
 #include <gmock/gmock.h>
@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "harness/gtest/gtest_test_util.h"
+#include "runtime/core/memory_format.h"
 #include "runtime/ops/ops.h"
 
 namespace opspec {
@@ -64,6 +65,28 @@ TEST(TensorAssertions, AnExceptionIsTheAssertionsFailureNotTheTests) {
   auto [a, b] = std::pair{x, ops::mul(x, 2.0)};
   EXPECT_TENSOR_EQ(a, a) << "streams";
   EXPECT_THAT(nonfatal_failure_of([&] { EXPECT_TENSOR_CLOSE(a, b); }), HasSubstr("`a` and `b` are not close"));
+}
+
+TEST(TensorAssertions, StridesPassOnPyTorchsValues) {
+  const Tensor x = ops::randn({2, 3});
+  EXPECT_STRIDES(ops::relu(ops::t(x)), {1, 3});  // python3-torch 1.13: torch.relu(x.t()).stride() == (1, 3)
+  const Tensor cl = ops::contiguous(ops::randn({2, 3, 4, 5}), MemoryFormat::kChannelsLast);
+  ASSERT_STRIDES(ops::add(cl, ops::randn({3, 1, 1})), {60, 1, 15, 3}) << "streams";
+  const std::vector<int64_t> want = {60, 1, 15, 3};
+  EXPECT_STRIDES(ops::clone(cl), want);
+  EXPECT_STRIDES(ops::empty_like(cl), cl.strides());
+}
+
+TEST(TensorAssertions, StridesFailNamingTheExpressionAndBothValues) {
+  const Tensor x = ops::randn({2, 3});
+  EXPECT_THAT(nonfatal_failure_of([&] { EXPECT_STRIDES(ops::relu(ops::t(x)), {3, 1}); }),
+              HasSubstr("`ops::relu(ops::t(x))` has unexpected strides: expected strides [3, 1], got [1, 3] "
+                        "(sizes [3, 2])"));
+  EXPECT_THAT(fatal_failure_of([&] { ASSERT_STRIDES(x, {3}); }),
+              HasSubstr("`x` has unexpected strides: expected strides [3], got [3, 1]: 2 dims, not 1"));
+  // An op that throws in the argument fails the assertion, not the test.
+  EXPECT_THAT(nonfatal_failure_of([&] { EXPECT_STRIDES(ops::mm(x, x), {1}); }),
+              HasSubstr("checking the strides of `ops::mm(x, x)` threw: "));
 }
 
 }  // namespace
