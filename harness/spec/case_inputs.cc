@@ -60,6 +60,10 @@ Tensor make_input(const InputSpec& in, DType default_dtype, const std::string& d
   }
   const std::string& dev = in.device.empty() ? device : in.device;
   if (dev != "cpu") t = ops::to(t, Device::parse(dev));
+  // Laid out after its values are drawn, so the values (and the random
+  // stream) are the same whatever the format; before requires_grad, so the
+  // leaf is the laid-out tensor.
+  if (in.memory_format) t = ops::contiguous(t, *in.memory_format);
   if (in.requires_grad) {
     OPSPEC_CHECK(is_floating(t.dtype()), "only Tensors of floating point dtype can require gradients (got ",
                  dtype_short_name(t.dtype()), ")");

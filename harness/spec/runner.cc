@@ -15,6 +15,7 @@
 #include "harness/expect/gradcheck.h"
 #include "harness/expect/op_checks.h"
 #include "harness/expect/op_log.h"
+#include "harness/expect/stride_checks.h"
 #include "harness/filecheck.h"
 #include "harness/regex.h"
 #include "harness/program/fixture.h"
@@ -179,6 +180,28 @@ CheckResult check_outputs(const OutputsSpec& spec, const std::vector<Tensor>& ou
   return CheckResult::pass();
 }
 
+// check_strides: expect.strides against the eager outputs (exact values; a
+// flat list checks a single output, as `outputs` reads one).
+CheckResult check_strides(const StridesSpec& spec, const std::vector<Tensor>& outputs) {
+  CheckResult r = check_output_strides(outputs, spec.strides);
+  if (!r.ok && !spec.per_output && outputs.size() != 1) {
+    str_append(&r.message, "; a flat 'strides' list checks a single output (give one list per output: [[...], [...]])");
+  }
+  return r;
+}
+
+// eager_call_layouts: each compiled call's outputs must be laid out as eager
+// lays out the same inputs: call 1's are the eager run's (checked against
+// `strides:` already), later calls' (whose shapes may differ) are run here.
+std::vector<std::vector<TensorLayout>> eager_call_layouts(const CaseSpec& c, const CaseFunction& fn,
+                                                          std::vector<TensorLayout> first) {
+  std::vector<std::vector<TensorLayout>> out{std::move(first)};
+  for (const std::vector<InputSpec>& call : c.compile ? c.compile->calls : std::vector<std::vector<InputSpec>>{}) {
+    out.push_back(layouts_of(fn.fn(fn.make_inputs(call))));
+  }
+  return out;
+}
+
 // check_text: FileCheck of text against a `check:`-style block of the case.
 CheckResult run_file_check(const std::string& text, const std::string& checks, const SourceLocation& where,
                            std::string input_name) {
@@ -224,6 +247,8 @@ void run_expectations(const CaseRef& ref, const RunOptions& options, CaseResult&
   if (e.ops_exclude) failures.add("expect.ops_exclude", check_ops_exclude(aten_ops, *e.ops_exclude));
   if (e.function_ops) failures.add("expect.function_ops", check_ops_exact(function_ops, *e.function_ops));
   if (e.outputs) failures.add("expect.outputs", check_outputs(*e.outputs, eager_outputs));
+  if (e.strides) failures.add("expect.strides", check_strides(*e.strides, eager_outputs));
+  const std::vector<TensorLayout> eager_layouts = layouts_of(eager_outputs);  // for the compiled calls' strides
   eager_outputs.clear();  // only the checks above read them: memory for the runs below (docs/memory.md)
   if (options.report_logs) {  // --report: the eager run again, logged with everything a reader needs
     DebugModeOptions o = debug_options(c.debug);
@@ -259,6 +284,7 @@ void run_expectations(const CaseRef& ref, const RunOptions& options, CaseResult&
     };
     ObserveOptions oo{.debug = debug_options(c.debug), .hash = debug_hash(c.debug),
                       .hash_inputs = c.debug.hash_inputs, .keep_outputs = false,
+                      .keep_output_layouts = e.strides.has_value(),
                       .module = compiled_module(c, fn), .kernel_programs = options.report_logs};
     CompileObservation obs;
     try {
@@ -287,6 +313,10 @@ void run_expectations(const CaseRef& ref, const RunOptions& options, CaseResult&
     }
     if (e.recompiles) failures.add("expect.recompiles", check_recompiles(obs.stats, *e.recompiles));
     if (e.fused_kernels) failures.add("expect.fused_kernels", check_fused_kernels(obs, *e.fused_kernels));
+    if (e.strides) {  // each call's compiled outputs, as inductor's assert_size_stride
+      failures.add("expect.strides",
+                   check_compiled_strides(obs.output_layouts, eager_call_layouts(c, fn, eager_layouts)));
+    }
     if (e.check_graphs)
       // Each compiled graph (sizes symbolic where dims are dynamic), then the AOT forward/backward graphs.
       failures.add("expect.check_graphs", run_file_check(absl::StrJoin(obs.stats.graphs, "\n") + "\n" +

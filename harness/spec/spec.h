@@ -9,6 +9,7 @@
 
 #include "harness/program/program.h"
 #include "runtime/core/dtype.h"
+#include "runtime/core/memory_format.h"
 #include "runtime/core/shape_utils.h"
 
 namespace opspec::spec {
@@ -24,6 +25,9 @@ struct InputSpec {
   double fill = 0;               // init: full
   std::vector<double> values;    // init: values (numel must match shape)
   bool requires_grad = false;    // a leaf that requires grad (floating dtypes only)
+  // memory_format: the input is made as without it, then laid out so
+  // (x.contiguous(memory_format=...)); never kPreserve.
+  std::optional<MemoryFormat> memory_format;
   SourceLocation where;
 };
 
@@ -77,6 +81,14 @@ struct OutputsSpec {
   std::optional<double> atol;
 };
 
+// StridesSpec: `strides:` — the eager outputs' Tensor.stride() values, exactly:
+// `[1, 3]` for a program's single output or `[[1, 3], [4, 1]]` one list per
+// output; every compiled call's outputs must have eager's strides too.
+struct StridesSpec {
+  std::vector<SizeVec> strides;
+  bool per_output = false;         // the list of lists form
+};
+
 // GraphBreakSpec: one expected break: a substring of its reason.
 struct GraphBreakSpec {
   std::string reason;
@@ -110,6 +122,7 @@ struct ExpectSpec {
   SourceLocation debug_string_where;         // for --accept: where the golden text sits
   std::optional<std::string> error;          // regex the case's error must match
   std::optional<OutputsSpec> outputs;
+  std::optional<StridesSpec> strides;
   SourceLocation where;
 };
 

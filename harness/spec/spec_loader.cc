@@ -32,6 +32,38 @@ namespace internal {
 
 using YAML::Node;
 
+namespace {
+
+// kMemoryFormatNames: what `memory_format:` takes (with or without "torch.").
+constexpr std::string_view kMemoryFormatNames[] = {"contiguous_format", "channels_last", "channels_last_3d"};
+
+// bare_format_name: "channels_last" for MemoryFormat::kChannelsLast (PyTorch's
+// messages name the format without "torch.").
+std::string_view bare_format_name(MemoryFormat f) { return memory_format_name(f).substr(6); }
+
+}  // namespace
+
+// read_memory_format: an input's `memory_format:` as torch names it; its rank
+// is checked against the shape once the whole input is read.
+std::optional<MemoryFormat> Loader::read_memory_format(const Entry& e) {
+  auto s = get_string(e);
+  if (!s) return std::nullopt;
+  std::string_view name = *s;
+  if (name.starts_with("torch.")) name.remove_prefix(6);
+  for (MemoryFormat f : {MemoryFormat::kContiguous, MemoryFormat::kChannelsLast, MemoryFormat::kChannelsLast3d}) {
+    if (bare_format_name(f) == name) return f;
+  }
+  static const std::vector<std::string_view> kNames(std::begin(kMemoryFormatNames), std::end(kMemoryFormatNames));
+  if (name == "preserve_format") {  // x.contiguous(memory_format=torch.preserve_format) is refused in PyTorch too
+    error(val_pos(e), str_cat("memory_format '", *s, "' is not a layout an input can be made in (allowed: ",
+                              join(kNames, ", "), ")"));
+  } else {
+    error(val_pos(e), str_cat("unknown memory_format '", *s, "'", did_you_mean(name, kNames), " (allowed: ",
+                              join(kNames, ", "), ", or torch names like torch.channels_last)"));
+  }
+  return std::nullopt;
+}
+
 Defaults Loader::parse_defaults(const Entry& e) {
   Defaults d;
   auto m =
@@ -75,7 +107,7 @@ bool Loader::check_devices(const Entry& e, const std::vector<std::string>& devic
 std::optional<InputSpec> Loader::parse_input(const Entry& e, const std::string& where, const InputSpec* base) {
   const std::string ctx = str_cat("in input '", e.name, "' of ", where);
   auto m = read_map(e.value, val_pos(e), str_cat("input '", e.name, "'"), ctx,
-                    {"shape", "init", "dtype", "device", "full", "values", "requires_grad"});
+                    {"shape", "init", "dtype", "device", "full", "values", "requires_grad", "memory_format"});
   if (!m) return std::nullopt;
   InputSpec in = base ? *base : InputSpec{};
   in.name = e.name;
@@ -204,6 +236,20 @@ std::optional<InputSpec> Loader::parse_input(const Entry& e, const std::string& 
     if (auto s = get_string(*d); s && check_device(*s, val_pos(*d))) in.device = *s;
   }
   if (const Entry* r = m->get("requires_grad")) in.requires_grad = get_bool(*r).value_or(false);
+  const Entry* format = m->get("memory_format");
+  if (format) in.memory_format = read_memory_format(*format);
+  if (in.memory_format && *in.memory_format != MemoryFormat::kContiguous && error_count() == before) {
+    // PyTorch's words (x.contiguous(memory_format=...) on the wrong rank), at
+    // the key, or at the shape when a calls/bench override changed the shape.
+    const size_t rank = *in.memory_format == MemoryFormat::kChannelsLast ? 4 : 5;
+    if (in.shape.size() != rank) {
+      const Entry* shape = m->get("shape") ? m->get("shape") : values;
+      const Pos p = format ? key_pos(*format) : shape ? val_pos(*shape) : m->pos;
+      error(p, str_cat("input '", e.name, "': required rank ", rank, " tensor to use ",
+                       bare_format_name(*in.memory_format), " format (shape ", shape_str(in.shape), " has ",
+                       in.shape.size(), in.shape.size() == 1 ? " dim)" : " dims)"));
+    }
+  }
   if (error_count() != before) return std::nullopt;
   return in;
 }

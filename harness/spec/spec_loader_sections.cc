@@ -306,7 +306,7 @@ void Loader::parse_expect(const Entry& e, ExpectSpec& x, const std::string& wher
   auto m = read_map(e.value, val_pos(e), "'expect'", str_cat("in expect of ", where),
                     {"ops", "ops_contain", "ops_exclude", "function_ops", "ignore_ops", "graphs", "graph_breaks",
                      "recompiles", "fused_kernels", "equivalent", "gradcheck", "check", "check_graphs", "check_guards", "check_module", "export", "debug_string",
-                     "error", "outputs"});
+                     "error", "outputs", "strides"});
   if (!m) return;
   x.where = {file(), val_pos(e).line, val_pos(e).col};
   constexpr int64_t kMaxCount = std::numeric_limits<int>::max();
@@ -352,6 +352,58 @@ void Loader::parse_expect(const Entry& e, ExpectSpec& x, const std::string& wher
     }
   }
   if (const Entry* v = m->get("outputs")) parse_outputs(*v, x);
+  if (const Entry* v = m->get("strides")) parse_strides(*v, x);
+}
+
+// parse_strides: `strides: [1, 3]` (one output) or `[[1, 3], [4, 1]]`, each
+// entry a non-negative integer (Tensor.stride() values), errors at the entry.
+void Loader::parse_strides(const Entry& e, ExpectSpec& x) {
+  const Kind k = kind_of(e.value);
+  if (k != Kind::kSeq) {
+    error(val_pos(e), str_cat("'strides' must be a list of non-negative integers, or one list per output, got ",
+                              kind_name(k)));
+    return;
+  }
+  bool ok = true;
+  auto read = [&](const Node& list, Pos where) {
+    SizeVec v;
+    for (auto it = list.begin(); it != list.end(); ++it) {
+      const Pos p = pos_of(*it, where);
+      const Kind ik = kind_of(*it);
+      std::string text = ik == Kind::kInt ? it->Scalar() : "";
+      if (!text.empty() && text[0] == '+') text.erase(0, 1);
+      int64_t stride = 0;
+      if (ik != Kind::kInt) {
+        error(p, str_cat("'strides' entries must be non-negative integers, got ", kind_name(ik)));
+        ok = false;
+      } else if (!absl::SimpleAtoi(text, &stride) || stride < 0) {
+        error(p, str_cat("stride ", it->Scalar(), " is ", text[0] == '-' ? "negative" : "out of range",
+                         "; strides are non-negative integers"));
+        ok = false;
+      }
+      v.push_back(stride);
+    }
+    if (ok && static_cast<int64_t>(v.size()) > kMaxRank) {
+      error(where, str_cat("'strides' lists ", v.size(), " dims; a tensor has at most ", kMaxRank));
+      ok = false;
+    }
+    return v;
+  };
+  StridesSpec out;
+  for (auto it = e.value.begin(); it != e.value.end(); ++it) out.per_output = out.per_output || it->IsSequence();
+  if (!out.per_output) {
+    out.strides.push_back(read(e.value, val_pos(e)));
+  } else {
+    for (auto it = e.value.begin(); it != e.value.end(); ++it) {
+      const Pos p = pos_of(*it, val_pos(e));
+      if (!it->IsSequence()) {
+        error(p, "'strides' mixes lists and numbers: give one list per output, or the single output's strides");
+        return;
+      }
+      out.strides.push_back(read(*it, p));
+    }
+  }
+  if (ok) x.strides = std::move(out);
 }
 
 void Loader::parse_outputs(const Entry& e, ExpectSpec& x) {

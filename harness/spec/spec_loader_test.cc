@@ -69,7 +69,7 @@ TEST(SpecLoader, FullFileMapsToTheModel) {
   EXPECT_EQ(c.where.line, 6);
   EXPECT_EQ(c.where.column, 5);
   EXPECT_FALSE(c.load_error.has_value()) << *c.load_error;
-  ASSERT_EQ(c.inputs.size(), 4u);
+  ASSERT_EQ(c.inputs.size(), 5u);
   EXPECT_EQ(c.inputs[0].name, "x");
   EXPECT_EQ(c.inputs[0].shape, SizeVec({4}));
   EXPECT_EQ(c.inputs[0].init, "randn");
@@ -87,7 +87,7 @@ TEST(SpecLoader, FullFileMapsToTheModel) {
   EXPECT_EQ(c.inputs[3].fill, -1);
   ASSERT_TRUE(c.program.has_value());
   EXPECT_EQ(c.program->source(), "a = add(x, 1)\nb = sub(a, 1)\nreturn add(b, 1)\n");
-  EXPECT_EQ(c.program->origin().first_line, 16);
+  EXPECT_EQ(c.program->origin().first_line, 17);
   EXPECT_EQ(c.program->origin().column_offset, 6);
   EXPECT_TRUE(c.fixture.empty());
 
@@ -103,7 +103,7 @@ TEST(SpecLoader, FullFileMapsToTheModel) {
   EXPECT_TRUE(cs.error_on_recompile);
   EXPECT_TRUE(cs.trace_once);
   ASSERT_EQ(cs.calls.size(), 2u);
-  ASSERT_EQ(cs.calls[0].size(), 4u);  // every input, the overridden ones replaced
+  ASSERT_EQ(cs.calls[0].size(), 5u);  // every input, the overridden ones replaced
   EXPECT_EQ(cs.calls[0][0].shape, SizeVec({8}));
   EXPECT_EQ(cs.calls[0][0].init, "randn");
   EXPECT_EQ(cs.calls[0][2].values, std::vector<double>({1, 2, 3.5, -4}));
@@ -131,7 +131,7 @@ TEST(SpecLoader, FullFileMapsToTheModel) {
   EXPECT_EQ(x.check, "CHECK: aten::add.Tensor\n");
   EXPECT_EQ(x.check_graphs, "CHECK: graph");
   EXPECT_EQ(x.debug_string, "golden\n");
-  EXPECT_EQ(x.debug_string_where.line, 44);
+  EXPECT_EQ(x.debug_string_where.line, 45);
   EXPECT_EQ(x.debug_string_where.column, 21);
   EXPECT_EQ(x.error, "some (regex)+");
   ASSERT_TRUE(x.outputs.has_value());

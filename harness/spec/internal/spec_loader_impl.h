@@ -61,6 +61,7 @@ class Loader : public YamlReader {
   void parse_case(const Node& n, int index, const Defaults& defaults, SuiteSpec& suite);
   void parse_case_body(const Node& n, int index, const Defaults& defaults, CaseSpec& c);
   std::optional<InputSpec> parse_input(const Entry& e, const std::string& where, const InputSpec* base);
+  std::optional<MemoryFormat> read_memory_format(const Entry& e);
   std::vector<InputSpec> parse_inputs(const Entry& e, const std::string& where, const std::vector<InputSpec>* base);
   void read_program(const Entry& e, CaseSpec& c);
   bool read_fixture(const Entry& e, CaseSpec& c, bool have_inputs);
@@ -73,6 +74,7 @@ class Loader : public YamlReader {
   void parse_equivalent(const Entry& e, ExpectSpec& x);
   void parse_gradcheck(const Entry& e, ExpectSpec& x);
   void parse_outputs(const Entry& e, ExpectSpec& x);
+  void parse_strides(const Entry& e, ExpectSpec& x);
   // read_tolerances: a mapping's rtol and atol (non-negative, both or neither).
   void read_tolerances(const MapView& m, std::optional<double>& rtol, std::optional<double>& atol);
   void parse_graph_breaks(const Entry& e, ExpectSpec& x);
