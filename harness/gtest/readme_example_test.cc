@@ -62,6 +62,7 @@ TEST(ReadmeTestingBlock, TextAndTensors) {
   const Tensor y = ops::mul(x, 3.0), ref = ops::full({2, 2}, 3.0);
   EXPECT_TENSOR_CLOSE(y, ref);                               // torch.testing's per-dtype tolerances
   EXPECT_TENSOR_EQ(ops::add(x, 0.0), x);                     // or .rtol = r, .atol = a for CLOSE
+  EXPECT_STRIDES(ops::relu(ops::t(x)), {1, 2});              // Tensor.stride() exactly: relu keeps t(x)'s layout
   auto t = opspec::testing::make_tensor({2, 3}, DType::kFloat32, kCPU, {.low = 0, .high = 1, .noncontiguous = true});
   EXPECT_FALSE(t.is_contiguous());
   EXPECT_TRUE(ops::all(ops::logical_and(ops::ge(t, 0.0), ops::lt(t, 1.0))).item().to_bool());

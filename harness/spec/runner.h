@@ -16,14 +16,16 @@ namespace opspec::spec {
 //  2. A case-level load error (bad program, unknown op) fails it, unless
 //     expect.error matches the error text.
 //  3. The generator is seeded with the case's seed, the inputs are created
-//     (in the order written), then the program is instantiated (fixtures
-//     create their parameters here), so the same seed gives the same values.
+//     (in the order written, then laid out in their memory_format), then the
+//     program is instantiated (fixtures create their parameters here), so the
+//     same seed gives the same values.
 //  4. Eager run under a DebugMode and op recorders: ops, ops_contain,
 //     ops_exclude and function_ops are checked against it, after the ops
-//     that match expect.ignore_ops are taken out.
+//     that match expect.ignore_ops are taken out; outputs and strides too.
 //  5. Compiled run, when the case has `compile:` or expects graphs, graph
 //     breaks, recompiles or fused kernels: the first call with the inputs,
-//     then one call per entry of compile.calls.
+//     then one call per entry of compile.calls; with expect.strides, each
+//     call's outputs against eager's strides on the same inputs.
 //  6. `check:` and `debug_string:` read the compiled run's debug string when
 //     the case compiles, else the eager one; `check_graphs:` the printed graphs.
 //  7. `equivalent:` runs eager and compiled again on fresh copies of the inputs,
