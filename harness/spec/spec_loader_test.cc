@@ -320,7 +320,7 @@ TEST(SpecLoaderErrors, UnknownKeyAtEachLevel) {
             "description, inputs, program, fixture, compile, expect, debug, skip_if, xfail, devices, dtype, seed, bench)");
   EXPECT_EQ(load_fails(str_cat(kHead, "    program: return x\n    inputs: {x: {shape: [1], int: ones}}\n")),
             "t.yaml:4:30: error: unknown key 'int' in input 'x' of case 'c'; did you mean 'init'? (allowed: shape, "
-            "init, dtype, device, full, values, requires_grad)");
+            "init, dtype, device, full, values, requires_grad, memory_format)");
   EXPECT_EQ(load_fails(str_cat(kHead, "    program: return x\n    inputs: {x: {shape: [1], init: {ful: 1}}}\n")),
             "t.yaml:4:37: error: unknown key 'ful' in init of input 'x' of case 'c'; did you mean 'full'? "
             "(allowed: full, values)");
