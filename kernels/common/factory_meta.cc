@@ -148,6 +148,21 @@ std::vector<Tensor> stack_inputs(TensorList tensors, int64_t dim, std::string_vi
   return out;
 }
 
+CatGeometry stack_geometry(TensorList tensors, TensorList inputs, int64_t dim) {
+  constexpr std::string_view kOp = "aten::stack";
+  const int64_t d = wrap_dim(dim, tensors[0].dim() + 1, kOp);
+  CatGeometry g = cat_geometry(inputs, d, kOp);
+  if (d < tensors[0].dim()) {
+    const CatGeometry flat = cat_geometry(tensors, d, kOp);
+    g.strides.clear();
+    if (!flat.strides.empty()) {
+      // Splitting a dim is always a view.
+      g.strides = compute_view_strides(flat.sizes, flat.strides, g.sizes).value_or(SizeVec());
+    }
+  }
+  return g;
+}
+
 SizeVec factory_strides(IntArrayRef size, std::optional<int64_t> memory_format, std::string_view op) {
   return strides_for(size, to_memory_format(memory_format, op).value_or(MemoryFormat::kContiguous), op);
 }
@@ -327,7 +342,7 @@ Tensor cat_meta(TensorList tensors, int64_t dim) {
 
 Tensor stack_meta(TensorList tensors, int64_t dim) {
   const std::vector<Tensor> inputs = stack_inputs(tensors, dim, "aten::stack");
-  const CatGeometry g = cat_geometry(inputs, wrap_dim(dim, tensors[0].dim() + 1, "aten::stack"), "aten::stack");
+  const CatGeometry g = stack_geometry(tensors, inputs, dim);
   return g.strides.empty() ? make_tensor(g.sizes, g.dtype, kMeta) : make_strided(g.sizes, g.strides, g.dtype, kMeta);
 }
 

@@ -54,6 +54,11 @@ struct CatGeometry {
 CatGeometry cat_geometry(TensorList tensors, int64_t dim, std::string_view op);
 // is_skipped_in_cat: a legacy empty tensor of shape [0] that cat ignores.
 inline bool is_skipped_in_cat(const Tensor& t) { return t.dim() == 1 && t.sizes()[0] == 0; }
+// stack_geometry: the geometry of stack(tensors, dim) as cat of inputs (the
+// tensors unsqueezed by stack_inputs). Below the last dim PyTorch's stack is
+// cat(tensors, dim).view(...), so the result has the layout cat gives the
+// tensors themselves, viewed (a channels-last pair stacks channels-last).
+CatGeometry stack_geometry(TensorList tensors, TensorList inputs, int64_t dim);
 // stack_inputs: checks stack's inputs and returns them unsqueezed at the wrapped dim (cat's inputs).
 std::vector<Tensor> stack_inputs(TensorList tensors, int64_t dim, std::string_view op);
 

@@ -227,6 +227,24 @@ TEST_P(ModelLayoutTest, CatKeepsAFormatEveryInputSuggests) {
   }
 }
 
+TEST_P(ModelLayoutTest, StackIsCatViewedBelowTheLastDim) {
+  // PyTorch's stack: cat(tensors, dim).view(...) for dim < ndim, so channels-last
+  // inputs stack into cat's layout viewed; at dim == ndim, cat of the unsqueezed
+  // inputs (torch 1.13 on [2, 3, 4, 5]).
+  const Tensor c = channels_last({2, 3, 4, 5}, dev());
+  EXPECT_THAT(strides_of(ops::stack({c, c}, 0)), ElementsAre(120, 60, 1, 15, 3));
+  EXPECT_THAT(strides_of(ops::stack({c, c}, 1)), ElementsAre(120, 3, 1, 30, 6));
+  EXPECT_THAT(strides_of(ops::stack({c, c}, 2)), ElementsAre(120, 1, 60, 15, 3));
+  EXPECT_THAT(strides_of(ops::stack({c, c}, 3)), ElementsAre(120, 1, 30, 15, 3));
+  EXPECT_THAT(strides_of(ops::stack({c, c}, 4)), ElementsAre(120, 40, 10, 2, 1));
+  const Tensor x = ops::t(make({3, 4}, dev()));
+  EXPECT_THAT(strides_of(ops::stack({x, x}, 0)), ElementsAre(12, 3, 1));
+  if (dev().is_cpu()) {
+    const Tensor cc = ops::contiguous(c);
+    for (int64_t d = 0; d <= 4; ++d) EXPECT_TRUE(ops::equal(ops::stack({c, c}, d), ops::stack({cc, cc}, d))) << d;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Devices, ModelLayoutTest, ::testing::Values(kCPU, kMeta),
                          [](const auto& info) { return std::string(info.param.is_cpu() ? "cpu" : "meta"); });
 

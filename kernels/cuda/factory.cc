@@ -414,8 +414,7 @@ Tensor cat_cuda(TensorList tensors, int64_t dim) {
 Tensor stack_cuda(TensorList tensors, int64_t dim) {
   // stack is cat of the inputs unsqueezed at dim (views, no copies).
   const std::vector<Tensor> inputs = stack_inputs(tensors, dim, "aten::stack");
-  const CatGeometry g = cat_geometry(inputs, wrap_dim(dim, tensors[0].dim() + 1, "aten::stack"), "aten::stack");
-  return cat_into(inputs, g, "aten::stack");
+  return cat_into(inputs, stack_geometry(tensors, inputs, dim), "aten::stack");
 }
 
 Scalar local_scalar_dense_cuda(const Tensor& self) {
