@@ -17,25 +17,12 @@ using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
 using ::testing::ThrowsMessage;
+using layout_cases::as_int;
 using layout_cases::Expect;
+using layout_cases::expect_result;
 using layout_cases::LayoutInput;
 
 std::vector<int64_t> vec(IntArrayRef r) { return {r.begin(), r.end()}; }
-
-// expect_result: make() gives strides as expected, or throws the expected error.
-void expect_result(const std::function<Tensor()>& make, const Expect& want) {
-  if (!want.error.empty()) {
-    EXPECT_THAT(make, ThrowsMessage<Error>(HasSubstr(std::string(want.error))));
-    return;
-  }
-  const Tensor r = make();
-  EXPECT_THAT(vec(r.strides()), ElementsAreArray(want.strides));
-}
-
-// as_int: a format as the int the schemas carry (none stays none).
-std::optional<int64_t> as_int(std::optional<MemoryFormat> f) {
-  return f ? std::optional<int64_t>(static_cast<int64_t>(*f)) : std::nullopt;
-}
 
 TEST(ConversionLayoutTest, CloneAndToCopyFollowPyTorchsStrides) {
   for (const layout_cases::LayoutCase& c : layout_cases::cases()) {

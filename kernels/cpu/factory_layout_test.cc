@@ -20,19 +20,10 @@ using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
 using ::testing::ThrowsMessage;
 using layout_cases::Expect;
+using layout_cases::expect_result;
 using layout_cases::LayoutInput;
 
 std::vector<int64_t> vec(IntArrayRef r) { return {r.begin(), r.end()}; }
-
-// expect_result: make() gives strides as expected, or throws the expected error.
-void expect_result(const std::function<Tensor()>& make, const Expect& want) {
-  if (!want.error.empty()) {
-    EXPECT_THAT(make, ThrowsMessage<Error>(HasSubstr(std::string(want.error))));
-    return;
-  }
-  const Tensor r = make();
-  EXPECT_THAT(vec(r.strides()), ElementsAreArray(want.strides));
-}
 
 TEST(FactoryLayoutTest, EmptyInAMemoryFormat) {
   for (Device device : {kCPU, kMeta}) {

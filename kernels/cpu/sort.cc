@@ -9,11 +9,11 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/common/layout_format.h"
 #include "kernels/common/sort_meta.h"
 #include "kernels/cpu/copy.h"
 #include "kernels/cpu/loops.h"
 #include "kernels/cpu/parallel_rows.h"
-#include "runtime/core/memory_format.h"
 #include "runtime/dispatch/library.h"
 
 namespace opspec::internal {
@@ -248,12 +248,7 @@ std::tuple<Tensor, Tensor> sort_impl(const Tensor& self, int64_t dim, bool desce
   if (values.numel() > 0) sort_rows(self, g, g.len, descending, values, indices, kOp);
   // Results take self's layout (PyTorch 2.x's sort.stable meta); rows are sorted row-major first.
   const SizeVec strides = preserve_strides(self);
-  if (is_contiguous_strides(self.sizes(), strides)) return {values, indices};
-  Tensor laid_values = make_strided(self.sizes(), strides, self.dtype(), kCPU);
-  Tensor laid_indices = make_strided(self.sizes(), strides, DType::kInt64, kCPU);
-  copy_into(laid_values, values);
-  copy_into(laid_indices, indices);
-  return {laid_values, laid_indices};
+  return {with_strides(values, strides, copy_into), with_strides(indices, strides, copy_into)};
 }
 
 }  // namespace

@@ -8,11 +8,11 @@
 #include <string_view>
 #include <tuple>
 
+#include "kernels/common/layout_format.h"
 #include "kernels/common/sort_meta.h"
 #include "kernels/cuda/cuda_copy.h"
 #include "kernels/cuda/cuda_device.h"
 #include "kernels/cuda/sort_launch.h"
-#include "runtime/core/memory_format.h"
 #include "runtime/core/shape_utils.h"
 #include "runtime/dispatch/library.h"
 
@@ -149,12 +149,7 @@ std::tuple<Tensor, Tensor> sort_cuda(const Tensor& self, int64_t dim, bool desce
   auto [values, indices] = sort_into(self, g, self.sizes(), g.len, descending, dev);
   // Results take self's layout (PyTorch 2.x's sort.stable meta), as on the CPU.
   const SizeVec strides = preserve_strides(self);
-  if (is_contiguous_strides(self.sizes(), strides)) return {values, indices};
-  Tensor laid_values = make_strided(self.sizes(), strides, self.dtype(), dev);
-  Tensor laid_indices = make_strided(self.sizes(), strides, DType::kInt64, dev);
-  device_copy(laid_values, values);
-  device_copy(laid_indices, indices);
-  return {laid_values, laid_indices};
+  return {with_strides(values, strides, device_copy), with_strides(indices, strides, device_copy)};
 }
 
 std::tuple<Tensor, Tensor> sort_stable_cuda(const Tensor& self, std::optional<bool>, int64_t dim, bool descending) {

@@ -166,8 +166,7 @@ TEST_F(DecompositionTest, ContiguousAndToFollowPyTorchsLayoutRules) {
   for (const layout_cases::LayoutCase& c : layout_cases::cases()) {
     SCOPED_TRACE(layout_cases::case_name(c));
     const Tensor self = layout_cases::input(c.input);
-    const std::optional<int64_t> format =
-        c.format ? std::optional<int64_t>(static_cast<int64_t>(*c.format)) : std::nullopt;
+    const std::optional<int64_t> format = layout_cases::as_int(c.format);
     const std::string format_kwarg = format ? "memory_format=" + std::to_string(*format) : "";
     RecordingMode mode;
     if (c.format) {

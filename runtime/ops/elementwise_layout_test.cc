@@ -7,7 +7,7 @@
 
 #include "runtime/core/generator.h"
 #include "runtime/core/memory_format.h"
-#include "runtime/dispatch/mode.h"
+#include "runtime/dispatch/op_names_test_util.h"
 #include "runtime/ops/ops.h"
 
 namespace opspec {
@@ -17,20 +17,9 @@ using ::testing::ElementsAre;
 
 SizeVec strides_of(const Tensor& t) { return SizeVec(t.strides().begin(), t.strides().end()); }
 
-// Records the ops a call dispatches.
-class NamesMode : public DispatchMode {
- public:
-  bool dispatch(OpCall& call) override {
-    names.push_back(call.name());
-    call.proceed();
-    return true;
-  }
-  std::vector<std::string> names;
-};
-
 template <class F>
 std::vector<std::string> ops_of(F&& f) {
-  NamesMode mode;
+  test_util::OpNames mode;
   {
     ModeGuard g(mode);
     f();

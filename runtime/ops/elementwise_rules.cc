@@ -357,7 +357,6 @@ ElementwiseMeta add_sub_inplace_meta(const Tensor& self, const Tensor& other, co
 }
 
 Tensor make_elementwise_output(const ElementwiseMeta& m, Device device) {
-  if (m.strides.empty()) return make_tensor(m.sizes, m.result_dtype, device);
   return make_tensor_with_strides(m.sizes, m.strides, m.result_dtype, device);
 }
 

@@ -5,6 +5,10 @@
 // contiguous / to (runtime/ops/decompositions.cc). See Note [Memory formats].
 #pragma once
 
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -153,6 +157,21 @@ inline const std::vector<LayoutCase>& cases() {
       {"channels_last_3d", F::kChannelsLast3d, S({360, 1, 90, 18, 3}), S({360, 1, 90, 18, 3}), true, S({360, 1, 90, 18, 3}), true},
   };
   return kCases;
+}
+
+// expect_result: make() gives want's strides, or throws want's error.
+inline void expect_result(const std::function<Tensor()>& make, const Expect& want) {
+  if (!want.error.empty()) {
+    EXPECT_THAT(make, ::testing::ThrowsMessage<Error>(::testing::HasSubstr(std::string(want.error))));
+    return;
+  }
+  const Tensor r = make();
+  EXPECT_THAT(std::vector<int64_t>(r.strides().begin(), r.strides().end()), ::testing::ElementsAreArray(want.strides));
+}
+
+// as_int: a format as the int the schemas carry (none stays none).
+inline std::optional<int64_t> as_int(std::optional<MemoryFormat> f) {
+  return f ? std::optional<int64_t>(static_cast<int64_t>(*f)) : std::nullopt;
 }
 
 // case_name: "transposed/torch.channels_last" (or ".../None"), for SCOPED_TRACE.
