@@ -10,6 +10,7 @@ void register_view_kernels_at(Library& lib, DispatchKey key) {
   lib.impl("view", key, &view_kernel)
       .impl("_unsafe_view", key, &unsafe_view_kernel)
       .impl("as_strided", key, &as_strided_kernel)
+      .impl("as_strided_", key, &as_strided_inplace_kernel)
       .impl("permute", key, &permute_kernel)
       .impl("t", key, &t_kernel)
       .impl("transpose.int", key, &transpose_kernel)

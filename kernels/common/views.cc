@@ -50,9 +50,13 @@ Tensor unsafe_view_kernel(const Tensor& self, IntArrayRef size) {
   return view_impl(self, size, "aten::_unsafe_view", /*alias=*/false);
 }
 
-Tensor as_strided_kernel(const Tensor& self, IntArrayRef size, IntArrayRef stride,
-                         std::optional<int64_t> storage_offset) {
-  constexpr std::string_view op = "aten::as_strided";
+namespace {
+
+// check_as_strided_geometry: the checks as_strided and as_strided_ share (as
+// PyTorch's setStrided): equal lengths, no negative size, stride or offset,
+// and every element inside the storage. Returns the offset to use.
+int64_t check_as_strided_geometry(const Tensor& self, IntArrayRef size, IntArrayRef stride,
+                                  std::optional<int64_t> storage_offset, std::string_view op) {
   OPSPEC_CHECK(size.size() == stride.size(), op, ": mismatch in length of strides and shape (size ",
                format_sizes(size), ", stride ", format_sizes(stride), ")");
   const int64_t offset = storage_offset.value_or(self.storage_offset());
@@ -78,7 +82,23 @@ Tensor as_strided_kernel(const Tensor& self, IntArrayRef size, IntArrayRef strid
                  " requiring a storage size of ", static_cast<int64_t>(needed),
                  " are out of bounds for storage of size ", have);
   }
+  return offset;
+}
+
+}  // namespace
+
+Tensor as_strided_kernel(const Tensor& self, IntArrayRef size, IntArrayRef stride,
+                         std::optional<int64_t> storage_offset) {
+  const int64_t offset = check_as_strided_geometry(self, size, stride, storage_offset, "aten::as_strided");
   return make_alias_view(self, size, stride, offset);
+}
+
+Tensor as_strided_inplace_kernel(const Tensor& self, IntArrayRef size, IntArrayRef stride,
+                                 std::optional<int64_t> storage_offset) {
+  const int64_t offset = check_as_strided_geometry(self, size, stride, storage_offset, "aten::as_strided_");
+  // Metadata only, as squeeze_: the data is untouched, so the version counter stays.
+  self.impl()->set_sizes_and_strides(size, stride, offset);
+  return self;
 }
 
 Tensor permute_kernel(const Tensor& self, IntArrayRef dims) {

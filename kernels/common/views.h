@@ -27,6 +27,10 @@ Tensor unsafe_view_kernel(const Tensor& self, IntArrayRef size);
 // as_strided_kernel: aten::as_strided; checks the view stays inside the storage.
 Tensor as_strided_kernel(const Tensor& self, IntArrayRef size, IntArrayRef stride,
                          std::optional<int64_t> storage_offset);
+// as_strided_inplace_kernel: aten::as_strided_; restrides self's own TensorImpl
+// with as_strided's checks (adaptive_avg_pool2d's channels-last [1, 1] result).
+Tensor as_strided_inplace_kernel(const Tensor& self, IntArrayRef size, IntArrayRef stride,
+                                 std::optional<int64_t> storage_offset);
 // permute_kernel: aten::permute; dims must be a permutation of self's dims.
 Tensor permute_kernel(const Tensor& self, IntArrayRef dims);
 // t_kernel: aten::t; transposes a 2-D tensor, returns 0-D and 1-D ones as they are.

@@ -8,6 +8,7 @@
 namespace opspec {
 namespace views_test {
 
+using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::ThrowsMessage;
@@ -100,6 +101,28 @@ TEST(ViewsTest, AsStridedOutOfBounds) {
   EXPECT_THAT([&] { ops::as_strided(base, {2}, {1}, -1); },
               ThrowsMessage<Error>(HasSubstr("invalid storage offset -1")));
   EXPECT_NO_THROW(ops::as_strided(base, {0}, {1}, 10));  // empty views read nothing
+}
+
+TEST(ViewsTest, AsStridedInPlaceRestridesSelf) {
+  Tensor base = iota({10});
+  Tensor x = ops::slice(base, 0, 2);
+  const uint64_t version = x.impl()->version();
+  Tensor& r = ops::as_strided_(x, {2, 2}, {1, 3});
+  EXPECT_EQ(&r, &x);
+  EXPECT_TRUE(x.is_alias_of(base));
+  EXPECT_EQ(x.storage_offset(), 2);  // without an offset self's stays
+  EXPECT_THAT(vec(x.strides()), ElementsAre(1, 3));
+  EXPECT_THAT(x.to_vector<float>(), ElementsAre(2, 5, 3, 6));
+  EXPECT_EQ(x.impl()->version(), version);  // metadata only
+  ops::as_strided_(x, {3}, {2}, 1);
+  EXPECT_THAT(x.to_vector<float>(), ElementsAre(1, 3, 5));
+  // as_strided's checks, named by the in-place op; a refused call leaves self alone.
+  EXPECT_THAT([&] { ops::as_strided_(x, {4}, {3}, 1); },
+              ThrowsMessage<Error>(AllOf(HasSubstr("aten::as_strided_"),
+                                         HasSubstr("requiring a storage size of 44 are out of bounds"))));
+  EXPECT_THAT([&] { ops::as_strided_(x, {2, 2}, {1}); },
+              ThrowsMessage<Error>(HasSubstr("mismatch in length of strides and shape")));
+  EXPECT_THAT(x.to_vector<float>(), ElementsAre(1, 3, 5));
 }
 
 TEST(ViewsTest, Permute) {

@@ -196,6 +196,11 @@ TEST(AutogradFormulas, GradientsAgreeWithCentralDifferences) {
       {"as_strided_of_a_transpose", {{3, 4}}, [](V t) {
          return ops::as_strided(ops::t(t[0]), {4, 2}, {1, 4});
        }, "AsStridedBackward0"},
+      {"as_strided_inplace", {{3, 4}}, [](V t) {  // torch 1.13: AsStridedBackward1 after MulBackward0
+         Tensor u = ops::mul(t[0], 2.0);
+         ops::as_strided_(u, {2, 2}, {4, 1}, 1);
+         return u;
+       }, "AsStridedBackward1"},
       {"div_inplace", {{3}, {3}}, [](V t) {
          Tensor u = ops::clone(t[0]);
          ops::div_(u, t[1]);

@@ -52,8 +52,8 @@ VariableList slice(const FormulaCall& c) {
 VariableList select(const FormulaCall& c) {
   return {ops::select_backward(c.grad(), c.sizes(0), c.arg(1).to_int(), c.arg(2).to_int())};
 }
-// as_strided (self, size, stride, storage_offset?): as_strided_backward with
-// self's recorded geometry.
+// as_strided and as_strided_ (self, size, stride, storage_offset?):
+// as_strided_backward with self's geometry recorded before the call.
 VariableList as_strided(const FormulaCall& c) {
   const int64_t inp_offset = c.storage_offset(0);
   const int64_t out_offset = c.arg(3).is_none() ? inp_offset : c.arg(3).to_int();
@@ -112,6 +112,7 @@ void add_shape_formulas(std::vector<Formula>& out) {
   out.push_back({"aten::slice.Tensor", "SliceBackward0", 0, 0, &slice});
   out.push_back({"aten::select.int", "SelectBackward0", 0, 0, &select});
   out.push_back({"aten::as_strided", "AsStridedBackward0", 0, 0, &as_strided, {}, /*reads_strides=*/true});
+  out.push_back({"aten::as_strided_", "AsStridedBackward1", 0, 0, &as_strided, {}, /*reads_strides=*/true});
   out.push_back({"aten::slice_backward", "SliceBackwardBackward0", 0, 0, &slice_backward_backward});
   out.push_back({"aten::select_backward", "SelectBackwardBackward0", 0, 0, &select_backward_backward});
   out.push_back({"aten::cat", "CatBackward0", 0, 0, &cat});

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "runtime/core/memory_format.h"
 #include "runtime/dispatch/dispatcher.h"
 #include "runtime/dispatch/library.h"
 #include "runtime/ops/internal/composite.h"
@@ -376,14 +377,23 @@ Tensor max_pool2d_kernel(const Tensor& self, IntArrayRef kernel_size, IntArrayRe
 }
 
 // adaptive_avg_pool2d: a [1, 1] output is the mean over the last two dims
-// (mean.dim, keepdim); other sizes are _adaptive_avg_pool2d.
+// (mean.dim, keepdim), restrided in place to channels-last when the input
+// suggests it (as_strided_, as PyTorch 2.x and 1.13); other sizes are
+// _adaptive_avg_pool2d.
 Tensor adaptive_avg_pool2d_kernel(const Tensor& input, IntArrayRef output_size) {
   constexpr std::string_view kOp = "aten::adaptive_avg_pool2d";
   OPSPEC_CHECK(output_size.size() == 2, kOp, ": adaptive_avg_pool2d: output_size must be 2");
   OPSPEC_CHECK(output_size[0] >= 0 && output_size[1] >= 0, kOp,
                ": adaptive_avg_pool2d: elements of output_size must be greater than or equal to 0 but received {",
                output_size[0], ", ", output_size[1], "}");
-  if (output_size[0] == 1 && output_size[1] == 1) return ops::mean(input, {-1, -2}, true);
+  if (output_size[0] == 1 && output_size[1] == 1) {
+    Tensor out = ops::mean(input, {-1, -2}, true);
+    if (suggest_memory_format(input) == MemoryFormat::kChannelsLast) {
+      const int64_t n = input.sizes()[0], c = input.sizes()[1];
+      ops::as_strided_(out, {n, c, 1, 1}, {c, 1, c, c});
+    }
+    return out;
+  }
   return ops::_adaptive_avg_pool2d(input, output_size);
 }
 

@@ -471,6 +471,13 @@ Tensor as_strided(const Tensor& self, IntArrayRef size, IntArrayRef stride, std:
   return call<Tensor(const Tensor&, IntArrayRef, IntArrayRef, OptInt)>(OpId::as_strided, self, size, stride,
                                                                        storage_offset);
 }
+Tensor& as_strided_(Tensor& self, IntArrayRef size, IntArrayRef stride, std::optional<int64_t> storage_offset,
+                    const std::source_location& loc) {
+  OPSPEC_SITE;
+  call<Tensor(const Tensor&, IntArrayRef, IntArrayRef, OptInt)>(OpId::as_strided_, self, size, stride,
+                                                                storage_offset);
+  return self;
+}
 Tensor t(const Tensor& self, const std::source_location& loc) {
   OPSPEC_SITE;
   return call<UnarySig>(OpId::t, self);

@@ -263,6 +263,9 @@ Tensor reshape(const Tensor& self, IntArrayRef shape, OPSPEC_LOC);
 Tensor _unsafe_view(const Tensor& self, IntArrayRef size, OPSPEC_LOC);
 Tensor as_strided(const Tensor& self, IntArrayRef size, IntArrayRef stride,
                   std::optional<int64_t> storage_offset = std::nullopt, OPSPEC_LOC);
+// as_strided_: restrides self in place (its storage and data unchanged).
+Tensor& as_strided_(Tensor& self, IntArrayRef size, IntArrayRef stride,
+                    std::optional<int64_t> storage_offset = std::nullopt, OPSPEC_LOC);
 Tensor permute(const Tensor& self, IntArrayRef dims, OPSPEC_LOC);
 Tensor t(const Tensor& self, OPSPEC_LOC);
 // numpy_T: x.T in PyTorch (all dims reversed; aten::permute underneath).
