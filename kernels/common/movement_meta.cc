@@ -149,6 +149,8 @@ void check_roll(const Tensor& self, IntArrayRef shifts, IntArrayRef dims) {
   if (dims.empty() && shifts.size() == 1) return;  // the flattened roll
   OPSPEC_CHECK(shifts.size() == dims.size(), kOp, ": shifts and dimensions must align. shifts: ", shifts.size(),
                ", dims:", dims.size());
+  // PyTorch's roll reads self.size(dim) per rolled dim, which a 0-dim self has not.
+  OPSPEC_CHECK(self.dim() > 0, kOp, ": Dimension specified as ", dims[0], " but tensor has no dimensions");
   for (const int64_t d : dims) wrap_dim(d, self.dim(), kOp);
 }
 

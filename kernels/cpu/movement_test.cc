@@ -317,8 +317,37 @@ TEST(RollTest, ShiftsAndWraps) {
   EXPECT_THAT([&] { ops::roll(x, {}, {}); }, ThrowsMessage<Error>(HasSubstr("`shifts` required")));
   EXPECT_THAT([&] { ops::roll(x, {1, 2}, {}); },
               ThrowsMessage<Error>(HasSubstr("shifts and dimensions must align. shifts: 2, dims:0")));
+  EXPECT_THAT([&] { ops::roll(ops::scalar_tensor(1.0), {1}, {0}); },
+              ThrowsMessage<Error>(HasSubstr("Dimension specified as 0 but tensor has no dimensions")));
+  EXPECT_THAT(values(ops::roll(ops::scalar_tensor(1.0), {1})), ElementsAre(1));  // flattened: fine
   EXPECT_THAT([&] { ops::roll(x, {1}, {3}); },
               ThrowsMessage<Error>(HasSubstr("Dimension out of range (expected to be in range of [-2, 1], but got 3)")));
+}
+
+// PyTorch's CPU roll is narrow + cat per dim, so a channels-last input stays
+// channels-last unless a piece is empty (a shift by a multiple of the size).
+// Strides printed by torch 1.13 (its CUDA roll and 2.x's meta are row-major).
+TEST(RollTest, KeepsTheLayoutCatGives) {
+  const Tensor x = ops::contiguous(arange(120, {2, 3, 4, 5}), MemoryFormat::kChannelsLast);
+  auto strides = [](const Tensor& t) { return std::vector<int64_t>(t.strides().begin(), t.strides().end()); };
+  const std::vector<int64_t> cl = {60, 1, 15, 3}, row = {60, 20, 5, 1};
+  EXPECT_EQ(strides(ops::roll(x, {1}, {2})), cl);
+  EXPECT_EQ(strides(ops::roll(x, {4}, {2})), row);
+  EXPECT_EQ(strides(ops::roll(x, {0}, {1})), row);
+  EXPECT_EQ(strides(ops::roll(x, {3}, {1})), row);
+  EXPECT_EQ(strides(ops::roll(x, {1, 2}, {2, 3})), cl);
+  EXPECT_EQ(strides(ops::roll(x, {4, 1}, {2, 3})), row);
+  EXPECT_EQ(strides(ops::roll(x, {2}, {-1})), cl);
+  EXPECT_EQ(strides(ops::roll(x, {1, 1}, {1, 0})), cl);
+  EXPECT_EQ(strides(ops::roll(x, {1})), row);  // no dims: flatten, roll, view
+  EXPECT_THAT(strides(ops::roll(ops::transpose(arange(24, {2, 3, 4}), 1, 2), {1}, {1})), ElementsAre(12, 3, 1));
+  const Tensor z = ops::clone(arange(6, {2, 3, 1, 1}), MemoryFormat::kChannelsLast);
+  EXPECT_THAT(strides(ops::roll(z, {1}, {1})), ElementsAre(3, 1, 3, 3));
+  EXPECT_THAT(strides(ops::roll(arange(6, {2, 3, 1, 1}), {1}, {1})), ElementsAre(3, 1, 1, 1));
+  const Tensor e = ops::contiguous(ops::empty({0, 3, 4, 5}), MemoryFormat::kChannelsLast);
+  EXPECT_EQ(strides(ops::roll(e, {1}, {1})), std::vector<int64_t>(e.strides().begin(), e.strides().end()));
+  // The values do not depend on the layout.
+  EXPECT_EQ(values(ops::roll(x, {1, 2}, {2, 3})), values(ops::roll(ops::contiguous(x), {1, 2}, {2, 3})));
 }
 
 TEST(RepeatTest, TilesAndAddsLeadingDims) {
