@@ -405,7 +405,7 @@ std::string Matcher::check_file(const Pattern& p) const {
 
 void Matcher::error(const Pattern& p, std::string_view message) {
   if (first_failure_ == nullptr) first_failure_ = &p;
-  errors_ += quote_location(check_file(p), p.line, p.column, "error",
+  errors_ += quote_location(check_location(options_, check_file(p), p.line, p.column), "error",
                             cat(directive_name(p, options_.check_prefix), ": ", message), p.line_text,
                             p.caret);
 }
@@ -414,7 +414,7 @@ void Matcher::variable_notes(const Pattern& p) {
   for (const PatternPiece& piece : p.pieces) {
     if (piece.kind != PatternPiece::Kind::kUse || piece.backref) continue;
     const std::string* value = value_of(piece.text);
-    const std::string where = cat(check_file(p), ":", p.line, ":", p.column, ": note: ");
+    const std::string where = cat(check_location(options_, check_file(p), p.line, p.column), ": note: ");
     errors_ += value ? cat(where, "with \"", piece.text, "\" equal to \"", *value, "\"\n")
                      : cat(where, "\"", piece.text, "\" is undefined\n");
   }
@@ -466,7 +466,11 @@ std::string Matcher::message() const {
     legend = p.implicit_index
                  ? cat(directive_label(p, 1), " = implicit_check_not[", p.implicit_index - 1, "]")
                  : cat(directive_label(p, 1), " = the ", directive_name(p, options_.check_prefix),
-                                ": on line ", p.line, " of ", options_.check_name);
+                                ": on line ", p.line, " of ",
+                                options_.check_within.empty()
+                                    ? options_.check_name
+                                    : cat("the checks (", options_.check_within, " at ", options_.check_name, ":",
+                                          options_.check_first_line, ":", options_.check_column_offset + 1, ")"));
   }
   out += render_dump(in_, annotations_,
                      cat("\nAnnotated input ", options_.input_name, " (", legend,

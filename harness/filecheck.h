@@ -104,6 +104,13 @@ struct FileCheckOptions {
   std::string check_name = "<checks>"; // names the directives' file in messages
   int check_first_line = 1;            // line of the checks' first line in check_name
   int check_column_offset = 0;         // added to reported directive columns (YAML indentation)
+  // check_within: set when the checks are not check_name's text line for line
+  // (a quoted or folded YAML scalar: escapes and folding move positions), to
+  // what they are ("a double-quoted scalar"). Positions are then the checks'
+  // own, after where their text starts (check_first_line and
+  // check_column_offset + 1): "a.yaml:16:15: in the checks (a double-quoted
+  // scalar) at 2:3: error: ...".
+  std::string check_within;
   bool match_full_lines = false;       // positive matches must cover a whole line (leading and
                                        // trailing whitespace aside unless strict_whitespace)
   bool strict_whitespace = false;      // no whitespace canonicalization

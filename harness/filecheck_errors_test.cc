@@ -131,6 +131,29 @@ TEST(FileCheckErrorsTest, LocationsHonourTheYamlOffsets) {
   EXPECT_THAT(r.message, StartsWith("specs/ops.yaml:13:16: error: CHECK: expected string not found in input"));
 }
 
+// check_within: the checks are not the file's text line for line, so every
+// position is the checks' own, after where their text starts.
+TEST(FileCheckErrorsTest, ChecksWithTheirOwnPositionsNameWhereTheyStart) {
+  FileCheckOptions options;
+  options.check_name = "specs/ops.yaml";
+  options.check_first_line = 12;
+  options.check_column_offset = 14;
+  options.check_within = "a double-quoted scalar";
+  EXPECT_THAT(directive_error("CHECK: foo\nCHECK-NXT: bar", options),
+              StartsWith("specs/ops.yaml:12:15: in the checks (a double-quoted scalar) at 2:1: error: misspelled "
+                         "directive 'CHECK-NXT:'"));
+  const CheckResult r = file_check("foo\n", "CHECK: [[X:fo+]]\nCHECK: [[X]]bar", options);
+  EXPECT_THAT(r.message, StartsWith("specs/ops.yaml:12:15: in the checks (a double-quoted scalar) at 2:8: error: "
+                                    "CHECK: expected string not found in input"));
+  EXPECT_THAT(r.message, HasSubstr("specs/ops.yaml:12:15: in the checks (a double-quoted scalar) at 2:8: note: with "
+                                   "\"X\" equal to \"foo\""));
+  EXPECT_THAT(r.message, HasSubstr("(check:2 = the CHECK: on line 2 of the checks (a double-quoted scalar at "
+                                   "specs/ops.yaml:12:15);"));
+  // Implicit patterns keep their own names.
+  options.implicit_check_not = {"{{"};
+  EXPECT_THAT(directive_error("CHECK: foo", options), HasSubstr("implicit_check_not[0]:1:"));
+}
+
 TEST(FileCheckErrorsTest, AllErrorsAreReported) {
   const std::string m = directive_error("CHEK: a\nCHECK: b{{\nCHECK-NXT: c");
   EXPECT_THAT(m, HasSubstr("<checks>:1:1: error:"));

@@ -191,9 +191,13 @@ class Parser {
 
  private:
   void error(std::string_view name, int line, size_t byte, std::string_view line_text, std::string_view message) {
-    const int column = static_cast<int>(byte) + 1 + (name == options_.check_name ? options_.check_column_offset : 0);
-    out_.errors.push_back(quote_location(name, line, column, "error", message, line_text, byte));
+    const int column = static_cast<int>(byte) + 1 + (name == options_.check_name ? column_offset() : 0);
+    out_.errors.push_back(quote_location(check_location(options_, name, line, column), "error", message, line_text, byte));
   }
+  // first_line, column_offset: where the checks' text sits in check_name, or
+  // 1 and 0 for checks with their own positions (See check_location).
+  int first_line() const { return options_.check_within.empty() ? options_.check_first_line : 1; }
+  int column_offset() const { return options_.check_within.empty() ? options_.check_column_offset : 0; }
   std::string canon(std::string_view s) const { return canonicalize(s, options_.strict_whitespace).text; }
   // parse_pattern: fills p.pieces from line[begin, end); false after an error.
   bool parse_pattern(Pattern& p, std::string_view name, std::string_view line, size_t begin, size_t end,
@@ -391,7 +395,7 @@ ParsedChecks Parser::run(std::string_view checks) {
     const LineScan scan = scan_line(line, prefix);
     if (scan.what == LineScan::What::kNone) continue;
     any_directive = true;
-    const int line_number = options_.check_first_line + line_index;
+    const int line_number = first_line() + line_index;
     if (scan.what == LineScan::What::kError) {
       error(options_.check_name, line_number, scan.token, line, scan.error);
       continue;
@@ -405,7 +409,7 @@ ParsedChecks Parser::run(std::string_view checks) {
     while (b < e && is_hspace(line[b])) ++b;
     while (e > b && is_hspace(line[e - 1])) --e;
     p.caret = b;
-    p.column = static_cast<int>(b) + 1 + options_.check_column_offset;
+    p.column = static_cast<int>(b) + 1 + column_offset();
     p.full_line = options_.match_full_lines && p.kind != DirectiveKind::kNot && p.kind != DirectiveKind::kEmpty;
     const std::string dname = directive_name(p, prefix);
     const bool follows = p.kind == DirectiveKind::kNext || p.kind == DirectiveKind::kSame ||
@@ -560,9 +564,15 @@ std::vector<std::pair<std::string, std::string>> backref_definitions(const Patte
   return out;
 }
 
-std::string quote_location(std::string_view name, int line, int column, std::string_view kind,
-                           std::string_view message, std::string_view line_text, size_t caret) {
-  std::string out = cat(name, ":", line, ":", column, ": ", kind, ": ", message, "\n", line_text, "\n");
+std::string check_location(const FileCheckOptions& options, std::string_view name, int line, int column) {
+  if (options.check_within.empty() || name != options.check_name) return cat(name, ":", line, ":", column);
+  return cat(name, ":", options.check_first_line, ":", options.check_column_offset + 1, ": in the checks (",
+             options.check_within, ") at ", line, ":", column);
+}
+
+std::string quote_location(std::string_view location, std::string_view kind, std::string_view message,
+                           std::string_view line_text, size_t caret) {
+  std::string out = cat(location, ": ", kind, ": ", message, "\n", line_text, "\n");
   for (size_t i = 0; i < caret && i < line_text.size(); ++i) out += line_text[i] == '\t' ? '\t' : ' ';
   out += "^\n";
   return out;

@@ -101,10 +101,15 @@ std::string directive_label(const Pattern& pattern, int match_index = 0);
 
 
 
-// quote_location: "name:line:col: " + kind + ": " + message, then the quoted
+// check_location: how messages name a position of the checks: "name:line:col",
+// or for checks that are not name's text line for line (check_within) where
+// their text starts, then "in the checks (what) at line:col". Names other
+// than check_name (implicit_check_not[i]) are always "name:line:col".
+std::string check_location(const FileCheckOptions& options, std::string_view name, int line, int column);
+// quote_location: location + ": " + kind + ": " + message, then the quoted
 // line and a caret under byte `caret` (tabs kept so the caret lines up).
-std::string quote_location(std::string_view name, int line, int column, std::string_view kind,
-                           std::string_view message, std::string_view line_text, size_t caret);
+std::string quote_location(std::string_view location, std::string_view kind, std::string_view message,
+                           std::string_view line_text, size_t caret);
 
 // Annotation: one marker in the dump, over canonical offsets [begin, end).
 struct Annotation {

@@ -202,13 +202,14 @@ std::vector<std::vector<TensorLayout>> eager_call_layouts(const CaseSpec& c, con
   return out;
 }
 
-// check_text: FileCheck of text against a `check:`-style block of the case.
+// run_file_check: FileCheck of text against a `check:`-style block of the case.
 CheckResult run_file_check(const std::string& text, const std::string& checks, const SourceLocation& where,
                            std::string input_name) {
   FileCheckOptions o;
   o.check_name = where.file;
   o.check_first_line = where.line;
   o.check_column_offset = where.column > 0 ? where.column - 1 : 0;
+  o.check_within = where.within;  // a quoted or folded scalar: positions in the checks themselves
   o.input_name = std::move(input_name);
   return file_check(text, checks, o);
 }

@@ -308,6 +308,50 @@ cases:
   EXPECT_THAT(typo.message, HasSubstr("runner_test.yaml:11:11"));
 }
 
+// A quoted or folded check is not the file's text line for line: its failure
+// names where the text starts and the directive's place in the checks (the
+// quoted one's second directive used to be reported at line 10, a line of
+// the file that holds no check).
+TEST(SpecRunner, QuotedOrFoldedCheckFailureNamesItsStartAndItsOwnPosition) {
+  CaseResult quoted = run_one(R"(
+cases:
+  - name: c
+    inputs: {x: {shape: [2]}}
+    program: return relu(x)
+    expect:
+      check: "CHECK: aten::relu\n  CHECK: aten::mul"
+)");
+  EXPECT_EQ(quoted.outcome, Outcome::kFailed);
+  EXPECT_THAT(quoted.message, HasSubstr("runner_test.yaml:7:15: in the checks (a double-quoted scalar) at 2:10: error: "
+                                        "CHECK: expected string not found in input"));
+  EXPECT_THAT(quoted.message, HasSubstr("(check:2 = the CHECK: on line 2 of the checks (a double-quoted scalar at "
+                                        "runner_test.yaml:7:15);"));
+  CaseResult folded = run_one(R"(
+cases:
+  - name: c
+    inputs: {x: {shape: [2]}}
+    program: return relu(x)
+    expect:
+      check: >
+        CHECK: aten::relu
+
+        CHECK: aten::mul
+)");
+  EXPECT_EQ(folded.outcome, Outcome::kFailed);
+  EXPECT_THAT(folded.message, HasSubstr("runner_test.yaml:8:9: in the checks (a folded scalar) at 2:8: error: "));
+  // A folded scalar whose text is the file's stays mapped exactly.
+  CaseResult one_line = run_one(R"(
+cases:
+  - name: c
+    inputs: {x: {shape: [2]}}
+    program: return relu(x)
+    expect:
+      check: >
+        CHECK: aten::mul
+)");
+  EXPECT_THAT(one_line.message, HasSubstr("runner_test.yaml:8:16: error: CHECK: expected string"));
+}
+
 TEST(SpecRunner, CheckGuardsAndExportFailWithTheirText) {
   CaseResult guards = run_one(R"(
 cases:

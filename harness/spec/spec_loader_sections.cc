@@ -328,10 +328,12 @@ void Loader::parse_expect(const Entry& e, ExpectSpec& x, const std::string& wher
   if (const Entry* v = m->get("graph_breaks")) parse_graph_breaks(*v, x);
   if (const Entry* v = m->get("equivalent")) parse_equivalent(*v, x);
   // FileCheck directives report check-file positions; the block's origin
-  // makes them the YAML file's (as for programs).
+  // makes them the YAML file's (as for programs). A scalar that is not the
+  // file's text line for line keeps where it starts and says what it is
+  // (`within`), and FileCheck gives the checks' own positions after it.
   auto check_where = [&](const Entry& v) {
     ProgramOrigin o = block_origin(v);
-    return SourceLocation{file(), o.first_line, o.column_offset + 1};
+    return SourceLocation{file(), o.first_line, o.column_offset + 1, o.unmapped};
   };
   if (const Entry* v = m->get("check")) x.check = get_string(*v), x.check_where = check_where(*v);
   if (const Entry* v = m->get("check_graphs")) x.check_graphs = get_string(*v), x.check_graphs_where = check_where(*v);
