@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -109,6 +110,26 @@ inline void expect_close(const Tensor& got, const Tensor& want, const std::strin
     if (!ok && bad++ < 5) ADD_FAILURE() << what << ": element " << i << ": cuda " << g[i] << ", cpu " << w[i];
   }
   EXPECT_EQ(bad, 0) << what << ": elements out of tolerance";
+}
+
+// strides_of: t's strides as a vector (gtest prints it).
+inline std::vector<int64_t> strides_of(const Tensor& t) { return {t.strides().begin(), t.strides().end()}; }
+
+// expect_like_cpu: f on cuda copies of args (each with its cpu tensor's
+// geometry, to_cuda_as_strided) gives f(args)'s strides, as the CUDA kernels
+// lay results out as the CPU's (See Note [Memory formats]), and its values:
+// exactly when scale is 0, else to expect_close's tolerance times scale.
+inline void expect_like_cpu(const std::string& what, const std::function<Tensor(const std::vector<Tensor>&)>& f,
+                            const std::vector<Tensor>& args, double scale = 0, double floor = 1e-3) {
+  std::vector<Tensor> on_cuda;
+  for (const Tensor& a : args) on_cuda.push_back(to_cuda_as_strided(a));
+  const Tensor want = f(args), got = f(on_cuda);
+  EXPECT_EQ(strides_of(got), strides_of(want)) << what << ": cuda " << got.meta_str() << ", cpu " << want.meta_str();
+  if (scale == 0) {
+    expect_same(got, want, what);
+  } else {
+    expect_close(got, want, what, scale, floor);
+  }
 }
 
 }  // namespace opspec::testing

@@ -11,6 +11,7 @@
 #include "kernels/cuda/cuda_copy.h"
 #include "kernels/cuda/cuda_device.h"
 #include "kernels/cuda/elementwise_args.h"
+#include "runtime/core/memory_format.h"
 #include "runtime/ops/elementwise_rules.h"
 #include "runtime/dispatch/library.h"
 
@@ -205,7 +206,11 @@ Tensor native_dropout_backward_cuda(const Tensor& grad, const Tensor& mask, doub
   check_dropout_backward(grad, mask);
   require_device(grad.device(), kOp);
   const Tensor m = contiguous_cuda(mask, grad.dtype());  // 0 or 1 of grad's dtype
-  Tensor out = new_output(binary_meta(grad, m, BinaryKind::kArithmetic, kOp), kOp);
+  ElementwiseMeta meta = binary_meta(grad, m, BinaryKind::kArithmetic, kOp);
+  // PyTorch's CUDA kernel allocates empty_like(grad, grad.suggest_memory_format()),
+  // not TensorIterator's layout: a transposed grad gives a row-major result.
+  meta.strides = strides_for(grad.sizes(), suggest_memory_format(grad), kOp);
+  Tensor out = new_output(meta, kOp);
   arith_into(out, grad, m, BinaryOp::kDropoutBackward, Param{.f = scale});
   return out;
 }

@@ -51,6 +51,30 @@ TEST(CudaGradOpsTest, ElementwiseBackwardOpsMatchTheCpu) {
   }
 }
 
+// native_dropout_backward on cuda allocates as PyTorch's CUDA kernel does,
+// empty_like(grad, grad.suggest_memory_format()): channels-last for a
+// channels-last grad, row-major for a transposed one (PyTorch 2.x's meta
+// decomposition too; its CPU kernel, TensorIterator's grad * mask * scale,
+// keeps a transposed grad's strides).
+TEST(CudaGradOpsTest, DropoutBackwardLaysOutAsPytorchsCudaKernel) {
+  OPSPEC_SKIP_WITHOUT_CUDA();
+  using testing::strides_of;
+  using testing::to_cuda_as_strided;
+  for (DType dt : kFloats) {
+    const std::string n(dtype_short_name(dt));
+    const Tensor cl = ops::contiguous(input({2, 3, 4, 5}, dt, 20), MemoryFormat::kChannelsLast);
+    const Tensor cl_mask = ops::gt(cl, 0.0);  // channels-last too
+    const Tensor got = ops::native_dropout_backward(to_cuda_as_strided(cl), to_cuda_as_strided(cl_mask), 2.0);
+    EXPECT_EQ(strides_of(got), (std::vector<int64_t>{60, 1, 15, 3})) << n;
+    expect_same(got, ops::native_dropout_backward(cl, cl_mask, 2.0), "native_dropout_backward cl " + n);
+    const Tensor t = ops::t(input({5, 4}, dt, 21));
+    const Tensor t_mask = ops::gt(t, 0.0);
+    const Tensor got_t = ops::native_dropout_backward(to_cuda_as_strided(t), to_cuda_as_strided(t_mask), 0.5);
+    EXPECT_EQ(strides_of(got_t), (std::vector<int64_t>{5, 1})) << n;
+    expect_same(got_t, ops::native_dropout_backward(t, t_mask, 0.5), "native_dropout_backward t " + n);
+  }
+}
+
 TEST(CudaGradOpsTest, SoftmaxAndLayerNormBackwardMatchTheCpu) {
   OPSPEC_SKIP_WITHOUT_CUDA();
   for (DType dt : kFloats) {
