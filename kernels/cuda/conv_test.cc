@@ -395,6 +395,99 @@ TEST(CudaConvTest, BatchNormEvalIsTheCpusBits) {
   }
 }
 
+// ---- Layouts (See Note [Model op layouts]) ----
+
+// Convolution, pooling and batch norm compute row-major on the device and copy
+// into the CPU's layout (channels-last for a channels-last input or weight, an
+// empty input's row-major or zeros_like), with the CPU's values.
+TEST(CudaConvTest, ResultsTakeTheCpusLayouts) {
+  OPSPEC_SKIP_WITHOUT_CUDA();
+  using testing::expect_like_cpu;
+  using Args = std::vector<Tensor>;
+  const int64_t one[] = {1, 1}, zero[] = {0, 0}, bias[] = {4};
+  for (DType dt : {DType::kFloat32, DType::kFloat64, DType::kBFloat16}) {
+    const std::string n(dtype_short_name(dt));
+    const Tensor x = input({2, 3, 8, 8}, dt, 40), w = input({4, 3, 3, 3}, dt, 41), g = input({2, 4, 6, 6}, dt, 42);
+    const Tensor cl = ops::contiguous(x, MemoryFormat::kChannelsLast);
+    const Tensor wcl = ops::contiguous(w, MemoryFormat::kChannelsLast);
+    const Tensor empty_cl = ops::permute(input({0, 8, 8, 3}, dt, 43), {0, 3, 1, 2});  // (192, 1, 24, 3)
+    auto conv = [&](const Args& a) {
+      return ops::convolution(a[0], a[1], std::nullopt, one, zero, one, false, zero, 1);
+    };
+    for (const auto& [name, in, weight] : {std::tuple{"cl x", cl, w}, std::tuple{"x cl w", x, wcl},
+                                            std::tuple{"transposed x", ops::transpose(x, 2, 3), w},
+                                            std::tuple{"empty cl x", empty_cl, w}}) {
+      const std::string what = std::string(name) + " " + n;
+      expect_like_cpu("convolution " + what, conv, {in, weight}, 8, 4.0);
+      const Tensor go = in.numel() == 0 ? input({0, 4, 6, 6}, dt, 44) : g;
+      for (int k = 0; k < 3; ++k) {
+        expect_like_cpu(str_cat("convolution_backward ", k, " ", what),
+                        [&](const Args& a) {
+                          const auto grads = ops::convolution_backward(a[0], a[1], a[2], bias, one, zero, one, false,
+                                                                       zero, 1, {true, true, true});
+                          return k == 0 ? std::get<0>(grads) : k == 1 ? std::get<1>(grads) : std::get<2>(grads);
+                        },
+                        {go, in, weight}, 16, 12.0);
+      }
+    }
+    for (const Tensor& t : {cl, x, ops::transpose(x, 2, 3)}) {
+      const std::string what = n + " " + t.meta_str();
+      const Tensor idx = std::get<1>(ops::max_pool2d_with_indices(t, {3, 3}, {2, 2}, {1, 1}));
+      const Tensor g4 = input({2, 3, 4, 4}, dt, 45);
+      expect_like_cpu("max_pool2d " + what,
+                      [](const Args& a) {
+                        return std::get<0>(ops::max_pool2d_with_indices(a[0], {3, 3}, {2, 2}, {1, 1}));
+                      },
+                      {t});
+      expect_like_cpu("max_pool2d indices " + what,
+                      [](const Args& a) {
+                        return std::get<1>(ops::max_pool2d_with_indices(a[0], {3, 3}, {2, 2}, {1, 1}));
+                      },
+                      {t});
+      expect_like_cpu("max_pool2d_backward " + what,
+                      [](const Args& a) {
+                        return ops::max_pool2d_with_indices_backward(a[0], a[1], {3, 3}, {2, 2}, {1, 1}, {1, 1}, false,
+                                                                     a[2]);
+                      },
+                      {g4, t, idx});
+      expect_like_cpu("avg_pool2d " + what, [](const Args& a) { return ops::avg_pool2d(a[0], {2, 2}); }, {t});
+      expect_like_cpu("avg_pool2d_backward " + what,
+                      [](const Args& a) {
+                        return ops::avg_pool2d_backward(a[0], a[1], {2, 2}, {2, 2}, {0, 0}, false, true, std::nullopt);
+                      },
+                      {g4, t});
+      expect_like_cpu("_adaptive_avg_pool2d " + what,
+                      [](const Args& a) { return ops::_adaptive_avg_pool2d(a[0], {3, 3}); }, {t});
+      expect_like_cpu("_adaptive_avg_pool2d_backward " + what,
+                      [](const Args& a) { return ops::_adaptive_avg_pool2d_backward(a[0], a[1]); },
+                      {input({2, 3, 3, 3}, dt, 46), t});
+      // [1, 1]: mean.dim, then as_strided_ to (C, 1, C, C) for a channels-last t.
+      expect_like_cpu("adaptive_avg_pool2d [1, 1] " + what,
+                      [](const Args& a) { return ops::adaptive_avg_pool2d(a[0], {1, 1}); }, {t}, 16, 4.0);
+      for (bool training : {true, false}) {
+        expect_like_cpu(str_cat("native_batch_norm ", training, " ", what),
+                        [&](const Args& a) {
+                          const Tensor rm = ops::zeros({3}, {.dtype = dt, .device = a[0].device()});
+                          const Tensor rv = ops::ones({3}, {.dtype = dt, .device = a[0].device()});
+                          return std::get<0>(ops::native_batch_norm(a[0], a[1], std::nullopt, rm, rv, training, 0.1,
+                                                                    1e-5));
+                        },
+                        {t, input({3}, dt, 47)}, 16, 4.0);
+      }
+      // The backward from the device's own saved statistics.
+      expect_like_cpu("native_batch_norm_backward " + what,
+                      [](const Args& a) {
+                        auto [y, mean, invstd] = ops::native_batch_norm(a[1], std::nullopt, std::nullopt, std::nullopt,
+                                                                        std::nullopt, true, 0.1, 1e-5);
+                        return std::get<0>(ops::native_batch_norm_backward(a[0], a[1], std::nullopt, std::nullopt,
+                                                                           std::nullopt, mean, invstd, true, 1e-5,
+                                                                           {true, true, true}));
+                      },
+                      {input({2, 3, 8, 8}, dt, 48), t}, 16, 16.0);
+    }
+  }
+}
+
 TEST(CudaConvTest, BatchNormErrorsAreTheCpus) {
   OPSPEC_SKIP_WITHOUT_CUDA();
   const Tensor x = to_cuda(ops::zeros({2, 3, 4}));

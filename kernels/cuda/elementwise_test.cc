@@ -130,6 +130,61 @@ TEST(CudaElementwiseTest, AddWithAlphaRoundsOnceAsOnTheCpu) {
   }
 }
 
+// Elementwise results take their inputs' layout as on the CPU (TensorIterator's
+// output strides, See Note [Memory formats]): channels-last, permuted and
+// non-dense inputs give strided outputs, which the kernels write through
+// make_args, with the CPU's values in every dtype (the first input decides;
+// a cpu scalar and a dtype change take no part in the layout).
+TEST(CudaElementwiseTest, ResultsKeepTheInputsLayoutAsOnTheCpu) {
+  OPSPEC_SKIP_WITHOUT_CUDA();
+  using testing::expect_like_cpu;
+  using Args = std::vector<Tensor>;
+  for (DType dt : kAll) {
+    const std::string n(dtype_short_name(dt));
+    // 1000 values (the specials among them) as [2, 5, 10, 10].
+    const Tensor x = ops::view(ops::slice(inputs(dt), 0, 10, 1010), {2, 5, 10, 10});
+    const Tensor y = ops::view(ops::slice(inputs(dt, 2), 0, 10, 1010), {2, 5, 10, 10});
+    const Tensor cl = ops::contiguous(x, MemoryFormat::kChannelsLast);  // (500, 1, 50, 5)
+    const Tensor tr = ops::transpose(x, 1, 3);                           // [2, 10, 10, 5] (500, 1, 10, 100)
+    const Tensor sliced = ops::slice(x, 3, 0, 10, 3);                    // not dense: (500, 100, 10, 3)
+    const Tensor scalar = ops::select(ops::select(ops::select(ops::select(x, 0, 1), 0, 2), 0, 3), 0, 4);  // 0-dim
+    const Tensor row = ops::slice(ops::view(y, {1000}), 0, 0, 10);  // [10], broadcast over cl
+    for (const Tensor& t : {cl, tr, sliced, scalar}) {
+      const std::string what = n + " " + t.meta_str();
+      expect_like_cpu("logical_not " + what, [](const Args& a) { return ops::logical_not(a[0]); }, {t});
+      expect_like_cpu("sign " + what, [](const Args& a) { return ops::sign(a[0]); }, {t});
+      expect_like_cpu("eq " + what, [](const Args& a) { return ops::eq(a[0], a[0]); }, {t});
+      if (dt == DType::kBool) continue;
+      expect_like_cpu("neg " + what, [](const Args& a) { return ops::neg(a[0]); }, {t});
+      expect_like_cpu("relu " + what, [](const Args& a) { return ops::relu(a[0]); }, {t});
+      expect_like_cpu("mul scalar " + what, [](const Args& a) { return ops::mul(a[0], 3); }, {t});
+      // i64/i32 exp computes in f32: a new dtype, the same layout.
+      expect_like_cpu("exp " + what, [](const Args& a) { return ops::exp(a[0]); }, {t}, 1);
+    }
+    if (dt == DType::kBool) {
+      expect_like_cpu("logical_and cl, x " + n, [](const Args& a) { return ops::logical_and(a[0], a[1]); }, {cl, y});
+      continue;
+    }
+    // Two inputs: the first one's layout, broadcast rows and a cpu 0-dim operand included.
+    expect_like_cpu("add cl, y " + n, [](const Args& a) { return ops::add(a[0], a[1]); }, {cl, y});
+    expect_like_cpu("add y, cl " + n, [](const Args& a) { return ops::add(a[0], a[1]); }, {y, cl});
+    expect_like_cpu("add row, cl " + n, [](const Args& a) { return ops::add(a[0], a[1]); }, {row, cl});
+    expect_like_cpu("sub alpha cl, y " + n, [](const Args& a) { return ops::sub(a[0], a[1], 2); }, {cl, y});
+    expect_like_cpu("mul tr, cpu 0-dim " + n,
+                    [](const Args& a) { return ops::mul(a[0], ops::scalar_tensor(0.5, {.dtype = a[0].dtype()})); },
+                    {tr});
+    expect_like_cpu("lt cl, y " + n, [](const Args& a) { return ops::lt(a[0], a[1]); }, {cl, y});
+    expect_like_cpu("where " + n, [](const Args& a) { return ops::where(ops::gt(a[1], a[0]), a[0], a[1]); },
+                    {cl, y});
+    expect_like_cpu("maximum sliced " + n, [](const Args& a) { return ops::maximum(a[0], a[0]); }, {sliced});
+    expect_like_cpu("pow 2 cl " + n, [](const Args& a) { return ops::pow(a[0], 2); }, {cl},
+                    dt == DType::kFloat16 ? 1 : 0);  // f16 has no pow fast path
+    // Promotion: an f64 second input, the first's layout.
+    expect_like_cpu("add cl, f64 " + n, [](const Args& a) { return ops::add(a[0], ops::to(a[1], DType::kFloat64)); },
+                    {cl, y});
+  }
+}
+
 TEST(CudaElementwiseTest, BinaryOpsPromoteBroadcastAndMatchTheCpu) {
   OPSPEC_SKIP_WITHOUT_CUDA();
   using Binary = std::function<Tensor(const Tensor&, const Tensor&)>;

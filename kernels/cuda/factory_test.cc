@@ -150,6 +150,32 @@ TEST(CudaFactoryTest, CatStackAndItem) {
   EXPECT_THAT([&] { to_cuda(a).item(); }, ThrowsMessage<Error>(HasSubstr("a Tensor with 6 elements cannot be converted")));
 }
 
+// cat keeps the channels-last format every input suggests and stack is cat
+// viewed below the last dim, on cuda as on the CPU: the pieces are copied into
+// views of a channels-last result.
+TEST(CudaFactoryTest, CatAndStackKeepLayoutsAsOnTheCpu) {
+  OPSPEC_SKIP_WITHOUT_CUDA();
+  using testing::expect_like_cpu;
+  using Args = std::vector<Tensor>;
+  manual_seed(2);
+  const Tensor x = ops::randn({2, 3, 4, 5}), y = ops::to(ops::randn({2, 3, 4, 5}), DType::kFloat16);
+  const Tensor c = ops::contiguous(x, MemoryFormat::kChannelsLast), d = ops::contiguous(y, MemoryFormat::kChannelsLast);
+  const Tensor c3 = ops::permute(ops::randn({2, 2, 4, 4, 3}), {0, 4, 1, 2, 3});  // channels_last_3d
+  for (int64_t dim = 0; dim < 4; ++dim) {
+    expect_like_cpu(str_cat("cat cl, cl dim ", dim), [&](const Args& a) { return ops::cat({a[0], a[1]}, dim); },
+                    {c, d});
+    expect_like_cpu(str_cat("cat cl, x dim ", dim), [&](const Args& a) { return ops::cat({a[0], a[1]}, dim); }, {c, y});
+  }
+  expect_like_cpu("cat cl, [0]", [](const Args& a) { return ops::cat({a[0], a[1]}, 1); }, {c, ops::zeros({0})});
+  expect_like_cpu("cat cl3d", [](const Args& a) { return ops::cat({a[0], a[0]}, 1); }, {c3});
+  for (int64_t dim = 0; dim <= 4; ++dim) {
+    expect_like_cpu(str_cat("stack cl, cl dim ", dim), [&](const Args& a) { return ops::stack({a[0], a[1]}, dim); },
+                    {c, d});
+    expect_like_cpu(str_cat("stack cl, x dim ", dim), [&](const Args& a) { return ops::stack({a[0], a[1]}, dim); },
+                    {c, x});
+  }
+}
+
 // empty(memory_format) and the *_like factories on cuda lay results out as on
 // the CPU (PyTorch's strides, runtime/ops/layout_cases_test_util.h) and fill
 // every element; rand_like draws the CPU's values by logical index.

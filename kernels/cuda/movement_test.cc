@@ -55,6 +55,53 @@ TEST(CudaMovementTest, GathersMatchTheCpu) {
   }
 }
 
+// Pads, flips, upsampling and group norm gather row-major on the device, then
+// copy into the CPU's layout (the input's suggested format, a crop's or a
+// flip's preserved strides; See Note [Model op layouts]), with the CPU's
+// values. roll is row-major on CUDA, as PyTorch's CUDA kernel.
+TEST(CudaMovementTest, ResultsTakeTheCpusLayouts) {
+  OPSPEC_SKIP_WITHOUT_CUDA();
+  using testing::expect_like_cpu;
+  using Args = std::vector<Tensor>;
+  for (DType dt : kAllDTypes) {
+    const std::string n(dtype_short_name(dt));
+    const Tensor x = input({2, 3, 6, 5}, dt, 8);
+    const Tensor cl = ops::contiguous(x, MemoryFormat::kChannelsLast);
+    const Tensor perm = ops::permute(input({2, 3, 4}, dt, 9), {2, 0, 1});  // [4, 2, 3] (1, 12, 4)
+    const Tensor sliced = ops::slice(ops::t(input({6, 4}, dt, 10)), 1, 0, 6, 2);  // not dense
+    const Tensor cl3 = ops::permute(input({2, 2, 4, 4, 3}, dt, 11), {0, 4, 1, 2, 3});  // channels_last_3d
+    for (const Tensor& t : {cl, perm, sliced, cl3, x}) {
+      const std::string what = n + " " + t.meta_str();
+      expect_like_cpu("pad " + what, [](const Args& a) { return ops::constant_pad_nd(a[0], {1, 2}, 1); }, {t});
+      expect_like_cpu("crop " + what, [](const Args& a) { return ops::constant_pad_nd(a[0], {-1, 0}); }, {t});
+      expect_like_cpu("flip " + what, [](const Args& a) { return ops::flip(a[0], {0, -1}); }, {t});
+      const Tensor want = ops::roll(t, {1, -2}, {0, -1});
+      const Tensor got = ops::roll(testing::to_cuda_as_strided(t), {1, -2}, {0, -1});
+      EXPECT_EQ(testing::strides_of(got), testing::strides_of(ops::contiguous(t))) << "roll " << what;
+      expect_same(got, want, "roll " + what);
+    }
+    expect_like_cpu("pad 4-d crop and pad " + n,
+                    [](const Args& a) { return ops::constant_pad_nd(a[0], {1, -1, 2, 0}, 3); }, {cl});
+    if (dt == DType::kBool || dt == DType::kInt64 || dt == DType::kInt32) continue;
+    const Tensor tr = ops::transpose(input({2, 3, 5, 6}, dt, 13), 2, 3);  // [2, 3, 6, 5], H and W swapped
+    for (const Tensor& t : {cl, x, tr}) {
+      const std::string what = n + " " + t.meta_str();
+      expect_like_cpu("upsample " + what, [](const Args& a) { return ops::upsample_nearest2d(a[0], {9, 11}); }, {t});
+      // The backward follows grad_output's layout.
+      expect_like_cpu("upsample backward " + what,
+                      [](const Args& a) {
+                        return ops::upsample_nearest2d_backward(a[0], {6, 5}, {2, 3, 3, 2});
+                      },
+                      {t});
+      expect_like_cpu("group_norm " + what,
+                      [](const Args& a) {
+                        return std::get<0>(ops::native_group_norm(a[0], a[1], std::nullopt, 2, 3, 30, 3, 1e-5));
+                      },
+                      {t, input({3}, dt, 12)}, 8, 1);
+    }
+  }
+}
+
 TEST(CudaMovementTest, GroupNormMatchesTheCpu) {
   OPSPEC_SKIP_WITHOUT_CUDA();
   for (DType dt : testing::kFloatDTypes) {

@@ -128,6 +128,31 @@ TEST(CudaNnTest, TrilAndTriuMatchTheCpu) {
   }
 }
 
+// bitwise_not: self's layout as on the CPU. A self laid out as the result is
+// inverted flat (contiguous, channels-last, permuted dense); any other (sliced,
+// expanded) is first copied into the result's layout.
+TEST(CudaNnTest, BitwiseNotKeepsLayoutsAndMatchesTheCpu) {
+  OPSPEC_SKIP_WITHOUT_CUDA();
+  using testing::expect_like_cpu;
+  using Args = std::vector<Tensor>;
+  for (DType dt : {DType::kInt64, DType::kInt32, DType::kBool}) {
+    const Tensor x = as_dtype(input({2, 3, 4, 5}, DType::kFloat64, 40), dt);
+    for (const Tensor& t : {x, ops::contiguous(x, MemoryFormat::kChannelsLast), ops::permute(x, {3, 1, 0, 2}),
+                            ops::slice(x, 3, 1, 5, 2), ops::expand(ops::select(x, 0, 1), {2, 2, 3, 4, 5}),
+                            ops::select(ops::select(ops::select(ops::select(x, 0, 1), 0, 2), 0, 3), 0, 4),
+                            ops::slice(x, 0, 0, 0)}) {
+      expect_like_cpu(str_cat("bitwise_not ", dtype_short_name(dt), " ", t.meta_str()),
+                      [](const Args& a) { return ops::bitwise_not(a[0]); }, {t});
+    }
+  }
+}
+
+// The dtype check runs before any data is read, so it needs no GPU.
+TEST(CudaNnTest, BitwiseNotRefusesFloatsNamingTheCudaKernel) {
+  EXPECT_THAT([] { ops::bitwise_not(testing::claiming_cuda(ops::ones({2}))); },
+              ThrowsMessage<Error>(HasSubstr("\"bitwise_not_cuda\" not implemented for 'Float'")));
+}
+
 TEST(CudaNnTest, ArgmaxAndArgminMatchTheCpu) {
   OPSPEC_SKIP_WITHOUT_CUDA();
   for (DType dt : {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16, DType::kInt64,

@@ -56,6 +56,42 @@ TEST(CudaPointwiseTest, ClampAndHardtanhMatchTheCpuExactly) {
   expect_same(ops::clamp(to_cuda(x), to_cuda(lo), to_cuda(hi)), ops::clamp(x, lo, hi), "clamp.Tensor");
 }
 
+// The parametrized ops lay results out as the CPU's (their inputs' layout,
+// See Note [Memory formats]) and write them strided: clamp (both forms),
+// the NaN tests (b8), nan_to_num (an integer self is copied), activations and
+// their backward ops.
+TEST(CudaPointwiseTest, ResultsKeepTheInputsLayoutAsOnTheCpu) {
+  OPSPEC_SKIP_WITHOUT_CUDA();
+  using testing::expect_like_cpu;
+  using Args = std::vector<Tensor>;
+  for (DType dt : kFloats) {
+    const std::string n(dtype_short_name(dt));
+    const Tensor x = ops::contiguous(input({2, 3, 4, 5}, dt, 20), MemoryFormat::kChannelsLast);
+    const Tensor g = ops::transpose(input({2, 5, 4, 3}, dt, 21), 1, 3);  // [2, 3, 4, 5], permuted
+    for (const Tensor& t : {x, g, ops::slice(x, 3, 0, 5, 2)}) {
+      const std::string what = n + " " + t.meta_str();
+      expect_like_cpu("clamp " + what, [](const Args& a) { return ops::clamp(a[0], -0.5, 0.75); }, {t});
+      expect_like_cpu("clamp.Tensor " + what, [](const Args& a) { return ops::clamp(a[0], a[1], std::nullopt); },
+                      {t, input({t.sizes().back()}, dt, 22)});
+      expect_like_cpu("isnan " + what, [](const Args& a) { return ops::isnan(ops::log(a[0])); }, {t});
+      expect_like_cpu("isinf " + what, [](const Args& a) { return ops::isinf(ops::reciprocal(ops::trunc(a[0]))); },
+                      {t});
+      expect_like_cpu("nan_to_num " + what,
+                      [](const Args& a) { return ops::nan_to_num(ops::reciprocal(ops::trunc(a[0])), 0.5); }, {t});
+      expect_like_cpu("leaky_relu " + what, [](const Args& a) { return ops::leaky_relu(a[0], 0.2); }, {t}, 1);
+      expect_like_cpu("hardtanh_backward " + what,
+                      [](const Args& a) { return ops::hardtanh_backward(a[0], a[0], -0.5, 0.5); }, {t});
+    }
+    // grad's layout decides over the saved input's.
+    expect_like_cpu("hardtanh_backward g, x " + n,
+                    [](const Args& a) { return ops::hardtanh_backward(a[0], a[1], -0.5, 0.5); }, {g, x});
+  }
+  const Tensor i = ops::transpose(ops::to(ops::mul(input({4, 6}, DType::kFloat32, 23), 10.0), DType::kInt64), 0, 1);
+  expect_like_cpu("nan_to_num i64", [](const Args& a) { return ops::nan_to_num(a[0]); }, {i});
+  expect_like_cpu("isnan i64", [](const Args& a) { return ops::isnan(a[0]); }, {i});
+  expect_like_cpu("clamp i64", [](const Args& a) { return ops::clamp(a[0], -3, 4); }, {i});
+}
+
 TEST(CudaPointwiseTest, ActivationsMatchTheCpuToRounding) {
   OPSPEC_SKIP_WITHOUT_CUDA();
   const std::vector<std::pair<std::string, Unary>> cases = {

@@ -99,6 +99,28 @@ TEST(CudaSortTest, SortAndTopkMatchTheCpu) {
   expect_pair(ops::topk(to_cuda(ops::empty({2, 0})), 0), ops::topk(ops::empty({2, 0}), 0), "empty topk");
 }
 
+// sort's values and indices take self's layout on cuda as on the CPU (a dense
+// self's strides, else its dims' order; See Note [Memory formats]): sorted
+// row-major on the device, then copied into that layout.
+TEST(CudaSortTest, SortResultsTakeSelfsLayoutAsOnTheCpu) {
+  OPSPEC_SKIP_WITHOUT_CUDA();
+  using testing::expect_like_cpu;
+  using Args = std::vector<Tensor>;
+  for (const DType dt : kAllDTypes) {
+    const std::string n(dtype_short_name(dt));
+    const Tensor x = input({2, 3, 4, 5}, dt, 30);
+    for (const Tensor& t : {ops::contiguous(x, MemoryFormat::kChannelsLast), ops::permute(x, {2, 0, 3, 1}),
+                            ops::slice(x, 3, 0, 5, 2), ops::select(x, 1, 1)}) {
+      for (int64_t dim : {1, -1}) {
+        const std::string what = str_cat(n, " ", t.meta_str(), " dim ", dim);
+        expect_like_cpu("sort values " + what, [&](const Args& a) { return std::get<0>(ops::sort(a[0], dim)); }, {t});
+        expect_like_cpu("sort indices " + what,
+                        [&](const Args& a) { return std::get<1>(ops::sort(a[0], true, dim, true)); }, {t});
+      }
+    }
+  }
+}
+
 // The checks run before any data is read, so they need no GPU.
 TEST(CudaSortTest, ErrorsAreTheCpus) {
   const Tensor x = claiming_cuda(ops::randn({2, 3}));
