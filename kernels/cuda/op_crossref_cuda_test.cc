@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kernels/cuda/cuda_test_util.h"
+#include "runtime/core/memory_format.h"
 #include "runtime/ops/op_crossref_samples_test_util.h"
 
 namespace opspec {
@@ -22,27 +23,49 @@ namespace op_crossref_test {
 // Note [CUDA op crossref]
 // For each op and seed, op_crossref_test's call (random_call) runs on the
 // CPU and on copies of its tensors on cuda:0 (cpu device arguments, and a
-// factory's device=None, become cuda:0). Where the CPU succeeds, CUDA must succeed with results on cuda of
-// the same dtypes and sizes, and values as result_mismatch compares them
-// (op_crossref_test_util.h: floats within a few units in the last place of
-// max(4, |cpu|), NaN where the CPU has NaN, integers and bools exactly). Values are not compared for ops whose
-// results are unspecified (empty*) or random (the CPU and CUDA generators
-// share their Philox streams, but the draws' order per element is the
-// kernels'). Where the CPU refuses a call, CUDA may refuse it too or (for
-// checks PyTorch's CUDA kernels make on the device, like index bounds) not;
-// OPSPEC_CROSSREF_TRACE=1 lists those. Anything but opspec::Error thrown
-// fails. OPSPEC_CROSSREF_SEEDS sets the calls per op (default 64; ci/gpu-run
-// sets 2 under compute-sanitizer).
+// factory's device=None, become cuda:0). A copy keeps its tensor's sizes,
+// strides, offset and storage (copy_to_cuda), so views and ops that read the
+// storage itself (as_strided) see what the CPU sees: a strided slice laid out
+// densely let as_strided_ reach on the CPU what it refused on cuda. Where the
+// CPU succeeds, CUDA must succeed with results on cuda of the same dtypes,
+// sizes and significant strides (as the Meta crossref compares them; the
+// CUDA kernels lay results out as the CPU's, except kCudaLayouts, where
+// PyTorch's CUDA kernels do otherwise), and values as result_mismatch
+// compares them (op_crossref_test_util.h: floats within a few units in the
+// last place of max(4, |cpu|), NaN where the CPU has NaN, integers and bools
+// exactly). Values are not compared for ops whose results are unspecified
+// (empty*) or random (the CPU and CUDA generators share their Philox streams,
+// but the draws' order per element is the kernels'), attention's dropout_p > 0
+// included. Where the CPU refuses a
+// call, CUDA may refuse it too or (for checks PyTorch's CUDA kernels make on
+// the device, like index bounds) not; OPSPEC_CROSSREF_TRACE=1 lists those.
+// Anything but opspec::Error thrown fails. OPSPEC_CROSSREF_SEEDS sets the
+// calls per op (default 64; ci/gpu-run sets 2 under compute-sanitizer).
 
-// on_cuda: v with its tensors copied to cuda:0 and a cpu device made cuda:0.
+// kCudaLayouts: ops whose CUDA results PyTorch's CUDA kernels lay out
+// otherwise than its CPU kernels, as opspec's do.
+constexpr std::string_view kCudaLayouts[] = {
+    "aten::roll",                     // row-major (roll_cuda), where the CPU's keeps channels-last
+    "aten::native_dropout_backward",  // empty_like(grad, grad.suggest_memory_format())
+};
+
+// copy_to_cuda: t on cuda:0 with its sizes, strides, offset and storage: a
+// fresh dense copy where t is one, else its whole storage viewed as t is.
+Tensor copy_to_cuda(const Tensor& t) {
+  const bool whole = is_non_overlapping_and_dense(t) && t.storage_offset() == 0 &&
+                     static_cast<int64_t>(t.impl()->storage()->nbytes()) == t.nbytes();
+  return whole ? testing::to_cuda(t) : testing::to_cuda_as_strided(t);
+}
+
+// on_cuda: v with its tensors copied to cuda:0 (copy_to_cuda) and a cpu device made cuda:0.
 Value on_cuda(const Value& v) {
   if (v.is_tensor()) {
     const Tensor& t = v.to_tensor();
-    return t.defined() ? Value(testing::to_cuda(t)) : v;
+    return t.defined() ? Value(copy_to_cuda(t)) : v;
   }
   if (v.is_tensor_list()) {
     std::vector<Tensor> l;
-    for (const Tensor& t : v.to_tensor_list()) l.push_back(t.defined() ? testing::to_cuda(t) : t);
+    for (const Tensor& t : v.to_tensor_list()) l.push_back(t.defined() ? copy_to_cuda(t) : t);
     return l;
   }
   if (v.is_device() && v.to_device().is_cpu()) return testing::kCuda0;
@@ -59,6 +82,35 @@ std::string off_cuda(const Stack& results) {
   return "";
 }
 
+// strides_mismatch: "" when every tensor result of cuda has cpu's significant
+// strides (op_crossref_test_util.h), else the first difference.
+std::string strides_mismatch(const Stack& cuda, const Stack& cpu) {
+  for (size_t i = 0; i < cpu.size() && i < cuda.size(); ++i) {
+    const std::vector<Tensor> c = tensors_of(cuda[i]), w = tensors_of(cpu[i]);
+    for (size_t j = 0; j < w.size() && j < c.size(); ++j) {
+      if (significant_strides(c[j]) != significant_strides(w[j])) {
+        return "result " + std::to_string(i) + ": cuda " + significant_strides(c[j]) + ", cpu " +
+               significant_strides(w[j]);
+      }
+    }
+  }
+  return "";
+}
+
+// draws_dropout: the call drops out at random (attention's dropout_p > 0),
+// so its values, drawn per device in the kernels' order, are not compared.
+bool draws_dropout(const OperatorHandle& op, const Stack& args) {
+  const std::vector<Argument>& params = op.schema().arguments();
+  for (size_t i = 0; i < args.size() && i < params.size(); ++i) {
+    if (params[i].name == "dropout_p" && args[i].is_double() && args[i].to_double() != 0) return true;
+  }
+  return false;
+}
+
+bool cuda_layout_differs(std::string_view name) {
+  return std::find(std::begin(kCudaLayouts), std::end(kCudaLayouts), name) != std::end(kCudaLayouts);
+}
+
 TEST(CudaOpCrossrefTest, RandomCallsMatchTheCpu) {
   OPSPEC_SKIP_WITHOUT_CUDA();
   const int seeds = seeds_per_op();
@@ -68,6 +120,7 @@ TEST(CudaOpCrossrefTest, RandomCallsMatchTheCpu) {
   for (const OperatorHandle* op : Dispatcher::singleton().ops()) {
     if (op->schema().ns() != "aten" || (!op->has_kernel(DispatchKey::kCUDA) && !op->is_composite())) continue;
     const std::string name = op->schema().qualified_name();
+    if (!op_selected(name)) continue;  // OPSPEC_CROSSREF_OP=aten::name: that op alone
     for (int seed = 0; seed < seeds && problems.size() < 200; ++seed) {
       const Stack args = random_call(*op, seed);
       Stack cuda_args;
@@ -90,11 +143,15 @@ TEST(CudaOpCrossrefTest, RandomCallsMatchTheCpu) {
       if (cpu.kind != Outcome::kOk) continue;
       if (cuda.kind != Outcome::kOk) {
         problems.push_back(what + ": the cpu ran it, cuda threw: " + cuda.message);
-      } else if (const std::string m = result_mismatch(cuda.results, cpu.results, !values_unspecified(name));
+      } else if (const std::string m = result_mismatch(cuda.results, cpu.results,
+                                                            !values_unspecified(name) && !draws_dropout(*op, args));
                  !m.empty()) {
         problems.push_back(what + ": cuda and cpu differ: " + m);
       } else if (const std::string d = off_cuda(cuda.results); !d.empty()) {
         problems.push_back(what + ": " + d);
+      } else if (const std::string l = cuda_layout_differs(name) ? "" : strides_mismatch(cuda.results, cpu.results);
+                 !l.empty()) {
+        problems.push_back(what + ": cuda and cpu lay results out differently: " + l);
       } else {
         ++compared;
       }
