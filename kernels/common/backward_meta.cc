@@ -2,6 +2,7 @@
 #include "kernels/common/backward_meta.h"
 
 #include "kernels/common/views.h"
+#include "runtime/core/memory_format.h"
 #include "runtime/core/shape_utils.h"
 #include "runtime/ops/elementwise_rules.h"
 
@@ -137,9 +138,14 @@ std::tuple<Tensor, Tensor, Tensor> native_layer_norm_backward_meta(
   return {dx, dw, db};
 }
 
+// native_dropout_backward_meta: the CPU's layout, so a fake cpu tensor has
+// the real one's strides (2.x's meta decomposition and the CUDA kernel take
+// grad's suggested format instead: docs/pytorch-versions.md).
 Tensor native_dropout_backward_meta(const Tensor& grad, const Tensor& mask, double /*scale*/) {
   check_dropout_backward(grad, mask);
-  return make_tensor(grad.sizes(), grad.dtype(), kMeta);
+  const Tensor* operands[] = {&grad, &mask};
+  return make_tensor_with_strides(grad.sizes(), elementwise_output_strides(grad.sizes(), operands), grad.dtype(),
+                                  kMeta);
 }
 
 Tensor slice_backward_meta(const Tensor& grad, IntArrayRef input_sizes, int64_t dim, int64_t start, int64_t end,

@@ -395,9 +395,30 @@ Tensor flip_meta(const Tensor& self, IntArrayRef dims) {
   return make_strided(self.sizes(), preserve_strides(self), self.dtype(), kMeta);  // empty_like(self) in PyTorch
 }
 
+SizeVec roll_strides(const Tensor& self, IntArrayRef shifts, IntArrayRef dims) {
+  if (self.numel() == 0) return preserve_strides(self);
+  const IntArrayRef sizes = self.sizes();
+  if (dims.empty()) return strides_for(sizes, MemoryFormat::kContiguous, "aten::roll");
+  SizeVec strides(self.strides().begin(), self.strides().end());
+  for (size_t i = 0; i < dims.size(); ++i) {
+    const auto d = static_cast<size_t>(wrap_dim(dims[i], self.dim(), "aten::roll"));
+    const int64_t n = sizes[d];
+    const int64_t start = ((n - shifts[i]) % n + n) % n;
+    SizeVec piece(sizes.begin(), sizes.end());
+    piece[d] = n - start;
+    const MemoryFormat first = suggest_memory_format(piece, strides);
+    piece[d] = start;
+    const MemoryFormat second = suggest_memory_format(piece, strides);
+    strides = strides_for(sizes, first == second ? first : MemoryFormat::kContiguous, "aten::roll");
+  }
+  return strides;
+}
+
+// roll_meta: the CPU's layout, so a fake cpu tensor has the real one's
+// strides (2.x's meta, the Python ref's index_select, is row-major).
 Tensor roll_meta(const Tensor& self, IntArrayRef shifts, IntArrayRef dims) {
   check_roll(self, shifts, dims);
-  return make_tensor(self.sizes(), self.dtype(), kMeta);
+  return make_strided(self.sizes(), roll_strides(self, shifts, dims), self.dtype(), kMeta);
 }
 
 Tensor repeat_meta(const Tensor& self, IntArrayRef repeats) {

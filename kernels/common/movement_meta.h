@@ -128,6 +128,14 @@ std::tuple<Tensor, Tensor, Tensor> native_group_norm_backward_meta(const Tensor&
                                                                    int64_t C, int64_t HxW, int64_t group,
                                                                    std::array<bool, 3> output_mask);
 Tensor flip_meta(const Tensor& self, IntArrayRef dims);
+// roll_strides: the layout PyTorch's CPU roll gives (checked args): each
+// rolled dim is cat(narrow(x, d, start, n - start), narrow(x, d, 0, start), d),
+// so cat's rule (the one channels-last format both pieces suggest, else
+// row-major) decides per dim over the previous dim's result; an empty piece
+// (a shift by a multiple of n) suggests row-major. No dims: flatten, roll,
+// view (row-major); an empty self: clone(preserve_format). CUDA's roll is
+// row-major, as PyTorch's.
+SizeVec roll_strides(const Tensor& self, IntArrayRef shifts, IntArrayRef dims);
 Tensor roll_meta(const Tensor& self, IntArrayRef shifts, IntArrayRef dims);
 Tensor repeat_meta(const Tensor& self, IntArrayRef repeats);
 

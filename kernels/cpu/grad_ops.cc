@@ -8,6 +8,7 @@
 #include "kernels/common/factory_meta.h"
 #include "kernels/cpu/copy.h"
 #include "kernels/cpu/loops.h"
+#include "runtime/core/memory_format.h"
 
 namespace opspec::internal {
 
@@ -26,12 +27,17 @@ Tensor zeros_cpu_of(IntArrayRef sizes, DType dtype, std::string_view op) {
 
 }  // namespace
 
-// native_dropout_backward: PyTorch's `grad * mask * scale` (See DropoutBackwardOp).
+// native_dropout_backward: PyTorch's `grad * mask * scale` (See DropoutBackwardOp),
+// a TensorIterator op on the CPU, so laid out as (grad, mask) lay out an
+// elementwise result (grad decides; torch 1.13's strides), and so is Meta's;
+// CUDA follows grad's suggested format, as PyTorch's CUDA kernel.
 Tensor native_dropout_backward_cpu(const Tensor& grad, const Tensor& mask, double scale) {
   constexpr std::string_view kOp = "aten::native_dropout_backward";
   require_cpu_device(grad.device(), kOp);
   check_dropout_backward(grad, mask);
-  Tensor out = make_tensor(grad.sizes(), grad.dtype(), kCPU);
+  const Tensor* operands[] = {&grad, &mask};
+  Tensor out = make_tensor_with_strides(grad.sizes(), elementwise_output_strides(grad.sizes(), operands),
+                                        grad.dtype(), kCPU);
   if (out.numel() == 0) return out;
   const Tensor in[] = {grad, mask};
   TensorIterator iter(out, in);

@@ -197,6 +197,27 @@ TEST(DropoutBackward, ScalesByTheMaskAndKeepsNaN) {
               ThrowsMessage<Error>(HasSubstr("Mask should be Bool Scalar Type")));
 }
 
+// The CPU's is a TensorIterator op (grad decides the layout), and Meta answers
+// as the CPU (2.x's meta takes grad's suggested format). Strides from torch 1.13.
+TEST(DropoutBackward, LayoutsAsPyTorchs) {
+  auto strides = [](const Tensor& t) { return std::vector<int64_t>(t.strides().begin(), t.strides().end()); };
+  const Tensor gt = ops::t(ops::randn({4, 6}));
+  const Tensor ones = ops::ones({6, 4}, {.dtype = DType::kBool});
+  EXPECT_THAT(strides(ops::native_dropout_backward(gt, ones, 2.0)), ElementsAre(1, 6));
+  const Tensor mt = ops::t(ops::ones({4, 6}, {.dtype = DType::kBool}));
+  EXPECT_THAT(strides(ops::native_dropout_backward(ops::randn({6, 4}), mt, 2.0)), ElementsAre(4, 1));
+  const Tensor gc = ops::contiguous(ops::randn({2, 3, 4, 5}), MemoryFormat::kChannelsLast);
+  const Tensor mc = ops::ones({2, 3, 4, 5}, {.dtype = DType::kBool});
+  EXPECT_THAT(strides(ops::native_dropout_backward(gc, mc, 2.0)), ElementsAre(60, 1, 15, 3));
+  EXPECT_TRUE(ops::equal(ops::native_dropout_backward(gt, ones, 2.0), ops::mul(gt, 2.0)));
+  const Tensor meta_gc = ops::empty_like(gc, {.device = kMeta});
+  EXPECT_THAT(strides(ops::native_dropout_backward(meta_gc, ops::empty_like(mc, {.device = kMeta}), 2.0)),
+              ElementsAre(60, 1, 15, 3));
+  const Tensor meta_gt = ops::t(ops::empty({4, 6}, {.device = kMeta}));
+  EXPECT_THAT(strides(ops::native_dropout_backward(meta_gt, ops::empty({6, 4}, {.dtype = DType::kBool, .device = kMeta}), 2.0)),
+              ElementsAre(1, 6));
+}
+
 TEST(SliceSelectBackward, WriteTheGradientIntoZeros) {
   const Tensor g = ops::tensor({1, 2, 3, 4}, {2, 2}, DType::kFloat32);
   EXPECT_THAT(values(ops::slice_backward(g, {2, 5}, 1, 1, std::numeric_limits<int64_t>::max(), 2)),

@@ -124,31 +124,6 @@ Tensor gather_to_new(IntArrayRef sizes, const Tensor& src, MakePlan make_plan, c
 }
 
 
-// roll_strides: the layout PyTorch's CPU roll gives: each rolled dim is
-// cat(narrow(x, d, start, n - start), narrow(x, d, 0, start), d), so cat's
-// rule (the one channels-last format both pieces suggest, else row-major)
-// decides per dim, over the previous dim's result; a piece of size 0 (a shift
-// by a multiple of n) suggests row-major. No dims: flatten, roll, view
-// (row-major); an empty self: clone(preserve_format). CUDA's roll is row-major.
-SizeVec roll_strides(const Tensor& self, IntArrayRef shifts, IntArrayRef dims) {
-  if (self.numel() == 0) return preserve_strides(self);
-  const IntArrayRef sizes = self.sizes();
-  if (dims.empty()) return strides_for(sizes, MemoryFormat::kContiguous, "aten::roll");
-  SizeVec strides(self.strides().begin(), self.strides().end());
-  for (size_t i = 0; i < dims.size(); ++i) {
-    const auto d = static_cast<size_t>(wrap_dim(dims[i], self.dim(), "aten::roll"));
-    const int64_t n = sizes[d];
-    const int64_t start = ((n - shifts[i]) % n + n) % n;
-    SizeVec piece(sizes.begin(), sizes.end());
-    piece[d] = n - start;
-    const MemoryFormat first = suggest_memory_format(piece, strides);
-    piece[d] = start;
-    const MemoryFormat second = suggest_memory_format(piece, strides);
-    strides = strides_for(sizes, first == second ? first : MemoryFormat::kContiguous, "aten::roll");
-  }
-  return strides;
-}
-
 }  // namespace
 
 Tensor constant_pad_nd_cpu(const Tensor& self, IntArrayRef pad, const Scalar& value) {

@@ -346,6 +346,9 @@ TEST(RollTest, KeepsTheLayoutCatGives) {
   EXPECT_THAT(strides(ops::roll(arange(6, {2, 3, 1, 1}), {1}, {1})), ElementsAre(3, 1, 1, 1));
   const Tensor e = ops::contiguous(ops::empty({0, 3, 4, 5}), MemoryFormat::kChannelsLast);
   EXPECT_EQ(strides(ops::roll(e, {1}, {1})), std::vector<int64_t>(e.strides().begin(), e.strides().end()));
+  // Meta answers as the CPU, so fake cpu tensors have the real strides.
+  EXPECT_EQ(strides(ops::roll(ops::empty_like(x, {.device = kMeta}), {1, 2}, {2, 3})), cl);
+  EXPECT_EQ(strides(ops::roll(ops::empty_like(x, {.device = kMeta}), {4}, {2})), row);
   // The values do not depend on the layout.
   EXPECT_EQ(values(ops::roll(x, {1, 2}, {2, 3})), values(ops::roll(ops::contiguous(x), {1, 2}, {2, 3})));
 }
