@@ -592,6 +592,18 @@ struct ClampOp {
     return x;
   }
 };
+// RoundDecimalsOp<C>: round.decimals as ATen's round_decimals_kernel:
+// nearbyint(x * ten) / ten, or nearbyint(x / ten) * ten for a negative
+// decimals, in the compute type C (ten = 10^|decimals| converted to C, so
+// f32's 2.675 rounds to 2.68 at decimals = 2 as PyTorch's does).
+template <class C>
+struct RoundDecimalsOp {
+  C ten;
+  bool negative;
+  OPSPEC_FUNCTOR C operator()(C x) const {
+    return negative ? math::nearbyint(x / ten) * ten : math::nearbyint(x * ten) / ten;
+  }
+};
 // LeakyReluOp<C>: x > 0 ? x : x * slope.
 template <class C>
 struct LeakyReluOp {

@@ -1,7 +1,8 @@
 // pointwise.cc: CPU kernels of the elementwise ops with scalar parameters:
 // clamp (Scalar and Tensor bounds), hardtanh, leaky_relu, elu, softplus,
-// isnan, isinf, nan_to_num, the backward ops of the activations, and the
-// in-place relu_, logical_and_ and logical_or_. Each
+// round.decimals, isnan, isinf, nan_to_num, the backward ops of the
+// activations, and the in-place relu_, round_.decimals, logical_and_ and
+// logical_or_. Each
 // runs one shared functor (kernels/common/elementwise_ops.h) whose
 // parameters are in the compute type, as ATen's `Scalar.to<opmath_t>()`.
 #include <optional>
@@ -111,6 +112,21 @@ Tensor softplus_cpu(const Tensor& self, const Scalar& beta, const Scalar& thresh
   });
 }
 
+// ---- round.decimals ----
+
+// round_decimals_op: RoundDecimalsOp over T's compute type (f32 for f16/bf16,
+// as ATen 2.x's opmath; decimals = 0 gives round's nearbyint exactly).
+template <class T>
+RoundDecimalsOp<opmath_t<T>> round_decimals_op(int64_t decimals) {
+  return {static_cast<opmath_t<T>>(round_decimals_scale(decimals)), decimals < 0};
+}
+
+Tensor round_decimals_cpu(const Tensor& self, int64_t decimals) {
+  constexpr std::string_view kOp = "aten::round";
+  return map_unary<true>(round_decimals_meta(self, decimals, kOp), self, kOp,
+                         [&]<class T>() { return round_decimals_op<T>(decimals); });
+}
+
 // ---- NaN and infinity ----
 
 template <class Op>
@@ -218,6 +234,22 @@ Tensor relu__cpu(const Tensor& self) {
   return self;
 }
 
+// round_.decimals: self = round(self, decimals=decimals), each element read before it is written.
+Tensor round__decimals_cpu(const Tensor& self, int64_t decimals) {
+  constexpr std::string_view kOp = "aten::round_";
+  check_no_internal_overlap(self, kOp);
+  round_decimals_meta(self, decimals, kOp);
+  require_cpu_device(self.device(), kOp);
+  if (self.numel() != 0) {
+    const Tensor in[] = {self};
+    TensorIterator iter(self, in);
+    OPSPEC_DISPATCH_FLOATING_DTYPES(self.dtype(), kOp,
+                                    [&] { unary_into<scalar_t>(iter, round_decimals_op<scalar_t>(decimals)); });
+  }
+  self.impl()->bump_version();
+  return self;
+}
+
 // logical_and_ / logical_or_: the b8 result into a fresh mask, then copied
 // into self's dtype (so an overlapping other is read before self changes).
 template <class Op>
@@ -256,6 +288,8 @@ void register_pointwise_cpu_kernels(Library& lib) {
       .impl("leaky_relu_backward", kKey, &leaky_relu_backward_cpu)
       .impl("elu_backward", kKey, &elu_backward_cpu)
       .impl("softplus_backward", kKey, &softplus_backward_cpu)
+      .impl("round.decimals", kKey, &round_decimals_cpu)
+      .impl("round_.decimals", kKey, &round__decimals_cpu)
       .impl("relu_", kKey, &relu__cpu)
       .impl("logical_and_", kKey, &logical_and__cpu)
       .impl("logical_or_", kKey, &logical_or__cpu);

@@ -1,8 +1,8 @@
 // Tests of the elementwise ops with parameters or rounding modes (CPU and
 // Meta): clamp, hardtanh, leaky_relu, elu, softplus, isnan, isinf,
-// nan_to_num, remainder, fmod, div with rounding_mode, atan2, the bitwise
-// ops, logical_xor, pow.Scalar and the activations' backward ops, against
-// hand-computed values and PyTorch's errors.
+// nan_to_num, remainder, fmod, div with rounding_mode, round.decimals,
+// atan2, the bitwise ops, logical_xor, pow.Scalar and the activations'
+// backward ops, against hand-computed values and PyTorch's errors.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -223,6 +223,62 @@ TEST(PointwiseTest, InPlaceReluAndLogicalOps) {
               ThrowsMessage<Error>(HasSubstr("doesn't match the broadcast shape [2, 2]")));
   EXPECT_THAT([] { Tensor b = ops::ones({2}, {.dtype = DType::kBool}); ops::relu_(b); },
               ThrowsMessage<Error>(HasSubstr("Boolean inputs not supported for relu")));
+}
+
+// round.decimals: values from torch 1.13 (f32 and f64 of the same f32
+// inputs): x * 10^d rounded half to even in self's dtype, then divided; a
+// negative decimals divides first; 10^40 is inf in f32, so every value is NaN.
+TEST(PointwiseTest, RoundWithDecimalsRoundsAsATen) {
+  const Tensor x = ops::tensor({2.675, -2.675, 0.5, 2.5, 1234.5678, 25, -35, kNaN, kInf, 0.125, 1e30}, {11});
+  EXPECT_THAT(values(ops::round(x, 2)),
+              ElementsAre(2.680000066757202, -2.680000066757202, 0.5, 2.5, 1234.5699462890625, 25, -35,
+                          ::testing::IsNan(), kInf, 0.11999999731779099, 1.0000000150474662e+30));
+  EXPECT_THAT(values(ops::round(x, -2)), ElementsAre(0, 0, 0, 0, 1200, 0, 0, ::testing::IsNan(), kInf, 0,
+                                                     1.00000009060533e+30));
+  EXPECT_TRUE(std::signbit(values(ops::round(x, -1))[1]));  // -2.675 rounds to -0.0
+  EXPECT_THAT(values(ops::round(x, 0)), ElementsAre(3, -3, 0, 2, 1235, 25, -35, ::testing::IsNan(), kInf, 0, 1e30f));
+  for (double v : values(ops::round(x, 40))) EXPECT_TRUE(std::isnan(v));
+  const Tensor d = ops::to(x, DType::kFloat64);
+  EXPECT_THAT(values(ops::round(d, 2)), ElementsAre(2.67, -2.67, 0.5, 2.5, 1234.57, 25, -35, ::testing::IsNan(), kInf,
+                                                    0.12, 1.0000000150474662e+30));
+  EXPECT_THAT(values(ops::round(d, -1)), ElementsAre(0, 0, 0, 0, 1230, 20, -40, ::testing::IsNan(), kInf, 0,
+                                                     1.0000000150474662e+30));
+  EXPECT_THAT(values(ops::round(d, -40)), ElementsAre(0, 0, 0, 0, 0, 0, 0, ::testing::IsNan(), kInf, 0, 0));
+  // No overflow at the ends of int64: 10^|decimals| is inf.
+  for (int64_t dec : {std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min()}) {
+    EXPECT_TRUE(std::isnan(values(ops::round(d, dec))[0]));
+  }
+  // bf16 computes in f32 as ATen 2.x (1.13 rounded in bf16: 0.35 -> 0.4).
+  EXPECT_THAT(values(ops::round(ops::tensor({0.35, 2.675, 1.25}, {3}, DType::kBFloat16), 1)),
+              ElementsAre(0.30078125, 2.703125, 1.203125));
+  const Tensor t = ops::t(ops::tensor({0.1234, 5.6789, -9.8765, 0.5}, {2, 2}));
+  const Tensor r = ops::round(t, 2);
+  EXPECT_THAT(values(ops::contiguous(r)), ElementsAre(0.11999999731779099, -9.880000114440918, 5.679999828338623, 0.5));
+  EXPECT_THAT(r.strides(), ElementsAre(1, 2));  // elementwise: a transposed self gives a transposed result
+  EXPECT_THAT([&] { ops::round(i64({1, 2}), 1); },
+              ThrowsMessage<Error>(HasSubstr("aten::round: \"round_cpu\" not implemented for 'Long'")));
+  EXPECT_THAT([&] { ops::round(i64({1, 2}), 0); },
+              ThrowsMessage<Error>(HasSubstr("\"round_vml_cpu\" not implemented for 'Long'")));
+  EXPECT_THAT([&] { ops::round(ops::tensor({1}, {1}, DType::kBool), 1); },
+              ThrowsMessage<Error>(HasSubstr("\"round_cpu\" not implemented for 'Bool'")));
+}
+
+TEST(PointwiseTest, RoundInPlaceWithDecimals) {
+  Tensor x = ops::tensor({1.26, 2.35}, {2});
+  Tensor& same = ops::round_(x, 1);
+  EXPECT_EQ(&same, &x);
+  EXPECT_THAT(values(x), ElementsAre(1.2999999523162842, 2.4000000953674316));
+  Tensor e = ops::expand(ops::zeros({3}), {2, 3});
+  EXPECT_THAT([&] { ops::round_(e, 1); },
+              ThrowsMessage<Error>(HasSubstr("aten::round_: unsupported operation: more than one element of the "
+                                             "written-to tensor refers to a single memory location.")));
+  Tensor l = i64({1});
+  EXPECT_THAT([&] { ops::round_(l, 1); }, ThrowsMessage<Error>(HasSubstr("\"round_cpu\" not implemented for 'Long'")));
+  Tensor m = ops::empty({2, 3}, {.device = kMeta});
+  EXPECT_EQ(&ops::round_(m, -1), &m);
+  EXPECT_EQ(ops::round(m, 3).sizes(), m.sizes());
+  EXPECT_THAT([&] { ops::round(ops::empty({2}, {.dtype = DType::kInt64, .device = kMeta}), 2); },
+              ThrowsMessage<Error>(HasSubstr("not implemented for 'Long'")));
 }
 
 TEST(PointwiseTest, MetaTensorsFollowTheSameRules) {

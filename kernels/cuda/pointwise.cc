@@ -1,8 +1,8 @@
 // pointwise.cc: CUDA kernels of the elementwise ops with scalar parameters
-// (clamp, hardtanh, leaky_relu, elu, softplus, nan_to_num, the activations'
-// backward ops) and isnan/isinf. Each mirrors kernels/cpu/pointwise.cc: the
-// same meta rule, and parameters converted as there (See Note
-// [Shared elementwise functors]).
+// (clamp, hardtanh, leaky_relu, elu, softplus, round.decimals, nan_to_num,
+// the activations' backward ops) and isnan/isinf. Each mirrors
+// kernels/cpu/pointwise.cc: the same meta rule, and parameters converted as
+// there (See Note [Shared elementwise functors]).
 #include <optional>
 #include <type_traits>
 
@@ -105,6 +105,16 @@ Tensor softplus_cuda(const Tensor& self, const Scalar& beta, const Scalar& thres
                          "aten::softplus");
 }
 
+// round.decimals: the CPU's rule and RoundDecimalsOp, 10^|decimals| converted on the device as there.
+Tensor round_decimals_cuda(const Tensor& self, int64_t decimals) {
+  constexpr std::string_view kOp = "aten::round";
+  const ElementwiseMeta m = round_decimals_meta(self, decimals, kOp);
+  Tensor out = new_output(m, kOp);
+  run(out, self, m.compute_dtype, PointwiseOp::kRoundDecimals,
+      {.f = {round_decimals_scale(decimals)}, .flag = decimals < 0});
+  return out;
+}
+
 Tensor float_test_cuda(const Tensor& self, bool isinf, std::string_view op) {
   const ElementwiseMeta m = unary_meta(self, UnaryKind::kLogical, op);  // b8, self's layout
   Tensor out = make_elementwise_output(m, require_device(self.device(), op));
@@ -183,6 +193,17 @@ Tensor relu__cuda(const Tensor& self) {
   return self;
 }
 
+Tensor round__decimals_cuda(const Tensor& self, int64_t decimals) {
+  constexpr std::string_view kOp = "aten::round_";
+  check_no_internal_overlap(self, kOp);
+  round_decimals_meta(self, decimals, kOp);
+  require_device(self.device(), kOp);
+  run(self, self, self.dtype(), PointwiseOp::kRoundDecimals,
+      {.f = {round_decimals_scale(decimals)}, .flag = decimals < 0});
+  self.impl()->bump_version();
+  return self;
+}
+
 // logical_and_ / logical_or_: the b8 result into a fresh mask, then converted into self.
 Tensor logical_inplace_cuda(const Tensor& self, const Tensor& other, BinaryOp op, std::string_view name) {
   const ElementwiseMeta m = inplace_meta(self, other, BinaryKind::kLogical, name);
@@ -220,6 +241,8 @@ void register_pointwise_cuda_kernels(Library& lib) {
       .impl("leaky_relu_backward", kKey, &leaky_relu_backward_cuda)
       .impl("elu_backward", kKey, &elu_backward_cuda)
       .impl("softplus_backward", kKey, &softplus_backward_cuda)
+      .impl("round.decimals", kKey, &round_decimals_cuda)
+      .impl("round_.decimals", kKey, &round__decimals_cuda)
       .impl("relu_", kKey, &relu__cuda)
       .impl("logical_and_", kKey, &logical_and__cuda)
       .impl("logical_or_", kKey, &logical_or__cuda);

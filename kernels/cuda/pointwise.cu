@@ -31,6 +31,8 @@ void pointwise_for(PointwiseOp op, const ElementwiseArgs& a, const PointwisePara
       case PointwiseOp::kLeakyRelu: return launch_elementwise<S, S, 1>(a, LeakyReluOp<C>{f0}, "leaky_relu");
       case PointwiseOp::kElu: return launch_elementwise<S, S, 1>(a, EluOp<C>{f0 * f1, f1, f2}, "elu");
       case PointwiseOp::kSoftplus: return launch_elementwise<S, S, 1>(a, SoftplusOp<C>{f0, f1}, "softplus");
+      case PointwiseOp::kRoundDecimals:
+        return launch_elementwise<S, S, 1>(a, RoundDecimalsOp<C>{f0, p.flag}, "round_decimals");
       case PointwiseOp::kNanToNum: return launch_elementwise<S, S, 1>(a, NanToNumOp<C>{f0, f1, f2}, "nan_to_num");
       case PointwiseOp::kHardtanhBackward:
         return launch_elementwise<S, S, 2>(a, HardtanhBackwardOp<C>{f0, f1}, "hardtanh_backward");

@@ -13,6 +13,7 @@ enum class PointwiseOp : uint8_t {
   kLeakyRelu,           // LeakyReluOp: f[0] slope
   kElu,                 // EluOp: f[0] alpha, f[1] scale, f[2] input_scale
   kSoftplus,            // SoftplusOp: f[0] beta, f[1] threshold
+  kRoundDecimals,       // RoundDecimalsOp: f[0] 10^|decimals|, flag = decimals < 0
   kNanToNum,            // NanToNumOp: f[0..2] the replacements, already rounded to the storage type
   kHardtanhBackward,    // (grad, x): f[0] lo, f[1] hi
   kLeakyReluBackward,   // (grad, x): f[0] slope

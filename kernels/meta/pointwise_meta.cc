@@ -65,6 +65,12 @@ Tensor relu__meta(const Tensor& self) {
   self.impl()->bump_version();
   return self;
 }
+Tensor round__decimals_meta(const Tensor& self, int64_t decimals) {
+  check_no_internal_overlap(self, "aten::round_");
+  round_decimals_meta(self, decimals, "aten::round_");
+  self.impl()->bump_version();
+  return self;
+}
 Tensor logical_inplace_meta(const Tensor& self, const Tensor& other, std::string_view op) {
   inplace_meta(self, other, BinaryKind::kLogical, op);
   self.impl()->bump_version();
@@ -103,6 +109,11 @@ void register_pointwise_meta_kernels(Library& lib) {
               return backward_meta(g, x, "aten::softplus_backward");
             })
       .impl("pow.Scalar", kKey, &pow_scalar_base_meta)
+      .impl("round.decimals", kKey,
+            [](const Tensor& self, int64_t decimals) {
+              return meta_out(round_decimals_meta(self, decimals, "aten::round"));
+            })
+      .impl("round_.decimals", kKey, &round__decimals_meta)
       .impl("relu_", kKey, &relu__meta)
       .impl("logical_and_", kKey,
             [](const Tensor& a, const Tensor& b) { return logical_inplace_meta(a, b, "aten::logical_and_"); })

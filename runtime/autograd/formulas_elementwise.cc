@@ -252,6 +252,8 @@ void add_elementwise_formulas(std::vector<Formula>& out) {
   out.push_back({"aten::floor", "FloorBackward0", 0, 0, &zeros_like_grad});
   out.push_back({"aten::ceil", "CeilBackward0", 0, 0, &zeros_like_grad});
   out.push_back({"aten::round", "RoundBackward0", 0, 0, &zeros_like_grad});
+  out.push_back({"aten::round.decimals", "RoundBackward1", 0, 0, &zeros_like_grad});
+  out.push_back({"aten::round_.decimals", "RoundBackward1", 0, 0, &zeros_like_grad});
   out.push_back({"aten::trunc", "TruncBackward0", 0, 0, &zeros_like_grad});
   out.push_back({"aten::sign", "SignBackward0", 0, 0, &zeros_like_grad});
   out.push_back({"aten::sinh", "SinhBackward0", kSelf, 0, &sinh});

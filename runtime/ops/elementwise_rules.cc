@@ -2,6 +2,7 @@
 #include "runtime/ops/elementwise_rules.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "runtime/core/memory_format.h"
@@ -147,6 +148,18 @@ ElementwiseMeta bitwise_not_meta(const Tensor& self) {
                device_type_name(self.device().type), "\" not implemented for '", scalar_type_name(self.dtype()), "'");
   m.compute_dtype = m.result_dtype = self.dtype();
   return m;
+}
+
+ElementwiseMeta round_decimals_meta(const Tensor& self, int64_t decimals, std::string_view op) {
+  OPSPEC_CHECK(is_floating(self.dtype()), op, ": ",
+               kernel_name(op, decimals == 0 && self.device().is_cpu() ? "round_vml" : "round", self.device()),
+               " not implemented for '", scalar_type_name(self.dtype()), "'");
+  return unary_meta(self, UnaryKind::kKeepDtype, op);
+}
+
+double round_decimals_scale(int64_t decimals) {
+  // |decimals| in double: negating INT64_MIN as an int64 (as ATen does) would overflow.
+  return std::pow(10.0, decimals < 0 ? -static_cast<double>(decimals) : static_cast<double>(decimals));
 }
 
 bool gelu_uses_tanh(std::string_view approximate) {

@@ -46,6 +46,15 @@ ElementwiseMeta unary_meta(const Tensor& self, UnaryKind kind, std::string_view 
 // bitwise_not_meta: bitwise_not's geometry: integer and b8 inputs keep their dtype.
 ElementwiseMeta bitwise_not_meta(const Tensor& self);
 
+// round_decimals_meta: round.decimals' geometry (op is "aten::round" or
+// "aten::round_"): floating self only, kept, refused as PyTorch's kernels
+// refuse the rest ("round_cpu" not implemented for 'Long'; "round_vml_cpu"
+// for decimals = 0 on the CPU, where round's kernel runs).
+ElementwiseMeta round_decimals_meta(const Tensor& self, int64_t decimals, std::string_view op);
+// round_decimals_scale: 10^|decimals| as ATen's std::pow(10, decimals) (inf
+// past 1e308); kernels convert it to the compute type, as ATen does.
+double round_decimals_scale(int64_t decimals);
+
 // gelu_uses_tanh: true for approximate == "tanh", false for "none"; throws for
 // anything else.
 bool gelu_uses_tanh(std::string_view approximate);

@@ -94,6 +94,8 @@ Tensor& mul_(Tensor& self, const Tensor& other, OPSPEC_LOC);    // aten::mul_.Te
 Tensor& div_(Tensor& self, const Tensor& other, OPSPEC_LOC);    // aten::div_.Tensor
 Tensor& div_(Tensor& self, const Scalar& other, OPSPEC_LOC);    // aten::div_.Tensor, a wrapped number
 Tensor& relu_(Tensor& self, OPSPEC_LOC);                        // aten::relu_ (ReLU(inplace=True))
+// round_ with decimals: round(self, decimals) in place (aten::round_.decimals).
+Tensor& round_(Tensor& self, int64_t decimals, OPSPEC_LOC);
 // logical_and_ / logical_or_: self = self && other (|| other), as 0 or 1 in self's dtype.
 Tensor& logical_and_(Tensor& self, const Tensor& other, OPSPEC_LOC);
 Tensor& logical_or_(Tensor& self, const Tensor& other, OPSPEC_LOC);
@@ -110,6 +112,11 @@ Tensor gelu(const Tensor& self, std::string_view approximate = "none", OPSPEC_LO
 Tensor logical_not(const Tensor& self, OPSPEC_LOC);
 // bitwise_not: ~self for integers, logical not for b8 (floats are rejected).
 Tensor bitwise_not(const Tensor& self, OPSPEC_LOC);
+// round with decimals: aten::round.decimals: rounded to `decimals` decimal
+// places (a negative decimals rounds to tens, hundreds ...), halves to even,
+// as ATen: nearbyint(self * 10^decimals) / 10^decimals in self's compute
+// type, so f32's 2.675 gives 2.68 at 2; floating self only.
+Tensor round(const Tensor& self, int64_t decimals, OPSPEC_LOC);
 // clamp: min(max(self, min), max) (aten::clamp); the bounds take part in type
 // promotion, a NaN bound gives NaN, and min > max gives max everywhere.
 Tensor clamp(const Tensor& self, const std::optional<Scalar>& min, const std::optional<Scalar>& max = std::nullopt,

@@ -1,8 +1,8 @@
 // ops_pointwise.cc: the public API of the elementwise ops with scalar
 // parameters or rounding modes (clamp, the parametrized activations and
 // their backward ops, isnan/isinf/nan_to_num, remainder, fmod, div with a
-// rounding mode, atan2, bitwise and logical_xor) and the in-place relu_,
-// logical_and_ and logical_or_; see ops.h.
+// rounding mode, round.decimals, atan2, bitwise and logical_xor) and the
+// in-place relu_, round_.decimals, logical_and_ and logical_or_; see ops.h.
 #include "runtime/core/call_site.h"
 #include "runtime/ops/internal/call.h"
 #include "runtime/ops/ops.h"
@@ -97,6 +97,10 @@ Tensor div(const Tensor& self, const Scalar& other, OptStr rounding_mode, const 
   return call<Tensor(const Tensor&, const Tensor&, OptStr)>(OpId::div_Tensor_mode, self, wrap(other),
                                                             rounding_mode);
 }
+Tensor round(const Tensor& self, int64_t decimals, const std::source_location& loc) {
+  OPSPEC_SITE;
+  return call<Tensor(const Tensor&, int64_t)>(OpId::round_decimals, self, decimals);
+}
 Tensor atan2(const Tensor& self, const Tensor& other, const std::source_location& loc) {
   OPSPEC_SITE;
   return call<BinarySig>(OpId::atan2, self, other);
@@ -110,6 +114,11 @@ Tensor logical_xor(const Tensor& self, const Tensor& other, const std::source_lo
 Tensor& relu_(Tensor& self, const std::source_location& loc) {
   OPSPEC_SITE;
   call<Tensor(const Tensor&)>(OpId::relu_, self);
+  return self;
+}
+Tensor& round_(Tensor& self, int64_t decimals, const std::source_location& loc) {
+  OPSPEC_SITE;
+  call<Tensor(const Tensor&, int64_t)>(OpId::round__decimals, self, decimals);
   return self;
 }
 Tensor& logical_and_(Tensor& self, const Tensor& other, const std::source_location& loc) {
