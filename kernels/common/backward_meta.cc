@@ -100,8 +100,8 @@ void check_masked_fill(const Tensor& self, const Tensor& mask) {
                scalar_type_name(mask.dtype()));
   const Tensor both[] = {self, mask};
   check_same_device(both, kOp);
-  check_no_internal_overlap(self, kOp);
-  check_no_partial_overlap(self, mask, kOp);  // masked_fill_'s assert_no_partial_overlap (Note [Memory overlap])
+  // An expanded self is allowed (PyTorch warns); a mask partially overlapping self is not (See Note [Memory overlap]).
+  check_no_partial_overlap(self, mask, kOp);
   const SizeVec shape = broadcast_shapes(self.sizes(), mask.sizes(), kOp);
   OPSPEC_CHECK(std::equal(shape.begin(), shape.end(), self.sizes().begin(), self.sizes().end()), kOp,
                ": output with shape ", format_sizes(self.sizes()), " doesn't match the broadcast shape ",

@@ -3,6 +3,7 @@
 // (threshold, tanh, sigmoid, gelu, silu). Apart from binary.cc so that
 // neither file's many typed loops makes a one-kernel rebuild slow.
 #include <bit>
+#include <cstring>
 #include <type_traits>
 
 #include "kernels/common/backward_meta.h"
@@ -114,6 +115,25 @@ void masked_fill_bits(const TensorIterator& iter, U v) {
   cpu_kernel<U, U, bool>(iter, [v](U x, bool m) { return m ? v : x; });
 }
 
+// masked_fill_expanded_bits: into an expanded self, writes the masked
+// elements only, in one thread, so an address that a masked and an unmasked
+// element share ends up holding v, as PyTorch's kernel leaves it (See Note
+// [Memory overlap]).
+template <class U>
+void masked_fill_expanded_bits(const TensorIterator& iter, U v) {
+  iter.serial_for_each(
+      [v](char** data, const int64_t* strides, int64_t n, int64_t rows) {
+        for (int64_t r = 0; r < rows; ++r) {
+          char* out = data[0] + r * strides[2];
+          const char* mask = data[1] + r * strides[3];
+          for (int64_t i = 0; i < n; ++i) {
+            if (*reinterpret_cast<const bool*>(mask + i * strides[1])) std::memcpy(out + i * strides[0], &v, sizeof(U));
+          }
+        }
+      },
+      0, iter.numel());
+}
+
 Tensor masked_fill__cpu(const Tensor& self, const Tensor& mask, const Scalar& value) {
   constexpr std::string_view kOp = "aten::masked_fill_";
   require_cpu_device(self.device(), kOp);
@@ -127,11 +147,16 @@ Tensor masked_fill__cpu(const Tensor& self, const Tensor& mask, const Scalar& va
       m = make_tensor(mask.sizes(), mask.dtype(), kCPU);
       copy_into(m, mask);
     }
-    const Tensor in[] = {self, m};
-    TensorIterator iter(self, in);
     using U = std::conditional_t<sizeof(scalar_t) == 1, uint8_t,
                                  std::conditional_t<sizeof(scalar_t) == 2, uint16_t,
                                                     std::conditional_t<sizeof(scalar_t) == 4, uint32_t, uint64_t>>>;
+    if (has_internal_overlap(self)) {
+      const Tensor in[] = {m};
+      masked_fill_expanded_bits<U>(TensorIterator(self, in), std::bit_cast<U>(v));
+      return;
+    }
+    const Tensor in[] = {self, m};
+    TensorIterator iter(self, in);
     masked_fill_bits<U>(iter, std::bit_cast<U>(v));
   });
   self.impl()->bump_version();

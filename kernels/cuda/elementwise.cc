@@ -4,6 +4,7 @@
 // shape, dtype and device, and the same functor does the math on the device
 // (See Note [Shared elementwise functors]).
 #include <type_traits>
+#include <vector>
 
 #include "kernels/common/backward_meta.h"
 #include "kernels/common/scalar_as.h"
@@ -14,6 +15,7 @@
 #include "runtime/core/memory_format.h"
 #include "runtime/ops/elementwise_rules.h"
 #include "runtime/dispatch/library.h"
+#include "runtime/ops/op_table.h"
 
 namespace opspec::internal::cuda {
 namespace {
@@ -369,15 +371,34 @@ Tensor div__cuda(const Tensor& self, const Tensor& other) {
 
 // masked_fill_: where(mask, value, self) written back into self; value is
 // checked and rounded to self's dtype on the host as the CPU kernel does.
+// Into an expanded self the mask is OR-ed (amax) over the expanded dims and
+// self's distinct elements filled where it is set, so each address holds
+// what PyTorch's kernel leaves in it (See Note [Memory overlap]).
 Tensor masked_fill__cuda(const Tensor& self, const Tensor& mask, const Scalar& value) {
   constexpr std::string_view kOp = "aten::masked_fill_";
   check_masked_fill(self, mask);
-  require_device(self.device(), kOp);
+  const Device dev = require_device(self.device(), kOp);
   Tensor v = make_tensor({}, self.dtype(), kCPU);
   OPSPEC_DISPATCH_ALL_DTYPES(self.dtype(), kOp, [&] {
     *static_cast<scalar_t*>(v.raw_data()) = checked_scalar_cast<scalar_t>(value, kOp);
   });
-  if (self.numel() != 0) device_copy(self, where_cuda(mask, v, self));
+  if (self.numel() != 0 && has_internal_overlap(self)) {
+    SizeVec sizes(self.sizes().begin(), self.sizes().end());
+    std::vector<int64_t> dims;
+    for (int64_t d = 0; d < self.dim(); ++d) {
+      if (sizes[d] > 1 && self.strides()[d] == 0) {
+        dims.push_back(d);
+        sizes[d] = 1;
+      }
+    }
+    const Tensor m = expand_kernel(on_device(mask, DType::kBool, dev), self.sizes(), /*implicit=*/false);
+    const Tensor any = Dispatcher::singleton().redispatch<Tensor, const Tensor&, IntArrayRef, bool>(
+        builtin_op(OpId::amax), DispatchKeySet(DispatchKey::kCUDA), m, dims, true);
+    const Tensor distinct = make_view(self, sizes, self.strides(), self.storage_offset());
+    device_copy(distinct, where_cuda(any, v, distinct));
+  } else if (self.numel() != 0) {
+    device_copy(self, where_cuda(mask, v, self));
+  }
   self.impl()->bump_version();
   return self;
 }

@@ -336,12 +336,17 @@ ElementwiseMeta where_meta(const Tensor& condition, const Tensor& self, const Te
   return ElementwiseMeta{std::move(sizes), dtype, dtype, device, std::move(strides)};
 }
 
-void check_no_internal_overlap(const Tensor& self, std::string_view op) {
+bool has_internal_overlap(const Tensor& self) {
   for (int64_t d = 0; d < self.dim(); ++d) {
-    OPSPEC_CHECK(self.sizes()[d] <= 1 || self.strides()[d] != 0, op,
-                 ": unsupported operation: more than one element of the written-to tensor refers to a single "
-                 "memory location. Please clone() the tensor before performing the operation.");
+    if (self.sizes()[d] > 1 && self.strides()[d] == 0) return true;
   }
+  return false;
+}
+
+void check_no_internal_overlap(const Tensor& self, std::string_view op) {
+  OPSPEC_CHECK(!has_internal_overlap(self), op,
+               ": unsupported operation: more than one element of the written-to tensor refers to a single "
+               "memory location. Please clone() the tensor before performing the operation.");
 }
 
 ElementwiseMeta inplace_meta(const Tensor& self, const Tensor& other, BinaryKind kind, std::string_view op) {

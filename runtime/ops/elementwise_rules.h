@@ -111,8 +111,14 @@ ElementwiseMeta floating_unary_meta(const Tensor& self, std::string_view op);
 // where_meta: condition must be b8; self/other promote; three-way broadcast.
 ElementwiseMeta where_meta(const Tensor& condition, const Tensor& self, const Tensor& other);
 
-// check_no_internal_overlap: the written-to tensor has no two elements at
-// one address (an expanded tensor), as PyTorch's assert_no_internal_overlap.
+// has_internal_overlap: some dim of size > 1 has stride 0 (an expanded
+// tensor), so two elements share an address: PyTorch's has_internal_overlap
+// answering Yes (its TooHard cases are not judged, here as there).
+bool has_internal_overlap(const Tensor& self);
+
+// check_no_internal_overlap: the written-to tensor has no internal overlap,
+// as PyTorch's assert_no_internal_overlap. fill_, zero_, masked_fill_ and
+// index_put_ skip it (See Note [Memory overlap]).
 void check_no_internal_overlap(const Tensor& self, std::string_view op);
 
 // Note [Memory overlap]
@@ -126,7 +132,13 @@ void check_no_internal_overlap(const Tensor& self, std::string_view op);
 // and masked_fill_ (its mask) refuse kPartial: check_no_partial_overlap;
 // index_put_ (values, indices) and scatter_ (index, src) refuse kFull too:
 // check_no_overlap. Full overlap as in x.add_(x) reads each element before
-// writing it. Kernels still copy aside an input that shares memory with the
+// writing it. An expanded self (internal overlap) is refused by every op
+// that writes it (check_no_internal_overlap) but fill_ and zero_, which
+// PyTorch fills unchecked, and masked_fill_ and index_put_, where PyTorch
+// only warns "Use of ... on expanded tensors is deprecated" (we have no
+// warnings): masked_fill_ leaves the value in every address some masked
+// element refers to, as PyTorch's kernel (writing masked elements only)
+// does. Kernels still copy aside an input that shares memory with the
 // output without being its elements (partial_overlap): in the kTooHard cases
 // PyTorch runs and its values follow its loop order; ours are as if every
 // input was read first. The checks live in these shared rules so CPU, Meta
