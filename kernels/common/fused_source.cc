@@ -143,6 +143,8 @@ std::string instr_expr(const FusedProgram& p, const Instr& ins, const Call& call
   switch (ins.op) {
     case FusedOp::kPowScalar: return pow_scalar_expr(ins, d, call);
     case FusedOp::kLogicalNot: return call("LogicalNotOp{}", {loaded(ins.args[0])});
+    case FusedOp::kBitwiseNot:  // on the storage type, as the eager kernels (b8: !x)
+      return call("BitwiseNotOp{}", {as_type(fused_storage_type(d), loaded(ins.args[0]))});
     case FusedOp::kAddAlpha:
     case FusedOp::kSubAlpha:
       return call(str_cat(ins.op == FusedOp::kAddAlpha ? "AddAlphaOp" : "SubAlphaOp", "<", c, ">{",

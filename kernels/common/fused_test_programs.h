@@ -44,6 +44,7 @@ inline FusedProgram all_ops_program(DType d, int64_t rows = 4) {
     out(FusedOp::kDiv, {x, y});
   }
   out(FusedOp::kLogicalNot, {x});
+  if (!floating) out(FusedOp::kBitwiseNot, {x});
   for (FusedOp op : {FusedOp::kAdd, FusedOp::kSub, FusedOp::kMul, FusedOp::kMaximum, FusedOp::kMinimum}) out(op, {x, y});
   if (!boolean) {
     out(FusedOp::kPow, {x, s});

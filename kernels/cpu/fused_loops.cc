@@ -1,7 +1,7 @@
 // fused_loops.cc: the typed loop of every FusedProgram instruction, each
 // mirroring the loop its eager kernel runs, for the tile interpreter
 // (fused.cc): the binary ops, comparisons and where here, the unary ops,
-// pow.Tensor_Scalar, logical_not and casts in fused_loops_unary.cc (two
+// pow.Tensor_Scalar, logical_not, bitwise_not and casts in fused_loops_unary.cc (two
 // files, so that neither compile takes long). The loops themselves are in
 // internal/fused_typed_loops.h. See Note [Fused kernels].
 #include "kernels/cpu/fused_loops.h"
@@ -62,6 +62,7 @@ FusedLoopFn select_fused_loop(const FusedProgram::Instr& ins, const std::vector<
     case FusedOp::kGeluTanh:
     case FusedOp::kPowScalar:
     case FusedOp::kLogicalNot:
+    case FusedOp::kBitwiseNot:
     case FusedOp::kCast:
       return select_unary_fused_loop(ins, regs);
     case FusedOp::kAdd: return arith_for<AddOp>(d);

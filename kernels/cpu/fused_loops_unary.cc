@@ -1,5 +1,5 @@
 // fused_loops_unary.cc: the tile interpreter's loops of the unary ops,
-// pow.Tensor_Scalar, logical_not and casts (the binary ones are in
+// pow.Tensor_Scalar, logical_not, bitwise_not and casts (the binary ones are in
 // fused_loops.cc). See Note [Fused loops run wide] in fused_loops.cc.
 #include <type_traits>
 
@@ -52,6 +52,14 @@ FusedLoopFn select_unary_fused_loop(const Instr& ins, const std::vector<Reg>& re
       });
     case FusedOp::kLogicalNot:
       return OPSPEC_DISPATCH_ALL_DTYPES(d, "fused", [&]() -> FusedLoopFn { return &logical_not_kernel<scalar_t>; });
+    case FusedOp::kBitwiseNot:
+      return OPSPEC_DISPATCH_ALL_DTYPES(d, "fused", [&]() -> FusedLoopFn {
+        if constexpr (kFloating<scalar_t>) {
+          return nullptr;
+        } else {
+          return &bitwise_not_kernel<scalar_t>;
+        }
+      });
     case FusedOp::kCast: return cast_for(regs[ins.out].dtype, d);
     default: return nullptr;
   }

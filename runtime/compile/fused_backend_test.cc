@@ -181,6 +181,36 @@ TEST(FusedBackendTest, ReducedPrecisionScalarOperandsMatchEager) {
   }
 }
 
+// Integer and b8 chains: bitwise_not joins the bitwise and logical ops in one
+// kernel whose bits are eager's, on i64, i32 (with a broadcast operand) and b8.
+TEST(FusedBackendTest, BitwiseAndLogicalChainsOfIntegersAndMasksFuse) {
+  auto ints = [](const Tensor& a, const Tensor& b) {
+    const Tensor n = ops::bitwise_not(ops::bitwise_and(a, b));
+    const Tensor m = ops::bitwise_xor(ops::bitwise_or(n, 5), ops::bitwise_not(b));
+    return std::vector<Tensor>{m, ops::logical_and(ops::bitwise_not(m), ops::logical_not(a))};
+  };
+  for (DType dt : {DType::kInt64, DType::kInt32}) {
+    SCOPED_TRACE(dtype_short_name(dt));
+    const Tensor a = ops::randint(-100, 100, {8, 16}, {.dtype = dt});
+    const Tensor b = ops::randint(-100, 100, {16}, {.dtype = dt});
+    Graph g = make_fx([&](const Tensor& x, const Tensor& y) { return ints(x, y); })(a, b);
+    const std::vector<FusionGroup> groups = partition_graph(g);
+    ASSERT_EQ(groups.size(), 1u);
+    EXPECT_THAT(groups[0].name, HasSubstr("fused_bitwise_and_bitwise_not_bitwise_or"));
+    const std::vector<Tensor> got = fused_backend(g, {a, b})({a, b}), want = ints(a, b);
+    ASSERT_EQ(got.size(), 2u);
+    EXPECT_TRUE(bits_equal(got[0], want[0]));
+    EXPECT_TRUE(bits_equal(got[1], want[1]));
+  }
+  auto masks = [](const Tensor& a, const Tensor& b) {
+    return ops::bitwise_or(ops::bitwise_not(ops::bitwise_xor(a, b)), ops::logical_or(ops::bitwise_not(a), b));
+  };
+  const Tensor p = ops::lt(ops::rand({8, 16}), 0.5), q = ops::lt(ops::rand({8, 16}), 0.5);
+  Graph g = make_fx(masks)(p, q);
+  EXPECT_EQ(partition_graph(g).size(), 1u);
+  EXPECT_TRUE(bits_equal(fused_backend(g, {p, q})({p, q})[0], masks(p, q)));
+}
+
 TEST(FusedBackendTest, EmptyAndZeroDimTensors) {
   auto fn = [](const Tensor& a, const Tensor& b) { return ops::exp(a) * b - 1.0; };
   const Tensor e = ops::randn({0, 3}), eb = ops::randn({3});

@@ -24,6 +24,7 @@ enum class Rule : uint8_t {
   kUnaryFloat,  // unary_ops.def rows with kFloating(Only): integers compute in f32 (or are refused)
   kGelu,
   kLogicalNot,
+  kBitwiseNot,
   kAdd,
   kSub,
   kRsub,
@@ -73,6 +74,7 @@ const FusionRule* rule_for(const OperatorHandle* op) {
 #undef OPSPEC_UNARY_OP
     t[static_cast<size_t>(OpId::gelu)] = FusionRule{Rule::kGelu, FusedOp::kGeluErf, internal::UnaryKind::kFloatingOnly};
     set(OpId::logical_not, Rule::kLogicalNot, FusedOp::kLogicalNot);
+    set(OpId::bitwise_not, Rule::kBitwiseNot, FusedOp::kBitwiseNot);
     set(OpId::add_Tensor, Rule::kAdd, FusedOp::kAdd);
     set(OpId::add_Scalar, Rule::kAdd, FusedOp::kAdd);
     set(OpId::sub_Tensor, Rule::kSub, FusedOp::kSub);
@@ -268,6 +270,11 @@ int lower_call(FusedProgram& p, const Node& n, ResolveFn operand) {
       return p.add_op(f, {cast(p, x, m.compute_dtype).reg});
     }
     case Rule::kLogicalNot: return p.add_op(FusedOp::kLogicalNot, {operand(0).reg});
+    case Rule::kBitwiseNot: {
+      const Operand x = operand(0);
+      internal::bitwise_not_meta(x.proxy);  // integers and b8 only, as eager
+      return p.add_op(FusedOp::kBitwiseNot, {x.reg});
+    }
     case Rule::kAdd:
     case Rule::kSub:
     case Rule::kRsub: {

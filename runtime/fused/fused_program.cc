@@ -18,8 +18,11 @@ using Reg = FusedProgram::Reg;
 
 // ---- Op classes ----
 
-// kUnaryAny takes any dtype but b8, kUnaryAnyBool b8 too (sign, sgn).
-enum class OpClass : uint8_t { kUnaryAny, kUnaryAnyBool, kUnaryFloating, kLogicalNot, kArith, kPredicate, kWhere, kCast };
+// kUnaryAny takes any dtype but b8, kUnaryAnyBool b8 too (sign, sgn),
+// kUnaryIntegral integers and b8 only (bitwise_not).
+enum class OpClass : uint8_t {
+  kUnaryAny, kUnaryAnyBool, kUnaryFloating, kUnaryIntegral, kLogicalNot, kArith, kPredicate, kWhere, kCast
+};
 
 // kOpInfo: each FusedOp's name and class, in enum order.
 struct OpInfo {
@@ -36,6 +39,7 @@ constexpr OpInfo kOpInfo[] = {
 #undef OPSPEC_UNARY_OP
     {"gelu", OpClass::kUnaryFloating},   {"gelu_tanh", OpClass::kUnaryFloating},
     {"pow_scalar", OpClass::kUnaryAny},  {"logical_not", OpClass::kLogicalNot},
+    {"bitwise_not", OpClass::kUnaryIntegral},
     {"add", OpClass::kArith},            {"sub", OpClass::kArith},
     {"mul", OpClass::kArith},            {"div", OpClass::kArith},
     {"pow", OpClass::kArith},            {"maximum", OpClass::kArith},
@@ -54,6 +58,7 @@ constexpr OpInfo kOpInfo[] = {
 };
 // The hand-written rows must stay in enum order: spot-check both ends of them.
 static_assert(kOpInfo[static_cast<size_t>(FusedOp::kGeluErf)].name == "gelu");
+static_assert(kOpInfo[static_cast<size_t>(FusedOp::kBitwiseNot)].name == "bitwise_not");
 static_assert(kOpInfo[static_cast<size_t>(FusedOp::kLogicalOr)].name == "logical_or");
 static_assert(std::size(kOpInfo) == static_cast<size_t>(FusedOp::kCast) + 1, "kOpInfo must list every FusedOp");
 
@@ -149,6 +154,10 @@ int FusedProgram::add_op(FusedOp op, std::initializer_list<int> args, const Scal
     case OpClass::kUnaryAnyBool: break;
     case OpClass::kUnaryFloating:
       OPSPEC_CHECK(is_floating(d), "FusedProgram: ", name, " takes a floating operand, got ", dname(0));
+      break;
+    case OpClass::kUnaryIntegral:
+      OPSPEC_CHECK(is_integral(d, /*include_bool=*/true), "FusedProgram: ", name,
+                   " takes an integer or b8 operand, got ", dname(0));
       break;
     case OpClass::kLogicalNot: out = DType::kBool; break;
     case OpClass::kArith: {

@@ -66,6 +66,7 @@ inline constexpr int64_t kFusedTile = 512;
 //   unary math (the unary_ops.def rows, kGeluErf .. kPowScalar): x: D (not
 //     b8; floating only for kFloating rows and gelu) -> D;
 //   kLogicalNot: x: any -> b8;
+//   kBitwiseNot: x: integer or b8 -> D (~x; !x for b8);
 //   arithmetic (kAdd .. kBitwiseXor): a: D, b: D -> D (b8 computes in int32 as
 //     eager does); kMul and kDiv also take b: f32 with D f16/bf16, eager's
 //     "original scalar value" path for a one-element right operand; kDiv and
@@ -80,7 +81,7 @@ enum class FusedOp : uint8_t {
 #include "runtime/ops/unary_ops.def"
 #undef OPSPEC_UNARY_OP
   kGeluErf, kGeluTanh, kPowScalar,
-  kLogicalNot,
+  kLogicalNot, kBitwiseNot,
   kAdd, kSub, kMul, kDiv, kPow, kMaximum, kMinimum, kAddAlpha, kSubAlpha,
   kDivTrunc, kDivFloor, kRemainder, kFmod, kAtan2, kBitwiseAnd, kBitwiseOr, kBitwiseXor,
   kEq, kNe, kLt, kLe, kGt, kGe, kLogicalAnd, kLogicalOr, kLogicalXor,

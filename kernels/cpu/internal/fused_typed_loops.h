@@ -102,6 +102,13 @@ void logical_not_kernel(const Instr&, char* out, char* const* args, unsigned mas
   launch<bool, T>(out, args, mask, n, [](opmath_t<T> x) { return LogicalNotOp{}(x); });
 }
 
+// bitwise_not_kernel: BitwiseNotOp on the storage type, as unary.cc's
+// bitwise_not (b8 stays bool: !x, where ~ of its int32 widening would not).
+template <class T>
+void bitwise_not_kernel(const Instr&, char* out, char* const* args, unsigned mask, int64_t n) {
+  launch<T, T>(out, args, mask, n, [](T x) { return BitwiseNotOp{}(x); });
+}
+
 template <class T, class Op>
 void arith_kernel(const Instr&, char* out, char* const* args, unsigned mask, int64_t n) {
   using C = arith_t<T>;
