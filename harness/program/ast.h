@@ -65,9 +65,10 @@ struct Kwarg {
   Expr value;
 };
 
-enum class StmtKind : uint8_t { kAssign, kExpr, kReturn };
+enum class StmtKind : uint8_t { kAssign, kExpr, kReturn, kWith };
 
-// Stmt: one line: `a, b = e`, `e`, or `return e1, e2`.
+// Stmt: one line: `a, b = e`, `e`, or `return e1, e2`; or a block:
+// `with no_grad():` (or enable_grad()) and the indented lines under it.
 struct Stmt {
   StmtKind kind = StmtKind::kExpr;
   Pos pos;
@@ -75,10 +76,12 @@ struct Stmt {
   std::vector<Pos> target_pos;
   std::vector<Expr> values;  // one for kAssign/kExpr, any number for kReturn
   std::string site;          // "file:line:col" of the statement (made once, at parse)
+  bool grad_enabled = false;  // kWith: the grad mode of its body
+  std::vector<Stmt> body;     // kWith
 };
 
 // BuiltinId: the built-in functions (see builtins.cc).
-enum class BuiltinId : uint8_t { kGraphBreak, kItem, kTensor, kAllclose, kEqual, kBackward, kGrad };
+enum class BuiltinId : uint8_t { kGraphBreak, kItem, kTensor, kAllclose, kEqual, kBackward, kGrad, kRetainGrad };
 
 // Candidate: one signature a call may bind to: an operator overload, a
 // builtin's or a fixture's (synthesized) schema.

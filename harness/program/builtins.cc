@@ -1,6 +1,7 @@
 // builtins.cc: the functions a program calls that are not operators:
 // graph_break(), item(t), tensor(data, shape, dtype), allclose, equal,
-// backward(t, gradient) (t.backward()) and grad(x) (x.grad). Each has a
+// backward(t, gradient) (t.backward()), grad(x) (x.grad) and retain_grad(t)
+// (t.retain_grad()). Each has a
 // schema so its arguments bind and fail like an operator's.
 #include <source_location>
 
@@ -26,6 +27,7 @@ constexpr BuiltinDef kBuiltins[] = {
     {BuiltinId::kEqual, "equal", "equal(Tensor self, Tensor other) -> bool"},
     {BuiltinId::kBackward, "backward", "backward(Tensor self, Tensor? gradient=None, bool retain_graph=False) -> ()"},
     {BuiltinId::kGrad, "grad", "grad(Tensor self) -> Tensor"},
+    {BuiltinId::kRetainGrad, "retain_grad", "retain_grad(Tensor self) -> ()"},
 };
 
 Obj number(const Scalar& s) {
@@ -124,11 +126,15 @@ Obj call_builtin(BuiltinId id, const Stack& args, const std::optional<SizeVec>& 
       const Tensor& t = args[0].to_tensor();
       Tensor g = t.grad();
       OPSPEC_CHECK(g.defined(), "grad(): the tensor has no gradient (its .grad is None): ",
-                   !t.requires_grad() ? "it does not require grad (give its input requires_grad: true)"
-                   : !t.is_leaf()     ? "it is not a leaf (only inputs get .grad)"
-                                      : "no backward() reached it");
+                   !t.requires_grad()                  ? "it does not require grad (give its input requires_grad: true)"
+                   : !t.is_leaf() && !t.retains_grad() ? "it is not a leaf (only inputs get .grad; call retain_grad(t) "
+                                                         "before backward() to keep a result's)"
+                                                       : "no backward() reached it");
       return obj_from_value(Value(std::move(g)));
     }
+    case BuiltinId::kRetainGrad:
+      args[0].to_tensor().retain_grad();  // PyTorch's error for a tensor that does not require grad
+      return Obj{};
   }
   return Obj{};
 }

@@ -37,6 +37,12 @@ class Checker {
   }
 
   bool stmt(Stmt& s) {
+    if (s.kind == StmtKind::kWith) {  // names assigned in the body stay bound after it, as in Python
+      for (Stmt& b : s.body) {
+        if (!stmt(b)) return false;
+      }
+      return true;
+    }
     std::vector<Ty> values;
     for (Expr& e : s.values) {
       Ty t;

@@ -83,8 +83,9 @@ class Lexer {
         open_.pop_back();
         push(c == ')' ? TokKind::kRParen : TokKind::kRBracket, pos, std::string(1, c));
         advance(1);
-      } else if (c == ',' || c == '=' || c == '-') {
-        push(c == ',' ? TokKind::kComma : c == '=' ? TokKind::kEquals : TokKind::kMinus, pos, std::string(1, c));
+      } else if (c == ',' || c == '=' || c == '-' || c == ':') {
+        push(c == ',' ? TokKind::kComma : c == '=' ? TokKind::kEquals : c == '-' ? TokKind::kMinus : TokKind::kColon,
+             pos, std::string(1, c));
         advance(1);
       } else {
         return fail(pos, str_cat("unexpected character ", quote_char(c)));

@@ -25,6 +25,7 @@ enum class TokKind : uint8_t {
   kComma,
   kEquals,
   kMinus,
+  kColon,     // a lone ':' (a `with` statement's); `::` belongs to names
   kNewline,
   kEnd,
 };

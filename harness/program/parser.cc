@@ -15,30 +15,76 @@ class Parser {
   Parser(const std::vector<Token>& toks, LexError* error) : toks_(toks), error_(error) {}
 
   bool program(std::vector<Stmt>* out) {
-    bool seen_return = false;
-    while (peek().kind != TokKind::kEnd) {
-      if (peek().kind == TokKind::kNewline) {
-        ++i_;
-        continue;
-      }
-      Stmt s;
-      if (!statement(&s)) return false;
-      if (seen_return) {
-        return fail(s.pos, "statement after 'return': 'return' must be the program's last statement");
-      }
-      seen_return = s.kind == StmtKind::kReturn;
-      if (peek().kind == TokKind::kEquals && s.kind == StmtKind::kExpr) {
-        return fail(s.pos, "cannot assign to an expression: only names can be assigned");
-      }
-      if (peek().kind != TokKind::kNewline && peek().kind != TokKind::kEnd) {
-        return fail(peek().pos, str_cat("expected end of line, got ", describe(peek())));
-      }
-      out->push_back(std::move(s));
-    }
+    skip_blank_lines();
+    if (peek().kind == TokKind::kEnd) return true;
+    const int indent = peek().pos.col;
+    if (!block(out, indent, 0)) return false;
+    if (peek().kind != TokKind::kEnd) return fail(peek().pos, "unindent does not match any outer indentation level");
     return true;
   }
 
  private:
+  void skip_blank_lines() {
+    while (peek().kind == TokKind::kNewline) ++i_;
+  }
+
+  // block: the statements whose first token sits at column indent, up to a
+  // line indented less (the end of the block: the caller checks it) or the
+  // end. See Note [Program language].
+  bool block(std::vector<Stmt>* out, int indent, int depth) {
+    while (true) {
+      skip_blank_lines();
+      if (peek().kind == TokKind::kEnd || peek().pos.col < indent) return true;
+      if (peek().pos.col > indent) return fail(peek().pos, "unexpected indent");
+      const bool after_return = seen_return_;  // a `with` body's return sets it for what follows the block
+      Stmt s;
+      if (!statement(&s, depth)) return false;
+      if (after_return) {
+        return fail(s.pos, "statement after 'return': 'return' must be the program's last statement");
+      }
+      seen_return_ = seen_return_ || s.kind == StmtKind::kReturn;
+      out->push_back(std::move(s));
+    }
+  }
+
+  // with_block: `with no_grad():` or `with enable_grad():` (torch. optional),
+  // then its body on the lines below, indented deeper than `with`.
+  bool with_block(Stmt* s, int depth) {
+    const Token& with = next();
+    const Token& mode = peek();
+    const bool no_grad = mode.text == "no_grad" || mode.text == "torch.no_grad";
+    if (mode.kind != TokKind::kName || (!no_grad && mode.text != "enable_grad" && mode.text != "torch.enable_grad")) {
+      return fail(mode.pos, str_cat("expected no_grad() or enable_grad() after 'with', got ", describe(mode)));
+    }
+    next();
+    if (peek().kind != TokKind::kLParen || peek(1).kind != TokKind::kRParen) {
+      return fail(peek().pos, str_cat("expected '()' after '", mode.text, "', got ", describe(peek())));
+    }
+    next();
+    next();
+    if (peek().kind != TokKind::kColon) return fail(peek().pos, str_cat("expected ':', got ", describe(peek())));
+    next();
+    if (peek().kind != TokKind::kNewline) {
+      return fail(peek().pos, "the body of a 'with' statement goes on the lines below it, indented");
+    }
+    if (depth >= kMaxDepth) {
+      return fail(with.pos, str_cat("'with' blocks nested too deeply (more than ", kMaxDepth, " levels)"));
+    }
+    s->kind = StmtKind::kWith;
+    s->grad_enabled = !no_grad;
+    skip_blank_lines();
+    if (peek().kind == TokKind::kEnd || peek().pos.col <= with.pos.col) {
+      return fail(peek().pos, "expected an indented block after 'with' statement");
+    }
+    const int indent = peek().pos.col;
+    if (!block(&s->body, indent, depth + 1)) return false;
+    // The line after the body returns to this statement's level or an outer one.
+    if (peek().kind != TokKind::kEnd && peek().pos.col > with.pos.col) {
+      return fail(peek().pos, "unindent does not match any outer indentation level");
+    }
+    return true;
+  }
+
   const Token& peek(size_t ahead = 0) const {
     const size_t j = i_ + ahead;
     return j < toks_.size() ? toks_[j] : toks_.back();  // toks_ ends with kEnd
@@ -54,7 +100,23 @@ class Parser {
     return false;
   }
 
-  bool statement(Stmt* s) {
+  // statement: one statement and the end of its line (a `with` block: its body's lines).
+  bool statement(Stmt* s, int depth) {
+    if (peek().kind == TokKind::kName && peek().text == "with" && peek(1).kind == TokKind::kName) {
+      s->pos = peek().pos;
+      return with_block(s, depth);
+    }
+    if (!simple_statement(s)) return false;
+    if (peek().kind == TokKind::kEquals && s->kind == StmtKind::kExpr) {
+      return fail(s->pos, "cannot assign to an expression: only names can be assigned");
+    }
+    if (peek().kind != TokKind::kNewline && peek().kind != TokKind::kEnd) {
+      return fail(peek().pos, str_cat("expected end of line, got ", describe(peek())));
+    }
+    return true;
+  }
+
+  bool simple_statement(Stmt* s) {
     const Token& first = peek();
     s->pos = first.pos;
     if (first.kind == TokKind::kName && first.text == "return") {
@@ -75,7 +137,7 @@ class Parser {
       while (true) {
         const Token& t = peek();
         if (t.kind != TokKind::kName) return fail(t.pos, str_cat("expected a name to assign to, got ", describe(t)));
-        if (!is_identifier(t.text) || t.text == "return" || literal_name(t.text, nullptr)) {
+        if (!is_identifier(t.text) || t.text == "return" || t.text == "with" || literal_name(t.text, nullptr)) {
           return fail(t.pos, str_cat("cannot assign to '", t.text, "'"));
         }
         s->targets.push_back(t.text);
@@ -180,6 +242,7 @@ class Parser {
     const Token& t = next();
     if (literal_name(t.text, out)) return true;
     if (t.text == "return") return fail(t.pos, "'return' must start a statement");
+    if (t.text == "with") return fail(t.pos, "'with' must start a statement");
     if (!is_identifier(t.text)) {
       if (t.text.find("::") != std::string::npos) {
         return fail(t.pos, str_cat("'", t.text, "' is an operator name: call it, as ", t.text, "(...)"));
@@ -194,7 +257,7 @@ class Parser {
 
   bool call(Expr* out, int depth) {
     const Token& callee = next();
-    if (literal_name(callee.text, nullptr) || callee.text == "return") {
+    if (literal_name(callee.text, nullptr) || callee.text == "return" || callee.text == "with") {
       return fail(callee.pos, str_cat("'", callee.text, "' is not callable"));
     }
     out->kind = ExprKind::kCall;
@@ -235,6 +298,7 @@ class Parser {
   const std::vector<Token>& toks_;
   LexError* error_;
   size_t i_ = 0;
+  bool seen_return_ = false;
 };
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "harness/program/parser.h"
 #include "harness/program/resolve.h"
+#include "runtime/autograd/grad_mode.h"
 #include "runtime/core/call_site.h"
 #include "runtime/dispatch/mode.h"
 
@@ -40,7 +41,15 @@ class Interpreter {
   std::vector<Value> run(const std::vector<std::pair<std::string, Value>>& inputs) {
     for (const auto& [name, value] : inputs) env_[name] = obj_from_value(value);
     std::vector<Value> out;
-    for (const Stmt& s : p_.stmts) {
+    run_block(p_.stmts, &out);
+    return out;
+  }
+
+ private:
+  // run_block: statements in order; a `with` block runs its body under its
+  // grad mode (torch.no_grad() / enable_grad()), restored however it ends.
+  void run_block(const std::vector<Stmt>& stmts, std::vector<Value>* out) {
+    for (const Stmt& s : stmts) {
       // Graph breaks and compile errors name the statement's place in the spec
       // file, not the interpreter's C++ source; and each call its own (call()).
       SiteLabelScope site_scope(s.site);
@@ -51,18 +60,21 @@ class Interpreter {
           for (const Expr& e : s.values) {
             const Obj v = eval(e);
             if (v.kind == Obj::Kind::kTuple) {
-              for (const Obj& item : v.items) out.push_back(returned(item, e.pos));
+              for (const Obj& item : v.items) out->push_back(returned(item, e.pos));
             } else {
-              out.push_back(returned(v, e.pos));
+              out->push_back(returned(v, e.pos));
             }
           }
           break;
+        case StmtKind::kWith: {
+          autograd::AutoGradMode mode(s.grad_enabled);
+          run_block(s.body, out);
+          break;
+        }
       }
     }
-    return out;
   }
 
- private:
   [[noreturn]] void fail(Pos pos, const std::string& message) const {
     throw ProgramError(to_location(p_.origin, pos), message);
   }
@@ -248,9 +260,14 @@ namespace {
 // rather than at every run (the interpreter names its site for every call).
 void label_sites(internal::ProgramImpl& p) {
   std::vector<Expr*> pending;
-  for (Stmt& s : p.stmts) {
+  std::vector<Stmt*> stmts;
+  for (Stmt& s : p.stmts) stmts.push_back(&s);
+  while (!stmts.empty()) {  // `with` bodies nest at most kMaxDepth deep, but a worklist needs no bound
+    Stmt& s = *stmts.back();
+    stmts.pop_back();
     s.site = to_location(p.origin, s.pos).str();
     for (Expr& e : s.values) pending.push_back(&e);
+    for (Stmt& b : s.body) stmts.push_back(&b);
   }
   while (!pending.empty()) {  // a worklist, not recursion: nesting depth is the user's
     Expr* e = pending.back();
@@ -294,7 +311,7 @@ absl::Status check_program(const Program& program, const std::vector<std::string
 }
 
 bool is_reserved_name(std::string_view name) {
-  return name == "return" || internal::prog::literal_name(name, nullptr);
+  return name == "return" || name == "with" || internal::prog::literal_name(name, nullptr);
 }
 
 }  // namespace opspec

@@ -22,6 +22,10 @@ namespace opspec {
 //   a, b = op(...)               unpack a tuple or list result (the counts must agree)
 //   op(...)                      call for effect: graph_break(), add_(x, 1)
 //   return e1, e2                at most once, as the last statement
+//   with no_grad():              a block: the lines below it, indented deeper
+//     y = mul(x, 2)              (as Python's), run without recording autograd
+//                                history (torch.no_grad(); enable_grad() turns
+//                                it back on); names it assigns stay bound after it
 // Expressions: names, calls (nested), [lists], (parentheses), unary minus,
 // and literals: ints, floats (1.5, .5, 1e-5, inf, nan), True/False/true/
 // false, None, "double" or 'single' quoted strings, dtypes (f32 f64 f16 bf16
@@ -30,8 +34,9 @@ namespace opspec {
 // torch.channels_last_3d; devices are strings
 // ("cpu", "meta", "cuda:0"). Nesting is limited to 64 levels.
 // A call resolves in this order: the built-ins graph_break(), item(t),
-// tensor(data, shape=None, *, dtype=f32), allclose(a, b, rtol, atol) and
-// equal(a, b); a registered fixture (see Note [Fixtures]; called with its
+// tensor(data, shape=None, *, dtype=f32), allclose(a, b, rtol, atol),
+// equal(a, b), backward(t), grad(x) and retain_grad(t) (x.grad and
+// t.retain_grad()); a registered fixture (see Note [Fixtures]; called with its
 // tensors in FixtureInput order, it returns its single tensor or a tuple);
 // then an operator: `add` means the aten overloads of add that PyTorch
 // exposes to Python, `myns::op` a user's op, `op` alone a user's op when no

@@ -1,6 +1,6 @@
 // The program language: literals, statements, errors with file:line:col,
 // overload resolution, fixtures, user ops, graph_break() under compile(),
-// and robustness on hostile input.
+// `with no_grad():` blocks and retain_grad, and robustness on hostile input.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -9,6 +9,7 @@
 
 #include "harness/program/fixture.h"
 #include "harness/program/program.h"
+#include "runtime/autograd/grad_mode.h"
 #include "runtime/compile/compile.h"
 #include "runtime/core/generator.h"
 #include "runtime/dispatch/library.h"
@@ -489,6 +490,72 @@ TEST(ProgramDocs, ExamplesRun) {
       "v = view(x, [4, 2])\np = permute(v, [1, 0])\nc = cat([x, x], 1)\ns2 = stack([x, x], dim=0)\n"
       "y2 = aten::add.Scalar(x, 1)")
       .run({{"x", x}});
+}
+
+// ---- Grad mode blocks and retain_grad ----
+
+// `with no_grad():` runs its indented body without recording history, as
+// torch.no_grad(); enable_grad() turns it back on inside; names assigned in
+// a block stay bound; retain_grad(t) keeps a result's gradient for grad(t).
+TEST(ProgramGradMode, NoGradBlocksAndRetainGrad) {
+  const Tensor w = ops::tensor({1, 2, 3}, {3});
+  w.requires_grad_();
+  const std::vector<Value> v = parse_ok(
+                                   "with no_grad():\n"
+                                   "  a = mul(w, 2)\n"
+                                   "\n"
+                                   "  # a comment line\n"
+                                   "  with enable_grad():\n"
+                                   "    b = mul(w, 3)\n"
+                                   "  c = add(b, 1)\n"
+                                   "d = mul(w, 4)\n"
+                                   "retain_grad(d)\n"
+                                   "backward(sum(add(d, b)))\n"
+                                   "return a, b, c, grad(d), grad(w)")
+                                   .run({{"w", w}});
+  ASSERT_EQ(v.size(), 5u);
+  EXPECT_FALSE(v[0].to_tensor().requires_grad());  // under no_grad
+  EXPECT_TRUE(v[1].to_tensor().requires_grad());   // enable_grad inside it
+  EXPECT_FALSE(v[2].to_tensor().requires_grad());  // back to no_grad
+  EXPECT_THAT(v[3].to_tensor().to_vector<double>(), ElementsAre(1, 1, 1));  // d's retained gradient
+  EXPECT_THAT(v[4].to_tensor().to_vector<double>(), ElementsAre(7, 7, 7));  // 4 from d, 3 from b
+  EXPECT_TRUE(autograd::is_grad_enabled());  // restored after the block
+  // torch.no_grad() is spelled that way too; a block may end the program with its return.
+  const std::vector<Value> r = parse_ok("with torch.no_grad():\n    return mul(w, 2)").run({{"w", w}});
+  EXPECT_FALSE(r[0].to_tensor().requires_grad());
+  // An error inside the block still restores grad mode.
+  EXPECT_THAT(run_error("with no_grad():\n  y = mm(w, w)", {{"w", w}}), HasSubstr("t.yaml:11:11: aten::mm"));
+  EXPECT_TRUE(autograd::is_grad_enabled());
+  // retain_grad of a tensor without grad is PyTorch's error; grad() of a result without it says what to do.
+  EXPECT_THAT(run_error("retain_grad(x)", {{"x", ops::ones({2})}}),
+              HasSubstr("can't retain_grad on Tensor that has requires_grad=False"));
+  EXPECT_THAT(run_error("y = mul(w, 2)\nbackward(sum(y))\nreturn grad(y)", {{"w", w}}),
+              HasSubstr("call retain_grad(t) before backward() to keep a result's"));
+}
+
+TEST(ProgramGradMode, BlockSyntaxErrorsAsPython) {
+  EXPECT_EQ(parse_error("with no_grad():\ny = x"), "t.yaml:11:5: expected an indented block after 'with' statement");
+  EXPECT_EQ(parse_error("with no_grad():"), "t.yaml:10:20: expected an indented block after 'with' statement");
+  EXPECT_EQ(parse_error("with no_grad():\n  y = x\n    z = y"), "t.yaml:12:9: unexpected indent");
+  EXPECT_EQ(parse_error("with no_grad():\n    y = x\n  z = y"),
+            "t.yaml:12:7: unindent does not match any outer indentation level");
+  EXPECT_EQ(parse_error("y = x\n  z = y"), "t.yaml:11:7: unexpected indent");
+  EXPECT_EQ(parse_error("with no_grad(): y = x"),
+            "t.yaml:10:21: the body of a 'with' statement goes on the lines below it, indented");
+  EXPECT_EQ(parse_error("with grad():\n  y = x"),
+            "t.yaml:10:10: expected no_grad() or enable_grad() after 'with', got 'grad'");
+  EXPECT_EQ(parse_error("with no_grad:\n  y = x"), "t.yaml:10:17: expected '()' after 'no_grad', got ':'");
+  EXPECT_EQ(parse_error("with no_grad()\n  y = x"), "t.yaml:10:19: expected ':', got end of line");
+  EXPECT_EQ(parse_error("with no_grad():\n  return x\ny = x"),
+            "t.yaml:12:5: statement after 'return': 'return' must be the program's last statement");
+  EXPECT_EQ(parse_error("with = 1"), "t.yaml:10:5: cannot assign to 'with'");
+  EXPECT_EQ(parse_error("y = add(x, 1):"), "t.yaml:10:18: expected end of line, got ':'");
+  EXPECT_TRUE(is_reserved_name("with"));
+  // Nesting is bounded, never a deep recursion.
+  std::string deep;
+  for (int i = 0; i < 100; ++i) deep += std::string(static_cast<size_t>(i), ' ') + "with no_grad():\n";
+  deep += std::string(100, ' ') + "y = x";
+  EXPECT_THAT(parse_error(deep), HasSubstr("'with' blocks nested too deeply (more than 64 levels)"));
 }
 
 // ---- Robustness ----
