@@ -214,6 +214,8 @@ TEST(ProgramErrors, ArgumentsLikePyTorch) {
   EXPECT_EQ(parse_error("y = relu(x, 1)"), "t.yaml:10:17: relu() takes 1 positional argument but 2 were given");
   EXPECT_EQ(parse_error("y = softmax(x, 1, f32, 2)"),
             "t.yaml:10:28: softmax() takes from 2 to 3 positional arguments but 4 were given");
+  // A required keyword-only parameter (round.decimals') is not counted as positional, as Python counts.
+  EXPECT_EQ(parse_error("y = round(x, 1)"), "t.yaml:10:18: round() takes 1 positional argument but 2 were given");
   EXPECT_EQ(parse_error("y = relu(x, foo=1)"), "t.yaml:10:17: relu() got an unexpected keyword argument 'foo'");
   // A misspelled keyword is named (and a near name offered), not reported as the argument it left missing (issue 22).
   EXPECT_EQ(parse_error("y = softmax(x, dimm=0)"),

@@ -259,8 +259,10 @@ bool try_match(const Candidate& c, const std::string& fname, Pos call_pos, const
   const size_t nargs = args.size();
   const bool varargs = max_pos == 1 && params[0].type.is_list && params[0].type.kind == TypeKind::kInt;
   auto extra_args = [&](size_t at) {
+    // As Python's count: the positional parameters without a default (a
+    // required keyword-only one, round's decimals, is not among them).
     size_t min_args = 0;
-    for (size_t i = 0; i < params.size(); ++i) min_args += is_optional_param(c, i) ? 0 : 1;
+    for (size_t i = 0; i < max_pos; ++i) min_args += is_optional_param(c, i) ? 0 : 1;
     error->pos = args[at].pos;
     error->message = min_args != max_pos
                          ? str_cat(fname, "() takes from ", min_args, " to ", max_pos,

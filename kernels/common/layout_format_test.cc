@@ -97,7 +97,9 @@ TEST_P(ModelLayoutTest, PoolingFollowsSelfsSuggestedFormat) {
   // adaptive_avg_pool2d's [1, 1] path: mean.dim, then as_strided_ to (C, 1, C, C) (torch 1.13).
   EXPECT_THAT(strides_of(ops::adaptive_avg_pool2d(c, {1, 1})), ElementsAre(3, 1, 3, 3));
   EXPECT_THAT(strides_of(ops::adaptive_avg_pool2d(make({2, 3, 8, 8}, dev()), {1, 1})), ElementsAre(3, 1, 1, 1));
-  if (dev().is_cpu()) EXPECT_TRUE(ops::equal(ops::adaptive_avg_pool2d(c, {1, 1}), ops::mean(c, {-1, -2}, true)));
+  if (dev().is_cpu()) {
+    EXPECT_TRUE(ops::equal(ops::adaptive_avg_pool2d(c, {1, 1}), ops::mean(c, {-1, -2}, true)));
+  }
   // transpose(2, 3) is not channels-last: contiguous.
   const Tensor tr = ops::transpose(make({2, 3, 8, 8}, dev()), 2, 3);
   EXPECT_THAT(strides_of(std::get<1>(ops::max_pool2d_with_indices(tr, {2, 2}, {2, 2}))), ElementsAre(48, 16, 4, 1));
