@@ -63,6 +63,26 @@ void refresh_mode_keys() {
                                m.infra[1] != nullptr};
 }
 
+// refresh_stack_key: refresh_mode_keys after a change to user stack `index`
+// alone: a handler's pop and push-back, twice per handled call, redo only
+// that key (every other change refreshes all, so the rest is current; the
+// Python key's infra slots are read from the census).
+[[gnu::always_inline]] inline void refresh_stack_key(const ModeState& m, int index) {
+  const size_t n = m.stacks[index].size();
+  ModeCensus& census = internal::tls_mode_census;
+  bool on = n != 0;
+  switch (index) {
+    case 0:
+      census.python = n;
+      on = on || census.proxy || census.fake;
+      break;
+    case 1: census.function = n; break;
+    default: census.pre_dispatch = n; break;
+  }
+  DispatchKeySet& keys = local_dispatch_key_set().modes;
+  keys = on ? keys.add(kModeKeys[index]) : keys.remove(kModeKeys[index]);
+}
+
 // kMaxHandlerDepth: the most mode handlers (or subclass handlers) running
 // nested on one thread. A handler that calls its own op on its own mode (a
 // mode that pushes itself again, a subclass op on its own tensors) recursed
@@ -81,6 +101,18 @@ class TemporarilyPopped;
 // nests in (they are locals of nested handler calls, so strictly LIFO).
 constinit thread_local TemporarilyPopped* tls_innermost_popped = nullptr;
 
+// ModePlace: where the mode about to handle a call is: the top of user stack
+// `index` (0..2, as kModeKeys), or an infra slot (slot set; index 0, Python).
+// The caller knows it, so taking the mode out asks the mode nothing.
+struct ModePlace {
+  int index;
+  std::shared_ptr<DispatchMode>* slot = nullptr;
+
+  static ModePlace top_of(int index) { return {index}; }
+  static ModePlace infra(std::shared_ptr<DispatchMode>& slot) { return {0, &slot}; }
+  std::shared_ptr<DispatchMode>& mode(ModeState& m) const { return slot != nullptr ? *slot : m.stacks[index].back(); }
+};
+
 // Takes a mode off its stack or slot for a handler's duration, and puts it
 // back, unless the mode's guard ended meanwhile (See Note [A guard ending
 // inside its own handler]).
@@ -88,21 +120,21 @@ class TemporarilyPopped {
  public:
   // Moves the owning pointer out and back: no refcount traffic per call. The
   // place it came from is kept, so putting it back asks the mode nothing.
-  explicit TemporarilyPopped(const std::shared_ptr<DispatchMode>& mode)
-      : outer_(tls_innermost_popped), depth_(outer_ != nullptr ? outer_->depth_ + 1 : 1) {
-    if (depth_ > kMaxHandlerDepth) throw_too_deep(*mode);  // before anything changes
-    if (!uses_infra_slot(*mode)) {
-      stack_ = &tls_modes.stacks[stack_index(mode->key())];
-      OPSPEC_INTERNAL_ASSERT(!stack_->empty() && stack_->back() == mode);
+  explicit TemporarilyPopped(ModeState& m, ModePlace place)
+      : outer_(tls_innermost_popped), depth_(outer_ != nullptr ? outer_->depth_ + 1 : 1), index_(place.index) {
+    if (depth_ > kMaxHandlerDepth) throw_too_deep(*place.mode(m));  // before anything changes
+    if (place.slot == nullptr) {
+      stack_ = &m.stacks[index_];
+      OPSPEC_INTERNAL_ASSERT(!stack_->empty());
       mode_ = std::move(stack_->back());
       stack_->pop_back();
     } else {
-      slot_ = &infra_slot(mode->kind());
-      OPSPEC_INTERNAL_ASSERT(*slot_ == mode);
+      slot_ = place.slot;
+      OPSPEC_INTERNAL_ASSERT(*slot_ != nullptr);
       mode_ = std::move(*slot_);
     }
     tls_innermost_popped = this;  // last: nothing above may throw once linked
-    refresh_mode_keys();
+    refresh(m);
   }
   ~TemporarilyPopped() {
     tls_innermost_popped = outer_;
@@ -112,7 +144,7 @@ class TemporarilyPopped {
     } else {
       *slot_ = std::move(mode_);
     }
-    refresh_mode_keys();
+    refresh(tls_modes);
   }
   TemporarilyPopped(const TemporarilyPopped&) = delete;
   TemporarilyPopped& operator=(const TemporarilyPopped&) = delete;
@@ -130,8 +162,17 @@ class TemporarilyPopped {
   }
 
  private:
+  void refresh(const ModeState& m) {
+    if (stack_ != nullptr) {
+      refresh_stack_key(m, index_);
+    } else {
+      refresh_mode_keys();
+    }
+  }
+
   TemporarilyPopped* outer_;
   int depth_;  // handlers nested on this thread, this one included
+  int index_;  // the user stack the mode came from (0 for an infra slot)
   bool ended_ = false;
   std::shared_ptr<DispatchMode> mode_;
   std::vector<std::shared_ptr<DispatchMode>>* stack_ = nullptr;  // its stack, or
@@ -233,14 +274,15 @@ void run_chain(const OperatorHandle& op, DispatchKeySet ks, DispatchKey key, con
 // run_mode: mode (the innermost of its stack or slot) handles the call; next
 // continues after it. alone: no other handler follows (only then may it answer
 // without ops).
-void run_mode(const OperatorHandle& op, const std::shared_ptr<DispatchMode>& active, Stack& stack,
-              absl::FunctionRef<void(Stack&)> next, bool alone = false) {
-  DispatchMode& mode = *active;
+void run_mode(const OperatorHandle& op, ModePlace place, Stack& stack, absl::FunctionRef<void(Stack&)> next,
+              bool alone = false) {
+  ModeState& m = tls_modes;
+  DispatchMode& mode = *place.mode(m);
   if (alone && mode.answer_without_ops(op, stack)) {  // See Note [Answers that run no op]
     check_results(op, stack, &mode);
     return;
   }
-  TemporarilyPopped popped(active);  // owns the mode until it is pushed back
+  TemporarilyPopped popped(m, place);  // owns the mode until it is pushed back
   OpCall call(op, stack, next);
   if (mode.dispatch(call)) {
     check_results(op, stack, &mode);
@@ -254,16 +296,16 @@ void run_chain(const OperatorHandle& op, DispatchKeySet ks, DispatchKey key, con
   // A handler that excluded the key (ExcludeModesGuard) before it proceeded
   // reaches no handler after it, as func(*args) would not.
   if (local_dispatch_key_set().excluded.has(key)) return redispatch_below(op, ks, key, stack);
-  auto& user = tls_modes.stacks[stack_index(key)];
-  if (!user.empty()) {  // See Note [Handlers see the live mode stack]
-    return run_mode(op, user.back(), stack, [&](Stack& s) { run_chain(op, ks, key, chain, i, s); });
+  const int index = stack_index(key);
+  if (!tls_modes.stacks[index].empty()) {  // See Note [Handlers see the live mode stack]
+    return run_mode(op, ModePlace::top_of(index), stack, [&](Stack& s) { run_chain(op, ks, key, chain, i, s); });
   }
   if (i == chain.size()) return redispatch_below(op, ks, key, stack);
   const Handler& h = chain[i];
   auto next = [&](Stack& s) { run_chain(op, ks, key, chain, i + 1, s); };  // outlives call (FunctionRef)
   if (h.slot) {
-    const std::shared_ptr<DispatchMode>& mode = infra_slot(*h.slot);
-    return mode ? run_mode(op, mode, stack, next) : next(stack);
+    std::shared_ptr<DispatchMode>& slot = infra_slot(*h.slot);
+    return slot ? run_mode(op, ModePlace::infra(slot), stack, next) : next(stack);
   }
   // A subclass handler is not popped: an op on its own tensors comes back to it.
   static constinit thread_local int subclass_depth = 0;
@@ -287,9 +329,8 @@ void run_chain(const OperatorHandle& op, DispatchKeySet ks, DispatchKey key, con
 // run_only_mode: one mode and nothing after it (how nearly every mode runs),
 // without building a chain; if the handler changes the stack before it
 // proceeds, the rest runs as run_chain would.
-void run_only_mode(const OperatorHandle& op, DispatchKeySet ks, DispatchKey key,
-                   const std::shared_ptr<DispatchMode>& active, Stack& stack) {
-  run_mode(op, active, stack, [&](Stack& s) {
+void run_only_mode(const OperatorHandle& op, DispatchKeySet ks, DispatchKey key, ModePlace place, Stack& stack) {
+  run_mode(op, place, stack, [&](Stack& s) {
     if (key != DispatchKey::kPython) {
       run_chain(op, ks, key, HandlerChain(), 0, s);  // the live stack, usually empty now
     } else if (tls_modes.stacks[0].empty() && !has_infra_modes()) {
@@ -304,19 +345,19 @@ void run_only_mode(const OperatorHandle& op, DispatchKeySet ks, DispatchKey key,
 void python_fallback(const OperatorHandle& op, DispatchKeySet ks, Stack& stack) {
   // Few calls see a subclassed tensor: look once, and skip the three scans.
   const bool subclassed = has_subclassed_tensor(stack);
-  const auto& user = tls_modes.stacks[0];
-  const int infra_modes = (tls_modes.infra[0] ? 1 : 0) + (tls_modes.infra[1] ? 1 : 0);
-  if (!subclassed && user.size() + infra_modes == 1) {
+  ModeState& m = tls_modes;
+  const int infra_modes = (m.infra[0] ? 1 : 0) + (m.infra[1] ? 1 : 0);
+  if (!subclassed && m.stacks[0].size() + infra_modes == 1) {
     run_only_mode(op, ks, DispatchKey::kPython,
-                  !user.empty() ? user.back() : tls_modes.infra[0] ? tls_modes.infra[0] : tls_modes.infra[1], stack);
+                  !m.stacks[0].empty() ? ModePlace::top_of(0) : ModePlace::infra(m.infra[m.infra[0] ? 0 : 1]), stack);
     return;
   }
   run_chain(op, ks, DispatchKey::kPython, infra_chain(stack, subclassed), 0, stack);
 }
 
 void mode_stack_fallback(DispatchKey key, const OperatorHandle& op, DispatchKeySet ks, Stack& stack) {
-  const auto& modes = tls_modes.stacks[stack_index(key)];
-  if (modes.size() == 1) return run_only_mode(op, ks, key, modes.back(), stack);
+  const int index = stack_index(key);
+  if (tls_modes.stacks[index].size() == 1) return run_only_mode(op, ks, key, ModePlace::top_of(index), stack);
   run_chain(op, ks, key, HandlerChain(), 0, stack);  // every mode is on the live stack
 }
 
