@@ -40,12 +40,13 @@ void OperatorHandle::call_boxed(Stack& stack) const {
   Dispatcher::singleton().call_boxed(*this, stack);
 }
 
-Dispatcher& Dispatcher::singleton() {
+Dispatcher& Dispatcher::make_singleton() {
   static Dispatcher* instance = [] {
     auto* d = new Dispatcher();  // never destroyed: kernels may run during static destruction
     internal::register_builtins(*d);
     return d;
   }();
+  instance_.store(instance, std::memory_order_release);
   return *instance;
 }
 
@@ -223,11 +224,6 @@ void Dispatcher::call_boxed(const OperatorHandle& op, Stack& stack) const {
     tensor_keys = tensor_keys - internal::kUndefinedTensorMark;
   }
   redispatch_boxed(op, compute_dispatch_key_set(tensor_keys), stack);
-}
-
-void Dispatcher::redispatch_boxed(const OperatorHandle& op, DispatchKeySet ks, Stack& stack) const {
-  const ResolvedKernel r = resolve(op, ks);
-  r.kernel->boxed(op, ks, stack);
 }
 
 std::string Dispatcher::dump_dispatch_table(const OperatorHandle& op) const {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -45,7 +46,11 @@ namespace opspec {
 class Dispatcher {
  public:
   // singleton: the dispatcher, with every builtin op and kernel registered.
-  static Dispatcher& singleton();
+  // Inline: every op call asks for it, mode calls twice; once made, one load.
+  static Dispatcher& singleton() {
+    if (Dispatcher* d = instance_.load(std::memory_order_acquire)) [[likely]] return *d;
+    return make_singleton();
+  }
 
   // def: registers an op from its schema (the namespace defaults to "aten").
   // Throws if an op of that name exists.
@@ -93,7 +98,10 @@ class Dispatcher {
   void call_boxed(const OperatorHandle& op, Stack& stack) const;
   // redispatch_boxed: dispatch with an explicit key set (kernels pass their
   // own set minus the keys at and above themselves).
-  void redispatch_boxed(const OperatorHandle& op, DispatchKeySet ks, Stack& stack) const;
+  void redispatch_boxed(const OperatorHandle& op, DispatchKeySet ks, Stack& stack) const {
+    const ResolvedKernel r = resolve(op, ks);
+    r.kernel->boxed(op, ks, stack);
+  }
 
   // call: typed dispatch; takes the unboxed path when the kernel has this exact signature.
   template <class Ret, class... Args>
@@ -127,6 +135,10 @@ class Dispatcher {
 
  private:
   Dispatcher() = default;
+  // make_singleton: makes the dispatcher on first use (registering the
+  // builtins) and publishes it in instance_.
+  [[gnu::cold, gnu::noinline]] static Dispatcher& make_singleton();
+  static inline constinit std::atomic<Dispatcher*> instance_{nullptr};
   [[noreturn]] void throw_no_kernel(const OperatorHandle& op, DispatchKeySet ks) const;
   // check_defined_tensors: throws, in PyTorch's words, when stack holds an
   // undefined tensor for a Tensor or Tensor[] argument (cold: See Note

@@ -46,8 +46,15 @@ inline bool override_layer_enabled() {
 // IncludeDispatchKeyGuard: adds keys to the included set for its scope.
 class IncludeDispatchKeyGuard {
  public:
-  explicit IncludeDispatchKeyGuard(DispatchKeySet keys);
-  ~IncludeDispatchKeyGuard();
+  explicit IncludeDispatchKeyGuard(DispatchKeySet keys) {
+    DispatchKeySet& included = internal::tls_local_dispatch_key_set.included;
+    added_ = keys - included;
+    included = included | keys;
+  }
+  ~IncludeDispatchKeyGuard() {
+    DispatchKeySet& included = internal::tls_local_dispatch_key_set.included;
+    included = included - added_;
+  }
   IncludeDispatchKeyGuard(const IncludeDispatchKeyGuard&) = delete;
   IncludeDispatchKeyGuard& operator=(const IncludeDispatchKeyGuard&) = delete;
 
@@ -58,8 +65,16 @@ class IncludeDispatchKeyGuard {
 // ExcludeDispatchKeyGuard: adds keys to the excluded set for its scope.
 class ExcludeDispatchKeyGuard {
  public:
-  explicit ExcludeDispatchKeyGuard(DispatchKeySet keys);
-  ~ExcludeDispatchKeyGuard();
+  // Inline: every mode call runs one around the kernels below its key.
+  explicit ExcludeDispatchKeyGuard(DispatchKeySet keys) {
+    DispatchKeySet& excluded = internal::tls_local_dispatch_key_set.excluded;
+    added_ = keys - excluded;
+    excluded = excluded | keys;
+  }
+  ~ExcludeDispatchKeyGuard() {
+    DispatchKeySet& excluded = internal::tls_local_dispatch_key_set.excluded;
+    excluded = excluded - added_;
+  }
   ExcludeDispatchKeyGuard(const ExcludeDispatchKeyGuard&) = delete;
   ExcludeDispatchKeyGuard& operator=(const ExcludeDispatchKeyGuard&) = delete;
 

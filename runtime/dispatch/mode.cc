@@ -233,9 +233,9 @@ HandlerChain infra_chain(const Stack& stack, bool subclassed) {
   return chain;
 }
 
-// Runs chain[i:] then, past the end, the kernels below `key` with `key` excluded.
 // redispatch_below: what follows the last handler: the kernels below `key`, with `key` excluded.
-void redispatch_below(const OperatorHandle& op, DispatchKeySet ks, DispatchKey key, Stack& stack) {
+[[gnu::always_inline]] inline void redispatch_below(const OperatorHandle& op, DispatchKeySet ks, DispatchKey key,
+                                                   Stack& stack) {
   ExcludeDispatchKeyGuard exclude(key);
   Dispatcher::singleton().redispatch_boxed(op, ks & DispatchKeySet::below(key), stack);
 }

@@ -45,8 +45,7 @@ extern const OperatorHandle* builtin_handles[static_cast<int>(OpId::kNumBuiltinO
 
 // builtin_op: the handle of a builtin op.
 inline const OperatorHandle& builtin_op(OpId id) {
-  static const Dispatcher& started = Dispatcher::singleton();  // fills builtin_handles
-  (void)started;
+  (void)Dispatcher::singleton();  // made on first use, which fills builtin_handles
   return *internal::builtin_handles[static_cast<int>(id)];
 }
 

@@ -15,7 +15,8 @@ template <class Sig> struct Caller;
 template <class Ret, class... Args>
 struct Caller<Ret(Args...)> {
   static Ret call(OpId id, Args... args) {
-    return Dispatcher::singleton().call<Ret, Args...>(builtin_op(id), args...);
+    const Dispatcher& d = Dispatcher::singleton();  // made on first use, which fills builtin_handles
+    return d.call<Ret, Args...>(*builtin_handles[static_cast<int>(id)], args...);
   }
 };
 
