@@ -70,6 +70,15 @@ class IntrusivePtr {
     return out;
   }
 
+  // borrow: a handle on p that took no count, for a holder that never lets
+  // it be destroyed or reset (a union member whose destructor never runs):
+  // a borrower that knows another owner outlives it.
+  static IntrusivePtr borrow(T* p) {
+    IntrusivePtr out;
+    out.p_ = p;
+    return out;
+  }
+
   T* get() const { return p_; }
   T* operator->() const { return p_; }
   T& operator*() const { return *p_; }

@@ -20,7 +20,9 @@ namespace opspec {
 // fallbacks and tracers see. Kernels registered from typed functions also keep
 // their function pointer: a plain eager call whose chosen kernel has the exact
 // signature the caller used calls it directly with no Stack at all. A signature
-// mismatch is not an error; the call just takes the boxed path.
+// mismatch is not an error; the call just takes the boxed path. A typed call
+// that reaches a boxed kernel (a mode's fallback) boxes its arguments for it,
+// borrowing its tensors (See Note [Borrowed arguments] in value.h).
 
 // Note [Typed fallback entries]
 // A fallback serves every op, so it is boxed: it cannot know argument types
@@ -43,11 +45,13 @@ template <class T> struct Unbox;
 template <> struct Unbox<const Tensor&> {  // reads only: the graph runner unboxes from const values
   static const Tensor& get(const Value& v) { return v.to_tensor(); }
 };
+// Copies read through the const accessor: a borrowed argument is copied
+// once, not first made owned in place (See Note [Borrowed arguments]).
 template <> struct Unbox<Tensor> {
-  static Tensor get(Value& v) { return v.to_tensor(); }
+  static Tensor get(const Value& v) { return v.to_tensor(); }
 };
 template <> struct Unbox<const std::optional<Tensor>&> {
-  static std::optional<Tensor> get(Value& v) {
+  static std::optional<Tensor> get(const Value& v) {
     if (v.is_none()) return std::nullopt;
     return v.to_tensor();
   }
@@ -156,12 +160,31 @@ void call_unboxed_from_stack(Ret (*fn)(Args...), Stack& stack, std::index_sequen
   }
 }
 
-// box_args: the Stack for a typed call's arguments.
+// box_arg: puts one argument on s; a Tensor is borrowed (See Note [Borrowed arguments]).
+inline void box_arg(Stack& s, const Tensor& t) { s.emplace_back(Value::kBorrow, t); }
+inline void box_arg(Stack& s, const std::optional<Tensor>& t) {
+  if (t) {
+    s.emplace_back(Value::kBorrow, *t);
+  } else {
+    s.emplace_back();  // None
+  }
+}
+template <class T>
+void box_arg(Stack& s, const T& arg) {
+  s.emplace_back(arg);
+}
+
+// box_args: the Stack for a typed call's arguments, which must outlive it:
+// it borrows their tensors when they fit inline (See Note [Borrowed arguments]).
 template <class... Args>
 Stack box_args(const Args&... args) {
   Stack s;
-  if constexpr (sizeof...(Args) > kStackInline) s.reserve(sizeof...(Args));
-  (s.emplace_back(args), ...);
+  if constexpr (sizeof...(Args) > kStackInline) {
+    s.reserve(sizeof...(Args));
+    (s.emplace_back(args), ...);
+  } else {
+    (box_arg(s, args), ...);
+  }
   return s;
 }
 

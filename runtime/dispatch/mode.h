@@ -36,7 +36,7 @@ class OpCall {
   const OperatorHandle& op() const { return op_; }
   // name: "aten::add.Tensor".
   const std::string& name() const { return op_.name(); }
-  // stack: the complete arguments on entry; the results once handled.
+  // stack: the complete arguments on entry (See Note [Borrowed arguments]); the results once handled.
   Stack& stack() { return stack_; }
   const Stack& stack() const { return stack_; }
   const Value& arg(size_t i) const { return stack_.at(i); }

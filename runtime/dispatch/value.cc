@@ -15,9 +15,8 @@ Value::Value(const Scalar& s) {
 }
 
 std::string_view Value::type_name() const {
-  static constexpr std::string_view kNames[] = {"None",   "Tensor",   "int",        "float",
-                                                "bool",   "int[]",    "float[]",    "Tensor[]",
-                                                "ScalarType", "Device", "str",  "bool[]"};
+  static constexpr std::string_view kNames[] = {"None",    "Tensor",   "Tensor",     "int",    "float", "bool", "int[]",
+                                                "float[]", "Tensor[]", "ScalarType", "Device", "str",   "bool[]"};
   return kNames[v_.index()];
 }
 
@@ -29,7 +28,8 @@ Scalar Value::to_scalar() const {
   if (auto* i = std::get_if<int64_t>(&v_)) return Scalar(*i);
   if (auto* d = std::get_if<double>(&v_)) return Scalar(*d);
   if (auto* b = std::get_if<bool>(&v_)) return Scalar(*b);
-  if (auto* t = std::get_if<Tensor>(&v_); t && t->defined() && t->numel() == 1 && t->impl()->storage()->device().is_cpu()) {
+  if (const Tensor* t = is_tensor() ? &to_tensor() : nullptr;
+      t && t->defined() && t->numel() == 1 && t->impl()->storage()->device().is_cpu()) {
     return internal::read_scalar(*t);
   }
   type_error("Scalar");
@@ -66,6 +66,7 @@ std::string Value::repr() const {
       if (t.defined() && t.is_wrapped_number()) return Value(t).to_scalar().str();
       return t.meta_str();
     }
+    std::string operator()(const internal::BorrowedTensor& b) const { return (*this)(b.get()); }
     std::string operator()(int64_t i) const { return str_cat(i); }
     std::string operator()(double d) const { return format_double(d); }
     std::string operator()(bool b) const { return b ? "True" : "False"; }
@@ -96,8 +97,8 @@ std::string Value::repr() const {
 }
 
 bool operator==(const Value& a, const Value& b) {
+  if (a.is_tensor() || b.is_tensor()) return a.is_tensor() && b.is_tensor() && a.to_tensor().is_same(b.to_tensor());
   if (a.v_.index() != b.v_.index()) return false;
-  if (a.is_tensor()) return a.to_tensor().is_same(b.to_tensor());
   if (a.is_tensor_list()) {
     const auto& x = a.to_tensor_list();
     const auto& y = b.to_tensor_list();
@@ -111,7 +112,8 @@ bool operator==(const Value& a, const Value& b) {
   return std::visit(
       [&](const auto& x) -> bool {
         using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, Tensor> || std::is_same_v<T, std::vector<Tensor>>) {
+        if constexpr (std::is_same_v<T, Tensor> || std::is_same_v<T, internal::BorrowedTensor> ||
+                      std::is_same_v<T, std::vector<Tensor>>) {
           return false;
         } else {
           return x == std::get<T>(b.v_);
