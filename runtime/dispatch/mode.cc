@@ -531,7 +531,13 @@ std::shared_ptr<DispatchMode> exchange_infra_mode(ModeKind kind, std::shared_ptr
 }
 
 void register_mode_fallbacks(Dispatcher& d) {
-  d.register_fallback(DispatchKey::kPython, KernelFunction::from_boxed(&python_fallback, "python_mode_fallback"));
+  // A lambda, not &python_fallback: std::function's invoker then runs it
+  // directly (one indirect call per mode call, not two).
+  d.register_fallback(DispatchKey::kPython, KernelFunction::from_boxed(
+                                                [](const OperatorHandle& op, DispatchKeySet ks, Stack& stack) {
+                                                  python_fallback(op, ks, stack);
+                                                },
+                                                "python_mode_fallback"));
   for (DispatchKey key : {DispatchKey::kFunctionMode, DispatchKey::kPreDispatch}) {
     d.register_fallback(key, KernelFunction::from_boxed(
                                  [key](const OperatorHandle& op, DispatchKeySet ks, Stack& stack) {
