@@ -6,14 +6,6 @@
 
 namespace opspec {
 
-Value::Value(const Scalar& s) {
-  switch (s.kind()) {
-    case Scalar::Kind::kInt: v_ = s.to_int(); break;
-    case Scalar::Kind::kDouble: v_ = s.to_double(); break;
-    case Scalar::Kind::kBool: v_ = s.to_bool(); break;
-  }
-}
-
 std::string_view Value::type_name() const {
   static constexpr std::string_view kNames[] = {"None",    "Tensor",   "Tensor",     "int",    "float", "bool", "int[]",
                                                 "float[]", "Tensor[]", "ScalarType", "Device", "str",   "bool[]"};
@@ -24,10 +16,7 @@ void Value::type_error(std::string_view wanted) const {
   OPSPEC_FAIL("expected a value of type ", wanted, " but got ", type_name(), " (", repr(), ")");
 }
 
-Scalar Value::to_scalar() const {
-  if (auto* i = std::get_if<int64_t>(&v_)) return Scalar(*i);
-  if (auto* d = std::get_if<double>(&v_)) return Scalar(*d);
-  if (auto* b = std::get_if<bool>(&v_)) return Scalar(*b);
+Scalar Value::tensor_to_scalar() const {
   if (const Tensor* t = is_tensor() ? &to_tensor() : nullptr;
       t && t->defined() && t->numel() == 1 && t->impl()->storage()->device().is_cpu()) {
     return internal::read_scalar(*t);

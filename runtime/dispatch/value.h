@@ -82,7 +82,7 @@ class Value {
   Value(int i) : v_(int64_t{i}) {}                            // NOLINT
   Value(double d) : v_(d) {}                                  // NOLINT
   Value(bool b) : v_(b) {}                                    // NOLINT
-  Value(const Scalar& s);                                     // NOLINT
+  Value(const Scalar& s) : v_(scalar_storage(s)) {}           // NOLINT
   Value(std::vector<int64_t> l) : v_(std::move(l)) {}         // NOLINT
   Value(IntArrayRef l) : v_(std::vector<int64_t>(l.begin(), l.end())) {}  // NOLINT
   Value(std::vector<double> l) : v_(std::move(l)) {}          // NOLINT
@@ -166,7 +166,12 @@ class Value {
     if (const auto* b = std::get_if<bool>(&v_)) return *b;
     type_error("bool");
   }
-  Scalar to_scalar() const;  // int, double or bool; a wrapped-number tensor too
+  Scalar to_scalar() const {  // int, double or bool; a wrapped-number tensor too
+    if (const auto* i = std::get_if<int64_t>(&v_)) return Scalar(*i);
+    if (const auto* d = std::get_if<double>(&v_)) return Scalar(*d);
+    if (const auto* b = std::get_if<bool>(&v_)) return Scalar(*b);
+    return tensor_to_scalar();
+  }
   const std::vector<int64_t>& to_int_list() const;
   const std::vector<double>& to_double_list() const;
   const std::vector<Tensor>& to_tensor_list() const {
@@ -199,6 +204,17 @@ class Value {
 
   // type_error: throws "expected a value of type <wanted> but got ..." (cold).
   [[noreturn]] void type_error(std::string_view wanted) const;
+  // Inline, with to_scalar: a mode's boxed call boxes and unboxes add's alpha.
+  static Storage scalar_storage(const Scalar& s) {
+    switch (s.kind()) {
+      case Scalar::Kind::kInt: return Storage(std::in_place_type<int64_t>, s.to_int());
+      case Scalar::Kind::kDouble: return Storage(std::in_place_type<double>, s.to_double());
+      case Scalar::Kind::kBool: break;
+    }
+    return Storage(std::in_place_type<bool>, s.to_bool());
+  }
+  // tensor_to_scalar: to_scalar of a wrapped-number tensor, or its type error.
+  Scalar tensor_to_scalar() const;
   bool is_borrowed() const { return v_.index() == 2; }
   // owned_tensor / owned_storage: a borrowed tensor, owned (a copy: one increment).
   Tensor owned_tensor() const { return std::get_if<internal::BorrowedTensor>(&v_)->get(); }
