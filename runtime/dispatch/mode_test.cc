@@ -122,6 +122,59 @@ TEST(ModeCensus, CountsEveryStackAndSlot) {
   EXPECT_FALSE(after.proxy);
 }
 
+// Snap: records the census and the mode keys its handler runs with.
+class Snap : public DispatchMode {
+ public:
+  Snap(DispatchKey key, ModeKind kind) : key_(key), kind_(kind) {}
+  bool dispatch(OpCall& call) override {
+    census = mode_census();
+    keys = local_dispatch_key_set().modes;
+    call.proceed();
+    return true;
+  }
+  DispatchKey key() const override { return key_; }
+  ModeKind kind() const override { return kind_; }
+  ModeCensus census;
+  DispatchKeySet keys;
+
+ private:
+  DispatchKey key_;
+  ModeKind kind_;
+};
+
+// A handler runs with its own mode off its stack (or slot) and the rest as
+// they are: the census and the mode keys say so at each step (a handler's
+// pop and push-back refresh only its own key).
+TEST(ModeCensus, EachHandlerSeesItsOwnModeOffAndTheRestAsTheyAre) {
+  Snap outer(DispatchKey::kPython, ModeKind::kUser), inner(DispatchKey::kPython, ModeKind::kUser),
+      fn(DispatchKey::kFunctionMode, ModeKind::kUser), proxy(DispatchKey::kPython, ModeKind::kProxy);
+  const Tensor x = ops::ones({2});
+  {
+    ModeGuard a(outer), b(inner), c(fn), d(proxy);
+    ops::relu(x);
+    const DispatchKeySet both({DispatchKey::kPython, DispatchKey::kFunctionMode});
+    EXPECT_EQ(fn.census.function, 0u);
+    EXPECT_EQ(fn.census.python, 2u);
+    EXPECT_EQ(fn.keys, DispatchKeySet(DispatchKey::kPython));
+    EXPECT_EQ(inner.census.python, 1u);
+    EXPECT_EQ(inner.census.function, 0u);  // fn's handler, which proceeded, is still running
+    EXPECT_TRUE(inner.census.proxy);
+    EXPECT_EQ(inner.keys, DispatchKeySet(DispatchKey::kPython));
+    EXPECT_EQ(outer.census.python, 0u);
+    EXPECT_EQ(outer.keys, DispatchKeySet(DispatchKey::kPython));  // the proxy slot keeps the key on
+    EXPECT_EQ(proxy.census.python, 0u);
+    EXPECT_FALSE(proxy.census.proxy);
+    EXPECT_EQ(proxy.keys, DispatchKeySet());
+    // All back after the call.
+    const ModeCensus after = mode_census();
+    EXPECT_EQ(after.python, 2u);
+    EXPECT_EQ(after.function, 1u);
+    EXPECT_TRUE(after.proxy);
+    EXPECT_EQ(local_dispatch_key_set().modes, both);
+  }
+  EXPECT_EQ(local_dispatch_key_set().modes, DispatchKeySet());
+}
+
 // Guards ended out of order: See Note [Out-of-order guard release].
 TEST(ModeGuardOrder, InfraModeGuardsEndedOutOfOrderLeaveNoDanglingMode) {
   auto f1 = std::make_unique<FakeTensorMode>(), f2 = std::make_unique<FakeTensorMode>();
