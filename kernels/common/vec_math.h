@@ -65,12 +65,8 @@ inline constexpr double kRoundD = 0x1.8p52;  // the same for doubles, |x| < 2^51
 
 // ---- exp ----
 
-// exp: e^x, within 1 ulp of expf for every float.
-OPSPEC_VEC_INLINE float exp(float x) {
-  // Below -104 the result rounds to 0 and above 89 it overflows, as with the
-  // clamped argument; NaN passes both compares unchanged.
-  float xc = select(x < -104.0f, -104.0f, x);
-  xc = select(xc > 89.0f, 89.0f, xc);
+// exp_clamped: e^xc for xc already in [-104, 89] (or NaN); the body of exp.
+OPSPEC_VEC_INLINE float exp_clamped(float xc) {
   // x = n ln2 + r, |r| <= ln2 / 2; n * kLn2Hi is exact (|n| <= 150, 9-bit kLn2Hi).
   const float t = xc * 0x1.715476p+0f + kRoundF;
   const float n = t - kRoundF;
@@ -89,6 +85,19 @@ OPSPEC_VEC_INLINE float exp(float x) {
   const int32_t n1 = ni >> 1;
   return er * pow2(n1) * pow2(ni - n1);
 }
+
+// exp: e^x, within 1 ulp of expf for every float.
+OPSPEC_VEC_INLINE float exp(float x) {
+  // Below -104 the result rounds to 0 and above 89 it overflows, as with the
+  // clamped argument; NaN passes both compares unchanged.
+  const float xc = select(x < -104.0f, -104.0f, x);
+  return exp_clamped(select(xc > 89.0f, 89.0f, xc));
+}
+
+// exp_nonpositive: exp(x) for x <= 0 or NaN, bit for bit, without the upper
+// clamp, which such an x never reaches (softmax's exp(x - max); See Note
+// [Vectorised exp in softmax] in kernels/cpu/softmax.cc).
+OPSPEC_VEC_INLINE float exp_nonpositive(float x) { return exp_clamped(select(x < -104.0f, -104.0f, x)); }
 
 // ---- log ----
 

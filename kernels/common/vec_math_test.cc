@@ -129,6 +129,18 @@ TEST(VecMathTest, SpecialValuesMatchLibm) {
   EXPECT_EQ(vec_math::erf(5.0f), 1.0f);
 }
 
+// exp_nonpositive is exp, bit for bit, wherever softmax calls it (x <= 0 or
+// NaN): sampled negative floats, the special values, NaNs of both signs.
+TEST(VecMathTest, ExpNonpositiveIsExpForNonpositiveArguments) {
+  std::vector<float> xs = {0.0f, -0.0f, -kInf, kNaN, -kNaN};
+  for (uint64_t b = 0x80000000u; b <= 0xffffffffu; b += 1021) xs.push_back(std::bit_cast<float>(static_cast<uint32_t>(b)));
+  for (float x : kSpecial) xs.push_back(-std::abs(x));
+  for (float x : xs) {
+    if (!(x <= 0.0f) && !std::isnan(x)) continue;
+    ASSERT_TRUE(same_float(vec_math::exp_nonpositive(x), vec_math::exp(x))) << std::hexfloat << x;
+  }
+}
+
 // The kernels (vectorized loops, wide clones, sin/cos blocks) give each
 // element exactly the scalar function's value, and strided inputs (scalar
 // loops) the same bits as contiguous ones.

@@ -146,6 +146,9 @@ TEST(SoftmaxTest, Float32MatchesDoubleReference) {
     const float got = ops::_softmax(row, 0, false).to_vector<float>()[1];
     const float want = std::exp(a);
     EXPECT_LE(std::abs(std::bit_cast<int32_t>(got) - std::bit_cast<int32_t>(want)), 1) << a << ": " << got << " vs " << want;
+    // ... and exactly the exp op's value.
+    const float op = ops::exp(ops::tensor({static_cast<double>(a)}, {1})).to_vector<float>()[0];
+    EXPECT_EQ(std::bit_cast<uint32_t>(got), std::bit_cast<uint32_t>(op)) << a;
   }
 }
 
