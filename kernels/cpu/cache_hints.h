@@ -51,6 +51,13 @@ inline constexpr int64_t kStreamMinBytes = int64_t{8} << 20;
 // thread (before the end of a parallel task).
 void stream_copy(void* dst, const void* src, int64_t bytes);
 
+// stream_scale: dst[i] = src[i] * k for i < n; stream_sub_sub: dst[i] =
+// (src[i] - a) - b. Each element is the one IEEE operation (or two) a plain
+// loop does, written with streaming stores (64-byte ones where the CPU has
+// AVX-512), so a kernel can finish a row and stream it out in one pass.
+void stream_scale(float* dst, const float* src, float k, int64_t n);
+void stream_sub_sub(float* dst, const float* src, float a, float b, int64_t n);
+
 // stream_fence: orders this thread's earlier streaming stores before its later stores.
 void stream_fence();
 
