@@ -2,6 +2,8 @@
 // large. See Note [No OpenMP region for small work].
 #pragma once
 
+#include <algorithm>
+#include <atomic>
 #include <cstdint>
 
 #include "runtime/core/parallel.h"
@@ -48,6 +50,35 @@ void parallel_rows_with(int64_t n, bool parallel, MakeScratch&& make_scratch, F&
     auto scratch = make_scratch();
 #pragma omp for schedule(static)
     for (int64_t i = 0; i < n; ++i) f(i, scratch);
+  }
+}
+
+// parallel_row_ranges: f(begin, end, scratch) over consecutive ranges of
+// rows covering [0, n), for kernels that carry work from one row to the next
+// (See Note [Softmax rows in flight] in softmax.cc). Threads claim the ranges
+// in order from a shared counter, kRangesPerThread each, so a thread that is
+// descheduled on a shared machine holds up little (as in Note [parallel_for
+// chunks] in loops.cc); each thread makes its own scratch once.
+template <class MakeScratch, class F>
+void parallel_row_ranges(int64_t n, bool parallel, MakeScratch&& make_scratch, F&& f) {
+  if (n <= 0) return;
+  const int64_t threads = parallel ? std::min<int64_t>(get_num_threads(), n) : 1;
+  if (threads < 2) {
+    auto scratch = make_scratch();
+    f(int64_t{0}, n, scratch);
+    return;
+  }
+  constexpr int64_t kRangesPerThread = 4;
+  const int64_t len = (n + threads * kRangesPerThread - 1) / (threads * kRangesPerThread);
+  const int64_t ranges = (n + len - 1) / len;
+  std::atomic<int64_t> next{0};
+#pragma omp parallel num_threads(static_cast<int>(threads))
+  {
+    auto scratch = make_scratch();
+    for (int64_t r = next.fetch_add(1, std::memory_order_relaxed); r < ranges;
+         r = next.fetch_add(1, std::memory_order_relaxed)) {
+      f(r * len, std::min(n, (r + 1) * len), scratch);
+    }
   }
 }
 

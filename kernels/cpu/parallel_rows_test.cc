@@ -41,5 +41,30 @@ TEST(ParallelRows, EachThreadMakesOneScratch) {
   for (int o : owner) EXPECT_TRUE(o >= 1 && o <= made) << o;
 }
 
+// parallel_row_ranges: consecutive, non-empty ranges covering every row once,
+// serial ones as one range outside OpenMP.
+TEST(ParallelRows, RangesCoverEveryRowOnceInOrder) {
+  for (bool parallel : {false, true}) {
+    for (int64_t n : {0, 1, 2, 3, 7, 9, 1000}) {
+      std::vector<std::atomic<int>> seen(static_cast<size_t>(n));
+      std::atomic<int> bad{0}, ranges{0}, level{0};
+      parallel_row_ranges(
+          n, parallel, [] { return 0; },
+          [&](int64_t begin, int64_t end, int&) {
+            if (begin < 0 || end > n || begin >= end) ++bad;
+            for (int64_t i = begin; i < end; ++i) seen[static_cast<size_t>(i)]++;
+            ++ranges;
+            level += omp_get_level();
+          });
+      EXPECT_EQ(bad, 0);
+      for (int64_t i = 0; i < n; ++i) EXPECT_EQ(seen[static_cast<size_t>(i)], 1) << n << " rows, row " << i;
+      if (!parallel) {
+        EXPECT_EQ(ranges, n == 0 ? 0 : 1);
+        EXPECT_EQ(level, 0);
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace opspec::internal
