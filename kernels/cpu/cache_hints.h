@@ -14,8 +14,9 @@ namespace opspec::internal {
 // memory bus idles: the hardware prefetcher follows the addresses the loop
 // touches, and those are in cache. So a compute pass asks for the next row a
 // chunk at a time (prefetch_chunk), and its read overlaps this row's
-// arithmetic; the rows of one thread are consecutive (static schedule). A
-// prefetch never faults and changes no value.
+// arithmetic; the rows of one thread are consecutive (static schedule, or
+// ranges of rows: parallel_row_ranges). A prefetch never faults and changes
+// no value.
 
 // kPrefetchChunk: elements a row kernel computes between two prefetch_chunk calls.
 inline constexpr int64_t kPrefetchChunk = 512;
@@ -40,7 +41,9 @@ __attribute__((always_inline)) inline void prefetch_chunk(const T* next, int64_t
 // therefore stream only outputs of kStreamMinBytes or more (larger than the
 // L2s by far, a quarter of a 32 MiB L3 and more: mostly evicted before anyone
 // reads them), and compute each tile or row in an L1 buffer first, then
-// stream_copy it out. Streaming changes where bytes go, never their values.
+// stream_copy it out, or compute and stream in one pass (stream_scale and
+// stream_sub_sub, softmax's last operations: See Note [Softmax rows in flight]
+// in softmax.cc). Streaming changes where bytes go, never their values.
 
 // kStreamMinBytes: outputs at least this large are written with streaming stores.
 inline constexpr int64_t kStreamMinBytes = int64_t{8} << 20;

@@ -12,6 +12,7 @@
 
 #include "kernels/cpu/cache_hints.h"
 #include "kernels/cpu/copy.h"
+#include "runtime/core/parallel.h"
 #include "runtime/ops/ops.h"
 
 namespace opspec {
@@ -175,6 +176,30 @@ TEST(SoftmaxTest, LargeInputsStreamAndMatchRowsAlone) {
         const Tensor alone = ops::clone(ops::select(x, 0, r));
         EXPECT_EQ(bits(ops::select(y, 0, r)), bits(log ? ops::_log_softmax(alone, 0, false)
                                                         : ops::_softmax(alone, 0, false)));
+      }
+    }
+  }
+}
+
+// Rows are handed out to threads in ranges, each row writing the previous
+// one's output (See Note [Softmax rows in flight]): any thread count gives the
+// same bits, streamed or not, in every floating dtype.
+TEST(SoftmaxTest, ThreadCountDoesNotChangeBits) {
+  const struct {
+    DType dtype;
+    int64_t rows, n;
+  } cases[] = {{DType::kFloat32, 37, 1000}, {DType::kFloat32, 520, 4099}, {DType::kFloat64, 37, 1000},
+               {DType::kFloat64, 260, 4099}, {DType::kBFloat16, 37, 1000}};
+  for (const auto& c : cases) {
+    const Tensor x = ops::to(ops::tensor(random_values(c.rows * c.n, 41, 5), {c.rows, c.n}), c.dtype);
+    for (bool log : {false, true}) {
+      SCOPED_TRACE(std::string(dtype_short_name(c.dtype)) + (log ? " log_softmax " : " softmax ") +
+                   std::to_string(c.rows) + "x" + std::to_string(c.n));
+      const auto run = [&] { return bits(log ? ops::_log_softmax(x, 1, false) : ops::_softmax(x, 1, false)); };
+      const std::vector<uint8_t> want = run();
+      for (int threads : {1, 3}) {
+        NumThreadsGuard guard(threads);
+        EXPECT_EQ(run(), want) << threads << " threads";
       }
     }
   }
