@@ -67,10 +67,10 @@ inline C exp_shifted(C x) {
 // so a row has the bits it has alone, whatever the thread count. The sum adds in
 // double in kRowSumLanes fixed lanes (See Note [Fixed-lane sums]): with 8 (one
 // AVX-512 vector) each row waited on the latency of its adds. On the 2-core
-// AVX-512 VM, BM_Softmax/4096x4096 beside BM_Copy at 2.6-2.7 ms: 4.3-4.4 ms
-// finishing each row at its end, 3.3 ms in flight, 3.15 ms with row_max below;
-// in a standalone test, 16-byte streaming stores (stream_copy) cost 0.2-0.4 ms
-// of that and 8 sum lanes 0.1 us a row.
+// AVX-512 VM, BM_Softmax/4096x4096 beside BM_Copy at 2.6-2.9 ms: 3.9-4.05 ms
+// finishing each row at its end (with the exp above), 3.15-3.3 ms in flight,
+// 3.07-3.18 ms with row_max below; in a standalone test, 16-byte streaming
+// stores (stream_copy) cost 0.2-0.4 ms of that and 8 sum lanes 0.1 us a row.
 constexpr int kRowSumLanes = 16;
 static_assert(kPrefetchChunk % kRowSumLanes == 0, "row chunks start on a sum lane boundary");
 
