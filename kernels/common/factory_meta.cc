@@ -156,8 +156,9 @@ CatGeometry stack_geometry(TensorList tensors, TensorList inputs, int64_t dim) {
     const CatGeometry flat = cat_geometry(tensors, d, kOp);
     g.strides.clear();
     if (!flat.strides.empty()) {
-      // Splitting a dim is always a view.
-      g.strides = compute_view_strides(flat.sizes, flat.strides, g.sizes).value_or(SizeVec());
+      // Splitting a dim is always a view. (Assigned from the optional in
+      // place: value_or's temporary drew a -Wmaybe-uninitialized at -O1.)
+      if (std::optional<SizeVec> s = compute_view_strides(flat.sizes, flat.strides, g.sizes)) g.strides = std::move(*s);
     }
   }
   return g;
