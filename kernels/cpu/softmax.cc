@@ -80,7 +80,7 @@ template <class T>
 struct PendingRow {
   const T* x = nullptr;
   T* y = nullptr;
-  const compute_t<T>* buf = nullptr;
+  compute_t<T>* buf = nullptr;  // its half of the buffer (an f64 row is finished in it)
   compute_t<T> m{};    // the row's max
   compute_t<T> fac{};  // softmax: 1 / sum; log_softmax: log(sum)
 };
@@ -102,10 +102,9 @@ __attribute__((always_inline)) inline void finish_chunk(const PendingRow<T>& p, 
     }
   } else if constexpr (std::is_same_v<T, C>) {
     if (stream) {
-      C* b = const_cast<C*>(p.buf);
 #pragma omp simd
-      for (int64_t i = c; i < e; ++i) b[i] = kLog ? (p.x[i] - p.m) - p.fac : b[i] * p.fac;
-      stream_copy(p.y + c, b + c, (e - c) * static_cast<int64_t>(sizeof(T)));
+      for (int64_t i = c; i < e; ++i) p.buf[i] = kLog ? (p.x[i] - p.m) - p.fac : p.buf[i] * p.fac;
+      stream_copy(p.y + c, p.buf + c, (e - c) * static_cast<int64_t>(sizeof(T)));
       return;
     }
   }
