@@ -184,6 +184,19 @@ Value SchemaParser::default_value(const ArgType& t) {
 FunctionSchema SchemaParser::parse() {
   FunctionSchema schema;
   std::string first = identifier();
+  // A dotted namespace names a Python module, as "torch._C::_set_grad_enabled"
+  // does: dots before "::" belong to the namespace, a dot after the name
+  // starts the overload.
+  while (peek(".")) {
+    const size_t saved = pos_;
+    ++pos_;
+    std::string part = identifier();
+    if (!peek(".") && !peek("::")) {
+      pos_ = saved;
+      break;
+    }
+    str_append(&first, ".", part);
+  }
   if (accept("::")) {
     schema.ns_ = first;
     schema.name_ = identifier();

@@ -46,6 +46,19 @@ TEST(SchemaTest, NamespaceAndFloatDefaults) {
   EXPECT_EQ(s.arguments()[2].default_value->to_string(), "none");
 }
 
+// A Python module's dots belong to the namespace; a dot after the name is the overload.
+TEST(SchemaTest, DottedNamespaceBeforeTheOverload) {
+  auto s = FunctionSchema::parse("torch._C::_set_grad_enabled(bool enabled) -> ()");
+  EXPECT_EQ(s.ns(), "torch._C");
+  EXPECT_EQ(s.qualified_name(), "torch._C::_set_grad_enabled");
+  EXPECT_TRUE(s.returns().empty());
+  auto o = FunctionSchema::parse("a.b.c::f.out(Tensor x) -> Tensor");
+  EXPECT_EQ(o.ns(), "a.b.c");
+  EXPECT_EQ(o.name(), "f");
+  EXPECT_EQ(o.overload(), "out");
+  EXPECT_EQ(FunctionSchema::parse("add.Tensor(Tensor self) -> Tensor").qualified_name(), "aten::add.Tensor");
+}
+
 TEST(SchemaTest, MalformedSchemaReportsColumn) {
   EXPECT_THAT([] { FunctionSchema::parse("mm(Tensor self, Tensr mat2) -> Tensor"); },
               ::testing::ThrowsMessage<Error>(HasSubstr("unknown type 'Tensr' at column 17")));
