@@ -3,8 +3,8 @@
 #include <benchmark/benchmark.h>
 
 #include "runtime/autograd/engine.h"
-#include "runtime/autograd/grad_mode.h"
 #include "runtime/compile/compile.h"
+#include "runtime/core/grad_mode.h"
 #include "runtime/ops/ops.h"
 
 namespace opspec {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "harness/debug_mode.h"
-#include "runtime/autograd/grad_mode.h"
+#include "runtime/core/grad_mode.h"
 #include "runtime/ops/ops.h"
 
 int main(int argc, char** argv) {

@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "runtime/autograd/engine.h"
-#include "runtime/autograd/grad_mode.h"
+#include "runtime/core/grad_mode.h"
 #include "runtime/ops/ops.h"
 
 namespace opspec {

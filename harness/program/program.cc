@@ -10,8 +10,8 @@
 #include "absl/status/status.h"
 #include "harness/program/parser.h"
 #include "harness/program/resolve.h"
-#include "runtime/autograd/grad_mode.h"
 #include "runtime/core/call_site.h"
+#include "runtime/core/grad_mode.h"
 #include "runtime/dispatch/mode.h"
 
 namespace opspec {

@@ -9,13 +9,13 @@
 
 #include "harness/program/fixture.h"
 #include "harness/program/program.h"
-#include "runtime/autograd/grad_mode.h"
 #include "runtime/compile/compile.h"
 #include "runtime/core/generator.h"
+#include "runtime/core/grad_mode.h"
 #include "runtime/dispatch/library.h"
 #include "runtime/dispatch/mode.h"
-#include "runtime/ops/ops.h"
 #include "runtime/dispatch/op_names_test_util.h"
+#include "runtime/ops/ops.h"
 
 namespace opspec {
 namespace program_language_test {

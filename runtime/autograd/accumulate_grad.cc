@@ -2,7 +2,7 @@
 #include "runtime/autograd/accumulate_grad.h"
 
 #include "runtime/autograd/autograd_meta.h"
-#include "runtime/autograd/grad_mode.h"
+#include "runtime/core/grad_mode.h"
 #include "runtime/ops/ops.h"
 
 namespace opspec::autograd {

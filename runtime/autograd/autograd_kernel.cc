@@ -10,7 +10,7 @@
 #include "runtime/autograd/autograd_meta.h"
 #include "runtime/autograd/copy_slices.h"
 #include "runtime/autograd/formulas.h"
-#include "runtime/autograd/grad_mode.h"
+#include "runtime/core/grad_mode.h"
 #include "runtime/dispatch/dispatcher.h"
 #include "runtime/dispatch/library.h"
 #include "runtime/ops/op_table.h"
@@ -607,6 +607,9 @@ void register_autograd(Dispatcher& d) {
   k.add_typed(&autograd_typed_kernel<const Tensor&, int64_t, int64_t>);  // transpose
   k.add_typed(&autograd_typed_kernel<const Tensor&, IntArrayRef>);  // view, reshape
   d.register_fallback(DispatchKey::kAutograd, std::move(k));
+  // A graph's _set_grad_enabled node sets the mode when run (See Note [Grad mode nodes]).
+  Library("torch._C", d).impl("_set_grad_enabled", DispatchKey::kCompositeImplicit,
+                              [](bool enabled) { autograd::set_grad_enabled(enabled); });
 }
 
 }  // namespace opspec::internal

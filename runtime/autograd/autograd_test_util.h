@@ -11,8 +11,8 @@
 #include <gtest/gtest.h>
 
 #include "runtime/autograd/engine.h"
-#include "runtime/autograd/grad_mode.h"
 #include "runtime/autograd/node.h"
+#include "runtime/core/grad_mode.h"
 #include "runtime/dispatch/mode.h"
 #include "runtime/dispatch/op_names_test_util.h"
 #include "runtime/ops/ops.h"

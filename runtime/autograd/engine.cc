@@ -7,7 +7,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "runtime/autograd/accumulate_grad.h"
 #include "runtime/autograd/autograd_meta.h"
-#include "runtime/autograd/grad_mode.h"
+#include "runtime/core/grad_mode.h"
 #include "runtime/dispatch/local_dispatch_key_set.h"
 #include "runtime/ops/ops.h"
 

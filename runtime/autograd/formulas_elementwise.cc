@@ -3,8 +3,8 @@
 #include <cmath>
 
 #include "runtime/autograd/formulas.h"
-#include "runtime/autograd/grad_mode.h"
 #include "runtime/autograd/internal/formula_helpers.h"
+#include "runtime/core/grad_mode.h"
 #include "runtime/ops/ops.h"
 
 namespace opspec::autograd::internal {

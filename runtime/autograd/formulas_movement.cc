@@ -9,8 +9,8 @@
 #include <tuple>
 
 #include "runtime/autograd/formulas.h"
-#include "runtime/autograd/grad_mode.h"
 #include "runtime/autograd/internal/formula_helpers.h"
+#include "runtime/core/grad_mode.h"
 #include "runtime/ops/ops.h"
 
 namespace opspec::autograd::internal {

@@ -5,8 +5,8 @@
 // ReduceOps.cpp's value_selecting_reduction_backward (C++ operands right to
 // left, as GCC builds evaluate them). See Note [Derivative formulas] in formulas.h.
 #include "runtime/autograd/formulas.h"
-#include "runtime/autograd/grad_mode.h"
 #include "runtime/autograd/internal/formula_helpers.h"
+#include "runtime/core/grad_mode.h"
 #include "runtime/dispatch/mode.h"
 #include "runtime/ops/ops.h"
 

@@ -1,7 +1,7 @@
 // node.cc: Node, SavedTensor. See Note [Autograd graph] in node.h.
 #include "runtime/autograd/node.h"
 
-#include "runtime/autograd/grad_mode.h"
+#include "runtime/core/grad_mode.h"
 
 #include "runtime/autograd/autograd_meta.h"
 #include "runtime/core/error.h"

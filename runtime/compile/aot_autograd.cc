@@ -2,18 +2,20 @@
 // node. See Note [AOT autograd] in aot_autograd.h.
 #include "runtime/compile/aot_autograd.h"
 
+#include <algorithm>
 #include <mutex>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "runtime/autograd/autograd_meta.h"
 #include "runtime/autograd/engine.h"
-#include "runtime/autograd/grad_mode.h"
+#include "runtime/core/grad_mode.h"
 #include "runtime/dispatch/local_dispatch_key_set.h"
 #include "runtime/dispatch/mode.h"
 #include "runtime/fake/fake_tensor.h"
 #include "runtime/graph/interpreter.h"
 #include "runtime/graph/passes.h"
+#include "runtime/ops/op_table.h"
 #include "runtime/ops/ops.h"
 #include "runtime/trace/make_fx.h"
 
@@ -253,7 +255,8 @@ struct AotCompiled {
 // call then gives the written input the compiled node as its history.
 
 AotGraphs trace_joint_and_partition(const Graph& graph, const std::vector<Tensor>& examples,
-                                    const std::vector<bool>& needs_grad, const std::vector<bool>& non_leaf) {
+                                    const std::vector<bool>& needs_grad, const std::vector<bool>& non_leaf,
+                                    bool grad_enabled) {
   FakeTensorMode fake;
   const size_t n_in = examples.size();
   std::vector<Tensor> inputs, leaves(n_in);
@@ -286,12 +289,15 @@ AotGraphs trace_joint_and_partition(const Graph& graph, const std::vector<Tensor
     inputs.push_back(fake_like(fake, TensorMeta::of(probe[k])));
   }
   std::vector<size_t> grad_inputs;
+  std::vector<bool> differentiable;
   size_t n_out = 0;
   auto joint_fn = [&](const std::vector<Tensor>& in) {
     const std::vector<Tensor> primals(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(n_in));
-    autograd::EnableGradGuard grad_mode;
+    autograd::AutoGradMode grad_mode(grad_enabled);  // the graph's nodes change it as the program did
     std::vector<Tensor> outs = run_graph(graph, primals, {.check_sizes = false});
     n_out = outs.size();
+    differentiable.clear();
+    for (const Tensor& o : outs) differentiable.push_back(o.defined() && o.requires_grad());
     std::vector<Tensor> diff_outs, diff_tangents, wrt;
     for (size_t t = 0; t < tangent_outputs.size(); ++t) {
       const Tensor& o = outs[tangent_outputs[t]];
@@ -322,7 +328,9 @@ AotGraphs trace_joint_and_partition(const Graph& graph, const std::vector<Tensor
   for (Node* p : graph.placeholders()) names.push_back(p->name());
   for (size_t k : tangent_outputs) names.push_back(str_cat("tangents_", k + 1));
   auto joint = std::make_shared<const Graph>(make_fx(joint_fn, {.input_names = names, .fake_mode = &fake})(inputs));
-  return partition(std::move(joint), n_in, n_out, std::move(grad_inputs), std::move(tangent_outputs));
+  AotGraphs graphs = partition(std::move(joint), n_in, n_out, std::move(grad_inputs), std::move(tangent_outputs));
+  graphs.differentiable = std::move(differentiable);
+  return graphs;
 }
 
 CompiledGraph with_aot_autograd(CompiledGraph inference, std::shared_ptr<const Graph> graph, Backend forward_backend,
@@ -332,10 +340,17 @@ CompiledGraph with_aot_autograd(CompiledGraph inference, std::shared_ptr<const G
     std::vector<std::pair<std::vector<int64_t>, std::shared_ptr<const AotCompiled>>> entries;  // key: pattern + sizes
   };
   auto cache = std::make_shared<Cache>();
+  // A graph entered with grad mode off may turn it on (See Note [Grad mode nodes]).
+  const std::vector<Node*> nodes = graph->nodes();
+  const bool enables_grad = std::any_of(nodes.begin(), nodes.end(), [](const Node* n) {
+    return n->op() == NodeOp::kCall && n->target() == &builtin_op(OpId::_set_grad_enabled) &&
+           n->args()[0].as_value().to_bool();
+  });
   return [=](const std::vector<Tensor>& inputs) -> std::vector<Tensor> {
     bool any = false;
     std::vector<bool> needs(inputs.size()), non_leaf(inputs.size());
-    if (autograd::is_grad_enabled()) {
+    const bool grad_enabled = autograd::is_grad_enabled();
+    if (grad_enabled || enables_grad) {
       for (size_t i = 0; i < inputs.size(); ++i) {
         needs[i] = inputs[i].defined() && autograd::requires_grad(inputs[i]);
         non_leaf[i] = needs[i] && !inputs[i].is_leaf();
@@ -343,7 +358,7 @@ CompiledGraph with_aot_autograd(CompiledGraph inference, std::shared_ptr<const G
       }
     }
     if (!any) return inference(inputs);
-    std::vector<int64_t> key;
+    std::vector<int64_t> key{grad_enabled ? 1 : 0};
     for (size_t i = 0; i < inputs.size(); ++i) {
       key.push_back(non_leaf[i] ? -3 : needs[i] ? -1 : -2);
       if (inputs[i].defined()) key.insert(key.end(), inputs[i].sizes().begin(), inputs[i].sizes().end());
@@ -362,7 +377,7 @@ CompiledGraph with_aot_autograd(CompiledGraph inference, std::shared_ptr<const G
         std::vector<Tensor> examples;
         for (const Tensor& t : inputs) examples.push_back(fake.from_real(t));
         auto made = std::make_shared<AotCompiled>();
-        made->graphs = trace_joint_and_partition(*graph, examples, needs, non_leaf);
+        made->graphs = trace_joint_and_partition(*graph, examples, needs, non_leaf, grad_enabled);
         made->differentiable = !made->graphs.grad_inputs.empty();
         made->forward = forward_backend(*made->graphs.forward, examples);
         std::vector<Tensor> bwd_examples;
@@ -390,11 +405,12 @@ CompiledGraph with_aot_autograd(CompiledGraph inference, std::shared_ptr<const G
     for (size_t i = 0; i < inputs.size(); ++i) {
       node->add_next_edge(needs[i] ? autograd::gradient_edge(inputs[i]) : autograd::Edge{});
     }
-    for (Tensor& o : outs) {
-      if (o.defined() && is_floating(o.dtype())) {
+    for (size_t k = 0; k < outs.size(); ++k) {
+      Tensor& o = outs[k];
+      if (o.defined() && is_floating(o.dtype()) && g.differentiable[k]) {
         autograd::set_history(o, node);
       } else if (o.defined()) {
-        node->add_input_metadata(o);
+        node->add_input_metadata(o);  // keeps the results' numbering
       }
     }
     for (size_t s = 0; s < saved.size(); ++s) {

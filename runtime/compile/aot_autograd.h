@@ -34,10 +34,13 @@ namespace opspec::internal {
 //  4. a call runs the forward graph with the Autograd key excluded, then makes
 //     a CompiledFunctionBackward node (next edges: the inputs' gradient
 //     edges; saved values version-checked like any saved tensor) the grad_fn
-//     of each floating result. Its backward fills undefined gradients with
-//     zeros and runs the backward graph.
-// A call with grad mode off, or no input requiring grad, runs the inference
-// graph compiled as before. Each graph of a function with graph breaks is
+//     of each floating result that required grad in the joint trace. Its
+//     backward fills undefined gradients with zeros and runs the backward graph.
+// The joint trace runs the graph in the mode the call entered it in, so its
+// _set_grad_enabled nodes (See Note [Grad mode nodes]) decide what it
+// differentiates: a no_grad block's results get no grad_fn and pass no
+// gradient, as eagerly. A call with no input requiring grad, or with grad
+// mode off and no node turning it on, runs the inference graph compiled as before. Each graph of a function with graph breaks is
 // its own node, so eager code between graphs chains them as in PyTorch.
 
 // AotGraphs: a partitioned joint graph.
@@ -49,14 +52,18 @@ struct AotGraphs {
   std::vector<size_t> grad_inputs;
   // tangent_outputs: for each tangent placeholder of the backward graph, the result it is the gradient of.
   std::vector<size_t> tangent_outputs;
+  // differentiable: per result, whether it required grad in the joint trace (gets the grad_fn).
+  std::vector<bool> differentiable;
 };
 
 // trace_joint_and_partition: steps 1 and 2 for graph on fake inputs like
 // examples, needs_grad[i] saying which require grad and non_leaf[i] (when
 // given) which of those are not leaves: the graph may write those in place,
-// as eager code may (See Note [Primals of non-leaf inputs]).
+// as eager code may (See Note [Primals of non-leaf inputs]). grad_enabled:
+// the mode the graph is entered in.
 AotGraphs trace_joint_and_partition(const Graph& graph, const std::vector<Tensor>& examples,
-                                    const std::vector<bool>& needs_grad, const std::vector<bool>& non_leaf = {});
+                                    const std::vector<bool>& needs_grad, const std::vector<bool>& non_leaf = {},
+                                    bool grad_enabled = true);
 
 // with_aot_autograd: a CompiledGraph that runs inference (the graph compiled
 // as usual) when no gradient is needed and the AOT path otherwise, compiling

@@ -8,16 +8,16 @@
 #include <gtest/gtest.h>
 
 #include "runtime/autograd/engine.h"
-#include "runtime/autograd/grad_mode.h"
 #include "runtime/autograd/node.h"
 #include "runtime/compile/compile.h"
 #include "runtime/compile/controls.h"
 #include "runtime/compile/explain.h"
 #include "runtime/core/generator.h"
+#include "runtime/core/grad_mode.h"
 #include "runtime/dispatch/mode.h"
+#include "runtime/dispatch/op_names_test_util.h"
 #include "runtime/ops/ops.h"
 #include "runtime/trace/make_fx.h"
-#include "runtime/dispatch/op_names_test_util.h"
 
 namespace opspec {
 namespace aot_autograd_test {

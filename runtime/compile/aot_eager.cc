@@ -2,8 +2,8 @@
 
 #include <memory>
 
-#include "runtime/autograd/grad_mode.h"
 #include "runtime/compile/logging.h"
+#include "runtime/core/grad_mode.h"
 #include "runtime/graph/interpreter.h"
 #include "runtime/trace/make_fx.h"
 

@@ -8,9 +8,10 @@
 
 #include "absl/container/inlined_vector.h"
 #include "runtime/autograd/autograd_meta.h"
-#include "runtime/autograd/grad_mode.h"
 #include "runtime/core/call_site.h"
+#include "runtime/core/grad_mode.h"
 #include "runtime/graph/passes.h"
+#include "runtime/ops/op_table.h"
 
 namespace opspec::internal {
 
@@ -24,25 +25,32 @@ CaptureMode::CaptureMode(CaptureSession& session, const std::vector<Tensor>& fn_
   start_graph();
 }
 
-// Note [Grad mode splits a graph]
-// Ops under no_grad (or enable_grad) inside a compiled function must run as
-// eagerly: results without history, no gradient through them. A graph holds
-// ops of one grad mode: the first op whose mode differs from the pending
-// graph's ends that graph (flushed, run under its own mode) and starts the
-// next, counting no break. Dynamo keeps one graph with _set_grad_enabled
-// nodes; opspec's graph IR has no such node, and a graph that ignored the
-// mode gave outputs of a no_grad block history and gradients. Every graph,
-// replayed or traced, runs under the mode its ops were captured in; a
-// trace_once plan also keeps the mode around its call. Export, which needs
-// one graph, refuses such a function (docs/pytorch-versions.md).
+// The capture's grad mode (See Note [Grad mode nodes] in runtime/trace/proxy_tensor.cc):
+// a graph's first op notes the mode the graph is entered in and runs under;
+// a later op under another mode records a _set_grad_enabled node first (a
+// warm call's replay matches it as a step), so a no_grad block is part of
+// its graph, as in Dynamo, counting no break. No trailing restore is
+// recorded: the graph's run restores the caller's mode.
+void CaptureMode::sync_capture_grad_mode() {
+  const bool grad = autograd::is_grad_enabled();
+  if (graph_grad_mode_ == grad) return;
+  if (!has_pending_ops()) {
+    graph_grad_mode_ = grad;
+    graph_entry_grad_mode_ = grad;  // what the graph runs under
+    return;
+  }
+  if (!(replayer_.active() && replayer_.replay_grad_mode(grad))) record_grad_mode(grad);
+  graph_grad_mode_ = grad;
+}
 
 bool CaptureMode::dispatch(OpCall& call) {
   if (session_.suspended()) return false;
-  if (const bool grad = autograd::is_grad_enabled(); graph_grad_mode_ != grad) {
-    if (graph_grad_mode_.has_value() && has_pending_ops()) session_.flush();  // ends the graph: no break
-    graph_grad_mode_ = grad;
-  }
   const OperatorHandle& op = call.op();
+  if (&op == &builtin_op(OpId::_set_grad_enabled)) {  // a graph run inside fn: the next op notes it
+    call.proceed();
+    return true;
+  }
+  sync_capture_grad_mode();
   if (const std::optional<BreakKind> kind = op_break(op)) {
     return break_and_run_eagerly(call, *kind, op_break_subject(*kind, op));
   }
@@ -64,6 +72,7 @@ bool CaptureMode::dispatch(OpCall& call) {
 
 bool CaptureMode::has_pending_ops() const {
   if (replayer_.replayed_calls() > 0) return true;
+  // A graph's _set_grad_enabled nodes follow an op of its own (sync_capture_grad_mode).
   for (Node* n : graph_.nodes()) {
     if (n->op() == NodeOp::kCall) return true;
   }
@@ -71,9 +80,9 @@ bool CaptureMode::has_pending_ops() const {
 }
 
 bool CaptureMode::flush() {
-  // The graph runs under the grad mode its ops were captured in (See Note [Grad mode splits a graph]).
+  // The graph runs under the mode its first op was captured in (See Note [Grad mode nodes]).
   std::optional<autograd::AutoGradMode> grad_mode;
-  if (graph_grad_mode_.has_value()) grad_mode.emplace(*graph_grad_mode_);
+  if (graph_entry_grad_mode_.has_value()) grad_mode.emplace(*graph_entry_grad_mode_);
   fake_.clear_memo();  // its references must not make fakes look held
   if (replayer_.active() && replayer_.flush()) return false;
   if (replayer_.active()) replayer_.diverge();
@@ -205,7 +214,7 @@ void CaptureMode::remember_last(const std::vector<Tensor>& inputs, const std::ve
   last_.results.clear();
   for (const Tensor& t : held) last_.results.push_back(t.impl());
   last_.recording = std::move(recording);
-  last_.grad_enabled = graph_grad_mode_.value_or(autograd::is_grad_enabled());
+  last_.grad_enabled = graph_entry_grad_mode_.value_or(autograd::is_grad_enabled());
 }
 
 // held_tensors: the remembered fake tensors the program still holds, in the
@@ -288,6 +297,7 @@ void CaptureMode::end_graph() {
   captured_.clear();
   forget();
   graph_grad_mode_.reset();
+  graph_entry_grad_mode_.reset();
   start_graph();
 }
 

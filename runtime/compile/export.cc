@@ -69,11 +69,10 @@ ExportedProgram export_traced(const TracedFunction& fn, const std::vector<Tensor
       throw GraphBreakError(str_cat("export(", options.name, ") needs one graph: graph break: ", b.reason,
                                     b.user_site.empty() ? "" : str_cat(" (at ", b.user_site, ")")));
     }
-    // More graphs and no break: the grad mode changed inside fn, which a
-    // graph cannot record (See Note [Grad mode splits a graph]); the trace
-    // below would drop the change.
-    OPSPEC_CHECK(stats.graphs_run <= 1, "export(", options.name, ") needs one graph: the grad mode changes inside ",
-                 "the program (a no_grad or enable_grad block), and opspec's graphs have no _set_grad_enabled node");
+    // A grad mode change is a node of the one graph (See Note [Grad mode
+    // nodes]); the PreDispatch trace below records it as well.
+    OPSPEC_CHECK(stats.graphs_run <= 1, "export(", options.name, ") needs one graph, and the program ran ",
+                 stats.graphs_run);
   }
 
   ExportedProgram ep;

@@ -3,6 +3,7 @@
 // schedule, launching each group as one fused kernel (See Note [Fused kernels]).
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <queue>
 
 #include "absl/container/flat_hash_map.h"
@@ -13,11 +14,13 @@
 #include "runtime/compile/fusion.h"
 #include "runtime/compile/logging.h"
 #include "runtime/core/device_hooks.h"
-#include "runtime/graph/interpreter.h"
-#include "runtime/ops/elementwise_rules.h"
-#include "runtime/ops/untraced.h"
+#include "runtime/core/grad_mode.h"
 #include "runtime/dispatch/dispatcher.h"
 #include "runtime/dispatch/kernel_record.h"
+#include "runtime/graph/interpreter.h"
+#include "runtime/ops/elementwise_rules.h"
+#include "runtime/ops/op_table.h"
+#include "runtime/ops/untraced.h"
 
 namespace opspec {
 namespace {
@@ -41,6 +44,7 @@ struct Plan {
   size_t num_nodes = 0;
   std::vector<FusionGroup> groups;
   std::vector<Step> steps;
+  bool sets_grad_mode = false;  // has _set_grad_enabled nodes (See Note [Grad mode nodes])
 
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) const;
 };
@@ -204,6 +208,8 @@ std::vector<Tensor> Plan::run(const std::vector<Tensor>& inputs) const {
                }),
                ") but ", inputs.size(), " were given");
   for (size_t i = 0; i < inputs.size(); ++i) internal::check_graph_input(inputs[i], *placeholders[i], i, /*check_sizes=*/true, "fused_backend");
+  std::optional<autograd::AutoGradMode> restore_grad_mode;  // the graph's changes end with it
+  if (sets_grad_mode) restore_grad_mode.emplace(autograd::is_grad_enabled());
   std::vector<Stack> values(num_nodes);
   auto value_of = [&](const Node* producer, const Node& user) -> const Value& {
     const Stack& v = values[pos.at(producer)];
@@ -303,6 +309,9 @@ CompiledGraph fused_backend(const Graph& graph, const std::vector<Tensor>& examp
   for (size_t i = 0; i < nodes.size(); ++i) plan->pos[nodes[i]] = i;
   plan->groups = partition_graph(*g);
   plan->steps = schedule(*plan, nodes);
+  plan->sets_grad_mode = std::any_of(nodes.begin(), nodes.end(), [](const Node* n) {
+    return n->op() == NodeOp::kCall && n->target() == &builtin_op(OpId::_set_grad_enabled);
+  });
   log_groups(*plan);
   return [plan](const std::vector<Tensor>& inputs) { return plan->run(inputs); };
 }

@@ -9,6 +9,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/functional/function_ref.h"
+#include "runtime/graph/passes.h"
 #include "runtime/ops/elementwise_rules.h"
 #include "runtime/ops/op_table.h"
 
@@ -458,10 +459,7 @@ struct Lowerer {
   }
 };
 
-bool is_barrier(const Node& n) {
-  return n.op() == NodeOp::kCall &&
-         (n.target()->schema().is_mutable() || n.target()->has_tag(OpTag::kNondeterministicSeeded));
-}
+bool is_barrier(const Node& n) { return n.op() == NodeOp::kCall && is_impure(n); }
 
 // returns_alias: n's result may alias one of its arguments (a view, or an
 // in-place op's self).

@@ -27,9 +27,10 @@ namespace opspec {
 // results may not) and the union stays convex (no path leaves the group and
 // comes back, which would make the group wait for itself). When it can merge
 // every such group it does; otherwise it joins the first group it can, or
-// starts a new one. Mutating and random (nondeterministic_seeded) nodes are
-// barriers: no group grows across one, so running a group at its last member
-// never moves a read past a write or reorders random draws. A group's outputs
+// starts a new one. Mutating, random (nondeterministic_seeded) and
+// state-setting (_set_grad_enabled) nodes are barriers (is_impure): no group
+// grows across one, so running a group at its last member never moves a read
+// past a write, reorders random draws or runs an op under another grad mode. A group's outputs
 // are its members used outside it; groups of one node are dropped (nothing to
 // save). Each group's program mirrors eager step for step (See Note [Fused
 // kernels]), so results are bit-identical to eager. In-place elementwise ops

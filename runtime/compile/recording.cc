@@ -257,7 +257,8 @@ void index_steps(Recording& r) {
     const std::vector<Argument>& returns = n.target()->schema().returns();
     if (returns.size() == 1 && returns[0].type.is_list) end = 0;
     step.end = static_cast<uint32_t>(end);
-    step.fresh_fakes = end != 0 && functional(*n.target()) &&
+    // An op with no result (_set_grad_enabled) runs for its effect: never answered without running.
+    step.fresh_fakes = end != 0 && functional(*n.target()) && !n.meta().empty() &&
                        std::all_of(n.meta().begin(), n.meta().end(), [](const OutputMeta& m) { return m.has_value(); });
     step.fakes_begin = static_cast<uint32_t>(r.step_fakes.size());
     if (step.fresh_fakes) {

@@ -4,10 +4,11 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
-#include "runtime/autograd/grad_mode.h"
 #include "runtime/compile/internal/capture_mode.h"
 #include "runtime/compile/internal/replayer.h"
+#include "runtime/core/grad_mode.h"
 #include "runtime/fake/fake_tensor.h"
+#include "runtime/ops/op_table.h"
 
 namespace opspec::internal {
 
@@ -54,8 +55,8 @@ void Replayer::start(std::vector<std::shared_ptr<const Recording>> candidates) {
 // answer_fresh into one function, as it did when they were in-class members.
 bool CaptureMode::answer_without_ops(const OperatorHandle& op, Stack& stack) {
   if (session_.suspended()) return false;
-  // A first op or a change of grad mode goes through dispatch(), which may
-  // end the graph (See Note [Grad mode splits a graph]).
+  // A first op or a change of grad mode goes through dispatch(), which notes
+  // or replays it (See Note [Grad mode nodes]).
   if (graph_grad_mode_ != autograd::is_grad_enabled()) return false;
   return replayer_.answer_without_ops(op, stack);
 }
@@ -213,6 +214,21 @@ bool Replayer::replay(OpCall& call) {
     return false;
   }
   return replay_matched(call, step, call_at, inputs);
+}
+
+bool Replayer::replay_grad_mode(bool enabled) {
+  auto sets = [&](const Recording& r) {
+    if (cursor_ >= r.nodes.size()) return false;
+    const Node& n = *r.nodes[cursor_];
+    return n.op() == NodeOp::kCall && n.target() == &builtin_op(OpId::_set_grad_enabled) &&
+           n.args()[0].as_value().to_bool() == enabled;
+  };
+  if (!sets(*replay_) && !switch_recording(cursor_, sets)) {
+    diverge();
+    return false;
+  }
+  ++cursor_;  // not a replayed call: the op before it was one
+  return true;
 }
 
 // replay_tracked: replay() for an op match_tracked matched to step (at cursor_).

@@ -2,8 +2,8 @@
 // graph without running fn. See Note [Trace once].
 #include <algorithm>
 
-#include "runtime/autograd/grad_mode.h"
 #include "runtime/compile/internal/capture.h"
+#include "runtime/core/grad_mode.h"
 #include "runtime/dispatch/local_dispatch_key_set.h"
 #include "runtime/fake/fake_tensor.h"
 
@@ -157,7 +157,7 @@ std::vector<Tensor> run_plan(CompiledState& state, const TracedPlan& plan, const
     for (int g : plan.graph_inputs) {
       graph_inputs.push_back(g >= 0 ? inputs[static_cast<size_t>(g)] : plan.kept[static_cast<size_t>(-1 - g)]);
     }
-    autograd::AutoGradMode grad_mode(plan.graph_grad_enabled);  // See Note [Grad mode splits a graph]
+    autograd::AutoGradMode grad_mode(plan.graph_grad_enabled);  // its entry mode: See Note [Grad mode nodes]
     results = plan.recording->entry->compiled(graph_inputs);
   }
   OPSPEC_CHECK(results.size() == plan.num_results, "compile: the backend returned ", results.size(),

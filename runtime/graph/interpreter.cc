@@ -3,14 +3,17 @@
 #include <algorithm>
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_join.h"
 #include "runtime/core/error.h"
+#include "runtime/core/grad_mode.h"
 #include "runtime/dispatch/boxing.h"
 #include "runtime/dispatch/dispatcher.h"
+#include "runtime/ops/op_table.h"
 
 namespace opspec {
 namespace {
@@ -189,6 +192,7 @@ struct GraphRunner::Plan {
   std::vector<uint32_t> releases;
   Node* output = nullptr;
   std::unique_ptr<std::atomic<bool>[]> checked;  // per step: its stack passed check_stack once
+  bool sets_grad_mode = false;  // has _set_grad_enabled nodes: the caller's mode is restored after a run
 
   std::vector<Tensor> run(absl::Span<const Tensor> inputs) const;
 };
@@ -220,6 +224,7 @@ GraphRunner::GraphRunner(const Graph& g, RunGraphOptions options) {
     step.node = &n;
     step.op = n.op();
     if (n.op() == NodeOp::kCall) step.target = n.target();
+    if (n.op() == NodeOp::kCall && n.target() == &builtin_op(OpId::_set_grad_enabled)) plan->sets_grad_mode = true;
     if (n.op() == NodeOp::kPlaceholder) step.input = next_input++;
     step.args_begin = static_cast<uint32_t>(plan->sources.size());
     if (n.op() == NodeOp::kCall || n.op() == NodeOp::kGetItem || n.op() == NodeOp::kOutput) {
@@ -264,6 +269,9 @@ std::vector<Tensor> GraphRunner::Plan::run(absl::Span<const Tensor> inputs) cons
     internal::check_graph_input(inputs[i], *placeholders[i], i, options.check_sizes, "run_graph");
   }
   OPSPEC_CHECK(output != nullptr, "run_graph: the graph has no output node");
+  // The graph's grad mode changes end with it, errors too (See Note [Grad mode nodes]).
+  std::optional<autograd::AutoGradMode> restore_grad_mode;
+  if (sets_grad_mode) restore_grad_mode.emplace(autograd::is_grad_enabled());
 
   // A node's results: one Value (nearly every node), or a Stack for a
   // multi-output call; count is how many it has (0 once released).

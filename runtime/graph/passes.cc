@@ -7,7 +7,10 @@ bool is_impure(const Node& node) {
     case NodeOp::kPlaceholder:
     case NodeOp::kOutput: return true;  // the graph's interface, as in FX
     case NodeOp::kCall:
-      return node.target()->schema().is_mutable() || node.target()->has_tag(OpTag::kNondeterministicSeeded);
+      // An op that returns nothing is called for its effect (_set_grad_enabled,
+      // as in FX's _side_effectful_functions).
+      return node.target()->schema().is_mutable() || node.target()->has_tag(OpTag::kNondeterministicSeeded) ||
+             node.target()->schema().returns().empty();
     case NodeOp::kConstant:
     case NodeOp::kGetItem: return false;
   }

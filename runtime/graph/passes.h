@@ -7,8 +7,9 @@
 namespace opspec {
 
 // is_impure: a call that must stay even when nothing uses its result: it
-// writes an argument (schema has a `(a!)` argument) or consumes random numbers
-// (tagged nondeterministic_seeded), so removing it would change later results.
+// writes an argument (schema has a `(a!)` argument), consumes random numbers
+// (tagged nondeterministic_seeded) or returns nothing (it sets global state:
+// _set_grad_enabled), so removing it would change later results.
 bool is_impure(const Node& node);
 
 // eliminate_dead_code: removes call, getitem and constant nodes whose values are

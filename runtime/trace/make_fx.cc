@@ -41,7 +41,9 @@ Graph Tracer::operator()(const std::vector<Tensor>& inputs) const {
     std::optional<ModeGuard> fake_guard;
     if (fake) fake_guard.emplace(*fake_mode);
     ModeGuard proxy_guard(proxy);
+    if (options_.pre_dispatch) proxy.sync_grad_mode();  // the entry mode (See Note [Grad mode nodes])
     outputs = fn_(traced_inputs);
+    if (options_.pre_dispatch) proxy.sync_grad_mode();  // a restore after the last op
   }
 
   std::vector<Node*> results;

@@ -8,6 +8,7 @@
 
 #include "runtime/core/call_site.h"
 #include "runtime/core/error.h"
+#include "runtime/core/grad_mode.h"
 #include "runtime/core/internal/unique_id.h"
 #include "runtime/dispatch/dispatcher.h"
 #include "runtime/ops/op_table.h"
@@ -154,8 +155,48 @@ void ProxyTensorMode::rethrow_with_context(const OperatorHandle& op) {
   }
 }
 
+// Note [Grad mode nodes]
+// A graph holds the grad mode changes of the program it traced, as Dynamo's
+// and pre-dispatch make_fx's graphs hold torch._C._set_grad_enabled calls:
+// a `torch._C::_set_grad_enabled(False)` node (an op with no result, so no
+// pass removes or moves it: is_impure) before the first op whose mode differs
+// from the ops before it. C++ guards are not ops, so the tracer notes the
+// mode at each op (one thread-local read) instead of seeing the guard; a
+// graph without changes is independent of the mode, one with changes records
+// absolute modes, so the first change also fixes the mode it is entered in.
+// Running the graph runs the node (its composite kernel sets the mode);
+// run_graph and the fused backend restore the caller's mode afterwards. So
+// ops of a no_grad block record no history, and AOT autograd's joint trace,
+// which runs the graph under autograd, takes no gradient through them.
+// make_fx(pre_dispatch=True) notes the mode on entry and records a change on
+// exit, as PyTorch's graph restores it; the compiler's capture notes it at
+// each graph's first op (its entry mode, which the graph runs under) and
+// does not record a trailing restore (See runtime/compile/capture_mode.cc).
+// At the Python key a tracer records nothing: the mode decides what autograd
+// records above it, as in PyTorch's make_fx.
+
+void ProxyTensorMode::sync_grad_mode() {
+  const bool grad = autograd::is_grad_enabled();
+  if (graph_grad_mode_ == grad) return;
+  if (graph_grad_mode_.has_value()) record_grad_mode(grad);
+  graph_grad_mode_ = grad;
+}
+
+void ProxyTensorMode::record_grad_mode(bool enabled) {
+  graph_.add_call(builtin_op(OpId::_set_grad_enabled), {NodeArg::value(Value(enabled))}, {});
+}
+
 bool ProxyTensorMode::dispatch(OpCall& call) {
   const OperatorHandle& op = call.op();
+  if (key_ == DispatchKey::kPreDispatch) {
+    // A graph run under the tracer sets the mode through the op: the next
+    // op notes the change, as for a C++ guard.
+    if (&op == &builtin_op(OpId::_set_grad_enabled)) {
+      call.proceed();
+      return true;
+    }
+    sync_grad_mode();
+  }
   if (decompositions_ != nullptr && decompositions_->contains(op)) {
     ModeGuard reenter(*this);  // the decomposition's ops are traced
     try {

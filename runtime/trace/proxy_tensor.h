@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,11 @@ class ProxyTensorMode : public DispatchMode {
   // reserve_tracking: room for n tracked tensors, so a graph of known size
   // is tracked without growing its table step by step.
   void reserve_tracking(size_t n) { slots_.reserve(n); }
+  // sync_grad_mode: at PreDispatch, records a _set_grad_enabled node when the
+  // thread's grad mode is not the one the graph's ops ran under so far; the
+  // first call only notes the mode (See Note [Grad mode nodes]). make_fx calls
+  // it before and after the traced function, dispatch() before each op.
+  void sync_grad_mode();
 
  protected:
   Graph& graph() { return graph_; }
@@ -89,6 +95,12 @@ class ProxyTensorMode : public DispatchMode {
   // rethrow_with_context: rethrows the current exception, keeping its type,
   // with the op and the user's call site in front of its message.
   [[noreturn]] void rethrow_with_context(const OperatorHandle& op);
+  // record_grad_mode: appends the node that sets grad mode to enabled.
+  void record_grad_mode(bool enabled);
+
+  // graph_grad_mode_: the grad mode the graph's latest ops ran under (See
+  // Note [Grad mode nodes]); unset until noted.
+  std::optional<bool> graph_grad_mode_;
 
  private:
   NodeArg to_node_arg(const Value& v);

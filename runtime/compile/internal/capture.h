@@ -66,7 +66,7 @@ struct TracedPlan {
   std::vector<InputMeta> inputs;
   DispatchKeySet included, excluded;  // the thread's key adjustments during the trace
   bool grad_enabled = true;           // the grad mode around the traced call (a later call must share it)
-  bool graph_grad_enabled = true;     // the grad mode its graph ran under (See Note [Grad mode splits a graph])
+  bool graph_grad_enabled = true;     // the mode its graph is entered in (See Note [Grad mode nodes])
   // graph_inputs: per graph input, >= 0: fn input i; < 0: kept[-1 - i], a
   // tensor fn closed over.
   std::vector<int> graph_inputs;

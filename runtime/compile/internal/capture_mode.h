@@ -71,6 +71,9 @@ class CaptureMode : public ProxyTensorMode {
   bool has_input_name(const Tensor& t, std::string_view name, int tmp_taken, int captured_taken) const;
   // fn_input_index: which of fn's inputs t is (the last, when passed twice), or -1.
   int fn_input_index(const Tensor& t) const;
+  // sync_capture_grad_mode: notes the grad mode at an op, or records (or
+  // replays) a change of it (See Note [Grad mode nodes]).
+  void sync_capture_grad_mode();
   // break_and_run_eagerly: applies the break policy, then runs the op eagerly.
   bool break_and_run_eagerly(OpCall& call, BreakKind kind, std::string_view subject);
   // trace_once: the function keeps plans (See Note [Trace once]).
@@ -107,9 +110,9 @@ class CaptureMode : public ProxyTensorMode {
   std::vector<Tensor> captured_;  // remembered results, possibly more than once each
   absl::flat_hash_set<const TensorImpl*> materialized_;
   size_t position_ = 0;
-  // graph_grad_mode_: the grad mode the pending graph's ops ran under, set by
-  // its first op (See Note [Grad mode splits a graph]).
-  std::optional<bool> graph_grad_mode_;
+  // graph_entry_grad_mode_: the grad mode of the pending graph's first op,
+  // which the graph runs under (See Note [Grad mode nodes]).
+  std::optional<bool> graph_entry_grad_mode_;
   int next_tmp_ = 0;
   int next_captured_ = 0;
   LastGraph last_;

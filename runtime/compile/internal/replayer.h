@@ -38,6 +38,10 @@ class Replayer {
   // replay: handles the call by matching it against the recording; false
   // when it does not match (replay then ended, see diverge).
   bool replay(OpCall& call);
+  // replay_grad_mode: matches a change of grad mode to enabled against the
+  // recording's next node, a _set_grad_enabled node (See Note [Grad mode
+  // nodes]); false when it does not match (replay then ended).
+  bool replay_grad_mode(bool enabled);
   // flush: ends a graph that matched a recording to its last node with the
   // same values held: runs the recording's compiled graph when its guards
   // pass. False (nothing done) otherwise.

@@ -1,5 +1,5 @@
 // grad_mode.cc: the thread-local grad mode.
-#include "runtime/autograd/grad_mode.h"
+#include "runtime/core/grad_mode.h"
 
 namespace opspec::autograd {
 namespace {

@@ -1,5 +1,6 @@
 // grad_mode.h: whether ops record autograd history on this thread
-// (PyTorch's GradMode), and the RAII guards that change it.
+// (PyTorch's GradMode), and the RAII guards that change it. In core, as
+// c10's GradMode is: tracers record it and graphs set it (See Note [Grad mode nodes]).
 #pragma once
 
 #include "runtime/core/live_guards.h"

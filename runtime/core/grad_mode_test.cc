@@ -1,6 +1,6 @@
 // grad_mode_test.cc: grad mode and its guards, which may end in any order
 // (See Note [Out-of-order guard release]).
-#include "runtime/autograd/grad_mode.h"
+#include "runtime/core/grad_mode.h"
 
 #include <gtest/gtest.h>
 
