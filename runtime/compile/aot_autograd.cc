@@ -342,10 +342,16 @@ CompiledGraph with_aot_autograd(CompiledGraph inference, std::shared_ptr<const G
   auto cache = std::make_shared<Cache>();
   // A graph entered with grad mode off may turn it on (See Note [Grad mode nodes]).
   const std::vector<Node*> nodes = graph->nodes();
-  const bool enables_grad = std::any_of(nodes.begin(), nodes.end(), [](const Node* n) {
-    return n->op() == NodeOp::kCall && n->target() == &builtin_op(OpId::_set_grad_enabled) &&
-           n->args()[0].as_value().to_bool();
+  auto sets_grad = [](const Node* n) {
+    return n->op() == NodeOp::kCall && n->target() == &builtin_op(OpId::_set_grad_enabled);
+  };
+  const bool enables_grad = std::any_of(nodes.begin(), nodes.end(), [&](const Node* n) {
+    return sets_grad(n) && n->args()[0].as_value().to_bool();
   });
+  std::shared_ptr<const GraphRunner> grad_nodes;  // the graph interpreted, when it has such nodes
+  if (std::any_of(nodes.begin(), nodes.end(), sets_grad)) {
+    grad_nodes = std::make_shared<const GraphRunner>(*graph, RunGraphOptions{.check_sizes = false});
+  }
   return [=](const std::vector<Tensor>& inputs) -> std::vector<Tensor> {
     bool any = false;
     std::vector<bool> needs(inputs.size()), non_leaf(inputs.size());
@@ -390,7 +396,11 @@ CompiledGraph with_aot_autograd(CompiledGraph inference, std::shared_ptr<const G
         aot = made;
       }
     }
-    if (!aot->differentiable) return inference(inputs);
+    // No gradient reaches an input: the graph runs as eager code would, its
+    // ops recording what autograd records (an in-place write of a non-leaf).
+    // A graph with grad mode nodes runs interpreted: a backend's inference
+    // graph may have been re-traced without them (aot_eager).
+    if (!aot->differentiable) return grad_nodes != nullptr ? (*grad_nodes)(inputs) : inference(inputs);
     std::vector<Tensor> all;
     {
       ExcludeDispatchKeyGuard no_autograd(DispatchKey::kAutograd);

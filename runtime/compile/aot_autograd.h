@@ -40,7 +40,10 @@ namespace opspec::internal {
 // _set_grad_enabled nodes (See Note [Grad mode nodes]) decide what it
 // differentiates: a no_grad block's results get no grad_fn and pass no
 // gradient, as eagerly. A call with no input requiring grad, or with grad
-// mode off and no node turning it on, runs the inference graph compiled as before. Each graph of a function with graph breaks is
+// mode off and no node turning it on, runs the inference graph compiled as
+// before; so does one through which no gradient reaches an input (a graph
+// with grad mode nodes interpreted then, since a backend may have re-traced
+// them away). Each graph of a function with graph breaks is
 // its own node, so eager code between graphs chains them as in PyTorch.
 
 // AotGraphs: a partitioned joint graph.

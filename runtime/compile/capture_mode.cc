@@ -26,19 +26,15 @@ CaptureMode::CaptureMode(CaptureSession& session, const std::vector<Tensor>& fn_
 }
 
 // The capture's grad mode (See Note [Grad mode nodes] in runtime/trace/proxy_tensor.cc):
-// a graph's first op notes the mode the graph is entered in and runs under;
-// a later op under another mode records a _set_grad_enabled node first (a
-// warm call's replay matches it as a step), so a no_grad block is part of
-// its graph, as in Dynamo, counting no break. No trailing restore is
-// recorded: the graph's run restores the caller's mode.
+// a graph is entered in the mode its capture started in (the call's, for the
+// first graph) and runs under it; an op under another mode records a
+// _set_grad_enabled node first (a warm call's replay matches it as a step),
+// and so does a flush, restoring the mode the program went on in. So a no_grad
+// block is part of its graph as in Dynamo ([set(False), ops, set(True)]),
+// counting no break.
 void CaptureMode::sync_capture_grad_mode() {
   const bool grad = autograd::is_grad_enabled();
   if (graph_grad_mode_ == grad) return;
-  if (!has_pending_ops()) {
-    graph_grad_mode_ = grad;
-    graph_entry_grad_mode_ = grad;  // what the graph runs under
-    return;
-  }
   if (!(replayer_.active() && replayer_.replay_grad_mode(grad))) record_grad_mode(grad);
   graph_grad_mode_ = grad;
 }
@@ -72,15 +68,16 @@ bool CaptureMode::dispatch(OpCall& call) {
 
 bool CaptureMode::has_pending_ops() const {
   if (replayer_.replayed_calls() > 0) return true;
-  // A graph's _set_grad_enabled nodes follow an op of its own (sync_capture_grad_mode).
   for (Node* n : graph_.nodes()) {
-    if (n->op() == NodeOp::kCall) return true;
+    // _set_grad_enabled nodes alone make no graph.
+    if (n->op() == NodeOp::kCall && n->target() != &builtin_op(OpId::_set_grad_enabled)) return true;
   }
   return false;
 }
 
 bool CaptureMode::flush() {
-  // The graph runs under the mode its first op was captured in (See Note [Grad mode nodes]).
+  if (has_pending_ops()) sync_capture_grad_mode();  // the mode the program goes on in
+  // The graph runs under the mode it was entered in (See Note [Grad mode nodes]).
   std::optional<autograd::AutoGradMode> grad_mode;
   if (graph_entry_grad_mode_.has_value()) grad_mode.emplace(*graph_entry_grad_mode_);
   fake_.clear_memo();  // its references must not make fakes look held
@@ -284,6 +281,7 @@ void CaptureMode::run_and_fill(const CompiledGraph& compiled, const std::vector<
 // start_graph / end_graph: per-graph state; a graph starts replaying the
 // latest recording of its position, if any.
 void CaptureMode::start_graph() {
+  graph_grad_mode_ = graph_entry_grad_mode_ = autograd::is_grad_enabled();
   replayer_.start(session_.state_.recordings_at(position_));
   if (const Recording* r = replayer_.recording()) {  // likely as many tensors as last time
     reserve_tracking(r->nodes.size());
@@ -296,8 +294,6 @@ void CaptureMode::end_graph() {
   bound_.clear();
   captured_.clear();
   forget();
-  graph_grad_mode_.reset();
-  graph_entry_grad_mode_.reset();
   start_graph();
 }
 

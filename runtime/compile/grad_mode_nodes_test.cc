@@ -119,9 +119,9 @@ TEST(GradModeNodes, AnEnableGradBlockUnderNoGradRecordsHistory) {
   }
 }
 
-// A function whose ops all run under no_grad: one graph without nodes, run
-// under no_grad even when the flush that runs it happens after the block ended.
-TEST(GradModeNodes, AGraphRunsUnderItsEntryModeAfterTheBlockEnds) {
+// A function whose ops all run under no_grad: Dynamo's graph, the block's
+// change and its restore around the ops; called under no_grad, no node.
+TEST(GradModeNodes, ABlockAroundEveryOpIsEnteredAndRestored) {
   auto fn = [](const std::vector<Tensor>& in) {
     Tensor y;
     {
@@ -134,8 +134,22 @@ TEST(GradModeNodes, AGraphRunsUnderItsEntryModeAfterTheBlockEnds) {
   Tensor x = leaf();
   EXPECT_FALSE(f({x})[0].requires_grad());
   EXPECT_EQ(f.stats().graphs_run, 1);
-  EXPECT_THAT(f.stats().graphs[0], Not(HasSubstr("_set_grad_enabled")));
+  EXPECT_EQ(f.stats().graphs[0],
+            "%_set_grad_enabled = torch._C::_set_grad_enabled(False) : ()\n"
+            "%x0 = placeholder : f32[4]\n"
+            "%mul = aten::mul.Tensor(%x0, 3.0) : f32[4]\n"
+            "%tanh = aten::tanh(%mul) : f32[4]\n"
+            "%_set_grad_enabled_1 = torch._C::_set_grad_enabled(True) : ()\n"
+            "return %tanh\n");
   EXPECT_TRUE(autograd::is_grad_enabled());
+  EXPECT_FALSE(f({leaf()})[0].requires_grad());  // replayed
+  {
+    autograd::NoGradGuard no_grad;
+    EXPECT_FALSE(f({leaf()})[0].requires_grad());
+  }
+  ASSERT_EQ(f.stats().graphs.size(), 2u);
+  EXPECT_THAT(f.stats().graphs[1], Not(HasSubstr("_set_grad_enabled")));
+  EXPECT_EQ(f.stats().graphs_run, 3);
 }
 
 // An optimizer step inside a compiled function: a parameter that requires

@@ -160,18 +160,16 @@ void ProxyTensorMode::rethrow_with_context(const OperatorHandle& op) {
 // and pre-dispatch make_fx's graphs hold torch._C._set_grad_enabled calls:
 // a `torch._C::_set_grad_enabled(False)` node (an op with no result, so no
 // pass removes or moves it: is_impure) before the first op whose mode differs
-// from the ops before it. C++ guards are not ops, so the tracer notes the
-// mode at each op (one thread-local read) instead of seeing the guard; a
-// graph without changes is independent of the mode, one with changes records
-// absolute modes, so the first change also fixes the mode it is entered in.
-// Running the graph runs the node (its composite kernel sets the mode);
-// run_graph and the fused backend restore the caller's mode afterwards. So
-// ops of a no_grad block record no history, and AOT autograd's joint trace,
-// which runs the graph under autograd, takes no gradient through them.
-// make_fx(pre_dispatch=True) notes the mode on entry and records a change on
-// exit, as PyTorch's graph restores it; the compiler's capture notes it at
-// each graph's first op (its entry mode, which the graph runs under) and
-// does not record a trailing restore (See runtime/compile/capture_mode.cc).
+// from the mode so far, and one restoring the mode the program goes on in
+// after the last op. C++ guards are not ops, so a tracer notes the mode at
+// each op (one thread-local read) instead of seeing the guard. A graph
+// records absolute modes and is entered in the mode its tracing started in
+// (make_fx's call; for the compiler, the call's for its first graph); a
+// graph without nodes is independent of the mode. Running a graph runs the
+// nodes (the op's composite kernel sets the mode), and run_graph and the
+// fused backend restore the caller's mode afterwards. So ops of a no_grad
+// block record no history, and AOT autograd's joint trace, which runs the
+// graph under autograd in its entry mode, takes no gradient through them.
 // At the Python key a tracer records nothing: the mode decides what autograd
 // records above it, as in PyTorch's make_fx.
 

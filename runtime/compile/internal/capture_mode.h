@@ -110,8 +110,8 @@ class CaptureMode : public ProxyTensorMode {
   std::vector<Tensor> captured_;  // remembered results, possibly more than once each
   absl::flat_hash_set<const TensorImpl*> materialized_;
   size_t position_ = 0;
-  // graph_entry_grad_mode_: the grad mode of the pending graph's first op,
-  // which the graph runs under (See Note [Grad mode nodes]).
+  // graph_entry_grad_mode_: the grad mode when the pending graph's capture
+  // started, which the graph runs under (See Note [Grad mode nodes]).
   std::optional<bool> graph_entry_grad_mode_;
   int next_tmp_ = 0;
   int next_captured_ = 0;
