@@ -14,7 +14,14 @@ AccumulateGrad::AccumulateGrad(const Tensor& variable)
 
 bool AccumulateGrad::matches(const Tensor& t) const {
   const InputMetadata& m = input_metadata()[0];
-  return m.dtype == t.dtype() && m.device == t.device() && IntArrayRef(m.sizes) == t.sizes();
+  if (m.dtype != t.dtype() || !(m.device == t.device())) return false;
+  // Element by element: every recorded op on a leaf asks, and its sizes are a few dims (memcmp's call cost more).
+  const IntArrayRef sizes = t.sizes();
+  if (m.sizes.size() != sizes.size()) return false;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (m.sizes[i] != sizes[i]) return false;
+  }
+  return true;
 }
 
 bool obeys_layout_contract(const Tensor& grad, const Tensor& variable) {

@@ -394,12 +394,20 @@ struct Recording {
   // record_output: out (an element of a Tensor[] result when in_list) is the
   // node's next output: its history, or only its slot when not differentiable.
   // view_in_place: out is a recorded view the op changed in place: the node
-  // records it as its output; rebase_view_history does the rest.
-  void record_output(const Tensor& out, bool in_list, bool view_in_place = false) {
+  // records it as its output; rebase_view_history does the rest. last: out
+  // is the op's last output, which may take node (null afterwards).
+  void record_output(const Tensor& out, bool in_list, bool view_in_place = false, bool last = false) {
+    const bool saves_outputs = fnode != nullptr && formula->saves_outputs != 0;
     if (view_in_place) {
       node->add_input_metadata(out);
     } else if (out.defined() && is_differentiable(out.dtype()) && !returns_an_input(out)) {
-      set_history(out, node);
+      // The last output takes the recording's reference, saving a locked
+      // increment and decrement (a saved output still needs node after).
+      if (last && !saves_outputs) {
+        set_history(out, std::move(node));
+      } else {
+        set_history(out, node);
+      }
       // A view for autograd is what the schema says aliases (Tensor(a)):
       // _unsafe_view shares storage but declares none, so matmul's result is a
       // fresh tensor that may be modified in place, as in PyTorch.
@@ -410,7 +418,7 @@ struct Recording {
     } else {  // not differentiable, or undefined (native_layer_norm_backward's masked outputs)
       node->add_input_metadata(out);
     }
-    if (fnode != nullptr && formula->saves_outputs != 0) {
+    if (saves_outputs) {
       const bool save = (formula->saves_outputs >> out_index) & 1u;
       fnode->saved_outputs.emplace_back(save ? out : Tensor(), node, static_cast<uint32_t>(out_index));
     }
@@ -496,6 +504,7 @@ void autograd_kernel(const OperatorHandle& op, DispatchKeySet ks, Stack& stack) 
     return;
   }
   // Outputs in order; a Tensor[] result (split's) is one output per element.
+  if (stack.size() == 1 && stack[0].is_tensor()) return rec.record_output(stack[0].to_tensor(), false, false, true);
   for (const Value& v : stack) {
     if (v.is_tensor()) {
       rec.record_output(v.to_tensor(), false);
@@ -564,7 +573,7 @@ Tensor autograd_typed_kernel(const OperatorHandle& op, DispatchKeySet ks, Args..
     ExcludeDispatchKeyGuard no_autograd(DispatchKey::kAutograd);
     out = dispatcher.redispatch<Tensor, Args...>(op, below, args...);
   }
-  rec.record_output(out, false);
+  rec.record_output(out, false, false, /*last=*/true);
   return out;
 }
 

@@ -19,8 +19,10 @@ AutogradMeta::~AutogradMeta() {
   if (grad_accumulator != nullptr) grad_accumulator->release();
 }
 
-std::shared_ptr<Node> grad_accumulator(const Tensor& t) {
-  AutogradMeta& m = materialize_meta(t);
+namespace {
+
+// accumulator_of: m's (leaf t's) AccumulateGrad, made on first use.
+const std::shared_ptr<AccumulateGrad>& accumulator_of(AutogradMeta& m, const Tensor& t) {
   // A leaf reshaped in place under no_grad gets a new one; the old one is
   // detached, so graphs recorded before no longer accumulate into the leaf.
   if (m.grad_accumulator == nullptr || !m.grad_accumulator->matches(t)) {
@@ -30,13 +32,17 @@ std::shared_ptr<Node> grad_accumulator(const Tensor& t) {
   return m.grad_accumulator;
 }
 
+}  // namespace
+
+std::shared_ptr<Node> grad_accumulator(const Tensor& t) { return accumulator_of(materialize_meta(t), t); }
+
 Edge gradient_edge(const Tensor& t) {
   ViewHistoryLock lock(t);  // See Note [View history lock]
-  const AutogradMeta* m = meta_of(t);
+  AutogradMeta* m = meta_of(t);
   if (m != nullptr && m->view_base.defined()) refresh_view(t);  // only views may need a new grad_fn
   if (m != nullptr && m->grad_fn) return {m->grad_fn, m->output_nr};
   if (m != nullptr && m->view_base.defined() && !m->requires_grad) return {};  // a view taken under no_grad
-  return {grad_accumulator(t), 0, t};
+  return {accumulator_of(m != nullptr ? *m : materialize_meta(t), t), 0, t};
 }
 
 void move_retained_grad(const AutogradMeta& m, Node* old_fn, Node& new_fn) {
@@ -48,13 +54,15 @@ void move_retained_grad(const AutogradMeta& m, Node* old_fn, Node& new_fn) {
   new_fn.retain_grad_slots().push_back({m.output_nr, m.retained_grad});
 }
 
-void set_history(const Tensor& t, const std::shared_ptr<Node>& fn) {
+void set_history(const Tensor& t, const std::shared_ptr<Node>& fn) { set_history(t, std::shared_ptr<Node>(fn)); }
+
+void set_history(const Tensor& t, std::shared_ptr<Node>&& fn) {
   AutogradMeta& m = materialize_meta(t);
   const std::shared_ptr<Node> old_fn = std::move(m.grad_fn);
   m.output_nr = fn->add_input_metadata(t);
-  m.grad_fn = fn;
+  m.grad_fn = std::move(fn);
   t.impl()->set_autograd_key(true);
-  move_retained_grad(m, old_fn.get(), *fn);  // See Note [Retained gradients follow the tensor]
+  move_retained_grad(m, old_fn.get(), *m.grad_fn);  // See Note [Retained gradients follow the tensor]
 }
 
 void share_history(const Tensor& from, const Tensor& to) {

@@ -87,6 +87,9 @@ Edge gradient_edge(const Tensor& t);
 // set_history: t becomes output fn->num_inputs() of fn (recording its metadata);
 // a retained gradient moves to fn (See Note [Retained gradients follow the tensor]).
 void set_history(const Tensor& t, const std::shared_ptr<Node>& fn);
+// set_history: the same, taking the caller's reference to fn (no count change:
+// the recording of an op's last output hands its node over).
+void set_history(const Tensor& t, std::shared_ptr<Node>&& fn);
 
 // Note [Retained gradients follow the tensor]
 // retain_grad() keeps the gradient of the tensor as it is when backward
