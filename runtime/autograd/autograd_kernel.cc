@@ -51,7 +51,11 @@ namespace opspec::autograd {
 //   graph (See Note [Autograd meta]);
 // - Node is not enable_shared_from_this (PyTorch's is): with no weak
 //   reference, a node's control block is freed in one step, not three
-//   atomics; a saved output remembers its node weakly instead.
+//   atomics; a saved output remembers its node weakly instead;
+// - the op's last output takes the recording's reference to the node
+//   (set_history with an rvalue) unless the node saves it: no locked
+//   increment and decrement per op; a leaf's edge takes its AccumulateGrad
+//   from the meta gradient_edge already read, whose shape check is inline.
 
 namespace {
 

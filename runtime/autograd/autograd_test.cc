@@ -255,6 +255,30 @@ TEST(Autograd, TypedAndBoxedCallsRecordTheSameHistory) {
   }
 }
 
+// A recording hands its node to the op's last output (See Note [Autograd
+// recording cost]): the output is then its node's only owner, on the typed
+// entry and the boxed kernel, for a node that saves its output (which holds
+// it weakly) and after an in-place op; and the graph still differentiates.
+TEST(Autograd, AnOpsLastOutputIsItsNodesOnlyOwner) {
+  const Tensor x = leaf({2, 3}, 50);
+  Tensor in_place = ops::mul(x, 1.0);
+  ops::mul_(in_place, x);  // the boxed kernel's in-place path
+  const Tensor outs[] = {ops::add(x, x), ops::exp(x), ops::cat({x, x}), in_place};
+  const char* names[] = {"AddBackward0", "ExpBackward0", "CatBackward0", "MulBackward0"};
+  for (size_t i = 0; i < std::size(outs); ++i) {
+    const std::weak_ptr<autograd::Node> node = outs[i].grad_fn();
+    ASSERT_FALSE(node.expired()) << names[i];
+    EXPECT_EQ(node.lock()->name(), names[i]);
+    EXPECT_EQ(node.use_count(), 1) << names[i];
+  }
+  Tensor total = ops::sum(outs[0]);
+  for (size_t i = 1; i < std::size(outs); ++i) total = ops::add(total, ops::sum(outs[i]));
+  total.backward();
+  // d/dx of 2x + exp(x) + 2x (cat of x twice) + x^2 (x * 1 * x): 4 + exp(x) + 2x.
+  const std::vector<double> xs = x.to_vector<double>(), grad = x.grad().to_vector<double>();
+  for (size_t k = 0; k < xs.size(); ++k) EXPECT_NEAR(grad[k], 4 + std::exp(xs[k]) + 2 * xs[k], 1e-5) << k;
+}
+
 // A leaf keeps one AccumulateGrad for its life, and the edges into it hold
 // the leaf, so a graph keeps its leaves alive (See Note [Autograd meta]); a
 // leaf reshaped in place under no_grad gets a new one.
