@@ -2,7 +2,7 @@
 // the fused backend (issue 24's BM_Model/... names). The GPT-2 block (logits
 // and loss) runs at batch 4, sequence 128, width 256 (4 heads of 64),
 // vocabulary 512; the ResNet block (training mode) at batch 8, 64 channels,
-// 56 x 56. libtorch's times for the same models are in benchmarks/README.md.
+// 56 x 56, its input contiguous or channels-last. libtorch's times for the same models are in benchmarks/README.md.
 #include <benchmark/benchmark.h>
 
 #include "fixtures/gpt2_block.h"
@@ -44,21 +44,32 @@ BENCHMARK_CAPTURE(BM_Model_gpt2_block, fused_trace_once, "fused+trace_once")
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
-void BM_Model_resnet_block(benchmark::State& state, const char* backend) {
+// channels_last: the input laid out NHWC (PyTorch's fast CPU layout for
+// CNNs); every activation then stays channels-last (Note [Model op layouts]).
+void BM_Model_resnet_block(benchmark::State& state, const char* backend, bool channels_last) {
   manual_seed(0);
   std::shared_ptr<nn::Module> model = fixtures::resnet_block_model(64);
   const TracedFunction forward = [model](const std::vector<Tensor>& in) { return std::vector<Tensor>{(*model)(in[0])}; };
-  const std::vector<Tensor> inputs = {ops::randn({8, 64, 56, 56})};
+  const Tensor x = ops::randn({8, 64, 56, 56});
+  const std::vector<Tensor> inputs = {channels_last ? ops::contiguous(x, MemoryFormat::kChannelsLast) : x};
   const TracedFunction fn = backend == nullptr ? forward : TracedFunction(CompiledFunction(forward, {.backend = backend}));
   benchmark::DoNotOptimize(fn(inputs));  // untimed: capture, compile, generate kernels
   for (auto _ : state) benchmark::DoNotOptimize(fn(inputs));
 }
-BENCHMARK_CAPTURE(BM_Model_resnet_block, eager, nullptr)
+BENCHMARK_CAPTURE(BM_Model_resnet_block, eager, nullptr, false)
     ->Name("BM_Model/resnet_block/eager")
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
-BENCHMARK_CAPTURE(BM_Model_resnet_block, fused, "fused")
+BENCHMARK_CAPTURE(BM_Model_resnet_block, fused, "fused", false)
     ->Name("BM_Model/resnet_block/fused")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_Model_resnet_block, channels_last_eager, nullptr, true)
+    ->Name("BM_Model/resnet_block_channels_last/eager")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_Model_resnet_block, channels_last_fused, "fused", true)
+    ->Name("BM_Model/resnet_block_channels_last/fused")
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 

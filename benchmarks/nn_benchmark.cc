@@ -3,7 +3,9 @@
 // padding 1, 64 -> 64 channels, [8, 64, 56, 56]), BM_MaxPool2d/resnet (3x3,
 // stride 2, padding 1, the same input), BM_BatchNorm/resnet (training) and
 // BM_Sdpa/gpt2_causal (batch 4, 4 heads, sequence 128, head 64, q, k and v
-// the transposed views a linear's output gives, as in the GPT-2 block).
+// the transposed views a linear's output gives, as in the GPT-2 block). The
+// /resnet_channels_last rows run the first three on the same values laid
+// out NHWC (BM_Model/resnet_block_channels_last's layers).
 #include <benchmark/benchmark.h>
 
 #include "runtime/ops/ops.h"
@@ -11,30 +13,45 @@
 namespace opspec {
 namespace {
 
-const Tensor& resnet_activation() {
+const Tensor& resnet_activation(bool channels_last = false) {
   static const Tensor x = ops::randn({8, 64, 56, 56});
-  return x;
+  static const Tensor x_cl = ops::contiguous(x, MemoryFormat::kChannelsLast);
+  return channels_last ? x_cl : x;
 }
 
-void BM_Conv2d_resnet(benchmark::State& state) {
-  const Tensor& x = resnet_activation();
+void BM_Conv2d_resnet(benchmark::State& state, bool channels_last) {
+  const Tensor& x = resnet_activation(channels_last);
   const Tensor w = ops::randn({64, 64, 3, 3});
   for (auto _ : state) benchmark::DoNotOptimize(ops::conv2d(x, w, std::nullopt, {1}, {1}));
   // Multiply-adds: every output element sums 64 channels x 9 taps.
   state.counters["GMAC/s"] = benchmark::Counter(static_cast<double>(x.numel()) * 64 * 9 * state.iterations() / 1e9,
                                                 benchmark::Counter::kIsRate);
 }
-BENCHMARK(BM_Conv2d_resnet)->Name("BM_Conv2d/resnet")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_Conv2d_resnet, contiguous, false)
+    ->Name("BM_Conv2d/resnet")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_Conv2d_resnet, channels_last, true)
+    ->Name("BM_Conv2d/resnet_channels_last")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
-void BM_MaxPool2d_resnet(benchmark::State& state) {
-  const Tensor& x = resnet_activation();
+void BM_MaxPool2d_resnet(benchmark::State& state, bool channels_last) {
+  const Tensor& x = resnet_activation(channels_last);
   for (auto _ : state) benchmark::DoNotOptimize(ops::max_pool2d(x, {3}, {2}, {1}));
   state.SetBytesProcessed(state.iterations() * x.numel() * 4);
 }
-BENCHMARK(BM_MaxPool2d_resnet)->Name("BM_MaxPool2d/resnet")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_MaxPool2d_resnet, contiguous, false)
+    ->Name("BM_MaxPool2d/resnet")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_MaxPool2d_resnet, channels_last, true)
+    ->Name("BM_MaxPool2d/resnet_channels_last")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
-void BM_BatchNorm_resnet(benchmark::State& state) {
-  const Tensor& x = resnet_activation();
+void BM_BatchNorm_resnet(benchmark::State& state, bool channels_last) {
+  const Tensor& x = resnet_activation(channels_last);
   const Tensor weight = ops::ones({64}), bias = ops::zeros({64});
   const Tensor mean = ops::zeros({64}), var = ops::ones({64});
   for (auto _ : state) {
@@ -42,7 +59,14 @@ void BM_BatchNorm_resnet(benchmark::State& state) {
   }
   state.SetBytesProcessed(state.iterations() * x.numel() * 4 * 2);  // one read, one write
 }
-BENCHMARK(BM_BatchNorm_resnet)->Name("BM_BatchNorm/resnet")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_BatchNorm_resnet, contiguous, false)
+    ->Name("BM_BatchNorm/resnet")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_BatchNorm_resnet, channels_last, true)
+    ->Name("BM_BatchNorm/resnet_channels_last")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 void BM_Sdpa_gpt2_causal(benchmark::State& state) {
   constexpr int64_t kBatch = 4, kSeq = 128, kHeads = 4, kHead = 64;
