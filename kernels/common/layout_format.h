@@ -15,7 +15,13 @@ namespace opspec::internal {
 // Note [Model op layouts]
 // Kernels compute row-major (their inputs made contiguous) and then copy the
 // result into the layout PyTorch's kernel allocates, so values are the same
-// bits in every layout; Meta allocates that layout directly. The layout is
+// bits in every layout; Meta allocates that layout directly. Where the
+// transposes in and out cost a channels-last CNN most, the CPU kernels
+// compute in channels-last itself: convolution and its backward (Note
+// [Channels-last convolution]: the same products summed in another order,
+// so within rounding of the row-major values, as PyTorch's oneDNN path),
+// batch norm and max pooling and their backwards (Notes [Channels-last batch
+// norm], [Channels-last max pooling]: the same bits). The layout is
 // strides_for(sizes, format) with format one of: suggest_memory_format of
 // the input (pooling, batch norm, group norm's forward, constant_pad_nd,
 // upsample; upsample's backward takes grad_output's) or conv_memory_format

@@ -4,8 +4,10 @@
 // the sum, then the squared deviations), y = x * alpha + beta with alpha =
 // invstd * weight and beta = bias - mean * alpha, and the running statistics
 // updated in place (the variance unbiased), as batch_norm_cpu does.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <type_traits>
 #include <vector>
 
@@ -93,6 +95,138 @@ void channel_stats(const T* xp, const Layout& l, int64_t c0, int64_t count, doub
   }
 }
 
+// Note [Channels-last batch norm]
+// A channels-last input (suggest_memory_format: NHWC, or NDHWC for
+// channels_last_3d) is read in its own layout, as rows of C channels, and
+// the result written in it, with no transpose in or out (See Note [Model op
+// layouts]). Each thread takes a range of channels and adds every row into
+// their running sums, one chain per channel in row order: images, then
+// pixels, the order of Note [Batch statistics by lanes], so the statistics
+// are the same bits as the row-major path's; y = x * alpha + beta and the
+// backward's dx are the same operations per element. The lanes are the
+// channels themselves: contiguous in a row, so the loop vectorizes.
+
+// ChannelsLast: a channels-last tensor's memory as `rows` rows of `c` channels.
+struct ChannelsLast {
+  int64_t rows = 0, c = 0;
+};
+
+// channels_last_format: input's channels-last format when it suggests one and has elements, else nullopt.
+std::optional<MemoryFormat> channels_last_format(const Tensor& input) {
+  const MemoryFormat f = suggest_memory_format(input);
+  if (f == MemoryFormat::kContiguous || input.numel() == 0) return std::nullopt;
+  return f;
+}
+
+// channels_last_rows: t [N, C, S...] as a row-major [N, S..., C] tensor
+// (t's own memory when it is channels-last dense, else a copy).
+Tensor channels_last_rows(const Tensor& t, std::optional<DType> dtype = std::nullopt) {
+  SizeVec sizes{t.size(0)}, strides{t.stride(0)};
+  for (int64_t d = 2; d < t.dim(); ++d) {
+    sizes.push_back(t.size(d));
+    strides.push_back(t.stride(d));
+  }
+  sizes.push_back(t.size(1));
+  strides.push_back(t.stride(1));
+  return contiguous_cpu(make_view(t, sizes, strides, t.storage_offset()), dtype);
+}
+
+// channel_ranges: f(c0, c1) for ranges of channels over the OpenMP threads,
+// split at multiples of 16 so that each thread's lanes fill whole vectors.
+template <class F>
+void channel_ranges(int64_t c, bool parallel, F&& f) {
+  constexpr int64_t kAlign = 16;
+  const int64_t blocks = (c + kAlign - 1) / kAlign;
+  const int64_t tasks = parallel ? std::min<int64_t>(get_num_threads(), blocks) : 1;
+  parallel_rows(tasks, parallel, [&](int64_t t) {
+    const int64_t c0 = std::min(c, blocks * t / tasks * kAlign), c1 = std::min(c, blocks * (t + 1) / tasks * kAlign);
+    if (c0 < c1) f(c0, c1);
+  });
+}
+
+// channels_last_stats: mean, the sum of squared deviations and invstd of
+// channels [c0, c1) of rows x (See Note [Channels-last batch norm]).
+template <class T, class C>
+void channels_last_stats(const T* xp, const ChannelsLast& l, int64_t c0, int64_t c1, double eps, C* mean,
+                         C* var_sum, C* invstd) {
+  const int64_t w = c1 - c0;
+  std::vector<C> sum(static_cast<size_t>(w)), vs(static_cast<size_t>(w));
+  C* s = sum.data();
+  for (int64_t r = 0; r < l.rows; ++r) {
+    const T* p = xp + r * l.c + c0;
+    OPSPEC_SIMD
+    for (int64_t j = 0; j < w; ++j) s[j] += load(p[j]);
+  }
+  C* m = mean + c0;
+  for (int64_t j = 0; j < w; ++j) m[j] = l.rows > 0 ? s[j] / static_cast<C>(l.rows) : C(0);
+  C* v = vs.data();
+  for (int64_t r = 0; r < l.rows; ++r) {
+    const T* p = xp + r * l.c + c0;
+    OPSPEC_SIMD
+    for (int64_t j = 0; j < w; ++j) {
+      const C d = load(p[j]) - m[j];
+      v[j] += d * d;
+    }
+  }
+  for (int64_t j = 0; j < w; ++j) {
+    var_sum[c0 + j] = v[j];
+    invstd[c0 + j] = l.rows > 0 ? C(1) / std::sqrt(v[j] / static_cast<C>(l.rows) + static_cast<C>(eps)) : C(0);
+  }
+}
+
+// kRowsPerTask: rows of a channels-last tensor per parallel task (elementwise passes).
+constexpr int64_t kRowsPerTask = 64;
+
+// row_tasks: f(r) for every row r of l, kRowsPerTask rows per task over the OpenMP threads.
+template <class F>
+void row_tasks(const ChannelsLast& l, bool parallel, F&& f) {
+  parallel_rows((l.rows + kRowsPerTask - 1) / kRowsPerTask, parallel, [&](int64_t t) {
+    for (int64_t r = t * kRowsPerTask; r < std::min(l.rows, (t + 1) * kRowsPerTask); ++r) f(r);
+  });
+}
+
+// channels_last_backward: native_batch_norm_backward's sums, dot products
+// and (dx non-null) input gradient over channels-last rows, with the
+// row-major path's operations per channel and element (See Note
+// [Channels-last batch norm]).
+template <class T, class C>
+void channels_last_backward(const T* xp, const T* gp, const ChannelsLast& l, bool train, const std::vector<C>& mean,
+                            const std::vector<C>& invstd, const std::vector<C>& w, std::vector<C>& sums,
+                            std::vector<C>& dotps, T* dx, bool parallel) {
+  const C* m = mean.data();
+  channel_ranges(l.c, parallel, [&](int64_t c0, int64_t c1) {
+    C *s = sums.data(), *d = dotps.data();
+    for (int64_t r = 0; r < l.rows; ++r) {
+      const T *x = xp + r * l.c, *g = gp + r * l.c;
+      OPSPEC_SIMD
+      for (int64_t c = c0; c < c1; ++c) {
+        const C gv = load(g[c]);
+        s[c] += gv;
+        d[c] += (load(x[c]) - m[c]) * gv;
+      }
+    }
+  });
+  if (dx == nullptr) return;
+  std::vector<C> grad_mean(static_cast<size_t>(l.c)), k(static_cast<size_t>(l.c)), scale(static_cast<size_t>(l.c));
+  for (int64_t c = 0; c < l.c; ++c) {
+    grad_mean[c] = l.rows > 0 ? sums[c] / static_cast<C>(l.rows) : C(0);
+    k[c] = l.rows > 0 ? dotps[c] * invstd[c] * invstd[c] / static_cast<C>(l.rows) : C(0);
+    scale[c] = invstd[c] * w[c];
+  }
+  const C *gm = grad_mean.data(), *kp = k.data(), *sc = scale.data();
+  row_tasks(l, parallel, [&](int64_t r) {
+    const T *x = xp + r * l.c, *g = gp + r * l.c;
+    T* out = dx + r * l.c;
+    if (train) {
+      OPSPEC_SIMD
+      for (int64_t c = 0; c < l.c; ++c) store(out + c, (load(g[c]) - gm[c] - (load(x[c]) - m[c]) * kp[c]) * sc[c]);
+    } else {
+      OPSPEC_SIMD
+      for (int64_t c = 0; c < l.c; ++c) store(out + c, load(g[c]) * sc[c]);
+    }
+  });
+}
+
 }  // namespace
 
 std::tuple<Tensor, Tensor, Tensor> native_batch_norm_cpu(const Tensor& input, const std::optional<Tensor>& weight,
@@ -105,19 +239,27 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm_cpu(const Tensor& input, co
   check_batch_norm(input, weight, bias, running_mean, running_var, training, kOp);
   const Layout l = layout_of(input);
   const DType stat = input.dtype() == DType::kFloat64 ? DType::kFloat64 : DType::kFloat32;
-  Tensor out = make_tensor(input.sizes(), input.dtype(), kCPU);
+  // A channels-last input is computed in its layout (See Note [Channels-last batch norm]).
+  const std::optional<MemoryFormat> cl = channels_last_format(input);
+  const ChannelsLast rows{l.n * l.inner, l.c};
+  Tensor out = cl ? make_strided(input.sizes(), strides_for(input.sizes(), *cl, kOp), input.dtype(), kCPU)
+                  : make_tensor(input.sizes(), input.dtype(), kCPU);
   Tensor save_mean = make_tensor({training ? l.c : 0}, stat, kCPU);
   Tensor save_invstd = make_tensor({training ? l.c : 0}, stat, kCPU);
   OPSPEC_DISPATCH_FLOATING_DTYPES(input.dtype(), kOp, [&] {
     using C = std::conditional_t<std::is_same_v<scalar_t, double>, double, float>;
-    const Tensor x = contiguous_cpu(input);
+    const Tensor x = cl ? channels_last_rows(input) : contiguous_cpu(input);
     const auto* xp = static_cast<const scalar_t*>(x.raw_data());
-    auto* yp = out.data_ptr<scalar_t>();
+    auto* yp = static_cast<scalar_t*>(out.raw_data());
     const std::vector<C> w = values<C>(weight, l.c, C(1)), b = values<C>(bias, l.c, C(0));
     std::vector<C> mean(static_cast<size_t>(l.c)), invstd(static_cast<size_t>(l.c));
     std::vector<C> var_sum(static_cast<size_t>(l.c));
     const int64_t count = l.n * l.inner;
-    if (training) {
+    if (training && cl) {
+      channel_ranges(l.c, input.numel() >= kParallelGrain, [&](int64_t c0, int64_t c1) {
+        channels_last_stats(xp, rows, c0, c1, eps, mean.data(), var_sum.data(), invstd.data());
+      });
+    } else if (training) {
       // kStatLanes channels at a time: their sums are independent chains, each
       // still added in PyTorch's order (See Note [Batch statistics by lanes]).
       const int64_t blocks = (l.c + kStatLanes - 1) / kStatLanes;
@@ -131,6 +273,8 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm_cpu(const Tensor& input, co
           }
         }
       });
+    }
+    if (training) {
       std::copy(mean.begin(), mean.end(), static_cast<C*>(save_mean.raw_data()));
       std::copy(invstd.begin(), invstd.end(), static_cast<C*>(save_invstd.raw_data()));
       // running = momentum * batch + (1 - momentum) * running; the variance unbiased.
@@ -152,6 +296,21 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm_cpu(const Tensor& input, co
       const std::vector<C> rv = values<C>(running_var, l.c, C(1));
       for (int64_t c = 0; c < l.c; ++c) invstd[c] = C(1) / std::sqrt(rv[c] + static_cast<C>(eps));
     }
+    if (cl) {
+      std::vector<C> alpha(static_cast<size_t>(l.c)), beta(static_cast<size_t>(l.c));
+      for (int64_t c = 0; c < l.c; ++c) {
+        alpha[c] = invstd[c] * w[c];
+        beta[c] = b[c] - mean[c] * alpha[c];
+      }
+      const C *al = alpha.data(), *be = beta.data();
+      row_tasks(rows, input.numel() >= kParallelGrain, [&](int64_t r) {
+        const scalar_t* p = xp + r * l.c;
+        scalar_t* q = yp + r * l.c;
+        OPSPEC_SIMD
+        for (int64_t c = 0; c < l.c; ++c) store(q + c, load(p[c]) * al[c] + be[c]);
+      });
+      return;
+    }
     parallel_rows(l.n * l.c, input.numel() >= kParallelGrain, [&](int64_t r) {
       const int64_t c = r % l.c;
       const C alpha = invstd[c] * w[c];
@@ -161,6 +320,7 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm_cpu(const Tensor& input, co
       for (int64_t k = 0; k < l.inner; ++k) store(q + k, load(p[k]) * alpha + beta);
     });
   });
+  if (cl) return {out, save_mean, save_invstd};
   // Computed row-major, then laid out in input's suggested format (See Note [Model op layouts]).
   return {in_format(out, suggest_memory_format(input), kOp, copy_into), save_mean, save_invstd};
 }
@@ -178,12 +338,17 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm_backward_cpu(
   native_batch_norm_backward_meta(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train,
                                   eps, output_mask);
   const Layout l = layout_of(input);
-  Tensor dx = output_mask[0] ? make_tensor(input.sizes(), input.dtype(), kCPU) : Tensor();
+  // A channels-last input is computed in its layout (See Note [Channels-last batch norm]).
+  const std::optional<MemoryFormat> cl = channels_last_format(input);
+  Tensor dx = !output_mask[0] ? Tensor()
+              : cl            ? make_strided(input.sizes(), strides_for(input.sizes(), *cl, kOp), input.dtype(), kCPU)
+                              : make_tensor(input.sizes(), input.dtype(), kCPU);
   Tensor dw = output_mask[1] ? make_tensor({l.c}, input.dtype(), kCPU) : Tensor();
   Tensor db = output_mask[2] ? make_tensor({l.c}, input.dtype(), kCPU) : Tensor();
   OPSPEC_DISPATCH_FLOATING_DTYPES(input.dtype(), kOp, [&] {
     using C = std::conditional_t<std::is_same_v<scalar_t, double>, double, float>;
-    const Tensor x = contiguous_cpu(input), g = contiguous_cpu(grad_out, input.dtype());
+    const Tensor x = cl ? channels_last_rows(input) : contiguous_cpu(input);
+    const Tensor g = cl ? channels_last_rows(grad_out, input.dtype()) : contiguous_cpu(grad_out, input.dtype());
     const auto* xp = static_cast<const scalar_t*>(x.raw_data());
     const auto* gp = static_cast<const scalar_t*>(g.raw_data());
     const std::vector<C> w = values<C>(weight, l.c, C(1));
@@ -199,6 +364,11 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm_backward_cpu(
     }
     std::vector<C> sums(static_cast<size_t>(l.c)), dotps(static_cast<size_t>(l.c));
     const int64_t count = l.n * l.inner;
+    if (cl) {
+      channels_last_backward<scalar_t, C>(xp, gp, ChannelsLast{count, l.c}, train, mean, invstd, w, sums, dotps,
+                                          output_mask[0] ? static_cast<scalar_t*>(dx.raw_data()) : nullptr,
+                                          input.numel() >= kParallelGrain);
+    } else {
     parallel_rows(l.c, input.numel() >= kParallelGrain, [&](int64_t c) {
       C sum = 0, dotp = 0;
       for (int64_t i = 0; i < l.n; ++i) {
@@ -225,6 +395,7 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm_backward_cpu(
         }
       }
     });
+    }
     if (output_mask[1]) {
       auto* p = dw.data_ptr<scalar_t>();
       for (int64_t c = 0; c < l.c; ++c) store(p + c, dotps[c] * invstd[c]);
@@ -234,7 +405,7 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm_backward_cpu(
       for (int64_t c = 0; c < l.c; ++c) store(p + c, sums[c]);
     }
   });
-  if (dx.defined()) dx = in_format(dx, suggest_memory_format(input), kOp, copy_into);
+  if (dx.defined() && !cl) dx = in_format(dx, suggest_memory_format(input), kOp, copy_into);
   return {dx, dw, db};
 }
 

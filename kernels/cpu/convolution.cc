@@ -8,6 +8,7 @@
 
 #include "kernels/common/conv_meta.h"
 #include "kernels/common/layout_format.h"
+#include "kernels/cpu/convolution_nhwc.h"
 #include "kernels/cpu/copy.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/loops.h"
@@ -306,12 +307,19 @@ Tensor convolution_cpu(const Tensor& input, const Tensor& weight, const std::opt
   require_cpu_device(input.device(), kOp);
   const ConvGeometry g =
       conv_geometry(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, kOp);
+  const MemoryFormat format = conv_memory_format(input, weight);
+  if (nhwc_convolution_applies(g, format)) {
+    // Computed in the channels-last result itself (See Note [Channels-last convolution]).
+    Tensor out = make_strided(g.out_sizes, strides_for(g.out_sizes, format, kOp), input.dtype(), kCPU);
+    if (out.numel() != 0) convolution_nhwc(g, input, weight, bias, out);
+    return out;
+  }
   Tensor out = make_tensor(g.out_sizes, input.dtype(), kCPU);
   if (out.numel() != 0) {
     OPSPEC_DISPATCH_FLOATING_DTYPES(input.dtype(), kOp, [&] { conv_forward<scalar_t>(g, input, weight, bias, out); });
   }
   // Computed row-major, then laid out as PyTorch's kernel allocates it (See Note [Model op layouts]).
-  return in_format(out, conv_memory_format(input, weight), kOp, copy_into);
+  return in_format(out, format, kOp, copy_into);
 }
 
 std::tuple<Tensor, Tensor, Tensor> convolution_backward_cpu(
@@ -324,6 +332,14 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward_cpu(
                                                 transposed, output_padding, groups, output_mask);
   const ConvGeometry g = conv_geometry(input, weight, std::nullopt, stride, padding, dilation, transposed,
                                        output_padding, groups, kOp);
+  if (nhwc_convolution_applies(g, conv_memory_format(input, weight))) {
+    // The Meta kernel's channels-last gradients, computed in place (See Note [Channels-last convolution]).
+    Tensor dx = mx.defined() ? make_strided(mx.sizes(), mx.strides(), input.dtype(), kCPU) : Tensor();
+    Tensor dw = mw.defined() ? make_strided(mw.sizes(), mw.strides(), weight.dtype(), kCPU) : Tensor();
+    Tensor db = mb.defined() ? make_tensor(mb.sizes(), input.dtype(), kCPU) : Tensor();
+    convolution_backward_nhwc(g, grad_output, input, weight, dx, dw, db);
+    return {dx, dw, db};
+  }
   Tensor dx = mx.defined() ? make_tensor(mx.sizes(), input.dtype(), kCPU) : Tensor();
   Tensor dw = mw.defined() ? make_tensor(mw.sizes(), weight.dtype(), kCPU) : Tensor();
   Tensor db = mb.defined() ? make_tensor(mb.sizes(), input.dtype(), kCPU) : Tensor();

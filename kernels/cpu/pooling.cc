@@ -2,9 +2,12 @@
 // _adaptive_avg_pool2d and their backward ops, plane by plane over the
 // OpenMP threads, with PyTorch's window rules.
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/common/conv_meta.h"
@@ -112,6 +115,157 @@ void inner_max_pool_row(const float* plane, const MaxRowArgs& a, float* bv, int6
   max_pool_row_f32(plane, a, bv, best);
 }
 
+// Note [Channels-last max pooling]
+// A channels-last input (NHWC) is pooled in its layout, with no transpose in
+// or out (See Note [Model op layouts]): each output pixel visits its window
+// in PyTorch's order (rows, then columns) comparing all C channels of an
+// input pixel at once, a loop over contiguous channels that vectorizes. Each
+// channel sees the comparisons of the per-output loop in its order, so the
+// values and indices are the same. The backward adds each channel's
+// gradients in the row-major path's order: the same bits.
+
+// ClWindow: the input rows [h0, h1) by dy and columns [w0, w1) by dx of one output pixel.
+struct ClWindow {
+  int64_t h0, h1, dy, w0, w1, dx;
+};
+
+// kClLanes: channels compared at once; the window's tap numbers ride in
+// int32 lanes beside the values (one vector width for both) and become
+// input indices once per output.
+constexpr int64_t kClLanes = 16;
+
+// max_pool_lanes_cl: the maxima and their input indices of `lanes` (<=
+// kClLanes; kLanes when nonzero) channels of one window of image img
+// ([H, W, c] rows of width W), into ov and oi; taps[t] is tap t's index.
+template <int64_t kLanes, class T, class C>
+[[gnu::always_inline]] inline void max_pool_lanes_cl(const T* img, int64_t c, int64_t W, const ClWindow& w,
+                                                     const int64_t* taps, int64_t lanes, T* ov, int64_t* oi) {
+  const int64_t n = kLanes != 0 ? kLanes : lanes;
+  C bv[kClLanes];
+  int32_t bt[kClLanes];
+  for (int64_t j = 0; j < n; ++j) {
+    bv[j] = -std::numeric_limits<C>::infinity();
+    bt[j] = 0;
+  }
+  int32_t t = 0;
+  for (int64_t y = w.h0; y < w.h1; y += w.dy) {
+    for (int64_t x = w.w0; x < w.w1; x += w.dx, ++t) {
+      const T* in = img + (y * W + x) * c;
+      OPSPEC_SIMD
+      for (int64_t j = 0; j < n; ++j) {
+        const C v = load(in[j]);
+        const bool take = v > bv[j] || v != v;
+        bv[j] = take ? v : bv[j];
+        bt[j] = take ? t : bt[j];
+      }
+    }
+  }
+  for (int64_t j = 0; j < n; ++j) {
+    store(ov + j, bv[j]);
+    oi[j] = taps[bt[j]];
+  }
+}
+
+// ClRow: one output row of a channels-last max pool: sizes and window rules.
+struct ClRow {
+  int64_t c, W, ow, h0, h1, dy, sx, pad, reach, dx;
+};
+
+// max_pool_row_cl: the outputs of one row, written to orow and irow ([ow, c]
+// each); taps is scratch for a window's tap indices. Every channel sees the
+// per-output loop's comparisons in its order (See Note [Channels-last max pooling]).
+template <class T, class C>
+[[gnu::always_inline]] inline void max_pool_row_cl(const T* img, const ClRow& r, T* orow, int64_t* irow,
+                                                   int64_t* taps) {
+  for (int64_t ox = 0; ox < r.ow; ++ox) {
+    int64_t w0 = ox * r.sx - r.pad;
+    const int64_t w1 = std::min(w0 + r.reach + 1, r.W);
+    while (w0 < 0) w0 += r.dx;
+    const ClWindow w{r.h0, r.h1, r.dy, w0, w1, r.dx};
+    // The window's input indices in visiting order; an empty window's is its first element's, as PyTorch's.
+    int64_t n = 0;
+    taps[0] = r.h0 * r.W + w0;
+    for (int64_t y = w.h0; y < w.h1; y += w.dy) {
+      for (int64_t x = w.w0; x < w.w1; x += w.dx) taps[n++] = y * r.W + x;
+    }
+    T* ov = orow + ox * r.c;
+    int64_t* oi = irow + ox * r.c;
+    int64_t j = 0;
+    for (; j + kClLanes <= r.c; j += kClLanes) {
+      max_pool_lanes_cl<kClLanes, T, C>(img + j, r.c, r.W, w, taps, kClLanes, ov + j, oi + j);
+    }
+    if (j < r.c) max_pool_lanes_cl<0, T, C>(img + j, r.c, r.W, w, taps, r.c - j, ov + j, oi + j);
+  }
+}
+
+// max_pool_row_cl_f32: max_pool_row_cl for f32 in the widest vectors the CPU
+// runs (See Note [Wide vector clones] in loops.h).
+OPSPEC_WIDE_CLONES void max_pool_row_cl_f32(const float* img, const ClRow& r, float* orow, int64_t* irow,
+                                            int64_t* taps) {
+  max_pool_row_cl<float, float>(img, r, orow, irow, taps);
+}
+template <class T, class C>
+void pool_row_cl(const T* img, const ClRow& r, T* orow, int64_t* irow, int64_t* taps) {
+  if constexpr (std::is_same_v<T, float>) {
+    max_pool_row_cl_f32(img, r, orow, irow, taps);
+  } else {
+    max_pool_row_cl<T, C>(img, r, orow, irow, taps);
+  }
+}
+
+// max_pool_channels_last: max_pool2d_with_indices of a channels-last self
+// into channels-last out and idx (See Note [Channels-last max pooling]).
+template <class T>
+void max_pool_channels_last(const Tensor& self, const PoolGeometry& g, Tensor& out, Tensor& idx) {
+  using C = opmath_t<T>;
+  const int64_t N = self.size(0), c = self.size(1), H = g.in[0], W = g.in[1], oh = g.out[0], ow = g.out[1];
+  const std::array<int64_t, 4> sizes{N, H, W, c}, strides{self.stride(0), self.stride(2), self.stride(3), self.stride(1)};
+  const Tensor x = contiguous_cpu(make_view(self, sizes, strides, self.storage_offset()));
+  const auto* xp = static_cast<const T*>(x.raw_data());
+  auto* op = static_cast<T*>(out.raw_data());
+  auto* ip = static_cast<int64_t*>(idx.raw_data());
+  parallel_rows_with(
+      N * oh, self.numel() >= kParallelGrain,
+      [&] { return std::vector<int64_t>(static_cast<size_t>(std::max<int64_t>(g.kernel[0] * g.kernel[1], 1))); },
+      [&](int64_t row, std::vector<int64_t>& taps) {
+        const int64_t n = row / oh, oy = row % oh;
+        int64_t h0 = oy * g.stride[0] - g.padding[0];
+        const int64_t h1 = std::min(h0 + (g.kernel[0] - 1) * g.dilation[0] + 1, H);
+        while (h0 < 0) h0 += g.dilation[0];
+        const ClRow r{c, W, ow, h0, h1, g.dilation[0], g.stride[1], g.padding[1], (g.kernel[1] - 1) * g.dilation[1],
+                      g.dilation[1]};
+        pool_row_cl<T, C>(xp + n * H * W * c, r, op + row * ow * c, ip + row * ow * c, taps.data());
+      });
+}
+
+// max_pool_backward_channels_last: the gradient of a channels-last self
+// into channels-last out (zeroed), each channel's adds in the row-major order.
+template <class T>
+void max_pool_backward_channels_last(const Tensor& grad_output, const Tensor& self, const Tensor& indices,
+                                     const PoolGeometry& g, Tensor& out, std::string_view op_name) {
+  const int64_t N = self.size(0), c = self.size(1), in_plane = g.in[0] * g.in[1], out_plane = g.out[0] * g.out[1];
+  auto rows = [&](const Tensor& t, DType dtype) {
+    const std::array<int64_t, 4> sizes{t.size(0), t.size(2), t.size(3), t.size(1)};
+    const std::array<int64_t, 4> strides{t.stride(0), t.stride(2), t.stride(3), t.stride(1)};
+    return contiguous_cpu(make_view(t, sizes, strides, t.storage_offset()), dtype);
+  };
+  const Tensor go = rows(grad_output, self.dtype()), ix = rows(indices, DType::kInt64);
+  const auto* gp = static_cast<const T*>(go.raw_data());
+  const auto* ip = static_cast<const int64_t*>(ix.raw_data());
+  auto* dst = static_cast<T*>(out.raw_data());
+  parallel_rows(N, self.numel() >= kParallelGrain, [&](int64_t n) {
+    T* d = dst + n * in_plane * c;
+    for (int64_t i = 0; i < out_plane; ++i) {
+      const int64_t* at = ip + (n * out_plane + i) * c;
+      const T* gr = gp + (n * out_plane + i) * c;
+      for (int64_t j = 0; j < c; ++j) {
+        OPSPEC_CHECK(at[j] >= 0 && at[j] < in_plane, op_name, ": found an invalid max index ", at[j]);
+        store(d + at[j] * c + j, load(d[at[j] * c + j]) + load(gr[j]));
+      }
+    }
+  });
+}
+
 // zero_filled: a contiguous cpu tensor of zeros (all-zero bits in every dtype).
 // in_format_of: t (row-major) laid out in like's suggested memory format, as
 // PyTorch's pooling kernels allocate (See Note [Model op layouts]).
@@ -133,6 +287,17 @@ std::tuple<Tensor, Tensor> max_pool2d_with_indices_cpu(const Tensor& self, IntAr
   constexpr std::string_view kOp = "aten::max_pool2d_with_indices";
   require_cpu_device(self.device(), kOp);
   const PoolGeometry g = pool2d_geometry(self, kernel_size, stride, padding, dilation, ceil_mode, kOp);
+  if (self.dim() == 4 && self.numel() != 0 && suggest_memory_format(self) == MemoryFormat::kChannelsLast) {
+    // Pooled in the channels-last layout itself (See Note [Channels-last max pooling]).
+    const SizeVec strides = strides_for(g.out_sizes, MemoryFormat::kChannelsLast, kOp);
+    Tensor out = make_strided(g.out_sizes, strides, self.dtype(), kCPU);
+    Tensor idx = make_strided(g.out_sizes, strides, DType::kInt64, kCPU);
+    if (out.numel() != 0) {
+      OPSPEC_DISPATCH_FLOATING_DTYPES(self.dtype(), kOp,
+                                      [&] { max_pool_channels_last<scalar_t>(self, g, out, idx); });
+    }
+    return {out, idx};
+  }
   Tensor out = make_tensor(g.out_sizes, self.dtype(), kCPU);
   Tensor idx = make_tensor(g.out_sizes, DType::kInt64, kCPU);
   if (out.numel() == 0) return {in_format_of(out, self, kOp), in_format_of(idx, self, kOp)};
@@ -203,6 +368,16 @@ Tensor max_pool2d_with_indices_backward_cpu(const Tensor& grad_output, const Ten
   require_cpu_device(self.device(), kOp);
   max_pool2d_with_indices_backward_meta(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices);
   const PoolGeometry g = pool2d_geometry(self, kernel_size, stride, padding, dilation, ceil_mode, kOp);
+  if (self.dim() == 4 && self.numel() != 0 && suggest_memory_format(self) == MemoryFormat::kChannelsLast) {
+    // See Note [Channels-last max pooling].
+    Tensor out = make_strided(self.sizes(), strides_for(self.sizes(), MemoryFormat::kChannelsLast, kOp), self.dtype(),
+                              kCPU);
+    std::memset(out.raw_data(), 0, static_cast<size_t>(out.numel()) * element_size(out.dtype()));
+    OPSPEC_DISPATCH_FLOATING_DTYPES(self.dtype(), kOp, [&] {
+      max_pool_backward_channels_last<scalar_t>(grad_output, self, indices, g, out, kOp);
+    });
+    return out;
+  }
   Tensor out = zero_filled(self.sizes(), self.dtype());
   OPSPEC_DISPATCH_FLOATING_DTYPES(self.dtype(), kOp, [&] {
     const Tensor go = contiguous_cpu(grad_output, self.dtype()), ix = contiguous_cpu(indices, DType::kInt64);
