@@ -5,8 +5,12 @@
 # training mode on randn(8, 64, 56, 56), as benchmarks/README.md times
 # libtorch: Debian's torch 1.13, 2 threads, no_grad, the median of 30 calls
 # after 3 warm-up calls. Run with /usr/bin/python3 (it has torch 1.13).
+#   resnet_block.py [--threads N] [--cpu-time] [LAYOUT...]
+# --cpu-time times the calling thread's CPU time instead of the wall clock:
+# with --threads 1 the work itself, whatever else loads a shared machine
+# (as Google Benchmark's CPU column for opspec at OMP_NUM_THREADS=1).
+import argparse
 import statistics
-import sys
 import time
 
 import torch
@@ -40,27 +44,33 @@ class ResNetBlock(nn.Module):
         return self.fc(torch.flatten(self.avgpool(self.maxpool(self.layer1(x))), 1))
 
 
-def median_ms(model, x, calls=30):
+def median_ms(model, x, clock, calls=30):
     with torch.no_grad():
         for _ in range(3):
             model(x)
         times = []
         for _ in range(calls):
-            t0 = time.perf_counter()
+            t0 = clock()
             model(x)
-            times.append((time.perf_counter() - t0) * 1e3)
+            times.append((clock() - t0) * 1e3)
     return statistics.median(times)
 
 
 def main():
-    torch.set_num_threads(2)
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--cpu-time", action="store_true")
+    parser.add_argument("layouts", nargs="*")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    clock = time.thread_time if args.cpu_time else time.perf_counter
     torch.manual_seed(0)
     x = torch.randn(8, 64, 56, 56)
     model = ResNetBlock(64)  # training mode, as the benchmark's
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, mkldnn {torch.backends.mkldnn.is_available()}")
     # channels_last: input and weights (PyTorch's recipe, model.to(memory_format=...));
     # channels_last_input: the input only, as BM_Model/resnet_block_channels_last.
-    layouts = sys.argv[1:] or ["contiguous", "channels_last", "channels_last_input"]
+    layouts = args.layouts or ["contiguous", "channels_last", "channels_last_input"]
     for layout in layouts:
         m, xi = model, x
         if layout.startswith("channels_last"):
@@ -68,7 +78,8 @@ def main():
         if layout == "channels_last":
             m = ResNetBlock(64).to(memory_format=torch.channels_last)
             m.load_state_dict(model.state_dict())
-        print(f"resnet_block {layout}: {median_ms(m, xi):.1f} ms (median of 30)")
+        what = "thread CPU time" if args.cpu_time else "wall clock"
+        print(f"resnet_block {layout}: {median_ms(m, xi, clock):.1f} ms ({what}, median of 30)")
 
 
 if __name__ == "__main__":
