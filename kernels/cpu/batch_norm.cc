@@ -369,32 +369,32 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm_backward_cpu(
                                           output_mask[0] ? static_cast<scalar_t*>(dx.raw_data()) : nullptr,
                                           input.numel() >= kParallelGrain);
     } else {
-    parallel_rows(l.c, input.numel() >= kParallelGrain, [&](int64_t c) {
-      C sum = 0, dotp = 0;
-      for (int64_t i = 0; i < l.n; ++i) {
-        const int64_t base = (i * l.c + c) * l.inner;
-        for (int64_t k = 0; k < l.inner; ++k) {
-          const C gv = load(gp[base + k]);
-          sum += gv;
-          dotp += (load(xp[base + k]) - mean[c]) * gv;
+      parallel_rows(l.c, input.numel() >= kParallelGrain, [&](int64_t c) {
+        C sum = 0, dotp = 0;
+        for (int64_t i = 0; i < l.n; ++i) {
+          const int64_t base = (i * l.c + c) * l.inner;
+          for (int64_t k = 0; k < l.inner; ++k) {
+            const C gv = load(gp[base + k]);
+            sum += gv;
+            dotp += (load(xp[base + k]) - mean[c]) * gv;
+          }
         }
-      }
-      sums[c] = sum;
-      dotps[c] = dotp;
-      if (!output_mask[0]) return;
-      auto* dxp = dx.data_ptr<scalar_t>();
-      const C grad_mean = count > 0 ? sum / static_cast<C>(count) : C(0);
-      const C k = count > 0 ? dotp * invstd[c] * invstd[c] / static_cast<C>(count) : C(0);
-      const C scale = invstd[c] * w[c];
-      for (int64_t i = 0; i < l.n; ++i) {
-        const int64_t base = (i * l.c + c) * l.inner;
-        for (int64_t j = 0; j < l.inner; ++j) {
-          const C gv = load(gp[base + j]);
-          const C v = train ? (gv - grad_mean - (load(xp[base + j]) - mean[c]) * k) * scale : gv * scale;
-          store(dxp + base + j, v);
+        sums[c] = sum;
+        dotps[c] = dotp;
+        if (!output_mask[0]) return;
+        auto* dxp = dx.data_ptr<scalar_t>();
+        const C grad_mean = count > 0 ? sum / static_cast<C>(count) : C(0);
+        const C k = count > 0 ? dotp * invstd[c] * invstd[c] / static_cast<C>(count) : C(0);
+        const C scale = invstd[c] * w[c];
+        for (int64_t i = 0; i < l.n; ++i) {
+          const int64_t base = (i * l.c + c) * l.inner;
+          for (int64_t j = 0; j < l.inner; ++j) {
+            const C gv = load(gp[base + j]);
+            const C v = train ? (gv - grad_mean - (load(xp[base + j]) - mean[c]) * k) * scale : gv * scale;
+            store(dxp + base + j, v);
+          }
         }
-      }
-    });
+      });
     }
     if (output_mask[1]) {
       auto* p = dw.data_ptr<scalar_t>();
