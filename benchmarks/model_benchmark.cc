@@ -51,7 +51,8 @@ void BM_Model_resnet_block(benchmark::State& state, const char* backend, bool ch
   std::shared_ptr<nn::Module> model = fixtures::resnet_block_model(64);
   const TracedFunction forward = [model](const std::vector<Tensor>& in) { return std::vector<Tensor>{(*model)(in[0])}; };
   const Tensor x = ops::randn({8, 64, 56, 56});
-  const std::vector<Tensor> inputs = {channels_last ? ops::contiguous(x, MemoryFormat::kChannelsLast) : x};
+  const std::vector<Tensor> inputs = {channels_last ? ops::contiguous(x, MemoryFormat::kChannelsLast)
+                                                    : x};
   const TracedFunction fn = backend == nullptr ? forward : TracedFunction(CompiledFunction(forward, {.backend = backend}));
   benchmark::DoNotOptimize(fn(inputs));  // untimed: capture, compile, generate kernels
   for (auto _ : state) benchmark::DoNotOptimize(fn(inputs));

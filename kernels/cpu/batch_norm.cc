@@ -13,6 +13,7 @@
 
 #include "kernels/common/conv_meta.h"
 #include "kernels/common/layout_format.h"
+#include "kernels/cpu/channels_last.h"
 #include "kernels/cpu/copy.h"
 #include "kernels/cpu/loops.h"
 #include "kernels/cpu/parallel_rows.h"
@@ -116,19 +117,6 @@ std::optional<MemoryFormat> channels_last_format(const Tensor& input) {
   const MemoryFormat f = suggest_memory_format(input);
   if (f == MemoryFormat::kContiguous || input.numel() == 0) return std::nullopt;
   return f;
-}
-
-// channels_last_rows: t [N, C, S...] as a row-major [N, S..., C] tensor
-// (t's own memory when it is channels-last dense, else a copy).
-Tensor channels_last_rows(const Tensor& t, std::optional<DType> dtype = std::nullopt) {
-  SizeVec sizes{t.size(0)}, strides{t.stride(0)};
-  for (int64_t d = 2; d < t.dim(); ++d) {
-    sizes.push_back(t.size(d));
-    strides.push_back(t.stride(d));
-  }
-  sizes.push_back(t.size(1));
-  strides.push_back(t.stride(1));
-  return contiguous_cpu(make_view(t, sizes, strides, t.storage_offset()), dtype);
 }
 
 // channel_ranges: f(c0, c1) for ranges of channels over the OpenMP threads,

@@ -80,7 +80,8 @@ TEST(ChannelsLastConvolution, MatchesTheRowMajorPathInEveryDtype) {
       SCOPED_TRACE(std::string(dtype_short_name(dtype)) + " x " + format_sizes(c.x) + " w " + format_sizes(c.w));
       manual_seed(3);
       const Tensor x = ops::to(ops::randn(c.x), dtype), w = ops::to(ops::randn(c.w), dtype);
-      const std::optional<Tensor> b = c.bias ? std::optional<Tensor>(ops::to(ops::randn({c.w[0]}), dtype)) : std::nullopt;
+      std::optional<Tensor> b;
+      if (c.bias) b = ops::to(ops::randn({c.w[0]}), dtype);
       const int64_t s[] = {c.stride, c.stride}, p[] = {c.padding, c.padding}, d[] = {c.dilation, c.dilation};
       const int64_t zero[] = {0, 0};
       auto conv = [&](const Tensor& in, const Tensor& weight) {

@@ -3,11 +3,11 @@
 #include "kernels/cpu/convolution_nhwc.h"
 
 #include <algorithm>
-#include <array>
 #include <cstring>
 #include <type_traits>
 #include <vector>
 
+#include "kernels/cpu/channels_last.h"
 #include "kernels/cpu/copy.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/parallel_rows.h"
@@ -226,14 +226,6 @@ void channel_sums_nhwc(const C* t, int64_t rows, int64_t channels, C* s) {
   }
 }
 
-// nhwc: t [N, C, H, W] as a row-major [N, H, W, C] tensor of dtype (t's own
-// memory when it is channels-last dense and of that dtype, else a copy).
-Tensor nhwc(const Tensor& t, DType dtype) {
-  const std::array<int64_t, 4> sizes{t.size(0), t.size(2), t.size(3), t.size(1)};
-  const std::array<int64_t, 4> strides{t.stride(0), t.stride(2), t.stride(3), t.stride(1)};
-  return contiguous_cpu(make_view(t, sizes, strides, t.storage_offset()), dtype);
-}
-
 template <class C>
 const C* data_of(const Tensor& t) {
   return t.defined() ? static_cast<const C*>(t.raw_data()) : nullptr;
@@ -260,7 +252,7 @@ void convolution_nhwc(const ConvGeometry& g, const Tensor& input, const Tensor& 
   OPSPEC_DISPATCH_FLOATING_DTYPES(input.dtype(), "aten::convolution", [&] {
     using C = std::conditional_t<std::is_same_v<scalar_t, double>, double, float>;
     constexpr DType kC = dtype_of<C>();
-    const Tensor x = nhwc(input, kC), w = nhwc(weight, kC);
+    const Tensor x = channels_last_rows(input, kC), w = channels_last_rows(weight, kC);
     const Tensor b = bias ? contiguous_cpu(*bias, kC) : Tensor();
     compute_into<scalar_t>(out, [&](C* y) { forward_nhwc<C>(g, data_of<C>(x), data_of<C>(w), data_of<C>(b), y); });
   });
@@ -271,13 +263,13 @@ void convolution_backward_nhwc(const ConvGeometry& g, const Tensor& grad_output,
   OPSPEC_DISPATCH_FLOATING_DTYPES(input.dtype(), "aten::convolution_backward", [&] {
     using C = std::conditional_t<std::is_same_v<scalar_t, double>, double, float>;
     constexpr DType kC = dtype_of<C>();
-    const Tensor dy = nhwc(grad_output, kC);
+    const Tensor dy = channels_last_rows(grad_output, kC);
     if (dx.defined()) {
-      const Tensor w = nhwc(weight, kC);
+      const Tensor w = channels_last_rows(weight, kC);
       compute_into<scalar_t>(dx, [&](C* d) { input_grad_nhwc<C>(g, data_of<C>(dy), data_of<C>(w), d); });
     }
     if (dw.defined()) {
-      const Tensor x = nhwc(input, kC);
+      const Tensor x = channels_last_rows(input, kC);
       compute_into<scalar_t>(dw, [&](C* d) { weight_grad_nhwc<C>(g, data_of<C>(x), data_of<C>(dy), d); });
     }
     if (db.defined()) {

@@ -2,7 +2,6 @@
 // _adaptive_avg_pool2d and their backward ops, plane by plane over the
 // OpenMP threads, with PyTorch's window rules.
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -12,6 +11,7 @@
 
 #include "kernels/common/conv_meta.h"
 #include "kernels/common/layout_format.h"
+#include "kernels/cpu/channels_last.h"
 #include "kernels/cpu/copy.h"
 #include "kernels/cpu/loops.h"
 #include "kernels/cpu/parallel_rows.h"
@@ -219,8 +219,7 @@ template <class T>
 void max_pool_channels_last(const Tensor& self, const PoolGeometry& g, Tensor& out, Tensor& idx) {
   using C = opmath_t<T>;
   const int64_t N = self.size(0), c = self.size(1), H = g.in[0], W = g.in[1], oh = g.out[0], ow = g.out[1];
-  const std::array<int64_t, 4> sizes{N, H, W, c}, strides{self.stride(0), self.stride(2), self.stride(3), self.stride(1)};
-  const Tensor x = contiguous_cpu(make_view(self, sizes, strides, self.storage_offset()));
+  const Tensor x = channels_last_rows(self);
   const auto* xp = static_cast<const T*>(x.raw_data());
   auto* op = static_cast<T*>(out.raw_data());
   auto* ip = static_cast<int64_t*>(idx.raw_data());
@@ -244,12 +243,7 @@ template <class T>
 void max_pool_backward_channels_last(const Tensor& grad_output, const Tensor& self, const Tensor& indices,
                                      const PoolGeometry& g, Tensor& out, std::string_view op_name) {
   const int64_t N = self.size(0), c = self.size(1), in_plane = g.in[0] * g.in[1], out_plane = g.out[0] * g.out[1];
-  auto rows = [&](const Tensor& t, DType dtype) {
-    const std::array<int64_t, 4> sizes{t.size(0), t.size(2), t.size(3), t.size(1)};
-    const std::array<int64_t, 4> strides{t.stride(0), t.stride(2), t.stride(3), t.stride(1)};
-    return contiguous_cpu(make_view(t, sizes, strides, t.storage_offset()), dtype);
-  };
-  const Tensor go = rows(grad_output, self.dtype()), ix = rows(indices, DType::kInt64);
+  const Tensor go = channels_last_rows(grad_output, self.dtype()), ix = channels_last_rows(indices, DType::kInt64);
   const auto* gp = static_cast<const T*>(go.raw_data());
   const auto* ip = static_cast<const int64_t*>(ix.raw_data());
   auto* dst = static_cast<T*>(out.raw_data());
