@@ -26,10 +26,12 @@ namespace opspec::internal {
 namespace {
 
 // narrow_view: the view of self holding [start, start + length) of dim d.
+// Each is marked as a multi-output view (See Note [Views that refuse in-place changes]).
 Tensor narrow_view(const Tensor& self, int64_t d, int64_t start, int64_t length) {
   SizeVec sizes(self.sizes().begin(), self.sizes().end());
   sizes[d] = length;
-  return make_alias_view(self, sizes, self.strides(), self.storage_offset() + start * self.strides()[d]);
+  return make_alias_view(self, sizes, self.strides(), self.storage_offset() + start * self.strides()[d],
+                         /*multi_output=*/true);
 }
 
 std::vector<Tensor> split_kernel(const Tensor& self, int64_t split_size, int64_t dim) {
@@ -84,7 +86,9 @@ std::vector<Tensor> unbind_kernel(const Tensor& self, int64_t dim) {
   strides.erase(strides.begin() + d);
   std::vector<Tensor> out;
   out.reserve(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) out.push_back(make_alias_view(self, sizes, strides, self.storage_offset() + i * stride));
+  for (int64_t i = 0; i < n; ++i) {
+    out.push_back(make_alias_view(self, sizes, strides, self.storage_offset() + i * stride, /*multi_output=*/true));
+  }
   return out;
 }
 

@@ -23,20 +23,9 @@ namespace opspec::autograd {
 // A leaf whose shape changed since (in place, under no_grad) gets a new one,
 // and graphs recorded with the old shape no longer accumulate into it.
 
-// CreationMeta: how a recorded view was made, as PyTorch's CreationMeta:
-// anything but kDefault refuses in-place changes (See Note [Views that refuse
-// in-place changes] in copy_slices.h). PyTorch's IN_CUSTOM_FUNCTION and
-// INFERENCE_MODE have no counterpart: opspec has no custom Functions or inference mode.
-enum class CreationMeta : uint8_t {
-  kDefault,
-  kMultiOutputNode,  // one of the views a Tensor[] view op returned (split's), or a view of one
-  kNoGradMode,       // made with grad mode off, or a view of such a view
-};
-
-// propagate_creation_meta: a view of a view keeps the stricter mark (PyTorch's helper).
-inline CreationMeta propagate_creation_meta(CreationMeta prev, CreationMeta made) {
-  return made == CreationMeta::kDefault ? prev : made;
-}
+// CreationMeta (runtime/core/tensor.h): how a recorded view was made; a view
+// that a kernel made and autograd adopts later keeps its kernel's mark
+// (TensorImpl::view_creation).
 
 // AutogradMeta: requires_grad (a leaf's flag), grad, grad_fn and its output number.
 class AccumulateGrad;

@@ -153,7 +153,13 @@ void adopt_view(const Tensor& self) {
   AutogradMeta& m = materialize_meta(self);
   m.view_base = Tensor(IntrusivePtr<TensorImpl>(root));
   m.view_version = kNeverMade;
-  refresh_view(self);
+  // An integer view is no view for autograd (torch 1.13: `copy_` of a tensor that
+  // requires grad into a no_grad slice of an i64 tensor runs), so it refuses nothing.
+  m.creation_meta = is_floating(self.dtype()) ? self.impl()->view_creation() : CreationMeta::kDefault;
+  // A view that refuses in-place changes gets no history here: an in-place op
+  // on it is refused (check_in_place), and so is reading it once its base has
+  // changed (refresh_view). See Note [Views that refuse in-place changes].
+  if (m.creation_meta == CreationMeta::kDefault) refresh_view(self);
 }
 
 bool stale_view(const Tensor& view) {
@@ -180,7 +186,8 @@ void refresh_view(const Tensor& view) {
   AutogradMeta* m = meta_of(view);
   if (m == nullptr || !m->view_base.defined()) {
     adopt_view(view);
-    return;
+    m = meta_of(view);
+    if (m->creation_meta == CreationMeta::kDefault) return;  // adopt_view regenerated it
   }
   handle_view_on_rebase(*m, /*indirect=*/true);  // See Note [Views that refuse in-place changes]
   regenerate(view, *m);

@@ -33,7 +33,8 @@ namespace opspec::autograd {
 // recorded (plain tensors skip the Autograd key), but a view op's kernel
 // remembers the root base (TensorImpl::view_base), so an in-place op on such a
 // view with an input that requires grad (`buf[:, :k].copy_(x)`) adopts it first
-// (adopt_view) and takes the same path. Such a view also carries its base's
+// (adopt_view) and takes the same path (unless its kernel marked it as a view
+// that refuses the change: See Note [Views that refuse in-place changes]). Such a view also carries its base's
 // Autograd key (TensorImpl::dispatch_keys), so once its base has changed since
 // the view was made (TensorImpl::view_version) and requires grad, the next op
 // reading it adopts it with the base's region as grad_fn, as PyTorch
@@ -49,19 +50,22 @@ namespace opspec::autograd {
 // backward, which releases saved tensors, breaks.
 
 // Note [Views that refuse in-place changes]
-// A recorded view carries PyTorch's CreationMeta (autograd_meta.h): one of a
+// Every view carries PyTorch's CreationMeta (runtime/core/tensor.h): one of a
 // Tensor[] view op's outputs (kMultiOutputNode), or one made with grad mode
-// off from a tensor that requires grad (kNoGradMode: the view has no
-// grad_fn, requires grad with its base, and sends its gradient nowhere), and
-// views of those keep the mark. With grad mode on, an in-place op on such a
-// view (check_in_place), or reading one whose base or another view of it
-// changed in place since (refresh_view), fails in PyTorch's words
-// (handle_view_on_rebase): whether the change was meant to be tracked is
-// ambiguous, so PyTorch forbids it. PyTorch checks this before a view's
-// leaf base, so a no_grad view of a leaf gets this message, not the leaf's.
-// Views of plain tensors taken under no_grad are not recorded (the Autograd
-// key never sees them), so opspec lets them be written from tensors that
-// require grad, which PyTorch refuses.
+// off (kNoGradMode), and views of those keep the mark. Kernels set it
+// (TensorImpl::view_creation, See Note [Every view is marked]), so a view of a
+// plain tensor has it too, as PyTorch's ADInplaceOrView kernels mark every
+// view; a view autograd records keeps it in its AutogradMeta (a no_grad view
+// of a tensor that requires grad has no grad_fn, requires grad with its
+// base, and sends its gradient nowhere), and one it adopts takes the kernel's.
+// With grad mode on, an in-place op on such a view that autograd records (an
+// input requires grad: check_in_place), or reading one whose base or another
+// view of it changed in place since and requires grad (refresh_view), fails
+// in PyTorch's words (handle_view_on_rebase): whether the change was meant to
+// be tracked is ambiguous, so PyTorch forbids it. PyTorch checks this before
+// a view's leaf base, so a no_grad view of a leaf gets this message, not the
+// leaf's; a view without grad_fn (of a plain tensor) reads "A view was created
+// in no_grad mode" even when split made it with grad mode on, as PyTorch's.
 
 // handle_view_on_rebase: throws PyTorch's refusal for a recorded view m whose
 // CreationMeta is not kDefault, changed in place (indirect: its base or

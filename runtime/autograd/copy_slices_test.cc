@@ -299,6 +299,128 @@ TEST(CopySlicesTest, AViewTakenUnderNoGradIsRefusedOnceItsBaseChanged) {
   EXPECT_THAT(values(ops::sum(v)), ElementsAre(12));
 }
 
+// The PyTorch 2.x advice after the first sentence for a view that one of several views of a Tensor[] view op is.
+constexpr const char* kMultiOutputAdvice =
+    " This view is the output of a function that returns multiple views. Such functions do not allow the output "
+    "views to be modified inplace. You should replace the inplace operation by an out-of-place one.";
+
+TEST(CopySlicesTest, AViewOfAPlainTensorTakenUnderNoGradIsRefusedToo) {
+  // PyTorch marks every view made under no_grad (its ADInplaceOrView kernel),
+  // whatever its base: `x = zeros(3); with no_grad: v = x[:2]; v.mul_(w)` fails
+  // (torch 1.13 checked); opspec wrote w into x and recorded it.
+  const Tensor w = leaf_of({5, 7}, {2});
+  const Tensor x = ops::tensor({1.0, 2.0, 3.0}, {3}, DType::kFloat32);
+  Tensor v;
+  {
+    autograd::NoGradGuard no_grad;
+    v = ops::slice(x, 0, 0, 2);
+  }
+  EXPECT_EQ(v.impl()->view_creation(), CreationMeta::kNoGradMode);
+  EXPECT_THAT([&] { ops::mul_(v, w); },
+              ThrowsMessage<Error>(HasSubstr(std::string("A view was created in no_grad mode and is being modified "
+                                                         "inplace with grad mode enabled.") +
+                                             kNoGradViewAdvice)));
+  EXPECT_THAT(values(x), ElementsAre(1, 2, 3));
+  // A view of it keeps the mark, whatever the grad mode it was taken in; so does copy_ into it.
+  Tensor vv = ops::slice(v, 0, 1, 2);
+  EXPECT_EQ(vv.impl()->view_creation(), CreationMeta::kNoGradMode);
+  EXPECT_THAT([&] { ops::copy_(vv, ops::select(w, 0, 0)); },
+              ThrowsMessage<Error>(HasSubstr("A view was created in no_grad mode and is being modified inplace")));
+  // Nothing that requires grad, or grad mode off, or enable_grad() around the view: allowed.
+  ops::mul_(v, ops::full({}, 2.0));
+  {
+    autograd::NoGradGuard no_grad;
+    ops::mul_(v, w);
+  }
+  EXPECT_THAT(values(x), ElementsAre(10, 28, 3));
+  EXPECT_FALSE(x.requires_grad());
+  Tensor u;
+  {
+    autograd::NoGradGuard no_grad;
+    autograd::EnableGradGuard enable_grad;
+    u = ops::slice(x, 0, 1, 3);
+  }
+  EXPECT_EQ(u.impl()->view_creation(), CreationMeta::kDefault);
+  ops::mul_(u, w);
+  EXPECT_EQ(x.grad_fn()->name(), "CopySlices");
+  ops::sum(x).backward();
+  EXPECT_THAT(values(w.grad()), ElementsAre(28, 3));
+  // An integer view is no view for autograd: writing into it is allowed (torch 1.13).
+  const Tensor n = ops::tensor({1.0, 2.0, 3.0}, {3}, DType::kInt64);
+  Tensor nv;
+  {
+    autograd::NoGradGuard no_grad;
+    nv = ops::slice(n, 0, 0, 2);
+  }
+  ops::copy_(nv, w);
+  EXPECT_THAT(values(n), ElementsAre(5, 7, 3));
+}
+
+TEST(CopySlicesTest, AViewOfAPlainTensorTakenUnderNoGradIsRefusedOnceItsBaseGainedHistory) {
+  // `x = zeros(3); with no_grad: v = x[:2]; x.mul_(w); v.sum()` fails in PyTorch (indirect).
+  const Tensor w = leaf_of({2, 2, 2}, {3});
+  Tensor x = ops::tensor({1.0, 2.0, 3.0}, {3}, DType::kFloat32);
+  Tensor v;
+  {
+    autograd::NoGradGuard no_grad;
+    v = ops::slice(x, 0, 0, 2);
+  }
+  ops::mul_(x, w);
+  EXPECT_THAT([&] { ops::sum(v); },
+              ThrowsMessage<Error>(HasSubstr(std::string("A view was created in no_grad mode and its base or "
+                                                         "another view of its base has been modified inplace with "
+                                                         "grad mode enabled.") +
+                                             kNoGradViewAdvice)));
+  // Written in place directly, the message is the direct one, as PyTorch's check_inplace gives it first.
+  EXPECT_THAT([&] { ops::mul_(v, ops::full({}, 2.0)); },
+              ThrowsMessage<Error>(HasSubstr("A view was created in no_grad mode and is being modified inplace")));
+  autograd::NoGradGuard no_grad;
+  EXPECT_THAT(values(ops::sum(v)), ElementsAre(6));
+}
+
+TEST(CopySlicesTest, ViewsOfAPlainTensorFromSplitRefuseInPlaceChanges) {
+  // split, unbind and chunk mark their views as PyTorch's do (MULTI_OUTPUT_NODE);
+  // without a grad_fn PyTorch's message starts as a no_grad view's does.
+  const Tensor w = leaf_of({5, 7}, {2});
+  const std::string message =
+      std::string("A view was created in no_grad mode and is being modified inplace with grad mode enabled.") +
+      kMultiOutputAdvice;
+  const Tensor x = ops::tensor({1.0, 2.0, 3.0, 4.0}, {4}, DType::kFloat32);
+  std::vector<Tensor> parts = ops::split(x, 2);
+  EXPECT_EQ(parts[0].impl()->view_creation(), CreationMeta::kMultiOutputNode);
+  EXPECT_THAT([&] { ops::mul_(parts[0], w); }, ThrowsMessage<Error>(HasSubstr(message)));
+  EXPECT_THAT([&] { ops::mul_(ops::unbind(ops::view(x, {2, 2}), 0)[1], w); },
+              ThrowsMessage<Error>(HasSubstr(message)));
+  EXPECT_THAT([&] { ops::mul_(ops::chunk(x, 2)[1], w); }, ThrowsMessage<Error>(HasSubstr(message)));
+  // A view of one keeps the mark.
+  Tensor part_view = ops::slice(parts[1], 0, 0, 1);
+  EXPECT_THAT([&] { ops::mul_(part_view, ops::select(w, 0, 0)); },
+              ThrowsMessage<Error>(HasSubstr(message)));
+  // Nothing that requires grad: allowed.
+  ops::mul_(parts[1], ops::full({}, 2.0));
+  EXPECT_THAT(values(x), ElementsAre(1, 2, 6, 8));
+  // Under no_grad the mark is kNoGradMode (PyTorch's ADInplaceOrView kernel's choice), and the message its.
+  std::vector<Tensor> quiet;
+  {
+    autograd::NoGradGuard no_grad;
+    quiet = ops::split(x, 2);
+  }
+  EXPECT_EQ(quiet[0].impl()->view_creation(), CreationMeta::kNoGradMode);
+  EXPECT_THAT([&] { ops::mul_(quiet[0], w); },
+              ThrowsMessage<Error>(HasSubstr(std::string("A view was created in no_grad mode and is being modified "
+                                                         "inplace with grad mode enabled.") +
+                                             kNoGradViewAdvice)));
+  // Its base changed with history: reading one is refused (indirect).
+  Tensor y = ops::tensor({1.0, 2.0, 3.0, 4.0}, {4}, DType::kFloat32);
+  std::vector<Tensor> halves = ops::split(y, 2);
+  ops::mul_(y, leaf_of({1, 1, 1, 1}, {4}));
+  EXPECT_THAT([&] { ops::sum(halves[0]); },
+              ThrowsMessage<Error>(HasSubstr(std::string("A view was created in no_grad mode and its base or another "
+                                                         "view of its base has been modified inplace with grad mode "
+                                                         "enabled.") +
+                                             kMultiOutputAdvice)));
+}
+
 TEST(CopySlicesTest, NoGradientForTheOldViewCountsAsZeros) {
   // A user's in-place op whose formula gives self no gradient (undefined):
   // the view's region of the base gets zeros, the rest its gradient

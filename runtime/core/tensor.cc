@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "runtime/core/grad_mode.h"
 #include "runtime/core/internal/unique_id.h"
 
 namespace opspec {
@@ -149,6 +150,7 @@ struct TensorRecycler {
     impl->wrapped_number_ = false;
     impl->version_ = 0;
     impl->view_version_ = 0;
+    impl->view_creation_ = CreationMeta::kDefault;
     impl->dynamic_dims_ = 0;
     impl->static_dims_ = 0;
     impl->uid_.store(0, std::memory_order_relaxed);
@@ -457,10 +459,19 @@ Tensor make_view(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int
   return Tensor(std::move(impl));
 }
 
-Tensor make_alias_view(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset) {
+Tensor make_alias_view(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset,
+                       bool multi_output) {
   Tensor view = make_view(base, sizes, strides, storage_offset);
-  TensorImpl* root = base.impl()->view_base() != nullptr ? base.impl()->view_base() : base.impl();
-  view.impl()->set_view_base(IntrusivePtr<TensorImpl>(root));
+  // See Note [Every view is marked].
+  const CreationMeta made = !autograd::is_grad_enabled() ? CreationMeta::kNoGradMode
+                            : multi_output                 ? CreationMeta::kMultiOutputNode
+                                                           : CreationMeta::kDefault;
+  const TensorImpl* b = base.impl();
+  if (b->view_base() != nullptr) {
+    view.impl()->set_view_base(IntrusivePtr<TensorImpl>(b->view_base()), propagate_creation_meta(b->view_creation(), made));
+  } else {
+    view.impl()->set_view_base(IntrusivePtr<TensorImpl>(base.impl()), made);
+  }
   return view;
 }
 

@@ -46,6 +46,31 @@ struct AutogradMetaBase {
 };
 }  // namespace internal
 
+// Note [Every view is marked]
+// PyTorch's ADInplaceOrView kernels give every view a CreationMeta, whatever
+// its base's requires_grad: NO_GRAD_MODE when made with grad mode off,
+// MULTI_OUTPUT_NODE for a Tensor[] view op's results, and autograd refuses an
+// in-place op it would record on such a view (See Note [Views that refuse
+// in-place changes] in runtime/autograd/copy_slices.h). Views of plain tensors
+// never reach opspec's Autograd key, so the mark is set where every view is
+// made, make_alias_view (TensorImpl::view_creation; the grad mode is core's,
+// runtime/core/grad_mode.h): one grad-mode read per view. PyTorch's
+// IN_CUSTOM_FUNCTION and INFERENCE_MODE have no counterpart: opspec has no
+// custom Functions or inference mode.
+
+// CreationMeta: how a view op made a view, as PyTorch's CreationMeta; anything
+// but kDefault refuses in-place changes under grad mode.
+enum class CreationMeta : uint8_t {
+  kDefault,
+  kMultiOutputNode,  // one of the views a Tensor[] view op returned (split's), or a view of one
+  kNoGradMode,       // made with grad mode off, or a view of such a view
+};
+
+// propagate_creation_meta: a view of a view keeps the stricter mark (PyTorch's helper).
+inline CreationMeta propagate_creation_meta(CreationMeta prev, CreationMeta made) {
+  return made == CreationMeta::kDefault ? prev : made;
+}
+
 // StorageImpl: a block of device memory shared by a tensor and its views.
 class StorageImpl : public RefCounted, public internal::Pooled {  // See Note [Object pool].
  public:
@@ -152,9 +177,12 @@ class TensorImpl : public RefCounted, public internal::Pooled {  // See Note [Ob
   // (autograd tracks a view whose base changed since; See Note [In-place
   // changes to views]).
   uint64_t view_version() const { return view_version_; }
-  void set_view_base(IntrusivePtr<TensorImpl> base) {
+  // view_creation: how the view op made this view (kDefault when no view op did).
+  CreationMeta view_creation() const { return view_creation_; }
+  void set_view_base(IntrusivePtr<TensorImpl> base, CreationMeta creation) {
     view_version_ = storage_ ? storage_->version_ : 0;
     view_base_ = std::move(base);
+    view_creation_ = creation;
   }
   // dispatch_keys: the keys calls with this tensor dispatch on: its own, and
   // a view's base's Autograd key (a view taken before its base gained history
@@ -201,6 +229,7 @@ class TensorImpl : public RefCounted, public internal::Pooled {  // See Note [Ob
   Device device_;
   bool is_contiguous_ = true;
   bool wrapped_number_ = false;
+  CreationMeta view_creation_ = CreationMeta::kDefault;  // with view_base_
   DispatchKeySet key_set_;
   uint64_t version_ = 0;
   uint64_t dynamic_dims_ = 0;
@@ -372,8 +401,11 @@ Tensor make_tensor_with_strides(IntArrayRef sizes, IntArrayRef strides, DType dt
 // make_view: a tensor sharing base's storage with new geometry.
 Tensor make_view(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset);
 // make_alias_view: make_view for a view op's result: it also remembers the
-// root base (TensorImpl::view_base: base's own root when base is a view).
-Tensor make_alias_view(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset);
+// root base (TensorImpl::view_base: base's own root when base is a view) and
+// how it was made (TensorImpl::view_creation: under no_grad, or, multi_output,
+// as one of a Tensor[] view op's results; See Note [Every view is marked]).
+Tensor make_alias_view(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset,
+                       bool multi_output = false);
 // make_wrapped_number: a 0-dim tensor holding s, flagged as a wrapped number.
 Tensor make_wrapped_number(const Scalar& s);
 // read_scalar: the value of a one-element CPU tensor as a Scalar of its kind
