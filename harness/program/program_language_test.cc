@@ -214,8 +214,20 @@ TEST(ProgramErrors, ArgumentsLikePyTorch) {
   EXPECT_EQ(parse_error("y = relu(x, 1)"), "t.yaml:10:17: relu() takes 1 positional argument but 2 were given");
   EXPECT_EQ(parse_error("y = softmax(x, 1, f32, 2)"),
             "t.yaml:10:28: softmax() takes from 2 to 3 positional arguments but 4 were given");
-  // A required keyword-only parameter (round.decimals') is not counted as positional, as Python counts.
-  EXPECT_EQ(parse_error("y = round(x, 1)"), "t.yaml:10:18: round() takes 1 positional argument but 2 were given");
+  // round(x, 1): both overloads are plausible by count once PyTorch's out= is counted (round's signatures take
+  // 1 to 2 and 2 to 3 arguments), so the error is the invalid combination, as torch 1.13's (See Note [The out=
+  // parameter in overload errors]), not round.decimals' own.
+  const std::string round_overloads =
+      ", but expected one of:\n * aten::round(Tensor self) -> Tensor\n * aten::round.decimals(Tensor self, *, int "
+      "decimals) -> Tensor";
+  EXPECT_EQ(parse_error("y = round(relu(x), 1)"),
+            "t.yaml:10:24: round() received an invalid combination of arguments - got (Tensor, int)" + round_overloads);
+  EXPECT_EQ(parse_error("y = round(relu(x), decimals=1.5)"),
+            "t.yaml:10:9: round() received an invalid combination of arguments - got (Tensor, decimals=float)" +
+                round_overloads);
+  // With one overload, a required keyword-only parameter is not counted as positional, as Python counts.
+  EXPECT_EQ(parse_error("y = round.decimals(x, 1)"),
+            "t.yaml:10:27: round.decimals() takes 1 positional argument but 2 were given");
   EXPECT_EQ(parse_error("y = relu(x, foo=1)"), "t.yaml:10:17: relu() got an unexpected keyword argument 'foo'");
   // A misspelled keyword is named (and a near name offered), not reported as the argument it left missing (issue 22).
   EXPECT_EQ(parse_error("y = softmax(x, dimm=0)"),

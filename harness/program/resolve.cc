@@ -31,6 +31,21 @@ constexpr std::string_view kNumbersAsTensors[] = {
     "floor_divide", "floor_divide_", "where",
 };
 
+// Note [The out= parameter in overload errors]
+// PyTorch's Python signatures of an op with an out variant end in `Tensor out`
+// (`round(Tensor input, *, int decimals, Tensor out)`), and PythonArgParser
+// counts it when it picks the one overload plausible by argument count whose
+// own error it reports: `round(x, 1)` fits both of round's signatures (1 to 2
+// and 2 to 3 arguments), so PyTorch reports the invalid combination, not
+// round.decimals' keyword-only decimals. opspec registers no out variants; a
+// candidate counts the parameter where PyTorch's signature has it: an
+// overload that writes nothing and returns no view, except those below
+// (checked against torch 1.13's signatures, which 2.x keeps).
+constexpr std::string_view kNoPythonOut[] = {
+    "aten::sum", "aten::mean", "aten::max", "aten::min", "aten::prod", "aten::masked_fill.Scalar",
+    "aten::masked_fill.Tensor", "aten::bernoulli.p", "aten::upsample_nearest2d.vec",
+};
+
 template <size_t N>
 bool contains(const std::string_view (&list)[N], std::string_view s) {
   return std::find(std::begin(list), std::end(list), s) != std::end(list);
@@ -241,6 +256,15 @@ std::string param_type_name(const ArgType& t) {
   const std::string base(kNames[static_cast<int>(t.kind)]);
   if (!t.is_list) return base;
   return str_cat("tuple of ", base == "Number" ? "Scalars" : str_cat(base, "s"));
+}
+
+// has_python_out: PyTorch's Python signature of c ends in `Tensor out`. See Note [The out= parameter in overload errors].
+bool has_python_out(const Candidate& c) {
+  if (c.op == nullptr || c.schema.ns() != "aten" || c.schema.is_mutable() || c.schema.returns().empty()) return false;
+  for (const Argument& r : c.schema.returns()) {
+    if (!r.alias_set.empty()) return false;  // a view
+  }
+  return !contains(kNoPythonOut, c.op->name());
 }
 
 bool is_optional_param(const Candidate& c, size_t i) {
@@ -501,13 +525,15 @@ bool resolve_call(const Callee& callee, Pos call_pos, const std::vector<ArgView>
       return true;
     }
   }
-  // As PythonArgParser::print_error: one plausible candidate by argument count gives its own error.
+  // As PythonArgParser::print_error: one plausible candidate by argument count gives its own error
+  // (PyTorch's count includes out=: See Note [The out= parameter in overload errors]).
   const size_t nargs = args.size() + kwargs.size();
   std::vector<size_t> plausible;
   for (size_t i = 0; i < cands.size(); ++i) {
     size_t min_args = 0;
     for (size_t j = 0; j < cands[i].schema.arguments().size(); ++j) min_args += is_optional_param(cands[i], j) ? 0 : 1;
-    if (nargs >= min_args && nargs <= cands[i].schema.arguments().size()) plausible.push_back(i);
+    const size_t max_args = cands[i].schema.arguments().size() + (has_python_out(cands[i]) ? 1 : 0);
+    if (nargs >= min_args && nargs <= max_args) plausible.push_back(i);
   }
   if (plausible.size() == 1) {
     *error = errors[plausible[0]];
