@@ -232,21 +232,6 @@ void channel_sums(const C* t, int64_t batch, int64_t channels, int64_t pixels, C
   }
 }
 
-template <class C>
-const C* data_of(const Tensor& t) {
-  return t.defined() ? static_cast<const C*>(t.raw_data()) : nullptr;
-}
-
-// compute_into: f(C* buffer) fills out's values in the compute type C, then
-// out gets them (rounded once for f16 and bf16).
-template <class T, class F>
-void compute_into(Tensor& out, F&& f) {
-  using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
-  Tensor c = std::is_same_v<T, C> ? out : make_tensor(out.sizes(), dtype_of<C>(), kCPU);
-  f(static_cast<C*>(c.raw_data()));
-  if (!std::is_same_v<T, C>) copy_into(out, c);
-}
-
 // conv_forward: a regular convolution's forward pass, or a transposed one's
 // input-gradient pass plus the bias (See Note [Transposed convolution geometry]).
 template <class T>
@@ -256,11 +241,11 @@ void conv_forward(const ConvGeometry& g, const Tensor& input, const Tensor& weig
   constexpr DType kC = dtype_of<C>();
   const Tensor x = contiguous_cpu(input, kC), w = contiguous_cpu(weight, kC);
   const Tensor b = bias ? contiguous_cpu(*bias, kC) : Tensor();
-  compute_into<T>(out, [&](C* y) {
-    if (!g.transposed) return forward_pass<C>(g, data_of<C>(x), data_of<C>(w), data_of<C>(b), y);
-    input_grad_pass<C>(g, data_of<C>(x), data_of<C>(w), y);
+  conv_compute_into<T>(out, [&](C* y) {
+    if (!g.transposed) return forward_pass<C>(g, conv_data<C>(x), conv_data<C>(w), conv_data<C>(b), y);
+    input_grad_pass<C>(g, conv_data<C>(x), conv_data<C>(w), y);
     if (!b.defined()) return;
-    const C* bp = data_of<C>(b);
+    const C* bp = conv_data<C>(b);
     const int64_t plane = g.in[0] * g.in[1];
     for (int64_t n = 0; n < g.batch; ++n) {
       for (int64_t c = 0; c < g.in_channels; ++c) {
@@ -281,17 +266,17 @@ void conv_backward(const ConvGeometry& g, const Tensor& grad_output, const Tenso
   constexpr DType kC = dtype_of<C>();
   const Tensor x = contiguous_cpu(input, kC), w = contiguous_cpu(weight, kC), dy = contiguous_cpu(grad_output, kC);
   // In the regular convolution's terms: its input and its output's gradient.
-  const C* conv_in = data_of<C>(g.transposed ? dy : x);
-  const C* conv_dout = data_of<C>(g.transposed ? x : dy);
+  const C* conv_in = conv_data<C>(g.transposed ? dy : x);
+  const C* conv_dout = conv_data<C>(g.transposed ? x : dy);
   if (dx.defined()) {
-    compute_into<T>(dx, [&](C* d) {
-      if (g.transposed) return forward_pass<C>(g, conv_in, data_of<C>(w), nullptr, d);
-      input_grad_pass<C>(g, conv_dout, data_of<C>(w), d);
+    conv_compute_into<T>(dx, [&](C* d) {
+      if (g.transposed) return forward_pass<C>(g, conv_in, conv_data<C>(w), nullptr, d);
+      input_grad_pass<C>(g, conv_dout, conv_data<C>(w), d);
     });
   }
-  if (dw.defined()) compute_into<T>(dw, [&](C* d) { weight_grad_pass<C>(g, conv_in, conv_dout, d); });
+  if (dw.defined()) conv_compute_into<T>(dw, [&](C* d) { weight_grad_pass<C>(g, conv_in, conv_dout, d); });
   if (db.defined()) {
-    compute_into<T>(db, [&](C* d) {
+    conv_compute_into<T>(db, [&](C* d) {
       if (g.transposed) return channel_sums<C>(conv_in, g.batch, g.in_channels, g.in[0] * g.in[1], d);
       channel_sums<C>(conv_dout, g.batch, g.out_channels, g.out[0] * g.out[1], d);
     });

@@ -247,21 +247,6 @@ Tensor weight_rows(const Tensor& weight) {
   return rows;
 }
 
-template <class C>
-const C* data_of(const Tensor& t) {
-  return t.defined() ? static_cast<const C*>(t.raw_data()) : nullptr;
-}
-
-// compute_into: f(C* buffer) fills out's memory (a dense layout) in the
-// compute type C, then out gets it (rounded once for f16 and bf16).
-template <class T, class F>
-void compute_into(Tensor& out, F&& f) {
-  using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
-  Tensor c = std::is_same_v<T, C> ? out : make_strided(out.sizes(), out.strides(), dtype_of<C>(), kCPU);
-  f(static_cast<C*>(c.raw_data()));
-  if (!std::is_same_v<T, C>) copy_into(out, c);
-}
-
 }  // namespace
 
 bool nhwc_convolution_applies(const ConvGeometry& g, MemoryFormat format) {
@@ -275,7 +260,7 @@ void convolution_nhwc(const ConvGeometry& g, const Tensor& input, const Tensor& 
     constexpr DType kC = dtype_of<C>();
     const Tensor x = channels_last_rows(input, kC), w = weight_rows<C>(weight);
     const Tensor b = bias ? contiguous_cpu(*bias, kC) : Tensor();
-    compute_into<scalar_t>(out, [&](C* y) { forward_nhwc<C>(g, data_of<C>(x), data_of<C>(w), data_of<C>(b), y); });
+    conv_compute_into<scalar_t>(out, [&](C* y) { forward_nhwc<C>(g, conv_data<C>(x), conv_data<C>(w), conv_data<C>(b), y); });
   });
 }
 
@@ -287,15 +272,15 @@ void convolution_backward_nhwc(const ConvGeometry& g, const Tensor& grad_output,
     const Tensor dy = channels_last_rows(grad_output, kC);
     if (dx.defined()) {
       const Tensor w = weight_rows<C>(weight);
-      compute_into<scalar_t>(dx, [&](C* d) { input_grad_nhwc<C>(g, data_of<C>(dy), data_of<C>(w), d); });
+      conv_compute_into<scalar_t>(dx, [&](C* d) { input_grad_nhwc<C>(g, conv_data<C>(dy), conv_data<C>(w), d); });
     }
     if (dw.defined()) {
       const Tensor x = channels_last_rows(input, kC);
-      compute_into<scalar_t>(dw, [&](C* d) { weight_grad_nhwc<C>(g, data_of<C>(x), data_of<C>(dy), d); });
+      conv_compute_into<scalar_t>(dw, [&](C* d) { weight_grad_nhwc<C>(g, conv_data<C>(x), conv_data<C>(dy), d); });
     }
     if (db.defined()) {
-      compute_into<scalar_t>(db, [&](C* d) {
-        channel_sums_nhwc<C>(data_of<C>(dy), g.batch * g.out[0] * g.out[1], g.out_channels, d);
+      conv_compute_into<scalar_t>(db, [&](C* d) {
+        channel_sums_nhwc<C>(conv_data<C>(dy), g.batch * g.out[0] * g.out[1], g.out_channels, d);
       });
     }
   });
