@@ -14,6 +14,7 @@
 #include "kernels/common/linalg_meta.h"
 #include "kernels/cpu/parallel_rows.h"
 #include "runtime/core/parallel.h"
+#include "runtime/fused/matmul_epilogue.h"
 
 namespace opspec::internal {
 
@@ -187,19 +188,29 @@ BlockGrid block_grid(int64_t n, int64_t m, int64_t k) {
   return best;
 }
 
+// BlockHooks: what a product runs on each block of C (See Note [Matmul
+// epilogues]): before its product (filling C's addend) and once it is final.
+struct BlockHooks {
+  MatrixBlockFn before, after;
+};
+
 // blocked_blas_gemm: blas_gemm in a grid of blocks of C (block_grid), run on
-// the OpenMP threads. See Note [One thread pool for products].
+// the OpenMP threads, with hooks around each block when given. See Note [One
+// thread pool for products].
 template <class T>
 void blocked_blas_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t n, int64_t m, int64_t k, double alpha,
-                       const T* a, int64_t lda, const T* b, int64_t ldb, double beta, T* c, bool parallel) {
+                       const T* a, int64_t lda, const T* b, int64_t ldb, double beta, T* c, bool parallel,
+                       const BlockHooks* hooks) {
   const BlockGrid grid = block_grid(n, m, k);
   parallel_rows(grid.row_blocks * grid.col_blocks, parallel, [&](int64_t i) {
     const int64_t r0 = (i / grid.col_blocks) * grid.rows, c0 = (i % grid.col_blocks) * grid.cols;
     const int64_t nr = std::min(grid.rows, n - r0), nc = std::min(grid.cols, m - c0);
+    if (hooks != nullptr) hooks->before({r0, nr, c0, nc});
     // Row r of op(A) is row r of A, or column r of A when transposed; column c of op(B) likewise.
     const T* ab = ta == CblasNoTrans ? a + r0 * lda : a + r0;
     const T* bb = tb == CblasNoTrans ? b + c0 : b + c0 * ldb;
     blas_gemm(ta, tb, nr, nc, k, alpha, ab, lda, bb, ldb, beta, c + r0 * m + c0, m);
+    if (hooks != nullptr) hooks->after({r0, nr, c0, nc});
   });
 }
 
@@ -260,16 +271,19 @@ void small_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t n, int64_t m, in
 // product: c (row-major [n, m]) = alpha * op(a) @ op(b) + beta * c, with c's old
 // contents ignored when beta is 0, as BLAS does.
 // Products of kThreadedProduct or more are blocked, on the OpenMP threads when parallel.
+// With hooks, C is one block unless the product is blocked.
 template <class T>
 void product(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t n, int64_t m, int64_t k, double alpha, const T* a,
-             int64_t lda, const T* b, int64_t ldb, double beta, T* c, bool parallel) {
+             int64_t lda, const T* b, int64_t ldb, double beta, T* c, bool parallel,
+             const BlockHooks* hooks = nullptr) {
+  if (n * m * k >= kThreadedProduct) return blocked_blas_gemm<T>(ta, tb, n, m, k, alpha, a, lda, b, ldb, beta, c, parallel, hooks);
+  if (hooks != nullptr) hooks->before({0, n, 0, m});
   if (n * m * k <= kSmallProduct) {
     small_gemm<T>(ta, tb, n, m, k, static_cast<T>(alpha), a, lda, b, ldb, static_cast<T>(beta), c);
-  } else if (n * m * k < kThreadedProduct) {
-    blas_gemm(ta, tb, n, m, k, alpha, a, lda, b, ldb, beta, c, m);
   } else {
-    blocked_blas_gemm<T>(ta, tb, n, m, k, alpha, a, lda, b, ldb, beta, c, parallel);
+    blas_gemm(ta, tb, n, m, k, alpha, a, lda, b, ldb, beta, c, m);
   }
+  if (hooks != nullptr) hooks->after({0, n, 0, m});
 }
 
 // blas_matmul: c (contiguous [B, n, m], f32 or f64) = alpha * a @ b + beta * c,
@@ -405,6 +419,52 @@ Tensor addmm_cpu(const Tensor& self, const Tensor& mat1, const Tensor& mat2, con
   if (accumulate) copy_into(out, self);
   matmul_into(as_batch(mat1), as_batch(mat2), as_batch(out), alpha, beta, accumulate, "aten::addmm");
   return out;
+}
+
+// linear_blocks_cpu: See LinearBlocksFn in matmul_epilogue.h. The calls are
+// addmm_cpu's (bias) or mm_cpu's (no bias) for linear's 2-D product: the
+// same operands prepared the same way, the same product() with the same
+// alpha and beta, so the same BLAS calls on the same blocks. Only where the
+// addend is written differs: addmm_cpu copies the bias into all of C first;
+// here each block gets its rows of it just before its product.
+bool linear_blocks_cpu(const Tensor& out, const Tensor& input, const Tensor& weight, const Tensor* bias,
+                       absl::FunctionRef<void()> start, MatrixBlockFn done) {
+  const DType dtype = out.dtype();
+  if (dtype != DType::kFloat32 && dtype != DType::kFloat64) return false;
+  if (input.dtype() != dtype || weight.dtype() != dtype || (bias != nullptr && bias->dtype() != dtype)) return false;
+  if (weight.dim() != 2 || input.dim() < 2 || !out.is_contiguous() || out.dim() != 2) return false;
+  // linear folds the leading dims of a contiguous input only (a view); 2-D inputs go as they are.
+  if (input.dim() > 2 && !input.is_contiguous()) return false;
+  const int64_t k = input.size(-1), n = input.numel() / std::max<int64_t>(k, 1), m = weight.size(0);
+  if (k == 0 || n == 0 || m == 0 || weight.size(1) != k || out.size(0) != n || out.size(1) != m) return false;
+  if (bias != nullptr && (bias->dim() != 1 || bias->size(0) != m || !bias->is_contiguous())) return false;
+  const Tensor a = input.dim() == 2 ? input : make_view(input, {n, k}, {k, 1}, input.storage_offset());
+  // weight.t(): [k, m] with the weight's strides swapped.
+  const Tensor bt = make_view(weight, {k, m}, {weight.stride(1), weight.stride(0)}, weight.storage_offset());
+  OPSPEC_CHECK(k < INT_MAX && m < INT_MAX, "aten::linear: matrices too large for BLAS");
+  const BlasOperand pa = prepare(as_batch(a), dtype, "aten::linear");
+  const BlasOperand pb = prepare(as_batch(bt), dtype, "aten::linear");
+  start();
+  auto run = [&]<class T>(T*) {
+    T* c = out.data_ptr<T>();
+    const T* bv = bias != nullptr ? bias->data_ptr<T>() : nullptr;
+    auto fill = [&](const MatrixBlock& blk) {
+      if (bv == nullptr) return;
+      for (int64_t r = blk.row0; r < blk.row0 + blk.rows; ++r) {
+        std::copy(bv + blk.col0, bv + blk.col0 + blk.cols, c + r * m + blk.col0);
+      }
+    };
+    const BlockHooks hooks{fill, done};
+    product<T>(pa.trans, pb.trans, n, m, k, 1.0, static_cast<const T*>(pa.data), pa.ld,
+               static_cast<const T*>(pb.data), pb.ld, bv != nullptr ? 1.0 : 0.0, c,
+               /*parallel=*/get_num_threads() > 1, &hooks);
+  };
+  if (dtype == DType::kFloat32) {
+    run(static_cast<float*>(nullptr));
+  } else {
+    run(static_cast<double*>(nullptr));
+  }
+  return true;
 }
 
 Tensor dot_cpu(const Tensor& self, const Tensor& tensor) {

@@ -167,23 +167,67 @@ void check_operands(const FusedProgram& p, TensorList inputs, TensorList outputs
   }
 }
 
-// streamed_outputs: per output, whether it is computed into a tile buffer
-// and copied out after the tile: when it is large enough to stream (See Note
-// [Streaming stores] in cache_hints.h), or when it is an input too, which
-// the tile may still read (a fast path's exact rerun reads its inputs again;
-// See Note [In-place fusion]).
-std::vector<char> streamed_outputs(TensorList inputs, TensorList outputs) {
-  std::vector<char> streamed;
+// OutputMode: how a tile's values reach an output.
+enum OutputMode : char {
+  kDirect = 0,   // written where they belong by the tile's instructions
+  kBuffered,     // computed into a tile buffer, then copied out
+  kStreamed,     // computed into a tile buffer, then copied out with streaming stores
+};
+
+// output_modes: per output, whether it is computed into a tile buffer and
+// copied out after the tile: streamed when it is large enough (See Note
+// [Streaming stores] in cache_hints.h), buffered when it is an input too,
+// which the tile may still read (a fast path's exact rerun reads its inputs
+// again; See Note [In-place fusion]) and which is read again soon (a matmul
+// epilogue's block: See Note [Matmul epilogues]).
+std::vector<char> output_modes(TensorList inputs, TensorList outputs) {
+  std::vector<char> modes;
   for (const Tensor& t : outputs) {
     const bool in_place =
         std::any_of(inputs.begin(), inputs.end(), [&](const Tensor& in) { return t.numel() > 0 && same_elements(t, in); });
-    streamed.push_back(in_place || t.numel() * t.element_size() >= kStreamMinBytes);
+    modes.push_back(t.numel() * t.element_size() >= kStreamMinBytes ? kStreamed : in_place ? kBuffered : kDirect);
   }
-  return streamed;
+  return modes;
 }
 
-// run_planned: evaluates p with fns[i] the loop of instruction i.
-void run_planned(const FusedProgram& p, const std::vector<FusedLoopFn>& fns, TensorList inputs, TensorList outputs) {
+// copy_out: a tile buffer's bytes to an output, as its mode says.
+void copy_out(char mode, char* dst, const char* src, int64_t bytes) {
+  if (mode == kStreamed) {
+    stream_copy(dst, src, bytes);
+  } else {
+    std::memcpy(dst, src, static_cast<size_t>(bytes));
+  }
+}
+
+// Ranges: the output elements one task evaluates: [begin, end), or (block
+// set) a block's row segments of the output viewed with `width` columns.
+struct Ranges {
+  int64_t begin = 0, end = 0;
+  const MatrixBlock* block = nullptr;
+  int64_t width = 0;
+
+  template <class F>
+  void for_each(F&& f) const {
+    if (block == nullptr) return f(begin, end);
+    for (int64_t r = block->row0; r < block->row0 + block->rows; ++r) {
+      const int64_t first = r * width + block->col0;
+      f(first, first + block->cols);
+    }
+  }
+};
+
+// run_tasks: task over every element, split over the OpenMP threads, or over
+// one block on the calling thread.
+template <class Task>
+void run_tasks(const FusedProgram& p, const MatrixBlock* block, int64_t width, Task&& task) {
+  if (block != nullptr) return task(Ranges{0, 0, block, width});
+  parallel_for(p.numel(), kGrainSize, [&](int64_t begin, int64_t end) { task(Ranges{begin, end}); });
+}
+
+// run_planned: evaluates p with fns[i] the loop of instruction i, over all
+// of its output or (block set) one block of it.
+void run_planned(const FusedProgram& p, const std::vector<FusedLoopFn>& fns, TensorList inputs, TensorList outputs,
+                 const MatrixBlock* block = nullptr, int64_t width = 0) {
   if (p.numel() == 0) return;
 
   // Uniform registers, computed once: 8 bytes each, read-only during the tiles.
@@ -207,9 +251,9 @@ void run_planned(const FusedProgram& p, const std::vector<FusedLoopFn>& fns, Ten
   std::vector<CoalescedGeometry> geometry;
   for (int r : p.tile_inputs()) geometry.push_back(coalesce_over(inputs[p.regs()[r].input], p.shape()));
 
-  const std::vector<char> streamed = streamed_outputs(inputs, outputs);
+  const std::vector<char> streamed = output_modes(inputs, outputs);
 
-  parallel_for(p.numel(), kGrainSize, [&](int64_t begin, int64_t end) {
+  run_tasks(p, block, width, [&](const Ranges& ranges) {
     RawBuffer scratch = allocate(static_cast<size_t>(p.num_scratch_slots() + p.num_outputs()) * kFusedTile * 8);
     auto stream_buffer = [&](int k) {
       return scratch.get() + static_cast<size_t>(p.num_scratch_slots() + k) * kFusedTile * 8;
@@ -223,6 +267,7 @@ void run_planned(const FusedProgram& p, const std::vector<FusedLoopFn>& fns, Ten
       }
     }
     std::vector<char*> slot_ptr = ptr;  // where gathered inputs go
+    ranges.for_each([&](int64_t begin, int64_t end) {
     for (int64_t t0 = begin; t0 < end; t0 += kFusedTile) {
       const int64_t n = std::min(kFusedTile, end - t0);
       for (size_t j = 0; j < p.tile_inputs().size(); ++j) {
@@ -250,7 +295,7 @@ void run_planned(const FusedProgram& p, const std::vector<FusedLoopFn>& fns, Ten
       for (int k = 0; k < p.num_outputs(); ++k) {
         if (streamed[k] && p.direct_output()[p.output_reg(k)] == k) {
           const int64_t es = outputs[k].element_size();
-          stream_copy(static_cast<char*>(outputs[k].raw_data()) + t0 * es, stream_buffer(k), n * es);
+          copy_out(streamed[k], static_cast<char*>(outputs[k].raw_data()) + t0 * es, stream_buffer(k), n * es);
         }
       }
       for (int k : p.stored_outputs()) {
@@ -259,13 +304,12 @@ void run_planned(const FusedProgram& p, const std::vector<FusedLoopFn>& fns, Ten
         char* dst = static_cast<char*>(outputs[k].raw_data()) + t0 * es;
         if (p.regs()[r].uniform) {
           fill_elements(dst, ptr[r], n, es);
-        } else if (streamed[k]) {
-          stream_copy(dst, ptr[r], n * es);
         } else {
-          std::memcpy(dst, ptr[r], static_cast<size_t>(n * es));
+          copy_out(streamed[k], dst, ptr[r], n * es);
         }
       }
     }
+    });
     stream_fence();
   });
 }
@@ -273,7 +317,8 @@ void run_planned(const FusedProgram& p, const std::vector<FusedLoopFn>& fns, Ten
 // run_generated: evaluates p with its generated tile function (See Note
 // [Generated CPU kernels] in fused_codegen.cc): the same tiles, threads,
 // gathers and streamed outputs as run_planned, one call per tile.
-void run_generated(const FusedProgram& p, FusedTileFn fn, TensorList inputs, TensorList outputs) {
+void run_generated(const FusedProgram& p, FusedTileFn fn, TensorList inputs, TensorList outputs,
+                   const MatrixBlock* block = nullptr, int64_t width = 0) {
   if (p.numel() == 0) return;
   const int ni = p.num_inputs(), no = p.num_outputs();
   std::vector<char> per_tile(static_cast<size_t>(ni), 0), dense(static_cast<size_t>(ni), 0);
@@ -286,9 +331,9 @@ void run_generated(const FusedProgram& p, FusedTileFn fn, TensorList inputs, Ten
     dense[k] = geometry[k].dense();
     buffers += dense[k] ? 0 : 1;
   }
-  const std::vector<char> streamed = streamed_outputs(inputs, outputs);
-  for (char s : streamed) buffers += s;
-  parallel_for(p.numel(), kGrainSize, [&](int64_t begin, int64_t end) {
+  const std::vector<char> streamed = output_modes(inputs, outputs);
+  for (char s : streamed) buffers += s != kDirect;
+  run_tasks(p, block, width, [&](const Ranges& ranges) {
     RawBuffer scratch = allocate(static_cast<size_t>(buffers) * kFusedTile * 8);
     std::vector<const void*> in(static_cast<size_t>(ni), nullptr);
     std::vector<void*> out(static_cast<size_t>(no), nullptr);
@@ -302,6 +347,7 @@ void run_generated(const FusedProgram& p, FusedTileFn fn, TensorList inputs, Ten
     for (int k = 0; k < no; ++k) {
       if (streamed[k]) buffer_of_output[k] = take_buffer();
     }
+    ranges.for_each([&](int64_t begin, int64_t end) {
     for (int64_t t0 = begin; t0 < end; t0 += kFusedTile) {
       const int64_t n = std::min(kFusedTile, end - t0);
       for (int k = 0; k < ni; ++k) {
@@ -323,9 +369,10 @@ void run_generated(const FusedProgram& p, FusedTileFn fn, TensorList inputs, Ten
       for (int k = 0; k < no; ++k) {
         if (!streamed[k]) continue;
         const int64_t es = outputs[k].element_size();
-        stream_copy(static_cast<char*>(outputs[k].raw_data()) + t0 * es, buffer_of_output[k], n * es);
+        copy_out(streamed[k], static_cast<char*>(outputs[k].raw_data()) + t0 * es, buffer_of_output[k], n * es);
       }
     }
+    });
     stream_fence();
   });
 }
@@ -366,20 +413,39 @@ class CpuFusedKernel final : public FusedKernel {
   void run(TensorList inputs, TensorList outputs) const override {
     check_operands(*program_, inputs, outputs);
     FusedTileFn fn = generated_.load(std::memory_order_acquire);
-    if (fn == nullptr && policy_ == CpuFusedCodegen::kAuto) fn = tier_up();
+    if (fn == nullptr && policy_ == CpuFusedCodegen::kAuto) fn = tier_up(program_->numel(), program_->numel());
     if (fn != nullptr) {
       run_generated(*program_, fn, inputs, outputs);
     } else {
       run_planned(*program_, fns_, inputs, outputs);
     }
   }
+  void run_block(TensorList inputs, TensorList outputs, const MatrixBlock& block, int64_t width) const override {
+    check_operands(*program_, inputs, outputs);
+    const int64_t numel = program_->numel();
+    OPSPEC_CHECK(width > 0 && numel % width == 0 && block.row0 >= 0 && block.rows >= 0 && block.col0 >= 0 &&
+                     block.cols >= 0 && block.row0 + block.rows <= numel / width && block.col0 + block.cols <= width,
+                 "FusedKernel::run_block: rows [", block.row0, ", ", block.row0 + block.rows, ") x columns [",
+                 block.col0, ", ", block.col0 + block.cols, ") is not a block of ", numel, " elements in rows of ",
+                 width);
+    // The blocks of one product are one run for tiering up: counted at its first block.
+    FusedTileFn fn = generated_.load(std::memory_order_acquire);
+    if (fn == nullptr && policy_ == CpuFusedCodegen::kAuto) {
+      fn = tier_up(numel, block.row0 == 0 && block.col0 == 0 ? numel : 0);
+    }
+    if (fn != nullptr) {
+      run_generated(*program_, fn, inputs, outputs, &block, width);
+    } else {
+      run_planned(*program_, fns_, inputs, outputs, &block, width);
+    }
+  }
 
  private:
-  // tier_up: the generated kernel when this run covers kCodegenRunElements
-  // or the runs so far (this one included) kCodegenTotalElements, else null.
-  FusedTileFn tier_up() const {
-    const int64_t numel = program_->numel();
-    const int64_t seen = elements_.fetch_add(numel, std::memory_order_relaxed) + numel;
+  // tier_up: the generated kernel when this run's `numel` elements reach
+  // kCodegenRunElements or the runs so far (`counted` more now)
+  // kCodegenTotalElements, else null.
+  FusedTileFn tier_up(int64_t numel, int64_t counted) const {
+    const int64_t seen = elements_.fetch_add(counted, std::memory_order_relaxed) + counted;
     if ((numel < kCodegenRunElements && seen < kCodegenTotalElements) || gave_up_.load(std::memory_order_relaxed)) {
       return nullptr;
     }

@@ -5,7 +5,9 @@
 #include <array>
 #include <cstring>
 #include <limits>
+#include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "kernels/common/nn_meta.h"
 #include "kernels/cpu/copy.h"
 #include "kernels/cpu/loops.h"
@@ -215,6 +217,50 @@ Tensor nll_loss2d_backward_cpu(const Tensor& grad_output, const Tensor& self, co
   nll_loss2d_backward_meta(grad_output, self, target, weight, reduction, ignore_index, total_weight);
   const NllLossGeometry g = nll_loss2d_geometry(self, target, weight, reduction, kOp);
   return nll_backward(g, grad_output, self, target, weight, reduction, ignore_index, total_weight, kOp);
+}
+
+void log_softmax_at_rows(const Tensor& rows, const int64_t* target, int64_t ignore_index, const Tensor& out);  // softmax.cc
+
+// cross_entropy_rows_cpu: See CrossEntropyRowsFn in runtime/fused/
+// cross_entropy_rows.h. Eager's path for these operands is the reshape's copy,
+// _log_softmax over it and nll_loss_forward: the picked log-probabilities
+// have _log_softmax's bits (log_softmax_at_rows), and the cascade sums them as
+// nll_forward_frame sums the rows of the copy, here over one class per row.
+bool cross_entropy_rows_cpu(const Tensor& rows, const Tensor& target, int64_t reduction, int64_t ignore_index,
+                            const Tensor& loss, absl::FunctionRef<void()> start) {
+  constexpr std::string_view kOp = "aten::nll_loss_forward";
+  const DType dtype = rows.dtype();
+  if ((dtype != DType::kFloat32 && dtype != DType::kFloat64) || (rows.dim() != 2 && rows.dim() != 3)) return false;
+  if (reduction != static_cast<int64_t>(Reduction::kMean) && reduction != static_cast<int64_t>(Reduction::kSum)) {
+    return false;
+  }
+  const int64_t classes = rows.size(-1), items = rows.numel() / std::max<int64_t>(classes, 1);
+  if (classes == 0 || items == 0 || (rows.stride(-1) != 1 && classes > 1)) return false;
+  if (target.dtype() != DType::kInt64 || target.dim() != 1 || target.size(0) != items || loss.dtype() != dtype ||
+      loss.dim() != 0) {
+    return false;
+  }
+  start();
+  const Tensor t = contiguous_cpu(target);
+  const auto* tp = static_cast<const int64_t*>(t.raw_data());
+  // One class per item: the picked one, or ignored.
+  std::vector<int64_t> picked_class(static_cast<size_t>(items));
+  for (int64_t i = 0; i < items; ++i) {
+    if (tp[i] != ignore_index) check_target(tp[i], classes, kOp);
+    picked_class[static_cast<size_t>(i)] = tp[i] == ignore_index ? ignore_index : 0;
+  }
+  const Tensor picked = make_tensor({items}, dtype, kCPU);
+  log_softmax_at_rows(rows, tp, ignore_index, picked);
+  NllLossGeometry g;
+  g.batch = items;
+  g.n_classes = 1;
+  g.has_batch = true;
+  Tensor total = make_tensor({}, dtype, kCPU);
+  OPSPEC_DISPATCH_FLOATING_DTYPES(dtype, kOp, [&] {
+    nll_forward_frame<scalar_t>(g, static_cast<const scalar_t*>(picked.raw_data()), picked_class.data(), nullptr,
+                                reduction, ignore_index, loss.data_ptr<scalar_t>(), total.data_ptr<scalar_t>(), kOp);
+  });
+  return true;
 }
 
 Tensor sum_cpu(const Tensor& self, std::optional<DType> dtype);   // reduce.cc

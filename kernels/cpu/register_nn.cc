@@ -10,6 +10,7 @@
 #include "kernels/common/nn_meta.h"
 #include "kernels/common/registration.h"
 #include "runtime/dispatch/library.h"
+#include "runtime/fused/cross_entropy_rows.h"
 
 namespace opspec::internal {
 
@@ -77,7 +78,11 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm_backward_cpu(
     const std::optional<Tensor>& save_mean, const std::optional<Tensor>& save_invstd, bool train, double eps,
     std::array<bool, 3> output_mask);
 
+bool cross_entropy_rows_cpu(const Tensor& rows, const Tensor& target, int64_t reduction, int64_t ignore_index,
+                            const Tensor& loss, absl::FunctionRef<void()> start);  // loss.cc
+
 void register_nn_kernels(Dispatcher& d) {
+  register_cross_entropy_rows(DeviceType::kCPU, &cross_entropy_rows_cpu);  // See Note [Cross-entropy over rows]
   Library lib("aten", d);
   lib.impl("_safe_softmax", DispatchKey::kCPU, &safe_softmax_cpu)
       .impl("_safe_softmax", DispatchKey::kMeta, &safe_softmax_meta)

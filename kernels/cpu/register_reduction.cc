@@ -7,6 +7,7 @@
 #include "kernels/common/reduce_meta.h"
 #include "kernels/common/registration.h"
 #include "runtime/dispatch/library.h"
+#include "runtime/fused/matmul_epilogue.h"
 
 namespace opspec::internal {
 
@@ -81,7 +82,11 @@ void register_reduction_kernels(Dispatcher& d) {
       .impl("native_layer_norm", DispatchKey::kMeta, &native_layer_norm_meta);
 }
 
+bool linear_blocks_cpu(const Tensor& out, const Tensor& input, const Tensor& weight, const Tensor* bias,
+                       absl::FunctionRef<void()> start, MatrixBlockFn done);
+
 void register_linalg_kernels(Dispatcher& d) {
+  register_linear_blocks(DeviceType::kCPU, &linear_blocks_cpu);  // See Note [Matmul epilogues]
   Library lib("aten", d);
   lib.impl("mm", DispatchKey::kCPU, &mm_cpu)
       .impl("mm", DispatchKey::kMeta, &mm_meta)

@@ -203,6 +203,28 @@ void softmax_rows(const T* x, T* y, int64_t n, int64_t begin, int64_t end, compu
   }
 }
 
+// log_softmax_at_body: for rows [begin, end) of an [outer, inner, n] view with
+// strides (s0, s1, 1), out[r] = row r's log-probability at target[r], as
+// softmax_rows_body writes it (the same max, log-sum-exp and subtractions);
+// rows whose target is ignore_index are skipped. See Note [Cross-entropy over rows].
+template <class T>
+__attribute__((always_inline)) inline void log_softmax_at_body(const T* x, int64_t n, int64_t inner, int64_t s0,
+                                                               int64_t s1, const int64_t* target, int64_t ignore_index,
+                                                               int64_t begin, int64_t end, T* out, compute_t<T>* buf) {
+  using C = compute_t<T>;
+  for (int64_t r = begin; r < end; ++r) {
+    if (target[r] == ignore_index) continue;
+    const T* row = x + (r / inner) * s0 + (r % inner) * s1;
+    const PendingRow<T> p = softmax_row_body<T, true>(row, nullptr, n, buf, nullptr, PendingRow<T>{}, false);
+    out[r] = T((static_cast<C>(row[target[r]]) - p.m) - p.fac);
+  }
+}
+OPSPEC_WIDE_CLONES void log_softmax_at_f32(const float* x, int64_t n, int64_t inner, int64_t s0, int64_t s1,
+                                           const int64_t* target, int64_t ignore_index, int64_t begin, int64_t end,
+                                           float* out, float* buf) {
+  log_softmax_at_body<float>(x, n, inner, s0, s1, target, ignore_index, begin, end, out, buf);
+}
+
 // softmax_columns: columns [c0, c0 + width) of one [d, inner] slab (dim is not the last).
 template <class T, bool kLog>
 void softmax_columns(const T* x, T* y, int64_t d, int64_t inner, int64_t width) {
@@ -299,6 +321,37 @@ Tensor softmax_impl(const Tensor& self, int64_t dim, bool half_to_float) {
 }
 
 }  // namespace
+
+// log_softmax_at_rows: out[r] = log_softmax(rows.reshape(-1, C), 1)[r,
+// target[r]] with log_softmax's bits, for rows of dims 2 or 3 (f32 or f64,
+// classes last and contiguous) and targets in range or ignore_index (skipped,
+// out[r] left as it is). See Note [Cross-entropy over rows].
+void log_softmax_at_rows(const Tensor& rows, const int64_t* target, int64_t ignore_index, const Tensor& out) {
+  const int64_t n = rows.size(-1), count = out.numel();
+  const int64_t inner = rows.dim() == 3 ? rows.size(1) : 1;
+  const int64_t s0 = rows.stride(0), s1 = rows.dim() == 3 ? rows.stride(1) : 0;
+  const bool parallel = count * n >= kParallelGrain;
+  auto run = [&]<class T>(T*) {
+    const auto* x = static_cast<const T*>(rows.raw_data());
+    T* y = out.data_ptr<T>();
+    parallel_rows_with(
+        count, parallel, [&] { return std::vector<T>(static_cast<size_t>(n)); },
+        [&](int64_t r, std::vector<T>& buf) {
+          if constexpr (std::is_same_v<T, float>) {
+            log_softmax_at_f32(x, n, inner, s0, s1, target, ignore_index, r, r + 1, y, buf.data());
+          } else {
+            log_softmax_at_body<T>(x, n, inner, s0, s1, target, ignore_index, r, r + 1, y, buf.data());
+          }
+        });
+  };
+  OPSPEC_CHECK(rows.dtype() == DType::kFloat32 || rows.dtype() == DType::kFloat64,
+               "log_softmax_at_rows: rows of ", rows.meta_str(), " (f32 and f64 only)");
+  if (rows.dtype() == DType::kFloat32) {
+    run(static_cast<float*>(nullptr));
+  } else {
+    run(static_cast<double*>(nullptr));
+  }
+}
 
 Tensor softmax_cpu(const Tensor& self, int64_t dim, bool half_to_float) {
   return softmax_impl<false>(self, dim, half_to_float);

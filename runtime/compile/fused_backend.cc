@@ -3,6 +3,8 @@
 // schedule, launching each group as one fused kernel (See Note [Fused kernels]).
 #include <algorithm>
 #include <cstring>
+#include <exception>
+#include <mutex>
 #include <optional>
 #include <queue>
 
@@ -15,6 +17,8 @@
 #include "runtime/compile/logging.h"
 #include "runtime/core/device_hooks.h"
 #include "runtime/core/grad_mode.h"
+#include "runtime/fused/cross_entropy_rows.h"
+#include "runtime/fused/matmul_epilogue.h"
 #include "runtime/dispatch/dispatcher.h"
 #include "runtime/dispatch/kernel_record.h"
 #include "runtime/graph/interpreter.h"
@@ -33,6 +37,14 @@ struct Step {
   std::vector<size_t> release;  // value slots (node positions)
 };
 
+// RowsLoss: a cross_entropy_loss the device computes over the rows where
+// they lie (See Note [Cross-entropy over rows]).
+struct RowsLoss {
+  const Node* rows = nullptr;     // whose value holds the rows: the reshape's input, or the loss's
+  const Node* reshape = nullptr;  // the reshape to [N, C] it reads through (which then does not run), or null
+  std::string name;               // its kernel's name, for kernel records
+};
+
 // Plan: what a CompiledGraph keeps: its own copy of the graph (the caller's
 // may die), the groups and the schedule.
 struct Plan {
@@ -43,6 +55,8 @@ struct Plan {
   absl::flat_hash_map<const Node*, size_t> pos;
   size_t num_nodes = 0;
   std::vector<FusionGroup> groups;
+  absl::flat_hash_map<const Node*, RowsLoss> losses;  // by cross_entropy_loss node
+  absl::flat_hash_set<const Node*> absorbed;          // the reshapes losses read through
   std::vector<Step> steps;
   bool sets_grad_mode = false;  // has _set_grad_enabled nodes (See Note [Grad mode nodes])
 
@@ -54,9 +68,11 @@ struct Plan {
 // reads a group's output before the group's last member moves, to just after
 // the group; barriers (See Note [Fusion]) never do.
 std::vector<Step> schedule(const Plan& plan, const std::vector<Node*>& nodes) {
+  // A group's linear runs in the group's step (See Note [Matmul epilogues]).
   absl::flat_hash_map<const Node*, int> group_of;
   for (size_t i = 0; i < plan.groups.size(); ++i) {
     for (const Node* m : plan.groups[i].nodes) group_of[m] = static_cast<int>(i);
+    if (plan.groups[i].matmul != nullptr) group_of[plan.groups[i].matmul] = static_cast<int>(i);
   }
   // Units: one per group, then one per other node except the output.
   const size_t ngroups = plan.groups.size();
@@ -110,10 +126,16 @@ std::vector<Step> schedule(const Plan& plan, const std::vector<Node*>& nodes) {
     if (steps[s].node != nullptr) {
       produced.push_back(steps[s].node);
     } else {
-      produced.assign(plan.groups[steps[s].group].nodes.begin(), plan.groups[steps[s].group].nodes.end());
+      const FusionGroup& group = plan.groups[steps[s].group];
+      produced.assign(group.nodes.begin(), group.nodes.end());
+      if (group.matmul != nullptr) produced.push_back(group.matmul);
     }
     for (const Node* n : produced) {
       last[plan.pos.at(n)] = static_cast<int64_t>(s);  // unused values die right away
+      if (auto loss = plan.losses.find(n); loss != plan.losses.end()) {  // it reads the rows itself
+        const size_t p = plan.pos.at(loss->second.rows);
+        last[p] = std::max(last[p], static_cast<int64_t>(s));
+      }
       for (const Node* in : n->input_nodes()) {
         const size_t p = plan.pos.at(in);
         if (group_of.contains(in) && group_of.contains(n) && group_of.at(in) == group_of.at(n)) continue;
@@ -140,6 +162,19 @@ void zero_outputs(const std::vector<Tensor>& outs, Device device) {
       const std::vector<char> zeros(static_cast<size_t>(t.nbytes()), 0);
       get_device_hooks(device.type).copy_bytes(t.raw_data(), device, zeros.data(), kCPU, zeros.size());
     }
+  }
+}
+
+// lay_out_as_eager: results keep eager's layout: the kernel wrote row-major,
+// so a result eager lays out otherwise is copied into that layout (cpu only:
+// See is_fusable).
+void lay_out_as_eager(const FusionGroup& group, std::vector<Tensor>& outs) {
+  for (size_t k = 0; k < group.outputs.size(); ++k) {
+    const TensorMeta& m = group.outputs[k]->tensor_meta();
+    if (is_contiguous_strides(m.sizes, m.strides)) continue;
+    Tensor laid_out = internal::make_strided(m.sizes, m.strides, m.dtype, m.device);
+    copy_untraced(laid_out, outs[k]);
+    outs[k] = std::move(laid_out);
   }
 }
 
@@ -178,16 +213,141 @@ std::vector<Tensor> run_group(const FusionGroup& group, const std::vector<Tensor
     throw Error(str_cat("fused_backend: kernel ", group.name, ": ", e.what()));
   }
   record.finish();
-  // Results keep eager's layout: the kernel wrote row-major, so a result eager
-  // lays out otherwise is copied into that layout (cpu only: See is_fusable).
+  lay_out_as_eager(group, outs);
+  return outs;
+}
+
+// run_epilogue: the group's linear with the group as its epilogue (See Note
+// [Matmul epilogues]): ins holds the group's inputs but the linear's result,
+// and x, w and b (or null) are the linear's arguments. Empty, with nothing
+// run, when the device computes that product no other way than eager's kernels.
+std::vector<Tensor> run_epilogue(const FusionGroup& group, std::vector<Tensor> ins, const Tensor& x, const Tensor& w,
+                                 const Tensor* b) {
+  const TensorMeta& pm = group.matmul->tensor_meta();
+  const internal::LinearBlocksFn linear_blocks = internal::linear_blocks(pm.device.type);
+  if (linear_blocks == nullptr || x.dim() < 2 || w.dim() != 2 || compute_numel(pm.sizes) == 0) return {};
+  const int64_t width = pm.sizes.back(), rows = compute_numel(pm.sizes) / width;
+  Tensor product = internal::make_tensor(pm.sizes, pm.dtype, pm.device);
+  const Tensor matrix = internal::make_view(product, {rows, width}, {width, 1}, 0);
+  ins[static_cast<size_t>(group.matmul_input)] = product;
+  std::vector<Tensor> outs;
   for (size_t k = 0; k < group.outputs.size(); ++k) {
     const TensorMeta& m = group.outputs[k]->tensor_meta();
-    if (is_contiguous_strides(m.sizes, m.strides)) continue;
-    Tensor laid_out = internal::make_strided(m.sizes, m.strides, m.dtype, m.device);
-    copy_untraced(laid_out, outs[k]);
-    outs[k] = std::move(laid_out);
+    outs.push_back(static_cast<int>(k) == group.matmul_output ? product
+                                                              : internal::make_tensor(m.sizes, m.dtype, m.device));
   }
+  internal::KernelRecordToken record;
+  auto start = [&] {
+    if (!internal::kernel_observed()) return;
+    // As run_group records, the linear's arguments first.
+    zero_outputs(outs, pm.device);
+    KernelArgs kwargs;
+    size_t next = 0;
+    for (const Tensor* t : {&x, &w, b}) {
+      if (t != nullptr) kwargs.emplace_back(str_cat("in", next++), *t);
+    }
+    for (size_t k = 0; k < ins.size(); ++k) {
+      if (static_cast<int>(k) != group.matmul_input) kwargs.emplace_back(str_cat("in", next++), ins[k]);
+    }
+    for (size_t k = 0; k < outs.size(); ++k) kwargs.emplace_back(str_cat("out", k), outs[k]);
+    kwargs.emplace_back("n", compute_numel(group.program->shape()));
+    record = internal::record_kernel("fused", group.name, kwargs);
+  };
+  // Blocks may finish on OpenMP threads, where no exception may escape.
+  std::mutex mu;
+  std::exception_ptr failure;
+  const bool ran = linear_blocks(matrix, x, w, b, start, [&](const internal::MatrixBlock& block) {
+    try {
+      if (block.rows == rows && block.cols == width) {
+        group.kernel->run(ins, outs);  // the product was not blocked: one run, on every thread
+      } else {
+        group.kernel->run_block(ins, outs, block, width);
+      }
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mu);
+      if (!failure) failure = std::current_exception();
+    }
+  });
+  if (!ran) return {};
+  if (failure) {
+    try {
+      std::rethrow_exception(failure);
+    } catch (const Error& e) {
+      throw Error(str_cat("fused_backend: kernel ", group.name, ": ", e.what()));
+    }
+  }
+  record.finish();
+  lay_out_as_eager(group, outs);
   return outs;
+}
+
+// find_row_losses: the graph's cross_entropy_loss nodes the device may compute
+// over rows where they lie (See Note [Cross-entropy over rows]): class-index
+// targets, no weight, no label smoothing, mean or sum, on cpu f32 or f64
+// [N, C] inputs, read through a reshape when that is their only use.
+void find_row_losses(Plan& plan, const std::vector<Node*>& nodes) {
+  auto cpu_float = [](const Node* n, size_t dims) -> const TensorMeta* {
+    if (n->meta().size() != 1 || !n->meta()[0].has_value()) return nullptr;
+    const TensorMeta& m = *n->meta()[0];
+    const bool ok = m.device.is_cpu() && (m.dtype == DType::kFloat32 || m.dtype == DType::kFloat64) &&
+                    (dims == 0 || m.sizes.size() == dims);
+    return ok ? &m : nullptr;
+  };
+  for (const Node* n : nodes) {
+    if (n->op() != NodeOp::kCall || n->target() != &builtin_op(OpId::cross_entropy_loss) || n->args().size() != 6) {
+      continue;
+    }
+    const std::vector<NodeArg>& a = n->args();
+    if (!a[0].is_node() || !a[1].is_node() || !a[2].is_value() || !a[2].as_value().is_none() || !a[3].is_value() ||
+        !a[3].as_value().is_int() || !a[4].is_value() || !a[4].as_value().is_int() || !a[5].is_value() ||
+        !a[5].as_value().is_scalar() || a[5].as_value().to_double() != 0.0) {
+      continue;
+    }
+    const int64_t reduction = a[3].as_value().to_int();
+    const TensorMeta* self = cpu_float(a[0].as_node(), 2);
+    const Node* target = a[1].as_node();
+    if (self == nullptr || (reduction != 1 && reduction != 2) || target->meta().size() != 1 ||
+        !target->meta()[0].has_value() || target->meta()[0]->dtype != DType::kInt64 ||
+        target->meta()[0]->sizes.size() != 1 || target->meta()[0]->sizes[0] != self->sizes[0] ||
+        self->sizes[0] == 0 || self->sizes[1] == 0) {
+      continue;
+    }
+    RowsLoss loss{a[0].as_node(), nullptr, str_cat("fused_cross_entropy_loss_", plan.groups.size() + plan.losses.size())};
+    const Node* r = a[0].as_node();
+    if (r->op() == NodeOp::kCall && r->target() == &builtin_op(OpId::reshape) && r->users().size() == 1 &&
+        r->args()[0].is_node()) {
+      const Node* source = r->args()[0].as_node();
+      const TensorMeta* m = cpu_float(source, 0);
+      if (m != nullptr && m->dtype == self->dtype && (m->sizes.size() == 2 || m->sizes.size() == 3) &&
+          m->sizes.back() == self->sizes[1] && (m->strides.back() == 1 || m->sizes.back() == 1) &&
+          compute_numel(m->sizes) == compute_numel(self->sizes)) {
+        loss.rows = source;
+        loss.reshape = r;
+      }
+    }
+    if (loss.reshape == nullptr && self->strides[1] != 1 && self->sizes[1] != 1) continue;
+    if (loss.reshape != nullptr) plan.absorbed.insert(loss.reshape);
+    plan.losses.emplace(n, std::move(loss));
+  }
+}
+
+// run_row_loss: loss's cross_entropy over rows by the device's kernel, recorded
+// as one kernel; an undefined tensor, with nothing run, when it declines.
+Tensor run_row_loss(const RowsLoss& loss, const Node& n, const Tensor& rows, const Tensor& target) {
+  const TensorMeta& m = n.tensor_meta();
+  const internal::CrossEntropyRowsFn kernel = internal::cross_entropy_rows(m.device.type);
+  if (kernel == nullptr) return Tensor();
+  const Tensor out = internal::make_tensor({}, m.dtype, m.device);
+  internal::KernelRecordToken record;
+  auto start = [&] {
+    if (!internal::kernel_observed()) return;
+    zero_outputs({out}, m.device);
+    record = internal::record_kernel("fused", loss.name, {{"in0", rows}, {"in1", target}, {"out0", out}});
+  };
+  const int64_t reduction = n.args()[3].as_value().to_int(), ignore_index = n.args()[4].as_value().to_int();
+  if (!kernel(rows, target, reduction, ignore_index, out, start)) return Tensor();
+  record.finish();
+  return out;
 }
 
 // root_overlaps: the in-place chain's root shares memory with another of the
@@ -220,6 +380,24 @@ std::vector<Tensor> Plan::run(const std::vector<Tensor>& inputs) const {
   for (const Step& step : steps) {
     if (step.node == nullptr) {
       const FusionGroup& group = groups[static_cast<size_t>(step.group)];
+      if (group.matmul != nullptr) {
+        const Node& l = *group.matmul;
+        auto arg = [&](size_t i) { return value_of(l.args()[i].as_node(), l).to_tensor(); };
+        std::vector<Tensor> ins;
+        for (const Node* in : group.inputs) {
+          ins.push_back(in == &l ? Tensor() : value_of(in, *group.nodes.front()).to_tensor());
+        }
+        const Tensor x = arg(0), w = arg(1), b = l.args()[2].is_node() ? arg(2) : Tensor();
+        std::vector<Tensor> outs = run_epilogue(group, std::move(ins), x, w, b.defined() ? &b : nullptr);
+        if (!outs.empty()) {
+          for (size_t k = 0; k < group.outputs.size(); ++k) values[pos.at(group.outputs[k])] = {std::move(outs[k])};
+          for (size_t dead : step.release) values[dead].clear();
+          continue;
+        }
+        // Declined: the linear as eager runs it, then the group.
+        values[pos.at(&l)] = internal::run_call_node(
+            l, [&](const Node* p) -> const Value& { return value_of(p, l); }, "fused_backend");
+      }
       std::vector<Tensor> ins;
       for (const Node* in : group.inputs) ins.push_back(value_of(in, *group.nodes.front()).to_tensor());
       if (group.inplace_input >= 0 && root_overlaps(group, ins)) {
@@ -239,6 +417,23 @@ std::vector<Tensor> Plan::run(const std::vector<Tensor>& inputs) const {
     } else {
       const Node& n = *step.node;
       Stack& slot = values[pos.at(&n)];
+      if (absorbed.contains(&n)) {  // read through by its loss, which runs it if its kernel declines
+        for (size_t dead : step.release) values[dead].clear();
+        continue;
+      }
+      if (auto loss = losses.find(&n); loss != losses.end()) {
+        const RowsLoss& l = loss->second;
+        Tensor out = run_row_loss(l, n, value_of(l.rows, n).to_tensor(), value_of(n.args()[1].as_node(), n).to_tensor());
+        if (out.defined()) {
+          slot = {std::move(out)};
+          for (size_t dead : step.release) values[dead].clear();
+          continue;
+        }
+        if (l.reshape != nullptr) {  // declined: the reshape, then the loss, as eager runs them
+          values[pos.at(l.reshape)] = internal::run_call_node(
+              *l.reshape, [&](const Node* p) -> const Value& { return value_of(p, *l.reshape); }, "fused_backend");
+        }
+      }
       switch (n.op()) {
         case NodeOp::kPlaceholder: slot = {inputs[input_index.at(&n)]}; break;
         case NodeOp::kConstant: {
@@ -277,11 +472,15 @@ void log_groups(const Plan& plan) {
   int64_t calls = 0, fused = 0;
   for (const Node* n : plan.graph->nodes()) calls += n->op() == NodeOp::kCall;
   for (const FusionGroup& g : plan.groups) {
-    fused += static_cast<int64_t>(g.nodes.size());
-    log_message("fusion", str_cat(g.name, ": ", absl::StrJoin(g.nodes, ", ", [](std::string* o, const Node* n) {
+    std::vector<Node*> members = g.nodes;
+    if (g.matmul != nullptr) members.insert(members.begin(), g.matmul);  // See Note [Matmul epilogues]
+    fused += static_cast<int64_t>(members.size());
+    // A linear's result is no input of the kernel; its arguments are.
+    const size_t inputs = g.matmul == nullptr ? g.inputs.size() : g.inputs.size() - 1 + g.matmul->input_nodes().size();
+    log_message("fusion", str_cat(g.name, ": ", absl::StrJoin(members, ", ", [](std::string* o, const Node* n) {
                                     o->append(n->target()->name());
                                   }),
-                                  " -> 1 kernel, ", g.inputs.size(), g.inputs.size() == 1 ? " input, " : " inputs, ",
+                                  " -> 1 kernel, ", inputs, inputs == 1 ? " input, " : " inputs, ",
                                   g.outputs.size(), g.outputs.size() == 1 ? " output" : " outputs",
                                   g.inplace_chain.empty() ? ""
                                   : g.inplace_input >= 0
@@ -308,6 +507,7 @@ CompiledGraph fused_backend(const Graph& graph, const std::vector<Tensor>& examp
   plan->num_nodes = nodes.size();
   for (size_t i = 0; i < nodes.size(); ++i) plan->pos[nodes[i]] = i;
   plan->groups = partition_graph(*g);
+  find_row_losses(*plan, nodes);
   plan->steps = schedule(*plan, nodes);
   plan->sets_grad_mode = std::any_of(nodes.begin(), nodes.end(), [](const Node* n) {
     return n->op() == NodeOp::kCall && n->target() == &builtin_op(OpId::_set_grad_enabled);

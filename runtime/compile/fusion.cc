@@ -498,6 +498,58 @@ std::string group_name(const std::vector<Node*>& nodes, int64_t index) {
   return name;
 }
 
+// epilogue_matmul: a `linear` the group of `members` can finish as its
+// epilogue (See Note [Matmul epilogues]), or null: a cpu f32 or f64 linear
+// of the group's shape (a vector bias or none, an input of two dims or a
+// contiguous one of more) that only members read and that no mutation or
+// grad mode change separates from the group, since the linear then runs at
+// the group's place.
+Node* epilogue_matmul(const std::vector<Node*>& members, const std::vector<Node*>& chain,
+                      const absl::flat_hash_map<const Node*, int64_t>& pos, const std::vector<Node*>& nodes) {
+  if (!chain.empty()) return nullptr;
+  const absl::flat_hash_set<const Node*> in_group(members.begin(), members.end());
+  const TensorMeta& shape = members.front()->tensor_meta();
+  for (const Node* m : members) {
+    for (Node* l : m->input_nodes()) {
+      if (l->op() != NodeOp::kCall || l->target() != &builtin_op(OpId::linear) || l->args().size() != 3) continue;
+      const TensorMeta* out = single_tensor(*l);
+      if (out == nullptr || !out->device.is_cpu() || out->sizes != shape.sizes || out->sizes.size() < 2 ||
+          (out->dtype != DType::kFloat32 && out->dtype != DType::kFloat64) ||
+          !is_contiguous_strides(out->sizes, out->strides)) {
+        continue;
+      }
+      const NodeArg& input = l->args()[0];
+      const NodeArg& weight = l->args()[1];
+      const NodeArg& bias = l->args()[2];
+      if (!input.is_node() || !weight.is_node() || !(bias.is_node() || (bias.is_value() && bias.as_value().is_none()))) {
+        continue;
+      }
+      const TensorMeta* x = single_tensor(*input.as_node());
+      const TensorMeta* w = single_tensor(*weight.as_node());
+      const TensorMeta* b = bias.is_node() ? single_tensor(*bias.as_node()) : nullptr;
+      if (x == nullptr || w == nullptr || (bias.is_node() && b == nullptr) || x->dtype != out->dtype ||
+          w->dtype != out->dtype || (b != nullptr && b->dtype != out->dtype) || x->sizes.size() < 2 ||
+          w->sizes.size() != 2 || (x->sizes.size() > 2 && !is_contiguous_strides(x->sizes, x->strides)) ||
+          (b != nullptr && (b->sizes.size() != 1 || !is_contiguous_strides(b->sizes, b->strides)))) {
+        continue;
+      }
+      const bool read_by_members_only = std::all_of(l->users().begin(), l->users().end(),
+                                                    [&](const Node* u) { return in_group.contains(u); });
+      if (!read_by_members_only) continue;
+      const int64_t last = pos.at(members.back());
+      // A write, or a grad mode change (the linear would run in the other mode).
+      bool mutation_between = false;
+      for (int64_t i = pos.at(l) + 1; i < last && !mutation_between; ++i) {
+        const Node& between = *nodes[static_cast<size_t>(i)];
+        mutation_between = is_barrier(between) || is_inplace_call(between) ||
+                           (between.op() == NodeOp::kCall && between.target() == &builtin_op(OpId::_set_grad_enabled));
+      }
+      if (!mutation_between) return l;
+    }
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 bool is_fusable(const Node& node) {
@@ -706,15 +758,23 @@ std::vector<FusionGroup> partition_graph(const Graph& g) {
   }
 
   std::vector<Group*> kept;
+  absl::flat_hash_map<const Group*, Node*> matmul_of;
   for (Group& grp : groups) {
-    if (grp.nodes.size() >= 2) kept.push_back(&grp);
+    if (grp.nodes.empty()) continue;
+    Node* matmul = epilogue_matmul(grp.nodes, grp.chain, pos, nodes);
+    if (matmul != nullptr) matmul_of[&grp] = matmul;
+    if (grp.nodes.size() >= 2 || matmul != nullptr) kept.push_back(&grp);
   }
   std::sort(kept.begin(), kept.end(), [&](Group* a, Group* b) { return pos.at(a->nodes[0]) < pos.at(b->nodes[0]); });
 
   std::vector<FusionGroup> result;
   for (Group* grp : kept) {
     FusionGroup fg;
-    fg.name = group_name(grp->nodes, static_cast<int64_t>(result.size()));
+    auto matmul = matmul_of.find(grp);
+    fg.matmul = matmul == matmul_of.end() ? nullptr : matmul->second;
+    std::vector<Node*> named = grp->nodes;
+    if (fg.matmul != nullptr) named.insert(named.begin(), fg.matmul);
+    fg.name = group_name(named, static_cast<int64_t>(result.size()));
     fg.nodes = grp->nodes;
     const absl::flat_hash_set<const Node*> members(fg.nodes.begin(), fg.nodes.end());
     auto program = std::make_shared<FusedProgram>(fg.nodes.front()->tensor_meta().sizes);
@@ -737,6 +797,24 @@ std::vector<FusionGroup> partition_graph(const Graph& g) {
       fg.inplace_chain = grp->chain;
       const auto root = std::find(lowerer.inputs.begin(), lowerer.inputs.end(), grp->root);
       if (root != lowerer.inputs.end()) fg.inplace_input = static_cast<int>(root - lowerer.inputs.begin());
+    }
+    if (fg.matmul != nullptr) {
+      // The product's buffer becomes the first output of its dtype laid out as eager lays it out.
+      for (size_t k = 0; k < fg.outputs.size() && fg.matmul_output < 0; ++k) {
+        const TensorMeta& m = fg.outputs[k]->tensor_meta();
+        if (m.dtype == fg.matmul->tensor_meta().dtype && is_contiguous_strides(m.sizes, m.strides)) {
+          fg.matmul_output = static_cast<int>(k);
+        }
+      }
+      const auto in = std::find(lowerer.inputs.begin(), lowerer.inputs.end(), fg.matmul);
+      OPSPEC_INTERNAL_ASSERT(in != lowerer.inputs.end());  // a member reads it
+      fg.matmul_input = static_cast<int>(in - lowerer.inputs.begin());
+      if (fg.matmul_output < 0) {  // nothing to write over the product: only a group of two or more stays
+        fg.matmul = nullptr;
+        fg.matmul_input = -1;
+        if (fg.nodes.size() < 2) continue;
+        fg.name = group_name(fg.nodes, static_cast<int64_t>(result.size()));
+      }
     }
     program->finalize();
     fg.inputs = std::move(lowerer.inputs);

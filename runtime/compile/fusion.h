@@ -79,13 +79,21 @@ struct FusionGroup {
   std::vector<Node*> inplace_chain;
   Node* inplace_root = nullptr;
   int inplace_input = -1;
+  // matmul: a `linear` only this group reads, which runs with the group as
+  // its epilogue (See Note [Matmul epilogues] in runtime/fused/
+  // matmul_epilogue.h), or null; its result is inputs[matmul_input], and
+  // output matmul_output is written over it.
+  Node* matmul = nullptr;
+  int matmul_input = -1;
+  int matmul_output = -1;
 };
 
 // is_fusable: whether node may join a fused kernel. See Note [Fusion].
 bool is_fusable(const Node& node);
 
-// partition_graph: g's fusion groups (each of at least two nodes), ordered by
-// their first member. See Note [Fusion].
+// partition_graph: g's fusion groups (each of at least two nodes, or one
+// that finishes a linear: See Note [Matmul epilogues]), ordered by their
+// first member. See Note [Fusion].
 std::vector<FusionGroup> partition_graph(const Graph& g);
 
 }  // namespace opspec

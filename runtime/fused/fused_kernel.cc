@@ -18,6 +18,10 @@ std::array<std::atomic<FusedKernelFactory>, kNumDeviceTypes>& factories() {
 
 }  // namespace
 
+void FusedKernel::run_block(TensorList, TensorList, const MatrixBlock&, int64_t) const {
+  throw NotImplementedError("fused kernels: this device's kernels run whole programs only, not blocks of them");
+}
+
 void register_fused_kernel_factory(DeviceType type, FusedKernelFactory factory) {
   factories()[static_cast<size_t>(type)].store(factory, std::memory_order_release);
 }

@@ -3,6 +3,7 @@
 // See Note [Fused kernels per device].
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string_view>
 
@@ -20,6 +21,13 @@ namespace opspec::internal {
 // make_fused_kernel for the group's device. A device type with no factory
 // fails with an error naming it, never a branch on the device in the compiler.
 
+// MatrixBlock: rows [row0, row0 + rows) x columns [col0, col0 + cols) of a
+// row-major matrix (a block of a product's output: See Note [Matmul epilogues]
+// in matmul_epilogue.h).
+struct MatrixBlock {
+  int64_t row0 = 0, rows = 0, col0 = 0, cols = 0;
+};
+
 // FusedKernel: one program, ready to run on one device type.
 class FusedKernel {
  public:
@@ -30,6 +38,12 @@ class FusedKernel {
   // element, See Note [In-place fusion]); all on the kernel's device. Throws
   // opspec::Error naming the offending argument.
   virtual void run(TensorList inputs, TensorList outputs) const = 0;
+  // run_block: evaluates the program on one block of its output only, the
+  // output's elements viewed as a row-major matrix of `width` columns, on the
+  // calling thread (a matmul epilogue: See Note [Matmul epilogues]); the same
+  // operands as run. Blocks are independent: disjoint ones may run at once.
+  // Devices whose kernels run whole programs only refuse it.
+  virtual void run_block(TensorList inputs, TensorList outputs, const MatrixBlock& block, int64_t width) const;
 };
 
 // FusedKernelFactory: makes a device's kernel for a finalized program; name is
