@@ -487,8 +487,18 @@ void log_groups(const Plan& plan) {
                                       ? str_cat(", writes over %", g.inputs[g.inplace_input]->name())
                                       : str_cat(", and %", g.inplace_root->name(), " after its in-place ops")));
   }
-  log_message("fusion", str_cat("fused_backend: ", plan.groups.size(), " fused kernel(s) for ", fused, " of ", calls,
-                                " call node(s); the rest run through their normal kernels"));
+  // Losses in graph order (See Note [Cross-entropy over rows]).
+  std::vector<std::pair<const Node*, const RowsLoss*>> losses;
+  for (const auto& [n, loss] : plan.losses) losses.emplace_back(n, &loss);
+  std::sort(losses.begin(), losses.end(), [&](const auto& a, const auto& b) { return plan.pos.at(a.first) < plan.pos.at(b.first); });
+  for (const auto& [n, loss] : losses) {
+    fused += loss->reshape != nullptr ? 2 : 1;
+    log_message("fusion", str_cat(loss->name, ": ", loss->reshape != nullptr ? "aten::reshape, " : "",
+                                  n->target()->name(), " -> 1 kernel, 2 inputs, 1 output, reads %", loss->rows->name(),
+                                  "'s rows where they lie"));
+  }
+  log_message("fusion", str_cat("fused_backend: ", plan.groups.size() + plan.losses.size(), " fused kernel(s) for ",
+                                fused, " of ", calls, " call node(s); the rest run through their normal kernels"));
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "runtime/compile/backend.h"
 #include "runtime/compile/compile.h"
 #include "runtime/compile/fusion_test_util.h"
+#include "runtime/compile/logging.h"
 #include "runtime/core/generator.h"
 #include "runtime/dispatch/kernel_record.h"
 #include "runtime/fused/cross_entropy_rows.h"
@@ -59,6 +60,20 @@ TEST(RowLossTest, LanguageModelLossReadsTheLogitsWhereTheyLie) {
   EXPECT_THAT(recorder->lines,
               ElementsAre("[fused] fused_cross_entropy_loss_0(in0=f32[4, 31, 200] in1=i64[124] out0=f32[] )"));
   EXPECT_TRUE(bits_equal(cf(h, w, idx)[1], want[1]));  // unobserved
+}
+
+TEST(RowLossTest, LogsTheLossAsAKernel) {
+  const Tensor h = ops::randn({2, 8, 16}), w = ops::randn({40, 16});
+  const Tensor idx = ops::view(ops::remainder(ops::arange(16, {.dtype = DType::kInt64}), 40), {2, 8});
+  CompiledFunction cf = compile(lm_loss, {.backend_fn = fused_backend});
+  set_log_topics("fusion");
+  testing::internal::CaptureStderr();
+  cf(h, w, idx);
+  const std::string log = testing::internal::GetCapturedStderr();
+  set_log_topics("");
+  EXPECT_THAT(log, HasSubstr("[opspec:fusion] fused_cross_entropy_loss_0: aten::reshape, aten::cross_entropy_loss -> "
+                             "1 kernel, 2 inputs, 1 output, reads %slice's rows where they lie\n"));
+  EXPECT_THAT(log, HasSubstr("1 fused kernel(s) for 2 of "));
 }
 
 TEST(RowLossTest, AReshapeUsedElsewhereStillRunsAndTheLossReadsIt) {
