@@ -44,6 +44,40 @@ BENCHMARK_CAPTURE(BM_Model_gpt2_block, fused_trace_once, "fused+trace_once")
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
+// The GPT-2 block's parts the fused backend fuses, at the benchmark's sizes:
+// c_fc + gelu (Note [Matmul epilogues]) and the next-token loss over the
+// sliced logits (Note [Cross-entropy over rows]), eager and fused.
+// The argument is the batch (4 in the block's benchmark; 32 goes past the L2s).
+void BM_GptPart(benchmark::State& state, const char* part, const char* backend) {
+  const int64_t kBatch = state.range(0);
+  constexpr int64_t kSeq = 128, kWidth = 256, kVocab = 512;
+  manual_seed(0);
+  const bool mlp = std::string_view(part) == "linear_gelu";
+  const std::vector<Tensor> inputs =
+      mlp ? std::vector<Tensor>{ops::randn({kBatch, kSeq, kWidth}), ops::randn({4 * kWidth, kWidth}),
+                                ops::randn({4 * kWidth})}
+          : std::vector<Tensor>{ops::randn({kBatch, kSeq, kVocab}),
+                                ops::view(ops::remainder(ops::arange(kBatch * kSeq, {.dtype = DType::kInt64}), kVocab),
+                                          {kBatch, kSeq})};
+  const TracedFunction model = [mlp](const std::vector<Tensor>& in) {
+    if (mlp) return std::vector<Tensor>{ops::gelu(ops::linear(in[0], in[1], in[2]), "tanh")};
+    const int64_t t = in[1].size(1), vocab = in[0].size(2);
+    const Tensor pred = ops::reshape(ops::slice(in[0], 1, 0, t - 1), {-1, vocab});
+    return std::vector<Tensor>{ops::cross_entropy(pred, ops::reshape(ops::slice(in[1], 1, 1, t), {-1}))};
+  };
+  const TracedFunction fn = backend == nullptr ? model : TracedFunction(CompiledFunction(model, {.backend = backend}));
+  benchmark::DoNotOptimize(fn(inputs));  // untimed: capture, compile, generate kernels
+  for (auto _ : state) benchmark::DoNotOptimize(fn(inputs));
+}
+BENCHMARK_CAPTURE(BM_GptPart, linear_gelu_eager, "linear_gelu", nullptr)
+    ->Name("BM_GptPart/linear_gelu/eager")->Arg(4)->Arg(32)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_GptPart, linear_gelu_fused, "linear_gelu", "fused")
+    ->Name("BM_GptPart/linear_gelu/fused")->Arg(4)->Arg(32)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_GptPart, lm_loss_eager, "lm_loss", nullptr)
+    ->Name("BM_GptPart/lm_loss/eager")->Arg(4)->Arg(32)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_GptPart, lm_loss_fused, "lm_loss", "fused")
+    ->Name("BM_GptPart/lm_loss/fused")->Arg(4)->Arg(32)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
 // channels_last: the input laid out NHWC (PyTorch's fast CPU layout for
 // CNNs); every activation then stays channels-last (Note [Model op layouts]).
 void BM_Model_resnet_block(benchmark::State& state, const char* backend, bool channels_last) {
