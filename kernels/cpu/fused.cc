@@ -268,47 +268,47 @@ void run_planned(const FusedProgram& p, const std::vector<FusedLoopFn>& fns, Ten
     }
     std::vector<char*> slot_ptr = ptr;  // where gathered inputs go
     ranges.for_each([&](int64_t begin, int64_t end) {
-    for (int64_t t0 = begin; t0 < end; t0 += kFusedTile) {
-      const int64_t n = std::min(kFusedTile, end - t0);
-      for (size_t j = 0; j < p.tile_inputs().size(); ++j) {
-        const int r = p.tile_inputs()[j];
-        const Tensor& in = inputs[p.regs()[r].input];
-        const int64_t es = in.element_size();
-        char* base = static_cast<char*>(in.raw_data());
-        if (geometry[j].dense()) {
-          ptr[r] = base + t0 * es;
-        } else {
-          gather(slot_ptr[r], base, es, geometry[j], t0, n);
+      for (int64_t t0 = begin; t0 < end; t0 += kFusedTile) {
+        const int64_t n = std::min(kFusedTile, end - t0);
+        for (size_t j = 0; j < p.tile_inputs().size(); ++j) {
+          const int r = p.tile_inputs()[j];
+          const Tensor& in = inputs[p.regs()[r].input];
+          const int64_t es = in.element_size();
+          char* base = static_cast<char*>(in.raw_data());
+          if (geometry[j].dense()) {
+            ptr[r] = base + t0 * es;
+          } else {
+            gather(slot_ptr[r], base, es, geometry[j], t0, n);
+          }
         }
-      }
-      for (int i : p.body()) {
-        const Instr& ins = p.instrs()[i];
-        const int k = p.direct_output()[ins.out];
-        char* out = k < 0 ? ptr[ins.out]
-                    : streamed[k] ? stream_buffer(k)
-                                  : static_cast<char*>(outputs[k].raw_data()) + t0 * outputs[k].element_size();
-        char* args[3];
-        for (int a = 0; a < ins.nargs; ++a) args[a] = ptr[ins.args[a]];
-        fns[static_cast<size_t>(i)](ins, out, args, ins.uniform_mask, n);
-        if (k >= 0) ptr[ins.out] = out;
-      }
-      for (int k = 0; k < p.num_outputs(); ++k) {
-        if (streamed[k] && p.direct_output()[p.output_reg(k)] == k) {
+        for (int i : p.body()) {
+          const Instr& ins = p.instrs()[i];
+          const int k = p.direct_output()[ins.out];
+          char* out = k < 0 ? ptr[ins.out]
+                      : streamed[k] ? stream_buffer(k)
+                                    : static_cast<char*>(outputs[k].raw_data()) + t0 * outputs[k].element_size();
+          char* args[3];
+          for (int a = 0; a < ins.nargs; ++a) args[a] = ptr[ins.args[a]];
+          fns[static_cast<size_t>(i)](ins, out, args, ins.uniform_mask, n);
+          if (k >= 0) ptr[ins.out] = out;
+        }
+        for (int k = 0; k < p.num_outputs(); ++k) {
+          if (streamed[k] && p.direct_output()[p.output_reg(k)] == k) {
+            const int64_t es = outputs[k].element_size();
+            copy_out(streamed[k], static_cast<char*>(outputs[k].raw_data()) + t0 * es, stream_buffer(k), n * es);
+          }
+        }
+        for (int k : p.stored_outputs()) {
+          const int r = p.output_reg(k);
           const int64_t es = outputs[k].element_size();
-          copy_out(streamed[k], static_cast<char*>(outputs[k].raw_data()) + t0 * es, stream_buffer(k), n * es);
+          char* dst = static_cast<char*>(outputs[k].raw_data()) + t0 * es;
+          if (p.regs()[r].uniform) {
+            fill_elements(dst, ptr[r], n, es);
+          } else {
+            copy_out(streamed[k], dst, ptr[r], n * es);
+          }
         }
       }
-      for (int k : p.stored_outputs()) {
-        const int r = p.output_reg(k);
-        const int64_t es = outputs[k].element_size();
-        char* dst = static_cast<char*>(outputs[k].raw_data()) + t0 * es;
-        if (p.regs()[r].uniform) {
-          fill_elements(dst, ptr[r], n, es);
-        } else {
-          copy_out(streamed[k], dst, ptr[r], n * es);
-        }
-      }
-    }
     });
     stream_fence();
   });
@@ -348,30 +348,30 @@ void run_generated(const FusedProgram& p, FusedTileFn fn, TensorList inputs, Ten
       if (streamed[k]) buffer_of_output[k] = take_buffer();
     }
     ranges.for_each([&](int64_t begin, int64_t end) {
-    for (int64_t t0 = begin; t0 < end; t0 += kFusedTile) {
-      const int64_t n = std::min(kFusedTile, end - t0);
-      for (int k = 0; k < ni; ++k) {
-        if (!per_tile[k]) continue;
-        const int64_t es = inputs[k].element_size();
-        const char* base = static_cast<const char*>(inputs[k].raw_data());
-        if (dense[k]) {
-          in[k] = base + t0 * es;
-        } else {
-          gather(buffer_of_input[k], base, es, geometry[k], t0, n);
-          in[k] = buffer_of_input[k];
+      for (int64_t t0 = begin; t0 < end; t0 += kFusedTile) {
+        const int64_t n = std::min(kFusedTile, end - t0);
+        for (int k = 0; k < ni; ++k) {
+          if (!per_tile[k]) continue;
+          const int64_t es = inputs[k].element_size();
+          const char* base = static_cast<const char*>(inputs[k].raw_data());
+          if (dense[k]) {
+            in[k] = base + t0 * es;
+          } else {
+            gather(buffer_of_input[k], base, es, geometry[k], t0, n);
+            in[k] = buffer_of_input[k];
+          }
+        }
+        for (int k = 0; k < no; ++k) {
+          out[k] = streamed[k] ? buffer_of_output[k]
+                               : static_cast<char*>(outputs[k].raw_data()) + t0 * outputs[k].element_size();
+        }
+        fn(n, in.data(), out.data());
+        for (int k = 0; k < no; ++k) {
+          if (!streamed[k]) continue;
+          const int64_t es = outputs[k].element_size();
+          copy_out(streamed[k], static_cast<char*>(outputs[k].raw_data()) + t0 * es, buffer_of_output[k], n * es);
         }
       }
-      for (int k = 0; k < no; ++k) {
-        out[k] = streamed[k] ? buffer_of_output[k]
-                             : static_cast<char*>(outputs[k].raw_data()) + t0 * outputs[k].element_size();
-      }
-      fn(n, in.data(), out.data());
-      for (int k = 0; k < no; ++k) {
-        if (!streamed[k]) continue;
-        const int64_t es = outputs[k].element_size();
-        copy_out(streamed[k], static_cast<char*>(outputs[k].raw_data()) + t0 * es, buffer_of_output[k], n * es);
-      }
-    }
     });
     stream_fence();
   });

@@ -312,7 +312,8 @@ void find_row_losses(Plan& plan, const std::vector<Node*>& nodes) {
         self->sizes[0] == 0 || self->sizes[1] == 0) {
       continue;
     }
-    RowsLoss loss{a[0].as_node(), nullptr, str_cat("fused_cross_entropy_loss_", plan.groups.size() + plan.losses.size())};
+    RowsLoss loss{a[0].as_node(), nullptr,
+                  str_cat("fused_cross_entropy_loss_", plan.groups.size() + plan.losses.size())};
     const Node* r = a[0].as_node();
     if (r->op() == NodeOp::kCall && r->target() == &builtin_op(OpId::reshape) && r->users().size() == 1 &&
         r->args()[0].is_node()) {
@@ -423,7 +424,8 @@ std::vector<Tensor> Plan::run(const std::vector<Tensor>& inputs) const {
       }
       if (auto loss = losses.find(&n); loss != losses.end()) {
         const RowsLoss& l = loss->second;
-        Tensor out = run_row_loss(l, n, value_of(l.rows, n).to_tensor(), value_of(n.args()[1].as_node(), n).to_tensor());
+        Tensor out =
+            run_row_loss(l, n, value_of(l.rows, n).to_tensor(), value_of(n.args()[1].as_node(), n).to_tensor());
         if (out.defined()) {
           slot = {std::move(out)};
           for (size_t dead : step.release) values[dead].clear();
@@ -490,7 +492,8 @@ void log_groups(const Plan& plan) {
   // Losses in graph order (See Note [Cross-entropy over rows]).
   std::vector<std::pair<const Node*, const RowsLoss*>> losses;
   for (const auto& [n, loss] : plan.losses) losses.emplace_back(n, &loss);
-  std::sort(losses.begin(), losses.end(), [&](const auto& a, const auto& b) { return plan.pos.at(a.first) < plan.pos.at(b.first); });
+  std::sort(losses.begin(), losses.end(),
+            [&](const auto& a, const auto& b) { return plan.pos.at(a.first) < plan.pos.at(b.first); });
   for (const auto& [n, loss] : losses) {
     fused += loss->reshape != nullptr ? 2 : 1;
     log_message("fusion", str_cat(loss->name, ": ", loss->reshape != nullptr ? "aten::reshape, " : "",

@@ -11,6 +11,7 @@
 #include "runtime/compile/fusion_test_util.h"
 #include "runtime/compile/logging.h"
 #include "runtime/core/generator.h"
+#include "runtime/core/grad_mode.h"
 #include "runtime/core/parallel.h"
 #include "runtime/dispatch/kernel_record.h"
 #include "runtime/fused/matmul_epilogue.h"
@@ -103,6 +104,22 @@ TEST(MatmulEpilogueTest, ALinearReadByOthersOrSeparatedByAMutationRunsAlone) {
     for (size_t k = 0; k < got.size(); ++k) EXPECT_TRUE(bits_equal(got[k], want[k]));
     for (const std::string& g : *c.groups) EXPECT_THAT(g, ::testing::Not(HasSubstr("linear")));
   }
+}
+
+TEST(MatmulEpilogueTest, ALinearDoesNotMovePastAGradModeChange) {
+  manual_seed(13);
+  const Tensor x = ops::randn({8, 16}), w = ops::randn({16, 16}), b = ops::randn({16});
+  auto fn = [](const Tensor& x, const Tensor& w, const Tensor& b) {
+    Tensor y;
+    {
+      autograd::NoGradGuard no_grad;
+      y = ops::linear(x, w, b);
+    }
+    return ops::relu(y);
+  };
+  Compiled c = compile_fused(fn);
+  EXPECT_TRUE(bits_equal(c.fn(x, w, b)[0], fn(x, w, b)));
+  for (const std::string& g : *c.groups) EXPECT_THAT(g, ::testing::Not(HasSubstr("linear")));
 }
 
 TEST(MatmulEpilogueTest, HalfPrecisionLinearsAreNotFinishedByGroups) {
