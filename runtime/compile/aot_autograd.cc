@@ -15,7 +15,6 @@
 #include "runtime/fake/fake_tensor.h"
 #include "runtime/graph/interpreter.h"
 #include "runtime/graph/passes.h"
-#include "runtime/ops/op_table.h"
 #include "runtime/ops/ops.h"
 #include "runtime/trace/make_fx.h"
 
@@ -342,14 +341,11 @@ CompiledGraph with_aot_autograd(CompiledGraph inference, std::shared_ptr<const G
   auto cache = std::make_shared<Cache>();
   // A graph entered with grad mode off may turn it on (See Note [Grad mode nodes]).
   const std::vector<Node*> nodes = graph->nodes();
-  auto sets_grad = [](const Node* n) {
-    return n->op() == NodeOp::kCall && n->target() == &builtin_op(OpId::_set_grad_enabled);
-  };
-  const bool enables_grad = std::any_of(nodes.begin(), nodes.end(), [&](const Node* n) {
-    return sets_grad(n) && n->args()[0].as_value().to_bool();
+  const bool enables_grad = std::any_of(nodes.begin(), nodes.end(), [](const Node* n) {
+    return sets_grad_mode(*n) && n->args()[0].as_value().to_bool();
   });
   std::shared_ptr<const GraphRunner> grad_nodes;  // the graph interpreted, when it has such nodes
-  if (std::any_of(nodes.begin(), nodes.end(), sets_grad)) {
+  if (std::any_of(nodes.begin(), nodes.end(), [](const Node* n) { return sets_grad_mode(*n); })) {
     grad_nodes = std::make_shared<const GraphRunner>(*graph, RunGraphOptions{.check_sizes = false});
   }
   return [=](const std::vector<Tensor>& inputs) -> std::vector<Tensor> {

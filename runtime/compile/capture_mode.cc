@@ -70,7 +70,7 @@ bool CaptureMode::has_pending_ops() const {
   if (replayer_.replayed_calls() > 0) return true;
   for (Node* n : graph_.nodes()) {
     // _set_grad_enabled nodes alone make no graph.
-    if (n->op() == NodeOp::kCall && n->target() != &builtin_op(OpId::_set_grad_enabled)) return true;
+    if (n->op() == NodeOp::kCall && !sets_grad_mode(*n)) return true;
   }
   return false;
 }

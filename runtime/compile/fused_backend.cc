@@ -22,6 +22,7 @@
 #include "runtime/dispatch/dispatcher.h"
 #include "runtime/dispatch/kernel_record.h"
 #include "runtime/graph/interpreter.h"
+#include "runtime/graph/passes.h"
 #include "runtime/ops/elementwise_rules.h"
 #include "runtime/ops/op_table.h"
 #include "runtime/ops/untraced.h"
@@ -522,9 +523,7 @@ CompiledGraph fused_backend(const Graph& graph, const std::vector<Tensor>& examp
   plan->groups = partition_graph(*g);
   find_row_losses(*plan, nodes);
   plan->steps = schedule(*plan, nodes);
-  plan->sets_grad_mode = std::any_of(nodes.begin(), nodes.end(), [](const Node* n) {
-    return n->op() == NodeOp::kCall && n->target() == &builtin_op(OpId::_set_grad_enabled);
-  });
+  plan->sets_grad_mode = std::any_of(nodes.begin(), nodes.end(), [](const Node* n) { return sets_grad_mode(*n); });
   log_groups(*plan);
   return [plan](const std::vector<Tensor>& inputs) { return plan->run(inputs); };
 }

@@ -60,11 +60,7 @@ TEST(FusedBackendTest, LongGroupNamesAreCut) {
 TEST(FusedBackendTest, LogsOneLinePerGroup) {
   const Tensor x = ops::randn({8}), y = ops::randn({8});
   Graph g = make_fx([](const Tensor& a, const Tensor& b) { return ops::relu(a) * b + 1.0; })(x, y);
-  set_log_topics("fusion");
-  testing::internal::CaptureStderr();
-  fused_backend(g, {x, y});
-  const std::string log = testing::internal::GetCapturedStderr();
-  set_log_topics("");
+  const std::string log = fusion_test::fusion_log([&] { fused_backend(g, {x, y}); });
   EXPECT_THAT(log, HasSubstr("[opspec:fusion] fused_relu_mul_add_0: aten::relu, aten::mul.Tensor, aten::add.Tensor "
                              "-> 1 kernel, 2 inputs, 1 output\n"));
   EXPECT_THAT(log, HasSubstr("1 fused kernel(s) for 3 of 3 call node(s)"));

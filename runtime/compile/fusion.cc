@@ -537,12 +537,11 @@ Node* epilogue_matmul(const std::vector<Node*>& members, const std::vector<Node*
                                                     [&](const Node* u) { return in_group.contains(u); });
       if (!read_by_members_only) continue;
       const int64_t last = pos.at(members.back());
-      // A write, or a grad mode change (the linear would run in the other mode).
+      // A write, or a grad mode change (a barrier: the linear would run in the other mode).
       bool mutation_between = false;
       for (int64_t i = pos.at(l) + 1; i < last && !mutation_between; ++i) {
         const Node& between = *nodes[static_cast<size_t>(i)];
-        mutation_between = is_barrier(between) || is_inplace_call(between) ||
-                           (between.op() == NodeOp::kCall && between.target() == &builtin_op(OpId::_set_grad_enabled));
+        mutation_between = is_barrier(between) || is_inplace_call(between);
       }
       if (!mutation_between) return l;
     }

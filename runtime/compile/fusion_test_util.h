@@ -1,5 +1,5 @@
 // fusion_test_util.h: what the fused backend's tests share: a bit-for-bit
-// tensor comparison and the names of a graph's fusion groups.
+// tensor comparison, the names of a graph's fusion groups and its fusion log.
 #pragma once
 
 #include <cstring>
@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "runtime/compile/fusion.h"
+#include "runtime/compile/logging.h"
 #include "runtime/core/tensor.h"
 #include "runtime/ops/untraced.h"
 
@@ -36,6 +37,17 @@ inline std::vector<std::string> names(const std::vector<FusionGroup>& groups) {
   std::vector<std::string> out;
   for (const FusionGroup& g : groups) out.push_back(g.name);
   return out;
+}
+
+// fusion_log: what the fused backend logs (OPSPEC_LOGS=fusion) while run() runs.
+template <class F>
+std::string fusion_log(F&& run) {
+  set_log_topics("fusion");
+  ::testing::internal::CaptureStderr();
+  run();
+  std::string log = ::testing::internal::GetCapturedStderr();
+  set_log_topics("");
+  return log;
 }
 
 }  // namespace opspec::fusion_test

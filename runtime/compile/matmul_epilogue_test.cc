@@ -165,11 +165,7 @@ TEST(MatmulEpilogueTest, LogsTheLinearAsAMember) {
   Compiled c = compile_fused([](const Tensor& x, const Tensor& w, const Tensor& b) {
     return ops::gelu(ops::linear(x, w, b));
   });
-  set_log_topics("fusion");
-  testing::internal::CaptureStderr();
-  c.fn(x, w, b);
-  const std::string log = testing::internal::GetCapturedStderr();
-  set_log_topics("");
+  const std::string log = fusion_test::fusion_log([&] { c.fn(x, w, b); });
   EXPECT_THAT(log, HasSubstr("[opspec:fusion] fused_linear_gelu_0: aten::linear, aten::gelu -> 1 kernel, 3 inputs, "
                              "1 output\n"));
   EXPECT_THAT(log, HasSubstr("1 fused kernel(s) for 2 of 2 call node(s)"));

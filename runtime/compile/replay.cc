@@ -8,7 +8,7 @@
 #include "runtime/compile/internal/replayer.h"
 #include "runtime/core/grad_mode.h"
 #include "runtime/fake/fake_tensor.h"
-#include "runtime/ops/op_table.h"
+#include "runtime/graph/passes.h"
 
 namespace opspec::internal {
 
@@ -220,8 +220,7 @@ bool Replayer::replay_grad_mode(bool enabled) {
   auto sets = [&](const Recording& r) {
     if (cursor_ >= r.nodes.size()) return false;
     const Node& n = *r.nodes[cursor_];
-    return n.op() == NodeOp::kCall && n.target() == &builtin_op(OpId::_set_grad_enabled) &&
-           n.args()[0].as_value().to_bool() == enabled;
+    return sets_grad_mode(n) && n.args()[0].as_value().to_bool() == enabled;
   };
   if (!sets(*replay_) && !switch_recording(cursor_, sets)) {
     diverge();

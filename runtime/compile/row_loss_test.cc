@@ -66,11 +66,7 @@ TEST(RowLossTest, LogsTheLossAsAKernel) {
   const Tensor h = ops::randn({2, 8, 16}), w = ops::randn({40, 16});
   const Tensor idx = ops::view(ops::remainder(ops::arange(16, {.dtype = DType::kInt64}), 40), {2, 8});
   CompiledFunction cf = compile(lm_loss, {.backend_fn = fused_backend});
-  set_log_topics("fusion");
-  testing::internal::CaptureStderr();
-  cf(h, w, idx);
-  const std::string log = testing::internal::GetCapturedStderr();
-  set_log_topics("");
+  const std::string log = fusion_test::fusion_log([&] { cf(h, w, idx); });
   EXPECT_THAT(log, HasSubstr("[opspec:fusion] fused_cross_entropy_loss_0: aten::reshape, aten::cross_entropy_loss -> "
                              "1 kernel, 2 inputs, 1 output, reads %slice's rows where they lie\n"));
   EXPECT_THAT(log, HasSubstr("1 fused kernel(s) for 2 of "));

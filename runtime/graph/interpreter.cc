@@ -13,7 +13,7 @@
 #include "runtime/core/grad_mode.h"
 #include "runtime/dispatch/boxing.h"
 #include "runtime/dispatch/dispatcher.h"
-#include "runtime/ops/op_table.h"
+#include "runtime/graph/passes.h"
 
 namespace opspec {
 namespace {
@@ -224,7 +224,7 @@ GraphRunner::GraphRunner(const Graph& g, RunGraphOptions options) {
     step.node = &n;
     step.op = n.op();
     if (n.op() == NodeOp::kCall) step.target = n.target();
-    if (n.op() == NodeOp::kCall && n.target() == &builtin_op(OpId::_set_grad_enabled)) plan->sets_grad_mode = true;
+    if (sets_grad_mode(n)) plan->sets_grad_mode = true;
     if (n.op() == NodeOp::kPlaceholder) step.input = next_input++;
     step.args_begin = static_cast<uint32_t>(plan->sources.size());
     if (n.op() == NodeOp::kCall || n.op() == NodeOp::kGetItem || n.op() == NodeOp::kOutput) {

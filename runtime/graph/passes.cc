@@ -1,5 +1,7 @@
 #include "runtime/graph/passes.h"
 
+#include "runtime/ops/op_table.h"
+
 namespace opspec {
 
 bool is_impure(const Node& node) {
@@ -15,6 +17,10 @@ bool is_impure(const Node& node) {
     case NodeOp::kGetItem: return false;
   }
   return false;
+}
+
+bool sets_grad_mode(const Node& node) {
+  return node.op() == NodeOp::kCall && node.target() == &builtin_op(OpId::_set_grad_enabled);
 }
 
 int eliminate_dead_code(Graph& g) {

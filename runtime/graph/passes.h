@@ -12,6 +12,9 @@ namespace opspec {
 // _set_grad_enabled), so removing it would change later results.
 bool is_impure(const Node& node);
 
+// sets_grad_mode: a call of torch._C::_set_grad_enabled (See Note [Grad mode nodes]).
+bool sets_grad_mode(const Node& node);
+
 // eliminate_dead_code: removes call, getitem and constant nodes whose values are
 // never used and that are not impure, repeatedly; returns how many were removed.
 int eliminate_dead_code(Graph& g);
