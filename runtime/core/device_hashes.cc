@@ -2,25 +2,25 @@
 #include "runtime/core/device_hashes.h"
 
 #include <array>
-#include <atomic>
 
 #include "runtime/core/device_hooks.h"
+#include "runtime/core/per_device_table.h"
 
 namespace opspec {
 namespace {
 
 constexpr size_t kNumKinds = 3;
-std::array<std::array<std::atomic<DeviceHashFn>, kNumKinds>, kNumDeviceTypes> table{};
+constinit std::array<internal::PerDeviceTable<DeviceHashFn>, kNumKinds> table;  // by kind
 
 }  // namespace
 
 void register_device_hash(DeviceType type, DeviceHashKind kind, DeviceHashFn fn) {
-  table[static_cast<size_t>(type)][static_cast<size_t>(kind)].store(fn, std::memory_order_release);
+  table[static_cast<size_t>(kind)].set(type, fn);
 }
 
 DeviceHashFn find_device_hash(DeviceType type, DeviceHashKind kind) {
   internal::ensure_device_runtimes();
-  return table[static_cast<size_t>(type)][static_cast<size_t>(kind)].load(std::memory_order_acquire);
+  return table[static_cast<size_t>(kind)].get(type);
 }
 
 }  // namespace opspec

@@ -1,10 +1,9 @@
 #include "runtime/core/device_hooks.h"
 
-#include <array>
-#include <atomic>
 #include <mutex>
 
 #include "runtime/core/error.h"
+#include "runtime/core/per_device_table.h"
 
 namespace opspec {
 
@@ -26,10 +25,7 @@ class MissingBackendHooks final : public DeviceHooks {
   }
 };
 
-std::array<std::atomic<DeviceHooks*>, kNumDeviceTypes>& hooks_table() {
-  static std::array<std::atomic<DeviceHooks*>, kNumDeviceTypes> table{};
-  return table;
-}
+constinit internal::PerDeviceTable<DeviceHooks*> hooks_table;
 
 }  // namespace
 
@@ -38,7 +34,7 @@ DeviceHooks& get_device_hooks(DeviceType type) {
                " has no device hooks (it is the host, or holds no data)");
   internal::ensure_device_runtimes();
   static MissingBackendHooks missing;
-  DeviceHooks* hooks = hooks_table()[static_cast<int>(type)].load(std::memory_order_acquire);
+  DeviceHooks* hooks = hooks_table.get(type);
   return hooks != nullptr ? *hooks : missing;
 }
 
@@ -46,7 +42,7 @@ namespace internal {
 
 void register_device_hooks(DeviceType type, DeviceHooks* hooks) {
   OPSPEC_INTERNAL_ASSERT(type != DeviceType::kCPU && type != DeviceType::kMeta);
-  hooks_table()[static_cast<int>(type)].store(hooks, std::memory_order_release);
+  hooks_table.set(type, hooks);
 }
 
 void ensure_device_runtimes() {

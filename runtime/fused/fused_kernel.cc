@@ -2,19 +2,14 @@
 // [Fused kernels per device].
 #include "runtime/fused/fused_kernel.h"
 
-#include <array>
-#include <atomic>
-
+#include "runtime/core/per_device_table.h"
 #include "runtime/dispatch/dispatcher.h"
 
 namespace opspec::internal {
 namespace {
 
 // Written while the dispatcher starts (or by a test), read by every compile.
-std::array<std::atomic<FusedKernelFactory>, kNumDeviceTypes>& factories() {
-  static std::array<std::atomic<FusedKernelFactory>, kNumDeviceTypes> table{};
-  return table;
-}
+constinit PerDeviceTable<FusedKernelFactory> factories;
 
 }  // namespace
 
@@ -23,7 +18,7 @@ void FusedKernel::run_block(TensorList, TensorList, const MatrixBlock&, int64_t)
 }
 
 void register_fused_kernel_factory(DeviceType type, FusedKernelFactory factory) {
-  factories()[static_cast<size_t>(type)].store(factory, std::memory_order_release);
+  factories.set(type, factory);
 }
 
 std::unique_ptr<FusedKernel> make_fused_kernel(DeviceType type, std::shared_ptr<const FusedProgram> program,
@@ -31,7 +26,7 @@ std::unique_ptr<FusedKernel> make_fused_kernel(DeviceType type, std::shared_ptr<
   (void)Dispatcher::singleton();  // backends register their factories as it starts
   OPSPEC_CHECK(program != nullptr && program->finalized(), "make_fused_kernel: ", name,
                ": the program is not finalized");
-  const FusedKernelFactory factory = factories()[static_cast<size_t>(type)].load(std::memory_order_acquire);
+  const FusedKernelFactory factory = factories.get(type);
   if (factory == nullptr) {
     throw NotImplementedError(str_cat("fused kernels: no backend runs fused programs on ", device_type_name(type),
                                       " tensors (kernel ", name, ")"));

@@ -2,29 +2,24 @@
 // Note [Matmul epilogues].
 #include "runtime/fused/matmul_epilogue.h"
 
-#include <array>
-#include <atomic>
-
+#include "runtime/core/per_device_table.h"
 #include "runtime/dispatch/dispatcher.h"
 
 namespace opspec::internal {
 namespace {
 
 // Written while the dispatcher starts (or by a test), read by every run.
-std::array<std::atomic<LinearBlocksFn>, kNumDeviceTypes>& runners() {
-  static std::array<std::atomic<LinearBlocksFn>, kNumDeviceTypes> table{};
-  return table;
-}
+constinit PerDeviceTable<LinearBlocksFn> runners;
 
 }  // namespace
 
 void register_linear_blocks(DeviceType type, LinearBlocksFn fn) {
-  runners()[static_cast<size_t>(type)].store(fn, std::memory_order_release);
+  runners.set(type, fn);
 }
 
 LinearBlocksFn linear_blocks(DeviceType type) {
   (void)Dispatcher::singleton();  // backends register their runners as it starts
-  return runners()[static_cast<size_t>(type)].load(std::memory_order_acquire);
+  return runners.get(type);
 }
 
 }  // namespace opspec::internal
