@@ -578,7 +578,7 @@ struct BitwiseXorOp {
 // Their parameters are in the compute type C (PyTorch's Scalar.to<opmath_t>()).
 // The fused backend lowers each forward op to the shared functors above in
 // exactly this order, so eager and fused agree bit for bit (See Note
-// [Parametrized pointwise ops] in runtime/compile/fusion.cc).
+// [Parametrized pointwise ops] in runtime/compile/fusion_lowering.cc).
 
 // ClampOp<C>: minimum(maximum(x, lo), hi) (NaN in x or a bound propagates);
 // a missing bound is skipped.

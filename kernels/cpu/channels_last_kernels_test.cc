@@ -94,7 +94,9 @@ TEST(ChannelsLastConvolution, MatchesTheRowMajorPathInEveryDtype) {
       // A row-major input with a channels-last weight: channels-last too, the input copied to NHWC
       // (a 1x1 weight's strides are both layouts' and suggest contiguous, as in PyTorch).
       expect_close(conv(x, cl(w)), want, tolerance(dtype));
-      if (c.w[2] > 1) EXPECT_EQ(strides_of(conv(x, cl(w))), strides_of(got));
+      if (c.w[2] > 1) {
+        EXPECT_EQ(strides_of(conv(x, cl(w))), strides_of(got));
+      }
     }
   }
 }

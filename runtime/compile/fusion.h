@@ -15,7 +15,7 @@ namespace opspec {
 
 // Note [Fusion]
 // Fusable nodes (is_fusable) are calls of the builtin elementwise ops of the
-// rule table in fusion.cc (the non-mutating unary, binary and ternary ops of
+// rule table in fusion_lowering.cc (the non-mutating unary, binary and ternary ops of
 // op_table.def) on cpu tensors, or cuda tensors (all of a group's tensors on
 // one device, See Note [Fused CUDA kernels]), whose arguments are nodes,
 // wrapped-number scalars or Scalar arguments, and which lower to a

@@ -14,7 +14,7 @@ namespace opspec {
 // and dtype rule in unary_ops.def. Every layer expands those rows with
 // X-macros instead of restating them: ops.h/ops.cc (the ops:: functions), the
 // Meta, CPU and CUDA kernels and their registrations (kernels/), the fused
-// backend's FusedOp and rule table (runtime/fused/, runtime/compile/fusion.cc)
+// backend's FusedOp and rule table (runtime/fused/, runtime/compile/fusion_lowering.cc)
 // and the CUDA fused code generator. Adding an elementwise unary op is its
 // row, its functor in kernels/common/elementwise_ops.h and a test;
 // op_table_test.cc checks every row against the started dispatcher.
