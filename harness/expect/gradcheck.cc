@@ -45,7 +45,8 @@ std::string format_jacobian(const Jacobian& j) {
   return s + "], dtype=torch.float64)";
 }
 
-// to_f64: a contiguous f64 copy of t, made without recording history.
+// to_f64: an f64 copy of t in t's layout (clone preserves it), made without
+// recording history.
 Tensor to_f64(const Tensor& t) {
   autograd::NoGradGuard no_grad;
   return ops::clone(ops::to(t.detach(), DType::kFloat64, /*copy=*/true));
@@ -55,6 +56,19 @@ Tensor to_f64(const Tensor& t) {
 std::vector<double> flat_values(const Tensor& t) {
   autograd::NoGradGuard no_grad;
   return ops::to(t.detach(), Device(DeviceType::kCPU)).to_vector<double>();
+}
+
+// element_offset: where logical element k (row-major order) of t lies from
+// t's first element, in elements: a channels-last or otherwise strided input
+// is perturbed element by element in the order outputs and gradients are read.
+int64_t element_offset(const Tensor& t, int64_t k) {
+  int64_t offset = 0;
+  for (int64_t d = t.dim() - 1; d >= 0; --d) {
+    const int64_t size = t.size(d);
+    offset += (k % size) * t.stride(d);
+    k /= size;
+  }
+  return offset;
 }
 
 }  // namespace
@@ -118,12 +132,13 @@ CheckResult gradcheck(const TracedFunction& fn, const std::vector<Tensor>& input
         autograd::NoGradGuard no_grad;
         auto* data = static_cast<double*>(x[j].raw_data());
         for (int64_t k = 0; k < n; ++k) {
-          const double orig = data[k];
-          data[k] = orig + o.eps;
+          double& element = data[element_offset(x[j], k)];
+          const double orig = element;
+          element = orig + o.eps;
           const std::vector<double> plus = flat_values(fn(x)[oi]);
-          data[k] = orig - o.eps;
+          element = orig - o.eps;
           const std::vector<double> minus = flat_values(fn(x)[oi]);
-          data[k] = orig;
+          element = orig;
           for (int64_t c = 0; c < m; ++c) {
             num.at(k, c) = (plus[static_cast<size_t>(c)] - minus[static_cast<size_t>(c)]) / (2 * o.eps);
           }

@@ -153,12 +153,18 @@ TEST_P(ModelLayoutTest, NormsFollowTheInputsSuggestedFormat) {
   auto [hx, hw, hb] = ops::native_batch_norm_backward(channels_last({2, 3, 8, 8}, dev()), x, w, std::nullopt,
                                                       std::nullopt, mean, invstd, true, 1e-5, {true, true, true});
   EXPECT_THAT(strides_of(hx), ElementsAre(192, 64, 8, 1));
-  // Group norm: channels-last forward; its backward stays contiguous (as 1.13's).
+  // Group norm: channels-last forward; its backward's dX takes X's format (PyTorch 2.x's CPU;
+  // Meta answers as the CPU; CUDA's is contiguous, as 2.x's, checked in kernels/cuda/).
   auto [gy, gm, gr] = ops::native_group_norm(c, w, b, 2, 3, 64, 1, 1e-5);
   EXPECT_THAT(strides_of(gy), ElementsAre(192, 1, 24, 3));
   EXPECT_THAT(strides_of(gm), ElementsAre(1, 1));
   auto [dx, dw, db] = ops::native_group_norm_backward(g, c, gm, gr, w, 2, 3, 64, 1, {true, true, true});
-  EXPECT_THAT(strides_of(dx), ElementsAre(192, 64, 8, 1));
+  EXPECT_THAT(strides_of(dx), ElementsAre(192, 1, 24, 3));
+  EXPECT_THAT(strides_of(dw), ElementsAre(1));
+  // A row-major X: a row-major dX, whatever grad's layout.
+  auto [ex, ew, eb] = ops::native_group_norm_backward(channels_last({2, 3, 8, 8}, dev()), x, gm, gr, w, 2, 3, 64, 1,
+                                                      {true, false, false});
+  EXPECT_THAT(strides_of(ex), ElementsAre(192, 64, 8, 1));
 }
 
 TEST_P(ModelLayoutTest, UpsampleAndPadFollowTheInputsSuggestedFormat) {

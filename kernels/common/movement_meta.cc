@@ -385,7 +385,10 @@ std::tuple<Tensor, Tensor, Tensor> native_group_norm_backward_meta(const Tensor&
                                                                    int64_t C, int64_t HxW, int64_t group,
                                                                    std::array<bool, 3> output_mask) {
   const DType pdt = check_group_norm_backward(grad_out, input, mean, rstd, weight, N, C, HxW, group);
-  return {output_mask[0] ? make_tensor(input.sizes(), input.dtype(), kMeta) : Tensor(),
+  // dX in X's suggested format, as the CPU's (PyTorch 2.x; its CUDA's is contiguous). See Note [Model op layouts].
+  return {output_mask[0] ? meta_in_format(input.sizes(), input.dtype(), suggest_memory_format(input),
+                                          "aten::native_group_norm_backward")
+                         : Tensor(),
           output_mask[1] ? make_tensor({C}, pdt, kMeta) : Tensor(),
           output_mask[2] ? make_tensor({C}, pdt, kMeta) : Tensor()};
 }

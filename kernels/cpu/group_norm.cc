@@ -117,6 +117,7 @@ std::tuple<Tensor, Tensor, Tensor> native_group_norm_backward_cpu(const Tensor& 
     for (const Tensor* t : {&dx, &dw, &dbias}) {
       if (t->defined()) copy_into(*t, zero);
     }
+    if (dx.defined()) dx = in_format(dx, suggest_memory_format(input), kOp, copy_into);
     return {dx, dw, dbias};
   }
   OPSPEC_DISPATCH_FLOATING_DTYPES(input.dtype(), kOp, [&] {
@@ -187,6 +188,9 @@ std::tuple<Tensor, Tensor, Tensor> native_group_norm_backward_cpu(const Tensor& 
     if (dw.defined()) copy_into(dw, dw_acc);
     if (dbias.defined()) copy_into(dbias, db_acc);
   });
+  // Computed row-major, then laid out in X's suggested format as PyTorch 2.x main's
+  // empty_like(X, X.suggest_memory_format()) (1.13: contiguous). See Note [Model op layouts].
+  if (dx.defined()) dx = in_format(dx, suggest_memory_format(input), kOp, copy_into);
   return {dx, dw, dbias};
 }
 

@@ -153,8 +153,9 @@ std::tuple<Tensor, Tensor, Tensor> native_group_norm_cuda(const Tensor& input, c
                     eps);
   const Tensor mean = g.stat_dtype == kC ? mean_c : contiguous_cuda(mean_c, g.stat_dtype);
   const Tensor rstd = g.stat_dtype == kC ? rstd_c : contiguous_cuda(rstd_c, g.stat_dtype);
-  // Laid out in input's suggested format, as on the CPU (an empty input's is contiguous).
-  return {in_format(out, suggest_memory_format(input), kOp, device_copy), mean, rstd};
+  // Row-major whatever input's layout: PyTorch 2.x's kernel reads X made contiguous on every device
+  // but the CPU and allocates Y like it (the CPU's Y takes X's suggested format).
+  return {out, mean, rstd};
 }
 
 std::tuple<Tensor, Tensor, Tensor> native_group_norm_backward_cuda(const Tensor& grad_out, const Tensor& input,

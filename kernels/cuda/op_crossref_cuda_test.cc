@@ -47,6 +47,8 @@ namespace op_crossref_test {
 constexpr std::string_view kCudaLayouts[] = {
     "aten::roll",                     // row-major (roll_cuda), where the CPU's keeps channels-last
     "aten::native_dropout_backward",  // empty_like(grad, grad.suggest_memory_format())
+    "aten::native_group_norm",           // Y row-major (X made contiguous), the CPU's in X's format
+    "aten::native_group_norm_backward",  // dX likewise
 };
 
 // copy_to_cuda: t on cuda:0 with its sizes, strides, offset and storage: a

@@ -11,6 +11,7 @@
 #include "runtime/autograd/formulas.h"
 #include "runtime/autograd/internal/formula_helpers.h"
 #include "runtime/core/grad_mode.h"
+#include "runtime/core/memory_format.h"
 #include "runtime/ops/ops.h"
 
 namespace opspec::autograd::internal {
@@ -121,7 +122,7 @@ std::tuple<Tensor, Tensor, Tensor> group_norm_backward_differentiable(
 // native_group_norm (input, weight?, bias?, N, C, HxW, group, eps): with
 // grad mode on (a create_graph backward) or gradients for mean or rstd,
 // infinitely_differentiable_native_group_norm_backward; else one
-// native_group_norm_backward of the contiguous gradient and input, as
+// native_group_norm_backward of the gradient and input made dense in input's format, as
 // derivatives.yaml says, grad_input_mask naming the inputs that need one.
 VariableList native_group_norm(const FormulaCall& c) {
   const int w = c.tensor_input_of_arg(1);
@@ -136,9 +137,12 @@ VariableList native_group_norm(const FormulaCall& c) {
                                                               c.output(1), c.output(2), weight, N, C, HxW, group,
                                                               c.arg(7).to_double(), mask);
   } else if (c.grad(0).defined()) {
-    // grads[0].contiguous(...), input.contiguous(...): input's first (right to left).
-    const Tensor input = ops::contiguous(c.input(0));
-    const Tensor grad = ops::contiguous(c.grad(0));
+    // grads[0].contiguous(f), input.contiguous(f): input's first (right to left); f is input's
+    // suggested format on the CPU, else contiguous (2.x; 1.13 made both contiguous on every device).
+    const Tensor& x = c.input(0);
+    const MemoryFormat f = x.device().is_cpu() ? suggest_memory_format(x) : MemoryFormat::kContiguous;
+    const Tensor input = ops::contiguous(x, f);
+    const Tensor grad = ops::contiguous(c.grad(0), f);
     std::tie(dx, dw, db) = ops::native_group_norm_backward(grad, input, c.output(1), c.output(2), weight, N, C, HxW,
                                                            group, mask);
   } else {
