@@ -17,6 +17,7 @@
 #include "harness/expect/gradcheck.h"
 #include "harness/expect/opcheck.h"
 #include "runtime/autograd/formulas.h"
+#include "runtime/core/memory_format.h"
 #include "runtime/ops/op_crossref_samples_test_util.h"
 
 namespace opspec {
@@ -260,6 +261,22 @@ struct Sweep {
   }
 };
 
+// every_result: the call of op with c's arguments, xs in the differentiated
+// positions, as a function to every tensor it leaves on the stack.
+std::function<std::vector<Tensor>(const std::vector<Tensor>&)> every_result(const OperatorHandle& op,
+                                                                            const SweepCall& c) {
+  return [&op, &c](const std::vector<Tensor>& xs) {
+    Stack s = c.args;
+    for (size_t k = 0; k < c.positions.size(); ++k) s[c.positions[k]] = xs[k];
+    op.call_boxed(s);
+    std::vector<Tensor> all;
+    for (const Value& v : s) {
+      for (const Tensor& t : tensors_of(v)) all.push_back(t);
+    }
+    return all;
+  };
+}
+
 // swept_op: an aten op with a CPU kernel (or a composite) that autograd
 // handles, swept and selected.
 bool swept_op(const OperatorHandle& op, const std::string& name) {
@@ -277,22 +294,48 @@ TEST(GradcheckSweepTest, EveryFormulaMatchesCentralDifferences) {
     for (int seed = 0; seed < seeds; ++seed) {
       std::optional<SweepCall> c = prepare(*op, name, seed);
       if (!c) continue;
-      const auto call = [&](const std::vector<Tensor>& xs) {
-        Stack s = c->args;
-        for (size_t k = 0; k < c->positions.size(); ++k) s[c->positions[k]] = xs[k];
-        op->call_boxed(s);
-        std::vector<Tensor> all;
-        for (const Value& v : s) {
-          for (const Tensor& t : tensors_of(v)) all.push_back(t);
-        }
-        return all;
-      };
-      sweep.check(*op, name, c->args, call, c->inputs);
+      sweep.check(*op, name, c->args, every_result(*op, *c), c->inputs);
     }
   }
   for (const std::string& p : sweep.problems) ADD_FAILURE() << p;
   // Most differentiable ops get checked, not only skipped.
   EXPECT_GT(sweep.checked, 40 * seeds);
+}
+
+// relaid: x with the same values in another layout: channels-last for 4 dims,
+// its last two dims column-major for 2 or 3, or x itself (undefined) for others.
+Tensor relaid(const Tensor& x) {
+  if (x.dim() == 4) return ops::contiguous(x, MemoryFormat::kChannelsLast);
+  if (x.dim() == 2 || x.dim() == 3) return ops::transpose(ops::contiguous(ops::transpose(x, -1, -2)), -1, -2);
+  return Tensor();
+}
+
+// Every formula again with its differentiated inputs laid out otherwise than
+// row-major (channels-last, column-major), as a CNN or a transposed weight
+// hands them over: a formula or kernel that reads a gradient or an input by
+// position rather than by strides gives a permuted Jacobian here.
+TEST(GradcheckSweepTest, EveryFormulaOnStridedInputs) {
+  const int seeds = gradcheck_seeds();
+  Sweep sweep;
+  for (const OperatorHandle* op : Dispatcher::singleton().ops()) {
+    const std::string name = op->schema().qualified_name();
+    if (op->schema().is_mutable() || !swept_op(*op, name)) continue;
+    for (int seed = 0; seed < seeds; ++seed) {
+      std::optional<SweepCall> c = prepare(*op, name, seed);
+      if (!c) continue;
+      bool any = false;
+      for (Tensor& x : c->inputs) {
+        const Tensor r = relaid(x);
+        if (!r.defined() || r.strides() == x.strides()) continue;  // a size-1 dim: the same strides
+        x = r;
+        any = true;
+      }
+      if (!any) continue;
+      sweep.check(*op, name, c->args, every_result(*op, *c), c->inputs);
+    }
+  }
+  for (const std::string& p : sweep.problems) ADD_FAILURE() << p;
+  EXPECT_GT(sweep.checked, 20 * seeds);
 }
 
 // Note [In-place sweep through views]
