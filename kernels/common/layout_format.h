@@ -23,8 +23,9 @@ namespace opspec::internal {
 // batch norm and max pooling and their backwards (Notes [Channels-last batch
 // norm], [Channels-last max pooling]: the same bits). The layout is
 // strides_for(sizes, format) with format one of: suggest_memory_format of
-// the input (pooling, batch norm, group norm's forward, constant_pad_nd,
-// upsample; upsample's backward takes grad_output's) or conv_memory_format
+// the input (pooling, batch norm, group norm and its backward on the CPU and
+// Meta (CUDA's are row-major, as 2.x's), constant_pad_nd, upsample;
+// upsample's backward takes grad_output's) or conv_memory_format
 // for convolution and its input and weight gradients. A channels-last input
 // thus keeps channels-last activations through a CNN, as in PyTorch.
 
