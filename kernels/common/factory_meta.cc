@@ -331,9 +331,18 @@ Tensor bernoulli_float_meta(const Tensor& self, double p, std::optional<int64_t>
   return self;
 }
 
+// Note [Dropout layout]
+// native_dropout's output and mask take the input's layout (preserve_format:
+// a dense input's strides, else its dims' order), on every device: PyTorch's
+// CUDA kernel allocates both with empty_like (clone and ones_like in eval,
+// zeros_like at p = 1), its CPU kernel empty_like's mask and input.mul(mask);
+// torch 1.13 gives a transposed input's (1, 3) strides to both. So dropout on
+// cuda (native_dropout) and on the CPU (input * noise) lay a result out alike.
 std::tuple<Tensor, Tensor> native_dropout_meta(const Tensor& input, double p, std::optional<bool> train) {
   check_dropout_args(input, p, train);
-  return {make_tensor(input.sizes(), input.dtype(), kMeta), make_tensor(input.sizes(), DType::kBool, kMeta)};
+  const SizeVec strides = preserve_strides(input);  // See Note [Dropout layout]
+  return {make_tensor_with_strides(input.sizes(), strides, input.dtype(), kMeta),
+          make_tensor_with_strides(input.sizes(), strides, DType::kBool, kMeta)};
 }
 
 Tensor cat_meta(TensorList tensors, int64_t dim) {

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <tuple>
+#include <utility>
 
 #include "runtime/core/generator.h"
 #include "runtime/core/memory_format.h"
@@ -202,6 +203,31 @@ TEST_P(ModelLayoutTest, FlipKeepsTheInputsLayout) {
   // Not dense: dense strides in the input's dim order.
   EXPECT_THAT(strides_of(ops::flip(ops::slice(make({4, 6}, dev()), 1, 0, 6, 2), {0})), ElementsAre(3, 1));
   EXPECT_THAT(strides_of(ops::flip(ops::slice(ops::t(make({6, 4}, dev())), 1, 0, 6, 2), {1})), ElementsAre(1, 4));
+}
+
+TEST_P(ModelLayoutTest, NativeDropoutKeepsTheInputsLayout) {
+  // Output and mask alike, in training, eval and at p = 1 (See Note [Dropout
+  // layout]; torch 1.13: randn(4, 3).t() gives (1, 3), randn(4, 6)[:, ::2] (3, 1)).
+  const Tensor t = ops::t(make({4, 3}, dev())), c = channels_last({2, 3, 4, 5}, dev());
+  const Tensor p = ops::permute(make({2, 3, 4}, dev()), {2, 0, 1});
+  const Tensor sliced = ops::slice(make({4, 6}, dev()), 1, 0, 6, 2);
+  for (const auto& [prob, train] : {std::pair{0.5, true}, std::pair{0.0, false}, std::pair{1.0, true}}) {
+    SCOPED_TRACE(testing::Message() << "p " << prob << " train " << train);
+    for (const auto& [in, want] : {std::pair{t, SizeVec{1, 3}}, std::pair{c, SizeVec{60, 1, 15, 3}},
+                                   std::pair{p, SizeVec{1, 12, 4}}, std::pair{sliced, SizeVec{3, 1}}}) {
+      auto [out, mask] = ops::native_dropout(in, prob, train);
+      EXPECT_EQ(strides_of(out), want) << in.meta_str();
+      EXPECT_EQ(strides_of(mask), want) << in.meta_str();
+    }
+  }
+  if (dev().is_cpu()) {  // drawn by logical index: the values of the row-major input's call
+    manual_seed(7);
+    auto [out, mask] = ops::native_dropout(c, 0.5, true);
+    manual_seed(7);
+    auto [row_out, row_mask] = ops::native_dropout(ops::contiguous(c), 0.5, true);
+    EXPECT_TRUE(ops::equal(out, row_out));
+    EXPECT_TRUE(ops::equal(mask, row_mask));
+  }
 }
 
 TEST_P(ModelLayoutTest, TheseStayContiguous) {

@@ -10,6 +10,7 @@
 #include "kernels/cpu/loops.h"
 #include "runtime/ops/elementwise_rules.h"  // check_no_internal_overlap
 #include "kernels/common/factory_meta.h"
+#include "kernels/common/layout_format.h"
 #include "kernels/common/random_meta.h"
 #include "kernels/common/random_values.h"
 #include "kernels/common/registration.h"
@@ -198,18 +199,23 @@ Tensor bernoulli_float_cpu(const Tensor& self, double p, std::optional<int64_t> 
   return self;
 }
 
+// native_dropout_cpu: output and mask laid out as input (See Note [Dropout layout]);
+// drawn row-major in logical order, then copied into that layout.
 std::tuple<Tensor, Tensor> native_dropout_cpu(const Tensor& input, double p, std::optional<bool> train) {
   constexpr std::string_view op = "aten::native_dropout";
   check_dropout_args(input, p, train);
-  Tensor output = make_tensor(input.sizes(), input.dtype(), kCPU);
-  Tensor mask = make_tensor(input.sizes(), DType::kBool, kCPU);
+  const SizeVec strides = preserve_strides(input);
   const int64_t n = input.numel();
-  if (n == 0) return {output, mask};
-  if (!train.value_or(true)) {
+  if (n == 0 || !train.value_or(true)) {
+    Tensor output = make_tensor_with_strides(input.sizes(), strides, input.dtype(), kCPU);
+    Tensor mask = make_tensor_with_strides(input.sizes(), strides, DType::kBool, kCPU);
+    if (n == 0) return {output, mask};
     copy_into(output, input);
-    std::memset(mask.raw_data(), 1, static_cast<size_t>(n));
+    std::memset(mask.raw_data(), 1, static_cast<size_t>(n));  // dense: its n bytes from the first element
     return {output, mask};
   }
+  Tensor output = make_tensor(input.sizes(), input.dtype(), kCPU);
+  Tensor mask = make_tensor(input.sizes(), DType::kBool, kCPU);
   // PyTorch computes input * mask * (1 / (1 - p)) with the scale in the op
   // math type; p == 1 keeps everything at zero (scale 0) instead of NaN.
   const double p1m = 1.0 - p;
@@ -220,7 +226,7 @@ std::tuple<Tensor, Tensor> native_dropout_cpu(const Tensor& input, double p, std
     dropout_loop(static_cast<const scalar_t*>(src.raw_data()), static_cast<scalar_t*>(output.raw_data()),
                  static_cast<bool*>(mask.raw_data()), n, rs, p1m, scale);
   });
-  return {output, mask};
+  return {with_strides(output, strides, copy_into), with_strides(mask, strides, copy_into)};
 }
 
 // ---- randint, uniform_, normal_, bernoulli ----

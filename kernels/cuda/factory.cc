@@ -16,6 +16,7 @@
 #include "kernels/cuda/elementwise_args.h"
 #include "runtime/ops/elementwise_rules.h"  // check_no_internal_overlap
 #include "kernels/common/factory_meta.h"
+#include "kernels/common/layout_format.h"
 #include "kernels/common/random_meta.h"
 #include "kernels/cuda/random_launch.h"
 #include "runtime/core/generator.h"
@@ -272,19 +273,25 @@ Tensor bernoulli_float_cuda(const Tensor& self, double p, OptInt generator) {
   return self;
 }
 
+// native_dropout_cuda: output and mask laid out as input, as PyTorch's
+// (empty_like, clone, ones_like: See Note [Dropout layout]); drawn row-major,
+// then copied into that layout.
 std::tuple<Tensor, Tensor> native_dropout_cuda(const Tensor& input, double p, OptBool train) {
   check_dropout_args(input, p, train);
   const Device dev = require_device(input.device(), "aten::native_dropout");
-  Tensor output = empty_cuda(input.sizes(), input.dtype(), dev);
-  Tensor mask = empty_cuda(input.sizes(), DType::kBool, dev);
+  const SizeVec strides = preserve_strides(input);
   const int64_t n = input.numel();
-  if (n == 0) return {output, mask};
-  if (!train.value_or(true)) {
+  if (n == 0 || !train.value_or(true)) {
+    Tensor output = make_tensor_with_strides(input.sizes(), strides, input.dtype(), dev);
+    Tensor mask = make_tensor_with_strides(input.sizes(), strides, DType::kBool, dev);
+    if (n == 0) return {output, mask};
     device_copy(output, input);
-    DeviceGuard guard(dev);
+    DeviceGuard guard(dev);  // mask is dense: its n bytes from the first element
     check(cudaMemsetAsync(mask.raw_data(), 1, static_cast<size_t>(n), nullptr), "native_dropout");
     return {output, mask};
   }
+  Tensor output = empty_cuda(input.sizes(), input.dtype(), dev);
+  Tensor mask = empty_cuda(input.sizes(), DType::kBool, dev);
   // kernels/cpu/random.cc's arithmetic: input * mask * (1 / (1 - p)); p == 1 gives zeros.
   const double p1m = 1.0 - p;
   const double scale = p1m == 0 ? 0.0 : 1.0 / p1m;
@@ -293,7 +300,7 @@ std::tuple<Tensor, Tensor> native_dropout_cuda(const Tensor& input, double p, Op
   DeviceGuard guard(dev);
   launch_dropout(code_of(input.dtype()), src.raw_data(), output.raw_data(), static_cast<bool*>(mask.raw_data()), n,
                  rs.seed, rs.offset, p1m, scale);
-  return {output, mask};
+  return {with_strides(output, strides, device_copy), with_strides(mask, strides, device_copy)};
 }
 
 // ---- randint, uniform_, normal_, bernoulli (kernels/cuda/random.cu) ----

@@ -9,6 +9,8 @@
 #include <cmath>
 #include <string>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 #include "kernels/cuda/cuda_test_util.h"
 #include "runtime/ops/layout_cases_test_util.h"
@@ -128,6 +130,34 @@ TEST(CudaFactoryTest, BernoulliAndDropoutMasksAreTheCpus) {
     auto [ey, emask] = ops::native_dropout(to_cuda(x), 0.25, false);
     expect_same(ey, x, "dropout eval");
     expect_same(emask, ops::ones({64, 33}, {.dtype = DType::kBool}), "dropout eval mask");
+  }
+}
+
+// native_dropout lays output and mask out as its input on cuda as on the CPU
+// (See Note [Dropout layout]), drawing the CPU's values; so does dropout,
+// which on cuda is native_dropout and on the CPU input * noise.
+TEST(CudaFactoryTest, DropoutKeepsTheInputsLayoutAsOnTheCpu) {
+  OPSPEC_SKIP_WITHOUT_CUDA();
+  using testing::expect_like_cpu;
+  using Args = std::vector<Tensor>;
+  manual_seed(4);
+  const Tensor x = ops::randn({2, 3, 4, 5});
+  for (const Tensor& t : {ops::contiguous(x, MemoryFormat::kChannelsLast), ops::transpose(x, 1, 3),
+                          ops::slice(x, 3, 0, 5, 2)}) {
+    for (const auto& [p, train] : {std::pair{0.25, true}, std::pair{0.25, false}, std::pair{1.0, true}}) {
+      const std::string what = str_cat(t.meta_str(), " p ", p, " train ", train);
+      for (int k = 0; k < 2; ++k) {
+        expect_like_cpu(str_cat("native_dropout ", k, " ", what),
+                        [&](const Args& a) {
+                          manual_seed(9);
+                          auto [out, mask] = ops::native_dropout(a[0], p, train);
+                          return k == 0 ? out : mask;
+                        },
+                        {t});
+      }
+    }
+    const Tensor got = ops::dropout(testing::to_cuda_as_strided(t), 0.25, true);
+    EXPECT_EQ(testing::strides_of(got), testing::strides_of(ops::dropout(t, 0.25, true))) << "dropout " << t.meta_str();
   }
 }
 
