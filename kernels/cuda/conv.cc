@@ -25,6 +25,15 @@ namespace {
 
 void* data_or_null(const Tensor& t) { return t.defined() ? t.raw_data() : nullptr; }
 
+// conv_format_cuda: the layout of a convolution's result and gradients on
+// cuda, PyTorch 2.x's cuDNN rule (cudnn_conv_suggest_memory_format): the
+// CPU's conv_memory_format, except that float64 stays contiguous (cuDNN's
+// channels-last is disabled for double). See Note [Model op layouts].
+MemoryFormat conv_format_cuda(const Tensor& input, const Tensor& weight) {
+  if (input.dtype() == DType::kFloat64 || weight.dtype() == DType::kFloat64) return MemoryFormat::kContiguous;
+  return conv_memory_format(input, weight);
+}
+
 // in_format_of: t (row-major) laid out in like's suggested memory format, as
 // on the CPU (See Note [Model op layouts] in kernels/common/layout_format.h).
 Tensor in_format_of(const Tensor& t, const Tensor& like, std::string_view op) {
@@ -77,7 +86,7 @@ Tensor convolution_cuda(const Tensor& input, const Tensor& weight, const std::op
       conv_geometry(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, kOp);
   const Device dev = op_device({input, weight, bias ? *bias : Tensor()}, kOp);
   Tensor out = empty_cuda(g.out_sizes, input.dtype(), dev);
-  if (out.numel() == 0) return in_format(out, conv_memory_format(input, weight), kOp, device_copy);
+  if (out.numel() == 0) return in_format(out, conv_format_cuda(input, weight), kOp, device_copy);
   const DType dt = input.dtype();  // weight's and bias's too (conv_geometry)
   const Tensor x = on_device(input, dt, dev), w = on_device(weight, dt, dev);
   const Tensor b = bias ? on_device(*bias, dt, dev) : Tensor();
@@ -88,7 +97,7 @@ Tensor convolution_cuda(const Tensor& input, const Tensor& weight, const std::op
   } else {
     launch_conv_forward(code_of(dt), conv_args(g), x.raw_data(), w.raw_data(), data_or_null(b), out.raw_data());
   }
-  return in_format(out, conv_memory_format(input, weight), kOp, device_copy);
+  return in_format(out, conv_format_cuda(input, weight), kOp, device_copy);
 }
 
 // result_side: a's result as the output side: the bias kernel's channel sums
@@ -138,9 +147,12 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward_cuda(
   sx.finish();
   sw.finish();
   sb.finish();
-  // The gradients take the Meta kernel's strides, as on the CPU.
-  auto laid = [](const Tensor& d, const Tensor& like) {
-    return d.defined() ? with_strides(d, like.strides(), device_copy) : d;
+  // The gradients take the forward's layout (conv_format_cuda); an empty
+  // input's are zeros_like (preserve), the Meta kernel's strides.
+  auto laid = [&](const Tensor& d, const Tensor& like) {
+    if (!d.defined()) return d;
+    if (input.numel() == 0) return with_strides(d, like.strides(), device_copy);
+    return in_format(d, conv_format_cuda(input, weight), kOp, device_copy);
   };
   return {laid(dx, mx), laid(dw, mw), db};
 }

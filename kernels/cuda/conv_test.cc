@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cmath>
+#include <functional>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -397,9 +398,26 @@ TEST(CudaConvTest, BatchNormEvalIsTheCpusBits) {
 
 // ---- Layouts (See Note [Model op layouts]) ----
 
+// conv_like_cpu: expect_like_cpu for a convolution of input (one of args),
+// except that a float64 one of a non-empty input is row-major on cuda, as
+// PyTorch 2.x's cuDNN rule (cudnn_conv_suggest_memory_format), where the CPU
+// keeps channels-last.
+void conv_like_cpu(const std::string& what, const std::function<Tensor(const std::vector<Tensor>&)>& f,
+                   const std::vector<Tensor>& args, const Tensor& input, double scale, double floor) {
+  if (input.dtype() != DType::kFloat64 || input.numel() == 0) {
+    return testing::expect_like_cpu(what, f, args, scale, floor);
+  }
+  std::vector<Tensor> on_cuda;
+  for (const Tensor& a : args) on_cuda.push_back(testing::to_cuda_as_strided(a));
+  const Tensor want = f(args), got = f(on_cuda);
+  EXPECT_EQ(testing::strides_of(got), testing::strides_of(ops::contiguous(want))) << what << ": " << got.meta_str();
+  expect_close(got, want, what, scale, floor);
+}
+
 // Convolution, pooling and batch norm compute row-major on the device and copy
 // into the CPU's layout (channels-last for a channels-last input or weight, an
-// empty input's row-major or zeros_like), with the CPU's values.
+// empty input's row-major or zeros_like; a float64 convolution stays
+// row-major, as cuDNN's), with the CPU's values.
 TEST(CudaConvTest, ResultsTakeTheCpusLayouts) {
   OPSPEC_SKIP_WITHOUT_CUDA();
   using testing::expect_like_cpu;
@@ -418,16 +436,16 @@ TEST(CudaConvTest, ResultsTakeTheCpusLayouts) {
                                             std::tuple{"transposed x", ops::transpose(x, 2, 3), w},
                                             std::tuple{"empty cl x", empty_cl, w}}) {
       const std::string what = std::string(name) + " " + n;
-      expect_like_cpu("convolution " + what, conv, {in, weight}, 8, 4.0);
+      conv_like_cpu("convolution " + what, conv, {in, weight}, in, 8, 4.0);
       const Tensor go = in.numel() == 0 ? input({0, 4, 6, 6}, dt, 44) : g;
       for (int k = 0; k < 3; ++k) {
-        expect_like_cpu(str_cat("convolution_backward ", k, " ", what),
-                        [&](const Args& a) {
-                          const auto grads = ops::convolution_backward(a[0], a[1], a[2], bias, one, zero, one, false,
-                                                                       zero, 1, {true, true, true});
-                          return k == 0 ? std::get<0>(grads) : k == 1 ? std::get<1>(grads) : std::get<2>(grads);
-                        },
-                        {go, in, weight}, 16, 12.0);
+        conv_like_cpu(str_cat("convolution_backward ", k, " ", what),
+                      [&](const Args& a) {
+                        const auto grads = ops::convolution_backward(a[0], a[1], a[2], bias, one, zero, one, false,
+                                                                     zero, 1, {true, true, true});
+                        return k == 0 ? std::get<0>(grads) : k == 1 ? std::get<1>(grads) : std::get<2>(grads);
+                      },
+                      {go, in, weight}, in, 16, 12.0);
       }
     }
     for (const Tensor& t : {cl, x, ops::transpose(x, 2, 3)}) {
