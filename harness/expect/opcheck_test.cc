@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "runtime/autograd/formulas.h"
+#include "runtime/core/grad_mode.h"
 #include "runtime/dispatch/library.h"
 #include "runtime/dispatch/local_dispatch_key_set.h"
 #include "runtime/ops/op_table.h"
@@ -568,6 +569,9 @@ bool lacks_formula(const std::string& name) {
 TEST(OpcheckBuiltins, EveryBuiltinOpPassesOnASampleFromItsSchema) {
   int checked = 0;
   for (const BuiltinOpInfo& row : builtin_op_table()) {
+    // Each op in grad mode, restored after it: torch._C::_set_grad_enabled's
+    // sample turns it off, which left later ops and later tests without autograd.
+    autograd::EnableGradGuard grad_on;
     const OperatorHandle& op = builtin_op(row.id);
     OpcheckOptions options;
     if (auto it = partial_checks().find(op.name()); it != partial_checks().end()) options.test_utils = it->second;
