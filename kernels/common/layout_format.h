@@ -26,7 +26,8 @@ namespace opspec::internal {
 // the input (pooling, batch norm, group norm and its backward on the CPU and
 // Meta (CUDA's are row-major, as 2.x's), constant_pad_nd, upsample;
 // upsample's backward takes grad_output's) or conv_memory_format
-// for convolution and its input and weight gradients. A channels-last input
+// for convolution and its input and weight gradients (on CUDA float64 stays
+// row-major, as cuDNN's: conv_format_cuda). A channels-last input
 // thus keeps channels-last activations through a CNN, as in PyTorch.
 
 // with_strides: t (fresh and row-major) laid out with exactly strides: t
