@@ -207,7 +207,15 @@ Tensor native_dropout_backward_cuda(const Tensor& grad, const Tensor& mask, doub
   constexpr std::string_view kOp = "aten::native_dropout_backward";
   check_dropout_backward(grad, mask);
   require_device(grad.device(), kOp);
-  const Tensor m = contiguous_cuda(mask, grad.dtype());  // 0 or 1 of grad's dtype
+  // 0 or 1 of grad's dtype; a 0-dim cpu mask (the device check allows one) stays a
+  // host scalar operand, converted on the host.
+  Tensor m;
+  if (mask.device().is_cpu()) {
+    m = make_tensor(mask.sizes(), grad.dtype(), kCPU);
+    copy_between(m, mask);
+  } else {
+    m = contiguous_cuda(mask, grad.dtype());
+  }
   ElementwiseMeta meta = binary_meta(grad, m, BinaryKind::kArithmetic, kOp);
   // PyTorch's CUDA kernel allocates empty_like(grad, grad.suggest_memory_format()),
   // not TensorIterator's layout: a transposed grad gives a row-major result.

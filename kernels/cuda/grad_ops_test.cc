@@ -38,6 +38,10 @@ TEST(CudaGradOpsTest, ElementwiseBackwardOpsMatchTheCpu) {
     const Tensor mask = ops::gt(x, 0.0);
     expect_same(ops::native_dropout_backward(dg, to_cuda(mask), 1.25), ops::native_dropout_backward(g, mask, 1.25),
                 "native_dropout_backward " + n);
+    // A 0-dim cuda grad with a 0-dim cpu mask (the device check allows it): a host scalar operand.
+    const Tensor one = ops::ones({}, {.dtype = DType::kBool}), g0 = ops::select(ops::view(g, {-1}), 0, 3);
+    expect_same(ops::native_dropout_backward(to_cuda(g0), one, 1.25), ops::native_dropout_backward(g0, one, 1.25),
+                "native_dropout_backward cpu 0-dim mask " + n);
     expect_same(ops::sgn(dx), ops::sgn(x), "sgn " + n);
     Tensor filled = ops::clone(x), dfilled = ops::clone(dx);
     ops::masked_fill_(filled, mask, 0.5);
