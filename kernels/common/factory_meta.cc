@@ -317,6 +317,19 @@ Tensor fill_meta(const Tensor& self, const Scalar&) {
   return self;
 }
 
+void check_fill_value(const Tensor& self, const Tensor& value) {
+  OPSPEC_CHECK(value.dim() == 0, "aten::fill_: fill_ only supports 0-dimension value tensor but got tensor with ",
+               value.dim(), " dimensions.");
+  OPSPEC_CHECK(value.device() == self.device() || value.device().is_cpu(), "aten::fill_: expected value on ",
+               self.device().str(), " (self's device) or the cpu, but value is on ", value.device().str());
+}
+
+Tensor fill_tensor_meta(const Tensor& self, const Tensor& value) {
+  check_fill_value(self, value);
+  self.impl()->bump_version();
+  return self;
+}
+
 Tensor zero_meta(const Tensor& self) {
   self.impl()->bump_version();
   return self;

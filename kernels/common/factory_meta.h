@@ -133,6 +133,10 @@ Tensor randn_like_meta(const Tensor& self, std::optional<DType> dtype, std::opti
                        std::optional<int64_t> memory_format);
 // In-place ops on meta tensors: checks, a version bump, self.
 Tensor fill_meta(const Tensor& self, const Scalar& value);
+// check_fill_value: fill_.Tensor's value is 0-dim (PyTorch's text) and on
+// self's device or the CPU (read as value.item()).
+void check_fill_value(const Tensor& self, const Tensor& value);
+Tensor fill_tensor_meta(const Tensor& self, const Tensor& value);
 Tensor zero_meta(const Tensor& self);
 Tensor bernoulli_float_meta(const Tensor& self, double p, std::optional<int64_t> generator);
 std::tuple<Tensor, Tensor> native_dropout_meta(const Tensor& input, double p, std::optional<bool> train);

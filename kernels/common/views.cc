@@ -206,6 +206,29 @@ Tensor squeeze_inplace_dim_kernel(const Tensor& self, int64_t dim) {
   return self;
 }
 
+// The in-place view ops below restride self's own TensorImpl as their
+// functional view would: metadata only, so the version counter stays.
+Tensor t_inplace_kernel(const Tensor& self) {
+  OPSPEC_CHECK(self.dim() <= 2, "aten::t_: t_() expects a tensor with <= 2 dimensions, but self is ", self.dim(),
+               "D");
+  const Tensor v = t_kernel(self);
+  self.impl()->set_sizes_and_strides(v.sizes(), v.strides(), self.storage_offset());
+  return self;
+}
+
+Tensor transpose_inplace_kernel(const Tensor& self, int64_t dim0, int64_t dim1) {
+  constexpr std::string_view op = "aten::transpose_";
+  const Tensor v = transpose_kernel(self, wrap_dim(dim0, self.dim(), op), wrap_dim(dim1, self.dim(), op));
+  self.impl()->set_sizes_and_strides(v.sizes(), v.strides(), self.storage_offset());
+  return self;
+}
+
+Tensor unsqueeze_inplace_kernel(const Tensor& self, int64_t dim) {
+  const Tensor v = unsqueeze_kernel(self, wrap_dim(dim, self.dim() + 1, "aten::unsqueeze_"));
+  self.impl()->set_sizes_and_strides(v.sizes(), v.strides(), self.storage_offset());
+  return self;
+}
+
 Tensor slice_kernel(const Tensor& self, int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end,
                     int64_t step) {
   constexpr std::string_view op = "aten::slice.Tensor";

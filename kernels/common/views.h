@@ -47,6 +47,11 @@ Tensor squeeze_kernel(const Tensor& self);
 Tensor squeeze_dim_kernel(const Tensor& self, int64_t dim);
 // squeeze_inplace_dim_kernel: aten::squeeze_.dim; restrides self's own TensorImpl.
 Tensor squeeze_inplace_dim_kernel(const Tensor& self, int64_t dim);
+// t_inplace_kernel, transpose_inplace_kernel, unsqueeze_inplace_kernel:
+// aten::t_, aten::transpose_, aten::unsqueeze_; restride self's own TensorImpl.
+Tensor t_inplace_kernel(const Tensor& self);
+Tensor transpose_inplace_kernel(const Tensor& self, int64_t dim0, int64_t dim1);
+Tensor unsqueeze_inplace_kernel(const Tensor& self, int64_t dim);
 // slice_kernel: aten::slice.Tensor with Python slicing rules (wrap, clamp).
 Tensor slice_kernel(const Tensor& self, int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end,
                     int64_t step);

@@ -103,6 +103,35 @@ TEST(ViewsTest, AsStridedOutOfBounds) {
   EXPECT_NO_THROW(ops::as_strided(base, {0}, {1}, 10));  // empty views read nothing
 }
 
+// t_, transpose_, unsqueeze_: self restrided as the functional views (strides from torch 1.13), data and version kept.
+TEST(ViewsTest, TransposeAndUnsqueezeInPlaceRestrideSelf) {
+  Tensor x = iota({2, 3});
+  const uint64_t version = x.impl()->version();
+  Tensor& r = ops::t_(x);
+  EXPECT_EQ(&r, &x);
+  EXPECT_THAT(vec(x.sizes()), ElementsAre(3, 2));
+  EXPECT_THAT(vec(x.strides()), ElementsAre(1, 3));
+  EXPECT_THAT(x.to_vector<float>(), ElementsAre(0, 3, 1, 4, 2, 5));
+  ops::transpose_(x, 0, -1);
+  EXPECT_THAT(vec(x.strides()), ElementsAre(3, 1));
+  ops::unsqueeze_(x, 1);
+  EXPECT_THAT(vec(x.sizes()), ElementsAre(2, 1, 3));
+  EXPECT_THAT(vec(x.strides()), ElementsAre(3, 3, 1));
+  EXPECT_EQ(x.impl()->version(), version);
+  Tensor v = ops::zeros({3});
+  ops::t_(v);  // <= 2 dims: unchanged
+  EXPECT_THAT(vec(v.sizes()), ElementsAre(3));
+  EXPECT_THAT([&] { ops::t_(x); },
+              ThrowsMessage<Error>(HasSubstr("aten::t_: t_() expects a tensor with <= 2 dimensions, but self is 3D")));
+  EXPECT_THAT([&] { ops::unsqueeze_(v, 2); },
+              ThrowsMessage<Error>(HasSubstr("Dimension out of range (expected to be in range of [-2, 1], but got 2)")));
+  EXPECT_THAT([&] { ops::transpose_(v, 0, 2); },
+              ThrowsMessage<Error>(HasSubstr("Dimension out of range (expected to be in range of [-1, 0], but got 2)")));
+  Tensor m = ops::empty({2, 3}, {.device = kMeta});
+  ops::t_(m);
+  EXPECT_THAT(vec(m.strides()), ElementsAre(1, 3));
+}
+
 TEST(ViewsTest, AsStridedInPlaceRestridesSelf) {
   Tensor base = iota({10});
   Tensor x = ops::slice(base, 0, 2);

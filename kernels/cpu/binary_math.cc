@@ -1,5 +1,5 @@
 // binary_math.cc: CPU kernels of the binary ops beyond + - * /: pow (and its
-// fast paths for common exponents), remainder, fmod, atan2, the bitwise ops,
+// fast paths for common exponents; pow_ in place too), remainder, fmod, atan2, the bitwise ops,
 // maximum and minimum. Inputs are cast to the promoted dtype, then a shared
 // functor (See Note [Shared elementwise functors]) runs over a TensorIterator.
 // Apart from binary.cc so that a one-kernel rebuild stays short.
@@ -8,6 +8,7 @@
 #include "kernels/common/elementwise_ops.h"
 #include "kernels/common/scalar_as.h"
 #include "kernels/cpu/binary_loops.h"
+#include "kernels/cpu/copy.h"
 #include "kernels/cpu/loops.h"
 #include "runtime/dispatch/library.h"
 #include "runtime/ops/elementwise_rules.h"
@@ -25,15 +26,11 @@ Tensor pow_cpu(const Tensor& self, const Tensor& exponent) {
   return out;
 }
 
-// pow.Tensor_Scalar: PyTorch's fast paths for common exponents (not for f16,
-// which always calls pow with the exponent rounded to f16).
-Tensor pow_scalar_cpu(const Tensor& self, const Scalar& exponent) {
-  check_pow_scalar(self, exponent);
-  const ElementwiseMeta m =
-      binary_meta(self, make_wrapped_number(exponent), BinaryKind::kArithmetic, "aten::pow");
-  check_pow(m.result_dtype);
-  Tensor out = elementwise_output(m, "aten::pow");
-  if (out.numel() == 0) return out;
+// pow_scalar_into: out = pow(self, exponent) in m's compute dtype (out may be
+// self), with PyTorch's fast paths for common exponents (not for f16, which
+// always calls pow with the exponent rounded to f16).
+void pow_scalar_into(const Tensor& out, const Tensor& self, const Scalar& exponent, const ElementwiseMeta& m) {
+  if (out.numel() == 0) return;
   const Tensor in[] = {cast_for_compute(self, m.compute_dtype)};
   TensorIterator iter(out, in);
   const double e = exponent.to_double();
@@ -58,7 +55,50 @@ Tensor pow_scalar_cpu(const Tensor& self, const Scalar& exponent) {
       return unary_into<scalar_t>(iter, [ev](C x) { return PowOp{}(x, ev); });
     }
   });
+}
+
+Tensor pow_scalar_cpu(const Tensor& self, const Scalar& exponent) {
+  check_pow_scalar(self, exponent);
+  const ElementwiseMeta m =
+      binary_meta(self, make_wrapped_number(exponent), BinaryKind::kArithmetic, "aten::pow");
+  check_pow(m.result_dtype);
+  Tensor out = elementwise_output(m, "aten::pow");
+  pow_scalar_into(out, self, exponent, m);
   return out;
+}
+
+// ---- In-place power (See Note [In-place pointwise ops]) ----
+
+Tensor pow__scalar_cpu(const Tensor& self, const Scalar& exponent) {
+  constexpr std::string_view kOp = "aten::pow_";
+  const ElementwiseMeta m = pow_scalar_inplace_meta(self, exponent, kOp);
+  require_cpu_device(self.device(), kOp);
+  pow_scalar_into(self, self, exponent, m);
+  self.impl()->bump_version();
+  return self;
+}
+
+// pow_.Tensor: computed in the promoted dtype and cast to self's; an exponent
+// sharing memory with self is read whole first (See Note [Memory overlap]).
+Tensor pow__tensor_cpu(const Tensor& self, const Tensor& exponent) {
+  constexpr std::string_view kOp = "aten::pow_";
+  const ElementwiseMeta m = inplace_meta(self, exponent, BinaryKind::kArithmetic, kOp);
+  check_pow(m.compute_dtype);
+  require_cpu_device(self.device(), kOp);
+  if (self.numel() != 0) {
+    const Tensor e = partial_overlap(self, exponent) ? make_tensor(exponent.sizes(), exponent.dtype(), kCPU) : exponent;
+    if (!e.is_same(exponent)) copy_into(e, exponent);
+    const auto pow = []<class T>() { return PowOp{}; };
+    if (m.compute_dtype == self.dtype()) {
+      arith_into(self, self, e, kOp, pow);
+    } else {
+      const Tensor tmp = make_tensor(self.sizes(), m.compute_dtype, kCPU);
+      arith_into(tmp, self, e, kOp, pow);
+      copy_into(self, tmp);
+    }
+  }
+  self.impl()->bump_version();
+  return self;
 }
 
 // pow.Scalar: a number base, as pow.Tensor_Tensor of a wrapped number
@@ -119,6 +159,8 @@ void register_binary_math_cpu_kernels(Library& lib) {
   lib.impl("pow.Tensor_Tensor", kKey, &pow_cpu)
       .impl("pow.Tensor_Scalar", kKey, &pow_scalar_cpu)
       .impl("pow.Scalar", kKey, &pow_scalar_base_cpu)
+      .impl("pow_.Scalar", kKey, &pow__scalar_cpu)
+      .impl("pow_.Tensor", kKey, &pow__tensor_cpu)
       .impl("maximum", kKey, &maximum_cpu)
       .impl("minimum", kKey, &minimum_cpu)
       .impl("remainder.Tensor", kKey, &remainder_cpu)

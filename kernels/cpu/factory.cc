@@ -224,6 +224,14 @@ Tensor fill_cpu(const Tensor& self, const Scalar& value) {
   return self;
 }
 
+// fill_.Tensor: fill_.Scalar with value.item(), as PyTorch's fill_ of a value
+// on another device (the same values as its copy_ of one on self's).
+Tensor fill_tensor_cpu(const Tensor& self, const Tensor& value) {
+  check_fill_value(self, value);
+  require_cpu_device(self.device(), "aten::fill_");
+  return fill_cpu(self, read_scalar(value));
+}
+
 Tensor zero_cpu(const Tensor& self) {
   if (self.is_contiguous()) {
     zero_contiguous(self);

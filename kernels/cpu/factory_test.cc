@@ -281,6 +281,31 @@ TEST(FactoryTest, FillAndZeroOnMeta) {
   EXPECT_EQ(m.impl()->version(), v0 + 2);
 }
 
+// fill_.Tensor: a 0-dim value's item() (converted as fill_.Scalar converts it:
+// 2.7 into i64 is 2, as torch 1.13); PyTorch's text for a value with dims.
+TEST(FactoryTest, FillWithAZeroDimTensor) {
+  Tensor x = ops::zeros({2, 3});
+  Tensor& r = ops::fill_(x, ops::full({}, 1.5));
+  EXPECT_EQ(&r, &x);
+  EXPECT_THAT(x.to_vector<float>(), Each(1.5f));
+  Tensor l = ops::zeros({3}, {.dtype = DType::kInt64});
+  ops::fill_(l, ops::full({}, 2.7));
+  EXPECT_THAT(l.to_vector<double>(), Each(2.0));
+  Tensor col = ops::slice(x, 1, 1, 2);
+  ops::fill_(col, ops::select(ops::select(x, 0, 0), 0, 0));  // a value aliasing self: read first
+  EXPECT_THAT(x.to_vector<float>(), Each(1.5f));
+  EXPECT_THAT([&] { ops::fill_(x, ops::ones({1})); },
+              ThrowsMessage<Error>(HasSubstr("fill_ only supports 0-dimension value tensor but got tensor with 1 dimensions.")));
+  Tensor m = ops::empty({2}, {.device = kMeta});
+  const uint64_t v0 = m.impl()->version();
+  ops::fill_(m, ops::full({}, 3.0));
+  EXPECT_EQ(m.impl()->version(), v0 + 1);
+  EXPECT_THAT([&] { ops::fill_(m, ops::ones({2, 2})); },
+              ThrowsMessage<Error>(HasSubstr("but got tensor with 2 dimensions.")));
+  EXPECT_THAT([&] { ops::fill_(x, ops::full({}, 1.0, {.device = kMeta})); },
+              ThrowsMessage<Error>(HasSubstr("but value is on meta")));
+}
+
 TEST(FactoryTest, ZeroLargeNonContiguous) {
   Tensor base = ops::ones({300, 400});
   Tensor tr = ops::t(base);

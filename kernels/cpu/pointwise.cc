@@ -1,8 +1,8 @@
 // pointwise.cc: CPU kernels of the elementwise ops with scalar parameters:
 // clamp (Scalar and Tensor bounds), hardtanh, leaky_relu, elu, softplus,
 // round.decimals, isnan, isinf, nan_to_num, the backward ops of the
-// activations, and the in-place relu_, round_.decimals, logical_and_ and
-// logical_or_. Each
+// activations, and the in-place forms of clamp, hardtanh, leaky_relu, elu,
+// round.decimals, logical_and and logical_or. Each
 // runs one shared functor (kernels/common/elementwise_ops.h) whose
 // parameters are in the compute type, as ATen's `Scalar.to<opmath_t>()`.
 #include <optional>
@@ -31,12 +31,13 @@ arith_t<T> bound_as(const Scalar& s) {
   }
 }
 
-// map_unary: out = make<T>()(self) elementwise, self cast to out's dtype
-// first; make receives T and returns the functor over T's compute type.
+// map_unary_into: out = make<T>()(self) elementwise, self cast to out's
+// dtype first; make receives T and returns the functor over T's compute type.
+// out may be self (an in-place op: each element is read before it is written).
 template <bool kFloatingOnly, class Make>
-Tensor map_unary(const ElementwiseMeta& m, const Tensor& self, std::string_view op, const Make& make) {
-  Tensor out = elementwise_output(m, op);
-  if (out.numel() == 0) return out;
+void map_unary_into(const Tensor& out, const ElementwiseMeta& m, const Tensor& self, std::string_view op,
+                    const Make& make) {
+  if (out.numel() == 0) return;
   const Tensor in[] = {cast_for_compute(self, m.compute_dtype)};
   TensorIterator iter(out, in);
   OPSPEC_DISPATCH_ALL_DTYPES(m.compute_dtype, op, [&] {
@@ -48,21 +49,51 @@ Tensor map_unary(const ElementwiseMeta& m, const Tensor& self, std::string_view 
       unary_into<scalar_t>(iter, f);
     }
   });
+}
+
+// map_unary: map_unary_into a fresh output.
+template <bool kFloatingOnly, class Make>
+Tensor map_unary(const ElementwiseMeta& m, const Tensor& self, std::string_view op, const Make& make) {
+  Tensor out = elementwise_output(m, op);
+  map_unary_into<kFloatingOnly>(out, m, self, op, make);
   return out;
 }
 
+// map_unary_inplace: self = make<T>()(self) under an in-place rule's m (See
+// Note [In-place pointwise ops]: m's compute dtype is self's).
+template <bool kFloatingOnly, class Make>
+Tensor map_unary_inplace(const ElementwiseMeta& m, const Tensor& self, std::string_view op, const Make& make) {
+  require_cpu_device(self.device(), op);
+  OPSPEC_INTERNAL_ASSERT(m.compute_dtype == self.dtype());
+  map_unary_into<kFloatingOnly>(self, m, self, op, make);
+  self.impl()->bump_version();
+  return self;
+}
+
 // ---- clamp and hardtanh ----
+
+// clamp_functor: make<T> for clamp with number bounds.
+auto clamp_functor(const std::optional<Scalar>& min, const std::optional<Scalar>& max) {
+  return [&min, &max]<class T>() {
+    using C = arith_t<T>;
+    return ClampOp<C>{min ? bound_as<T>(*min) : C(0), max ? bound_as<T>(*max) : C(0), min.has_value(),
+                      max.has_value()};
+  };
+}
 
 Tensor clamp_cpu(const Tensor& self, const std::optional<Scalar>& min, const std::optional<Scalar>& max) {
   constexpr std::string_view kOp = "aten::clamp";
   const Tensor lo = min ? make_wrapped_number(*min) : Tensor();
   const Tensor hi = max ? make_wrapped_number(*max) : Tensor();
   const ElementwiseMeta m = clamp_meta(self, min ? &lo : nullptr, max ? &hi : nullptr, kOp);
-  return map_unary<false>(m, self, kOp, [&]<class T>() {
-    using C = arith_t<T>;
-    return ClampOp<C>{min ? bound_as<T>(*min) : C(0), max ? bound_as<T>(*max) : C(0), min.has_value(),
-                      max.has_value()};
-  });
+  return map_unary<false>(m, self, kOp, clamp_functor(min, max));
+}
+Tensor clamp__cpu(const Tensor& self, const std::optional<Scalar>& min, const std::optional<Scalar>& max) {
+  constexpr std::string_view kOp = "aten::clamp_";
+  const Tensor lo = min ? make_wrapped_number(*min) : Tensor();
+  const Tensor hi = max ? make_wrapped_number(*max) : Tensor();
+  const ElementwiseMeta m = clamp_inplace_meta(self, min ? &lo : nullptr, max ? &hi : nullptr, kOp);
+  return map_unary_inplace<false>(m, self, kOp, clamp_functor(min, max));
 }
 
 // clamp.Tensor: self broadcast and cast into the output, then maximum with
@@ -77,31 +108,64 @@ Tensor clamp_tensor_cpu(const Tensor& self, const std::optional<Tensor>& min, co
   return out;
 }
 
+// clamp_.Tensor: the functional kernel's result, then copied into self (its
+// bounds are read whole before self changes, overlapping or not).
+Tensor clamp__tensor_cpu(const Tensor& self, const std::optional<Tensor>& min, const std::optional<Tensor>& max) {
+  constexpr std::string_view kOp = "aten::clamp_";
+  clamp_inplace_meta(self, min ? &*min : nullptr, max ? &*max : nullptr, kOp);
+  require_cpu_device(self.device(), kOp);
+  if (self.numel() != 0) copy_into(self, clamp_tensor_cpu(self, min, max));
+  self.impl()->bump_version();
+  return self;
+}
+
+auto hardtanh_functor(const Scalar& min_val, const Scalar& max_val) {
+  return [&min_val, &max_val]<class T>() {
+    return ClampOp<arith_t<T>>{bound_as<T>(min_val), bound_as<T>(max_val), true, true};
+  };
+}
 Tensor hardtanh_cpu(const Tensor& self, const Scalar& min_val, const Scalar& max_val) {
   constexpr std::string_view kOp = "aten::hardtanh";
   OPSPEC_CHECK(self.dtype() != DType::kBool, kOp, ": Bool inputs not supported for hardtanh");
   const ElementwiseMeta m = unary_meta(self, UnaryKind::kKeepDtype, kOp);
-  return map_unary<false>(m, self, kOp, [&]<class T>() {
-    return ClampOp<arith_t<T>>{bound_as<T>(min_val), bound_as<T>(max_val), true, true};
-  });
+  return map_unary<false>(m, self, kOp, hardtanh_functor(min_val, max_val));
+}
+Tensor hardtanh__cpu(const Tensor& self, const Scalar& min_val, const Scalar& max_val) {
+  constexpr std::string_view kOp = "aten::hardtanh_";
+  return map_unary_inplace<false>(activation_inplace_meta(self, kOp), self, kOp, hardtanh_functor(min_val, max_val));
 }
 
 // ---- Floating activations ----
 
-Tensor leaky_relu_cpu(const Tensor& self, const Scalar& negative_slope) {
-  constexpr std::string_view kOp = "aten::leaky_relu";
-  return map_unary<true>(floating_unary_meta(self, kOp), self, kOp, [&]<class T>() {
+auto leaky_relu_functor(const Scalar& negative_slope) {
+  return [&negative_slope]<class T>() {
     using C = opmath_t<T>;
     return LeakyReluOp<C>{negative_slope.to<C>()};
-  });
+  };
+}
+Tensor leaky_relu_cpu(const Tensor& self, const Scalar& negative_slope) {
+  constexpr std::string_view kOp = "aten::leaky_relu";
+  return map_unary<true>(floating_unary_meta(self, kOp), self, kOp, leaky_relu_functor(negative_slope));
+}
+Tensor leaky_relu__cpu(const Tensor& self, const Scalar& negative_slope) {
+  constexpr std::string_view kOp = "aten::leaky_relu_";
+  return map_unary_inplace<true>(activation_inplace_meta(self, kOp), self, kOp, leaky_relu_functor(negative_slope));
 }
 
-Tensor elu_cpu(const Tensor& self, const Scalar& alpha, const Scalar& scale, const Scalar& input_scale) {
-  constexpr std::string_view kOp = "aten::elu";
-  return map_unary<true>(floating_unary_meta(self, kOp), self, kOp, [&]<class T>() {
+auto elu_functor(const Scalar& alpha, const Scalar& scale, const Scalar& input_scale) {
+  return [&alpha, &scale, &input_scale]<class T>() {
     using C = opmath_t<T>;
     return EluOp<C>{alpha.to<C>() * scale.to<C>(), scale.to<C>(), input_scale.to<C>()};
-  });
+  };
+}
+Tensor elu_cpu(const Tensor& self, const Scalar& alpha, const Scalar& scale, const Scalar& input_scale) {
+  constexpr std::string_view kOp = "aten::elu";
+  return map_unary<true>(floating_unary_meta(self, kOp), self, kOp, elu_functor(alpha, scale, input_scale));
+}
+Tensor elu__cpu(const Tensor& self, const Scalar& alpha, const Scalar& scale, const Scalar& input_scale) {
+  constexpr std::string_view kOp = "aten::elu_";
+  return map_unary_inplace<true>(activation_inplace_meta(self, kOp), self, kOp,
+                                 elu_functor(alpha, scale, input_scale));
 }
 
 Tensor softplus_cpu(const Tensor& self, const Scalar& beta, const Scalar& threshold) {
@@ -213,27 +277,6 @@ Tensor softplus_backward_cpu(const Tensor& grad, const Tensor& self, const Scala
 
 // ---- In-place ----
 
-// relu_: self = relu(self), elementwise in place (each element is read before it is written).
-Tensor relu__cpu(const Tensor& self) {
-  constexpr std::string_view kOp = "aten::relu_";
-  unary_meta(self, UnaryKind::kKeepDtype, "aten::relu");  // b8: "Boolean inputs not supported for relu"
-  check_no_internal_overlap(self, kOp);
-  require_cpu_device(self.device(), kOp);
-  if (self.numel() != 0) {
-    const Tensor in[] = {self};
-    TensorIterator iter(self, in);
-    OPSPEC_DISPATCH_ALL_DTYPES(self.dtype(), kOp, [&] {
-      if constexpr (std::is_same_v<scalar_t, bool>) {
-        OPSPEC_INTERNAL_ASSERT(false);
-      } else {
-        unary_into<scalar_t>(iter, ReluOp{});
-      }
-    });
-  }
-  self.impl()->bump_version();
-  return self;
-}
-
 // round_.decimals: self = round(self, decimals=decimals), each element read before it is written.
 Tensor round__decimals_cpu(const Tensor& self, int64_t decimals) {
   constexpr std::string_view kOp = "aten::round_";
@@ -280,6 +323,11 @@ void register_pointwise_cpu_kernels(Library& lib) {
       .impl("hardtanh", kKey, &hardtanh_cpu)
       .impl("leaky_relu", kKey, &leaky_relu_cpu)
       .impl("elu", kKey, &elu_cpu)
+      .impl("clamp_", kKey, &clamp__cpu)
+      .impl("clamp_.Tensor", kKey, &clamp__tensor_cpu)
+      .impl("hardtanh_", kKey, &hardtanh__cpu)
+      .impl("leaky_relu_", kKey, &leaky_relu__cpu)
+      .impl("elu_", kKey, &elu__cpu)
       .impl("softplus", kKey, &softplus_cpu)
       .impl("isnan", kKey, &isnan_cpu)
       .impl("isinf", kKey, &isinf_cpu)
@@ -290,7 +338,6 @@ void register_pointwise_cpu_kernels(Library& lib) {
       .impl("softplus_backward", kKey, &softplus_backward_cpu)
       .impl("round.decimals", kKey, &round_decimals_cpu)
       .impl("round_.decimals", kKey, &round__decimals_cpu)
-      .impl("relu_", kKey, &relu__cpu)
       .impl("logical_and_", kKey, &logical_and__cpu)
       .impl("logical_or_", kKey, &logical_or__cpu);
 }

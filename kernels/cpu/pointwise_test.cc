@@ -225,6 +225,95 @@ TEST(PointwiseTest, InPlaceReluAndLogicalOps) {
               ThrowsMessage<Error>(HasSubstr("Boolean inputs not supported for relu")));
 }
 
+// The in-place forms of clamp, hardtanh, leaky_relu, elu and pow (See Note
+// [In-place pointwise ops]): the functional op's values written into self,
+// and PyTorch's refusals of a result dtype other than self's (texts and
+// values from torch 1.13; clamp_'s TypeMeta name "long int" is 2.x's too).
+TEST(PointwiseTest, InPlaceFormsWriteTheFunctionalValuesIntoSelf) {
+  const Tensor x = ops::tensor({-1, 0.5, 2}, {3});
+  auto in_place = [](const Tensor& t, auto fn) {
+    Tensor c = ops::clone(t);
+    const uint64_t version = c.impl()->version();
+    Tensor& r = fn(c);
+    EXPECT_TRUE(r.is_same(c));
+    EXPECT_GT(c.impl()->version(), version);
+    return c;
+  };
+  EXPECT_THAT(values(in_place(x, [](Tensor& t) -> Tensor& { return ops::hardtanh_(t, -0.5, 0.5); })),
+              ElementsAre(-0.5, 0.5, 0.5));
+  EXPECT_THAT(values(in_place(x, [](Tensor& t) -> Tensor& { return ops::leaky_relu_(t, 0.2); })),
+              ElementsAre(DoubleNear(-0.2, 1e-7), 0.5, 2));
+  EXPECT_THAT(values(in_place(x, [](Tensor& t) -> Tensor& { return ops::elu_(t, 0.5); })),
+              ElementsAre(DoubleNear(-0.3161, 1e-4), 0.5, 2));
+  const Tensor big = ops::mul(ops::randn({70, 300}), 3.0), bt = ops::t(big);
+  for (const Tensor& t : {x, big, bt}) {
+    auto same = [&](const Tensor& got, const Tensor& want) {  // NaN where want has NaN (pow 1.5 of a negative)
+      const std::vector<double> g = got.to_vector<double>(), w = want.to_vector<double>();
+      ASSERT_EQ(g.size(), w.size());
+      for (size_t i = 0; i < g.size(); ++i) {
+        EXPECT_TRUE(g[i] == w[i] || (std::isnan(g[i]) && std::isnan(w[i]))) << i << ": " << g[i] << " vs " << w[i];
+      }
+      EXPECT_EQ(format_sizes(got.strides()), format_sizes(t.strides()));
+    };
+    same(in_place(t, [](Tensor& c) -> Tensor& { return ops::clamp_(c, -0.5, 0.5); }), ops::clamp(t, -0.5, 0.5));
+    const std::optional<Tensor> lo = ops::full({t.size(-1)}, -0.25), hi = ops::full({}, 0.75);
+    same(in_place(t, [&](Tensor& c) -> Tensor& { return ops::clamp_(c, lo, hi); }), ops::clamp(t, lo, hi));
+    same(in_place(t, [](Tensor& c) -> Tensor& { return ops::hardtanh_(c); }), ops::hardtanh(t));
+    same(in_place(t, [](Tensor& c) -> Tensor& { return ops::leaky_relu_(c, 0.3); }), ops::leaky_relu(t, 0.3));
+    same(in_place(t, [](Tensor& c) -> Tensor& { return ops::elu_(c, 0.7, 1.5, 2.0); }), ops::elu(t, 0.7, 1.5, 2.0));
+    same(in_place(t, [](Tensor& c) -> Tensor& { return ops::pow_(c, 3); }), ops::pow(t, 3));
+    same(in_place(t, [](Tensor& c) -> Tensor& { return ops::pow_(c, 1.5); }), ops::pow(t, 1.5));
+    const Tensor e = ops::full({t.size(-1)}, 2.0);
+    same(in_place(t, [&](Tensor& c) -> Tensor& { return ops::pow_(c, e); }), ops::pow(t, e));
+  }
+  // Integers: bounds truncate as the functional ops'; a promoted dtype that casts back is computed and cast.
+  EXPECT_THAT(values(in_place(i64({-3, 0, 4}), [](Tensor& t) -> Tensor& { return ops::clamp_(t, -1, 2); })),
+              ElementsAre(-1, 0, 2));
+  EXPECT_THAT(values(in_place(i64({-3, 0, 4}), [](Tensor& t) -> Tensor& { return ops::hardtanh_(t, -1.5, 2.5); })),
+              ElementsAre(-1, 0, 2));
+  const Tensor i32 = ops::tensor({1, 5}, {2}, DType::kInt32), two = ops::tensor({2, 3}, {2}, DType::kInt64);
+  const Tensor c32 = in_place(i32, [&](Tensor& t) -> Tensor& { return ops::clamp_(t, two, std::nullopt); });
+  EXPECT_EQ(c32.dtype(), DType::kInt32);
+  EXPECT_THAT(values(c32), ElementsAre(2, 5));
+  EXPECT_THAT(values(in_place(i32, [&](Tensor& t) -> Tensor& { return ops::pow_(t, two); })), ElementsAre(1, 125));
+  EXPECT_THAT(values(in_place(i64({1, 2, 3}), [](Tensor& t) -> Tensor& { return ops::pow_(t, 2); })),
+              ElementsAre(1, 4, 9));
+}
+
+TEST(PointwiseTest, InPlaceFormsRefuseWhatPyTorchRefuses) {
+  auto fails = [](auto fn, const std::string& text) {
+    EXPECT_THAT(fn, ThrowsMessage<Error>(HasSubstr(text)));
+  };
+  const Tensor ints = i64({1, 2, 3});
+  const Tensor bools = ops::gt(f64({1, -1}), 0.0);
+  fails([&] { Tensor t = ops::clone(ints); ops::clamp_(t, 0.5, 1.5); },
+        "aten::clamp_: result type Float can't be cast to the desired output type long int");
+  fails([&] { Tensor t = ops::clone(bools); ops::clamp_(t, 0, 1); },
+        "result type Long can't be cast to the desired output type bool");
+  fails([&] { Tensor t = ops::clone(bools); ops::clamp_(t, true, true); }, "\"clamp_scalar_cpu\" not implemented for 'Bool'");
+  fails([&] { Tensor t = ops::clone(ints); ops::clamp_(t, std::nullopt, std::optional<Scalar>()); },
+        "torch.clamp: At least one of 'min' or 'max' must not be None");
+  fails([&] { Tensor t = ops::clone(ints); ops::clamp_(t, std::optional<Tensor>(ops::full({}, 1.5)), std::nullopt); },
+        "result type Float can't be cast to the desired output type Long");
+  fails([&] { Tensor t = ops::zeros({3}); ops::clamp_(t, std::optional<Tensor>(ops::zeros({2, 3})), std::nullopt); },
+        "output with shape [3] doesn't match the broadcast shape [2, 3]");
+  fails([&] { Tensor t = ops::clone(ints); ops::pow_(t, 0.5); }, "aten::pow_: Found dtype Long but expected Float");
+  fails([&] { Tensor t = ops::clone(bools); ops::pow_(t, 2); }, "Found dtype Bool but expected Long");
+  fails([&] { Tensor t = ops::clone(ints); ops::pow_(t, -1); }, "Integers to negative integer powers are not allowed.");
+  fails([&] { Tensor t = ops::clone(ints); ops::pow_(t, ops::full({}, 0.5)); },
+        "result type Float can't be cast to the desired output type Long");
+  fails([&] { Tensor t = ops::zeros({3}); ops::pow_(t, ops::ones({2, 3})); },
+        "output with shape [3] doesn't match the broadcast shape [2, 3]");
+  fails([&] { Tensor t = ops::clone(ints); ops::leaky_relu_(t); }, "aten::leaky_relu_: \"leaky_relu_cpu\" not implemented for 'Long'");
+  fails([&] { Tensor t = ops::clone(ints); ops::elu_(t); }, "\"elu_cpu\" not implemented for 'Long'");
+  fails([&] { Tensor t = ops::clone(bools); ops::hardtanh_(t); }, "aten::hardtanh_: Bool inputs not supported for hardtanh");
+  // Meta tensors take the same rules.
+  Tensor m = ops::empty({3}, {.dtype = DType::kInt64, .device = kMeta});
+  fails([&] { ops::pow_(m, 0.5); }, "Found dtype Long but expected Float");
+  fails([&] { ops::clamp_(m, 0.5, 1.5); }, "can't be cast to the desired output type long int");
+  EXPECT_TRUE(ops::clamp_(m, 0, 1).device().is_meta());
+}
+
 // round.decimals: values from torch 1.13 (f32 and f64 of the same f32
 // inputs): x * 10^d rounded half to even in self's dtype, then divided; a
 // negative decimals divides first; 10^40 is inf in f32, so every value is NaN.

@@ -45,6 +45,7 @@ Tensor full_like_cpu(const Tensor& self, const Scalar& fill_value, OptDType dtyp
                      OptBool pin_memory, OptInt memory_format);
 Tensor fill_cpu(const Tensor& self, const Scalar& value);
 Tensor zero_cpu(const Tensor& self);
+Tensor fill_tensor_cpu(const Tensor& self, const Tensor& value);
 // random.cc
 Tensor rand_cpu(IntArrayRef size, OptDType dtype, OptInt layout, OptDevice device, OptBool pin_memory);
 Tensor randn_cpu(IntArrayRef size, OptDType dtype, OptInt layout, OptDevice device, OptBool pin_memory);
@@ -95,6 +96,8 @@ void register_factory_kernels(Dispatcher& d) {
       .impl("full_like", kMetaKey, &full_like_meta)
       .impl("fill_.Scalar", kCPUKey, &fill_cpu)
       .impl("fill_.Scalar", kMetaKey, &fill_meta)
+      .impl("fill_.Tensor", kCPUKey, &fill_tensor_cpu)
+      .impl("fill_.Tensor", kMetaKey, &fill_tensor_meta)
       .impl("zero_", kCPUKey, &zero_cpu)
       .impl("zero_", kMetaKey, &zero_meta);
   lib.impl("rand", kCPUKey, &rand_cpu)

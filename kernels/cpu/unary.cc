@@ -11,27 +11,25 @@
 namespace opspec::internal {
 namespace {
 
-// unary_cpu: the kernel of a unary_ops.def row: kFloating rows compute
-// integers and bools in f32, kFloatingOnly rows take floating self only,
-// kKeepDtype rows keep self's dtype (b8 rejected by unary_meta) and
-// kKeepDtypeBool rows keep b8 too.
+// unary_loop: out = op(self) under a unary_ops.def row's rule: kFloating rows
+// compute integers and bools in f32 (out then is f32), kFloatingOnly rows
+// take floating self only, kKeepDtype rows keep self's dtype (b8 rejected by
+// unary_meta) and kKeepDtypeBool rows keep b8 too. out may be self (the
+// in-place form: each element is read before it is written).
 template <UnaryKind kRule, class Op>
-Tensor unary_cpu(const Tensor& self, std::string_view op_name, Op op) {
-  const ElementwiseMeta m = unary_meta(self, kRule, op_name);
-  require_cpu_device(m.device, op_name);
-  Tensor out = make_elementwise_output(m, kCPU);
-  if (out.numel() == 0) return out;
+void unary_loop(const Tensor& out, const Tensor& self, DType compute_dtype, std::string_view op_name, Op op) {
+  if (out.numel() == 0) return;
   if constexpr (kRule == UnaryKind::kFloating || kRule == UnaryKind::kFloatingOnly) {
     // The functor itself, not a lambda around it, so the loops see its fast
     // path (See Note [Functor fast paths]).
-    OPSPEC_DISPATCH_FLOATING_DTYPES(m.compute_dtype, op_name, [&] {
+    OPSPEC_DISPATCH_FLOATING_DTYPES(compute_dtype, op_name, [&] {
       if (small_contiguous_kernel<scalar_t, scalar_t>(op, out, self)) return;  // See Note [Small contiguous fast path].
-      const Tensor in[] = {cast_for_compute(self, m.compute_dtype)};
+      const Tensor in[] = {cast_for_compute(self, compute_dtype)};
       cpu_kernel<scalar_t, scalar_t>(TensorIterator(out, in), op);
     });
   } else {
     static_assert(kRule == UnaryKind::kKeepDtype || kRule == UnaryKind::kKeepDtypeBool);
-    OPSPEC_DISPATCH_ALL_DTYPES(m.compute_dtype, op_name, [&] {
+    OPSPEC_DISPATCH_ALL_DTYPES(compute_dtype, op_name, [&] {
       if constexpr (std::is_same_v<scalar_t, bool> && kRule == UnaryKind::kKeepDtype) {
         OPSPEC_INTERNAL_ASSERT(false);
       } else {
@@ -42,11 +40,34 @@ Tensor unary_cpu(const Tensor& self, std::string_view op_name, Op op) {
       }
     });
   }
+}
+
+// unary_cpu: the kernel of a unary_ops.def row.
+template <UnaryKind kRule, class Op>
+Tensor unary_cpu(const Tensor& self, std::string_view op_name, Op op) {
+  const ElementwiseMeta m = unary_meta(self, kRule, op_name);
+  require_cpu_device(m.device, op_name);
+  Tensor out = make_elementwise_output(m, kCPU);
+  unary_loop<kRule>(out, self, m.compute_dtype, op_name, op);
   return out;
 }
 
-#define OPSPEC_UNARY_OP(name, functor, dtype_rule, summary) \
-  Tensor name##_cpu(const Tensor& self) { return unary_cpu<UnaryKind::dtype_rule>(self, "aten::" #name, functor##Op{}); }
+// unary_inplace_cpu: the kernel of a row's in-place op (See Note [In-place
+// unary ops]): computed in self's dtype, over self.
+template <UnaryKind kRule, class Op>
+Tensor unary_inplace_cpu(const Tensor& self, std::string_view op_name, Op op) {
+  const ElementwiseMeta m = unary_inplace_meta(self, kRule, op_name);
+  require_cpu_device(m.device, op_name);
+  unary_loop<kRule>(self, self, m.compute_dtype, op_name, op);
+  self.impl()->bump_version();
+  return self;
+}
+
+#define OPSPEC_UNARY_OP(name, functor, dtype_rule, summary)                                                  \
+  Tensor name##_cpu(const Tensor& self) { return unary_cpu<UnaryKind::dtype_rule>(self, "aten::" #name, functor##Op{}); } \
+  Tensor name##__cpu(const Tensor& self) {                                                                   \
+    return unary_inplace_cpu<UnaryKind::dtype_rule>(self, "aten::" #name "_", functor##Op{});              \
+  }
 #include "runtime/ops/unary_ops.def"
 #undef OPSPEC_UNARY_OP
 
@@ -89,7 +110,8 @@ Tensor bitwise_not_cpu(const Tensor& self) {
 
 void register_unary_cpu_kernels(Library& lib) {
   constexpr DispatchKey kKey = DispatchKey::kCPU;
-#define OPSPEC_UNARY_OP(name, functor, dtype_rule, summary) lib.impl(#name, kKey, &name##_cpu);
+#define OPSPEC_UNARY_OP(name, functor, dtype_rule, summary) \
+  lib.impl(#name, kKey, &name##_cpu).impl(#name "_", kKey, &name##__cpu);
 #include "runtime/ops/unary_ops.def"
 #undef OPSPEC_UNARY_OP
   lib.impl("gelu", kKey, &gelu_cpu).impl("logical_not", kKey, &logical_not_cpu).impl("bitwise_not", kKey, &bitwise_not_cpu);

@@ -61,6 +61,25 @@ Tensor unary_impl(const Tensor& self, UnaryKind kind, UnaryOp op, std::string_vi
 OPSPEC_UNARY_CUDA(logical_not, UnaryKind::kLogical, UnaryOp::kLogicalNot)
 #undef OPSPEC_UNARY_CUDA
 
+// unary_inplace_impl: a row's in-place op (See Note [In-place unary ops]),
+// computed in self's dtype over self.
+Tensor unary_inplace_impl(const Tensor& self, UnaryKind kind, UnaryOp op, std::string_view name) {
+  unary_inplace_meta(self, kind, name);
+  require_device(self.device(), name);
+  if (self.numel() != 0) {
+    DeviceGuard guard(self.device());
+    launch_unary(op, code_of(self.dtype()), make_args(self, {self}, {self.dtype()}), {});
+  }
+  self.impl()->bump_version();
+  return self;
+}
+#define OPSPEC_UNARY_OP(name, functor, dtype_rule, summary)                                                    \
+  Tensor name##__cuda(const Tensor& self) {                                                                      \
+    return unary_inplace_impl(self, UnaryKind::dtype_rule, UnaryOp::k##functor, "aten::" #name "_");            \
+  }
+#include "runtime/ops/unary_ops.def"
+#undef OPSPEC_UNARY_OP
+
 Tensor gelu_cuda(const Tensor& self, std::string_view approximate) {
   return unary_impl(self, UnaryKind::kFloatingOnly, gelu_uses_tanh(approximate) ? UnaryOp::kGeluTanh : UnaryOp::kGeluErf,
                     "aten::gelu");
@@ -411,6 +430,24 @@ Tensor masked_fill__cuda(const Tensor& self, const Tensor& mask, const Scalar& v
   return self;
 }
 
+// pow_.Scalar / pow_.Tensor (See Note [In-place pointwise ops]): the CPU's
+// rules, then the functional kernel's result (computed from inputs read
+// whole) copied into self.
+Tensor pow__scalar_cuda(const Tensor& self, const Scalar& exponent) {
+  pow_scalar_inplace_meta(self, exponent, "aten::pow_");
+  require_device(self.device(), "aten::pow_");
+  if (self.numel() != 0) device_copy(self, pow_scalar_cuda(self, exponent));
+  self.impl()->bump_version();
+  return self;
+}
+Tensor pow__tensor_cuda(const Tensor& self, const Tensor& exponent) {
+  check_pow(inplace_meta(self, exponent, BinaryKind::kArithmetic, "aten::pow_").compute_dtype);
+  require_device(self.device(), "aten::pow_");
+  if (self.numel() != 0) device_copy(self, pow_cuda(self, exponent));
+  self.impl()->bump_version();
+  return self;
+}
+
 Tensor masked_fill_cuda(const Tensor& self, const Tensor& mask, const Scalar& value) {
   const SizeVec sizes = masked_fill_sizes(self, mask);
   Tensor out = empty_cuda(sizes, self.dtype(), require_device(self.device(), "aten::masked_fill"));
@@ -434,7 +471,8 @@ Tensor div__scalar_cuda(const Tensor& self, const Scalar& other) {
 
 void register_elementwise_cuda_kernels(Library& lib) {
   constexpr DispatchKey kKey = DispatchKey::kCUDA;
-#define OPSPEC_UNARY_OP(name, functor, dtype_rule, summary) lib.impl(#name, kKey, &name##_cuda);
+#define OPSPEC_UNARY_OP(name, functor, dtype_rule, summary) \
+  lib.impl(#name, kKey, &name##_cuda).impl(#name "_", kKey, &name##__cuda);
 #include "runtime/ops/unary_ops.def"
 #undef OPSPEC_UNARY_OP
   lib.impl("gelu", kKey, &gelu_cuda).impl("logical_not", kKey, &logical_not_cuda);
@@ -449,6 +487,8 @@ void register_elementwise_cuda_kernels(Library& lib) {
       .impl("div.Scalar", kKey, &div_scalar_cuda)
       .impl("pow.Tensor_Tensor", kKey, &pow_cuda)
       .impl("pow.Tensor_Scalar", kKey, &pow_scalar_cuda)
+      .impl("pow_.Scalar", kKey, &pow__scalar_cuda)
+      .impl("pow_.Tensor", kKey, &pow__tensor_cuda)
       .impl("maximum", kKey, &maximum_cuda)
       .impl("threshold_backward", kKey, &threshold_backward_cuda)
       .impl("tanh_backward", kKey, &tanh_backward_cuda)

@@ -433,6 +433,12 @@ Scalar local_scalar_dense_cuda(const Tensor& self) {
   return read_scalar(host);
 }
 
+// fill_.Tensor: fill_.Scalar with value.item(), read from the host or the device.
+Tensor fill_tensor_cuda(const Tensor& self, const Tensor& value) {
+  check_fill_value(self, value);
+  return fill_cuda(self, value.device().is_cpu() ? read_scalar(value) : local_scalar_dense_cuda(value));
+}
+
 }  // namespace
 
 void register_factory_cuda_kernels(Library& lib) {
@@ -455,6 +461,7 @@ void register_factory_cuda_kernels(Library& lib) {
       .impl("ones_like", kKey, &ones_like_cuda)
       .impl("full_like", kKey, &full_like_cuda)
       .impl("fill_.Scalar", kKey, &fill_cuda)
+      .impl("fill_.Tensor", kKey, &fill_tensor_cuda)
       .impl("zero_", kKey, &zero_cuda);
   lib.impl("rand", kKey, &rand_cuda)
       .impl("randn", kKey, &randn_cuda)

@@ -1,6 +1,6 @@
 // pointwise.cc: CUDA kernels of the elementwise ops with scalar parameters
 // (clamp, hardtanh, leaky_relu, elu, softplus, round.decimals, nan_to_num,
-// the activations' backward ops) and isnan/isinf. Each mirrors
+// the activations' backward ops, the in-place forms) and isnan/isinf. Each mirrors
 // kernels/cpu/pointwise.cc: the same meta rule, and parameters converted as
 // there (See Note [Shared elementwise functors]).
 #include <optional>
@@ -181,16 +181,51 @@ Tensor softplus_backward_cuda(const Tensor& grad, const Tensor& self, const Scal
 
 // ---- In-place ----
 
-Tensor relu__cuda(const Tensor& self) {
-  unary_meta(self, UnaryKind::kKeepDtype, "aten::relu");
-  check_no_internal_overlap(self, "aten::relu_");
-  require_device(self.device(), "aten::relu_");
-  if (self.numel() != 0) {
-    DeviceGuard guard(self.device());
-    launch_unary(UnaryOp::kRelu, code_of(self.dtype()), make_args(self, {self}, {self.dtype()}), {});
-  }
+// The in-place forms (See Note [In-place pointwise ops]): the CPU's rules,
+// then the functional op's launch over self in self's dtype, or (clamp_.Tensor)
+// the functional result copied into self.
+Tensor inplace_run(const Tensor& self, PointwiseOp op, const PointwiseParams& p, std::string_view name) {
+  require_device(self.device(), name);
+  run(self, self, self.dtype(), op, p);
   self.impl()->bump_version();
   return self;
+}
+Tensor clamp__cuda(const Tensor& self, const std::optional<Scalar>& min, const std::optional<Scalar>& max) {
+  constexpr std::string_view kOp = "aten::clamp_";
+  const Tensor lo = min ? make_wrapped_number(*min) : Tensor(), hi = max ? make_wrapped_number(*max) : Tensor();
+  const ElementwiseMeta m = clamp_inplace_meta(self, min ? &lo : nullptr, max ? &hi : nullptr, kOp);
+  PointwiseParams p;
+  p.has_lo = min.has_value();
+  p.has_hi = max.has_value();
+  if (min) set_bound(p, 0, m.compute_dtype, *min);
+  if (max) set_bound(p, 1, m.compute_dtype, *max);
+  return inplace_run(self, PointwiseOp::kClamp, p, kOp);
+}
+Tensor clamp__tensor_cuda(const Tensor& self, const std::optional<Tensor>& min, const std::optional<Tensor>& max) {
+  constexpr std::string_view kOp = "aten::clamp_";
+  clamp_inplace_meta(self, min ? &*min : nullptr, max ? &*max : nullptr, kOp);
+  require_device(self.device(), kOp);
+  if (self.numel() != 0) device_copy(self, clamp_tensor_cuda(self, min, max));
+  self.impl()->bump_version();
+  return self;
+}
+Tensor hardtanh__cuda(const Tensor& self, const Scalar& min_val, const Scalar& max_val) {
+  constexpr std::string_view kOp = "aten::hardtanh_";
+  const ElementwiseMeta m = activation_inplace_meta(self, kOp);
+  PointwiseParams p;
+  p.has_lo = p.has_hi = true;
+  set_bound(p, 0, m.compute_dtype, min_val);
+  set_bound(p, 1, m.compute_dtype, max_val);
+  return inplace_run(self, PointwiseOp::kClamp, p, kOp);
+}
+Tensor leaky_relu__cuda(const Tensor& self, const Scalar& slope) {
+  activation_inplace_meta(self, "aten::leaky_relu_");
+  return inplace_run(self, PointwiseOp::kLeakyRelu, {.f = {slope.to_double()}}, "aten::leaky_relu_");
+}
+Tensor elu__cuda(const Tensor& self, const Scalar& alpha, const Scalar& scale, const Scalar& input_scale) {
+  activation_inplace_meta(self, "aten::elu_");
+  return inplace_run(self, PointwiseOp::kElu, {.f = {alpha.to_double(), scale.to_double(), input_scale.to_double()}},
+                     "aten::elu_");
 }
 
 Tensor round__decimals_cuda(const Tensor& self, int64_t decimals) {
@@ -243,7 +278,11 @@ void register_pointwise_cuda_kernels(Library& lib) {
       .impl("softplus_backward", kKey, &softplus_backward_cuda)
       .impl("round.decimals", kKey, &round_decimals_cuda)
       .impl("round_.decimals", kKey, &round__decimals_cuda)
-      .impl("relu_", kKey, &relu__cuda)
+      .impl("clamp_", kKey, &clamp__cuda)
+      .impl("clamp_.Tensor", kKey, &clamp__tensor_cuda)
+      .impl("hardtanh_", kKey, &hardtanh__cuda)
+      .impl("leaky_relu_", kKey, &leaky_relu__cuda)
+      .impl("elu_", kKey, &elu__cuda)
       .impl("logical_and_", kKey, &logical_and__cuda)
       .impl("logical_or_", kKey, &logical_or__cuda);
 }

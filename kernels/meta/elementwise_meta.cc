@@ -66,6 +66,15 @@ void register_elementwise_meta_kernels(Library& lib) {
 #define OPSPEC_UNARY_OP(name, functor, dtype_rule, summary) OPSPEC_UNARY_META(name, dtype_rule)
 #include "runtime/ops/unary_ops.def"
 #undef OPSPEC_UNARY_OP
+  // Their in-place forms (See Note [In-place unary ops]).
+#define OPSPEC_UNARY_OP(name, functor, dtype_rule, summary)                 \
+  lib.impl(#name "_", kKey, [](const Tensor& self) {                        \
+    unary_inplace_meta(self, UnaryKind::dtype_rule, "aten::" #name "_");    \
+    self.impl()->bump_version();                                            \
+    return self;                                                            \
+  });
+#include "runtime/ops/unary_ops.def"
+#undef OPSPEC_UNARY_OP
   OPSPEC_UNARY_META(logical_not, kLogical)
 #undef OPSPEC_UNARY_META
   lib.impl("bitwise_not", kKey, [](const Tensor& self) { return meta_out(bitwise_not_meta(self)); });

@@ -59,11 +59,23 @@ Tensor div_mode_meta_kernel(const Tensor& a, const Tensor& b, std::optional<std:
   return meta_out(div_mode_meta(a, b, parse_rounding_mode(mode)));
 }
 
-Tensor relu__meta(const Tensor& self) {
-  unary_meta(self, UnaryKind::kKeepDtype, "aten::relu");
-  check_no_internal_overlap(self, "aten::relu_");
+// inplace_done: an in-place Meta kernel's end once its rules passed.
+Tensor inplace_done(const Tensor& self) {
   self.impl()->bump_version();
   return self;
+}
+Tensor clamp__meta(const Tensor& self, const std::optional<Scalar>& min, const std::optional<Scalar>& max) {
+  const Tensor lo = min ? as_wrapped(*min) : Tensor(), hi = max ? as_wrapped(*max) : Tensor();
+  clamp_inplace_meta(self, min ? &lo : nullptr, max ? &hi : nullptr, "aten::clamp_");
+  return inplace_done(self);
+}
+Tensor clamp__tensor_meta(const Tensor& self, const std::optional<Tensor>& min, const std::optional<Tensor>& max) {
+  clamp_inplace_meta(self, min ? &*min : nullptr, max ? &*max : nullptr, "aten::clamp_");
+  return inplace_done(self);
+}
+Tensor pow__tensor_meta(const Tensor& self, const Tensor& exponent) {
+  check_pow(inplace_meta(self, exponent, BinaryKind::kArithmetic, "aten::pow_").compute_dtype);
+  return inplace_done(self);
 }
 Tensor round__decimals_meta(const Tensor& self, int64_t decimals) {
   check_no_internal_overlap(self, "aten::round_");
@@ -114,7 +126,29 @@ void register_pointwise_meta_kernels(Library& lib) {
               return meta_out(round_decimals_meta(self, decimals, "aten::round"));
             })
       .impl("round_.decimals", kKey, &round__decimals_meta)
-      .impl("relu_", kKey, &relu__meta)
+      .impl("clamp_", kKey, &clamp__meta)
+      .impl("clamp_.Tensor", kKey, &clamp__tensor_meta)
+      .impl("hardtanh_", kKey,
+            [](const Tensor& self, const Scalar&, const Scalar&) {
+              activation_inplace_meta(self, "aten::hardtanh_");
+              return inplace_done(self);
+            })
+      .impl("leaky_relu_", kKey,
+            [](const Tensor& self, const Scalar&) {
+              activation_inplace_meta(self, "aten::leaky_relu_");
+              return inplace_done(self);
+            })
+      .impl("elu_", kKey,
+            [](const Tensor& self, const Scalar&, const Scalar&, const Scalar&) {
+              activation_inplace_meta(self, "aten::elu_");
+              return inplace_done(self);
+            })
+      .impl("pow_.Scalar", kKey,
+            [](const Tensor& self, const Scalar& exponent) {
+              pow_scalar_inplace_meta(self, exponent, "aten::pow_");
+              return inplace_done(self);
+            })
+      .impl("pow_.Tensor", kKey, &pow__tensor_meta)
       .impl("logical_and_", kKey,
             [](const Tensor& a, const Tensor& b) { return logical_inplace_meta(a, b, "aten::logical_and_"); })
       .impl("logical_or_", kKey,

@@ -8,6 +8,7 @@
 
 #include "runtime/autograd/autograd_test_util.h"
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <set>
 
@@ -137,6 +138,131 @@ TEST(AutogradFormulas, InPlaceOpsSaveACloneOfSelfOnlyWhenItIsRead) {
     ops::mul_(v, c);  // c needs no gradient: nothing to save
   }
   EXPECT_THAT(r2.names, ElementsAre("aten::clone", "aten::mul_.Tensor"));
+}
+
+// Each unary row's in-place form takes its functional op's formula (See Note
+// [In-place unary ops]): the same node and gradient, with `original_self`
+// cloned before the op when the formula reads self (sin_: clone, sin_; exp_
+// reads its result: no clone), as torch 1.13's records show.
+TEST(AutogradFormulas, EveryUnaryInPlaceFormTakesItsFunctionalFormula) {
+  using Functional = Tensor (*)(const Tensor&, const std::source_location&);
+  using InPlace = Tensor& (*)(Tensor&, const std::source_location&);
+  struct Row {
+    std::string name;
+    Functional functional;
+    InPlace in_place;
+  };
+  const std::vector<Row> rows = {
+#define OPSPEC_UNARY_OP(name, functor, dtype_rule, summary) {#name, &ops::name, &ops::name##_},
+#include "runtime/ops/unary_ops.def"
+#undef OPSPEC_UNARY_OP
+  };
+  for (const Row& row : rows) {
+    SCOPED_TRACE(row.name + "_");
+    const autograd::Formula* f = autograd::find_formula("aten::" + row.name);
+    const autograd::Formula* g = autograd::find_formula("aten::" + row.name + "_");
+    ASSERT_NE(f, nullptr);
+    ASSERT_NE(g, nullptr);
+    EXPECT_EQ(g->node_name, f->node_name);
+    EXPECT_EQ(g->saves_inputs, f->saves_inputs);
+    EXPECT_EQ(g->saves_outputs, f->saves_outputs);
+    const Tensor a = leaf({4}, 7), b = leaf({4}, 7);
+    Recorder r;
+    Tensor u;
+    {
+      ModeGuard mode(r);
+      u = ops::mul(a, 2.0);
+      row.in_place(u, std::source_location::current());
+    }
+    const std::string op = "aten::" + row.name + "_";
+    if (f->saves_inputs != 0) {
+      EXPECT_THAT(r.names, ElementsAre("aten::mul.Tensor", "aten::clone", op));
+    } else {
+      EXPECT_THAT(r.names, ElementsAre("aten::mul.Tensor", op));
+    }
+    EXPECT_EQ(u.grad_fn()->name(), f->node_name);
+    ops::sum(u).backward();
+    ops::sum(row.functional(ops::mul(b, 2.0), std::source_location::current())).backward();
+    autograd::NoGradGuard no_grad;
+    EXPECT_EQ(a.grad().to_vector<double>(), b.grad().to_vector<double>());
+  }
+  // PyTorch's refusals of a leaf that requires grad, and of a view of one.
+  Tensor l = leaf({3}, 8);
+  EXPECT_THAT([&] { ops::exp_(l); },
+              ThrowsMessage<Error>(HasSubstr("a leaf Variable that requires grad is being used in an in-place operation.")));
+  EXPECT_THAT([&] { Tensor v = ops::slice(l, 0, 0, 2); ops::sin_(v); },
+              ThrowsMessage<Error>(HasSubstr("a view of a leaf Variable that requires grad is being used in an in-place "
+                                             "operation.")));
+}
+
+// The hand-written in-place forms record PyTorch's nodes and forward ops
+// (torch 1.13's, which 2.x's derivatives.yaml keeps: clamp_, hardtanh_ and
+// pow_ clone self first; leaky_relu_ and elu_ read their result; the view
+// ops have rows of their own) and give the functional ops' gradients.
+TEST(AutogradFormulas, HandWrittenInPlaceFormsRecordPyTorchsNodes) {
+  using Fn = std::function<Tensor(Tensor&)>;
+  const std::optional<Tensor> lo = ops::full({2}, -0.25, {.dtype = DType::kFloat64}), hi = std::nullopt;
+  const Tensor e = ops::tensor({2, 3}, {2}, DType::kFloat64);
+  struct Case {
+    std::string name;
+    Fn in_place;
+    Fn functional;
+    std::vector<std::string> ops;
+    std::string node;
+  };
+  const std::vector<Case> cases = {
+      {"clamp_", [](Tensor& t) { return ops::clamp_(t, -0.25, 0.25); }, [](Tensor& t) { return ops::clamp(t, -0.25, 0.25); },
+       {"aten::clone", "aten::clamp_"}, "ClampBackward1"},
+      {"clamp_.Tensor", [&](Tensor& t) { return ops::clamp_(t, lo, hi); }, [&](Tensor& t) { return ops::clamp(t, lo, hi); },
+       {"aten::clone", "aten::clamp_.Tensor"}, "ClampBackward0"},
+      {"hardtanh_", [](Tensor& t) { return ops::hardtanh_(t, -0.25, 0.25); },
+       [](Tensor& t) { return ops::hardtanh(t, -0.25, 0.25); }, {"aten::clone", "aten::hardtanh_"}, "HardtanhBackward0"},
+      {"pow_.Scalar", [](Tensor& t) { return ops::pow_(t, 3); }, [](Tensor& t) { return ops::pow(t, 3); },
+       {"aten::clone", "aten::pow_.Scalar"}, "PowBackward0"},
+      {"pow_.Tensor", [&](Tensor& t) { return ops::pow_(t, e); }, [&](Tensor& t) { return ops::pow(t, e); },
+       {"aten::clone", "aten::pow_.Tensor"}, "PowBackward1"},
+      {"leaky_relu_", [](Tensor& t) { return ops::leaky_relu_(t, 0.1); }, [](Tensor& t) { return ops::leaky_relu(t, 0.1); },
+       {"aten::leaky_relu_"}, "LeakyReluBackward1"},
+      {"elu_", [](Tensor& t) { return ops::elu_(t, 0.5); }, [](Tensor& t) { return ops::elu(t, 0.5); }, {"aten::elu_"},
+       "EluBackward1"},
+      {"t_", [](Tensor& t) { return ops::t_(t); }, [](Tensor& t) { return ops::t(t); }, {"aten::t_"}, "TBackward1"},
+      {"transpose_", [](Tensor& t) { return ops::transpose_(t, 0, 1); }, [](Tensor& t) { return ops::transpose(t, 0, 1); },
+       {"aten::transpose_"}, "TransposeBackward1"},
+      {"unsqueeze_", [](Tensor& t) { return ops::unsqueeze_(t, 0); }, [](Tensor& t) { return ops::unsqueeze(t, 0); },
+       {"aten::unsqueeze_"}, "UnsqueezeBackward1"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const Tensor a = leaf({2, 2}, 9), b = leaf({2, 2}, 9);
+    const Tensor w = random({2, 2}, 10);  // weights the outputs, so every gradient differs
+    Recorder r;
+    Tensor u;
+    {
+      ModeGuard mode(r);
+      u = ops::sub(a, 1.0);
+      c.in_place(u);
+    }
+    std::vector<std::string> want = {"aten::sub.Tensor"};
+    want.insert(want.end(), c.ops.begin(), c.ops.end());
+    EXPECT_EQ(r.names, want);
+    EXPECT_EQ(u.grad_fn()->name(), c.node);
+    ops::sum(ops::mul(ops::contiguous(u), ops::view(w, u.sizes()))).backward();
+    Tensor v = ops::sub(b, 1.0);
+    const Tensor f = c.functional(v);
+    ops::sum(ops::mul(ops::contiguous(f), ops::view(w, f.sizes()))).backward();
+    autograd::NoGradGuard no_grad;
+    const std::vector<double> ga = a.grad().to_vector<double>(), gb = b.grad().to_vector<double>();
+    for (size_t i = 0; i < ga.size(); ++i) EXPECT_NEAR(ga[i], gb[i], 1e-12) << i;
+  }
+  // fill_.Tensor: FillBackward3: zeros for self, the gradient's sum for value.
+  const Tensor a = leaf({3}, 11), value = leaf({}, 12);
+  Tensor u = ops::mul(a, 2.0);
+  ops::fill_(u, value);
+  EXPECT_EQ(u.grad_fn()->name(), "FillBackward3");
+  ops::sum(ops::mul(u, 3.0)).backward();
+  autograd::NoGradGuard no_grad;
+  EXPECT_THAT(a.grad().to_vector<double>(), ElementsAre(0, 0, 0));
+  EXPECT_EQ(value.grad().item<double>(), 9.0);
 }
 
 TEST(AutogradFormulas, GradientsAgreeWithCentralDifferences) {

@@ -146,6 +146,13 @@ VariableList where_self(const FormulaCall& c) {
 VariableList sgn(const FormulaCall& c) {
   return {ops::_efficientzerotensor(c.sizes(0), {.dtype = c.dtype(0), .device = c.device(0)})};
 }
+// fill_.Tensor (self, value): zeros_like(grad) for self, grad.sum() for value.
+VariableList fill_tensor(const FormulaCall& c) {
+  VariableList g(2);
+  if (c.needs(0)) g[0] = ops::zeros_like(c.grad());
+  if (c.needs(1)) g[1] = ops::sum(c.grad());
+  return g;
+}
 // masked_fill / masked_fill_ (self, mask, value): grad.masked_fill(mask, 0); mask has none.
 VariableList masked_fill(const FormulaCall& c) {
   VariableList g(c.num_inputs());
@@ -268,6 +275,8 @@ void add_elementwise_formulas(std::vector<Formula>& out) {
   out.push_back({"aten::reciprocal", "ReciprocalBackward0", 0, 1, &reciprocal});
   out.push_back({"aten::pow.Tensor_Scalar", "PowBackward0", kSelf, 0, &pow_tensor_scalar});
   out.push_back({"aten::pow.Tensor_Tensor", "PowBackward1", kSelf | kOther, 1, &pow_tensor_tensor});
+  out.push_back({"aten::pow_.Scalar", "PowBackward0", kSelf, 0, &pow_tensor_scalar});
+  out.push_back({"aten::pow_.Tensor", "PowBackward1", kSelf | kOther, 1, &pow_tensor_tensor});
   out.push_back({"aten::abs", "AbsBackward0", kSelf, 0, &abs});
   out.push_back({"aten::expm1", "Expm1Backward0", 0, 1, &expm1});
   out.push_back({"aten::log1p", "Log1PBackward0", kSelf, 0, &log1p});
@@ -283,6 +292,7 @@ void add_elementwise_formulas(std::vector<Formula>& out) {
   // Node names count every derivatives.yaml entry of a base name (fill.Scalar is FillBackward0).
   out.push_back({"aten::fill_.Scalar", "FillBackward2", 0, 0, &zeros_like_grad});
   out.push_back({"aten::zero_", "ZeroBackward0", 0, 0, &zeros_like_grad});
+  out.push_back({"aten::fill_.Tensor", "FillBackward3", 0, 0, &fill_tensor});
   out.push_back({"aten::sgn", "SgnBackward0", 0, 0, &sgn});
   out.push_back({"aten::threshold_backward", "ThresholdBackwardBackward0", kOther, 0, &threshold_backward_backward});
   out.push_back({"aten::tanh_backward", "TanhBackwardBackward0", kSelf | kOther, 0, &tanh_backward_backward});
@@ -299,6 +309,23 @@ void add_elementwise_formulas(std::vector<Formula>& out) {
   out.push_back({"aten::lift_fresh_copy", "LiftFreshCopyBackward0", 0, 0, &identity});
   out.push_back({"aten::_to_copy", "ToCopyBackward0", 0, 0, &to_copy});
   out.push_back({"aten::copy_", "CopyBackwards", 0, 0, &copy_});
+  // The unary rows' in-place forms take their functional op's entry, node
+  // name and saved tensors included, as PyTorch derives them from the same
+  // derivatives.yaml row (See Note [In-place unary ops]): exp_ reads its
+  // result, sin_ gets `original_self`, the clone the Autograd kernel makes.
+  const size_t functional_rows = out.size();
+  auto in_place_form = [&](std::string_view functional, std::string_view in_place) {
+    for (size_t i = 0; i < functional_rows; ++i) {
+      if (out[i].op != functional) continue;
+      Formula f = out[i];
+      f.op = in_place;
+      out.push_back(f);
+      return;
+    }
+  };
+#define OPSPEC_UNARY_OP(name, functor, dtype_rule, summary) in_place_form("aten::" #name, "aten::" #name "_");
+#include "runtime/ops/unary_ops.def"
+#undef OPSPEC_UNARY_OP
 }
 
 }  // namespace opspec::autograd::internal

@@ -94,9 +94,6 @@ VariableList clamp_tensor(const FormulaCall& c) {
   return g;
 }
 
-// relu_: threshold_backward of its result, as relu's (ReluBackward0).
-VariableList relu_inplace(const FormulaCall& c) { return {ops::threshold_backward(c.grad(), c.output(0), 0)}; }
-
 VariableList hardtanh(const FormulaCall& c) {
   return {ops::hardtanh_backward(c.grad(), c.input(0), c.arg(1).to_scalar(), c.arg(2).to_scalar())};
 }
@@ -106,6 +103,14 @@ VariableList leaky_relu(const FormulaCall& c) {
 VariableList elu(const FormulaCall& c) {
   return {ops::elu_backward(c.grad(), c.arg(1).to_scalar(), c.arg(2).to_scalar(), c.arg(3).to_scalar(), false,
                             c.input(0))};
+}
+// leaky_relu_ / elu_: their own rows read the result (self_is_result / is_result true).
+VariableList leaky_relu_inplace(const FormulaCall& c) {
+  return {ops::leaky_relu_backward(c.grad(), c.output(0), c.arg(1).to_scalar(), true)};
+}
+VariableList elu_inplace(const FormulaCall& c) {
+  return {ops::elu_backward(c.grad(), c.arg(1).to_scalar(), c.arg(2).to_scalar(), c.arg(3).to_scalar(), true,
+                            c.output(0))};
 }
 VariableList softplus(const FormulaCall& c) {
   return {ops::softplus_backward(c.grad(), c.input(0), c.arg(1).to_scalar(), c.arg(2).to_scalar())};
@@ -248,10 +253,16 @@ VariableList softplus_backward(const FormulaCall& c) {
 void add_pointwise_formulas(std::vector<Formula>& out) {
   out.push_back({"aten::clamp.Tensor", "ClampBackward0", 0b111, 0, &clamp_tensor});
   out.push_back({"aten::clamp", "ClampBackward1", kSelf, 0, &clamp});
-  out.push_back({"aten::relu_", "ReluBackward0", 0, 1, &relu_inplace});
   out.push_back({"aten::hardtanh", "HardtanhBackward0", kSelf, 0, &hardtanh});
   out.push_back({"aten::leaky_relu", "LeakyReluBackward0", kSelf, 0, &leaky_relu});
   out.push_back({"aten::elu", "EluBackward0", kSelf, 0, &elu});
+  // In-place forms (See Note [In-place pointwise ops]): clamp_ and hardtanh_
+  // take the functional rows (self cloned first); leaky_relu_ and elu_ have their own.
+  out.push_back({"aten::clamp_.Tensor", "ClampBackward0", 0b111, 0, &clamp_tensor});
+  out.push_back({"aten::clamp_", "ClampBackward1", kSelf, 0, &clamp});
+  out.push_back({"aten::hardtanh_", "HardtanhBackward0", kSelf, 0, &hardtanh});
+  out.push_back({"aten::leaky_relu_", "LeakyReluBackward1", 0, 1, &leaky_relu_inplace});
+  out.push_back({"aten::elu_", "EluBackward1", 0, 1, &elu_inplace});
   out.push_back({"aten::softplus", "SoftplusBackward0", kSelf, 0, &softplus});
   out.push_back({"aten::nan_to_num", "NanToNumBackward0", kSelf, 0, &nan_to_num});
   out.push_back({"aten::pow.Scalar", "PowBackward2", kSelf, 1, &pow_scalar});

@@ -109,6 +109,10 @@ void add_shape_formulas(std::vector<Formula>& out) {
   out.push_back({"aten::squeeze.dim", "SqueezeBackward1", 0, 0, &squeeze_dim});
   out.push_back({"aten::squeeze", "SqueezeBackward0", 0, 0, &squeeze_all});
   out.push_back({"aten::squeeze_.dim", "SqueezeBackward4", 0, 0, &squeeze_dim});
+  // The in-place view ops' own derivatives.yaml rows: the functional's formula, another node name.
+  out.push_back({"aten::t_", "TBackward1", 0, 0, &t});
+  out.push_back({"aten::transpose_", "TransposeBackward1", 0, 0, &transpose});
+  out.push_back({"aten::unsqueeze_", "UnsqueezeBackward1", 0, 0, &unsqueeze});
   out.push_back({"aten::slice.Tensor", "SliceBackward0", 0, 0, &slice});
   out.push_back({"aten::select.int", "SelectBackward0", 0, 0, &select});
   out.push_back({"aten::as_strided", "AsStridedBackward0", 0, 0, &as_strided, {}, /*reads_strides=*/true});

@@ -142,10 +142,17 @@ const OperatorHandle* inplace_functional(const OperatorHandle* op) {
          {std::pair{OpId::add__Tensor, OpId::add_Tensor}, std::pair{OpId::sub__Tensor, OpId::sub_Tensor},
           std::pair{OpId::mul__Tensor, OpId::mul_Tensor}, std::pair{OpId::mul__Scalar, OpId::mul_Scalar},
           std::pair{OpId::div__Tensor, OpId::div_Tensor}, std::pair{OpId::div__Scalar, OpId::div_Scalar},
-          std::pair{OpId::relu_, OpId::relu}, std::pair{OpId::logical_and_, OpId::logical_and},
-          std::pair{OpId::logical_or_, OpId::logical_or}}) {
+          std::pair{OpId::logical_and_, OpId::logical_and}, std::pair{OpId::logical_or_, OpId::logical_or},
+          std::pair{OpId::clamp_, OpId::clamp}, std::pair{OpId::clamp__Tensor, OpId::clamp_Tensor},
+          std::pair{OpId::hardtanh_, OpId::hardtanh}, std::pair{OpId::leaky_relu_, OpId::leaky_relu},
+          std::pair{OpId::elu_, OpId::elu}, std::pair{OpId::pow__Scalar, OpId::pow_Tensor_Scalar},
+          std::pair{OpId::pow__Tensor, OpId::pow_Tensor_Tensor}}) {
       m[&builtin_op(in_place)] = &builtin_op(functional);
     }
+    // The unary rows' in-place forms (relu_ among them; See Note [In-place unary ops]).
+#define OPSPEC_UNARY_OP(name, functor, dtype_rule, summary) m[&builtin_op(OpId::name##_)] = &builtin_op(OpId::name);
+#include "runtime/ops/unary_ops.def"
+#undef OPSPEC_UNARY_OP
     return m;
   }();
   auto it = kForms.find(op);

@@ -1,6 +1,8 @@
 // Tests of in-place ops in fused groups (See Note [In-place fusion]): which
 // chains fuse, which stay apart, and that every result, and every buffer
 // the ops write over, has eager's bits.
+#include <functional>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -185,6 +187,68 @@ TEST(InplaceFusionTest, ObserversSeeTheKernelAndTheRootKeepsItsValues) {
     EXPECT_TRUE(bits_equal(compiled({x, y})[0], fn({x, y})[0]));
   }
   EXPECT_EQ(observer->launches, 1);
+}
+
+// Every unary row's in-place form joins a group as its functional op (See
+// Note [In-place unary ops]): b = x * 3; name_(b); b + 1 is one kernel
+// leaving eager's bits in b's buffer and in the sum.
+TEST(InplaceFusionTest, EveryUnaryRowsInPlaceFormFusesWithEagersValues) {
+  using InPlaceFn = Tensor& (*)(Tensor&);
+  const std::vector<std::pair<std::string, InPlaceFn>> rows = {
+#define OPSPEC_UNARY_OP(name, functor, dtype_rule, summary) \
+  {#name, [](Tensor& t) -> Tensor& { return ops::name##_(t); }},
+#include "runtime/ops/unary_ops.def"
+#undef OPSPEC_UNARY_OP
+  };
+  manual_seed(6);
+  const Tensor x = ops::randn({24, 40});
+  for (const auto& [name, in_place] : rows) {
+    SCOPED_TRACE(name + "_");
+    auto fn = [&](const std::vector<Tensor>& in) {
+      Tensor b = ops::mul(in[0], 3.0);
+      in_place(b);
+      return std::vector<Tensor>{b, ops::add(b, 1.0)};
+    };
+    Graph g = make_fx(fn)({x});
+    const std::vector<FusionGroup> groups = partition_graph(g);
+    EXPECT_THAT(names(groups), ElementsAre("fused_mul_" + name + "__add_0"));
+    ASSERT_EQ(groups.size(), 1u);
+    EXPECT_EQ(groups[0].inplace_chain.size(), 1u);
+    const std::vector<Tensor> got = fused_backend(g, {x})({x}), want = fn({x});
+    for (size_t k = 0; k < want.size(); ++k) EXPECT_TRUE(bits_equal(got[k], want[k])) << "output " << k;
+  }
+}
+
+// The hand-written in-place forms join as their functional ops too (See Note
+// [In-place pointwise ops]).
+TEST(InplaceFusionTest, ParametrizedInPlaceFormsFuseWithEagersValues) {
+  manual_seed(7);
+  const Tensor x = ops::randn({24, 40}), row = ops::abs(ops::randn({40}));
+  using InPlace = std::function<void(Tensor&, const Tensor&)>;
+  const std::vector<std::pair<std::string, InPlace>> cases = {
+      {"clamp_", [](Tensor& b, const Tensor&) { ops::clamp_(b, -0.5, 0.5); }},
+      {"clamp_", [](Tensor& b, const Tensor& r) { ops::clamp_(b, std::optional<Tensor>(r), std::nullopt); }},
+      {"hardtanh_", [](Tensor& b, const Tensor&) { ops::hardtanh_(b); }},
+      {"leaky_relu_", [](Tensor& b, const Tensor&) { ops::leaky_relu_(b, 0.2); }},
+      {"elu_", [](Tensor& b, const Tensor&) { ops::elu_(b, 0.5); }},
+      {"pow_", [](Tensor& b, const Tensor&) { ops::pow_(b, 2); }},
+      {"pow_", [](Tensor& b, const Tensor& r) { ops::pow_(b, r); }},
+  };
+  for (const auto& [name, in_place] : cases) {
+    SCOPED_TRACE(name);
+    auto fn = [&](const std::vector<Tensor>& in) {
+      Tensor b = ops::mul(in[0], 3.0);
+      in_place(b, in[1]);
+      return std::vector<Tensor>{b, ops::add(b, 1.0)};
+    };
+    Graph g = make_fx(fn)({x, row});
+    const std::vector<FusionGroup> groups = partition_graph(g);
+    ASSERT_FALSE(groups.empty());
+    EXPECT_EQ(groups.back().inplace_chain.size(), 1u);
+    EXPECT_NE(groups.back().name.find(name), std::string::npos) << groups.back().name;
+    const std::vector<Tensor> got = fused_backend(g, {x, row})({x, row}), want = fn({x, row});
+    for (size_t k = 0; k < want.size(); ++k) EXPECT_TRUE(bits_equal(got[k], want[k])) << "output " << k;
+  }
 }
 
 }  // namespace inplace_fusion_test

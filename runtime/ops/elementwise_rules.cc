@@ -96,32 +96,52 @@ namespace {
 
 // kernel_name: PyTorch's "<name>_cpu" / "<name>_cuda" in "not implemented for" errors.
 std::string kernel_name(std::string_view op, std::string_view name, const Device& device) {
-  return str_cat("\"", name.empty() ? op.substr(op.find("::") + 2) : name, "_", device_type_name(device.type), "\"");
+  std::string_view base = op.substr(std::min(op.size(), op.find("::") + 2));
+  if (base.ends_with('_')) base.remove_suffix(1);  // an in-place op runs its functional's kernel
+  return str_cat("\"", name.empty() ? base : name, "_", device_type_name(device.type), "\"");
 }
 
-// floating_kernel_name: the name PyTorch's floating-only unary kernels dispatch
-// under: gelu's GeluKernelImpl (GeluCUDAKernelImpl on CUDA), else "<name>_<device>".
-std::string floating_kernel_name(std::string_view op, const Device& device) {
-  if (op == "aten::gelu") return device.is_cuda() ? "\"GeluCUDAKernelImpl\"" : "\"GeluKernelImpl\"";
-  return kernel_name(op, "", device);
+// type_meta_name: a dtype as C++'s typeid names it (caffe2::TypeMeta, what
+// PyTorch prints for `self.dtype()` in clamp's in-place check).
+std::string_view type_meta_name(DType t) {
+  switch (t) {
+    case DType::kFloat32: return "float";
+    case DType::kFloat64: return "double";
+    case DType::kFloat16: return "c10::Half";
+    case DType::kBFloat16: return "c10::BFloat16";
+    case DType::kInt64: return "long int";
+    case DType::kInt32: return "int";
+    case DType::kBool: return "bool";
+  }
+  return "?";
+}
+
+// floating_kernel_name: the name PyTorch's floating-only unary kernels of op
+// `base` (gelu, silu) dispatch under: gelu's GeluKernelImpl (GeluCUDAKernelImpl
+// on CUDA), else "<base>_<device>".
+std::string floating_kernel_name(std::string_view base, const Device& device) {
+  if (base == "gelu") return device.is_cuda() ? "\"GeluCUDAKernelImpl\"" : "\"GeluKernelImpl\"";
+  return kernel_name(base, base, device);
 }
 
 }  // namespace
 
 ElementwiseMeta unary_meta(const Tensor& self, UnaryKind kind, std::string_view op) {
+  // The functional op's name: an in-place form's errors name the same kernels.
+  std::string_view base = op.substr(op.find("::") + 2);
+  if (base.ends_with('_')) base.remove_suffix(1);
   const DType dt = self.dtype();
   ElementwiseMeta m{SizeVec(self.sizes().begin(), self.sizes().end()), dt, dt, self.device(),
                     self.is_contiguous() ? SizeVec() : elementwise_output_strides(self.sizes(), TensorList(&self, 1))};
   switch (kind) {
     case UnaryKind::kKeepDtype:
       if (dt == DType::kBool) {
-        OPSPEC_CHECK(op != "aten::neg", op,
+        OPSPEC_CHECK(base != "neg", op,
                      ": Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
                      "invert a mask, use the `~` or `logical_not()` operator instead.");
-        OPSPEC_CHECK(op != "aten::relu", op, ": Boolean inputs not supported for relu");
+        OPSPEC_CHECK(base != "relu", op, ": Boolean inputs not supported for relu");
         // PyTorch names the kernel of the device that refused ("abs_cpu", "abs_cuda").
-        OPSPEC_FAIL(op, ": \"", op.substr(op.find("::") + 2), "_", device_type_name(self.device().type),
-                    "\" not implemented for 'Bool'");
+        OPSPEC_FAIL(op, ": \"", base, "_", device_type_name(self.device().type), "\" not implemented for 'Bool'");
       }
       break;
     case UnaryKind::kKeepDtypeBool: break;
@@ -130,7 +150,7 @@ ElementwiseMeta unary_meta(const Tensor& self, UnaryKind kind, std::string_view 
       break;
     case UnaryKind::kFloatingOnly:
       // build_unary_op (no promotion), then a kernel dispatched over floating types only.
-      OPSPEC_CHECK(is_floating(dt), op, ": ", floating_kernel_name(op, self.device()), " not implemented for '",
+      OPSPEC_CHECK(is_floating(dt), op, ": ", floating_kernel_name(base, self.device()), " not implemented for '",
                    scalar_type_name(dt), "'");
       break;
     case UnaryKind::kLogical:
@@ -363,6 +383,68 @@ ElementwiseMeta inplace_meta(const Tensor& self, const Tensor& other, BinaryKind
   OPSPEC_CHECK(can_cast(m.result_dtype, self.dtype()), op, ": result type ", scalar_type_name(m.result_dtype),
                " can't be cast to the desired output type ", scalar_type_name(self.dtype()));
   m.result_dtype = self.dtype();
+  return m;
+}
+
+ElementwiseMeta unary_inplace_meta(const Tensor& self, UnaryKind kind, std::string_view op) {
+  ElementwiseMeta m = unary_meta(self, kind, op);
+  check_no_internal_overlap(self, op);
+  OPSPEC_CHECK(can_cast(m.result_dtype, self.dtype()), op, ": result type ", scalar_type_name(m.result_dtype),
+               " can't be cast to the desired output type ", scalar_type_name(self.dtype()));
+  m.result_dtype = self.dtype();
+  return m;
+}
+
+ElementwiseMeta clamp_inplace_meta(const Tensor& self, const Tensor* min, const Tensor* max, std::string_view op) {
+  const bool scalar_bounds = (min == nullptr || min->is_wrapped_number()) && (max == nullptr || max->is_wrapped_number());
+  if (scalar_bounds) {
+    // clamp's meta function refuses any promotion of an integral self first,
+    // printing self.dtype() as a TypeMeta ("long int").
+    OPSPEC_CHECK(min != nullptr || max != nullptr, "torch.clamp: At least one of 'min' or 'max' must not be None");
+    if (!is_floating(self.dtype())) {
+      std::vector<Tensor> all = {self};
+      if (min != nullptr) all.push_back(*min);
+      if (max != nullptr) all.push_back(*max);
+      const DType dt = result_type(all);
+      OPSPEC_CHECK(dt == self.dtype(), op, ": result type ", scalar_type_name(dt),
+                   " can't be cast to the desired output type ", type_meta_name(self.dtype()));
+    }
+    check_no_internal_overlap(self, op);
+  } else {
+    check_no_internal_overlap(self, op);
+    for (const Tensor* b : {min, max}) {
+      if (b != nullptr) check_no_partial_overlap(self, *b, op);
+    }
+  }
+  ElementwiseMeta m = clamp_meta(self, min, max, op);
+  OPSPEC_CHECK(std::equal(m.sizes.begin(), m.sizes.end(), self.sizes().begin(), self.sizes().end()), op,
+               ": output with shape ", format_sizes(self.sizes()), " doesn't match the broadcast shape ",
+               format_sizes(m.sizes));
+  OPSPEC_CHECK(can_cast(m.result_dtype, self.dtype()), op, ": result type ", scalar_type_name(m.result_dtype),
+               " can't be cast to the desired output type ", scalar_type_name(self.dtype()));
+  m.result_dtype = self.dtype();
+  return m;
+}
+
+ElementwiseMeta pow_scalar_inplace_meta(const Tensor& self, const Scalar& exponent, std::string_view op) {
+  check_pow_scalar(self, exponent);
+  check_no_internal_overlap(self, op);
+  ElementwiseMeta m = binary_meta(self, make_wrapped_number(exponent), BinaryKind::kArithmetic, op);
+  // self is the output of a unary iterator over base.to(common dtype), whose
+  // operands must share one dtype (check_all_same_dtype).
+  OPSPEC_CHECK(m.result_dtype == self.dtype(), op, ": Found dtype ", scalar_type_name(self.dtype()),
+               " but expected ", scalar_type_name(m.result_dtype));
+  check_pow(m.result_dtype);
+  return m;
+}
+
+ElementwiseMeta activation_inplace_meta(const Tensor& self, std::string_view op) {
+  if (op == "aten::hardtanh_") {
+    OPSPEC_CHECK(self.dtype() != DType::kBool, op, ": Bool inputs not supported for hardtanh");
+    return unary_inplace_meta(self, UnaryKind::kKeepDtype, op);
+  }
+  ElementwiseMeta m = floating_unary_meta(self, op);
+  check_no_internal_overlap(self, op);
   return m;
 }
 

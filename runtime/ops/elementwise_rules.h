@@ -176,6 +176,46 @@ bool partial_overlap(const Tensor& a, const Tensor& b);
 // dtype; the result dtype is self's.
 ElementwiseMeta inplace_meta(const Tensor& self, const Tensor& other, BinaryKind kind, std::string_view op);
 
+// Note [In-place unary ops]
+// Each row of unary_ops.def also makes its in-place op, `name_(Tensor(a!)
+// self) -> Tensor(a!)`, as PyTorch's native_functions.yaml pairs them: the op
+// table row, ops::name_, the Meta, CPU and CUDA kernels, the derivative (the
+// functional op's formula and node name: PyTorch derives the in-place entry
+// from the same derivatives.yaml row, cloning self first when the formula
+// reads it) and the fused backend's in-place rule all expand the same rows.
+// The functional op's dtype rule decides the result dtype, which must cast
+// to self's, as TensorIterator's enforce_safe_casting_to_output: exp_ of an
+// i64 tensor is "result type Float can't be cast to the desired output type
+// Long"; so the kernel always computes in self's dtype. relu_ is one of them.
+
+// unary_inplace_meta: the rules of a unary row's in-place op (op is
+// "aten::exp_"): the row's dtype rule (errors naming the functional's
+// kernels, "abs_cpu"), no internal overlap in self, the result dtype castable
+// to self's; result_dtype is self's.
+ElementwiseMeta unary_inplace_meta(const Tensor& self, UnaryKind kind, std::string_view op);
+
+// Note [In-place pointwise ops]
+// The in-place forms of clamp, hardtanh, leaky_relu, elu and pow are written
+// by hand in each layer beside their functional ops, with PyTorch's schemas
+// and dtype rules: the result dtype must be self's (clamp_ with number bounds
+// refuses any promotion of an integral self, pow_.Scalar wants the common
+// dtype exactly, clamp_.Tensor and pow_.Tensor cast it safely as
+// TensorIterator's in-place ops do), and self keeps its layout. Their
+// derivatives are the functional ops' (self cloned when read), except
+// leaky_relu_ and elu_, whose derivatives.yaml rows read the result
+// (LeakyReluBackward1, EluBackward1). The fused backend runs each as its
+// functional op (Note [In-place fusion]).
+
+// clamp_inplace_meta: clamp_'s and clamp_.Tensor's rules (op "aten::clamp_");
+// result_dtype is self's, compute_dtype the functional clamp's.
+ElementwiseMeta clamp_inplace_meta(const Tensor& self, const Tensor* min, const Tensor* max, std::string_view op);
+// pow_scalar_inplace_meta: pow_.Scalar's rules: pow.Tensor_Scalar's, and a
+// common dtype equal to self's ("Found dtype Long but expected Float").
+ElementwiseMeta pow_scalar_inplace_meta(const Tensor& self, const Scalar& exponent, std::string_view op);
+// activation_inplace_meta: hardtanh_'s (no b8, dtype kept), leaky_relu_'s and
+// elu_'s (floating self only) rules, and no internal overlap in self.
+ElementwiseMeta activation_inplace_meta(const Tensor& self, std::string_view op);
+
 // add_sub_inplace_meta: add_'s and sub_'s rules in PyTorch's order: sub_'s
 // sub_check (no bool operands), inplace_meta, then alpha_check.
 ElementwiseMeta add_sub_inplace_meta(const Tensor& self, const Tensor& other, const Scalar& alpha, bool sub,

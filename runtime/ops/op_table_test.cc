@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 
 #include "runtime/core/device_hooks.h"
@@ -17,6 +18,8 @@ namespace opspec {
 namespace op_table_test {
 
 using internal::UnaryKind;
+using ::testing::HasSubstr;
+using ::testing::ThrowsMessage;
 
 TEST(OpTableTest, EveryRowIsRegisteredAsItsTableSays) {
   const bool cuda_built = get_device_hooks(DeviceType::kCUDA).is_built();
@@ -92,6 +95,95 @@ TEST(OpTableTest, EveryUnaryRowIsAnElementwiseOpWithItsDtypeRule) {
         EXPECT_EQ(call(m).dtype(), DType::kInt64);
         break;
     }
+  }
+}
+
+// InPlaceRow: a row's in-place form (See Note [In-place unary ops]).
+struct InPlaceRow {
+  std::string name;
+  Tensor (*functional)(const Tensor&);
+  Tensor& (*in_place)(Tensor&);
+  UnaryKind rule;
+};
+
+std::vector<InPlaceRow> in_place_rows() {
+  return {
+#define OPSPEC_UNARY_OP(name, functor, dtype_rule, summary)                                            \
+  {#name, [](const Tensor& x) { return ops::name(x); }, [](Tensor& x) -> Tensor& { return ops::name##_(x); }, \
+   UnaryKind::dtype_rule},
+#include "runtime/ops/unary_ops.def"
+#undef OPSPEC_UNARY_OP
+  };
+}
+
+// same_values: a and b have one dtype and the same values, NaNs and signed zeros included.
+bool same_values(const Tensor& a, const Tensor& b) {
+  if (a.dtype() != b.dtype() || a.sizes() != b.sizes()) return false;
+  const std::vector<double> x = a.to_vector<double>(), y = b.to_vector<double>();
+  for (size_t i = 0; i < x.size(); ++i) {
+    const bool same = (std::isnan(x[i]) && std::isnan(y[i])) || (x[i] == y[i] && std::signbit(x[i]) == std::signbit(y[i]));
+    if (!same) return false;
+  }
+  return true;
+}
+
+TEST(OpTableTest, EveryUnaryRowHasItsInPlaceFormWithTheSameValues) {
+  const std::vector<InPlaceRow> rows = in_place_rows();
+  ASSERT_EQ(rows.size(), unary_rows().size());
+  for (const InPlaceRow& row : rows) {
+    SCOPED_TRACE(row.name + "_");
+    const OperatorHandle* op = Dispatcher::singleton().find("aten::" + row.name + "_");
+    ASSERT_NE(op, nullptr);
+    EXPECT_EQ(op->kind(), OpKind::kUnary);
+    EXPECT_EQ(op->schema().str(), row.name + "_(Tensor(a!) self) -> Tensor(a!)");
+    EXPECT_TRUE(op->schema().is_mutable());
+    // The functional op's values: contiguous (the small fast path and, past
+    // the grain size, the iterator's), a transposed view, f64.
+    const Tensor small = ops::mul(ops::randn({3, 5}), 3.0);
+    const Tensor large = ops::mul(ops::randn({70, 300}), 3.0);
+    for (const Tensor& src : {small, large, ops::t(large), ops::to(small, DType::kFloat64)}) {
+      Tensor x = ops::clone(src);  // src's strides (preserve_format)
+      const uint64_t version = x.impl()->version();
+      Tensor& r = row.in_place(x);
+      EXPECT_TRUE(r.is_same(x));
+      EXPECT_GT(x.impl()->version(), version);
+      EXPECT_EQ(format_sizes(x.strides()), format_sizes(src.strides()));
+      EXPECT_TRUE(same_values(x, row.functional(src))) << "on " << src.meta_str();
+    }
+    const Tensor b = ops::full({4}, true, {.dtype = DType::kBool});
+    const Tensor ints = ops::tensor({-2, 0, 3}, {3}, DType::kInt64);
+    const Tensor m = ops::empty({5}, {.dtype = DType::kInt64, .device = kMeta});
+    auto in_place = [&](const Tensor& t) {
+      Tensor x = t.device().is_meta() ? t : ops::clone(t);
+      return row.in_place(x);
+    };
+    switch (row.rule) {
+      case UnaryKind::kFloating:  // the f32 result cannot be written into an integer or b8 self
+        EXPECT_THAT([&] { in_place(ints); },
+                    ThrowsMessage<Error>(HasSubstr(
+                        "aten::" + row.name + "_: result type Float can't be cast to the desired output type Long")));
+        EXPECT_THAT([&] { in_place(b); },
+                    ThrowsMessage<Error>(HasSubstr("result type Float can't be cast to the desired output type Bool")));
+        EXPECT_THAT([&] { in_place(m); }, ThrowsMessage<Error>(HasSubstr("can't be cast to the desired output type")));
+        break;
+      case UnaryKind::kFloatingOnly:  // the functional op's refusal, naming its kernel
+        EXPECT_THAT([&] { in_place(ints); },
+                    ThrowsMessage<Error>(HasSubstr("\"" + row.name + "_cpu\" not implemented for 'Long'")));
+        EXPECT_THROW(in_place(m), Error);
+        break;
+      default:  // kKeepDtype, kKeepDtypeBool: integers keep their dtype and values; b8 as the functional op
+        EXPECT_TRUE(same_values(in_place(ints), row.functional(ints)));
+        if (row.rule == UnaryKind::kKeepDtypeBool) {
+          EXPECT_TRUE(same_values(in_place(b), row.functional(b)));
+        } else {
+          EXPECT_THROW(in_place(b), Error);
+        }
+        EXPECT_EQ(in_place(m).dtype(), DType::kInt64);
+        break;
+    }
+    // An expanded self is refused, as TensorIterator's assert_no_internal_overlap.
+    Tensor e = ops::expand(ops::zeros({3}), {2, 3});
+    EXPECT_THAT([&] { row.in_place(e); }, ThrowsMessage<Error>(HasSubstr("more than one element of the written-to")));
   }
 }
 

@@ -184,6 +184,11 @@ Tensor& fill_(Tensor& self, const Scalar& value, const std::source_location& loc
   call<ScalarSig>(OpId::fill__Scalar, self, value);
   return self;
 }
+Tensor& fill_(Tensor& self, const Tensor& value, const std::source_location& loc) {
+  OPSPEC_SITE;
+  call<BinarySig>(OpId::fill__Tensor, self, value);
+  return self;
+}
 Tensor masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value, const std::source_location& loc) {
   OPSPEC_SITE;
   return call<Tensor(const Tensor&, const Tensor&, const Scalar&)>(OpId::masked_fill_Scalar, self, mask, value);
@@ -246,6 +251,14 @@ Tensor& div_(Tensor& self, const Scalar& other, const std::source_location& loc)
 OPSPEC_UNARY(logical_not)
 OPSPEC_UNARY(bitwise_not)
 #undef OPSPEC_UNARY
+#define OPSPEC_UNARY_OP(name, functor, dtype_rule, summary)              \
+  Tensor& name##_(Tensor& self, const std::source_location& loc) { \
+    OPSPEC_SITE;                                                    \
+    call<UnarySig>(OpId::name##_, self);                            \
+    return self;                                                    \
+  }
+#include "runtime/ops/unary_ops.def"
+#undef OPSPEC_UNARY_OP
 
 Tensor gelu(const Tensor& self, std::string_view approximate, const std::source_location& loc) {
   OPSPEC_SITE;
@@ -509,6 +522,21 @@ Tensor squeeze(const Tensor& self, int64_t dim, const std::source_location& loc)
 Tensor& squeeze_(Tensor& self, int64_t dim, const std::source_location& loc) {
   OPSPEC_SITE;
   call<Tensor(const Tensor&, int64_t)>(OpId::squeeze__dim, self, dim);
+  return self;
+}
+Tensor& t_(Tensor& self, const std::source_location& loc) {
+  OPSPEC_SITE;
+  call<UnarySig>(OpId::t_, self);
+  return self;
+}
+Tensor& transpose_(Tensor& self, int64_t dim0, int64_t dim1, const std::source_location& loc) {
+  OPSPEC_SITE;
+  call<Tensor(const Tensor&, int64_t, int64_t)>(OpId::transpose_, self, dim0, dim1);
+  return self;
+}
+Tensor& unsqueeze_(Tensor& self, int64_t dim, const std::source_location& loc) {
+  OPSPEC_SITE;
+  call<Tensor(const Tensor&, int64_t)>(OpId::unsqueeze_, self, dim);
   return self;
 }
 Tensor slice(const Tensor& self, int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end, int64_t step,

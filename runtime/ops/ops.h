@@ -81,6 +81,8 @@ Tensor tensor(std::vector<double> values, IntArrayRef shape, DType dtype = DType
 
 // ---- In-place ----
 Tensor& fill_(Tensor& self, const Scalar& value, OPSPEC_LOC);  // aten::fill_.Scalar
+// fill_ with a 0-dim tensor's value (aten::fill_.Tensor; x.fill_(t) in PyTorch).
+Tensor& fill_(Tensor& self, const Tensor& value, OPSPEC_LOC);
 // masked_fill_: self[mask] = value (mask is b8 and broadcasts to self); aten::masked_fill_.Scalar.
 Tensor& masked_fill_(Tensor& self, const Tensor& mask, const Scalar& value, OPSPEC_LOC);
 // masked_fill: a copy of self (broadcast with mask) with value where mask is true; aten::masked_fill.Scalar.
@@ -93,7 +95,6 @@ Tensor& sub_(Tensor& self, const Tensor& other, const Scalar& alpha = 1, OPSPEC_
 Tensor& mul_(Tensor& self, const Tensor& other, OPSPEC_LOC);    // aten::mul_.Tensor
 Tensor& div_(Tensor& self, const Tensor& other, OPSPEC_LOC);    // aten::div_.Tensor
 Tensor& div_(Tensor& self, const Scalar& other, OPSPEC_LOC);    // aten::div_.Tensor, a wrapped number
-Tensor& relu_(Tensor& self, OPSPEC_LOC);                        // aten::relu_ (ReLU(inplace=True))
 // round_ with decimals: round(self, decimals) in place (aten::round_.decimals).
 Tensor& round_(Tensor& self, int64_t decimals, OPSPEC_LOC);
 // logical_and_ / logical_or_: self = self && other (|| other), as 0 or 1 in self's dtype.
@@ -104,6 +105,12 @@ Tensor& logical_or_(Tensor& self, const Tensor& other, OPSPEC_LOC);
 // One function per row of unary_ops.def, computing what the row's summary
 // says (e.g. ops::erf, the error function); dtypes follow the row's rule.
 #define OPSPEC_UNARY_OP(name, functor, dtype_rule, summary) Tensor name(const Tensor& self, OPSPEC_LOC);
+#include "runtime/ops/unary_ops.def"
+#undef OPSPEC_UNARY_OP
+// The in-place form of each row: self = name(self), returning self (aten::name_,
+// e.g. ops::relu_ for ReLU(inplace=True)); the row's result dtype must cast to
+// self's ("result type Float can't be cast to the desired output type Long").
+#define OPSPEC_UNARY_OP(name, functor, dtype_rule, summary) Tensor& name##_(Tensor& self, OPSPEC_LOC);
 #include "runtime/ops/unary_ops.def"
 #undef OPSPEC_UNARY_OP
 // gelu: approximate is "none" (erf form) or "tanh".
@@ -132,6 +139,18 @@ Tensor elu(const Tensor& self, const Scalar& alpha = 1, const Scalar& scale = 1,
            OPSPEC_LOC);
 // softplus: log1p(exp(self * beta)) / beta, or self where self * beta > threshold.
 Tensor softplus(const Tensor& self, const Scalar& beta = 1, const Scalar& threshold = 20, OPSPEC_LOC);
+// The in-place forms (aten::clamp_, clamp_.Tensor, hardtanh_, leaky_relu_,
+// elu_, pow_.Scalar, pow_.Tensor): self = op(self, ...), returning self; the
+// result dtype must be self's (See Note [In-place pointwise ops]).
+Tensor& clamp_(Tensor& self, const std::optional<Scalar>& min, const std::optional<Scalar>& max = std::nullopt,
+               OPSPEC_LOC);
+Tensor& clamp_(Tensor& self, const std::optional<Tensor>& min, const std::optional<Tensor>& max, OPSPEC_LOC);
+Tensor& hardtanh_(Tensor& self, const Scalar& min_val = -1, const Scalar& max_val = 1, OPSPEC_LOC);
+Tensor& leaky_relu_(Tensor& self, const Scalar& negative_slope = 0.01, OPSPEC_LOC);
+Tensor& elu_(Tensor& self, const Scalar& alpha = 1, const Scalar& scale = 1, const Scalar& input_scale = 1,
+             OPSPEC_LOC);
+Tensor& pow_(Tensor& self, const Scalar& exponent, OPSPEC_LOC);
+Tensor& pow_(Tensor& self, const Tensor& exponent, OPSPEC_LOC);
 // isnan / isinf: b8 masks of NaN and of +-inf elements (all false for integers).
 Tensor isnan(const Tensor& self, OPSPEC_LOC);
 Tensor isinf(const Tensor& self, OPSPEC_LOC);
@@ -283,6 +302,11 @@ Tensor unsqueeze(const Tensor& self, int64_t dim, OPSPEC_LOC);
 Tensor squeeze(const Tensor& self, OPSPEC_LOC);
 Tensor squeeze(const Tensor& self, int64_t dim, OPSPEC_LOC);
 Tensor& squeeze_(Tensor& self, int64_t dim, OPSPEC_LOC);
+// t_ / transpose_ / unsqueeze_: self itself restrided as t, transpose and
+// unsqueeze would view it (aten::t_, aten::transpose_, aten::unsqueeze_).
+Tensor& t_(Tensor& self, OPSPEC_LOC);
+Tensor& transpose_(Tensor& self, int64_t dim0, int64_t dim1, OPSPEC_LOC);
+Tensor& unsqueeze_(Tensor& self, int64_t dim, OPSPEC_LOC);
 Tensor slice(const Tensor& self, int64_t dim = 0, std::optional<int64_t> start = std::nullopt,
              std::optional<int64_t> end = std::nullopt, int64_t step = 1, OPSPEC_LOC);
 Tensor select(const Tensor& self, int64_t dim, int64_t index, OPSPEC_LOC);

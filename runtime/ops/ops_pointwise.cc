@@ -2,7 +2,8 @@
 // parameters or rounding modes (clamp, the parametrized activations and
 // their backward ops, isnan/isinf/nan_to_num, remainder, fmod, div with a
 // rounding mode, round.decimals, atan2, bitwise and logical_xor) and the
-// in-place relu_, round_.decimals, logical_and_ and logical_or_; see ops.h.
+// in-place forms of clamp, hardtanh, leaky_relu, elu, pow, round.decimals,
+// logical_and and logical_or; see ops.h.
 #include "runtime/core/call_site.h"
 #include "runtime/ops/internal/call.h"
 #include "runtime/ops/ops.h"
@@ -111,9 +112,41 @@ Tensor logical_xor(const Tensor& self, const Tensor& other, const std::source_lo
 }
 
 // ---- In-place ----
-Tensor& relu_(Tensor& self, const std::source_location& loc) {
+Tensor& clamp_(Tensor& self, const OptScalar& min, const OptScalar& max, const std::source_location& loc) {
   OPSPEC_SITE;
-  call<Tensor(const Tensor&)>(OpId::relu_, self);
+  call<Tensor(const Tensor&, const OptScalar&, const OptScalar&)>(OpId::clamp_, self, min, max);
+  return self;
+}
+Tensor& clamp_(Tensor& self, const OptTensor& min, const OptTensor& max, const std::source_location& loc) {
+  OPSPEC_SITE;
+  call<Tensor(const Tensor&, const OptTensor&, const OptTensor&)>(OpId::clamp__Tensor, self, min, max);
+  return self;
+}
+Tensor& hardtanh_(Tensor& self, const Scalar& min_val, const Scalar& max_val, const std::source_location& loc) {
+  OPSPEC_SITE;
+  call<Tensor(const Tensor&, const Scalar&, const Scalar&)>(OpId::hardtanh_, self, min_val, max_val);
+  return self;
+}
+Tensor& leaky_relu_(Tensor& self, const Scalar& negative_slope, const std::source_location& loc) {
+  OPSPEC_SITE;
+  call<ScalarSig>(OpId::leaky_relu_, self, negative_slope);
+  return self;
+}
+Tensor& elu_(Tensor& self, const Scalar& alpha, const Scalar& scale, const Scalar& input_scale,
+             const std::source_location& loc) {
+  OPSPEC_SITE;
+  call<Tensor(const Tensor&, const Scalar&, const Scalar&, const Scalar&)>(OpId::elu_, self, alpha, scale,
+                                                                            input_scale);
+  return self;
+}
+Tensor& pow_(Tensor& self, const Scalar& exponent, const std::source_location& loc) {
+  OPSPEC_SITE;
+  call<ScalarSig>(OpId::pow__Scalar, self, exponent);
+  return self;
+}
+Tensor& pow_(Tensor& self, const Tensor& exponent, const std::source_location& loc) {
+  OPSPEC_SITE;
+  call<BinarySig>(OpId::pow__Tensor, self, exponent);
   return self;
 }
 Tensor& round_(Tensor& self, int64_t decimals, const std::source_location& loc) {
