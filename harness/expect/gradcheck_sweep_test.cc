@@ -45,14 +45,14 @@ namespace {
 //   - scatter (src, value) and index_put without accumulate, and their
 //     in-place forms, write duplicate indices once (the last wins), which a
 //     gather of the gradient does not undo;
-//   - round.decimals scales by 10^decimals before it rounds: at decimals 5
+//   - round.decimals (and round_) scales by 10^decimals before it rounds: at decimals 5
 //     the difference step (1e-6) spans 0.1 of a rounding step, so one
 //     element in five crosses a step and its numerical gradient is 5, not
 //     the formula's (and PyTorch's) zero.
 constexpr std::string_view kNotSwept[] = {
     "aten::native_layer_norm_backward", "aten::native_batch_norm_backward", "aten::native_group_norm_backward",
     "aten::scatter.src", "aten::scatter.value", "aten::scatter_.src", "aten::scatter_.value", "aten::index_put",
-    "aten::index_put_", "aten::_index_put_impl_", "aten::round.decimals",
+    "aten::index_put_", "aten::_index_put_impl_", "aten::round.decimals", "aten::round_.decimals",
 };
 
 // listed: name is one of list's.
@@ -85,7 +85,7 @@ bool not_differentiable(std::string_view op, std::string_view arg) {
 
 // kKnownRefusals: backward errors PyTorch's formulas raise too on these
 // calls (FunctionsManual's arithmetic, its in-place ops and its engine's
-// shape check), or a documented gap.
+// shape check), or a documented gap; op is a qualified name or a part of one.
 struct KnownRefusal {
   std::string_view op, message, why;
 };
@@ -98,11 +98,18 @@ constexpr KnownRefusal kKnownRefusals[] = {
     {"scatter", "returned an invalid gradient", "src larger than index: gather(grad, index) has index's shape"},
     {"scatter", "Index tensor must have the same number of dimensions", "an empty index of another rank"},
     {"as_strided", "whose elements may overlap is not implemented", "PyTorch's index_add_ path, not built"},
+    {"aten::leaky_relu_", "triggered with a negative slope", "leaky_relu_backward refuses an in-place negative slope"},
+    {"aten::elu_", "triggered with a negative slope", "elu_backward refuses an in-place negative alpha"},
+    // elu_'s row reads the result's sign (is_result), which a negative scale
+    // flips: PyTorch's gradient is as wrong there (only alpha < 0 is refused).
+    {"aten::elu_", "Jacobian mismatch", "a negative scale flips the result's sign that elu_'s formula reads"},
 };
 
 bool known_refusal(std::string_view op, const std::string& message) {
   for (const KnownRefusal& r : kKnownRefusals) {
-    if (op.find(r.op) != std::string_view::npos && message.find(r.message) != std::string::npos) return true;
+    // A qualified name is that op only; a bare one any op containing it.
+    const bool op_matches = r.op.starts_with("aten::") ? op == r.op : op.find(r.op) != std::string_view::npos;
+    if (op_matches && message.find(r.message) != std::string::npos) return true;
   }
   return false;
 }
