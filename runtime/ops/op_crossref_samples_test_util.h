@@ -433,6 +433,30 @@ inline Stack sample_masked_fill_tensor(Rng& rng) {
   const auto [self, mask] = masked_call(rng);
   return {self, mask, make_tensor(rng, {}, chance(rng, 80) ? self.dtype() : DType::kFloat64)};
 }
+// fill_.Tensor: a 0-dim value, of self's dtype or another (item() converts it).
+inline Stack sample_fill_tensor(Rng& rng) {
+  const Tensor self = make_tensor(rng, random_sizes(rng), kDTypes[pick(rng, 7)]);
+  return {self, make_tensor(rng, {}, chance(rng, 70) ? self.dtype() : kDTypes[pick(rng, 7)])};
+}
+// clamp_.Tensor / pow_.Tensor: an operand broadcasting to self's shape
+// without growing it (a trailing part of self's sizes, some dims 1).
+inline Tensor operand_into(Rng& rng, const Tensor& self) {
+  const std::vector<int64_t> sizes(self.sizes().end() - pick(rng, static_cast<int>(self.dim()) + 1),
+                                   self.sizes().end());
+  std::vector<int64_t> b = sizes;
+  for (int64_t& d : b) d = chance(rng, 30) ? 1 : d;
+  return make_tensor(rng, b, chance(rng, 80) ? self.dtype() : kDTypes[pick(rng, 7)]);
+}
+inline Stack sample_clamp_inplace_tensor(Rng& rng) {
+  const Tensor self = make_tensor(rng, random_sizes(rng), chance(rng, 70) ? DType::kFloat32 : kDTypes[pick(rng, 7)]);
+  const Value lo = chance(rng, 25) ? Value() : Value(operand_into(rng, self));
+  const Value hi = chance(rng, 25) ? Value() : Value(operand_into(rng, self));
+  return {self, lo, hi};
+}
+inline Stack sample_pow_inplace_tensor(Rng& rng) {
+  const Tensor self = make_tensor(rng, random_sizes(rng), chance(rng, 70) ? DType::kFloat32 : kDTypes[pick(rng, 7)]);
+  return {self, operand_into(rng, self)};
+}
 inline Stack sample_masked_select(Rng& rng) {
   const auto [self, mask] = masked_call(rng);
   return {self, mask};
@@ -602,6 +626,9 @@ inline const std::map<std::string, SampleFn>& samples() {
       {"aten::masked_fill.Tensor", sample_masked_fill_tensor},
       {"aten::masked_fill_.Tensor", sample_masked_fill_tensor},
       {"aten::masked_select", sample_masked_select},
+      {"aten::fill_.Tensor", sample_fill_tensor},
+      {"aten::clamp_.Tensor", sample_clamp_inplace_tensor},
+      {"aten::pow_.Tensor", sample_pow_inplace_tensor},
       {"aten::where.self", sample_where},
       {"aten::select_scatter", sample_select_scatter},
       {"aten::slice_backward", sample_slice_backward},

@@ -15,8 +15,10 @@ namespace opspec {
 // X-macros instead of restating them: ops.h/ops.cc (the ops:: functions), the
 // Meta, CPU and CUDA kernels and their registrations (kernels/), the fused
 // backend's FusedOp and rule table (runtime/fused/, runtime/compile/fusion_lowering.cc)
-// and the CUDA fused code generator. Adding an elementwise unary op is its
-// row, its functor in kernels/common/elementwise_ops.h and a test;
+// and the CUDA fused code generator; each unary row also makes its in-place
+// op (See Note [In-place unary ops] in elementwise_rules.h). Adding an
+// elementwise unary op is its row, its functor in
+// kernels/common/elementwise_ops.h and a test;
 // op_table_test.cc checks every row against the started dispatcher.
 
 // OpId: one enumerator per line of op_table.def, in order.
