@@ -18,8 +18,8 @@ namespace opspec::autograd {
 // or out of place when the graph itself is being recorded (create_graph).
 
 // AccumulateGrad: adds its input into variable's .grad. The leaf's
-// AutogradMeta owns it and the edges into it hold the leaf, so it points at
-// its variable without owning it (See Note [Autograd meta]).
+// AutogradMeta owns it, so it points at its variable without owning it,
+// until the leaf's handles are gone (See Note [Graphs keep their leaves]).
 class AccumulateGrad : public Node {
  public:
   explicit AccumulateGrad(const Tensor& variable);
@@ -31,9 +31,12 @@ class AccumulateGrad : public Node {
   bool matches(const Tensor& t) const;
   // release: the leaf is being destroyed (its AutogradMeta calls it).
   void release() { variable_ = nullptr; }
+  // adopt: owns the leaf, whose handles are gone (null: gives it back to them).
+  void adopt(IntrusivePtr<TensorImpl> leaf) { adopted_ = std::move(leaf); }
 
  private:
   TensorImpl* variable_;
+  IntrusivePtr<TensorImpl> adopted_;  // the leaf, once adopted
 };
 
 // obeys_layout_contract: grad has variable's strides where it matters (See

@@ -55,7 +55,10 @@ namespace opspec::autograd {
 // - the op's last output takes the recording's reference to the node
 //   (set_history with an rvalue) unless the node saves it: no locked
 //   increment and decrement per op; a leaf's edge takes its AccumulateGrad
-//   from the meta gradient_edge already read, whose shape check is inline.
+//   from the meta gradient_edge already read, whose shape check is inline;
+// - an edge into a leaf holds its AccumulateGrad only, not the leaf as well
+//   (See Note [Graphs keep their leaves]): a locked increment and decrement
+//   fewer per leaf input (add_1elem/requires_grad: 121 -> 104 ns, plain 43).
 
 namespace {
 

@@ -19,15 +19,36 @@ AutogradMeta::~AutogradMeta() {
   if (grad_accumulator != nullptr) grad_accumulator->release();
 }
 
+bool AutogradMeta::adopt_dying(TensorImpl* impl) noexcept {
+  // Only this meta holds the accumulator: no graph or caller can reach the leaf, which dies.
+  if (grad_accumulator == nullptr || grad_accumulator.use_count() == 1) return false;
+  std::shared_ptr<AccumulateGrad> acc = std::move(grad_accumulator);
+  may_adopt = false;
+  adopted_by = acc;
+  acc->adopt(IntrusivePtr<TensorImpl>::adopt_unowned(impl));
+  // If the graphs died meanwhile, acc's release frees impl and this meta: neither is touched after.
+  return true;
+}
+
 namespace {
 
 // accumulator_of: m's (leaf t's) AccumulateGrad, made on first use.
 const std::shared_ptr<AccumulateGrad>& accumulator_of(AutogradMeta& m, const Tensor& t) {
+  if (m.grad_accumulator == nullptr) {
+    // A handle to an adopted leaf takes its accumulator back (See Note [Graphs keep their leaves]).
+    if (std::shared_ptr<AccumulateGrad> acc = m.adopted_by.lock()) {
+      m.adopted_by.reset();
+      acc->adopt({});  // t still holds the leaf: only the count drops
+      m.grad_accumulator = std::move(acc);
+      m.may_adopt = true;
+    }
+  }
   // A leaf reshaped in place under no_grad gets a new one; the old one is
   // detached, so graphs recorded before no longer accumulate into the leaf.
   if (m.grad_accumulator == nullptr || !m.grad_accumulator->matches(t)) {
     if (m.grad_accumulator != nullptr) m.grad_accumulator->release();
     m.grad_accumulator = std::allocate_shared<AccumulateGrad>(::opspec::internal::PoolAllocator<AccumulateGrad>(), t);
+    m.may_adopt = true;
   }
   return m.grad_accumulator;
 }
@@ -42,7 +63,7 @@ Edge gradient_edge(const Tensor& t) {
   if (m != nullptr && m->view_base.defined()) refresh_view(t);  // only views may need a new grad_fn
   if (m != nullptr && m->grad_fn) return {m->grad_fn, m->output_nr};
   if (m != nullptr && m->view_base.defined() && !m->requires_grad) return {};  // a view taken under no_grad
-  return {accumulator_of(m != nullptr ? *m : materialize_meta(t), t), 0, t};
+  return {accumulator_of(m != nullptr ? *m : materialize_meta(t), t), 0};
 }
 
 void move_retained_grad(const AutogradMeta& m, Node* old_fn, Node& new_fn) {

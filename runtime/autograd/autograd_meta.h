@@ -16,12 +16,26 @@ namespace opspec::autograd {
 // reach the Autograd kernel, which records a Node; calls without one skip the
 // key entirely, so plain tensors pay nothing for autograd. A leaf's
 // AccumulateGrad is made on first use and kept by its AutogradMeta for the
-// leaf's life; the edges into it hold the leaf, so a graph keeps its leaves
-// alive as in PyTorch, with no cycle. PyTorch caches it weakly instead and
-// makes a new one whenever the last graph using it is gone: that cost a
-// quarter of recording a 1-element op (See Note [Autograd recording cost]).
-// A leaf whose shape changed since (in place, under no_grad) gets a new one,
-// and graphs recorded with the old shape no longer accumulate into it.
+// leaf's life (See Note [Graphs keep their leaves]). PyTorch caches it
+// weakly instead and makes a new one whenever the last graph using it is
+// gone: that cost a quarter of recording a 1-element op (See Note [Autograd
+// recording cost]). A leaf whose shape changed since (in place, under
+// no_grad) gets a new one, and graphs recorded with the old shape no longer
+// accumulate into it.
+
+// Note [Graphs keep their leaves]
+// A graph keeps its leaves alive, as PyTorch's AccumulateGrad::variable does:
+// backward still fills the .grad of a leaf only the graph reaches. The leaf
+// owns its AccumulateGrad (above), so the accumulator cannot own the leaf
+// back while the leaf has handles (a cycle); an edge holding the leaf as
+// well cost a locked increment and decrement per recorded input. Instead,
+// when a leaf's last handle goes while something else holds its accumulator
+// (an edge, a caller of grad_accumulator), the accumulator adopts the dying
+// TensorImpl (TensorImpl::release_last asks AutogradMetaBase::adopt_dying)
+// and the leaf lets go of it: the leaf now lives as long as its accumulator,
+// PyTorch's ownership. A handle made again from the adopted leaf
+// (AccumulateGrad::variable) finds the same accumulator, which gives the
+// leaf back to its handles.
 
 // CreationMeta (runtime/core/tensor.h): how a recorded view was made; a view
 // that a kernel made and autograd adopts later keeps its kernel's mark
@@ -33,6 +47,8 @@ class AccumulateGrad;
 struct AutogradMeta : ::opspec::internal::AutogradMetaBase, ::opspec::internal::Pooled {  // See Note [Object pool]
   AutogradMeta() = default;
   ~AutogradMeta() override;  // tells its accumulator the leaf is gone
+  // adopt_dying: hands impl (this leaf) to its accumulator when others hold it (See Note [Graphs keep their leaves]).
+  bool adopt_dying(TensorImpl* impl) noexcept override;
 
   bool requires_grad = false;
   bool retains_grad = false;
@@ -44,7 +60,9 @@ struct AutogradMeta : ::opspec::internal::AutogradMetaBase, ::opspec::internal::
   Tensor grad;
   std::shared_ptr<Node> grad_fn;
   uint32_t output_nr = 0;
-  std::shared_ptr<AccumulateGrad> grad_accumulator;  // See Note [Autograd meta]
+  std::shared_ptr<AccumulateGrad> grad_accumulator;  // See Note [Autograd meta]; may_adopt while set
+  // adopted_by: the accumulator that owns this leaf since its handles went (See Note [Graphs keep their leaves]).
+  std::weak_ptr<AccumulateGrad> adopted_by;
   // retained_grad: a non-leaf's grad after retain_grad(); its grad_fn holds it weakly.
   std::shared_ptr<Tensor> retained_grad;
 };

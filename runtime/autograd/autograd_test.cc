@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "runtime/autograd/accumulate_grad.h"
+#include "runtime/autograd/autograd_meta.h"
 #include "runtime/autograd/autograd_test_util.h"
 #include "runtime/autograd/engine.h"
 #include "runtime/autograd/internal/formula_helpers.h"
@@ -279,8 +280,8 @@ TEST(Autograd, AnOpsLastOutputIsItsNodesOnlyOwner) {
   for (size_t k = 0; k < xs.size(); ++k) EXPECT_NEAR(grad[k], 4 + std::exp(xs[k]) + 2 * xs[k], 1e-5) << k;
 }
 
-// A leaf keeps one AccumulateGrad for its life, and the edges into it hold
-// the leaf, so a graph keeps its leaves alive (See Note [Autograd meta]); a
+// A leaf keeps one AccumulateGrad for its life, and a graph keeps its leaves
+// alive (See Note [Autograd meta] and Note [Graphs keep their leaves]); a
 // leaf reshaped in place under no_grad gets a new one.
 TEST(Autograd, LeavesKeepTheirAccumulatorAndGraphsKeepTheirLeaves) {
   Tensor x = leaf({1, 3}, 40);
@@ -314,6 +315,49 @@ TEST(Autograd, LeavesKeepTheirAccumulatorAndGraphsKeepTheirLeaves) {
   EXPECT_NE(after.grad_fn()->next_edges()[0].function, before.grad_fn()->next_edges()[0].function);
   ops::sum(after).backward();
   EXPECT_EQ(z.grad().sizes(), IntArrayRef({3}));
+}
+
+// A leaf whose handles are gone lives as long as something holds its
+// accumulator, and no longer (See Note [Graphs keep their leaves]); a handle
+// made again from the accumulator takes it back. Another tensor over the
+// leaf's storage tells whether the leaf lives (the storage's count).
+TEST(Autograd, AdoptedLeavesLiveAsLongAsTheirAccumulator) {
+  Tensor x = leaf({3}, 42);
+  const Tensor data = x.detach();
+  const auto leaf_alive = [](const Tensor& d) { return d.impl()->storage()->use_count() == 2; };
+  Tensor y = ops::mul(x, 2.0);
+  x = Tensor();
+  EXPECT_TRUE(leaf_alive(data));  // y's graph holds it
+  auto* acc = dynamic_cast<autograd::AccumulateGrad*>(y.grad_fn()->next_edges()[0].function.get());
+  ASSERT_NE(acc, nullptr);
+  Tensor again = acc->variable();
+  ASSERT_TRUE(again.defined());
+  Tensor z = ops::exp(again);
+  EXPECT_EQ(z.grad_fn()->next_edges()[0].function.get(), acc);  // taken back, not a second accumulator
+  ops::sum(ops::add(y, z)).backward();
+  const std::vector<double> xs = data.to_vector<double>(), grad = again.grad().to_vector<double>();
+  for (size_t k = 0; k < xs.size(); ++k) EXPECT_NEAR(grad[k], 2 + std::exp(xs[k]), 1e-5) << k;
+  again = Tensor();
+  y = Tensor();
+  EXPECT_TRUE(leaf_alive(data));  // z's graph holds it
+  z = Tensor();
+  EXPECT_FALSE(leaf_alive(data));  // gone with the last graph: no cycle kept it
+
+  // A caller of grad_accumulator holds the leaf as a graph does.
+  Tensor w = leaf({2}, 43);
+  const Tensor w_data = w.detach();
+  std::shared_ptr<autograd::Node> held = autograd::grad_accumulator(w);
+  w = Tensor();
+  EXPECT_TRUE(leaf_alive(w_data));
+  held.reset();
+  EXPECT_FALSE(leaf_alive(w_data));
+
+  // A leaf whose graphs are gone dies with its last handle.
+  Tensor v = leaf({2}, 44);
+  const Tensor v_data = v.detach();
+  { const Tensor tmp = ops::mul(v, 2.0); }
+  v = Tensor();
+  EXPECT_FALSE(leaf_alive(v_data));
 }
 
 // Each thread records and differentiates its own graphs; graphs made on one

@@ -32,13 +32,11 @@ class Node;
 using VariableList = std::vector<Tensor>;
 
 // Edge: where a gradient goes: input input_nr of function (null: nowhere).
-// An edge into a leaf's AccumulateGrad also holds the leaf, so a graph keeps
-// its leaves alive, as PyTorch's AccumulateGrad::variable does (See Note
-// [Autograd meta]).
+// A graph keeps its leaves alive through the AccumulateGrads its edges hold
+// (See Note [Graphs keep their leaves] in autograd_meta.h).
 struct Edge {
   std::shared_ptr<Node> function;
   uint32_t input_nr = 0;
-  Tensor leaf;
   bool valid() const { return function != nullptr; }
 };
 

@@ -207,6 +207,8 @@ thread_local TensorRecycler tls_recycler;
 }  // namespace internal
 
 void TensorImpl::release_last(TensorImpl* impl) noexcept {
+  internal::AutogradMetaBase* meta = impl->autograd_meta_.get();
+  if (meta != nullptr && meta->may_adopt && meta->adopt_dying(impl)) return;  // a graph holds the leaf now
   if (!internal::tls_recycler.keep(impl)) delete impl;
 }
 

@@ -33,6 +33,7 @@ class TensorSubclass;  // runtime/dispatch/mode.h
 namespace autograd {
 class Node;  // runtime/autograd/node.h
 }  // namespace autograd
+class TensorImpl;
 namespace internal {
 struct TensorRecycler;  // tensor.cc, See Note [Recycled tensors]
 
@@ -43,6 +44,11 @@ struct TensorRecycler;  // tensor.cc, See Note [Recycled tensors]
 // in autograd (its AutogradMeta derives from it). See Note [Autograd meta].
 struct AutogradMetaBase {
   virtual ~AutogradMetaBase() = default;
+  // adopt_dying: the tensor's last handle is gone; true when a graph that
+  // still accumulates into it took it over (See Note [Graphs keep their
+  // leaves]). Asked only while may_adopt is set, so most tensors pay a load.
+  virtual bool adopt_dying(TensorImpl* impl) noexcept = 0;
+  bool may_adopt = false;
 };
 }  // namespace internal
 
