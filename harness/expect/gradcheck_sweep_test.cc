@@ -292,18 +292,25 @@ bool swept_op(const OperatorHandle& op, const std::string& name) {
   return check_autograd_registered(op).ok && swept(name) && op_selected(name);
 }
 
-TEST(GradcheckSweepTest, EveryFormulaMatchesCentralDifferences) {
-  const int seeds = gradcheck_seeds();
-  Sweep sweep;
+// for_each_functional_call: f(op, name, call) for each swept functional op's
+// call prepared with each of seeds seeds.
+template <class F>
+void for_each_functional_call(int seeds, F&& f) {
   for (const OperatorHandle* op : Dispatcher::singleton().ops()) {
     const std::string name = op->schema().qualified_name();
     if (op->schema().is_mutable() || !swept_op(*op, name)) continue;
     for (int seed = 0; seed < seeds; ++seed) {
-      std::optional<SweepCall> c = prepare(*op, name, seed);
-      if (!c) continue;
-      sweep.check(*op, name, c->args, every_result(*op, *c), c->inputs);
+      if (std::optional<SweepCall> c = prepare(*op, name, seed)) f(*op, name, *c);
     }
   }
+}
+
+TEST(GradcheckSweepTest, EveryFormulaMatchesCentralDifferences) {
+  const int seeds = gradcheck_seeds();
+  Sweep sweep;
+  for_each_functional_call(seeds, [&](const OperatorHandle& op, const std::string& name, const SweepCall& c) {
+    sweep.check(op, name, c.args, every_result(op, c), c.inputs);
+  });
   for (const std::string& p : sweep.problems) ADD_FAILURE() << p;
   // Most differentiable ops get checked, not only skipped.
   EXPECT_GT(sweep.checked, 40 * seeds);
@@ -324,23 +331,16 @@ Tensor relaid(const Tensor& x) {
 TEST(GradcheckSweepTest, EveryFormulaOnStridedInputs) {
   const int seeds = gradcheck_seeds();
   Sweep sweep;
-  for (const OperatorHandle* op : Dispatcher::singleton().ops()) {
-    const std::string name = op->schema().qualified_name();
-    if (op->schema().is_mutable() || !swept_op(*op, name)) continue;
-    for (int seed = 0; seed < seeds; ++seed) {
-      std::optional<SweepCall> c = prepare(*op, name, seed);
-      if (!c) continue;
-      bool any = false;
-      for (Tensor& x : c->inputs) {
-        const Tensor r = relaid(x);
-        if (!r.defined() || r.strides() == x.strides()) continue;  // a size-1 dim: the same strides
-        x = r;
-        any = true;
-      }
-      if (!any) continue;
-      sweep.check(*op, name, c->args, every_result(*op, *c), c->inputs);
+  for_each_functional_call(seeds, [&](const OperatorHandle& op, const std::string& name, SweepCall& c) {
+    bool any = false;
+    for (Tensor& x : c.inputs) {
+      const Tensor r = relaid(x);
+      if (!r.defined() || r.strides() == x.strides()) continue;  // a size-1 dim: the same strides
+      x = r;
+      any = true;
     }
-  }
+    if (any) sweep.check(op, name, c.args, every_result(op, c), c.inputs);
+  });
   for (const std::string& p : sweep.problems) ADD_FAILURE() << p;
   EXPECT_GT(sweep.checked, 20 * seeds);
 }

@@ -6,24 +6,6 @@
 
 namespace opspec::internal {
 
-namespace {
-
-// ctype_name: the C++ type name PyTorch's range errors print ("to - 1 is out of bounds for bool").
-std::string_view ctype_name(DType t) {
-  switch (t) {
-    case DType::kFloat32: return "float";
-    case DType::kFloat64: return "double";
-    case DType::kFloat16: return "c10::Half";
-    case DType::kBFloat16: return "c10::BFloat16";
-    case DType::kInt64: return "long int";
-    case DType::kInt32: return "int";
-    case DType::kBool: return "bool";
-  }
-  return "?";
-}
-
-}  // namespace
-
 void check_randint_range(int64_t low, int64_t high, DType dtype, std::string_view op) {
   OPSPEC_CHECK(low < high, op, ": random_ expects 'from' to be less than 'to', but got from=", low, " >= to=", high);
   // The bounds of what dtype holds exactly (PyTorch's check_from_to_in_range).
@@ -37,8 +19,8 @@ void check_randint_range(int64_t low, int64_t high, DType dtype, std::string_vie
     case DType::kFloat16: min = -(int64_t{1} << 11); max = int64_t{1} << 11; break;
     case DType::kBFloat16: min = -(int64_t{1} << 8); max = int64_t{1} << 8; break;
   }
-  OPSPEC_CHECK(low >= min && low <= max, op, ": from is out of bounds for ", ctype_name(dtype));
-  OPSPEC_CHECK(high - 1 >= min && high - 1 <= max, op, ": to - 1 is out of bounds for ", ctype_name(dtype));
+  OPSPEC_CHECK(low >= min && low <= max, op, ": from is out of bounds for ", cpp_type_name(dtype));
+  OPSPEC_CHECK(high - 1 >= min && high - 1 <= max, op, ": to - 1 is out of bounds for ", cpp_type_name(dtype));
 }
 
 void check_uniform_args(const Tensor& self, double from, double to, std::string_view op) {

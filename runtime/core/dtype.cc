@@ -32,6 +32,12 @@ std::string_view scalar_type_name(DType t) {
   return kScalarTypeNames[static_cast<int>(t)];
 }
 
+std::string_view cpp_type_name(DType t) {
+  static constexpr std::string_view kCppTypeNames[kNumDTypes] = {"float",    "double", "c10::Half", "c10::BFloat16",
+                                                                 "long int", "int",    "bool"};
+  return kCppTypeNames[static_cast<int>(t)];
+}
+
 std::optional<DType> parse_dtype(std::string_view name) {
   if (name.starts_with("torch.")) name.remove_prefix(6);
   for (const auto& n : kDTypeNames) {

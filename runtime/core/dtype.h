@@ -63,6 +63,10 @@ std::string_view dtype_torch_name(DType t);
 // "BFloat16", "Long", "Int", "Bool"), as its error messages print dtypes.
 std::string_view scalar_type_name(DType t);
 
+// cpp_type_name: the C++ type's name as caffe2::TypeMeta gives it ("float",
+// "long int", "c10::Half", ...), which some of PyTorch's errors print.
+std::string_view cpp_type_name(DType t);
+
 // parse_dtype: accepts short names, torch names with or without "torch.",
 // and "float"/"double"/"half"/"long"/"int"/"bool". nullopt if unknown.
 std::optional<DType> parse_dtype(std::string_view name);

@@ -101,21 +101,6 @@ std::string kernel_name(std::string_view op, std::string_view name, const Device
   return str_cat("\"", name.empty() ? base : name, "_", device_type_name(device.type), "\"");
 }
 
-// type_meta_name: a dtype as C++'s typeid names it (caffe2::TypeMeta, what
-// PyTorch prints for `self.dtype()` in clamp's in-place check).
-std::string_view type_meta_name(DType t) {
-  switch (t) {
-    case DType::kFloat32: return "float";
-    case DType::kFloat64: return "double";
-    case DType::kFloat16: return "c10::Half";
-    case DType::kBFloat16: return "c10::BFloat16";
-    case DType::kInt64: return "long int";
-    case DType::kInt32: return "int";
-    case DType::kBool: return "bool";
-  }
-  return "?";
-}
-
 // floating_kernel_name: the name PyTorch's floating-only unary kernels of op
 // `base` (gelu, silu) dispatch under: gelu's GeluKernelImpl (GeluCUDAKernelImpl
 // on CUDA), else "<base>_<device>".
@@ -369,6 +354,22 @@ void check_no_internal_overlap(const Tensor& self, std::string_view op) {
                "memory location. Please clone() the tensor before performing the operation.");
 }
 
+namespace {
+
+// into_self: m as written into self: its shape must be self's (no broadcast
+// of the output) when shape is set, and its result dtype must cast to self's,
+// which becomes the result dtype.
+void into_self(ElementwiseMeta& m, const Tensor& self, std::string_view op, bool shape) {
+  OPSPEC_CHECK(!shape || std::equal(m.sizes.begin(), m.sizes.end(), self.sizes().begin(), self.sizes().end()), op,
+               ": output with shape ", format_sizes(self.sizes()), " doesn't match the broadcast shape ",
+               format_sizes(m.sizes));
+  OPSPEC_CHECK(can_cast(m.result_dtype, self.dtype()), op, ": result type ", scalar_type_name(m.result_dtype),
+               " can't be cast to the desired output type ", scalar_type_name(self.dtype()));
+  m.result_dtype = self.dtype();
+}
+
+}  // namespace
+
 ElementwiseMeta inplace_meta(const Tensor& self, const Tensor& other, BinaryKind kind, std::string_view op) {
   // TensorIterator checks memory first (compute_mem_overlaps), then shapes and dtypes.
   check_no_internal_overlap(self, op);
@@ -377,21 +378,14 @@ ElementwiseMeta inplace_meta(const Tensor& self, const Tensor& other, BinaryKind
   OPSPEC_CHECK(m.device == self.device(), op,
                ": Expected all tensors to be on the same device, but found at least two devices, ",
                self.device().str(), " and ", m.device.str(), "! (", self.meta_str(), " and ", other.meta_str(), ")");
-  OPSPEC_CHECK(std::equal(m.sizes.begin(), m.sizes.end(), self.sizes().begin(), self.sizes().end()), op,
-               ": output with shape ", format_sizes(self.sizes()), " doesn't match the broadcast shape ",
-               format_sizes(m.sizes));
-  OPSPEC_CHECK(can_cast(m.result_dtype, self.dtype()), op, ": result type ", scalar_type_name(m.result_dtype),
-               " can't be cast to the desired output type ", scalar_type_name(self.dtype()));
-  m.result_dtype = self.dtype();
+  into_self(m, self, op, /*shape=*/true);
   return m;
 }
 
 ElementwiseMeta unary_inplace_meta(const Tensor& self, UnaryKind kind, std::string_view op) {
   ElementwiseMeta m = unary_meta(self, kind, op);
   check_no_internal_overlap(self, op);
-  OPSPEC_CHECK(can_cast(m.result_dtype, self.dtype()), op, ": result type ", scalar_type_name(m.result_dtype),
-               " can't be cast to the desired output type ", scalar_type_name(self.dtype()));
-  m.result_dtype = self.dtype();
+  into_self(m, self, op, /*shape=*/false);
   return m;
 }
 
@@ -407,7 +401,7 @@ ElementwiseMeta clamp_inplace_meta(const Tensor& self, const Tensor* min, const 
       if (max != nullptr) all.push_back(*max);
       const DType dt = result_type(all);
       OPSPEC_CHECK(dt == self.dtype(), op, ": result type ", scalar_type_name(dt),
-                   " can't be cast to the desired output type ", type_meta_name(self.dtype()));
+                   " can't be cast to the desired output type ", cpp_type_name(self.dtype()));
     }
     check_no_internal_overlap(self, op);
   } else {
@@ -417,12 +411,7 @@ ElementwiseMeta clamp_inplace_meta(const Tensor& self, const Tensor* min, const 
     }
   }
   ElementwiseMeta m = clamp_meta(self, min, max, op);
-  OPSPEC_CHECK(std::equal(m.sizes.begin(), m.sizes.end(), self.sizes().begin(), self.sizes().end()), op,
-               ": output with shape ", format_sizes(self.sizes()), " doesn't match the broadcast shape ",
-               format_sizes(m.sizes));
-  OPSPEC_CHECK(can_cast(m.result_dtype, self.dtype()), op, ": result type ", scalar_type_name(m.result_dtype),
-               " can't be cast to the desired output type ", scalar_type_name(self.dtype()));
-  m.result_dtype = self.dtype();
+  into_self(m, self, op, /*shape=*/true);
   return m;
 }
 
