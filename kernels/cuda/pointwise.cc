@@ -46,15 +46,21 @@ void set_bound(PointwiseParams& p, int k, DType d, const Scalar& s) {
   });
 }
 
+// clamp_params: the scalar bounds given, converted as clamp's kernel reads them in dtype d.
+PointwiseParams clamp_params(DType d, const std::optional<Scalar>& min, const std::optional<Scalar>& max) {
+  PointwiseParams p;
+  p.has_lo = min.has_value();
+  p.has_hi = max.has_value();
+  if (min) set_bound(p, 0, d, *min);
+  if (max) set_bound(p, 1, d, *max);
+  return p;
+}
+
 Tensor clamp_cuda(const Tensor& self, const std::optional<Scalar>& min, const std::optional<Scalar>& max) {
   constexpr std::string_view kOp = "aten::clamp";
   const Tensor lo = min ? make_wrapped_number(*min) : Tensor(), hi = max ? make_wrapped_number(*max) : Tensor();
   const ElementwiseMeta m = clamp_meta(self, min ? &lo : nullptr, max ? &hi : nullptr, kOp);
-  PointwiseParams p;
-  p.has_lo = min.has_value();
-  p.has_hi = max.has_value();
-  if (min) set_bound(p, 0, m.compute_dtype, *min);
-  if (max) set_bound(p, 1, m.compute_dtype, *max);
+  const PointwiseParams p = clamp_params(m.compute_dtype, min, max);
   Tensor out = new_output(m, kOp);
   run(out, self, m.compute_dtype, PointwiseOp::kClamp, p);
   return out;
@@ -194,11 +200,7 @@ Tensor clamp__cuda(const Tensor& self, const std::optional<Scalar>& min, const s
   constexpr std::string_view kOp = "aten::clamp_";
   const Tensor lo = min ? make_wrapped_number(*min) : Tensor(), hi = max ? make_wrapped_number(*max) : Tensor();
   const ElementwiseMeta m = clamp_inplace_meta(self, min ? &lo : nullptr, max ? &hi : nullptr, kOp);
-  PointwiseParams p;
-  p.has_lo = min.has_value();
-  p.has_hi = max.has_value();
-  if (min) set_bound(p, 0, m.compute_dtype, *min);
-  if (max) set_bound(p, 1, m.compute_dtype, *max);
+  const PointwiseParams p = clamp_params(m.compute_dtype, min, max);
   return inplace_run(self, PointwiseOp::kClamp, p, kOp);
 }
 Tensor clamp__tensor_cuda(const Tensor& self, const std::optional<Tensor>& min, const std::optional<Tensor>& max) {
