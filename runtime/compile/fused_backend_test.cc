@@ -232,19 +232,10 @@ TEST(FusedBackendTest, BadInputsGiveClearErrors) {
 }
 
 TEST(FusedBackendTest, KernelLaunchesAreReportedToObservers) {
-  struct Recorder : KernelObserver {
-    std::vector<std::string> lines;
-    std::function<void()> on_launch(std::string_view prefix, std::string_view name, const KernelArgs& kwargs) override {
-      std::string line = str_cat("[", prefix, "] ", name, "(");
-      for (const auto& [k, v] : kwargs) str_append(&line, k, "=", v.repr(), " ");
-      lines.push_back(line + ")");
-      return [this] { lines.push_back("done"); };
-    }
-  };
   const Tensor x = ops::randn({3, 3});
   Graph g = make_fx([](const Tensor& a) { return ops::relu(a) * 2.0; })(x);
   CompiledGraph run = fused_backend(g, {x});
-  auto recorder = std::make_shared<Recorder>();
+  auto recorder = std::make_shared<fusion_test::KernelRecorder>(/*done_lines=*/true);
   {
     KernelObserverGuard guard(recorder);
     run({x});

@@ -1,9 +1,12 @@
 // fusion_test_util.h: what the fused backend's tests share: a bit-for-bit
-// tensor comparison, the names of a graph's fusion groups and its fusion log.
+// tensor comparison, the names of a graph's fusion groups, its fusion log
+// and a recorder of the kernels it launches.
 #pragma once
 
 #include <cstring>
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -11,6 +14,7 @@
 #include "runtime/compile/fusion.h"
 #include "runtime/compile/logging.h"
 #include "runtime/core/tensor.h"
+#include "runtime/dispatch/kernel_record.h"
 #include "runtime/ops/untraced.h"
 
 namespace opspec::fusion_test {
@@ -49,5 +53,23 @@ std::string fusion_log(F&& run) {
   set_log_topics("");
   return log;
 }
+
+// KernelRecorder: the kernels launched while it is installed, one line each,
+// "[prefix] name(key=value ... )" (tensors by their meta_str), followed by a
+// "done" line when the kernel finishes if done_lines is set.
+struct KernelRecorder : KernelObserver {
+  explicit KernelRecorder(bool done_lines) : done_lines_(done_lines) {}
+  std::function<void()> on_launch(std::string_view prefix, std::string_view name, const KernelArgs& kwargs) override {
+    std::string line = str_cat("[", prefix, "] ", name, "(");
+    for (const auto& [k, v] : kwargs) str_append(&line, k, "=", v.is_tensor() ? v.to_tensor().meta_str() : v.repr(), " ");
+    lines.push_back(line + ")");
+    if (!done_lines_) return {};
+    return [this] { lines.push_back("done"); };
+  }
+  std::vector<std::string> lines;
+
+ private:
+  bool done_lines_;
+};
 
 }  // namespace opspec::fusion_test

@@ -132,15 +132,6 @@ TEST(MatmulEpilogueTest, HalfPrecisionLinearsAreNotFinishedByGroups) {
 }
 
 TEST(MatmulEpilogueTest, RecordsOneKernelWithTheLinearsArguments) {
-  struct Recorder : KernelObserver {
-    std::vector<std::string> lines;
-    std::function<void()> on_launch(std::string_view prefix, std::string_view name, const KernelArgs& kwargs) override {
-      std::string line = str_cat("[", prefix, "] ", name, "(");
-      for (const auto& [k, v] : kwargs) str_append(&line, k, "=", v.is_tensor() ? v.to_tensor().meta_str() : v.repr(), " ");
-      lines.push_back(line + ")");
-      return [this] { lines.push_back("done"); };
-    }
-  };
   manual_seed(11);
   const Tensor x = ops::randn({6, 8}), w = ops::randn({4, 8}), b = ops::randn({4}), r = ops::randn({6, 4});
   auto fn = [](const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& r) {
@@ -148,7 +139,7 @@ TEST(MatmulEpilogueTest, RecordsOneKernelWithTheLinearsArguments) {
   };
   Compiled c = compile_fused(fn);
   c.fn(x, w, b, r);  // compiles
-  auto recorder = std::make_shared<Recorder>();
+  auto recorder = std::make_shared<fusion_test::KernelRecorder>(/*done_lines=*/true);
   std::vector<Tensor> got;
   {
     KernelObserverGuard guard(recorder);

@@ -21,17 +21,6 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using fusion_test::bits_equal;
 
-// Recorder: the kernels launched while it is installed.
-struct Recorder : KernelObserver {
-  std::vector<std::string> lines;
-  std::function<void()> on_launch(std::string_view prefix, std::string_view name, const KernelArgs& kwargs) override {
-    std::string line = str_cat("[", prefix, "] ", name, "(");
-    for (const auto& [k, v] : kwargs) str_append(&line, k, "=", v.is_tensor() ? v.to_tensor().meta_str() : v.repr(), " ");
-    lines.push_back(line + ")");
-    return {};
-  }
-};
-
 // lm_loss: GPT-2's head and loss: logits, and the next-token cross_entropy.
 std::vector<Tensor> lm_loss(const Tensor& h, const Tensor& w, const Tensor& idx) {
   const Tensor logits = ops::linear(h, w);
@@ -48,7 +37,7 @@ TEST(RowLossTest, LanguageModelLossReadsTheLogitsWhereTheyLie) {
   CompiledFunction cf = compile(lm_loss, {.backend_fn = fused_backend});
   const std::vector<Tensor> want = lm_loss(h, w, idx);
   cf(h, w, idx);  // compiles
-  auto recorder = std::make_shared<Recorder>();
+  auto recorder = std::make_shared<fusion_test::KernelRecorder>(/*done_lines=*/false);
   std::vector<Tensor> got;
   {
     KernelObserverGuard guard(recorder);
@@ -97,7 +86,7 @@ TEST(RowLossTest, WeightsSmoothingAndUnreducedLossesRunAsEager) {
   };
   CompiledFunction cf = compile(fn, {.backend_fn = fused_backend});
   cf(x, target, weight);
-  auto recorder = std::make_shared<Recorder>();
+  auto recorder = std::make_shared<fusion_test::KernelRecorder>(/*done_lines=*/false);
   std::vector<Tensor> got;
   {
     KernelObserverGuard guard(recorder);
