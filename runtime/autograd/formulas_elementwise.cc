@@ -322,6 +322,8 @@ void add_elementwise_formulas(std::vector<Formula>& out) {
       out.push_back(f);
       return;
     }
+    // A row whose functional formula is registered elsewhere would leave its in-place op without one.
+    OPSPEC_FAIL("autograd formulas: ", in_place, " takes ", functional, "'s formula, which is not in the elementwise table");
   };
 #define OPSPEC_UNARY_OP(name, functor, dtype_rule, summary) in_place_form("aten::" #name, "aten::" #name "_");
 #include "runtime/ops/unary_ops.def"
