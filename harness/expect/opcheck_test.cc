@@ -428,6 +428,12 @@ std::optional<OpSample> pointwise_op_sample(const std::string& name) {
   OpSample s;
   if (name == "aten::clamp" || name == "aten::clamp_") {
     s.args = {ops::randn({3, 3}), -0.5, 0.5};
+  } else if (name == "aten::clamp_min" || name == "aten::clamp_min_" || name == "aten::clamp_max" ||
+             name == "aten::clamp_max_") {
+    s.args = {ops::randn({3, 3}), 0.25};
+  } else if (name == "aten::clamp_min.Tensor" || name == "aten::clamp_min_.Tensor" ||
+             name == "aten::clamp_max.Tensor" || name == "aten::clamp_max_.Tensor") {
+    s.args = {ops::randn({3, 3}), ops::randn({3})};  // a bound broadcast along rows
   } else if (name == "aten::fill_.Tensor") {
     s.args = {ops::randn({3, 3}), ops::randn({})};  // a 0-dim value
   } else if (name == "aten::clamp.Tensor" || name == "aten::clamp_.Tensor") {

@@ -592,6 +592,20 @@ struct ClampOp {
     return x;
   }
 };
+// ClampMinOp<C> / ClampMaxOp<C>: clamp_min / clamp_max with a number bound,
+// ATen's std::max(x, lo) / std::min(x, hi): NaN in x stays, x stays where it
+// ties the bound (-0.0 against 0), and a NaN bound gives NaN (ATen fills the
+// result with it). See Note [clamp_min and clamp_max].
+template <class C>
+struct ClampMinOp {
+  C lo;
+  OPSPEC_FUNCTOR C operator()(C x) const { return (x < lo || lo != lo) ? lo : x; }
+};
+template <class C>
+struct ClampMaxOp {
+  C hi;
+  OPSPEC_FUNCTOR C operator()(C x) const { return (hi < x || hi != hi) ? hi : x; }
+};
 // RoundDecimalsOp<C>: round.decimals as ATen's round_decimals_kernel:
 // nearbyint(x * ten) / ten, or nearbyint(x / ten) * ten for a negative
 // decimals, in the compute type C (ten = 10^|decimals| converted to C, so

@@ -1,10 +1,12 @@
 // pointwise.cc: CPU kernels of the elementwise ops with scalar parameters:
-// clamp (Scalar and Tensor bounds), hardtanh, leaky_relu, elu, softplus,
-// round.decimals, isnan, isinf, nan_to_num, the backward ops of the
-// activations, and the in-place forms of clamp, hardtanh, leaky_relu, elu,
-// round.decimals, logical_and and logical_or. Each
-// runs one shared functor (kernels/common/elementwise_ops.h) whose
-// parameters are in the compute type, as ATen's `Scalar.to<opmath_t>()`.
+// clamp (Scalar and Tensor bounds), clamp_min, clamp_max, hardtanh,
+// leaky_relu, elu, softplus, round.decimals, isnan, isinf, nan_to_num, the
+// backward ops of the activations, and the in-place forms of clamp,
+// clamp_min, clamp_max, hardtanh, leaky_relu, elu, round.decimals,
+// logical_and and logical_or. Each runs one shared functor
+// (kernels/common/elementwise_ops.h) whose parameters are in the compute
+// type, as ATen's `Scalar.to<opmath_t>()`.
+#include <limits>
 #include <optional>
 
 #include "kernels/common/backward_meta.h"
@@ -115,6 +117,59 @@ Tensor clamp__tensor_cpu(const Tensor& self, const std::optional<Tensor>& min, c
   clamp_inplace_meta(self, min ? &*min : nullptr, max ? &*max : nullptr, kOp);
   require_cpu_device(self.device(), kOp);
   if (self.numel() != 0) copy_into(self, clamp_tensor_cpu(self, min, max));
+  self.impl()->bump_version();
+  return self;
+}
+
+// ---- clamp_min and clamp_max (See Note [clamp_min and clamp_max]) ----
+
+// clamp_bound_functor: make<T> for clamp_min (kLower) or clamp_max with a
+// number bound in compute dtype d; a dropped bound is the type's own extreme.
+template <bool kLower>
+auto clamp_bound_functor(const Scalar& bound, DType d, std::string_view op) {
+  return [b = clamp_bound_value(bound, d, kLower, op)]<class T>() {
+    using C = arith_t<T>;
+    if constexpr (kLower) {
+      return ClampMinOp<C>{b ? bound_as<T>(*b) : std::numeric_limits<C>::lowest()};
+    } else {
+      return ClampMaxOp<C>{b ? bound_as<T>(*b) : std::numeric_limits<C>::max()};
+    }
+  };
+}
+
+template <bool kLower>
+Tensor clamp_bound_cpu(const Tensor& self, const Scalar& bound) {
+  constexpr std::string_view kOp = kLower ? "aten::clamp_min" : "aten::clamp_max";
+  const ElementwiseMeta m = clamp_bound_meta(self, bound, kLower, kOp);
+  return map_unary<false>(m, self, kOp, clamp_bound_functor<kLower>(bound, m.compute_dtype, kOp));
+}
+template <bool kLower>
+Tensor clamp_bound__cpu(const Tensor& self, const Scalar& bound) {
+  constexpr std::string_view kOp = kLower ? "aten::clamp_min_" : "aten::clamp_max_";
+  const ElementwiseMeta m = clamp_bound_inplace_meta(self, bound, kLower, kOp);
+  return map_unary_inplace<false>(m, self, kOp, clamp_bound_functor<kLower>(bound, m.compute_dtype, kOp));
+}
+
+// clamp_min.Tensor / clamp_max.Tensor: maximum / minimum under their own names.
+template <bool kLower>
+Tensor clamp_bound_tensor_cpu(const Tensor& self, const Tensor& bound) {
+  constexpr std::string_view kOp = kLower ? "aten::clamp_min" : "aten::clamp_max";
+  Tensor out = elementwise_output(binary_meta(self, bound, BinaryKind::kArithmetic, kOp), kOp);
+  if constexpr (kLower) {
+    arith_into(out, self, bound, kOp, []<class T>() { return MaximumOp{}; });
+  } else {
+    arith_into(out, self, bound, kOp, []<class T>() { return MinimumOp{}; });
+  }
+  return out;
+}
+// clamp_min_.Tensor / clamp_max_.Tensor: the functional result copied into
+// self (the bound is read whole before self changes, as clamp_.Tensor).
+template <bool kLower>
+Tensor clamp_bound_tensor__cpu(const Tensor& self, const Tensor& bound) {
+  constexpr std::string_view kOp = kLower ? "aten::clamp_min_" : "aten::clamp_max_";
+  inplace_meta(self, bound, BinaryKind::kArithmetic, kOp);
+  require_cpu_device(self.device(), kOp);
+  if (self.numel() != 0) copy_into(self, clamp_bound_tensor_cpu<kLower>(self, bound));
   self.impl()->bump_version();
   return self;
 }
@@ -320,11 +375,19 @@ void register_pointwise_cpu_kernels(Library& lib) {
   constexpr DispatchKey kKey = DispatchKey::kCPU;
   lib.impl("clamp", kKey, &clamp_cpu)
       .impl("clamp.Tensor", kKey, &clamp_tensor_cpu)
+      .impl("clamp_min", kKey, &clamp_bound_cpu<true>)
+      .impl("clamp_min.Tensor", kKey, &clamp_bound_tensor_cpu<true>)
+      .impl("clamp_max", kKey, &clamp_bound_cpu<false>)
+      .impl("clamp_max.Tensor", kKey, &clamp_bound_tensor_cpu<false>)
       .impl("hardtanh", kKey, &hardtanh_cpu)
       .impl("leaky_relu", kKey, &leaky_relu_cpu)
       .impl("elu", kKey, &elu_cpu)
       .impl("clamp_", kKey, &clamp__cpu)
       .impl("clamp_.Tensor", kKey, &clamp__tensor_cpu)
+      .impl("clamp_min_", kKey, &clamp_bound__cpu<true>)
+      .impl("clamp_min_.Tensor", kKey, &clamp_bound_tensor__cpu<true>)
+      .impl("clamp_max_", kKey, &clamp_bound__cpu<false>)
+      .impl("clamp_max_.Tensor", kKey, &clamp_bound_tensor__cpu<false>)
       .impl("hardtanh_", kKey, &hardtanh__cpu)
       .impl("leaky_relu_", kKey, &leaky_relu__cpu)
       .impl("elu_", kKey, &elu__cpu)

@@ -1,8 +1,8 @@
 // Tests of the elementwise ops with parameters or rounding modes (CPU and
-// Meta): clamp, hardtanh, leaky_relu, elu, softplus, isnan, isinf,
-// nan_to_num, remainder, fmod, div with rounding_mode, round.decimals,
-// atan2, the bitwise ops, logical_xor, pow.Scalar and the activations'
-// backward ops, against hand-computed values and PyTorch's errors.
+// Meta): clamp, clamp_min, clamp_max, hardtanh, leaky_relu, elu, softplus,
+// isnan, isinf, nan_to_num, remainder, fmod, div with rounding_mode,
+// round.decimals, atan2, the bitwise ops, logical_xor, pow.Scalar and the
+// activations' backward ops, against hand-computed values and PyTorch's errors.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -64,6 +64,127 @@ TEST(PointwiseTest, ClampWithTensorBoundsBroadcasts) {
                          std::optional<Tensor>())
                   .sizes(),
               ElementsAre(4, 3));
+}
+
+// clamp_min / clamp_max (See Note [clamp_min and clamp_max]); values and
+// errors from torch 1.13, the bound-range rule from 2.x main (prepare_clamp_bound).
+TEST(PointwiseTest, ClampMinAndClampMaxWithANumber) {
+  const Tensor x = f64({-2, -0.0, 0.5, 3, kNaN});
+  const std::vector<double> lo = values(ops::clamp_min(x, 0.0));
+  EXPECT_THAT(lo, ElementsAre(0, 0, 0.5, 3, ::testing::IsNan()));
+  EXPECT_TRUE(std::signbit(lo[1])) << "std::max(-0.0, 0.0) keeps x";
+  const std::vector<double> hi = values(ops::clamp_max(x, 0.5));
+  EXPECT_THAT(hi, ElementsAre(-2, 0, 0.5, 0.5, ::testing::IsNan()));
+  EXPECT_TRUE(std::signbit(hi[1]));
+  EXPECT_FALSE(std::signbit(values(ops::clamp_max(f64({0.0}), -0.0))[0]));
+  for (const Tensor& all_nan : {ops::clamp_min(x, kNaN), ops::clamp_max(x, kNaN), ops::clamp_min(i64({1, 2}), kNaN)}) {
+    EXPECT_THAT(values(all_nan), ::testing::Each(::testing::IsNan()));
+  }
+  // Integers stay integers with an int bound and promote with a float one; f16 keeps its dtype.
+  EXPECT_EQ(ops::clamp_min(i64({1, -2, 3}), 0).dtype(), DType::kInt64);
+  EXPECT_THAT(values(ops::clamp_min(i64({1, -2, 3}), 0)), ElementsAre(1, 0, 3));
+  EXPECT_EQ(ops::clamp_min(i64({1, -2, 3}), 0.5).dtype(), DType::kFloat32);
+  EXPECT_THAT(values(ops::clamp_max(i64({1, -2, 3}), 0.5)), ElementsAre(0.5, -2, 0.5));
+  const Tensor half = ops::clamp_min(ops::ones({2}, {.dtype = DType::kFloat16}), 2.5);
+  EXPECT_EQ(half.dtype(), DType::kFloat16);
+  EXPECT_THAT(values(half), ElementsAre(2.5, 2.5));
+  // b8 promotes to i64 with an int bound; with a bool bound it stays b8, which the kernels refuse.
+  const Tensor bools = ops::gt(f64({1, -1}), 0.0);
+  EXPECT_EQ(ops::clamp_min(bools, 0).dtype(), DType::kInt64);
+  EXPECT_THAT([&] { ops::clamp_min(bools, true); },
+              ThrowsMessage<Error>(HasSubstr("aten::clamp_min: \"clamp_min_scalar_cpu\" not implemented for 'Bool'")));
+  EXPECT_THAT([&] { ops::clamp_max(bools, true); },
+              ThrowsMessage<Error>(HasSubstr("\"clamp_max_scalar_cpu\" not implemented for 'Bool'")));
+  // An int32 bound outside int32: dropped where it cannot change an element, refused where it changes all.
+  const Tensor i32 = ops::tensor({1, 2}, {2}, DType::kInt32);
+  const Scalar huge = int64_t{1} << 40, tiny = -(int64_t{1} << 40);
+  EXPECT_THAT(values(ops::clamp_min(i32, tiny)), ElementsAre(1, 2));
+  EXPECT_EQ(ops::clamp_min(i32, tiny).dtype(), DType::kInt32);
+  EXPECT_THAT(values(ops::clamp_max(i32, huge)), ElementsAre(1, 2));
+  EXPECT_THAT([&] { ops::clamp_min(i32, huge); },
+              ThrowsMessage<Error>(HasSubstr(
+                  "aten::clamp_min: Clamp min value 1.09951e+12 is outside the representable range of Int")));
+  EXPECT_THAT([&] { ops::clamp_max(i32, tiny); },
+              ThrowsMessage<Error>(
+                  HasSubstr("Clamp max value -1.09951e+12 is outside the representable range of Int")));
+  // A value rule: Meta tensors, like PyTorch's meta functions, do not check it.
+  EXPECT_EQ(ops::clamp_min(ops::empty({2}, {.dtype = DType::kInt32, .device = kMeta}), huge).dtype(), DType::kInt32);
+  EXPECT_THAT([&] { ops::clamp_min(ops::empty({2}, {.dtype = DType::kBool, .device = kMeta}), true); },
+              ThrowsMessage<Error>(HasSubstr("not implemented for 'Bool'")));
+  // A transposed self keeps its layout, as unary ops do.
+  const Tensor t = ops::t(ops::tensor({-1, 2, -3, 4, -5, 6}, {2, 3}));
+  EXPECT_EQ(format_sizes(ops::clamp_min(t, 0.0).strides()), format_sizes(t.strides()));
+}
+
+// clamp_min.Tensor / clamp_max.Tensor: maximum / minimum (binary promotion,
+// broadcasting, b8 allowed, NaN from either side).
+TEST(PointwiseTest, ClampMinAndClampMaxWithATensor) {
+  const Tensor x = ops::tensor({-3, 0, 2, 1, 5, -1}, {2, 3});
+  const Tensor lo = ops::tensor({-1, 1, 0}, {3});
+  EXPECT_THAT(values(ops::clamp_min(x, lo)), ElementsAre(-1, 1, 2, 1, 5, 0));
+  EXPECT_THAT(values(ops::clamp_max(x, lo)), ElementsAre(-3, 0, 0, -1, 1, -1));
+  EXPECT_THAT(values(ops::clamp_min(ops::tensor({1, 2}, {2, 1}), lo)), ElementsAre(1, 1, 1, 2, 2, 2));
+  const Tensor ints = i64({1, -2, 3});
+  const Tensor promoted = ops::clamp_min(ints, ops::tensor({0.5}, {1}));
+  EXPECT_EQ(promoted.dtype(), DType::kFloat32);
+  EXPECT_THAT(values(promoted), ElementsAre(1, 0.5, 3));
+  EXPECT_EQ(ops::clamp_max(ops::ones({3}, {.dtype = DType::kFloat16}), ops::full({}, 0.5, {.dtype = DType::kFloat64}))
+                .dtype(),
+            DType::kFloat16);  // a 0-dim bound of the same category does not promote
+  const Tensor bools = ops::gt(f64({1, -1}), 0.0);
+  EXPECT_THAT(values(ops::clamp_max(bools, ops::gt(f64({-1}), 0.0))), ElementsAre(0, 0));
+  EXPECT_EQ(ops::clamp_min(bools, bools).dtype(), DType::kBool);
+  EXPECT_THAT(values(ops::clamp_max(f64({1, kNaN}), f64({kNaN, 2}))), ::testing::Each(::testing::IsNan()));
+  EXPECT_THAT([&] { ops::clamp_min(ops::ones({2, 3}), ops::ones({4})); },
+              ThrowsMessage<Error>(HasSubstr("The size of tensor a (3) must match the size of tensor b (4) at "
+                                             "non-singleton dimension 1")));
+  EXPECT_EQ(format_sizes(ops::clamp_min(ops::empty({4, 1}, {.device = kMeta}), ops::empty({3}, {.device = kMeta}))
+                             .sizes()),
+            "[4, 3]");
+}
+
+TEST(PointwiseTest, ClampMinAndClampMaxInPlace) {
+  auto in_place = [](const Tensor& t, auto fn) {
+    Tensor c = ops::clone(t);
+    const uint64_t version = c.impl()->version();
+    EXPECT_TRUE(fn(c).is_same(c));
+    EXPECT_GT(c.impl()->version(), version);
+    return c;
+  };
+  const Tensor x = ops::tensor({-1, 0.5, 2}, {3});
+  EXPECT_THAT(values(in_place(x, [](Tensor& t) -> Tensor& { return ops::clamp_min_(t, 0.0); })),
+              ElementsAre(0, 0.5, 2));
+  EXPECT_THAT(values(in_place(x, [](Tensor& t) -> Tensor& { return ops::clamp_max_(t, 1); })), ElementsAre(-1, 0.5, 1));
+  const Tensor bound = ops::tensor({0, 1, 1}, {3});
+  EXPECT_THAT(values(in_place(x, [&](Tensor& t) -> Tensor& { return ops::clamp_min_(t, bound); })),
+              ElementsAre(0, 1, 2));
+  EXPECT_THAT(values(in_place(x, [&](Tensor& t) -> Tensor& { return ops::clamp_max_(t, bound); })),
+              ElementsAre(-1, 0.5, 1));
+  // An integral self: an i64 0-dim bound casts back; a float one is refused (TypeMeta name for a number).
+  const Tensor ints = i64({1, 2, 3});
+  const Tensor two = ops::full({}, 2, {.dtype = DType::kInt64});
+  const Tensor c = in_place(ints, [&](Tensor& t) -> Tensor& { return ops::clamp_max_(t, two); });
+  EXPECT_EQ(c.dtype(), DType::kInt64);
+  EXPECT_THAT(values(c), ElementsAre(1, 2, 2));
+  EXPECT_THAT(values(in_place(ops::tensor({1, 2}, {2}, DType::kInt32),
+                              [](Tensor& t) -> Tensor& { return ops::clamp_min_(t, -(int64_t{1} << 40)); })),
+              ElementsAre(1, 2));
+  auto fails = [](auto fn, const std::string& text) { EXPECT_THAT(fn, ThrowsMessage<Error>(HasSubstr(text))); };
+  fails([&] { Tensor t = ops::clone(ints); ops::clamp_min_(t, 0.5); },
+        "aten::clamp_min_: result type Float can't be cast to the desired output type long int");
+  fails([&] { Tensor t = ops::clone(ints); ops::clamp_max_(t, ops::tensor({0.5}, {1})); },
+        "aten::clamp_max_: result type Float can't be cast to the desired output type Long");
+  fails([&] { Tensor t = ops::gt(f64({1, -1}), 0.0); ops::clamp_min_(t, 0); },
+        "result type Long can't be cast to the desired output type bool");
+  fails([&] { Tensor t = ops::ones({2}); ops::clamp_min_(t, ops::ones({2, 1})); },
+        "output with shape [2] doesn't match the broadcast shape [2, 2]");
+  fails([&] { Tensor t = ops::expand(ops::ones({3}), {2, 3}); ops::clamp_min_(t, 0.0); },
+        "unsupported operation: more than one element of the written-to tensor refers to a single memory location");
+  fails([&] { Tensor t = ops::expand(ops::ones({1, 3}), {2, 3}); ops::clamp_max_(t, ops::zeros({2, 3})); },
+        "unsupported operation: more than one element of the written-to tensor refers to a single memory location");
+  Tensor m = ops::empty({3}, {.dtype = DType::kInt64, .device = kMeta});
+  fails([&] { ops::clamp_min_(m, 0.5); }, "can't be cast to the desired output type long int");
+  EXPECT_TRUE(ops::clamp_max_(m, 1).device().is_meta());
 }
 
 TEST(PointwiseTest, HardtanhKeepsTheDtype) {

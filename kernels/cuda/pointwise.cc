@@ -1,8 +1,9 @@
 // pointwise.cc: CUDA kernels of the elementwise ops with scalar parameters
-// (clamp, hardtanh, leaky_relu, elu, softplus, round.decimals, nan_to_num,
-// the activations' backward ops, the in-place forms) and isnan/isinf. Each mirrors
-// kernels/cpu/pointwise.cc: the same meta rule, and parameters converted as
-// there (See Note [Shared elementwise functors]).
+// (clamp, clamp_min, clamp_max, hardtanh, leaky_relu, elu, softplus,
+// round.decimals, nan_to_num, the activations' backward ops, the in-place
+// forms) and isnan/isinf. Each mirrors kernels/cpu/pointwise.cc: the same meta
+// rule, and parameters converted as there (See Note [Shared elementwise functors]).
+#include <limits>
 #include <optional>
 #include <type_traits>
 
@@ -77,6 +78,40 @@ Tensor clamp_tensor_cuda(const Tensor& self, const std::optional<Tensor>& min, c
   launch_binary(BinaryOp::kMaximum, code_of(d), make_args(out, {self, self}, {d, d}), {});  // a cast copy of self
   if (min) launch_binary(BinaryOp::kMaximum, code_of(d), make_args(out, {out, *min}, {d, d}), {});
   if (max) launch_binary(BinaryOp::kMinimum, code_of(d), make_args(out, {out, *max}, {d, d}), {});
+  return out;
+}
+
+// clamp_min / clamp_max (See Note [clamp_min and clamp_max]): the CPU's rule,
+// bound and functor; a dropped integral bound is the dtype's own extreme.
+PointwiseParams clamp_bound_params(DType d, const Scalar& bound, bool lower, std::string_view op) {
+  PointwiseParams p;
+  const int k = lower ? 0 : 1;
+  if (const std::optional<Scalar> b = clamp_bound_value(bound, d, lower, op)) {
+    set_bound(p, k, d, *b);
+  } else {  // only an i32 bound is ever dropped
+    p.i[k] = lower ? std::numeric_limits<int32_t>::min() : std::numeric_limits<int32_t>::max();
+  }
+  return p;
+}
+template <bool kLower>
+Tensor clamp_bound_cuda(const Tensor& self, const Scalar& bound) {
+  constexpr std::string_view kOp = kLower ? "aten::clamp_min" : "aten::clamp_max";
+  const ElementwiseMeta m = clamp_bound_meta(self, bound, kLower, kOp);
+  const PointwiseParams p = clamp_bound_params(m.compute_dtype, bound, kLower, kOp);
+  Tensor out = new_output(m, kOp);
+  run(out, self, m.compute_dtype, kLower ? PointwiseOp::kClampMin : PointwiseOp::kClampMax, p);
+  return out;
+}
+// clamp_min.Tensor / clamp_max.Tensor: maximum / minimum under their own names.
+template <bool kLower>
+Tensor clamp_bound_tensor_cuda(const Tensor& self, const Tensor& bound) {
+  constexpr std::string_view kOp = kLower ? "aten::clamp_min" : "aten::clamp_max";
+  Tensor out = new_output(binary_meta(self, bound, BinaryKind::kArithmetic, kOp), kOp);
+  if (out.numel() == 0) return out;
+  DeviceGuard guard(out.device());
+  const DType d = out.dtype();
+  launch_binary(kLower ? BinaryOp::kMaximum : BinaryOp::kMinimum, code_of(d), make_args(out, {self, bound}, {d, d}),
+                {});
   return out;
 }
 
@@ -211,6 +246,22 @@ Tensor clamp__tensor_cuda(const Tensor& self, const std::optional<Tensor>& min, 
   self.impl()->bump_version();
   return self;
 }
+template <bool kLower>
+Tensor clamp_bound__cuda(const Tensor& self, const Scalar& bound) {
+  constexpr std::string_view kOp = kLower ? "aten::clamp_min_" : "aten::clamp_max_";
+  const ElementwiseMeta m = clamp_bound_inplace_meta(self, bound, kLower, kOp);
+  const PointwiseParams p = clamp_bound_params(m.compute_dtype, bound, kLower, kOp);
+  return inplace_run(self, kLower ? PointwiseOp::kClampMin : PointwiseOp::kClampMax, p, kOp);
+}
+template <bool kLower>
+Tensor clamp_bound_tensor__cuda(const Tensor& self, const Tensor& bound) {
+  constexpr std::string_view kOp = kLower ? "aten::clamp_min_" : "aten::clamp_max_";
+  inplace_meta(self, bound, BinaryKind::kArithmetic, kOp);
+  require_device(self.device(), kOp);
+  if (self.numel() != 0) device_copy(self, clamp_bound_tensor_cuda<kLower>(self, bound));
+  self.impl()->bump_version();
+  return self;
+}
 Tensor hardtanh__cuda(const Tensor& self, const Scalar& min_val, const Scalar& max_val) {
   constexpr std::string_view kOp = "aten::hardtanh_";
   const ElementwiseMeta m = activation_inplace_meta(self, kOp);
@@ -267,6 +318,10 @@ void register_pointwise_cuda_kernels(Library& lib) {
   constexpr DispatchKey kKey = DispatchKey::kCUDA;
   lib.impl("clamp", kKey, &clamp_cuda)
       .impl("clamp.Tensor", kKey, &clamp_tensor_cuda)
+      .impl("clamp_min", kKey, &clamp_bound_cuda<true>)
+      .impl("clamp_min.Tensor", kKey, &clamp_bound_tensor_cuda<true>)
+      .impl("clamp_max", kKey, &clamp_bound_cuda<false>)
+      .impl("clamp_max.Tensor", kKey, &clamp_bound_tensor_cuda<false>)
       .impl("hardtanh", kKey, &hardtanh_cuda)
       .impl("leaky_relu", kKey, &leaky_relu_cuda)
       .impl("elu", kKey, &elu_cuda)
@@ -282,6 +337,10 @@ void register_pointwise_cuda_kernels(Library& lib) {
       .impl("round_.decimals", kKey, &round__decimals_cuda)
       .impl("clamp_", kKey, &clamp__cuda)
       .impl("clamp_.Tensor", kKey, &clamp__tensor_cuda)
+      .impl("clamp_min_", kKey, &clamp_bound__cuda<true>)
+      .impl("clamp_min_.Tensor", kKey, &clamp_bound_tensor__cuda<true>)
+      .impl("clamp_max_", kKey, &clamp_bound__cuda<false>)
+      .impl("clamp_max_.Tensor", kKey, &clamp_bound_tensor__cuda<false>)
       .impl("hardtanh_", kKey, &hardtanh__cuda)
       .impl("leaky_relu_", kKey, &leaky_relu__cuda)
       .impl("elu_", kKey, &elu__cuda)

@@ -20,10 +20,12 @@ template <class S>
 void pointwise_for(PointwiseOp op, const ElementwiseArgs& a, const PointwiseParams& p) {
   using C = opmath_t<S>;
   if constexpr (!std::is_same_v<S, bool>) {
+    using A = arith_t<S>;
     if (op == PointwiseOp::kClamp) {
-      using A = arith_t<S>;
       return launch_elementwise<S, S, 1>(a, ClampOp<A>{bound<A>(p, 0), bound<A>(p, 1), p.has_lo, p.has_hi}, "clamp");
     }
+    if (op == PointwiseOp::kClampMin) return launch_elementwise<S, S, 1>(a, ClampMinOp<A>{bound<A>(p, 0)}, "clamp_min");
+    if (op == PointwiseOp::kClampMax) return launch_elementwise<S, S, 1>(a, ClampMaxOp<A>{bound<A>(p, 1)}, "clamp_max");
   }
   if constexpr (std::is_floating_point_v<C>) {
     const C f0 = static_cast<C>(p.f[0]), f1 = static_cast<C>(p.f[1]), f2 = static_cast<C>(p.f[2]);

@@ -10,6 +10,8 @@ namespace opspec::internal::cuda {
 // PointwiseOp: the parametrized functors of kernels/common/elementwise_ops.h.
 enum class PointwiseOp : uint8_t {
   kClamp,               // ClampOp: lo, hi (f or i), has_lo, has_hi
+  kClampMin,            // ClampMinOp: lo (f[0] or i[0])
+  kClampMax,            // ClampMaxOp: hi (f[1] or i[1])
   kLeakyRelu,           // LeakyReluOp: f[0] slope
   kElu,                 // EluOp: f[0] alpha, f[1] scale, f[2] input_scale
   kSoftplus,            // SoftplusOp: f[0] beta, f[1] threshold

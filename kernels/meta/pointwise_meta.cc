@@ -21,6 +21,16 @@ Tensor clamp_meta_kernel(const Tensor& self, const std::optional<Scalar>& min, c
 Tensor clamp_tensor_meta(const Tensor& self, const std::optional<Tensor>& min, const std::optional<Tensor>& max) {
   return meta_out(clamp_meta(self, min ? &*min : nullptr, max ? &*max : nullptr, "aten::clamp"));
 }
+// clamp_min / clamp_max: the CPU's rules without its bound-range check (a
+// value check, which PyTorch's meta functions leave to the kernels).
+template <bool kLower>
+Tensor clamp_bound_meta_kernel(const Tensor& self, const Scalar& bound) {
+  return meta_out(clamp_bound_meta(self, bound, kLower, kLower ? "aten::clamp_min" : "aten::clamp_max"));
+}
+template <bool kLower>
+Tensor clamp_bound_tensor_meta(const Tensor& self, const Tensor& bound) {
+  return meta_out(binary_meta(self, bound, BinaryKind::kArithmetic, kLower ? "aten::clamp_min" : "aten::clamp_max"));
+}
 Tensor hardtanh_meta(const Tensor& self, const Scalar&, const Scalar&) {
   OPSPEC_CHECK(self.dtype() != DType::kBool, "aten::hardtanh: Bool inputs not supported for hardtanh");
   return meta_out(unary_meta(self, UnaryKind::kKeepDtype, "aten::hardtanh"));
@@ -73,6 +83,16 @@ Tensor clamp__tensor_meta(const Tensor& self, const std::optional<Tensor>& min, 
   clamp_inplace_meta(self, min ? &*min : nullptr, max ? &*max : nullptr, "aten::clamp_");
   return inplace_done(self);
 }
+template <bool kLower>
+Tensor clamp_bound__meta(const Tensor& self, const Scalar& bound) {
+  clamp_bound_inplace_meta(self, bound, kLower, kLower ? "aten::clamp_min_" : "aten::clamp_max_");
+  return inplace_done(self);
+}
+template <bool kLower>
+Tensor clamp_bound_tensor__meta(const Tensor& self, const Tensor& bound) {
+  inplace_meta(self, bound, BinaryKind::kArithmetic, kLower ? "aten::clamp_min_" : "aten::clamp_max_");
+  return inplace_done(self);
+}
 Tensor pow__tensor_meta(const Tensor& self, const Tensor& exponent) {
   check_pow(inplace_meta(self, exponent, BinaryKind::kArithmetic, "aten::pow_").compute_dtype);
   return inplace_done(self);
@@ -95,6 +115,10 @@ void register_pointwise_meta_kernels(Library& lib) {
   constexpr DispatchKey kKey = DispatchKey::kMeta;
   lib.impl("clamp", kKey, &clamp_meta_kernel)
       .impl("clamp.Tensor", kKey, &clamp_tensor_meta)
+      .impl("clamp_min", kKey, &clamp_bound_meta_kernel<true>)
+      .impl("clamp_min.Tensor", kKey, &clamp_bound_tensor_meta<true>)
+      .impl("clamp_max", kKey, &clamp_bound_meta_kernel<false>)
+      .impl("clamp_max.Tensor", kKey, &clamp_bound_tensor_meta<false>)
       .impl("hardtanh", kKey, &hardtanh_meta)
       .impl("leaky_relu", kKey, &leaky_relu_meta)
       .impl("elu", kKey, &elu_meta)
@@ -128,6 +152,10 @@ void register_pointwise_meta_kernels(Library& lib) {
       .impl("round_.decimals", kKey, &round__decimals_meta)
       .impl("clamp_", kKey, &clamp__meta)
       .impl("clamp_.Tensor", kKey, &clamp__tensor_meta)
+      .impl("clamp_min_", kKey, &clamp_bound__meta<true>)
+      .impl("clamp_min_.Tensor", kKey, &clamp_bound_tensor__meta<true>)
+      .impl("clamp_max_", kKey, &clamp_bound__meta<false>)
+      .impl("clamp_max_.Tensor", kKey, &clamp_bound_tensor__meta<false>)
       .impl("hardtanh_", kKey,
             [](const Tensor& self, const Scalar&, const Scalar&) {
               activation_inplace_meta(self, "aten::hardtanh_");

@@ -1,6 +1,7 @@
 // formulas_pointwise.cc: derivatives of the elementwise ops with scalar
-// parameters or rounding modes (clamp, hardtanh, leaky_relu, elu, softplus,
-// nan_to_num, pow.Scalar, remainder, fmod, div with a rounding mode, atan2)
+// parameters or rounding modes (clamp, clamp_min, clamp_max, hardtanh,
+// leaky_relu, elu, softplus, nan_to_num, pow.Scalar, remainder, fmod, div with
+// a rounding mode, atan2)
 // and the double backward of the activations' backward ops, as PyTorch 2.x's
 // derivatives.yaml and FunctionsManual.cpp. Calls inside one expression are
 // made in the order GCC evaluates PyTorch's C++ (right operand first).
@@ -90,6 +91,31 @@ VariableList clamp_tensor(const FormulaCall& c) {
     g[0] = ops::where(ops::ge(self, *lo), grad, zero);
   } else {
     g[0] = ops::where(ops::le(self, *hi), grad, zero);
+  }
+  return g;
+}
+
+// clamp_min / clamp_max (Scalar bound): where(self >= min, grad, 0) (<= max).
+template <bool kLower>
+VariableList clamp_bound(const FormulaCall& c) {
+  const Tensor zero = zero_like_grad(c);
+  const Tensor& self = c.input(0);
+  const Scalar bound = c.arg(1).to_scalar();
+  return {ops::where(kLower ? ops::ge(self, bound) : ops::le(self, bound), c.grad(), zero)};
+}
+// clamp_min.Tensor / clamp_max.Tensor: the bound's gradient where it won
+// (self < min, self > max), then self's (reverse listing order, as above).
+template <bool kLower>
+VariableList clamp_bound_tensor(const FormulaCall& c) {
+  VariableList g(2);
+  const Tensor &self = c.input(0), &bound = c.input(1);
+  if (c.needs(1)) {
+    const Tensor zero = zero_like_grad(c);
+    g[1] = ops::where(kLower ? ops::lt(self, bound) : ops::gt(self, bound), c.grad(), zero);
+  }
+  if (c.needs(0)) {
+    const Tensor zero = zero_like_grad(c);
+    g[0] = ops::where(kLower ? ops::ge(self, bound) : ops::le(self, bound), c.grad(), zero);
   }
   return g;
 }
@@ -253,13 +279,22 @@ VariableList softplus_backward(const FormulaCall& c) {
 void add_pointwise_formulas(std::vector<Formula>& out) {
   out.push_back({"aten::clamp.Tensor", "ClampBackward0", 0b111, 0, &clamp_tensor});
   out.push_back({"aten::clamp", "ClampBackward1", kSelf, 0, &clamp});
+  out.push_back({"aten::clamp_min", "ClampMinBackward0", kSelf, 0, &clamp_bound<true>});
+  out.push_back({"aten::clamp_min.Tensor", "ClampMinBackward1", kSelf | kOther, 0, &clamp_bound_tensor<true>});
+  out.push_back({"aten::clamp_max", "ClampMaxBackward0", kSelf, 0, &clamp_bound<false>});
+  out.push_back({"aten::clamp_max.Tensor", "ClampMaxBackward1", kSelf | kOther, 0, &clamp_bound_tensor<false>});
   out.push_back({"aten::hardtanh", "HardtanhBackward0", kSelf, 0, &hardtanh});
   out.push_back({"aten::leaky_relu", "LeakyReluBackward0", kSelf, 0, &leaky_relu});
   out.push_back({"aten::elu", "EluBackward0", kSelf, 0, &elu});
-  // In-place forms (See Note [In-place pointwise ops]): clamp_ and hardtanh_
-  // take the functional rows (self cloned first); leaky_relu_ and elu_ have their own.
+  // In-place forms (See Note [In-place pointwise ops]): clamp_, clamp_min_,
+  // clamp_max_ and hardtanh_ take the functional rows (self cloned first);
+  // leaky_relu_ and elu_ have their own.
   out.push_back({"aten::clamp_.Tensor", "ClampBackward0", 0b111, 0, &clamp_tensor});
   out.push_back({"aten::clamp_", "ClampBackward1", kSelf, 0, &clamp});
+  out.push_back({"aten::clamp_min_", "ClampMinBackward0", kSelf, 0, &clamp_bound<true>});
+  out.push_back({"aten::clamp_min_.Tensor", "ClampMinBackward1", kSelf | kOther, 0, &clamp_bound_tensor<true>});
+  out.push_back({"aten::clamp_max_", "ClampMaxBackward0", kSelf, 0, &clamp_bound<false>});
+  out.push_back({"aten::clamp_max_.Tensor", "ClampMaxBackward1", kSelf | kOther, 0, &clamp_bound_tensor<false>});
   out.push_back({"aten::hardtanh_", "HardtanhBackward0", kSelf, 0, &hardtanh});
   out.push_back({"aten::leaky_relu_", "LeakyReluBackward1", 0, 1, &leaky_relu_inplace});
   out.push_back({"aten::elu_", "EluBackward1", 0, 1, &elu_inplace});

@@ -336,13 +336,16 @@ Tensor unary(int op, const Tensor& x) {
     case 29: return ops::nan_to_num(ops::log(x), 0.5, std::nullopt, -7.0);
     case 30: return ops::where(ops::isnan(ops::log(x)), x, ops::neg(x));
     case 31: return ops::where(ops::isinf(ops::reciprocal(ops::trunc(x))), x, ops::abs(x));
+    // std::max / std::min as selections (See Note [clamp_min and clamp_max]); an int32 x promotes.
+    case 32: return ops::clamp_min(x, 0.0);
+    case 33: return ops::clamp_max(x, -0.25);
     default: {
       static constexpr double kExponents[] = {2.0, 3.0, 0.5, -0.5, -1.0, -2.0, 1.7};
       return ops::pow(x, kExponents[(op - 16) % 7]);
     }
   }
 }
-constexpr int kNumUnary = 32;
+constexpr int kNumUnary = 34;
 
 bool any_floating(const Tensor& a, const Tensor& b) { return a.is_floating_point() || b.is_floating_point(); }
 
@@ -363,10 +366,12 @@ Tensor binary(int op, const Tensor& a, const Tensor& b) {
     case 12: return any_floating(a, b) ? ops::div(a, b, "trunc") : ops::div(a, -3, "trunc");
     case 13: return ops::atan2(a, b);
     case 14: return any_floating(a, b) ? ops::clamp(a, ops::neg(ops::abs(b)), ops::abs(b)) : ops::bitwise_xor(a, b);
+    case 15: return ops::clamp_min(a, b);
+    case 16: return ops::clamp_max(a, b);
     default: return ops::pow(ops::abs(a), b);
   }
 }
-constexpr int kNumBinary = 15;
+constexpr int kNumBinary = 17;
 
 Tensor with_scalar(int op, const Tensor& a, double s) {
   switch (op) {

@@ -2,6 +2,7 @@
 // nodes to FusedProgram instructions. See Note [Fusion] in fusion.h.
 #include "runtime/compile/internal/fusion_lowering.h"
 
+#include <cmath>
 #include <limits>
 #include <optional>
 
@@ -41,6 +42,8 @@ enum class Rule : uint8_t {
   kBitwise,
   kClamp,       // Scalar bounds
   kClampTensor,
+  kClampMin,    // clamp_min / clamp_max with a number bound
+  kClampMax,
   kHardtanh,
   kLeakyRelu,
   kElu,
@@ -115,6 +118,10 @@ const FusionRule* rule_for(const OperatorHandle* op) {
     set(OpId::bitwise_xor_Scalar, Rule::kBitwise, FusedOp::kBitwiseXor);
     set(OpId::clamp, Rule::kClamp, FusedOp::kMaximum);
     set(OpId::clamp_Tensor, Rule::kClampTensor, FusedOp::kMaximum);
+    set(OpId::clamp_min, Rule::kClampMin, FusedOp::kMaximum);
+    set(OpId::clamp_max, Rule::kClampMax, FusedOp::kMinimum);
+    set(OpId::clamp_min_Tensor, Rule::kArith, FusedOp::kMaximum);  // maximum under its own name
+    set(OpId::clamp_max_Tensor, Rule::kArith, FusedOp::kMinimum);
     set(OpId::hardtanh, Rule::kHardtanh, FusedOp::kMaximum);
     set(OpId::leaky_relu, Rule::kLeakyRelu, FusedOp::kWhere);
     set(OpId::elu, Rule::kElu, FusedOp::kWhere);
@@ -144,6 +151,8 @@ const OperatorHandle* inplace_functional(const OperatorHandle* op) {
           std::pair{OpId::div__Tensor, OpId::div_Tensor}, std::pair{OpId::div__Scalar, OpId::div_Scalar},
           std::pair{OpId::logical_and_, OpId::logical_and}, std::pair{OpId::logical_or_, OpId::logical_or},
           std::pair{OpId::clamp_, OpId::clamp}, std::pair{OpId::clamp__Tensor, OpId::clamp_Tensor},
+          std::pair{OpId::clamp_min_, OpId::clamp_min}, std::pair{OpId::clamp_min__Tensor, OpId::clamp_min_Tensor},
+          std::pair{OpId::clamp_max_, OpId::clamp_max}, std::pair{OpId::clamp_max__Tensor, OpId::clamp_max_Tensor},
           std::pair{OpId::hardtanh_, OpId::hardtanh}, std::pair{OpId::leaky_relu_, OpId::leaky_relu},
           std::pair{OpId::elu_, OpId::elu}, std::pair{OpId::pow__Scalar, OpId::pow_Tensor_Scalar},
           std::pair{OpId::pow__Tensor, OpId::pow_Tensor_Tensor}}) {
@@ -196,10 +205,11 @@ int float_rhs(FusedProgram& p, const Operand& b) {
 }
 
 // Note [Parametrized pointwise ops]
-// Ops with scalar parameters (clamp, hardtanh, leaky_relu, elu, softplus,
-// nan_to_num) and the NaN tests get no instruction of their own: they lower
-// to the shared functors their eager functor is written in, in the same
-// order (ClampOp is maximum then minimum, EluOp is where(le(x, 0),
+// Ops with scalar parameters (clamp, clamp_min, clamp_max, hardtanh,
+// leaky_relu, elu, softplus, nan_to_num) and the NaN tests get no instruction
+// of their own: they lower to the shared functors their eager functor is
+// written in, in the same order (ClampOp is maximum then minimum, ClampMinOp
+// where(lt(x, lo), lo, x), EluOp is where(le(x, 0),
 // expm1(x * ipt) * neg, x * pos), ...), computed in the eager compute type
 // (f32 for f16/bf16, so nothing rounds in between) with the parameters as
 // constants converted as eager converts them. Selections (where, maximum)
@@ -349,6 +359,21 @@ int lower_call(FusedProgram& p, const Node& n, ResolveFn operand) {
       if (lo) reg = p.add_op(FusedOp::kMaximum, {reg, cast(p, *lo, d).reg});
       if (hi) reg = p.add_op(FusedOp::kMinimum, {reg, cast(p, *hi, d).reg});
       return reg;
+    }
+    case Rule::kClampMin:
+    case Rule::kClampMax: {
+      // std::max(x, lo) / std::min(x, hi) as selections (See Note [clamp_min and clamp_max]).
+      const Operand x = operand(0);
+      const bool lower = r->rule == Rule::kClampMin;
+      const Scalar bound = value(1).to_scalar();
+      const DType d = internal::clamp_bound_meta(x.proxy, bound, lower, op_name).compute_dtype;
+      const int reg = cast(p, x, d).reg;
+      if (!internal::clamp_bound_value(bound, d, lower, op_name)) {
+        return p.add_op(FusedOp::kWhere, {p.add_op(FusedOp::kNe, {reg, reg}), reg, reg});  // dropped: a copy
+      }
+      const int k = cast(p, operand(1), d).reg;
+      if (std::isnan(bound.to_double())) return p.add_op(r->op, {reg, k});  // NaN everywhere
+      return p.add_op(FusedOp::kWhere, {p.add_op(lower ? FusedOp::kLt : FusedOp::kGt, {reg, k}), k, reg});
     }
     case Rule::kLeakyRelu:
     case Rule::kElu:

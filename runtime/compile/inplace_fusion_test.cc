@@ -228,6 +228,8 @@ TEST(InplaceFusionTest, ParametrizedInPlaceFormsFuseWithEagersValues) {
   const std::vector<std::pair<std::string, InPlace>> cases = {
       {"clamp_", [](Tensor& b, const Tensor&) { ops::clamp_(b, -0.5, 0.5); }},
       {"clamp_", [](Tensor& b, const Tensor& r) { ops::clamp_(b, std::optional<Tensor>(r), std::nullopt); }},
+      {"clamp_min_", [](Tensor& b, const Tensor&) { ops::clamp_min_(b, -0.5); }},
+      {"clamp_max_", [](Tensor& b, const Tensor& r) { ops::clamp_max_(b, r); }},
       {"hardtanh_", [](Tensor& b, const Tensor&) { ops::hardtanh_(b); }},
       {"leaky_relu_", [](Tensor& b, const Tensor&) { ops::leaky_relu_(b, 0.2); }},
       {"elu_", [](Tensor& b, const Tensor&) { ops::elu_(b, 0.5); }},

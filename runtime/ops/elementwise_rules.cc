@@ -312,6 +312,33 @@ ElementwiseMeta clamp_meta(const Tensor& self, const Tensor* min, const Tensor* 
   return ElementwiseMeta{std::move(sizes), dt, dt, device, std::move(strides)};
 }
 
+ElementwiseMeta clamp_bound_meta(const Tensor& self, const Scalar& bound, bool lower, std::string_view op) {
+  DType dt = self.dtype();
+  if (!is_floating(dt)) {
+    // Floating is the highest category clamp supports: only a non-floating self promotes.
+    const Tensor operands[] = {self, make_wrapped_number(bound)};
+    dt = result_type(operands);
+  }
+  OPSPEC_CHECK(dt != DType::kBool, op, ": ",
+               kernel_name(op, lower ? "clamp_min_scalar" : "clamp_max_scalar", self.device()),
+               " not implemented for 'Bool'");
+  ElementwiseMeta m = unary_meta(self, UnaryKind::kKeepDtypeBool, op);
+  m.compute_dtype = m.result_dtype = dt;
+  return m;
+}
+
+std::optional<Scalar> clamp_bound_value(const Scalar& bound, DType d, bool lower, std::string_view op) {
+  // A floating bound promotes an integral self and an i64 holds every int:
+  // only an i32 compute dtype can miss a bound.
+  if (d != DType::kInt32 || bound.is_floating_point()) return bound;
+  const int64_t v = bound.to_int();
+  const bool below = v < std::numeric_limits<int32_t>::min(), above = v > std::numeric_limits<int32_t>::max();
+  if (!below && !above) return bound;
+  OPSPEC_CHECK(lower ? below : above, op, ": Clamp ", lower ? "min" : "max", " value ", bound.to_double(),
+               " is outside the representable range of ", scalar_type_name(d));
+  return std::nullopt;
+}
+
 double finite_max(DType dtype) {
   switch (dtype) {
     case DType::kFloat16: return 65504.0;
@@ -413,6 +440,19 @@ ElementwiseMeta clamp_inplace_meta(const Tensor& self, const Tensor* min, const 
   ElementwiseMeta m = clamp_meta(self, min, max, op);
   into_self(m, self, op, /*shape=*/true);
   return m;
+}
+
+ElementwiseMeta clamp_bound_inplace_meta(const Tensor& self, const Scalar& bound, bool lower, std::string_view op) {
+  // clamp_min's meta function refuses any promotion of an integral self first,
+  // printing self.dtype() as a TypeMeta ("long int"), then builds a unary iterator.
+  if (!is_floating(self.dtype())) {
+    const Tensor operands[] = {self, make_wrapped_number(bound)};
+    const DType dt = result_type(operands);
+    OPSPEC_CHECK(dt == self.dtype(), op, ": result type ", scalar_type_name(dt),
+                 " can't be cast to the desired output type ", cpp_type_name(self.dtype()));
+  }
+  check_no_internal_overlap(self, op);
+  return clamp_bound_meta(self, bound, lower, op);
 }
 
 ElementwiseMeta pow_scalar_inplace_meta(const Tensor& self, const Scalar& exponent, std::string_view op) {

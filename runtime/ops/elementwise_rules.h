@@ -102,6 +102,29 @@ void check_nonzero_divisor(const Tensor& other, DType compute_dtype, std::string
 // self and the given bounds (numbers as wrapped numbers) promote; at least
 // one bound; b8 rejected. Tensor bounds broadcast with self.
 ElementwiseMeta clamp_meta(const Tensor& self, const Tensor* min, const Tensor* max, std::string_view op);
+// Note [clamp_min and clamp_max]
+// clamp_min / clamp_max with a number bound are ATen's clamp_min_scalar /
+// clamp_max_scalar kernels: std::max(x, min) / std::min(x, max) in the compute
+// dtype (a floating self's own, else self promoted with the number; b8 is
+// refused), so NaN in x stays and so does a -0.0 against a 0 bound; a NaN
+// bound fills the result with NaN; and, as PyTorch main's prepare_clamp_bound,
+// an integral bound outside the dtype's range is dropped (a copy) where it
+// cannot change an element (a min below it, a max above it) and refused where
+// it would change all of them. The .Tensor overloads are maximum / minimum:
+// binary promotion and broadcasting, b8 allowed, NaN from either side. In
+// place, a number bound refuses any promotion of an integral self as clamp_
+// does; a Tensor bound is cast safely as in-place binary ops do.
+
+// clamp_bound_meta: clamp_min's or clamp_max's geometry with a number bound
+// (lower: clamp_min); the b8 error names "clamp_min_scalar_cpu" / "..._cuda".
+ElementwiseMeta clamp_bound_meta(const Tensor& self, const Scalar& bound, bool lower, std::string_view op);
+// clamp_bound_inplace_meta: clamp_min_'s / clamp_max_'s rules with a number bound.
+ElementwiseMeta clamp_bound_inplace_meta(const Tensor& self, const Scalar& bound, bool lower, std::string_view op);
+// clamp_bound_value: the bound a kernel applies in compute dtype d, or
+// nullopt where an int bound outside i32 is dropped for an i32 d; throws
+// "Clamp min value 1.09951e+12 is outside the representable range of Int"
+// where it would change every element. A NaN bound is returned as is.
+std::optional<Scalar> clamp_bound_value(const Scalar& bound, DType d, bool lower, std::string_view op);
 // finite_max: the largest finite value of a floating dtype (nan_to_num's default posinf).
 double finite_max(DType dtype);
 // floating_unary_meta: leaky_relu's, elu's and softplus's geometry: floating

@@ -438,8 +438,9 @@ inline Stack sample_fill_tensor(Rng& rng) {
   const Tensor self = make_tensor(rng, random_sizes(rng), kDTypes[pick(rng, 7)]);
   return {self, make_tensor(rng, {}, chance(rng, 70) ? self.dtype() : kDTypes[pick(rng, 7)])};
 }
-// clamp_.Tensor / pow_.Tensor: an operand broadcasting to self's shape
-// without growing it (a trailing part of self's sizes, some dims 1).
+// clamp_.Tensor, clamp_min_.Tensor, clamp_max_.Tensor and pow_.Tensor: an
+// operand broadcasting to self's shape without growing it (a trailing part
+// of self's sizes, some dims 1).
 inline Tensor operand_into(Rng& rng, const Tensor& self) {
   const std::vector<int64_t> sizes(self.sizes().end() - pick(rng, static_cast<int>(self.dim()) + 1),
                                    self.sizes().end());
@@ -453,7 +454,7 @@ inline Stack sample_clamp_inplace_tensor(Rng& rng) {
   const Value hi = chance(rng, 25) ? Value() : Value(operand_into(rng, self));
   return {self, lo, hi};
 }
-inline Stack sample_pow_inplace_tensor(Rng& rng) {
+inline Stack sample_binary_inplace_tensor(Rng& rng) {
   const Tensor self = make_tensor(rng, random_sizes(rng), chance(rng, 70) ? DType::kFloat32 : kDTypes[pick(rng, 7)]);
   return {self, operand_into(rng, self)};
 }
@@ -628,7 +629,9 @@ inline const std::map<std::string, SampleFn>& samples() {
       {"aten::masked_select", sample_masked_select},
       {"aten::fill_.Tensor", sample_fill_tensor},
       {"aten::clamp_.Tensor", sample_clamp_inplace_tensor},
-      {"aten::pow_.Tensor", sample_pow_inplace_tensor},
+      {"aten::pow_.Tensor", sample_binary_inplace_tensor},
+      {"aten::clamp_min_.Tensor", sample_binary_inplace_tensor},
+      {"aten::clamp_max_.Tensor", sample_binary_inplace_tensor},
       {"aten::where.self", sample_where},
       {"aten::select_scatter", sample_select_scatter},
       {"aten::slice_backward", sample_slice_backward},

@@ -130,6 +130,14 @@ Tensor clamp(const Tensor& self, const std::optional<Scalar>& min, const std::op
              OPSPEC_LOC);
 // clamp (Tensor bounds): aten::clamp.Tensor, the bounds broadcast with self.
 Tensor clamp(const Tensor& self, const std::optional<Tensor>& min, const std::optional<Tensor>& max, OPSPEC_LOC);
+// clamp_min / clamp_max: max(self, min) / min(self, max) (aten::clamp_min,
+// aten::clamp_max); NaN in self stays, a NaN number bound gives NaN everywhere,
+// and a Tensor bound (.Tensor overloads) broadcasts and promotes as maximum /
+// minimum do. See Note [clamp_min and clamp_max].
+Tensor clamp_min(const Tensor& self, const Scalar& min, OPSPEC_LOC);
+Tensor clamp_min(const Tensor& self, const Tensor& min, OPSPEC_LOC);
+Tensor clamp_max(const Tensor& self, const Scalar& max, OPSPEC_LOC);
+Tensor clamp_max(const Tensor& self, const Tensor& max, OPSPEC_LOC);
 // hardtanh: clamp(self, min_val, max_val) in self's dtype (aten::hardtanh).
 Tensor hardtanh(const Tensor& self, const Scalar& min_val = -1, const Scalar& max_val = 1, OPSPEC_LOC);
 // leaky_relu: self > 0 ? self : self * negative_slope.
@@ -145,6 +153,11 @@ Tensor softplus(const Tensor& self, const Scalar& beta = 1, const Scalar& thresh
 Tensor& clamp_(Tensor& self, const std::optional<Scalar>& min, const std::optional<Scalar>& max = std::nullopt,
                OPSPEC_LOC);
 Tensor& clamp_(Tensor& self, const std::optional<Tensor>& min, const std::optional<Tensor>& max, OPSPEC_LOC);
+// clamp_min_ / clamp_max_ (and their .Tensor forms): in place, self's dtype kept.
+Tensor& clamp_min_(Tensor& self, const Scalar& min, OPSPEC_LOC);
+Tensor& clamp_min_(Tensor& self, const Tensor& min, OPSPEC_LOC);
+Tensor& clamp_max_(Tensor& self, const Scalar& max, OPSPEC_LOC);
+Tensor& clamp_max_(Tensor& self, const Tensor& max, OPSPEC_LOC);
 Tensor& hardtanh_(Tensor& self, const Scalar& min_val = -1, const Scalar& max_val = 1, OPSPEC_LOC);
 Tensor& leaky_relu_(Tensor& self, const Scalar& negative_slope = 0.01, OPSPEC_LOC);
 Tensor& elu_(Tensor& self, const Scalar& alpha = 1, const Scalar& scale = 1, const Scalar& input_scale = 1,

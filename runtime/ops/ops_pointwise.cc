@@ -1,9 +1,9 @@
 // ops_pointwise.cc: the public API of the elementwise ops with scalar
-// parameters or rounding modes (clamp, the parametrized activations and
-// their backward ops, isnan/isinf/nan_to_num, remainder, fmod, div with a
-// rounding mode, round.decimals, atan2, bitwise and logical_xor) and the
-// in-place forms of clamp, hardtanh, leaky_relu, elu, pow, round.decimals,
-// logical_and and logical_or; see ops.h.
+// parameters or rounding modes (clamp, clamp_min, clamp_max, the parametrized
+// activations and their backward ops, isnan/isinf/nan_to_num, remainder, fmod,
+// div with a rounding mode, round.decimals, atan2, bitwise and logical_xor) and
+// the in-place forms of clamp, clamp_min, clamp_max, hardtanh, leaky_relu, elu,
+// pow, round.decimals, logical_and and logical_or; see ops.h.
 #include "runtime/core/call_site.h"
 #include "runtime/ops/internal/call.h"
 #include "runtime/ops/ops.h"
@@ -32,6 +32,22 @@ Tensor clamp(const Tensor& self, const OptScalar& min, const OptScalar& max, con
 Tensor clamp(const Tensor& self, const OptTensor& min, const OptTensor& max, const std::source_location& loc) {
   OPSPEC_SITE;
   return call<Tensor(const Tensor&, const OptTensor&, const OptTensor&)>(OpId::clamp_Tensor, self, min, max);
+}
+Tensor clamp_min(const Tensor& self, const Scalar& min, const std::source_location& loc) {
+  OPSPEC_SITE;
+  return call<ScalarSig>(OpId::clamp_min, self, min);
+}
+Tensor clamp_min(const Tensor& self, const Tensor& min, const std::source_location& loc) {
+  OPSPEC_SITE;
+  return call<BinarySig>(OpId::clamp_min_Tensor, self, min);
+}
+Tensor clamp_max(const Tensor& self, const Scalar& max, const std::source_location& loc) {
+  OPSPEC_SITE;
+  return call<ScalarSig>(OpId::clamp_max, self, max);
+}
+Tensor clamp_max(const Tensor& self, const Tensor& max, const std::source_location& loc) {
+  OPSPEC_SITE;
+  return call<BinarySig>(OpId::clamp_max_Tensor, self, max);
 }
 Tensor hardtanh(const Tensor& self, const Scalar& min_val, const Scalar& max_val, const std::source_location& loc) {
   OPSPEC_SITE;
@@ -120,6 +136,26 @@ Tensor& clamp_(Tensor& self, const OptScalar& min, const OptScalar& max, const s
 Tensor& clamp_(Tensor& self, const OptTensor& min, const OptTensor& max, const std::source_location& loc) {
   OPSPEC_SITE;
   call<Tensor(const Tensor&, const OptTensor&, const OptTensor&)>(OpId::clamp__Tensor, self, min, max);
+  return self;
+}
+Tensor& clamp_min_(Tensor& self, const Scalar& min, const std::source_location& loc) {
+  OPSPEC_SITE;
+  call<ScalarSig>(OpId::clamp_min_, self, min);
+  return self;
+}
+Tensor& clamp_min_(Tensor& self, const Tensor& min, const std::source_location& loc) {
+  OPSPEC_SITE;
+  call<BinarySig>(OpId::clamp_min__Tensor, self, min);
+  return self;
+}
+Tensor& clamp_max_(Tensor& self, const Scalar& max, const std::source_location& loc) {
+  OPSPEC_SITE;
+  call<ScalarSig>(OpId::clamp_max_, self, max);
+  return self;
+}
+Tensor& clamp_max_(Tensor& self, const Tensor& max, const std::source_location& loc) {
+  OPSPEC_SITE;
+  call<BinarySig>(OpId::clamp_max__Tensor, self, max);
   return self;
 }
 Tensor& hardtanh_(Tensor& self, const Scalar& min_val, const Scalar& max_val, const std::source_location& loc) {
