@@ -57,11 +57,10 @@ Tensor group_norm_var_mean_backward(const Tensor& dvar, const Tensor& dmean, con
 }
 
 // infinitely_differentiable_native_group_norm_backward: FunctionsManual's,
-// op for op (C++ operands right to left), made of differentiable ops so a
-// create_graph backward can be differentiated again. opspec has no
-// unsqueeze_, reciprocal_ or clamp_min: unsqueeze, reciprocal and
-// clamp(min=0) take their places (same values; the op names differ). As in
-// PyTorch, dmean and drstd count only when both are defined.
+// op for op (C++ operands right to left, its in-place unsqueeze_ and
+// reciprocal_ and its clamp_min included), made of differentiable ops so a
+// create_graph backward can be differentiated again. As in PyTorch, dmean and
+// drstd count only when both are defined.
 std::tuple<Tensor, Tensor, Tensor> group_norm_backward_differentiable(
     const Tensor& dY, const Tensor& dmean, const Tensor& drstd, const Tensor& X, const Tensor& mean,
     const Tensor& rstd, const std::optional<Tensor>& gamma, int64_t N, int64_t C, int64_t HxW, int64_t G, double eps,
@@ -75,14 +74,17 @@ std::tuple<Tensor, Tensor, Tensor> group_norm_backward_differentiable(
   Tensor dY_tensor, ds, db;
   if (dY.defined()) {
     dY_tensor = ops::reshape(dY, {N, G, D, HxW});
-    ds = ops::unsqueeze(ops::sum(ops::mul(dY_tensor, X_tensor), std::vector<int64_t>{3}, false), -1);
-    db = ops::unsqueeze(ops::sum(dY_tensor, std::vector<int64_t>{3}, false), -1);
+    ds = ops::sum(ops::mul(dY_tensor, X_tensor), std::vector<int64_t>{3}, false);
+    ops::unsqueeze_(ds, -1);
+    db = ops::sum(dY_tensor, std::vector<int64_t>{3}, false);
+    ops::unsqueeze_(db, -1);
   }
   if (mask[0]) {
     Tensor gamma_tensor;
     if (gamma) gamma_tensor = ops::reshape(*gamma, {1, G, D, 1});
     // PyTorch computes var here and never reads it; its ops still run.
-    const Tensor var = ops::clamp(sub_scalar(ops::reciprocal(ops::mul(rstd_tensor, rstd_tensor)), eps), Scalar(0));
+    Tensor rstd_sq = ops::mul(rstd_tensor, rstd_tensor);
+    const Tensor var = ops::clamp_min(sub_scalar(ops::reciprocal_(rstd_sq), eps), Scalar(0));
     (void)var;
     const Tensor rstd_cube = ops::mul(ops::mul(rstd_tensor, rstd_tensor), rstd_tensor);
     Tensor dvar;
@@ -92,10 +94,10 @@ std::tuple<Tensor, Tensor, Tensor> group_norm_backward_differentiable(
     }
     if (dY.defined()) {
       const Tensor a = gamma ? ops::mul(rstd_tensor, gamma_tensor) : rstd_tensor;
-      Tensor b = ops::unsqueeze(
-          ops::sum(gamma ? ops::mul(ds, gamma_tensor) : ds, std::vector<int64_t>{2}, false), -2);
-      Tensor c = ops::unsqueeze(
-          ops::sum(gamma ? ops::mul(db, gamma_tensor) : db, std::vector<int64_t>{2}, false), -2);
+      Tensor b = ops::sum(gamma ? ops::mul(ds, gamma_tensor) : ds, std::vector<int64_t>{2}, false);
+      ops::unsqueeze_(b, -2);
+      Tensor c = ops::sum(gamma ? ops::mul(db, gamma_tensor) : db, std::vector<int64_t>{2}, false);
+      ops::unsqueeze_(c, -2);
       b = mul_scalar(ops::mul(ops::sub(ops::mul(c, mean_tensor), b), rstd_cube), s);
       const Tensor c_term = mul_scalar(ops::mul(c, rstd_tensor), s);
       c = ops::sub(ops::mul(ops::neg(b), mean_tensor), c_term);

@@ -145,6 +145,31 @@ TEST(MovementFormulaTest, GroupNormDifferentiablePath) {
       [&](const Tensor& x) { return ops::group_norm(x, 2, gamma, beta); }, w, v, 10, 1e-5);
 }
 
+// The differentiable path (a gradient for rstd) is FunctionsManual's
+// infinitely_differentiable_native_group_norm_backward op for op: torch 1.13's
+// recording, which 2.x keeps but for view in place of _reshape_alias, with its
+// in-place unsqueeze_ and reciprocal_ and its clamp_min (var, computed unread).
+TEST(MovementFormulaTest, GroupNormDifferentiableBackwardIsPyTorchsOpForOp) {
+  const Tensor x = autograd_test::leaf({2, 4, 3}, 31);
+  const auto out = ops::native_group_norm(x, std::nullopt, std::nullopt, 2, 4, 3, 2, 1e-5);
+  const Tensor &y = std::get<0>(out), &rstd = std::get<2>(out);
+  const std::vector<std::string> want = {
+      "ones_like", "expand", "expand",                                        // the seeds of sum(rstd) and sum(y)
+      "view", "view", "view", "view",                                         // X, mean, rstd, dY as [N, G, D, HxW]
+      "mul.Tensor", "sum.dim_IntList", "unsqueeze_", "sum.dim_IntList", "unsqueeze_",  // ds, db
+      "mul.Tensor", "reciprocal_", "sub.Scalar", "clamp_min",                 // var
+      "mul.Tensor", "mul.Tensor",                                             // rstd_cube
+      "view", "mul.Scalar", "mul.Tensor",                                     // dvar
+      "sum.dim_IntList", "unsqueeze_", "sum.dim_IntList", "unsqueeze_",       // b, c
+      "mul.Tensor", "sub.Tensor", "mul.Tensor", "mul.Scalar",                 // b
+      "mul.Tensor", "mul.Scalar", "neg", "mul.Tensor", "sub.Tensor",          // c
+      "mul.Tensor", "mul.Tensor", "add.Tensor", "add.Tensor", "view"};        // dX
+  std::vector<std::string> got = autograd_test::backward_ops(ops::add(ops::sum(y), ops::sum(rstd)));
+  for (std::string& op : got) op.erase(0, std::string_view("aten::").size());
+  EXPECT_EQ(got, want);
+  EXPECT_TRUE(x.grad().defined());
+}
+
 TEST(MovementFormulaTest, BackwardOpSequencesArePyTorchs) {
   autograd_test::expect_backward_sequences({
       {"constant_pad_nd", {{2, 3}}, [](const auto& in) { return ops::constant_pad_nd(in[0], {1, 1}); },
