@@ -363,6 +363,57 @@ struct MulOp {
 // built in the wide clones (kUsesFma, Note [Wide vector clones]) where one is
 // picked; the default clone calls libm's fmaf, exact too. Integers wrap.
 
+// Note [Ternary pointwise ops]
+// addcmul, addcdiv and lerp read three operands (lerp.Scalar two and a number)
+// and keep PyTorch's CPU bits, measured against python3-torch 1.13's AVX2
+// build on 1,007 random f32 elements per case: addcmul's
+// `self + value * t1 * t2` comes out as fma(value * t1, t2, self) (its
+// compiler contracts the vector expression; 172 of 1,007 differ from the
+// unfused form, none from this one), addcdiv's `self + value * t1 / t2` has
+// nothing to contract, and lerp is its vec::fmadd(w < 0.5 ? w : w - 1,
+// end - self, w < 0.5 ? self : end) (|w| < 0.5 picks the branch), which every
+// element matched, the scalar tail too. PyTorch's CUDA kernels contract the
+// same expressions (nvcc's default --fmad), so CUDA keeps these bits too.
+// Integers wrap; value is converted to the compute type first, as
+// Scalar::to<scalar_t>() does (addcmul of i64 with value 0.5 adds nothing).
+
+// AddcmulOp<T>: self + value * t1 * t2 (See Note [Ternary pointwise ops]).
+template <class T>
+struct AddcmulOp {
+  static constexpr bool kUsesFma = std::is_floating_point_v<T>;
+  T value;
+  OPSPEC_FUNCTOR T operator()(T self, T t1, T t2) const {
+    if constexpr (std::is_floating_point_v<T>) {
+      return math::fma(value * t1, t2, self);
+    } else {
+      return wrap_add(self, wrap_mul(wrap_mul(value, t1), t2));
+    }
+  }
+};
+// AddcdivOp<T>: self + value * t1 / t2, floating only (PyTorch refuses two
+// integral tensors; the common dtype of the rest is floating).
+template <class T>
+struct AddcdivOp {
+  T value;
+  OPSPEC_FUNCTOR T operator()(T self, T t1, T t2) const { return self + value * t1 / t2; }
+};
+// LerpOp: self + weight * (end - self) as ATen's lerp_vec: one fma from the
+// end nearer to the weight (See Note [Ternary pointwise ops]).
+struct LerpOp {
+  static constexpr bool kUsesFma = true;
+  template <class T> OPSPEC_FUNCTOR T operator()(T self, T end, T weight) const {
+    const bool small = (weight < T(0) ? -weight : weight) < T(0.5);
+    return math::fma(small ? weight : weight - T(1), end - self, small ? self : end);
+  }
+};
+// LerpScalarOp<T>: LerpOp with a number weight (lerp.Scalar), already in the compute type.
+template <class T>
+struct LerpScalarOp {
+  static constexpr bool kUsesFma = true;
+  T weight;
+  OPSPEC_FUNCTOR T operator()(T self, T end) const { return LerpOp{}(self, end, weight); }
+};
+
 // AddAlphaOp<T> / SubAlphaOp<T>: a + alpha * b and a - alpha * b (add/sub with
 // alpha != 1), alpha already in the compute type.
 template <class T>

@@ -104,9 +104,10 @@ __device__ __forceinline__ void offsets(const ElementwiseArgs& a, int64_t i, int
 }
 
 // elementwise_kernel<Out, S, N>: out = f(inputs converted to S and widened
-// to the compute type) for N <= 2 inputs; f returns a compute value stored as
-// Out. N == 3 is where: f(cond, a, b) on S values as stored (no widening, so
-// f16 NaN payloads move unchanged, as the CPU's bit select moves them).
+// to the compute type) for N <= 3 inputs (addcmul, addcdiv and lerp take
+// three); f returns a compute value stored as Out. WhereOp is the exception:
+// f(cond, a, b) on S values as stored (no widening, so f16 NaN payloads move
+// unchanged, as the CPU's bit select moves them).
 template <class Out, class S, int N, class F>
 __global__ void __launch_bounds__(kThreads) elementwise_kernel(const ElementwiseArgs a, F f) {
   const int64_t stride = static_cast<int64_t>(gridDim.x) * kThreads;
@@ -121,9 +122,13 @@ __global__ void __launch_bounds__(kThreads) elementwise_kernel(const Elementwise
       *out = static_cast<Out>(f(static_cast<C>(input<S>(a, 1, off[1]))));
     } else if constexpr (N == 2) {
       *out = static_cast<Out>(f(static_cast<C>(input<S>(a, 1, off[1])), static_cast<C>(input<S>(a, 2, off[2]))));
+    } else if constexpr (std::is_same_v<F, WhereOp>) {
+      static_assert(N == 3, "where takes three inputs");
+      *out = f(input<bool>(a, 1, off[1]), input<S>(a, 2, off[2]), input<S>(a, 3, off[3]));
     } else {
       static_assert(N == 3, "at most three inputs");
-      *out = f(input<bool>(a, 1, off[1]), input<S>(a, 2, off[2]), input<S>(a, 3, off[3]));
+      *out = static_cast<Out>(f(static_cast<C>(input<S>(a, 1, off[1])), static_cast<C>(input<S>(a, 2, off[2])),
+                                static_cast<C>(input<S>(a, 3, off[3]))));
     }
   }
 }

@@ -19,6 +19,7 @@ void register_factory_cuda_kernels(Library& lib);
 void register_nn_cuda_kernels(Library& lib);
 void register_conv_cuda_kernels(Library& lib);
 void register_pointwise_cuda_kernels(Library& lib);
+void register_ternary_cuda_kernels(Library& lib);
 void register_sort_cuda_kernels(Library& lib);  // kernels/cuda/sort.cc
 void register_movement_cuda_kernels(Library& lib);  // kernels/cuda/movement.cc
 void register_scatter_cuda_kernels(Library& lib);  // kernels/cuda/scatter.cc
@@ -34,6 +35,7 @@ void register_cuda_kernels(Dispatcher& d) {
   cuda::register_nn_cuda_kernels(lib);
   cuda::register_conv_cuda_kernels(lib);
   cuda::register_pointwise_cuda_kernels(lib);
+  cuda::register_ternary_cuda_kernels(lib);
   cuda::register_sort_cuda_kernels(lib);
   cuda::register_movement_cuda_kernels(lib);
   cuda::register_scatter_cuda_kernels(lib);

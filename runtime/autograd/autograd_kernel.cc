@@ -133,6 +133,7 @@ Registry& registry() {
     internal::add_conv_formulas(all);
     internal::add_stats_formulas(all);
     internal::add_pointwise_formulas(all);
+    internal::add_ternary_formulas(all);
     internal::add_index_formulas(all);
     internal::add_sort_formulas(all);
     internal::add_movement_formulas(all);

@@ -133,6 +133,8 @@ void add_model_formulas(std::vector<Formula>& out);
 void add_conv_formulas(std::vector<Formula>& out);
 void add_stats_formulas(std::vector<Formula>& out);
 void add_pointwise_formulas(std::vector<Formula>& out);
+// add_ternary_formulas: addcmul, addcdiv, lerp and their in-place forms (formulas_ternary.cc).
+void add_ternary_formulas(std::vector<Formula>& out);
 void add_index_formulas(std::vector<Formula>& out);
 void add_sort_formulas(std::vector<Formula>& out);
 // add_movement_formulas: constant_pad_nd, upsample_nearest2d (+ backward), native_group_norm, flip,

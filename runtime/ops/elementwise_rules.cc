@@ -368,6 +368,40 @@ ElementwiseMeta where_meta(const Tensor& condition, const Tensor& self, const Te
   return ElementwiseMeta{std::move(sizes), dtype, dtype, device, std::move(strides)};
 }
 
+ElementwiseMeta addc_meta(const Tensor& self, const Tensor& t1, const Tensor& t2, bool div, std::string_view op) {
+  OPSPEC_CHECK(!div || !is_integral(t1.dtype(), /*include_bool=*/true) || !is_integral(t2.dtype(), true), op,
+               ": Integer division with addcdiv is no longer supported, and in a future  release addcdiv will perform "
+               "a true division of tensor1 and tensor2. The historic addcdiv behavior can be implemented as (input + "
+               "value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and as (input + value * "
+               "tensor1 / tensor2) for float inputs. The future addcdiv behavior is just the latter implementation: "
+               "(input + value * tensor1 / tensor2), for all dtypes.");
+  const Tensor all[] = {self, t1, t2};
+  const Device device = check_same_device(all, op);
+  SizeVec sizes = broadcast_shapes(broadcast_shapes(self.sizes(), t1.sizes(), op), t2.sizes(), op);
+  const DType dtype = result_type(all);
+  OPSPEC_CHECK(dtype != DType::kBool, op, ": \"", div ? "addcdiv" : "addcmul", device.is_cuda() ? "_cuda" : "_cpu_out",
+               "\" not implemented for 'Bool'");
+  SizeVec strides = elementwise_output_strides(sizes, all);
+  return ElementwiseMeta{std::move(sizes), dtype, dtype, device, std::move(strides)};
+}
+
+ElementwiseMeta lerp_meta(const Tensor& self, const Tensor& end, const Tensor* weight, std::string_view op) {
+  OPSPEC_CHECK(self.dtype() == end.dtype(), op, ": expected dtype ", cpp_type_name(self.dtype()),
+               " for `end` but got dtype ", cpp_type_name(end.dtype()));
+  OPSPEC_CHECK(weight == nullptr || self.dtype() == weight->dtype(), op, ": expected dtype ",
+               cpp_type_name(self.dtype()), " for `weight` but got dtype ", cpp_type_name(weight->dtype()));
+  std::vector<Tensor> all = {self, end};
+  if (weight != nullptr) all.push_back(*weight);
+  const Device device = check_same_device(all, op);
+  SizeVec sizes = broadcast_shapes(self.sizes(), end.sizes(), op);
+  if (weight != nullptr) sizes = broadcast_shapes(sizes, weight->sizes(), op);
+  OPSPEC_CHECK(is_floating(self.dtype()), op, ": \"",
+               device.is_cuda() ? "lerp_cuda" : (weight == nullptr ? "lerp_kernel_scalar" : "lerp_kernel_tensor"),
+               "\" not implemented for '", scalar_type_name(self.dtype()), "'");
+  SizeVec strides = elementwise_output_strides(sizes, all);
+  return ElementwiseMeta{std::move(sizes), self.dtype(), self.dtype(), device, std::move(strides)};
+}
+
 bool has_internal_overlap(const Tensor& self) {
   for (int64_t d = 0; d < self.dim(); ++d) {
     if (self.sizes()[d] > 1 && self.strides()[d] == 0) return true;
@@ -386,6 +420,14 @@ namespace {
 // into_self: m as written into self: its shape must be self's (no broadcast
 // of the output) when shape is set, and its result dtype must cast to self's,
 // which becomes the result dtype.
+// check_output_device: an in-place op's operands (a cpu 0-dim self among them)
+// live on self's device; other names the operand in the message.
+void check_output_device(const ElementwiseMeta& m, const Tensor& self, const Tensor& other, std::string_view op) {
+  OPSPEC_CHECK(m.device == self.device(), op,
+               ": Expected all tensors to be on the same device, but found at least two devices, ",
+               self.device().str(), " and ", m.device.str(), "! (", self.meta_str(), " and ", other.meta_str(), ")");
+}
+
 void into_self(ElementwiseMeta& m, const Tensor& self, std::string_view op, bool shape) {
   OPSPEC_CHECK(!shape || std::equal(m.sizes.begin(), m.sizes.end(), self.sizes().begin(), self.sizes().end()), op,
                ": output with shape ", format_sizes(self.sizes()), " doesn't match the broadcast shape ",
@@ -402,9 +444,28 @@ ElementwiseMeta inplace_meta(const Tensor& self, const Tensor& other, BinaryKind
   check_no_internal_overlap(self, op);
   check_no_partial_overlap(self, other, op);
   ElementwiseMeta m = binary_meta(self, other, kind, op);
-  OPSPEC_CHECK(m.device == self.device(), op,
-               ": Expected all tensors to be on the same device, but found at least two devices, ",
-               self.device().str(), " and ", m.device.str(), "! (", self.meta_str(), " and ", other.meta_str(), ")");
+  check_output_device(m, self, other, op);
+  into_self(m, self, op, /*shape=*/true);
+  return m;
+}
+
+ElementwiseMeta addc_inplace_meta(const Tensor& self, const Tensor& t1, const Tensor& t2, bool div,
+                                  std::string_view op) {
+  check_no_internal_overlap(self, op);
+  check_no_partial_overlap(self, t1, op);
+  check_no_partial_overlap(self, t2, op);
+  ElementwiseMeta m = addc_meta(self, t1, t2, div, op);
+  check_output_device(m, self, t1, op);
+  into_self(m, self, op, /*shape=*/true);
+  return m;
+}
+
+ElementwiseMeta lerp_inplace_meta(const Tensor& self, const Tensor& end, const Tensor* weight, std::string_view op) {
+  check_no_internal_overlap(self, op);
+  check_no_partial_overlap(self, end, op);
+  if (weight != nullptr) check_no_partial_overlap(self, *weight, op);
+  ElementwiseMeta m = lerp_meta(self, end, weight, op);
+  check_output_device(m, self, end, op);
   into_self(m, self, op, /*shape=*/true);
   return m;
 }

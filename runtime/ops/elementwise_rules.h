@@ -134,6 +134,27 @@ ElementwiseMeta floating_unary_meta(const Tensor& self, std::string_view op);
 // where_meta: condition must be b8; self/other promote; three-way broadcast.
 ElementwiseMeta where_meta(const Tensor& condition, const Tensor& self, const Tensor& other);
 
+// addc_meta: addcmul's and addcdiv's geometry (op "aten::addcmul" or
+// "aten::addcdiv"), TensorIterator's build_ternary_op: the three broadcast,
+// their promoted dtype, one device. addcdiv first refuses two integral (or
+// b8) tensors with PyTorch's "Integer division with addcdiv is no longer
+// supported, ..."; a b8 result has no kernel ("addcmul_cpu_out" not
+// implemented for 'Bool'). See Note [Ternary pointwise ops].
+ElementwiseMeta addc_meta(const Tensor& self, const Tensor& t1, const Tensor& t2, bool div, std::string_view op);
+// addc_inplace_meta: addcmul_'s and addcdiv_'s rules: self without internal
+// overlap and no partial overlap with t1 or t2, addc_meta's, the broadcast
+// shape self's and the common dtype castable to self's (result_dtype).
+ElementwiseMeta addc_inplace_meta(const Tensor& self, const Tensor& t1, const Tensor& t2, bool div,
+                                  std::string_view op);
+// lerp_meta: lerp's geometry (op "aten::lerp" or "aten::lerp_"): end and a
+// tensor weight (null for lerp.Scalar) must have self's dtype exactly
+// ("expected dtype float for `end` but got dtype double"), floating only
+// ("lerp_kernel_scalar" / "lerp_kernel_tensor" not implemented for 'Long' on
+// the CPU, "lerp_cuda" on CUDA); the operands broadcast, a cpu 0-dim weight
+// may go with cuda tensors. The in-place form adds lerp_'s overlap and shape checks.
+ElementwiseMeta lerp_meta(const Tensor& self, const Tensor& end, const Tensor* weight, std::string_view op);
+ElementwiseMeta lerp_inplace_meta(const Tensor& self, const Tensor& end, const Tensor* weight, std::string_view op);
+
 // has_internal_overlap: some dim of size > 1 has stride 0 (an expanded
 // tensor), so two elements share an address: PyTorch's has_internal_overlap
 // answering Yes (its TooHard cases are not judged, here as there).

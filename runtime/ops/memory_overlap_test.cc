@@ -200,6 +200,13 @@ TEST(MemoryOverlapTest, EveryInPlaceOpJudgesAnExpandedSelfAsPyTorch) {
       {"elu_", false, [](Tensor& e, Device) { ops::elu_(e); }},
       {"pow_.Scalar", false, [](Tensor& e, Device) { ops::pow_(e, Scalar(2)); }},
       {"pow_.Tensor", false, [](Tensor& e, Device d) { ops::pow_(e, ops::ones({3}, {.device = d})); }},
+      {"addcmul_", false,
+       [](Tensor& e, Device d) { ops::addcmul_(e, ops::ones({3}, {.device = d}), ops::ones({3}, {.device = d})); }},
+      {"addcdiv_", false,
+       [](Tensor& e, Device d) { ops::addcdiv_(e, ops::ones({3}, {.device = d}), ops::ones({3}, {.device = d})); }},
+      {"lerp_.Scalar", false, [](Tensor& e, Device d) { ops::lerp_(e, ops::ones({3}, {.device = d}), 0.5); }},
+      {"lerp_.Tensor", false,
+       [](Tensor& e, Device d) { ops::lerp_(e, ops::ones({3}, {.device = d}), ops::ones({3}, {.device = d})); }},
   };
   // The unary rows' in-place forms (relu_, exp_, ...).
 #define OPSPEC_UNARY_OP(name, functor, dtype_rule, summary) \

@@ -458,6 +458,22 @@ inline Stack sample_binary_inplace_tensor(Rng& rng) {
   const Tensor self = make_tensor(rng, random_sizes(rng), chance(rng, 70) ? DType::kFloat32 : kDTypes[pick(rng, 7)]);
   return {self, operand_into(rng, self)};
 }
+// addcmul_ / addcdiv_ / lerp_: operands broadcasting to self's shape (lerp's
+// of self's floating dtype most of the time, as its rule wants).
+inline Stack sample_addc_inplace(Rng& rng) {
+  const Tensor self = make_tensor(rng, random_sizes(rng), chance(rng, 70) ? DType::kFloat32 : kDTypes[pick(rng, 7)]);
+  return {self, operand_into(rng, self), operand_into(rng, self), chance(rng, 50) ? 0.5 : -2.0};
+}
+inline Stack sample_lerp_inplace(Rng& rng, bool tensor_weight) {
+  const Tensor self = make_tensor(rng, random_sizes(rng), float_dtype(rng));
+  const auto same = [&] {
+    Tensor t = operand_into(rng, self);
+    return chance(rng, 85) ? ops::to(t, self.dtype()) : t;
+  };
+  const Tensor end = same();
+  if (tensor_weight) return {self, end, same()};
+  return {self, end, chance(rng, 50) ? 0.25 : 0.75};
+}
 inline Stack sample_masked_select(Rng& rng) {
   const auto [self, mask] = masked_call(rng);
   return {self, mask};
@@ -633,6 +649,10 @@ inline const std::map<std::string, SampleFn>& samples() {
       {"aten::clamp_min_.Tensor", sample_binary_inplace_tensor},
       {"aten::clamp_max_.Tensor", sample_binary_inplace_tensor},
       {"aten::where.self", sample_where},
+      {"aten::addcmul_", sample_addc_inplace},
+      {"aten::addcdiv_", sample_addc_inplace},
+      {"aten::lerp_.Scalar", +[](Rng& rng) { return sample_lerp_inplace(rng, false); }},
+      {"aten::lerp_.Tensor", +[](Rng& rng) { return sample_lerp_inplace(rng, true); }},
       {"aten::select_scatter", sample_select_scatter},
       {"aten::slice_backward", sample_slice_backward},
       {"aten::index.Tensor", sample_index},

@@ -238,6 +238,16 @@ Tensor& div_(Tensor& self, const Scalar& other, const std::source_location& loc)
   call<BinarySig>(OpId::div__Tensor, self, wrap(other));  // as x.div_(2) in Python, like div
   return self;
 }
+Tensor& add_(Tensor& self, const Scalar& other, const Scalar& alpha, const std::source_location& loc) {
+  OPSPEC_SITE;
+  call<BinaryAlphaSig>(OpId::add__Tensor, self, wrap(other), alpha);
+  return self;
+}
+Tensor& mul_(Tensor& self, const Scalar& other, const std::source_location& loc) {
+  OPSPEC_SITE;
+  call<BinarySig>(OpId::mul__Tensor, self, wrap(other));
+  return self;
+}
 
 // ---- Elementwise unary ----
 #define OPSPEC_UNARY(name)                                          \

@@ -95,6 +95,10 @@ Tensor& sub_(Tensor& self, const Tensor& other, const Scalar& alpha = 1, OPSPEC_
 Tensor& mul_(Tensor& self, const Tensor& other, OPSPEC_LOC);    // aten::mul_.Tensor
 Tensor& div_(Tensor& self, const Tensor& other, OPSPEC_LOC);    // aten::div_.Tensor
 Tensor& div_(Tensor& self, const Scalar& other, OPSPEC_LOC);    // aten::div_.Tensor, a wrapped number
+// add_ / mul_ with a number: aten::add_.Tensor and aten::mul_.Tensor with a wrapped number, as x.add_(1e-8) and
+// x.mul_(0.9) in Python (the optimizers' updates).
+Tensor& add_(Tensor& self, const Scalar& other, const Scalar& alpha = 1, OPSPEC_LOC);
+Tensor& mul_(Tensor& self, const Scalar& other, OPSPEC_LOC);
 // round_ with decimals: round(self, decimals) in place (aten::round_.decimals).
 Tensor& round_(Tensor& self, int64_t decimals, OPSPEC_LOC);
 // logical_and_ / logical_or_: self = self && other (|| other), as 0 or 1 in self's dtype.
@@ -253,6 +257,22 @@ Tensor logical_xor(const Tensor& self, const Tensor& other, OPSPEC_LOC);
 // where: aten::where.self; scalar branches become wrapped numbers.
 Tensor where(const Tensor& condition, const Tensor& self, const Tensor& other, OPSPEC_LOC);
 Tensor where(const Tensor& condition, const Tensor& self, const Scalar& other, OPSPEC_LOC);
+
+// addcmul / addcdiv: self + value * tensor1 * tensor2 and self + value *
+// tensor1 / tensor2, the three broadcast and promoted (aten::addcmul,
+// aten::addcdiv; addcdiv refuses two integral tensors, as PyTorch does).
+Tensor addcmul(const Tensor& self, const Tensor& tensor1, const Tensor& tensor2, const Scalar& value = 1, OPSPEC_LOC);
+Tensor addcdiv(const Tensor& self, const Tensor& tensor1, const Tensor& tensor2, const Scalar& value = 1, OPSPEC_LOC);
+// addcmul_ / addcdiv_: the same into self (aten::addcmul_, aten::addcdiv_); returns self.
+Tensor& addcmul_(Tensor& self, const Tensor& tensor1, const Tensor& tensor2, const Scalar& value = 1, OPSPEC_LOC);
+Tensor& addcdiv_(Tensor& self, const Tensor& tensor1, const Tensor& tensor2, const Scalar& value = 1, OPSPEC_LOC);
+// lerp: self + weight * (end - self), end (and a tensor weight) of self's
+// floating dtype (aten::lerp.Scalar, aten::lerp.Tensor).
+Tensor lerp(const Tensor& self, const Tensor& end, const Scalar& weight, OPSPEC_LOC);
+Tensor lerp(const Tensor& self, const Tensor& end, const Tensor& weight, OPSPEC_LOC);
+// lerp_: the same into self (aten::lerp_.Scalar, aten::lerp_.Tensor); returns self.
+Tensor& lerp_(Tensor& self, const Tensor& end, const Scalar& weight, OPSPEC_LOC);
+Tensor& lerp_(Tensor& self, const Tensor& end, const Tensor& weight, OPSPEC_LOC);
 
 // ---- Reductions ----
 Tensor sum(const Tensor& self, std::optional<DType> dtype = std::nullopt, OPSPEC_LOC);  // aten::sum
