@@ -160,6 +160,11 @@ Tensor add__cpu(const Tensor& self, const Tensor& other, const Scalar& alpha) {
   });
 }
 
+// add_.Scalar: C++'s `t.add_(s)` (rms_norm's eps).
+Tensor add__scalar_cpu(const Tensor& self, const Scalar& other, const Scalar& alpha) {
+  return add__cpu(self, make_wrapped_number(other), alpha);
+}
+
 Tensor sub__cpu(const Tensor& self, const Tensor& other, const Scalar& alpha) {
   constexpr std::string_view kOp = "aten::sub_";
   const ElementwiseMeta m = add_sub_inplace_meta(self, other, alpha, /*sub=*/true, kOp);
@@ -210,7 +215,8 @@ void register_binary_cpu_kernels(Library& lib) {
       .impl("mul_.Tensor", kKey, &mul__cpu)
       .impl("mul_.Scalar", kKey, &mul__scalar_cpu)
       .impl("div_.Tensor", kKey, &div__cpu)
-      .impl("div_.Scalar", kKey, &div__scalar_cpu);
+      .impl("div_.Scalar", kKey, &div__scalar_cpu)
+      .impl("add_.Scalar", kKey, &add__scalar_cpu);
 }
 
 }  // namespace opspec::internal

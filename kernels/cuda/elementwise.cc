@@ -461,6 +461,10 @@ Tensor mul__scalar_cuda(const Tensor& self, const Scalar& other) {
   return inplace_apply(self, b, m, "aten::mul_", &mul_into);
 }
 
+Tensor add__scalar_cuda(const Tensor& self, const Scalar& other, const Scalar& alpha) {
+  return add__cuda(self, make_wrapped_number(other), alpha);
+}
+
 Tensor div__scalar_cuda(const Tensor& self, const Scalar& other) {
   const Tensor b = make_wrapped_number(other);
   const ElementwiseMeta m = inplace_meta(self, b, BinaryKind::kTrueDivide, "aten::div_");
@@ -533,6 +537,7 @@ void register_elementwise_cuda_kernels(Library& lib) {
       .impl("mul_.Scalar", kKey, &mul__scalar_cuda)
       .impl("div_.Tensor", kKey, &div__cuda)
       .impl("div_.Scalar", kKey, &div__scalar_cuda)
+      .impl("add_.Scalar", kKey, &add__scalar_cuda)
       .impl("masked_fill_.Scalar", kKey, &masked_fill__cuda)
       .impl("masked_fill.Scalar", kKey, &masked_fill_cuda);
 }

@@ -166,6 +166,11 @@ void register_elementwise_meta_kernels(Library& lib) {
     self.impl()->bump_version();
     return self;
   });
+  lib.impl("add_.Scalar", kKey, [](const Tensor& self, const Scalar& other, const Scalar& alpha) {
+    add_sub_inplace_meta(self, make_wrapped_number(other), alpha, /*sub=*/false, "aten::add_");
+    self.impl()->bump_version();
+    return self;
+  });
   lib.impl("sub_.Tensor", kKey, [](const Tensor& self, const Tensor& other, const Scalar& alpha) {
     add_sub_inplace_meta(self, other, alpha, /*sub=*/true, "aten::sub_");
     self.impl()->bump_version();

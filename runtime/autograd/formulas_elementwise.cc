@@ -240,6 +240,7 @@ void add_elementwise_formulas(std::vector<Formula>& out) {
   out.push_back({"aten::add.Tensor", "AddBackward0", 0, 0, &add_tensor});
   out.push_back({"aten::add_.Tensor", "AddBackward0", 0, 0, &add_tensor});
   out.push_back({"aten::add.Scalar", "AddBackward1", 0, 0, &identity});
+  out.push_back({"aten::add_.Scalar", "AddBackward1", 0, 0, &identity});
   out.push_back({"aten::sub.Tensor", "SubBackward0", 0, 0, &sub_tensor});
   out.push_back({"aten::sub_.Tensor", "SubBackward0", 0, 0, &sub_tensor});
   out.push_back({"aten::sub.Scalar", "SubBackward1", 0, 0, &identity});

@@ -149,6 +149,7 @@ const OperatorHandle* inplace_functional(const OperatorHandle* op) {
          {std::pair{OpId::add__Tensor, OpId::add_Tensor}, std::pair{OpId::sub__Tensor, OpId::sub_Tensor},
           std::pair{OpId::mul__Tensor, OpId::mul_Tensor}, std::pair{OpId::mul__Scalar, OpId::mul_Scalar},
           std::pair{OpId::div__Tensor, OpId::div_Tensor}, std::pair{OpId::div__Scalar, OpId::div_Scalar},
+          std::pair{OpId::add__Scalar, OpId::add_Scalar},
           std::pair{OpId::logical_and_, OpId::logical_and}, std::pair{OpId::logical_or_, OpId::logical_or},
           std::pair{OpId::clamp_, OpId::clamp}, std::pair{OpId::clamp__Tensor, OpId::clamp_Tensor},
           std::pair{OpId::clamp_min_, OpId::clamp_min}, std::pair{OpId::clamp_min__Tensor, OpId::clamp_min_Tensor},

@@ -164,6 +164,11 @@ TEST(MemoryOverlapTest, EveryInPlaceOpJudgesAnExpandedSelfAsPyTorch) {
       {"mul_.Scalar", false, [&](Tensor& e, Device) { call(OpId::mul__Scalar, e, 2); }},
       {"div_.Tensor", false, [](Tensor& e, Device d) { ops::div_(e, ops::ones({2, 3}, {.device = d})); }},
       {"div_.Scalar", false, [&](Tensor& e, Device) { call(OpId::div__Scalar, e, 2); }},
+      {"add_.Scalar", false,
+       [](Tensor& e, Device) {
+         Dispatcher::singleton().call<Tensor, const Tensor&, const Scalar&, const Scalar&>(
+             builtin_op(OpId::add__Scalar), e, Scalar(2), Scalar(1));
+       }},
       {"round_.decimals", false, [](Tensor& e, Device) { ops::round_(e, 1); }},
       {"logical_and_", false, [&](Tensor& e, Device d) { ops::logical_and_(e, mask(d)); }},
       {"logical_or_", false, [&](Tensor& e, Device d) { ops::logical_or_(e, mask(d)); }},
