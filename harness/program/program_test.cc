@@ -182,6 +182,9 @@ std::vector<Case> cases() {
       {"layer_norm(x, [3], v, v2, 1e-6)", [](I i) { layer_norm(i.x, {3}, i.v, i.v2, 1e-6); }},
       {"a, mu, rstd = native_layer_norm(x, [3], v, None, 1e-5)",
        [](I i) { native_layer_norm(i.x, {3}, i.v, std::nullopt, 1e-5); }},
+      {"rms_norm(x, [3])", [](I i) { rms_norm(i.x, {3}); }},
+      {"rms_norm(x, [3], v, 1e-6)", [](I i) { rms_norm(i.x, {3}, i.v, 1e-6); }},
+      {"rms_norm(x, [2, 3], eps=0.5)", [](I i) { rms_norm(i.x, {2, 3}, std::nullopt, 0.5); }},
       {"dropout(x, 0.5, True)", [](I i) { dropout(i.x, 0.5, true); }},
       {"o, mask = native_dropout(x, 0.25, True)", [](I i) { native_dropout(i.x, 0.25, true); }},
       // Views.

@@ -1,4 +1,4 @@
-// nn::GroupNorm and nn::ConvTranspose2d (runtime/nn/layers.h): their
+// nn::GroupNorm, nn::RMSNorm and nn::ConvTranspose2d (runtime/nn/layers.h): their
 // parameters (PyTorch's shapes and initial bounds), their forward under a
 // mode (one aten::native_group_norm; one aten::convolution with
 // transposed=True) and PyTorch's checks; a decoder's upsampling (stride 2 and
@@ -37,6 +37,27 @@ TEST(GroupNormModuleTest, ForwardIsGroupNormWithOnesAndZeros) {
   nn::GroupNorm plain(4, 4, 1e-5, /*affine=*/false);
   EXPECT_TRUE(plain.named_parameters().empty());
   EXPECT_TRUE(ops::allclose(plain.forward(x), ops::group_norm(x, 4), 0, 0));
+}
+
+// nn.RMSNorm: a ones weight of normalized_shape, forward F.rms_norm (its parts under a mode).
+TEST(RMSNormModuleTest, ForwardIsRmsNormWithOnes) {
+  nn::RMSNorm norm({4}, 1e-6);
+  ASSERT_EQ(norm.named_parameters().size(), 1u);
+  EXPECT_TRUE(ops::equal(*norm.weight(), ops::ones({4})));
+  const Tensor x = ops::randn({3, 4});
+  Names names;
+  Tensor y;
+  {
+    ModeGuard g(names);
+    y = norm.forward(x);
+  }
+  EXPECT_THAT(names.names, ElementsAre("aten::pow.Tensor_Scalar", "aten::mean.dim", "aten::add_.Scalar", "aten::rsqrt",
+                                       "aten::mul.Tensor", "aten::mul.Tensor"));
+  EXPECT_TRUE(ops::allclose(y, ops::rms_norm(x, {4}, std::nullopt, 1e-6), 0, 0));
+  nn::RMSNorm plain({4}, std::nullopt, /*elementwise_affine=*/false);
+  EXPECT_TRUE(plain.named_parameters().empty());
+  EXPECT_TRUE(ops::allclose(plain.forward(x), ops::rms_norm(x, {4}), 0, 0));
+  EXPECT_THAT([] { nn::RMSNorm({-1}); }, ThrowsMessage<Error>(HasSubstr("normalized_shape must be non-negative")));
 }
 
 TEST(GroupNormModuleTest, PyTorchChecks) {

@@ -182,6 +182,20 @@ Tensor LayerNorm::forward(const Tensor& input) {
   return ops::layer_norm(input, normalized_shape_, weight(), bias(), eps_);
 }
 
+RMSNorm::RMSNorm(std::vector<int64_t> normalized_shape, std::optional<double> eps, bool elementwise_affine,
+                 TensorOptions options)
+    : Module("RMSNorm"), normalized_shape_(std::move(normalized_shape)), eps_(eps) {
+  for (int64_t s : normalized_shape_) {
+    OPSPEC_CHECK(s >= 0, "nn.RMSNorm: normalized_shape must be non-negative, got ", format_sizes(normalized_shape_));
+  }
+  if (!elementwise_affine) return;
+  // See Note [Module initialisation is not recorded].
+  HideUserModesGuard no_user_modes;
+  weight_ = &register_parameter("weight", ops::ones(normalized_shape_, options));
+}
+
+Tensor RMSNorm::forward(const Tensor& input) { return ops::rms_norm(input, normalized_shape_, weight(), eps_); }
+
 Sequential::Sequential(std::vector<std::shared_ptr<Module>> modules) : Module("Sequential") {
   for (auto& m : modules) push_back(std::move(m));
 }

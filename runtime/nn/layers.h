@@ -76,6 +76,26 @@ class LayerNorm : public Module {
   Tensor* bias_ = nullptr;
 };
 
+// RMSNorm: ops::rms_norm over the trailing normalized_shape dims, weight ones
+// of that shape when elementwise_affine; eps nullopt is the input dtype's
+// epsilon (PyTorch 2.4's nn.RMSNorm). See Note [Module initialisation is not recorded].
+class RMSNorm : public Module {
+ public:
+  explicit RMSNorm(std::vector<int64_t> normalized_shape, std::optional<double> eps = std::nullopt,
+                   bool elementwise_affine = true, TensorOptions options = {});
+  // forward: ops::rms_norm(input, normalized_shape, weight, eps).
+  Tensor forward(const Tensor& input) override;
+
+  const std::vector<int64_t>& normalized_shape() const { return normalized_shape_; }
+  std::optional<double> eps() const { return eps_; }
+  std::optional<Tensor> weight() const { return weight_ ? std::optional<Tensor>(*weight_) : std::nullopt; }
+
+ private:
+  std::vector<int64_t> normalized_shape_;
+  std::optional<double> eps_;
+  Tensor* weight_ = nullptr;
+};
+
 // Embedding: rows of weight [num_embeddings, embedding_dim] at integer
 // indices (ops::embedding); weight ~ N(0, 1), with the padding_idx row (if
 // any) zeroed, as PyTorch. A negative padding_idx counts from the end.

@@ -466,6 +466,19 @@ std::tuple<Tensor, Tensor, Tensor> native_layer_norm_backward(const Tensor& grad
   return call<Sig>(OpId::native_layer_norm_backward, grad_out, input, normalized_shape, mean, rstd, weight, bias,
                    output_mask);
 }
+Tensor rms_norm(const Tensor& input, IntArrayRef normalized_shape, const std::optional<Tensor>& weight,
+                std::optional<double> eps, const std::source_location& loc) {
+  OPSPEC_SITE;
+  using Sig = Tensor(const Tensor&, IntArrayRef, const OptTensor&, std::optional<double>);
+  return call<Sig>(OpId::rms_norm, input, normalized_shape, weight, eps);
+}
+std::tuple<Tensor, Tensor> _fused_rms_norm(const Tensor& input, IntArrayRef normalized_shape,
+                                           const std::optional<Tensor>& weight, std::optional<double> eps,
+                                           const std::source_location& loc) {
+  OPSPEC_SITE;
+  using Sig = std::tuple<Tensor, Tensor>(const Tensor&, IntArrayRef, const OptTensor&, std::optional<double>);
+  return call<Sig>(OpId::_fused_rms_norm, input, normalized_shape, weight, eps);
+}
 Tensor dropout(const Tensor& input, double p, bool train, const std::source_location& loc) {
   OPSPEC_SITE;
   return call<Tensor(const Tensor&, double, bool)>(OpId::dropout, input, p, train);

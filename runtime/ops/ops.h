@@ -312,6 +312,15 @@ std::tuple<Tensor, Tensor, Tensor> native_layer_norm_backward(
     const Tensor& grad_out, const Tensor& input, IntArrayRef normalized_shape, const Tensor& mean, const Tensor& rstd,
     const std::optional<Tensor>& weight, const std::optional<Tensor>& bias, std::array<bool, 3> output_mask,
     OPSPEC_LOC);
+// rms_norm: input * rsqrt(mean(input^2 over the last dims) + eps) * weight, in
+// f32 (f64 for f64) and cast back; eps None is the opmath dtype's epsilon
+// (decompositions_norm.cc, Note [rms_norm's decomposition]).
+Tensor rms_norm(const Tensor& input, IntArrayRef normalized_shape, const std::optional<Tensor>& weight = std::nullopt,
+                std::optional<double> eps = std::nullopt, OPSPEC_LOC);
+// _fused_rms_norm: (output, rstd), rstd in the opmath dtype with the normalised dims kept as 1.
+std::tuple<Tensor, Tensor> _fused_rms_norm(const Tensor& input, IntArrayRef normalized_shape,
+                                           const std::optional<Tensor>& weight, std::optional<double> eps,
+                                           OPSPEC_LOC);
 Tensor dropout(const Tensor& input, double p, bool train, OPSPEC_LOC);
 // native_dropout: (output, mask).
 std::tuple<Tensor, Tensor> native_dropout(const Tensor& input, double p, std::optional<bool> train, OPSPEC_LOC);

@@ -23,6 +23,7 @@ const OperatorHandle* builtin_handles[static_cast<int>(OpId::kNumBuiltinOps)];
 void register_decompositions(Dispatcher& d);    // runtime/ops/decompositions.cc
 void register_nn_decompositions(Dispatcher& d);  // runtime/ops/decompositions_nn.cc
 void register_movement_decompositions(Dispatcher& d);  // runtime/ops/decompositions_movement.cc
+void register_norm_decompositions(Dispatcher& d);  // runtime/ops/decompositions_norm.cc
 void register_builtin_kernels(Dispatcher& d);  // kernels/register_kernels.cc
 void register_autograd(Dispatcher& d);         // runtime/autograd/autograd_kernel.cc
 }  // namespace internal
@@ -52,6 +53,7 @@ void register_builtins(Dispatcher& d) {
   register_decompositions(d);
   register_nn_decompositions(d);
   register_movement_decompositions(d);
+  register_norm_decompositions(d);
   register_mode_fallbacks(d);
   register_fake_fallback(d);
   register_autograd(d);
