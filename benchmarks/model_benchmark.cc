@@ -2,10 +2,13 @@
 // the fused backend (issue 24's BM_Model/... names). The GPT-2 block (logits
 // and loss) runs at batch 4, sequence 128, width 256 (4 heads of 64),
 // vocabulary 512; the ResNet block (training mode) at batch 8, 64 channels,
-// 56 x 56, its input contiguous or channels-last. libtorch's times for the same models are in benchmarks/README.md.
+// 56 x 56, its input contiguous or channels-last; the Llama decoder layer at
+// batch 4, sequence 128, width 256 (8 heads of 32, 2 key/value heads), MLP
+// 688. libtorch's times for the same models are in benchmarks/README.md.
 #include <benchmark/benchmark.h>
 
 #include "fixtures/gpt2_block.h"
+#include "fixtures/llama_block.h"
 #include "fixtures/resnet_block.h"
 #include "runtime/compile/compile.h"
 #include "runtime/ops/ops.h"
@@ -105,6 +108,26 @@ BENCHMARK_CAPTURE(BM_Model_resnet_block, channels_last_eager, nullptr, true)
     ->UseRealTime();
 BENCHMARK_CAPTURE(BM_Model_resnet_block, channels_last_fused, "fused", true)
     ->Name("BM_Model/resnet_block_channels_last/fused")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+void BM_Model_llama_block(benchmark::State& state, const char* backend) {
+  constexpr int64_t kBatch = 4, kSeq = 128, kWidth = 256;
+  manual_seed(0);
+  std::shared_ptr<nn::Module> model =
+      fixtures::llama_model({.width = kWidth, .heads = 8, .kv_heads = 2, .mlp = 688, .max_seq = kSeq});
+  const TracedFunction forward = [model](const std::vector<Tensor>& in) { return std::vector<Tensor>{(*model)(in[0])}; };
+  const std::vector<Tensor> inputs = {ops::randn({kBatch, kSeq, kWidth})};
+  const TracedFunction fn = backend == nullptr ? forward : TracedFunction(CompiledFunction(forward, {.backend = backend}));
+  benchmark::DoNotOptimize(fn(inputs));  // untimed: capture, compile, generate kernels
+  for (auto _ : state) benchmark::DoNotOptimize(fn(inputs));
+}
+BENCHMARK_CAPTURE(BM_Model_llama_block, eager, nullptr)
+    ->Name("BM_Model/llama_block/eager")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_Model_llama_block, fused, "fused")
+    ->Name("BM_Model/llama_block/fused")
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
