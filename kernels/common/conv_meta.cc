@@ -3,6 +3,7 @@
 
 #include "kernels/common/layout_format.h"
 #include "runtime/core/error.h"
+#include "runtime/core/meta_stand_in.h"
 #include "runtime/core/shape_utils.h"
 
 namespace opspec::internal {
@@ -353,6 +354,23 @@ int64_t check_batch_norm(const Tensor& input, const std::optional<Tensor>& weigh
   return c;
 }
 
+SizeVec batch_norm_output_strides(const Tensor& input, Device device) {
+  if (device.is_cuda()) return preserve_strides(input);  // empty_like(self)
+  return strides_for(input.sizes(), suggest_memory_format(input), "aten::native_batch_norm");
+}
+
+int64_t batch_norm_saved_size(int64_t channels, bool training, Device device) {
+  return training || device.is_cuda() ? channels : 0;
+}
+
+MemoryFormat batch_norm_grad_input_format(const Tensor& input, bool train, Device device) {
+  if (!device.is_cuda()) return suggest_memory_format(input);
+  // batch_norm_use_channels_last_kernels; its other case (contiguous with a
+  // unit channel stride) suggests contiguous anyway.
+  const bool channels_last_kernels = is_contiguous(input, MemoryFormat::kChannelsLast);
+  return train && channels_last_kernels ? suggest_memory_format(input) : MemoryFormat::kContiguous;
+}
+
 std::tuple<Tensor, Tensor, Tensor> native_batch_norm_meta(const Tensor& input, const std::optional<Tensor>& weight,
                                                           const std::optional<Tensor>& bias,
                                                           const std::optional<Tensor>& running_mean,
@@ -361,8 +379,10 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm_meta(const Tensor& input, c
   const int64_t c =
       check_batch_norm(input, weight, bias, running_mean, running_var, training, "aten::native_batch_norm");
   const DType stat = input.dtype() == DType::kFloat64 ? DType::kFloat64 : DType::kFloat32;
-  const int64_t n = training ? c : 0;  // eval returns empty saves, as PyTorch's CPU kernel
-  return {meta_in_format(input.sizes(), input.dtype(), suggest_memory_format(input), "aten::native_batch_norm"),
+  // See Note [Batch norm on CUDA]: the CPU's eval saves are empty, CUDA's are not.
+  const Device device = meta_stand_in_device();
+  const int64_t n = batch_norm_saved_size(c, training, device);
+  return {make_strided(input.sizes(), batch_norm_output_strides(input, device), input.dtype(), kMeta),
           make_tensor({n}, stat, kMeta), make_tensor({n}, stat, kMeta)};
 }
 
@@ -379,7 +399,8 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm_backward_meta(
     OPSPEC_CHECK(save_mean && save_invstd && save_mean->numel() == c && save_invstd->numel() == c, kOp,
                  ": training needs save_mean and save_invstd of ", c, " elements");
   }
-  return {output_mask[0] ? meta_in_format(input.sizes(), input.dtype(), suggest_memory_format(input), kOp) : Tensor(),
+  const MemoryFormat dx_format = batch_norm_grad_input_format(input, train, meta_stand_in_device());
+  return {output_mask[0] ? meta_in_format(input.sizes(), input.dtype(), dx_format, kOp) : Tensor(),
           output_mask[1] ? make_tensor({c}, input.dtype(), kMeta) : Tensor(),
           output_mask[2] ? make_tensor({c}, input.dtype(), kMeta) : Tensor()};
 }

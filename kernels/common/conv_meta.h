@@ -64,6 +64,26 @@ int64_t check_batch_norm(const Tensor& input, const std::optional<Tensor>& weigh
                          const std::optional<Tensor>& running_mean, const std::optional<Tensor>& running_var,
                          bool training, std::string_view op);
 
+// Note [Batch norm on CUDA]
+// PyTorch's CUDA native_batch_norm (batch_norm_cuda, Normalization.cu) lays
+// its result out as the input (empty_like: preserve_format, so a transposed
+// input gives a transposed result where the CPU's takes the input's
+// suggest_memory_format) and returns save_mean and save_invstd of C elements
+// in eval too: running_mean and 1 / sqrt(running_var + eps) (the CPU's are
+// empty). Its backward's grad_input is row-major (the fused NCHW kernel's
+// LEGACY_CONTIGUOUS, eval's at::empty) except in training on an input its
+// channels-last kernels take (batch_norm_use_channels_last_kernels: 4-D
+// channels-last contiguous), which keeps channels-last. The CUDA kernels and
+// Meta standing in for them (Note [Meta kernels standing in for a device])
+// share the three rules below; on any other device they give the CPU's.
+
+// batch_norm_output_strides: the strides of native_batch_norm's result on device.
+SizeVec batch_norm_output_strides(const Tensor& input, Device device);
+// batch_norm_saved_size: the elements of native_batch_norm's save_mean and save_invstd on device.
+int64_t batch_norm_saved_size(int64_t channels, bool training, Device device);
+// batch_norm_grad_input_format: the layout of native_batch_norm_backward's grad_input on device.
+MemoryFormat batch_norm_grad_input_format(const Tensor& input, bool train, Device device);
+
 // conv_memory_format: the layout of a convolution's result and of its input
 // and weight gradients (See Note [Model op layouts] in layout_format.h):
 // channels_last when the input or the weight suggests it, transposed or not

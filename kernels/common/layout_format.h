@@ -23,12 +23,13 @@ namespace opspec::internal {
 // batch norm and max pooling and their backwards (Notes [Channels-last batch
 // norm], [Channels-last max pooling]: the same bits). The layout is
 // strides_for(sizes, format) with format one of: suggest_memory_format of
-// the input (pooling, batch norm, group norm and its backward on the CPU and
-// Meta (CUDA's are row-major, as 2.x's), constant_pad_nd, upsample;
-// upsample's backward takes grad_output's) or conv_memory_format
-// for convolution and its input and weight gradients (on CUDA float64 stays
-// row-major, as cuDNN's: conv_format_cuda). A channels-last input
-// thus keeps channels-last activations through a CNN, as in PyTorch.
+// the input (pooling, batch norm (CUDA's: Note [Batch norm on CUDA]), group
+// norm and its backward on the CPU and Meta (CUDA's are row-major, as 2.x's),
+// constant_pad_nd, upsample; upsample's backward takes grad_output's) or
+// conv_memory_format for convolution and its input and weight gradients (on
+// CUDA float64 stays row-major, as cuDNN's: conv_format_cuda). A
+// channels-last input thus keeps channels-last activations through a CNN,
+// as in PyTorch.
 
 // with_strides: t (fresh and row-major) laid out with exactly strides: t
 // itself or, when they differ only where no element moves (size-1 dims, an

@@ -7,11 +7,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <string>
 #include <tuple>
 #include <utility>
 
 #include "runtime/core/generator.h"
 #include "runtime/core/memory_format.h"
+#include "runtime/fake/fake_tensor.h"
 #include "runtime/ops/ops.h"
 
 namespace opspec {
@@ -286,6 +289,66 @@ TEST_P(ModelLayoutTest, StackIsCatViewedBelowTheLastDim) {
 
 INSTANTIATE_TEST_SUITE_P(Devices, ModelLayoutTest, ::testing::Values(kCPU, kMeta),
                          [](const auto& info) { return std::string(info.param.is_cpu() ? "cpu" : "meta"); });
+
+// Fake tensors on cuda take PyTorch's CUDA batch norm layouts (Note [Batch
+// norm on CUDA]; the CUDA kernels share the rules, conv_test.cc checks them on
+// a GPU against these answers); fake cpu tensors keep the CPU's.
+TEST(ModelLayout, BatchNormOnFakeCudaTensorsTakesCudasLayouts) {
+  const Device cuda{DeviceType::kCUDA, 0};
+  FakeTensorMode fake;
+  std::optional<ModeGuard> guard(std::in_place, fake);
+  for (Device dev : {cuda, kCPU}) {
+    const bool on_cuda = dev.is_cuda();
+    const std::string what = dev.str();
+    const Tensor x = ops::empty({2, 3, 8, 8}, {.device = dev}), w = ops::ones({3}, {.device = dev});
+    const Tensor cl = ops::permute(ops::empty({2, 8, 8, 3}, {.device = dev}), {0, 3, 1, 2});
+    const Tensor rm = ops::zeros({3}, {.device = dev}), rv = ops::ones({3}, {.device = dev});
+    auto bn = [&](const Tensor& in, bool training) {
+      return ops::native_batch_norm(in, w, std::nullopt, rm, rv, training, 0.1, 1e-5);
+    };
+    for (bool training : {true, false}) {
+      const std::string t = str_cat(what, " training ", training);
+      // empty_like(self) on cuda: a transposed input's strides; the CPU's suggest_memory_format: contiguous.
+      EXPECT_THAT(strides_of(std::get<0>(bn(ops::transpose(x, 2, 3), training))),
+                  on_cuda ? ElementsAre(192, 64, 1, 8) : ElementsAre(192, 64, 8, 1)) << t;
+      EXPECT_THAT(strides_of(std::get<0>(bn(ops::t(ops::empty({3, 5}, {.device = dev})), training))),
+                  on_cuda ? ElementsAre(1, 5) : ElementsAre(3, 1)) << t;
+      // Not dense: the input's dims' order (infer_dense_strides) on cuda.
+      const Tensor sliced = ops::slice(ops::transpose(x, 2, 3), 3, 0, 8, 2);  // [2, 3, 8, 4], (192, 64, 1, 16)
+      EXPECT_THAT(strides_of(std::get<0>(bn(sliced, training))),
+                  on_cuda ? ElementsAre(96, 32, 1, 8) : ElementsAre(96, 32, 4, 1)) << t;
+      EXPECT_THAT(strides_of(std::get<0>(bn(cl, training))), ElementsAre(192, 1, 24, 3)) << t;
+      // save_mean and save_invstd: C elements on cuda in eval too (the CPU's are empty).
+      auto [y, mean, invstd] = bn(x, training);
+      EXPECT_THAT(mean.sizes(), ElementsAre(training || on_cuda ? 3 : 0)) << t;
+      EXPECT_THAT(invstd.sizes(), ElementsAre(training || on_cuda ? 3 : 0)) << t;
+      EXPECT_EQ(mean.dtype(), DType::kFloat32) << t;
+      EXPECT_EQ(mean.device(), dev) << t;
+    }
+    // grad_input on cuda: row-major but in training on a channels-last input.
+    const Tensor mean = ops::zeros({3}, {.device = dev}), invstd = ops::ones({3}, {.device = dev});
+    auto dx = [&](const Tensor& g, const Tensor& in, bool train) {
+      return std::get<0>(ops::native_batch_norm_backward(g, in, w, rm, rv, mean, invstd, train, 1e-5,
+                                                         {true, true, true}));
+    };
+    EXPECT_THAT(strides_of(dx(x, cl, true)), ElementsAre(192, 1, 24, 3)) << what;
+    EXPECT_THAT(strides_of(dx(x, cl, false)),
+                on_cuda ? ElementsAre(192, 64, 8, 1) : ElementsAre(192, 1, 24, 3)) << what;
+    EXPECT_THAT(strides_of(dx(x, ops::transpose(x, 2, 3), true)), ElementsAre(192, 64, 8, 1)) << what;
+    const Tensor cl3 = ops::permute(ops::empty({2, 2, 4, 4, 3}, {.device = dev}), {0, 4, 1, 2, 3});
+    const Tensor g3 = ops::empty({2, 3, 2, 4, 4}, {.device = dev});
+    EXPECT_THAT(strides_of(dx(g3, cl3, true)),
+                on_cuda ? ElementsAre(96, 32, 16, 4, 1) : ElementsAre(96, 1, 48, 12, 3)) << what;
+  }
+  // Plain meta tensors answer as the CPU (the op crossref holds them to it).
+  guard.reset();
+  const Tensor m = ops::empty({2, 3, 8, 8}, {.device = kMeta});
+  const Tensor mrm = ops::zeros({3}, {.device = kMeta}), mrv = ops::ones({3}, {.device = kMeta});
+  auto [my, mmean, minvstd] = ops::native_batch_norm(ops::transpose(m, 2, 3), std::nullopt, std::nullopt, mrm, mrv,
+                                                     false, 0.1, 1e-5);
+  EXPECT_THAT(strides_of(my), ElementsAre(192, 64, 8, 1));
+  EXPECT_THAT(mmean.sizes(), ElementsAre(0));
+}
 
 TEST(ModelLayout, ValuesAreThoseOfTheRowMajorComputation) {
   manual_seed(6);

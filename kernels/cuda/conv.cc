@@ -346,7 +346,8 @@ Tensor running_copy(const std::optional<Tensor>& t, DType stat, Device dev) {
 }
 
 // native_batch_norm: See kernels/cpu/batch_norm.cc; the statistics are block
-// sums (See conv.cu), the rest the CPU's formulas.
+// sums (See conv.cu), the rest the CPU's formulas; the result's layout and the
+// eval saves are PyTorch's CUDA kernel's (Note [Batch norm on CUDA]).
 std::tuple<Tensor, Tensor, Tensor> native_batch_norm_cuda(const Tensor& input, const std::optional<Tensor>& weight,
                                                           const std::optional<Tensor>& bias,
                                                           const std::optional<Tensor>& running_mean,
@@ -359,10 +360,12 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm_cuda(const Tensor& input, c
                                kOp);
   BatchNormArgs a = bn_args(input);
   const DType stat = compute_dtype(input.dtype());
+  const SizeVec out_strides = batch_norm_output_strides(input, dev);
+  auto laid_out = [&](const Tensor& t) { return with_strides(t, out_strides, device_copy); };
   Tensor out = empty_cuda(input.sizes(), input.dtype(), dev);
-  Tensor save_mean = empty_cuda({training ? a.channels : 0}, stat, dev);
-  Tensor save_invstd = empty_cuda({training ? a.channels : 0}, stat, dev);
-  if (a.channels == 0) return {in_format_of(out, input, kOp), save_mean, save_invstd};
+  Tensor save_mean = empty_cuda({batch_norm_saved_size(a.channels, training, dev)}, stat, dev);
+  Tensor save_invstd = empty_cuda({batch_norm_saved_size(a.channels, training, dev)}, stat, dev);
+  if (a.channels == 0) return {laid_out(out), save_mean, save_invstd};
   const Code code = code_of(input.dtype());
   const Tensor x = contiguous_cuda(input);
   const Tensor w = param(weight, stat, dev), b = param(bias, stat, dev);
@@ -389,18 +392,19 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm_cuda(const Tensor& input, c
     // In place, as the CPU's copy_into (running stats of any dtype and layout).
     if (running_mean) copy_between(*running_mean, rm);
     if (running_var) copy_between(*running_var, rv);
-    return {in_format_of(out, input, kOp), save_mean, save_invstd};
+    return {laid_out(out), save_mean, save_invstd};
   }
-  // Eval: the running stats normalise; the saves stay empty.
-  const Tensor mean = on_device(*running_mean, stat, dev), rv = on_device(*running_var, stat, dev);
-  const Tensor invstd = empty_cuda({a.channels}, stat, dev);
-  a.mean = mean.raw_data();
-  a.invstd = invstd.raw_data();
+  // Eval: the running stats normalise, and the saves return them: running_mean
+  // in the compute type, 1 / sqrt(running_var + eps).
+  copy_between(save_mean, *running_mean);
+  const Tensor rv = on_device(*running_var, stat, dev);
+  a.mean = save_mean.raw_data();
+  a.invstd = save_invstd.raw_data();
   a.running_var = rv.raw_data();
   DeviceGuard guard(dev);
   launch_batch_norm_eval_invstd(code, a);
   launch_batch_norm_forward(code, a);
-  return {in_format_of(out, input, kOp), save_mean, save_invstd};
+  return {laid_out(out), save_mean, save_invstd};
 }
 
 // native_batch_norm_backward: grad_out is read in input's dtype.
@@ -418,10 +422,13 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm_backward_cuda(
                  save_invstd ? *save_invstd : Tensor()},
                 kOp);
   BatchNormArgs a = bn_args(input);
+  // Row-major but in training on a channels-last input (Note [Batch norm on CUDA]).
+  const MemoryFormat dx_format = batch_norm_grad_input_format(input, train, dev);
+  auto laid_out = [&](const Tensor& t) { return t.defined() ? in_format(t, dx_format, kOp, device_copy) : t; };
   Tensor dx = output_mask[0] ? empty_cuda(input.sizes(), input.dtype(), dev) : Tensor();
   Tensor dw = output_mask[1] ? empty_cuda({a.channels}, input.dtype(), dev) : Tensor();
   Tensor db = output_mask[2] ? empty_cuda({a.channels}, input.dtype(), dev) : Tensor();
-  if (a.channels == 0) return {dx.defined() ? in_format_of(dx, input, kOp) : dx, dw, db};
+  if (a.channels == 0) return {laid_out(dx), dw, db};
   const DType stat = compute_dtype(input.dtype());
   const Code code = code_of(input.dtype());
   const Tensor x = contiguous_cuda(input), dy = on_device(grad_out, input.dtype(), dev);
@@ -452,7 +459,7 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm_backward_cuda(
   DeviceGuard guard(dev);
   if (!train) launch_batch_norm_eval_invstd(code, a);
   launch_batch_norm_backward(code, a);
-  return {dx.defined() ? in_format_of(dx, input, kOp) : dx, dw, db};
+  return {laid_out(dx), dw, db};
 }
 
 }  // namespace

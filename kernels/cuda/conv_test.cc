@@ -17,6 +17,8 @@
 #include <vector>
 
 #include "kernels/cuda/cuda_test_util.h"
+#include "runtime/core/memory_format.h"
+#include "runtime/fake/fake_tensor.h"
 
 namespace opspec {
 namespace cuda_conv_test {
@@ -379,8 +381,13 @@ TEST(CudaConvTest, BatchNormEvalIsTheCpusBits) {
         ops::native_batch_norm(to_cuda(x), to_cuda(w), to_cuda(b), to_cuda(rm), to_cuda(rv), false, 0.1, 1e-5);
     auto [ry, rmean, rinvstd] = ops::native_batch_norm(x, w, b, rm, rv, false, 0.1, 1e-5);
     expect_same(y, ry, "batch_norm eval " + what);
-    expect_same(mean, rmean, "empty save_mean " + what);  // [0]
-    expect_same(invstd, rinvstd, "empty save_invstd " + what);
+    // The CPU's eval saves are empty; CUDA's hold running_mean and
+    // 1 / sqrt(running_var + eps) in the compute type (Note [Batch norm on CUDA]).
+    EXPECT_EQ(rmean.numel(), 0) << what;
+    EXPECT_EQ(rinvstd.numel(), 0) << what;
+    const DType stat = dt == DType::kFloat64 ? DType::kFloat64 : DType::kFloat32;
+    expect_same(mean, ops::to(rm, stat), "eval save_mean " + what);
+    expect_close(invstd, ops::rsqrt(ops::add(ops::to(rv, stat), 1e-5)), "eval save_invstd " + what, 4);
     const Tensor g = input({4, 3, 5, 6}, dt, 32);
     auto [dx, dw, db] = ops::native_batch_norm_backward(to_cuda(g), to_cuda(x), to_cuda(w), to_cuda(rm), to_cuda(rv),
                                                         std::nullopt, std::nullopt, false, 1e-5, kAllGrads);
@@ -414,10 +421,31 @@ void conv_like_cpu(const std::string& what, const std::function<Tensor(const std
   expect_close(got, want, what, scale, floor);
 }
 
+// like_fake_cuda: f on cuda copies of args (to_cuda_as_strided) gives the
+// strides f gives fake copies of them (Meta standing in for the CUDA kernels,
+// Note [Meta kernels standing in for a device]) and the CPU's values.
+void like_fake_cuda(const std::string& what, const std::function<Tensor(const std::vector<Tensor>&)>& f,
+                    const std::vector<Tensor>& args, double scale, double floor) {
+  std::vector<Tensor> on_cuda;
+  for (const Tensor& a : args) on_cuda.push_back(testing::to_cuda_as_strided(a));
+  const Tensor want = f(args), got = f(on_cuda);
+  std::vector<int64_t> fake_strides;
+  {
+    FakeTensorMode fake;
+    ModeGuard guard(fake);
+    std::vector<Tensor> fakes;
+    for (const Tensor& t : on_cuda) fakes.push_back(fake.from_real(t));
+    fake_strides = testing::strides_of(f(fakes));
+  }
+  EXPECT_EQ(testing::strides_of(got), fake_strides) << what << ": " << got.meta_str();
+  expect_close(got, want, what, scale, floor);
+}
+
 // Convolution, pooling and batch norm compute row-major on the device and copy
 // into the CPU's layout (channels-last for a channels-last input or weight, an
 // empty input's row-major or zeros_like; a float64 convolution stays
-// row-major, as cuDNN's), with the CPU's values.
+// row-major, as cuDNN's), with the CPU's values; batch norm into CUDA's
+// layouts (Note [Batch norm on CUDA]), which fake cuda tensors answer too.
 TEST(CudaConvTest, ResultsTakeTheCpusLayouts) {
   OPSPEC_SKIP_WITHOUT_CUDA();
   using testing::expect_like_cpu;
@@ -483,25 +511,43 @@ TEST(CudaConvTest, ResultsTakeTheCpusLayouts) {
       expect_like_cpu("adaptive_avg_pool2d [1, 1] " + what,
                       [](const Args& a) { return ops::adaptive_avg_pool2d(a[0], {1, 1}); }, {t}, 16, 4.0);
       for (bool training : {true, false}) {
-        expect_like_cpu(str_cat("native_batch_norm ", training, " ", what),
-                        [&](const Args& a) {
-                          const Tensor rm = ops::zeros({3}, {.dtype = dt, .device = a[0].device()});
-                          const Tensor rv = ops::ones({3}, {.dtype = dt, .device = a[0].device()});
-                          return std::get<0>(ops::native_batch_norm(a[0], a[1], std::nullopt, rm, rv, training, 0.1,
-                                                                    1e-5));
-                        },
-                        {t, input({3}, dt, 47)}, 16, 4.0);
+        like_fake_cuda(str_cat("native_batch_norm ", training, " ", what),
+                       [&](const Args& a) {
+                         const Tensor rm = ops::zeros({3}, {.dtype = dt, .device = a[0].device()});
+                         const Tensor rv = ops::ones({3}, {.dtype = dt, .device = a[0].device()});
+                         return std::get<0>(ops::native_batch_norm(a[0], a[1], std::nullopt, rm, rv, training, 0.1,
+                                                                   1e-5));
+                       },
+                       {t, input({3}, dt, 47)}, 16, 4.0);
+        // The backward (in training from the device's own saved statistics).
+        like_fake_cuda(str_cat("native_batch_norm_backward ", training, " ", what),
+                       [&](const Args& a) {
+                         const Tensor rm = ops::zeros({3}, {.dtype = dt, .device = a[0].device()});
+                         const Tensor rv = ops::ones({3}, {.dtype = dt, .device = a[0].device()});
+                         auto [y, mean, invstd] =
+                             ops::native_batch_norm(a[1], std::nullopt, std::nullopt, rm, rv, training, 0.1, 1e-5);
+                         return std::get<0>(ops::native_batch_norm_backward(a[0], a[1], std::nullopt, rm, rv, mean,
+                                                                            invstd, training, 1e-5,
+                                                                            {true, true, true}));
+                       },
+                       {input({2, 3, 8, 8}, dt, 48), t}, 16, 16.0);
       }
-      // The backward from the device's own saved statistics.
-      expect_like_cpu("native_batch_norm_backward " + what,
-                      [](const Args& a) {
-                        auto [y, mean, invstd] = ops::native_batch_norm(a[1], std::nullopt, std::nullopt, std::nullopt,
-                                                                        std::nullopt, true, 0.1, 1e-5);
-                        return std::get<0>(ops::native_batch_norm_backward(a[0], a[1], std::nullopt, std::nullopt,
-                                                                           std::nullopt, mean, invstd, true, 1e-5,
-                                                                           {true, true, true}));
-                      },
-                      {input({2, 3, 8, 8}, dt, 48), t}, 16, 16.0);
+      // What those answers are: a transposed input's strides forward; backward
+      // row-major but in training on a channels-last input.
+      const Tensor on_cuda = testing::to_cuda_as_strided(t);
+      const Tensor rm = ops::zeros({3}, {.dtype = dt, .device = testing::kCuda0});
+      const Tensor rv = ops::ones({3}, {.dtype = dt, .device = testing::kCuda0});
+      const bool cl_input = is_contiguous(t, MemoryFormat::kChannelsLast);
+      EXPECT_EQ(testing::strides_of(std::get<0>(ops::native_batch_norm(on_cuda, std::nullopt, std::nullopt, rm, rv,
+                                                                       false, 0.1, 1e-5))),
+                testing::strides_of(t)) << what;
+      const Tensor g = to_cuda(input({2, 3, 8, 8}, dt, 49));
+      for (bool train : {true, false}) {
+        const Tensor dx = std::get<0>(ops::native_batch_norm_backward(g, on_cuda, std::nullopt, rm, rv, rm, rv, train,
+                                                                      1e-5, {true, false, false}));
+        EXPECT_EQ(testing::strides_of(dx), testing::strides_of(train && cl_input ? t : ops::contiguous(t)))
+            << "native_batch_norm_backward dx " << train << " " << what;
+      }
     }
   }
 }

@@ -5,6 +5,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "runtime/core/error.h"
+#include "runtime/core/meta_stand_in.h"
 #include "runtime/core/shape_utils.h"
 
 namespace opspec {
@@ -129,6 +130,8 @@ void run_fake_kernel(const OperatorHandle& op, Stack& stack) {
   }
   const size_t num_args = stack.size();
   try {
+    // The Meta kernel answers for device's kernel (Note [Meta kernels standing in for a device]).
+    MetaStandInGuard stand_in(device);
     Dispatcher::singleton().redispatch_boxed(op, DispatchKeySet(DispatchKey::kMeta), stack);
   } catch (...) {
     if (stack.size() == num_args) {  // a kernel throws before it replaces the arguments with results
