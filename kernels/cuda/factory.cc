@@ -290,9 +290,21 @@ std::tuple<Tensor, Tensor> native_dropout_cuda(const Tensor& input, double p, Op
     check(cudaMemsetAsync(mask.raw_data(), 1, static_cast<size_t>(n), nullptr), "native_dropout");
     return {output, mask};
   }
+  if (p == 1) {
+    // PyTorch's CUDA kernel returns zeros_like(input) and an all-false mask,
+    // so NaN and inf give 0 (the CPU's input * mask * 0 keeps NaN). The draws
+    // are still reserved: later draws stay the CPU's (Note [Same random numbers on every device]).
+    reserve_random_offsets(static_cast<uint64_t>(n));
+    Tensor output = make_tensor_with_strides(input.sizes(), strides, input.dtype(), dev);
+    Tensor mask = make_tensor_with_strides(input.sizes(), strides, DType::kBool, dev);
+    DeviceGuard guard(dev);  // both dense: their bytes from the first element
+    check(cudaMemsetAsync(output.raw_data(), 0, static_cast<size_t>(output.nbytes()), nullptr), "native_dropout");
+    check(cudaMemsetAsync(mask.raw_data(), 0, static_cast<size_t>(n), nullptr), "native_dropout");
+    return {output, mask};
+  }
   Tensor output = empty_cuda(input.sizes(), input.dtype(), dev);
   Tensor mask = empty_cuda(input.sizes(), DType::kBool, dev);
-  // kernels/cpu/random.cc's arithmetic: input * mask * (1 / (1 - p)); p == 1 gives zeros.
+  // kernels/cpu/random.cc's arithmetic: input * mask * (1 / (1 - p)).
   const double p1m = 1.0 - p;
   const double scale = p1m == 0 ? 0.0 : 1.0 / p1m;
   const Tensor src = contiguous_cuda(input);

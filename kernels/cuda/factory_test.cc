@@ -7,6 +7,7 @@
 
 #include <bit>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -158,6 +159,37 @@ TEST(CudaFactoryTest, DropoutKeepsTheInputsLayoutAsOnTheCpu) {
     }
     const Tensor got = ops::dropout(testing::to_cuda_as_strided(t), 0.25, true);
     EXPECT_EQ(testing::strides_of(got), testing::strides_of(ops::dropout(t, 0.25, true))) << "dropout " << t.meta_str();
+  }
+}
+
+// native_dropout(p=1) in training on cuda is zeros_like(input) and an
+// all-false mask, as PyTorch's CUDA kernel: NaN and inf give 0, where the
+// CPU's input * mask * 0 keeps NaN. It still takes the CPU's draws, so the
+// next draw is the CPU's (Note [Same random numbers on every device]).
+TEST(CudaFactoryTest, NativeDropoutWithPOneIsZerosOnCuda) {
+  OPSPEC_SKIP_WITHOUT_CUDA();
+  const double inf = std::numeric_limits<double>::infinity();
+  for (DType dt : kFloats) {
+    const Tensor x = ops::to(ops::tensor({NAN, inf, -inf, -1.5, 2.0, 0.0}, {2, 3}), dt);
+    for (const Tensor& t : {x, ops::t(x)}) {
+      const std::string what = str_cat(dtype_short_name(dt), " ", t.meta_str());
+      manual_seed(9);
+      auto [y, mask] = ops::native_dropout(testing::to_cuda_as_strided(t), 1.0, true);
+      const Tensor after_cuda = ops::rand({4});
+      manual_seed(9);
+      auto [cy, cmask] = ops::native_dropout(t, 1.0, true);
+      const Tensor after_cpu = ops::rand({4});
+      expect_same(y, ops::zeros(t.sizes(), {.dtype = dt}), "native_dropout p=1 " + what);
+      for (double v : to_cpu(y).to_vector<double>()) EXPECT_FALSE(std::signbit(v)) << what;  // zeros_like: +0
+      expect_same(mask, ops::zeros(t.sizes(), {.dtype = DType::kBool}), "native_dropout p=1 mask " + what);
+      EXPECT_EQ(testing::strides_of(y), testing::strides_of(t)) << what;
+      EXPECT_EQ(testing::strides_of(mask), testing::strides_of(t)) << what;
+      EXPECT_TRUE(std::isnan(ops::select(ops::select(cy, 0, 0), 0, 0).item<double>())) << "the CPU keeps NaN " << what;
+      EXPECT_TRUE(ops::equal(after_cuda, after_cpu)) << "the draws after " << what;
+      // The composite on cuda never reaches native_dropout's p == 1 path: NaN * 0 as on the CPU.
+      const Tensor d = ops::dropout(to_cuda(x), 1.0, true);
+      EXPECT_TRUE(std::isnan(to_cpu(d).to_vector<double>()[0])) << what;
+    }
   }
 }
 

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "runtime/dispatch/mode.h"
+#include "runtime/fake/fake_tensor.h"
 #include "runtime/ops/layout_cases_test_util.h"
 #include "runtime/ops/ops.h"
 
@@ -131,6 +132,21 @@ TEST_F(DecompositionTest, DropoutOnCpu) {
   EXPECT_THAT(ops_of([&] { ops::dropout(x2, 0.5, false); }), IsEmpty());
   const Tensor y = ops::dropout(ops::ones({1000}), 0.5, true);
   for (float v : y.to_vector<float>()) EXPECT_TRUE(v == 0.0f || v == 2.0f) << v;
+}
+
+// On cuda (fake tensors: no GPU needed) dropout is native_dropout only for
+// 0 < p < 1 (is_fused_kernel_acceptable), so p == 1 is the CPU's mul by a
+// zeros([]) there too and never reaches native_dropout's p == 1 shortcut.
+TEST_F(DecompositionTest, DropoutOnCuda) {
+  FakeTensorMode fake;
+  ModeGuard guard(fake);
+  const Tensor x = ops::randn({4, 3}, {.device = Device(DeviceType::kCUDA, 0)});
+  EXPECT_THAT(ops_of([&] { ops::dropout(x, 0.5, true); }), ElementsAre("aten::native_dropout"));
+  EXPECT_THAT(ops_of([&] { ops::dropout(x, 1.0, true); }), ElementsAre("aten::zeros", "aten::mul.Tensor"));
+  EXPECT_THAT(ops_of([&] { ops::dropout(x2, 1.0, true); }), ElementsAre("aten::zeros", "aten::mul.Tensor"));
+  EXPECT_THAT(ops_of([&] { ops::dropout(x, 0.0, true); }), IsEmpty());
+  EXPECT_THAT(ops_of([&] { ops::dropout(x, 0.5, false); }), IsEmpty());
+  EXPECT_EQ(ops::dropout(x, 1.0, true).device(), Device(DeviceType::kCUDA, 0));
 }
 
 TEST_F(DecompositionTest, PythonOperatorsAndScalars) {
