@@ -1,8 +1,10 @@
 // backward_meta.cc: rules and Meta kernels of autograd's backward ops. See backward_meta.h.
 #include "kernels/common/backward_meta.h"
 
+#include "kernels/common/layout_format.h"
 #include "kernels/common/views.h"
 #include "runtime/core/memory_format.h"
+#include "runtime/core/meta_stand_in.h"
 #include "runtime/core/shape_utils.h"
 #include "runtime/ops/elementwise_rules.h"
 
@@ -140,9 +142,13 @@ std::tuple<Tensor, Tensor, Tensor> native_layer_norm_backward_meta(
 
 // native_dropout_backward_meta: the CPU's layout, so a fake cpu tensor has
 // the real one's strides (2.x's meta decomposition and the CUDA kernel take
-// grad's suggested format instead: docs/pytorch-versions.md).
+// grad's suggested format instead: docs/pytorch-versions.md); standing in for
+// CUDA (Note [Meta kernels standing in for a device]) the CUDA kernel's.
 Tensor native_dropout_backward_meta(const Tensor& grad, const Tensor& mask, double /*scale*/) {
   check_dropout_backward(grad, mask);
+  if (meta_stand_in_device().is_cuda()) {
+    return meta_in_format(grad.sizes(), grad.dtype(), suggest_memory_format(grad), "aten::native_dropout_backward");
+  }
   const Tensor* operands[] = {&grad, &mask};
   return make_tensor_with_strides(grad.sizes(), elementwise_output_strides(grad.sizes(), operands), grad.dtype(),
                                   kMeta);

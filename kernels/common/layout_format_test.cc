@@ -350,6 +350,33 @@ TEST(ModelLayout, BatchNormOnFakeCudaTensorsTakesCudasLayouts) {
   EXPECT_THAT(mmean.sizes(), ElementsAre(0));
 }
 
+// The other ops whose CUDA kernels lay out otherwise than the CPU's answer as
+// them on fake cuda tensors: group norm's Y and dX, roll and
+// native_dropout_backward are row-major or grad's suggested format there.
+TEST(ModelLayout, OtherCudaLayoutsOnFakeCudaTensors) {
+  FakeTensorMode fake;
+  ModeGuard guard(fake);
+  for (Device dev : {Device(DeviceType::kCUDA, 0), kCPU}) {
+    const bool on_cuda = dev.is_cuda();
+    const std::string what = dev.str();
+    const Tensor cl = ops::permute(ops::empty({2, 8, 8, 3}, {.device = dev}), {0, 3, 1, 2});
+    const Tensor x = ops::empty({2, 3, 8, 8}, {.device = dev});
+    auto [y, mean, rstd] = ops::native_group_norm(cl, std::nullopt, std::nullopt, 2, 3, 64, 1, 1e-5);
+    EXPECT_THAT(strides_of(y), on_cuda ? ElementsAre(192, 64, 8, 1) : ElementsAre(192, 1, 24, 3)) << what;
+    auto [dx, dw, db] = ops::native_group_norm_backward(x, cl, mean, rstd, std::nullopt, 2, 3, 64, 1,
+                                                        {true, false, false});
+    EXPECT_THAT(strides_of(dx), on_cuda ? ElementsAre(192, 64, 8, 1) : ElementsAre(192, 1, 24, 3)) << what;
+    // roll of channels-last: the CPU's cat keeps channels-last, roll_cuda is row-major.
+    EXPECT_THAT(strides_of(ops::roll(cl, {1}, {2})),
+                on_cuda ? ElementsAre(192, 64, 8, 1) : ElementsAre(192, 1, 24, 3)) << what;
+    // native_dropout_backward of a transposed grad: TensorIterator's (transposed) on
+    // the CPU, grad's suggested format (row-major) on cuda.
+    const Tensor g = ops::transpose(x, 2, 3), mask = ops::ones({2, 3, 8, 8}, {.dtype = DType::kBool, .device = dev});
+    EXPECT_THAT(strides_of(ops::native_dropout_backward(g, ops::transpose(mask, 2, 3), 2.0)),
+                on_cuda ? ElementsAre(192, 64, 8, 1) : ElementsAre(192, 64, 1, 8)) << what;
+  }
+}
+
 TEST(ModelLayout, ValuesAreThoseOfTheRowMajorComputation) {
   manual_seed(6);
   const Tensor c = channels_last({2, 3, 8, 8}, kCPU), x = ops::contiguous(c);

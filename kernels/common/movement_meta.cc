@@ -6,6 +6,7 @@
 
 #include "kernels/common/layout_format.h"
 #include "runtime/core/error.h"
+#include "runtime/core/meta_stand_in.h"
 #include "runtime/core/shape_utils.h"
 
 namespace opspec::internal {
@@ -374,7 +375,11 @@ std::tuple<Tensor, Tensor, Tensor> native_group_norm_meta(const Tensor& input, c
                                                           const std::optional<Tensor>& bias, int64_t N, int64_t C,
                                                           int64_t HxW, int64_t group, double) {
   const GroupNormGeometry g = group_norm_geometry(input, weight, bias, N, C, HxW, group, "aten::native_group_norm");
-  return {meta_in_format(input.sizes(), input.dtype(), suggest_memory_format(input), "aten::native_group_norm"),
+  // Y in X's suggested format, as the CPU's; row-major standing in for CUDA (Note
+  // [Meta kernels standing in for a device]), as 2.x's CUDA kernel (X made contiguous).
+  const MemoryFormat y_format =
+      meta_stand_in_device().is_cuda() ? MemoryFormat::kContiguous : suggest_memory_format(input);
+  return {meta_in_format(input.sizes(), input.dtype(), y_format, "aten::native_group_norm"),
           make_tensor({N, group}, g.stat_dtype, kMeta),
           make_tensor({N, group}, g.stat_dtype, kMeta)};
 }
@@ -385,9 +390,11 @@ std::tuple<Tensor, Tensor, Tensor> native_group_norm_backward_meta(const Tensor&
                                                                    int64_t C, int64_t HxW, int64_t group,
                                                                    std::array<bool, 3> output_mask) {
   const DType pdt = check_group_norm_backward(grad_out, input, mean, rstd, weight, N, C, HxW, group);
-  // dX in X's suggested format, as the CPU's (PyTorch 2.x; its CUDA's is contiguous). See Note [Model op layouts].
-  return {output_mask[0] ? meta_in_format(input.sizes(), input.dtype(), suggest_memory_format(input),
-                                          "aten::native_group_norm_backward")
+  // dX in X's suggested format, as the CPU's (PyTorch 2.x); row-major standing in for CUDA,
+  // as its CUDA kernel. See Notes [Model op layouts], [Meta kernels standing in for a device].
+  const MemoryFormat dx_format =
+      meta_stand_in_device().is_cuda() ? MemoryFormat::kContiguous : suggest_memory_format(input);
+  return {output_mask[0] ? meta_in_format(input.sizes(), input.dtype(), dx_format, "aten::native_group_norm_backward")
                          : Tensor(),
           output_mask[1] ? make_tensor({C}, pdt, kMeta) : Tensor(),
           output_mask[2] ? make_tensor({C}, pdt, kMeta) : Tensor()};
@@ -418,9 +425,11 @@ SizeVec roll_strides(const Tensor& self, IntArrayRef shifts, IntArrayRef dims) {
 }
 
 // roll_meta: the CPU's layout, so a fake cpu tensor has the real one's
-// strides (2.x's meta, the Python ref's index_select, is row-major).
+// strides (2.x's meta, the Python ref's index_select, is row-major); standing
+// in for CUDA (Note [Meta kernels standing in for a device]) roll_cuda's row-major.
 Tensor roll_meta(const Tensor& self, IntArrayRef shifts, IntArrayRef dims) {
   check_roll(self, shifts, dims);
+  if (meta_stand_in_device().is_cuda()) return make_tensor(self.sizes(), self.dtype(), kMeta);
   return make_strided(self.sizes(), roll_strides(self, shifts, dims), self.dtype(), kMeta);
 }
 

@@ -15,6 +15,7 @@
 
 #include "kernels/cuda/cuda_test_util.h"
 #include "runtime/core/memory_format.h"
+#include "runtime/fake/fake_tensor.h"
 #include "runtime/ops/op_crossref_samples_test_util.h"
 
 namespace opspec {
@@ -43,7 +44,8 @@ namespace op_crossref_test {
 // calls per op (default 64; ci/gpu-run sets 2 under compute-sanitizer).
 
 // kCudaLayouts: ops whose CUDA results PyTorch's CUDA kernels lay out
-// otherwise than its CPU kernels, as opspec's do.
+// otherwise than its CPU kernels, as opspec's do; their results must have the
+// sizes and strides fake cuda tensors answer (fake_cuda_mismatch).
 constexpr std::string_view kCudaLayouts[] = {
     "aten::roll",                     // row-major (roll_cuda), where the CPU's keeps channels-last
     "aten::native_dropout_backward",  // empty_like(grad, grad.suggest_memory_format())
@@ -111,6 +113,43 @@ std::string strides_mismatch(const Stack& cuda, const Stack& cpu) {
   return "";
 }
 
+// fake_of: v with its tensors replaced by mode's fakes of them (same geometry and device, no data).
+Value fake_of(FakeTensorMode& mode, const Value& v) {
+  if (v.is_tensor()) {
+    const Tensor& t = v.to_tensor();
+    return t.defined() ? Value(mode.from_real(t)) : v;
+  }
+  if (v.is_tensor_list()) {
+    std::vector<Tensor> l;
+    for (const Tensor& t : v.to_tensor_list()) l.push_back(t.defined() ? mode.from_real(t) : t);
+    return l;
+  }
+  return v;
+}
+
+// fake_cuda_mismatch: "" when the call on fakes of its cuda arguments (Meta
+// standing in for the CUDA kernels: Note [Meta kernels standing in for a
+// device]) gives results of the real ones' sizes and significant strides,
+// else the first difference.
+std::string fake_cuda_mismatch(const OperatorHandle& op, const Stack& cuda_args, const Stack& cuda_results) {
+  FakeTensorMode mode;
+  ModeGuard guard(mode);
+  Stack fake_args;
+  for (const Value& v : cuda_args) fake_args.push_back(fake_of(mode, v));
+  const Outcome fake = run(op, fake_args);
+  if (fake.kind != Outcome::kOk) return "fake cuda tensors threw: " + fake.message;
+  for (size_t i = 0; i < cuda_results.size() && i < fake.results.size(); ++i) {
+    const std::vector<Tensor> c = tensors_of(cuda_results[i]), f = tensors_of(fake.results[i]);
+    for (size_t j = 0; j < c.size() && j < f.size(); ++j) {
+      if (c[j].defined() != f[j].defined() || !c[j].defined()) continue;
+      if (c[j].sizes() != f[j].sizes() || significant_strides(c[j]) != significant_strides(f[j])) {
+        return "result " + std::to_string(i) + ": cuda " + c[j].meta_str() + ", fake cuda " + f[j].meta_str();
+      }
+    }
+  }
+  return "";
+}
+
 // draws_dropout: the call drops out at random (attention's dropout_p > 0),
 // so its values, drawn per device in the kernels' order, are not compared.
 bool draws_dropout(const OperatorHandle& op, const Stack& args) {
@@ -121,11 +160,17 @@ bool draws_dropout(const OperatorHandle& op, const Stack& args) {
   return false;
 }
 
+// is_cuda_layout_op: name is one of kCudaLayouts.
+bool is_cuda_layout_op(std::string_view name) {
+  return std::find(std::begin(kCudaLayouts), std::end(kCudaLayouts), name) != std::end(kCudaLayouts);
+}
+
 // cuda_layout_differs: an op of kCudaLayouts, or a convolution (aten::conv*)
 // with a float64 tensor, which cuDNN keeps contiguous where the CPU's may be
 // channels-last (conv_format_cuda in conv.cc).
+
 bool cuda_layout_differs(std::string_view name, const Stack& args) {
-  if (std::find(std::begin(kCudaLayouts), std::end(kCudaLayouts), name) != std::end(kCudaLayouts)) return true;
+  if (is_cuda_layout_op(name)) return true;
   if (!name.starts_with("aten::conv")) return false;
   return std::any_of(args.begin(), args.end(), [](const Value& v) {
     const std::vector<Tensor> ts = tensors_of(v);
@@ -176,6 +221,9 @@ TEST(CudaOpCrossrefTest, RandomCallsMatchTheCpu) {
       } else if (const std::string l = cuda_layout_differs(name, args) ? "" : strides_mismatch(cuda.results, cpu.results);
                  !l.empty()) {
         problems.push_back(what + ": cuda and cpu lay results out differently: " + l);
+      } else if (const std::string f = is_cuda_layout_op(name) ? fake_cuda_mismatch(*op, cuda_args, cuda.results) : "";
+                 !f.empty()) {
+        problems.push_back(what + ": fake cuda tensors answer otherwise: " + f);
       } else {
         ++compared;
       }

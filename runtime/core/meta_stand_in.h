@@ -11,8 +11,9 @@ namespace opspec {
 // CPU's sizes and strides) unless a fake tensor run makes it stand in for
 // another device's (runtime/fake: the device of the fake results). Where
 // PyTorch's CUDA kernel lays a result out otherwise than its CPU kernel
-// (native_batch_norm: Note [Batch norm on CUDA]), the Meta kernel then
-// answers as the CUDA one, so a fake cuda tensor has a real one's strides.
+// (native_batch_norm: Note [Batch norm on CUDA]; native_group_norm and its
+// backward, roll, native_dropout_backward), the Meta kernel then answers as
+// the CUDA one, so a fake cuda tensor has a real one's strides.
 
 // meta_stand_in_device: the device whose kernel Meta kernels on this thread
 // answer for: kCPU unless a MetaStandInGuard is live.
