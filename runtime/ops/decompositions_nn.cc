@@ -204,7 +204,8 @@ Tensor cross_entropy_loss_kernel(const Tensor& self, const Tensor& target, const
 // does not require grad; else _scaled_dot_product_attention_math, whose parts
 // modes see. A bool mask becomes an additive float one first. CUDA tensors
 // take the math path: opspec has no fused attention kernel for CUDA, where
-// PyTorch would pick flash, memory-efficient or cuDNN attention.
+// PyTorch picks flash, memory-efficient or cuDNN attention on a GPU (and the
+// math path when none is available: docs/pytorch-versions.md says when).
 void validate_sdpa_input(const Tensor& q, const Tensor& k, const Tensor& v, const OptTensor& mask) {
   constexpr std::string_view kOp = "aten::scaled_dot_product_attention";
   OPSPEC_CHECK(q.dtype() == k.dtype() && q.dtype() == v.dtype(), kOp,
