@@ -13,11 +13,12 @@
 # size (x [2, 8, 64]) instead of timing, for the op-sequence comparison in
 # docs/pytorch-versions.md.
 import argparse
-import statistics
 import time
 
 import torch
 from torch import nn
+
+from timing import median_ms
 
 
 class RMSNorm(nn.Module):
@@ -101,18 +102,6 @@ class LlamaDecoderLayer(nn.Module):
     def forward(self, x):
         h = x + self.self_attn(self.input_layernorm(x))
         return h + self.mlp(self.post_attention_layernorm(h))
-
-
-def median_ms(model, x, clock, calls=30):
-    with torch.no_grad():
-        for _ in range(3):
-            model(x)
-        times = []
-        for _ in range(calls):
-            t0 = clock()
-            model(x)
-            times.append((clock() - t0) * 1e3)
-    return statistics.median(times)
 
 
 def print_ops():

@@ -10,11 +10,12 @@
 # with --threads 1 the work itself, whatever else loads a shared machine
 # (as Google Benchmark's CPU column for opspec at OMP_NUM_THREADS=1).
 import argparse
-import statistics
 import time
 
 import torch
 from torch import nn
+
+from timing import median_ms
 
 
 class BasicBlock(nn.Module):
@@ -42,18 +43,6 @@ class ResNetBlock(nn.Module):
 
     def forward(self, x):
         return self.fc(torch.flatten(self.avgpool(self.maxpool(self.layer1(x))), 1))
-
-
-def median_ms(model, x, clock, calls=30):
-    with torch.no_grad():
-        for _ in range(3):
-            model(x)
-        times = []
-        for _ in range(calls):
-            t0 = clock()
-            model(x)
-            times.append((clock() - t0) * 1e3)
-    return statistics.median(times)
 
 
 def main():

@@ -87,25 +87,10 @@ LayerNormGeometry layer_norm_geometry(const Tensor& input, IntArrayRef normalize
                                       std::string_view kOp) {
   const Tensor tensors[] = {input, weight.value_or(Tensor()), bias.value_or(Tensor())};
   check_same_device(tensors, kOp);
-  const int64_t nd = static_cast<int64_t>(normalized_shape.size());
-  OPSPEC_CHECK(nd >= 1, kOp, ": Expected normalized_shape to be at least 1-dimensional, i.e., containing at least ",
-               "one element, but got normalized_shape = ", format_sizes(normalized_shape));
-  OPSPEC_CHECK(!weight || weight->sizes() == normalized_shape, kOp,
-               ": Expected weight to be of same shape as normalized_shape, but got weight of shape ",
-               format_sizes(weight ? weight->sizes() : IntArrayRef()), " and normalized_shape = ",
-               format_sizes(normalized_shape));
-  OPSPEC_CHECK(!bias || bias->sizes() == normalized_shape, kOp,
-               ": Expected bias to be of same shape as normalized_shape, but got bias of shape ",
-               format_sizes(bias ? bias->sizes() : IntArrayRef()), " and normalized_shape = ",
-               format_sizes(normalized_shape));
-  const IntArrayRef in = input.sizes();
-  const int64_t in_nd = input.dim();
-  if (in_nd < nd || in.subspan(static_cast<size_t>(in_nd - nd)) != normalized_shape) {
-    std::string expected = "[*";
-    for (int64_t s : normalized_shape) str_append(&expected, ", ", s);
-    OPSPEC_FAIL(kOp, ": Given normalized_shape=", format_sizes(normalized_shape), ", expected input with shape ",
-                expected, "], but got input of size", format_sizes(in));
-  }
+  const IntArrayRef weight_sizes = weight ? weight->sizes() : IntArrayRef();
+  const IntArrayRef bias_sizes = bias ? bias->sizes() : IntArrayRef();
+  check_normalized_shape(input.sizes(), normalized_shape, weight ? &weight_sizes : nullptr,
+                         bias ? &bias_sizes : nullptr, kOp);
   OPSPEC_CHECK(is_floating(input.dtype()), kOp, ": \"LayerNormKernelImpl\" not implemented for '",
                scalar_type_name(input.dtype()), "'");
   // Mixed type (PyTorch's is_mixed_type): a reduced-precision input with f32
@@ -120,8 +105,10 @@ LayerNormGeometry layer_norm_geometry(const Tensor& input, IntArrayRef normalize
                  " to have dtype ", dtype_short_name(param_dtype), " to match input ", input.meta_str(),
                  ", but got ", (*p)->meta_str());
   }
+  const IntArrayRef in = input.sizes();
+  const int64_t in_nd = input.dim();
   LayerNormGeometry g;
-  g.axis = in_nd - nd;
+  g.axis = in_nd - static_cast<int64_t>(normalized_shape.size());
   g.stat_dtype = param_dtype;
   for (int64_t d = 0; d < in_nd; ++d) {
     if (d < g.axis) {

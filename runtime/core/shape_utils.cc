@@ -82,6 +82,26 @@ Device check_same_device(TensorList tensors, std::string_view op) {
   return kCPU;
 }
 
+void check_normalized_shape(IntArrayRef input, IntArrayRef normalized_shape, const IntArrayRef* weight,
+                            const IntArrayRef* bias, std::string_view op) {
+  const int64_t nd = static_cast<int64_t>(normalized_shape.size());
+  OPSPEC_CHECK(nd >= 1, op, ": Expected normalized_shape to be at least 1-dimensional, i.e., containing at least ",
+               "one element, but got normalized_shape = ", format_sizes(normalized_shape));
+  for (const auto& [what, sizes] : {std::pair{"weight", weight}, std::pair{"bias", bias}}) {
+    OPSPEC_CHECK(sizes == nullptr || *sizes == normalized_shape, op, ": Expected ", what,
+                 " to be of same shape as normalized_shape, but got ", what, " of shape ",
+                 format_sizes(sizes != nullptr ? *sizes : IntArrayRef()), " and normalized_shape = ",
+                 format_sizes(normalized_shape));
+  }
+  const int64_t in_nd = static_cast<int64_t>(input.size());
+  if (in_nd < nd || input.subspan(static_cast<size_t>(in_nd - nd)) != normalized_shape) {
+    std::string expected = "[*";
+    for (int64_t s : normalized_shape) absl::StrAppend(&expected, ", ", s);
+    OPSPEC_FAIL(op, ": Given normalized_shape=", format_sizes(normalized_shape), ", expected input with shape ",
+                expected, "], but got input of size", format_sizes(input));
+  }
+}
+
 SizeVec infer_size(IntArrayRef shape, int64_t numel, std::string_view op) {
   SizeVec out(shape.begin(), shape.end());
   int64_t known = 1;

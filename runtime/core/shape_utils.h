@@ -26,6 +26,12 @@ DType result_type(const Tensor& t, const Scalar& s);
 // same device, but found at least two devices, cpu and meta!"
 Device check_same_device(TensorList tensors, std::string_view op);
 
+// check_normalized_shape: PyTorch's layer_norm / rms_norm input checks, in its
+// order and texts: normalized_shape has a dim, weight and bias (null: not
+// given) have its shape, and input's trailing dims are it. Errors name op.
+void check_normalized_shape(IntArrayRef input, IntArrayRef normalized_shape, const IntArrayRef* weight,
+                            const IntArrayRef* bias, std::string_view op);
+
 // infer_size: resolves one -1 in a view shape against numel; throws naming op.
 SizeVec infer_size(IntArrayRef shape, int64_t numel, std::string_view op);
 

@@ -10,6 +10,7 @@
 
 #include "runtime/core/error.h"
 #include "runtime/core/memory_format.h"
+#include "runtime/core/shape_utils.h"
 #include "runtime/dispatch/dispatcher.h"
 #include "runtime/dispatch/library.h"
 #include "runtime/ops/internal/composite.h"
@@ -37,26 +38,6 @@ using OptTensor = std::optional<Tensor>;
 // kernel (docs/pytorch-versions.md).
 
 constexpr std::string_view kOp = "aten::rms_norm";
-
-// check_rms_norm_inputs: PyTorch's _check_rms_norm_inputs_symint.
-void check_rms_norm_inputs(const Tensor& input, IntArrayRef normalized_shape, const OptTensor& weight) {
-  const int64_t nd = static_cast<int64_t>(normalized_shape.size());
-  OPSPEC_CHECK(nd >= 1, kOp, ": Expected normalized_shape to be at least 1-dimensional, i.e., containing at least ",
-               "one element, but got normalized_shape = ", format_sizes(normalized_shape));
-  const bool has_weight = weight.has_value() && weight->defined();
-  OPSPEC_CHECK(!has_weight || weight->sizes() == normalized_shape, kOp,
-               ": Expected weight to be of same shape as normalized_shape, but got weight of shape ",
-               format_sizes(has_weight ? weight->sizes() : IntArrayRef()), " and normalized_shape = ",
-               format_sizes(normalized_shape));
-  const IntArrayRef in = input.sizes();
-  const int64_t in_nd = input.dim();
-  if (in_nd < nd || in.subspan(static_cast<size_t>(in_nd - nd)) != normalized_shape) {
-    std::string expected = "[*";
-    for (int64_t s : normalized_shape) str_append(&expected, ", ", s);
-    OPSPEC_FAIL(kOp, ": Given normalized_shape=", format_sizes(normalized_shape), ", expected input with shape ",
-                expected, "], but got input of size", format_sizes(in));
-  }
-}
 
 bool suggests_channels_last(const Tensor& t) {
   const MemoryFormat f = suggest_memory_format(t);
@@ -89,7 +70,10 @@ std::tuple<Tensor, Tensor> rms_norm_composite(const Tensor& input, IntArrayRef n
 
 Tensor rms_norm_kernel(const Tensor& input, IntArrayRef normalized_shape, const OptTensor& weight,
                        std::optional<double> eps) {
-  check_rms_norm_inputs(input, normalized_shape, weight);
+  // PyTorch's _check_rms_norm_inputs_symint: layer_norm's checks without a bias.
+  const bool has_weight = weight.has_value() && weight->defined();
+  const IntArrayRef weight_sizes = has_weight ? weight->sizes() : IntArrayRef();
+  check_normalized_shape(input.sizes(), normalized_shape, has_weight ? &weight_sizes : nullptr, nullptr, kOp);
   const bool weight_dtype_differs = weight.has_value() && weight->defined() && weight->dtype() != input.dtype();
   if (suggests_channels_last(input) || weight_dtype_differs) {
     return std::get<0>(rms_norm_composite(input, normalized_shape, weight, eps));
