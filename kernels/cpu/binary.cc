@@ -125,39 +125,12 @@ Tensor div_scalar_mode_cpu(const Tensor& a, const Scalar& b, std::optional<std::
 
 // ---- In-place ----
 
-// inplace_apply: self = kernel(self, other) computed in m.compute_dtype and
-// cast to self's dtype. inplace_meta refused the overlaps PyTorch refuses; an
-// `other` that still shares memory with self (PyTorch's kTooHard, e.g. a
-// column of self) is copied first so no element is read after it was written
-// (See Note [Memory overlap]).
-template <class Kernel>
-Tensor inplace_apply(const Tensor& self, const Tensor& other, const ElementwiseMeta& m, std::string_view op,
-                     const Kernel& kernel) {
-  require_cpu_device(self.device(), op);
-  if (self.numel() != 0) {
-    Tensor b = other;
-    if (partial_overlap(self, other)) {
-      b = make_tensor(other.sizes(), other.dtype(), kCPU);
-      copy_into(b, other);
-    }
-    if (m.compute_dtype == self.dtype()) {
-      kernel(self, self, b);
-    } else {
-      Tensor tmp = make_tensor(self.sizes(), m.compute_dtype, kCPU);
-      kernel(tmp, self, b);
-      copy_into(self, tmp);
-    }
-  }
-  self.impl()->bump_version();
-  return self;
-}
-
 Tensor add__cpu(const Tensor& self, const Tensor& other, const Scalar& alpha) {
   constexpr std::string_view kOp = "aten::add_";
   const ElementwiseMeta m = add_sub_inplace_meta(self, other, alpha, /*sub=*/false, kOp);
-  return inplace_apply(self, other, m, kOp, [&](const Tensor& out, const Tensor& a, const Tensor& b) {
-    add_sub_into(out, a, b, alpha, false, kOp);
-  });
+  return inplace_apply(
+      self, m, kOp, [&](const Tensor& out, const Tensor& a, const Tensor& b) { add_sub_into(out, a, b, alpha, false, kOp); },
+      other);
 }
 
 // add_.Scalar: C++'s `t.add_(s)` (rms_norm's eps).
@@ -168,31 +141,31 @@ Tensor add__scalar_cpu(const Tensor& self, const Scalar& other, const Scalar& al
 Tensor sub__cpu(const Tensor& self, const Tensor& other, const Scalar& alpha) {
   constexpr std::string_view kOp = "aten::sub_";
   const ElementwiseMeta m = add_sub_inplace_meta(self, other, alpha, /*sub=*/true, kOp);
-  return inplace_apply(self, other, m, kOp, [&](const Tensor& out, const Tensor& a, const Tensor& b) {
-    add_sub_into(out, a, b, alpha, true, kOp);
-  });
+  return inplace_apply(
+      self, m, kOp, [&](const Tensor& out, const Tensor& a, const Tensor& b) { add_sub_into(out, a, b, alpha, true, kOp); },
+      other);
 }
 
 Tensor mul__cpu(const Tensor& self, const Tensor& other) {
   const ElementwiseMeta m = inplace_meta(self, other, BinaryKind::kArithmetic, "aten::mul_");
-  return inplace_apply(self, other, m, "aten::mul_", &mul_into);
+  return inplace_apply(self, m, "aten::mul_", &mul_into, other);
 }
 
 Tensor mul__scalar_cpu(const Tensor& self, const Scalar& other) {
   const Tensor b = make_wrapped_number(other);
   const ElementwiseMeta m = inplace_meta(self, b, BinaryKind::kArithmetic, "aten::mul_");
-  return inplace_apply(self, b, m, "aten::mul_", &mul_into);
+  return inplace_apply(self, m, "aten::mul_", &mul_into, b);
 }
 
 Tensor div__cpu(const Tensor& self, const Tensor& other) {
   const ElementwiseMeta m = inplace_meta(self, other, BinaryKind::kTrueDivide, "aten::div_");
-  return inplace_apply(self, other, m, "aten::div_", &div_into);
+  return inplace_apply(self, m, "aten::div_", &div_into, other);
 }
 
 Tensor div__scalar_cpu(const Tensor& self, const Scalar& other) {
   const Tensor b = make_wrapped_number(other);
   const ElementwiseMeta m = inplace_meta(self, b, BinaryKind::kTrueDivide, "aten::div_");
-  return inplace_apply(self, b, m, "aten::div_", &div_into);
+  return inplace_apply(self, m, "aten::div_", &div_into, b);
 }
 
 }  // namespace

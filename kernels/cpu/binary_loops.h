@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "kernels/common/elementwise_ops.h"
+#include "kernels/cpu/copy.h"
 #include "kernels/cpu/loops.h"
 #include "runtime/ops/elementwise_rules.h"
 
@@ -37,6 +38,35 @@ void arith_into(const Tensor& out, const Tensor& a, const Tensor& b, std::string
       cpu_kernel<scalar_t, scalar_t, scalar_t>(iter, g);
     }
   });
+}
+
+// inplace_apply: self = kernel(out, self, others...) with out self itself when
+// m.compute_dtype is self's dtype, else a buffer of that dtype copied into
+// self (TensorIterator's cast_common_dtype_to_outputs). The meta rules refused
+// the overlaps PyTorch refuses; an operand that still shares memory with self
+// (PyTorch's kTooHard, e.g. a column of self) is copied first so no element is
+// read after it was written (See Note [Memory overlap]). Bumps self's version.
+template <class Kernel, class... Others>
+Tensor inplace_apply(const Tensor& self, const ElementwiseMeta& m, std::string_view op, const Kernel& kernel,
+                     const Others&... others) {
+  require_cpu_device(self.device(), op);
+  if (self.numel() != 0) {
+    const auto aside = [&self](const Tensor& t) {
+      if (!partial_overlap(self, t)) return t;
+      Tensor copy = make_tensor(t.sizes(), t.dtype(), kCPU);
+      copy_into(copy, t);
+      return copy;
+    };
+    if (m.compute_dtype == self.dtype()) {
+      kernel(self, self, aside(others)...);
+    } else {
+      Tensor tmp = make_tensor(self.sizes(), m.compute_dtype, kCPU);
+      kernel(tmp, self, aside(others)...);
+      copy_into(self, tmp);
+    }
+  }
+  self.impl()->bump_version();
+  return self;
 }
 
 // unary_into: out = f(a) for one dtype T (a already has dtype T).

@@ -1,9 +1,8 @@
 // ternary.cc: CPU kernels of addcmul, addcdiv and lerp and their in-place
 // forms, the elementwise ops optimizers run (See Note [Ternary pointwise
 // ops]). Operands are cast to the common dtype, then a shared functor runs
-// over a TensorIterator; the in-place forms compute into self (or a buffer of
-// the common dtype, copied into self) as TensorIterator's
-// cast_common_dtype_to_outputs does.
+// over a TensorIterator; the in-place forms go through binary_loops.h's
+// inplace_apply, as add_ and mul_ do.
 #include "kernels/common/elementwise_ops.h"
 #include "kernels/cpu/binary_loops.h"
 #include "kernels/cpu/copy.h"
@@ -65,36 +64,6 @@ auto lerp_functor() {
   return []<class T>() { return LerpOp{}; };
 }
 
-// ternary_into_self: self = kernel(out) where out is self itself when the common
-// dtype is self's, else a buffer of the common dtype copied into self. An
-// operand sharing self's memory without being its elements (PyTorch's
-// kTooHard cases) is copied aside first (See Note [Memory overlap]).
-template <class Kernel>
-Tensor ternary_into_self(const Tensor& self, const ElementwiseMeta& m, std::initializer_list<Tensor> others,
-                 std::string_view op, const Kernel& kernel) {
-  require_cpu_device(self.device(), op);
-  if (self.numel() != 0) {
-    std::vector<Tensor> ops;
-    for (const Tensor& t : others) {
-      Tensor x = t;
-      if (partial_overlap(self, t)) {
-        x = make_tensor(t.sizes(), t.dtype(), kCPU);
-        copy_into(x, t);
-      }
-      ops.push_back(std::move(x));
-    }
-    if (m.compute_dtype == self.dtype()) {
-      kernel(self, ops);
-    } else {
-      Tensor tmp = make_tensor(self.sizes(), m.compute_dtype, kCPU);
-      kernel(tmp, ops);
-      copy_into(self, tmp);
-    }
-  }
-  self.impl()->bump_version();
-  return self;
-}
-
 // ---- addcmul, addcdiv ----
 
 template <bool kDiv>
@@ -114,13 +83,14 @@ template <bool kDiv>
 Tensor addc__cpu(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
   constexpr std::string_view kOp = kDiv ? "aten::addcdiv_" : "aten::addcmul_";
   const ElementwiseMeta m = addc_inplace_meta(self, t1, t2, kDiv, kOp);
-  return ternary_into_self(self, m, {t1, t2}, kOp, [&](const Tensor& out, const std::vector<Tensor>& o) {
+  const auto kernel = [&](const Tensor& out, const Tensor& s, const Tensor& a, const Tensor& b) {
     if constexpr (kDiv) {
-      ternary_into<true>(out, self, o[0], o[1], kOp, addcdiv_functor(value));
+      ternary_into<true>(out, s, a, b, kOp, addcdiv_functor(value));
     } else {
-      ternary_into<false>(out, self, o[0], o[1], kOp, addcmul_functor(value));
+      ternary_into<false>(out, s, a, b, kOp, addcmul_functor(value));
     }
-  });
+  };
+  return inplace_apply(self, m, kOp, kernel, t1, t2);
 }
 
 // ---- lerp ----
@@ -144,16 +114,17 @@ Tensor lerp_tensor_cpu(const Tensor& self, const Tensor& end, const Tensor& weig
 Tensor lerp__scalar_cpu(const Tensor& self, const Tensor& end, const Scalar& weight) {
   constexpr std::string_view kOp = "aten::lerp_";
   const ElementwiseMeta m = lerp_inplace_meta(self, end, nullptr, kOp);
-  return ternary_into_self(self, m, {end}, kOp,
-                   [&](const Tensor& out, const std::vector<Tensor>& o) { lerp_scalar_into(out, self, o[0], weight); });
+  const auto kernel = [&](const Tensor& out, const Tensor& s, const Tensor& e) { lerp_scalar_into(out, s, e, weight); };
+  return inplace_apply(self, m, kOp, kernel, end);
 }
 
 Tensor lerp__tensor_cpu(const Tensor& self, const Tensor& end, const Tensor& weight) {
   constexpr std::string_view kOp = "aten::lerp_";
   const ElementwiseMeta m = lerp_inplace_meta(self, end, &weight, kOp);
-  return ternary_into_self(self, m, {end, weight}, kOp, [&](const Tensor& out, const std::vector<Tensor>& o) {
-    ternary_into<true>(out, self, o[0], o[1], kOp, lerp_functor());
-  });
+  const auto kernel = [&](const Tensor& out, const Tensor& s, const Tensor& e, const Tensor& w) {
+    ternary_into<true>(out, s, e, w, kOp, lerp_functor());
+  };
+  return inplace_apply(self, m, kOp, kernel, end, weight);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "kernels/cuda/cuda_copy.h"
 #include "kernels/cuda/cuda_device.h"
 #include "kernels/cuda/elementwise_args.h"
+#include "kernels/cuda/inplace_apply.h"
 #include "runtime/core/memory_format.h"
 #include "runtime/ops/elementwise_rules.h"
 #include "runtime/dispatch/library.h"
@@ -346,54 +347,30 @@ Tensor where_cuda(const Tensor& condition, const Tensor& self, const Tensor& oth
 
 // ---- In-place ----
 
-// inplace_apply: kernels/cpu/binary.cc's inplace_apply on the device (an
-// overlapping other that inplace_meta let through is copied aside first).
-template <class Kernel>
-Tensor inplace_apply(const Tensor& self, const Tensor& other, const ElementwiseMeta& m, std::string_view op,
-                     const Kernel& kernel) {
-  const Device dev = require_device(self.device(), op);
-  if (self.numel() != 0) {
-    Tensor b = other;
-    if (other.device().is_cuda() && partial_overlap(self, other)) {
-      b = empty_cuda(other.sizes(), other.dtype(), dev);
-      device_copy(b, other);
-    }
-    if (m.compute_dtype == self.dtype()) {
-      kernel(self, self, b);
-    } else {
-      Tensor tmp = empty_cuda(self.sizes(), m.compute_dtype, dev);
-      kernel(tmp, self, b);
-      device_copy(self, tmp);
-    }
-  }
-  self.impl()->bump_version();
-  return self;
-}
-
 Tensor add__cuda(const Tensor& self, const Tensor& other, const Scalar& alpha) {
   constexpr std::string_view kOp = "aten::add_";
   const ElementwiseMeta m = add_sub_inplace_meta(self, other, alpha, /*sub=*/false, kOp);
-  return inplace_apply(self, other, m, kOp, [&](const Tensor& out, const Tensor& a, const Tensor& b) {
-    add_sub_into(out, a, b, alpha, false);
-  });
+  return inplace_apply(
+      self, m, kOp, [&](const Tensor& out, const Tensor& a, const Tensor& b) { add_sub_into(out, a, b, alpha, false); },
+      other);
 }
 
 Tensor sub__cuda(const Tensor& self, const Tensor& other, const Scalar& alpha) {
   constexpr std::string_view kOp = "aten::sub_";
   const ElementwiseMeta m = add_sub_inplace_meta(self, other, alpha, /*sub=*/true, kOp);
-  return inplace_apply(self, other, m, kOp, [&](const Tensor& out, const Tensor& a, const Tensor& b) {
-    add_sub_into(out, a, b, alpha, true);
-  });
+  return inplace_apply(
+      self, m, kOp, [&](const Tensor& out, const Tensor& a, const Tensor& b) { add_sub_into(out, a, b, alpha, true); },
+      other);
 }
 
 Tensor mul__cuda(const Tensor& self, const Tensor& other) {
   const ElementwiseMeta m = inplace_meta(self, other, BinaryKind::kArithmetic, "aten::mul_");
-  return inplace_apply(self, other, m, "aten::mul_", &mul_into);
+  return inplace_apply(self, m, "aten::mul_", &mul_into, other);
 }
 
 Tensor div__cuda(const Tensor& self, const Tensor& other) {
   const ElementwiseMeta m = inplace_meta(self, other, BinaryKind::kTrueDivide, "aten::div_");
-  return inplace_apply(self, other, m, "aten::div_", &div_into);
+  return inplace_apply(self, m, "aten::div_", &div_into, other);
 }
 
 // masked_fill_: where(mask, value, self) written back into self; value is
@@ -458,7 +435,7 @@ Tensor masked_fill_cuda(const Tensor& self, const Tensor& mask, const Scalar& va
 Tensor mul__scalar_cuda(const Tensor& self, const Scalar& other) {
   const Tensor b = make_wrapped_number(other);
   const ElementwiseMeta m = inplace_meta(self, b, BinaryKind::kArithmetic, "aten::mul_");
-  return inplace_apply(self, b, m, "aten::mul_", &mul_into);
+  return inplace_apply(self, m, "aten::mul_", &mul_into, b);
 }
 
 Tensor add__scalar_cuda(const Tensor& self, const Scalar& other, const Scalar& alpha) {
@@ -468,7 +445,7 @@ Tensor add__scalar_cuda(const Tensor& self, const Scalar& other, const Scalar& a
 Tensor div__scalar_cuda(const Tensor& self, const Scalar& other) {
   const Tensor b = make_wrapped_number(other);
   const ElementwiseMeta m = inplace_meta(self, b, BinaryKind::kTrueDivide, "aten::div_");
-  return inplace_apply(self, b, m, "aten::div_", &div_into);
+  return inplace_apply(self, m, "aten::div_", &div_into, b);
 }
 
 }  // namespace

@@ -3,11 +3,11 @@
 // functor on the device (See Note [Ternary pointwise ops]), parameters
 // converted as there.
 #include <type_traits>
-#include <vector>
 
 #include "kernels/cuda/cuda_copy.h"
 #include "kernels/cuda/cuda_device.h"
 #include "kernels/cuda/elementwise_args.h"
+#include "kernels/cuda/inplace_apply.h"
 #include "kernels/cuda/ternary_launch.h"
 #include "runtime/dispatch/library.h"
 #include "runtime/ops/elementwise_rules.h"
@@ -44,35 +44,6 @@ Tensor ternary_output(const ElementwiseMeta& m, std::string_view op) {
   return make_elementwise_output(m, require_device(m.device, op));
 }
 
-// into_self_cuda: kernels/cpu/ternary.cc's ternary_into_self on the device: out is
-// self, or a buffer of the common dtype copied into self; an operand sharing
-// self's memory without being its elements is copied aside first.
-template <class Kernel>
-Tensor into_self_cuda(const Tensor& self, const ElementwiseMeta& m, std::initializer_list<Tensor> others,
-                      std::string_view op, const Kernel& kernel) {
-  const Device dev = require_device(self.device(), op);
-  if (self.numel() != 0) {
-    std::vector<Tensor> ops;
-    for (const Tensor& t : others) {
-      Tensor x = t;
-      if (t.device().is_cuda() && partial_overlap(self, t)) {
-        x = empty_cuda(t.sizes(), t.dtype(), dev);
-        device_copy(x, t);
-      }
-      ops.push_back(std::move(x));
-    }
-    if (m.compute_dtype == self.dtype()) {
-      kernel(self, ops);
-    } else {
-      Tensor tmp = empty_cuda(self.sizes(), m.compute_dtype, dev);
-      kernel(tmp, ops);
-      device_copy(self, tmp);
-    }
-  }
-  self.impl()->bump_version();
-  return self;
-}
-
 template <bool kDiv>
 Tensor addc_cuda(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
   constexpr std::string_view kOp = kDiv ? "aten::addcdiv" : "aten::addcmul";
@@ -87,10 +58,11 @@ template <bool kDiv>
 Tensor addc__cuda(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
   constexpr std::string_view kOp = kDiv ? "aten::addcdiv_" : "aten::addcmul_";
   const ElementwiseMeta m = addc_inplace_meta(self, t1, t2, kDiv, kOp);
-  return into_self_cuda(self, m, {t1, t2}, kOp, [&](const Tensor& out, const std::vector<Tensor>& o) {
-    launch_ternary_op(out, {self, o[0], o[1]}, kDiv ? TernaryOp::kAddcdiv : TernaryOp::kAddcmul,
-           ternary_param(out.dtype(), value));
-  });
+  const auto kernel = [&](const Tensor& out, const Tensor& s, const Tensor& a, const Tensor& b) {
+    launch_ternary_op(out, {s, a, b}, kDiv ? TernaryOp::kAddcdiv : TernaryOp::kAddcmul,
+                      ternary_param(out.dtype(), value));
+  };
+  return inplace_apply(self, m, kOp, kernel, t1, t2);
 }
 
 Tensor lerp_scalar_cuda(const Tensor& self, const Tensor& end, const Scalar& weight) {
@@ -110,17 +82,19 @@ Tensor lerp_tensor_cuda(const Tensor& self, const Tensor& end, const Tensor& wei
 Tensor lerp__scalar_cuda(const Tensor& self, const Tensor& end, const Scalar& weight) {
   constexpr std::string_view kOp = "aten::lerp_";
   const ElementwiseMeta m = lerp_inplace_meta(self, end, nullptr, kOp);
-  return into_self_cuda(self, m, {end}, kOp, [&](const Tensor& out, const std::vector<Tensor>& o) {
-    launch_ternary_op(out, {self, o[0]}, TernaryOp::kLerpScalar, ternary_param(out.dtype(), weight));
-  });
+  const auto kernel = [&](const Tensor& out, const Tensor& s, const Tensor& e) {
+    launch_ternary_op(out, {s, e}, TernaryOp::kLerpScalar, ternary_param(out.dtype(), weight));
+  };
+  return inplace_apply(self, m, kOp, kernel, end);
 }
 
 Tensor lerp__tensor_cuda(const Tensor& self, const Tensor& end, const Tensor& weight) {
   constexpr std::string_view kOp = "aten::lerp_";
   const ElementwiseMeta m = lerp_inplace_meta(self, end, &weight, kOp);
-  return into_self_cuda(self, m, {end, weight}, kOp, [&](const Tensor& out, const std::vector<Tensor>& o) {
-    launch_ternary_op(out, {self, o[0], o[1]}, TernaryOp::kLerp, {});
-  });
+  const auto kernel = [&](const Tensor& out, const Tensor& s, const Tensor& e, const Tensor& w) {
+    launch_ternary_op(out, {s, e, w}, TernaryOp::kLerp, {});
+  };
+  return inplace_apply(self, m, kOp, kernel, end, weight);
 }
 
 }  // namespace
