@@ -4,19 +4,23 @@
 // vocabulary 512; the ResNet block (training mode) at batch 8, 64 channels,
 // 56 x 56, its input contiguous or channels-last; the Llama decoder layer at
 // batch 4, sequence 128, width 256 (8 heads of 32, 2 key/value heads), MLP
-// 688. libtorch's times for the same models are in benchmarks/README.md.
+// 688. Each runs under NoGradGuard, as libtorch's figures run under
+// torch.no_grad() (the parameters require grad: Note [Parameters require grad]).
+// libtorch's times for the same models are in benchmarks/README.md.
 #include <benchmark/benchmark.h>
 
 #include "fixtures/gpt2_block.h"
 #include "fixtures/llama_block.h"
 #include "fixtures/resnet_block.h"
 #include "runtime/compile/compile.h"
+#include "runtime/core/grad_mode.h"
 #include "runtime/ops/ops.h"
 
 namespace opspec {
 namespace {
 
 void BM_Model_gpt2_block(benchmark::State& state, const char* backend) {
+  autograd::NoGradGuard no_grad;
   constexpr int64_t kBatch = 4, kSeq = 128;
   manual_seed(0);
   const FixtureFn model = fixtures::gpt2_program({.vocab = 512, .max_seq = kSeq, .width = 256, .heads = 4});
@@ -84,6 +88,7 @@ BENCHMARK_CAPTURE(BM_GptPart, lm_loss_fused, "lm_loss", "fused")
 // channels_last: the input laid out NHWC (PyTorch's fast CPU layout for
 // CNNs); every activation then stays channels-last (Note [Model op layouts]).
 void BM_Model_resnet_block(benchmark::State& state, const char* backend, bool channels_last) {
+  autograd::NoGradGuard no_grad;
   manual_seed(0);
   std::shared_ptr<nn::Module> model = fixtures::resnet_block_model(64);
   const TracedFunction forward = [model](const std::vector<Tensor>& in) { return std::vector<Tensor>{(*model)(in[0])}; };
@@ -112,6 +117,7 @@ BENCHMARK_CAPTURE(BM_Model_resnet_block, channels_last_fused, "fused", true)
     ->UseRealTime();
 
 void BM_Model_llama_block(benchmark::State& state, const char* backend) {
+  autograd::NoGradGuard no_grad;
   constexpr int64_t kBatch = 4, kSeq = 128, kWidth = 256;
   manual_seed(0);
   std::shared_ptr<nn::Module> model =

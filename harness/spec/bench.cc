@@ -21,6 +21,7 @@
 #include "runtime/compile/compile.h"
 #include "runtime/core/allocator.h"
 #include "runtime/core/device_hooks.h"
+#include "runtime/core/grad_mode.h"
 
 namespace opspec::spec {
 namespace {
@@ -237,6 +238,8 @@ BenchResult run_bench(const CaseRef& ref, const BenchOptions& options) {
   if (auto w = load_warning()) r.warnings.push_back(*w);
   if (auto w = scaling_warning()) r.warnings.push_back(*w);
   try {
+    std::optional<autograd::NoGradGuard> no_grad;  // as run_case: around the calls, not inside them
+    if (c.no_grad) no_grad.emplace();
     const CaseFunction fn = make_case_function(c, ref.device);
     const Device device = Device::parse(ref.device);  // the case's: a program may make its tensors itself
     const std::vector<std::string>& backends = c.bench->backends.empty() ? options.backends : c.bench->backends;

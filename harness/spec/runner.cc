@@ -25,6 +25,7 @@
 #include "runtime/compile/export.h"
 #include "runtime/compile/guards.h"
 #include "runtime/core/device_hooks.h"
+#include "runtime/core/grad_mode.h"
 #include "runtime/dispatch/dispatcher.h"
 #include "runtime/dispatch/mode.h"
 
@@ -520,6 +521,10 @@ CaseResult run_case(const CaseRef& ref, const RunOptions& options) {
   std::optional<std::string> error = c.load_error;
   if (!error) {
     try {
+      // Outside the compiled call, as `with torch.no_grad(): compiled(x)`: inside
+      // it would be captured as a grad mode node (See Note [Grad mode nodes]).
+      std::optional<autograd::NoGradGuard> no_grad;
+      if (c.no_grad) no_grad.emplace();
       run_expectations(ref, options, result, failures);
     } catch (const std::exception& ex) {
       error = ex.what();

@@ -10,6 +10,7 @@
 #include "harness/spec/spec_loader.h"
 #include "runtime/autograd/formulas.h"
 #include "runtime/compile/logging.h"
+#include "runtime/core/grad_mode.h"
 #include "runtime/dispatch/library.h"
 #include "runtime/ops/ops.h"
 
@@ -483,6 +484,30 @@ cases:
 )");
   EXPECT_EQ(r.outcome, Outcome::kPassed) << r.message;
   EXPECT_EQ(r.fused_kernels.size(), 1u);
+}
+
+// `no_grad: true` runs the case as `with torch.no_grad():`. The mlp's
+// parameters require grad, so with grad mode on compile serves the call with
+// its AOT forward graph, which saves the first linear's result for gelu's
+// backward: the gelu epilogue does not fuse there.
+TEST(SpecRunner, NoGradRunsTheCaseWithGradModeOff) {
+  constexpr const char* kMlp = R"(
+defaults: {no_grad: %s}
+cases:
+  - name: mlp_fused
+    fixture: mlp
+    %s
+    compile: {backend: fused}
+    expect: {graphs: 1, fused_kernels: 1, equivalent: bitwise}
+)";
+  CaseResult inference = run_one(absl::StrFormat(kMlp, "false", "no_grad: true"));
+  EXPECT_EQ(inference.outcome, Outcome::kPassed) << inference.message;
+  CaseResult by_default = run_one(absl::StrFormat(kMlp, "true", ""));
+  EXPECT_EQ(by_default.outcome, Outcome::kPassed) << by_default.message;
+  CaseResult training = run_one(absl::StrFormat(kMlp, "true", "no_grad: false"));
+  EXPECT_EQ(training.outcome, Outcome::kFailed);
+  EXPECT_THAT(training.message, HasSubstr("expected 1 fused kernel, got 0"));
+  EXPECT_TRUE(autograd::is_grad_enabled());  // the guard ended with the case
 }
 
 // A fixture is C++: its errors are located at the case that uses it (issue

@@ -165,6 +165,11 @@ struct CaseSpec {
   DType dtype = DType::kFloat32;        // from defaults
   std::string default_backend = "eager";  // defaults.backend: what runs a case compiled without `compile:`
   uint64_t seed = 0;
+  // no_grad: `no_grad: true` (or defaults): the case runs with grad mode off,
+  // as under torch.no_grad(): an inference run of a module whose parameters
+  // require grad (See Note [Parameters require grad]) records no history,
+  // and compile serves it with the inference graph, not the AOT pair.
+  bool no_grad = false;
   // load_error: a problem found in this case alone (bad program, unknown op):
   // the case fails with it, unless expect.error matches it.
   std::optional<std::string> load_error;

@@ -67,10 +67,11 @@ std::optional<MemoryFormat> Loader::read_memory_format(const Entry& e) {
 Defaults Loader::parse_defaults(const Entry& e) {
   Defaults d;
   auto m =
-      read_map(e.value, val_pos(e), "'defaults'", "in defaults", {"dtype", "seed", "backend", "device", "devices"});
+      read_map(e.value, val_pos(e), "'defaults'", "in defaults", {"dtype", "seed", "backend", "device", "devices", "no_grad"});
   if (!m) return d;
   if (const Entry* x = m->get("dtype")) d.dtype = get_dtype(*x).value_or(d.dtype);
   if (const Entry* x = m->get("seed")) d.seed = get_int(*x, 0, std::numeric_limits<int64_t>::max()).value_or(0);
+  if (const Entry* x = m->get("no_grad")) d.no_grad = get_bool(*x).value_or(false);
   if (const Entry* x = m->get("backend")) {
     if (auto b = get_string(*x); b && check_backend(val_pos(*x), *b)) d.backend = *b;
   }
@@ -388,10 +389,11 @@ void Loader::parse_case_body(const Node& n, int index, const Defaults& defaults,
   }
   auto m = read_map(n, cp, where, str_cat("in ", where),
                     {"name", "description", "inputs", "program", "fixture", "compile", "expect", "debug", "skip_if",
-                     "xfail", "devices", "dtype", "seed", "bench"});
+                     "xfail", "devices", "dtype", "seed", "bench", "no_grad"});
   if (!m) return;
   c.dtype = defaults.dtype, c.seed = defaults.seed, c.devices = defaults.devices;
   c.default_backend = defaults.backend;
+  c.no_grad = defaults.no_grad;
   if (const Entry* x = m->get("name")) {
     c.name = get_string(*x).value_or("");
     if (!valid_case_name(c.name)) {
@@ -405,6 +407,7 @@ void Loader::parse_case_body(const Node& n, int index, const Defaults& defaults,
   if (const Entry* x = m->get("description")) c.description = get_string(*x).value_or("");
   if (const Entry* x = m->get("dtype")) c.dtype = get_dtype(*x).value_or(c.dtype);
   if (const Entry* x = m->get("seed")) c.seed = get_int(*x, 0, std::numeric_limits<int64_t>::max()).value_or(0);
+  if (const Entry* x = m->get("no_grad")) c.no_grad = get_bool(*x).value_or(c.no_grad);
   const Entry* inputs = m->get("inputs");
   if (inputs) c.inputs = parse_inputs(*inputs, where, nullptr);
   const Entry* program = m->get("program");

@@ -314,10 +314,10 @@ TEST(SpecLoaderErrors, UnknownKeyAtEachLevel) {
             "defaults, cases)");
   EXPECT_EQ(load_fails("defaults: {dtyp: f32}\ncases: []\n"),
             "t.yaml:1:12: error: unknown key 'dtyp' in defaults; did you mean 'dtype'? (allowed: dtype, seed, "
-            "backend, device, devices)");
+            "backend, device, devices, no_grad)");
   EXPECT_EQ(load_fails(str_cat(kHead, "    program: return 1\n    expcet: {}\n")),
             "t.yaml:4:5: error: unknown key 'expcet' in case 'c'; did you mean 'expect'? (allowed: name, "
-            "description, inputs, program, fixture, compile, expect, debug, skip_if, xfail, devices, dtype, seed, bench)");
+            "description, inputs, program, fixture, compile, expect, debug, skip_if, xfail, devices, dtype, seed, bench, no_grad)");
   EXPECT_EQ(load_fails(str_cat(kHead, "    program: return x\n    inputs: {x: {shape: [1], int: ones}}\n")),
             "t.yaml:4:30: error: unknown key 'int' in input 'x' of case 'c'; did you mean 'init'? (allowed: shape, "
             "init, dtype, device, full, values, requires_grad, memory_format)");

@@ -168,10 +168,25 @@ void Module::add_child(std::string name, std::shared_ptr<Module> child) {
   children_.emplace_back(std::move(name), std::move(child));
 }
 
-Tensor& Module::register_parameter(std::string name, Tensor value) {
+// Note [Parameters require grad]
+// A registered parameter requires grad, as nn.Parameter(t) does in Python and
+// register_parameter(name, t, requires_grad=true) in libtorch: training code
+// needs no requires_grad_() calls, and an inference run says so with
+// NoGradGuard (PyTorch's torch.no_grad()), as PyTorch users write it. A
+// parameter made from a non-leaf is detached first: nn.Parameter makes a leaf
+// sharing the data. The initialisers (uniform_, ones) run before this, so they
+// record nothing, as PyTorch's run under no_grad.
+Tensor& Module::register_parameter(std::string name, Tensor value, bool requires_grad) {
   check_new_name(name, "parameter");
   OPSPEC_CHECK(value.defined(), "nn.Module ", type_name_, ": register_parameter('", name,
                "') got an undefined tensor");
+  if (requires_grad) {
+    OPSPEC_CHECK(is_floating(value.dtype()), "nn.Module ", type_name_, ": register_parameter('", name,
+                 "'): Only Tensors of floating point and complex dtype can require gradients (got ",
+                 dtype_torch_name(value.dtype()), "; pass requires_grad = false)");
+    if (!value.is_leaf()) value = value.detach();
+    value.requires_grad_();
+  }
   parameters_.emplace_back(std::move(name), std::move(value));
   return parameters_.back().second;
 }
@@ -191,6 +206,12 @@ std::vector<std::pair<std::string, Tensor>> Module::named_buffers(bool recurse) 
     for (const auto& [name, t] : m->named_buffers(false)) out.emplace_back(str_cat(prefix, ".", name), t);
   }
   return out;
+}
+
+void Module::requires_grad_(bool requires_grad) {
+  for (const auto& [name, m] : named_modules()) {
+    for (auto& [pname, p] : const_cast<Module*>(m)->parameters_) p.requires_grad_(requires_grad);
+  }
 }
 
 void Module::train(bool mode) {

@@ -58,7 +58,9 @@ class Module {
   }
   // register_parameter: adds a parameter under name (same rules as children)
   // and returns a reference to the stored tensor, stable for the module's life.
-  Tensor& register_parameter(std::string name, Tensor value);
+  // Parameters require grad unless requires_grad is false, as nn.Parameter and
+  // libtorch's register_parameter; See Note [Parameters require grad].
+  Tensor& register_parameter(std::string name, Tensor value, bool requires_grad = true);
   // register_buffer: adds a state tensor that is not a parameter (batch
   // norm's running statistics) under name; a reference stable for the module's life.
   Tensor& register_buffer(std::string name, Tensor value);
@@ -69,6 +71,9 @@ class Module {
   // (PyTorch's module.train(mode) and module.eval()); modules start training.
   void train(bool mode = true);
   void eval() { train(false); }
+  // requires_grad_: sets requires_grad on every parameter of this module and
+  // its descendants (PyTorch's module.requires_grad_(mode)), e.g. to freeze a model.
+  void requires_grad_(bool requires_grad = true);
   // is_training: this module's flag.
   bool is_training() const { return training_; }
 

@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "runtime/core/grad_mode.h"
 #include "runtime/dispatch/mode.h"
 #include "runtime/nn/layers.h"
 #include "runtime/nn/reference_models_test_util.h"
@@ -130,6 +131,46 @@ TEST_F(NnModuleTest, RegistrationRejectsBadNames) {
   // The failed registrations left nothing behind.
   EXPECT_EQ(bar.named_children().size(), 2u);
   EXPECT_THAT(bar.named_parameters(false), IsEmpty());
+}
+
+// See Note [Parameters require grad].
+TEST_F(NnModuleTest, ParametersRequireGradAndBuffersDoNot) {
+  nn::Linear lin(3, 2);
+  EXPECT_TRUE(lin.weight().requires_grad());
+  EXPECT_TRUE(lin.weight().is_leaf());
+  EXPECT_TRUE(lin.bias()->requires_grad());
+  nn::BatchNorm2d bn(4);
+  for (const auto& [name, b] : bn.named_buffers()) EXPECT_FALSE(b.requires_grad()) << name;
+  // A forward records history (AddmmBackward0); under no_grad it records none.
+  EXPECT_FALSE(lin(ops::randn({5, 3})).is_leaf());
+  {
+    autograd::NoGradGuard no_grad;
+    EXPECT_TRUE(lin(ops::randn({5, 3})).is_leaf());
+  }
+  // requires_grad_(false) freezes the module and its children, as PyTorch's.
+  Bar bar;
+  bar.requires_grad_(false);
+  for (const auto& [name, p] : bar.named_parameters()) EXPECT_FALSE(p.requires_grad()) << name;
+  bar.abc->requires_grad_();
+  EXPECT_TRUE(bar.abc->l1->weight().requires_grad());
+  EXPECT_FALSE(bar.xyz->weight().requires_grad());
+}
+
+TEST_F(NnModuleTest, RegisterParameterMakesALeafOrKeepsItsFlag) {
+  Bar bar;
+  const Tensor w = ops::randn({2}).requires_grad_();
+  const Tensor non_leaf = ops::mul(w, 2.0);
+  const Tensor& p = bar.register_parameter("scaled", non_leaf);
+  // As nn.Parameter(t): a leaf sharing the data, not the op's result itself.
+  EXPECT_TRUE(p.is_leaf());
+  EXPECT_TRUE(p.requires_grad());
+  EXPECT_TRUE(p.is_alias_of(non_leaf));
+  EXPECT_FALSE(bar.register_parameter("frozen", ops::zeros({2}), /*requires_grad=*/false).requires_grad());
+  // An integer parameter must say it needs no gradient; nothing is registered otherwise.
+  EXPECT_THAT([&] { bar.register_parameter("steps", ops::zeros({1}, {.dtype = DType::kInt64})); },
+              ThrowsMessage<Error>(AllOf(HasSubstr("register_parameter('steps')"),
+                                         HasSubstr("Only Tensors of floating point and complex dtype"))));
+  EXPECT_FALSE(bar.register_parameter("steps", ops::zeros({1}, {.dtype = DType::kInt64}), false).requires_grad());
 }
 
 TEST_F(NnModuleTest, SharedModulesAndParametersAreListedOnce) {

@@ -46,6 +46,7 @@ struct Defaults {
   uint64_t seed = 0;
   std::string backend = "eager";
   std::vector<std::string> devices = {"cpu"};
+  bool no_grad = false;
 };
 
 // Loader: one file's text into a SuiteSpec.
