@@ -12,6 +12,7 @@
 #include <iterator>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include "absl/container/flat_hash_set.h"
 #include "kernels/common/coalesce.h"
@@ -127,6 +128,75 @@ std::vector<FusedLoopFn> select_kernels(const FusedProgram& p) {
   return fns;
 }
 
+// Note [Fused outputs in eager's layout]
+// A group's results keep eager's layout: TensorIterator writes an output in
+// its inputs' memory order, so a transposed q times cos is transposed and a
+// channels-last batch norm's relu is channels-last. Rather than write
+// row-major and copy (a pass over every result), the CPU kernel walks the
+// elements in the outputs' memory order: the program's dims are permuted,
+// outermost first, for the outputs and every input alike, so the outputs are
+// written in place and an input laid out as they are is read in place too.
+// The programs are elementwise, so the order of the walk changes no bits.
+
+// memory_order: t's dims outermost first, when t is dense in that order (no
+// gaps, no overlap; size-1 dims first); nullopt otherwise.
+std::optional<std::vector<int>> memory_order(const Tensor& t) {
+  std::vector<int> order(static_cast<size_t>(t.dim()));
+  for (int d = 0; d < t.dim(); ++d) order[static_cast<size_t>(d)] = d;
+  const IntArrayRef sizes = t.sizes(), strides = t.strides();
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    if ((sizes[a] == 1) != (sizes[b] == 1)) return sizes[a] == 1;
+    return sizes[a] != 1 && strides[a] > strides[b];
+  });
+  int64_t expected = 1;
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    if (sizes[*it] == 1) continue;
+    if (strides[*it] != expected) return std::nullopt;
+    expected *= sizes[*it];
+  }
+  return order;
+}
+
+// same_layout: a and b (of one shape) step alike over every dim longer than 1.
+bool same_layout(const Tensor& a, const Tensor& b) {
+  for (int d = 0; d < a.dim(); ++d) {
+    if (a.sizes()[d] != 1 && a.strides()[d] != b.strides()[d]) return false;
+  }
+  return true;
+}
+
+// Walk: the operands seen in the order of the outputs' memory (See Note
+// [Fused outputs in eager's layout]): views over the permuted shape, the
+// outputs contiguous in it, the inputs broadcast to it.
+struct Walk {
+  SizeVec shape;
+  std::vector<Tensor> inputs, outputs;
+};
+
+// permuted_walk: the Walk when the outputs lie in another order than
+// row-major; nullopt when they are row-major already. An output that is an
+// input (See Note [In-place fusion]) gets the same view as that input.
+std::optional<Walk> permuted_walk(const FusedProgram& p, TensorList inputs, TensorList outputs) {
+  if (outputs.empty() || outputs[0].is_contiguous()) return std::nullopt;
+  const std::vector<int> order = *memory_order(outputs[0]);  // check_operands made sure
+  const IntArrayRef shape = p.shape();
+  const int64_t nd = static_cast<int64_t>(shape.size());
+  Walk w;
+  for (int d : order) w.shape.push_back(shape[d]);
+  auto view = [&](const Tensor& t) {
+    const int64_t lead = nd - t.dim();
+    SizeVec strides;
+    for (int d : order) {
+      const bool broadcast = d < lead || t.sizes()[d - lead] == 1;
+      strides.push_back(broadcast ? 0 : t.strides()[d - lead]);
+    }
+    return make_view(t, w.shape, strides, t.storage_offset());
+  };
+  for (const Tensor& t : inputs) w.inputs.push_back(view(t));
+  for (const Tensor& t : outputs) w.outputs.push_back(view(t));
+  return w;
+}
+
 // check_operands: run_fused's argument checks (See run_fused in fused.h).
 void check_operands(const FusedProgram& p, TensorList inputs, TensorList outputs) {
   OPSPEC_CHECK(p.finalized(), "run_fused: the program is not finalized; call finalize() after building it");
@@ -152,8 +222,12 @@ void check_operands(const FusedProgram& p, TensorList inputs, TensorList outputs
                      std::equal(t.sizes().begin(), t.sizes().end(), p.shape().begin(), p.shape().end()),
                  "run_fused: output ", k, " is ", t.meta_str(), " but the program writes ",
                  dtype_short_name(p.output_dtype(k)), format_sizes(p.shape()));
-    OPSPEC_CHECK(t.device().is_cpu() && has_cpu_data(t) && t.is_contiguous(), "run_fused: output ", k, " (",
-                 t.meta_str(), ") must be a contiguous cpu tensor");
+    OPSPEC_CHECK(t.device().is_cpu() && has_cpu_data(t) && (t.is_contiguous() || memory_order(t).has_value()),
+                 "run_fused: output ", k, " (", t.meta_str(),
+                 ") must be a cpu tensor dense in some order of its dims (contiguous, transposed, channels-last)");
+    OPSPEC_CHECK(k == 0 || same_layout(t, outputs[0]), "run_fused: output ", k, " (strides ", format_sizes(t.strides()),
+                 ") is laid out unlike output 0 (strides ", format_sizes(outputs[0].strides()),
+                 "); a kernel writes every output in one order");
     for (const Tensor& other : inputs) {
       // An output may be an input itself (an in-place group, See Note [In-place fusion]), nothing else.
       OPSPEC_CHECK(!(t.numel() > 0 && other.numel() > 0 && t.is_alias_of(other)) || same_elements(t, other),
@@ -227,7 +301,7 @@ void run_tasks(const FusedProgram& p, const MatrixBlock* block, int64_t width, T
 // run_planned: evaluates p with fns[i] the loop of instruction i, over all
 // of its output or (block set) one block of it.
 void run_planned(const FusedProgram& p, const std::vector<FusedLoopFn>& fns, TensorList inputs, TensorList outputs,
-                 const MatrixBlock* block = nullptr, int64_t width = 0) {
+                 IntArrayRef shape, const MatrixBlock* block = nullptr, int64_t width = 0) {
   if (p.numel() == 0) return;
 
   // Uniform registers, computed once: 8 bytes each, read-only during the tiles.
@@ -249,7 +323,7 @@ void run_planned(const FusedProgram& p, const std::vector<FusedLoopFn>& fns, Ten
   }
 
   std::vector<CoalescedGeometry> geometry;
-  for (int r : p.tile_inputs()) geometry.push_back(coalesce_over(inputs[p.regs()[r].input], p.shape()));
+  for (int r : p.tile_inputs()) geometry.push_back(coalesce_over(inputs[p.regs()[r].input], shape));
 
   const std::vector<char> streamed = output_modes(inputs, outputs);
 
@@ -317,7 +391,7 @@ void run_planned(const FusedProgram& p, const std::vector<FusedLoopFn>& fns, Ten
 // run_generated: evaluates p with its generated tile function (See Note
 // [Generated CPU kernels] in fused_codegen.cc): the same tiles, threads,
 // gathers and streamed outputs as run_planned, one call per tile.
-void run_generated(const FusedProgram& p, FusedTileFn fn, TensorList inputs, TensorList outputs,
+void run_generated(const FusedProgram& p, FusedTileFn fn, TensorList inputs, TensorList outputs, IntArrayRef shape,
                    const MatrixBlock* block = nullptr, int64_t width = 0) {
   if (p.numel() == 0) return;
   const int ni = p.num_inputs(), no = p.num_outputs();
@@ -327,7 +401,7 @@ void run_generated(const FusedProgram& p, FusedTileFn fn, TensorList inputs, Ten
   for (int r : p.tile_inputs()) {
     const int k = p.regs()[r].input;
     per_tile[k] = 1;
-    geometry[k] = coalesce_over(inputs[k], p.shape());
+    geometry[k] = coalesce_over(inputs[k], shape);
     dense[k] = geometry[k].dense();
     buffers += dense[k] ? 0 : 1;
   }
@@ -414,14 +488,19 @@ class CpuFusedKernel final : public FusedKernel {
     check_operands(*program_, inputs, outputs);
     FusedTileFn fn = generated_.load(std::memory_order_acquire);
     if (fn == nullptr && policy_ == CpuFusedCodegen::kAuto) fn = tier_up(program_->numel(), program_->numel());
+    const std::optional<Walk> walk = permuted_walk(*program_, inputs, outputs);
+    const TensorList ins = walk ? TensorList(walk->inputs) : inputs, outs = walk ? TensorList(walk->outputs) : outputs;
+    const IntArrayRef shape = walk ? IntArrayRef(walk->shape) : program_->shape();
     if (fn != nullptr) {
-      run_generated(*program_, fn, inputs, outputs);
+      run_generated(*program_, fn, ins, outs, shape);
     } else {
-      run_planned(*program_, fns_, inputs, outputs);
+      run_planned(*program_, fns_, ins, outs, shape);
     }
   }
   void run_block(TensorList inputs, TensorList outputs, const MatrixBlock& block, int64_t width) const override {
     check_operands(*program_, inputs, outputs);
+    OPSPEC_CHECK(outputs.empty() || outputs[0].is_contiguous(), "FusedKernel::run_block: the outputs (strides ",
+                 format_sizes(outputs[0].strides()), ") must be row-major: a block is rows of a row-major matrix");
     const int64_t numel = program_->numel();
     OPSPEC_CHECK(width > 0 && numel % width == 0 && block.row0 >= 0 && block.rows >= 0 && block.col0 >= 0 &&
                      block.cols >= 0 && block.row0 + block.rows <= numel / width && block.col0 + block.cols <= width,
@@ -434,9 +513,9 @@ class CpuFusedKernel final : public FusedKernel {
       fn = tier_up(numel, block.row0 == 0 && block.col0 == 0 ? numel : 0);
     }
     if (fn != nullptr) {
-      run_generated(*program_, fn, inputs, outputs, &block, width);
+      run_generated(*program_, fn, inputs, outputs, program_->shape(), &block, width);
     } else {
-      run_planned(*program_, fns_, inputs, outputs, &block, width);
+      run_planned(*program_, fns_, inputs, outputs, program_->shape(), &block, width);
     }
   }
 
@@ -485,7 +564,9 @@ std::unique_ptr<FusedKernel> make_cpu_fused_kernel(std::shared_ptr<const FusedPr
 
 void run_fused(const FusedProgram& p, TensorList inputs, TensorList outputs) {
   check_operands(p, inputs, outputs);
-  run_planned(p, select_kernels(p), inputs, outputs);
+  const std::optional<Walk> walk = permuted_walk(p, inputs, outputs);
+  if (walk) return run_planned(p, select_kernels(p), walk->inputs, walk->outputs, walk->shape);
+  run_planned(p, select_kernels(p), inputs, outputs, p.shape());
 }
 
 void register_cpu_fused_kernels() { register_fused_kernel_factory(DeviceType::kCPU, &make_cpu_fused_kernel); }

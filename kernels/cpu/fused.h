@@ -12,9 +12,10 @@
 namespace opspec::internal {
 
 // run_fused: evaluates a finalized program: inputs[k] must have input k's
-// dtype and sizes (any strides, cpu); outputs[k] must be contiguous cpu tensors
-// of output k's dtype and the program's shape, aliasing no input or other
-// output. Parallel across tiles for large shapes. Throws opspec::Error naming
+// dtype and sizes (any strides, cpu); outputs[k] must be cpu tensors of output
+// k's dtype and the program's shape, contiguous or all dense in one other
+// order of their dims (written in that order: See Note [Fused outputs in
+// eager's layout] in fused.cc), aliasing no input or other output. Parallel across tiles for large shapes. Throws opspec::Error naming
 // the offending argument.
 void run_fused(const FusedProgram& program, TensorList inputs, TensorList outputs);
 

@@ -109,6 +109,49 @@ TEST(FusedKernelTest, BroadcastTransposedAndSlicedInputs) {
   expect_bits_equal(out, want);
 }
 
+// See Note [Fused outputs in eager's layout]: outputs dense in another order
+// (transposed, channels-last) are written where they lie, with eager's bits,
+// whichever order the inputs lie in; an in-place output keeps its input's layout.
+TEST(FusedKernelTest, OutputsInAnyDenseOrderAreWrittenInPlace) {
+  manual_seed(3);
+  const int64_t n = 3, c = 37, h = 29, w = 31;  // several tiles, sizes that divide nothing
+  const Tensor x = ops::contiguous(randn({n, c, h, w}), MemoryFormat::kChannelsLast);
+  const Tensor y = randn({n, c, h, w});        // row-major
+  const Tensor bias = randn({c, 1, 1});        // broadcast
+  FusedProgram p({n, c, h, w});
+  const int rx = p.add_input(DType::kFloat32, x.sizes());
+  const int ry = p.add_input(DType::kFloat32, y.sizes());
+  const int rb = p.add_input(DType::kFloat32, bias.sizes());
+  const int sum = p.add_op(FusedOp::kAdd, {p.add_op(FusedOp::kMul, {rx, ry}), rb});
+  p.add_output(p.add_op(FusedOp::kRelu, {sum}));
+  p.add_output(p.add_op(FusedOp::kGt, {sum, ry}));
+  p.finalize();
+  const Tensor want_sum = ops::add(ops::mul(x, y), bias);
+  for (MemoryFormat f : {MemoryFormat::kChannelsLast, MemoryFormat::kContiguous}) {
+    Tensor o0 = ops::empty({n, c, h, w}, {.memory_format = f});
+    Tensor o1 = ops::empty({n, c, h, w}, {.dtype = DType::kBool, .memory_format = f});
+    const std::vector<int64_t> strides0(o0.strides().begin(), o0.strides().end());
+    run_fused(p, {x, y, bias}, {o0, o1});
+    EXPECT_EQ(std::vector<int64_t>(o0.strides().begin(), o0.strides().end()), strides0);
+    expect_bits_equal(o0, ops::relu(want_sum));
+    expect_bits_equal(o1, ops::gt(want_sum, y));
+  }
+  // A transposed matrix written over itself, as an in-place group's input.
+  FusedProgram q({301, 257});
+  const int r = q.add_input(DType::kFloat32, {301, 257});
+  q.add_output(q.add_op(FusedOp::kTanh, {r}));
+  q.finalize();
+  const Tensor m = ops::t(randn({257, 301}));
+  const Tensor want = ops::tanh(m);
+  Tensor over = ops::clone(m);  // clone keeps m's transposed layout
+  ASSERT_FALSE(over.is_contiguous());
+  run_fused(q, {over}, {over});
+  expect_bits_equal(over, want);
+  Tensor fresh = ops::t(ops::empty({257, 301}));
+  run_fused(q, {m}, {fresh});
+  expect_bits_equal(fresh, want);
+}
+
 TEST(FusedKernelTest, ReducedPrecisionRoundsAtEveryStep) {
   manual_seed(3);
   for (DType dt : {DType::kFloat16, DType::kBFloat16}) {
@@ -298,8 +341,17 @@ TEST(FusedKernelTest, RunErrorsNameTheArgument) {
               ThrowsMessage<Error>(HasSubstr("input 0 is f32[3, 2] but the program expects f32[2, 3]")));
   EXPECT_THAT([&] { run_fused(p, {ops::zeros({2, 3}, {.device = kMeta})}, {out}); },
               ThrowsMessage<Error>(HasSubstr("has no cpu data")));
-  EXPECT_THAT([&] { run_fused(p, {in}, {ops::t(ops::empty({3, 2}))}); },
-              ThrowsMessage<Error>(HasSubstr("output 0 (f32[2, 3]) must be a contiguous cpu tensor")));
+  EXPECT_THAT([&] { run_fused(p, {in}, {ops::slice(ops::empty({2, 6}), 1, 0, 6, 2)}); },
+              ThrowsMessage<Error>(HasSubstr("output 0 (f32[2, 3]) must be a cpu tensor dense in some order of its dims")));
+  EXPECT_THAT([&] { run_fused(p, {in}, {ops::expand(ops::empty({1, 3}), {2, 3})}); },
+              ThrowsMessage<Error>(HasSubstr("must be a cpu tensor dense in some order")));
+  FusedProgram two({2, 3});
+  const int y = two.add_input(DType::kFloat32, {2, 3});
+  two.add_output(two.add_op(FusedOp::kRelu, {y}));
+  two.add_output(two.add_op(FusedOp::kNeg, {y}));
+  two.finalize();
+  EXPECT_THAT([&] { run_fused(two, {in}, {ops::t(ops::empty({3, 2})), ops::empty({2, 3})}); },
+              ThrowsMessage<Error>(HasSubstr("output 1 (strides [3, 1]) is laid out unlike output 0 (strides [1, 2])")));
   EXPECT_THAT([&] { run_fused(p, {in}, {ops::empty({2, 3}, {.dtype = DType::kFloat16})}); },
               ThrowsMessage<Error>(HasSubstr("output 0 is f16[2, 3] but the program writes f32[2, 3]")));
   // An output may be an input itself (See Note [In-place fusion]), not part of one.

@@ -17,6 +17,7 @@
 #include "runtime/compile/logging.h"
 #include "runtime/core/device_hooks.h"
 #include "runtime/core/grad_mode.h"
+#include "runtime/core/memory_format.h"
 #include "runtime/fused/cross_entropy_rows.h"
 #include "runtime/fused/matmul_epilogue.h"
 #include "runtime/dispatch/dispatcher.h"
@@ -166,13 +167,28 @@ void zero_outputs(const std::vector<Tensor>& outs, Device device) {
   }
 }
 
-// lay_out_as_eager: results keep eager's layout: the kernel wrote row-major,
-// so a result eager lays out otherwise is copied into that layout (cpu only:
-// See is_fusable).
+// in_eager_layout: whether a cpu group's kernel writes its results in eager's
+// layout itself (See Note [Fused outputs in eager's layout] in
+// kernels/cpu/fused.cc): they are dense, all in one order, and the group
+// writes over none of its inputs.
+bool in_eager_layout(const FusionGroup& group, Device device) {
+  if (!device.is_cpu() || group.outputs.empty() || group.inplace_input >= 0 || !group.inplace_chain.empty()) {
+    return false;
+  }
+  const TensorMeta& first = group.outputs.front()->tensor_meta();
+  return std::all_of(group.outputs.begin(), group.outputs.end(), [&](const Node* n) {
+    const TensorMeta& m = n->tensor_meta();
+    return m.strides == first.strides && is_non_overlapping_and_dense(m.sizes, m.strides);
+  });
+}
+
+// lay_out_as_eager: results keep eager's layout: a result the kernel wrote
+// row-major that eager lays out otherwise is copied into that layout (cpu
+// only: See is_fusable).
 void lay_out_as_eager(const FusionGroup& group, std::vector<Tensor>& outs) {
   for (size_t k = 0; k < group.outputs.size(); ++k) {
     const TensorMeta& m = group.outputs[k]->tensor_meta();
-    if (is_contiguous_strides(m.sizes, m.strides)) continue;
+    if (is_contiguous_strides(m.sizes, m.strides) || outs[k].strides() == IntArrayRef(m.strides)) continue;
     Tensor laid_out = internal::make_strided(m.sizes, m.strides, m.dtype, m.device);
     copy_untraced(laid_out, outs[k]);
     outs[k] = std::move(laid_out);
@@ -185,10 +201,12 @@ void lay_out_as_eager(const FusionGroup& group, std::vector<Tensor>& outs) {
 // as its prefix: "[cuda] fused_relu_mul_add_0(...)".
 std::vector<Tensor> run_group(const FusionGroup& group, const std::vector<Tensor>& ins) {
   const Device device = group.nodes.front()->tensor_meta().device;  // (a group may have no outputs)
+  const bool eager_layout = in_eager_layout(group, device);
   std::vector<Tensor> outs;
   for (const Node* n : group.outputs) {
     const TensorMeta& m = n->tensor_meta();
-    outs.push_back(internal::make_tensor(m.sizes, m.dtype, m.device));
+    outs.push_back(eager_layout ? internal::make_tensor_with_strides(m.sizes, m.strides, m.dtype, m.device)
+                                : internal::make_tensor(m.sizes, m.dtype, m.device));
   }
   if (!group.inplace_chain.empty() && group.inplace_input < 0) {  // a chain over a value of the group
     const TensorMeta& m = group.inplace_root->tensor_meta();

@@ -263,9 +263,22 @@ TEST(FusedBackendTest, WorksAsACompileBackend) {
   EXPECT_EQ(cf.stats().compiles, 1);
 }
 
+// OutputsSeen: the tensors each launch was given as its outputs.
+struct OutputsSeen : KernelObserver {
+  std::vector<std::vector<Tensor>> outs;
+  std::function<void()> on_launch(std::string_view, std::string_view, const KernelArgs& kwargs) override {
+    outs.emplace_back();
+    for (const auto& [name, v] : kwargs) {
+      if (name.starts_with("out")) outs.back().push_back(v.to_tensor());
+    }
+    return {};
+  }
+};
+
 TEST(FusedBackendTest, ResultsKeepEagersLayout) {
-  // A group over a transposed input writes row-major, then lays its results
-  // out as eager does (See Note [Memory formats]); a channels-last one too.
+  // A group over a transposed input writes its results where eager lays them
+  // out (See Note [Memory formats]): the kernel's outputs are the results, no
+  // copy follows (See Note [Fused outputs in eager's layout]); a channels-last group too.
   manual_seed(5);
   const Tensor x = ops::t(ops::randn({6, 5})), y = ops::randn({5, 6});
   auto fn = [](const Tensor& a, const Tensor& b) {
@@ -276,20 +289,35 @@ TEST(FusedBackendTest, ResultsKeepEagersLayout) {
   CompiledFunction cf = compile(fn, {.backend_fn = fused_backend});
   const std::vector<Tensor> want = fn(x, y);
   for (int call = 0; call < 2; ++call) {
-    const std::vector<Tensor> got = cf(x, y);
+    auto seen = std::make_shared<OutputsSeen>();
+    std::vector<Tensor> got;
+    {
+      KernelObserverGuard guard(seen);
+      got = cf(x, y);
+    }
     ASSERT_EQ(got.size(), 2u);
     for (size_t k = 0; k < 2; ++k) {
       EXPECT_TRUE(bits_equal(got[k], want[k])) << call << " " << k;
       EXPECT_EQ(got[k].strides(), want[k].strides()) << call << " " << k;
     }
+    ASSERT_EQ(seen->outs.size(), 2u);
+    ASSERT_EQ(seen->outs[0].size(), 1u);
+    EXPECT_EQ(seen->outs[0][0].raw_data(), got[0].raw_data()) << call;  // the transposed result, written in place
   }
   EXPECT_EQ(want[0].strides()[0], 1);  // transposed, as the first input
   EXPECT_EQ(want[1].strides()[1], 1);  // row-major, as b
   const Tensor c = ops::permute(ops::randn({2, 4, 4, 3}), {0, 3, 1, 2});
   auto act = [](const Tensor& a) { return ops::relu(a * 2.0 - 1.0); };
-  const Tensor got = compile(act, {.backend_fn = fused_backend})(c)[0];
+  auto seen = std::make_shared<OutputsSeen>();
+  Tensor got;
+  {
+    KernelObserverGuard guard(seen);
+    got = compile(act, {.backend_fn = fused_backend})(c)[0];
+  }
   EXPECT_TRUE(bits_equal(got, act(c)));
   EXPECT_EQ(got.strides(), act(c).strides());
+  ASSERT_EQ(seen->outs.size(), 1u);
+  EXPECT_EQ(seen->outs[0][0].raw_data(), got.raw_data());
 }
 
 // ---- Randomized bit-identity against eager ----

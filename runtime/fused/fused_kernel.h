@@ -34,7 +34,9 @@ class FusedKernel {
   virtual ~FusedKernel() = default;
   // run: evaluates the program: inputs[k] has input k's dtype and sizes (any
   // strides); outputs are fresh contiguous tensors of the program's shape and
-  // output dtypes, or on cpu an input itself (written over element for
+  // output dtypes (on cpu also all dense in one other order of their dims,
+  // as eager lays them out: See Note [Fused outputs in eager's layout] in
+  // kernels/cpu/fused.cc), or on cpu an input itself (written over element for
   // element, See Note [In-place fusion]); all on the kernel's device. Throws
   // opspec::Error naming the offending argument.
   virtual void run(TensorList inputs, TensorList outputs) const = 0;
