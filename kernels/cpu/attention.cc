@@ -9,10 +9,13 @@
 #include <vector>
 
 #include "kernels/common/nn_meta.h"
+#include "kernels/common/vec_math.h"
 #include "kernels/cpu/copy.h"
+#include "kernels/cpu/fixed_lane_sum.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/loops.h"
 #include "kernels/cpu/parallel_rows.h"
+#include "kernels/cpu/row_max.h"
 
 namespace opspec::internal {
 
@@ -108,6 +111,77 @@ void scores(const SdpaGeometry& g, const C* q, int64_t ldq, const C* k, int64_t 
   }
 }
 
+// Note [Attention's softmax rows]
+// A row of scores becomes probabilities as softmax's rows do (See Note
+// [Vectorised exp in softmax] in softmax.cc): row_max, vec_math's exp of
+// x - max, the sum in double in fixed lanes (See Note [Fixed-lane sums]) and
+// one reciprocal, built in the wide clones for f32 (See Note [Wide vector
+// clones]; f64 keeps std::exp), so every machine rounds a row alike. The
+// scalar loops before (std::exp per element, a max waiting on each compare)
+// took 17% of the Llama block's eager forward. A NaN score makes its row NaN
+// (row_max skips it, but it reaches the sum); a row of -inf attends to nothing.
+
+// attention_exp: exp in the compute type, vec_math's for f32.
+template <class C>
+__attribute__((always_inline)) inline C attention_exp(C x) {
+  if constexpr (std::is_same_v<C, float>) {
+    return vec_math::exp(x);
+  } else {
+    return std::exp(x);
+  }
+}
+
+// softmax_scores_body: row[0, n) replaced by its softmax; returns the row's
+// logsumexp, or false (row untouched) when every score is -inf.
+template <class C>
+__attribute__((always_inline)) inline bool softmax_scores_body(C* row, int64_t n, C* lse) {
+  C m = row_max<C>(row, n);
+  if (m == -std::numeric_limits<C>::infinity()) {
+    if (std::none_of(row, row + n, [](C v) { return std::isnan(v); })) return false;
+    m = std::numeric_limits<C>::quiet_NaN();  // NaNs among -infs: a NaN row, not an empty one
+  }
+#pragma omp simd
+  for (int64_t j = 0; j < n; ++j) row[j] = attention_exp<C>(row[j] - m);
+  const double sum = fixed_lane_sum<double>(n, [row](int64_t j) { return static_cast<double>(row[j]); });
+  const C inv = static_cast<C>(1.0 / sum);
+#pragma omp simd
+  for (int64_t j = 0; j < n; ++j) row[j] *= inv;
+  *lse = m + static_cast<C>(std::log(sum));
+  return true;
+}
+
+OPSPEC_WIDE_CLONES bool softmax_scores_f32(float* row, int64_t n, float* lse) {
+  return softmax_scores_body<float>(row, n, lse);
+}
+
+// softmax_scores: See softmax_scores_body; the wide clones for f32.
+template <class C>
+bool softmax_scores(C* row, int64_t n, C* lse) {
+  if constexpr (std::is_same_v<C, float>) {
+    return softmax_scores_f32(row, n, lse);
+  } else {
+    return softmax_scores_body<C>(row, n, lse);
+  }
+}
+
+// exp_minus_body: p[0, n) := exp(p - shift), the backward's probabilities from the saved logsumexp.
+template <class C>
+__attribute__((always_inline)) inline void exp_minus_body(C* p, int64_t n, C shift) {
+#pragma omp simd
+  for (int64_t j = 0; j < n; ++j) p[j] = attention_exp<C>(p[j] - shift);
+}
+
+OPSPEC_WIDE_CLONES void exp_minus_f32(float* p, int64_t n, float shift) { exp_minus_body<float>(p, n, shift); }
+
+template <class C>
+void exp_minus(C* p, int64_t n, C shift) {
+  if constexpr (std::is_same_v<C, float>) {
+    exp_minus_f32(p, n, shift);
+  } else {
+    exp_minus_body<C>(p, n, shift);
+  }
+}
+
 template <class T>
 void flash_forward(const SdpaGeometry& g, const Tensor& query, const Tensor& key, const Tensor& value,
                    const std::optional<Tensor>& attn_mask, bool is_causal, Tensor& out, Tensor& lse) {
@@ -139,23 +213,13 @@ void flash_forward(const SdpaGeometry& g, const Tensor& query, const Tensor& key
             continue;
           }
           scores<C>(g, q.head(b, h), q.ld, k.head(b, h), k.ld, mask, is_causal, b, h, i0, i1, cols, s.data());
-          for (int64_t i = i0; i < i1; ++i) {
+          for (int64_t i = i0; i < i1; ++i) {  // See Note [Attention's softmax rows]
             C* row = s.data() + (i - i0) * cols;
-            C m = -std::numeric_limits<C>::infinity();
-            // NaN propagates, as PyTorch's vectorized max (std::max would skip it, and an
-            // all-NaN row would read as one that attends to nothing).
-            for (int64_t j = 0; j < cols; ++j) m = row[j] > m || std::isnan(row[j]) ? row[j] : m;
-            if (m == -std::numeric_limits<C>::infinity()) {
+            if (!softmax_scores<C>(row, cols, &lp[(b * L + i) * H + h])) {
               // A row that attends to nothing: PyTorch's kernel takes max 0 and sum 1 (out 0, lse 0).
               std::fill(row, row + cols, C(0));
               lp[(b * L + i) * H + h] = 0;
-              continue;
             }
-            C sum = 0;
-            for (int64_t j = 0; j < cols; ++j) sum += (row[j] = std::exp(row[j] - m));
-            const C inv = C(1) / sum;
-            for (int64_t j = 0; j < cols; ++j) row[j] *= inv;
-            lp[(b * L + i) * H + h] = m + std::log(sum);
           }
           gemm<C>(false, false, i1 - i0, Ev, cols, C(1), s.data(), cols, v.head(b, h), v.ld, C(0),
                   o + b * sb + h * sh + i0 * sl, sl);
@@ -195,9 +259,7 @@ void flash_backward(const SdpaGeometry& g, const Tensor& grad_out, const Tensor&
         C* p = sc.p.data();
         C* dp = sc.dp.data();
         scores<C>(g, qh, E, kh, E, mask, is_causal, b, h, 0, L, S, p);
-        for (int64_t i = 0; i < L; ++i) {
-          for (int64_t j = 0; j < S; ++j) p[i * S + j] = std::exp(p[i * S + j] - lh[i]);
-        }
+        for (int64_t i = 0; i < L; ++i) exp_minus<C>(p + i * S, S, lh[i]);
         // dV = P^T dO; dP = dO V^T.
         gemm<C>(true, false, S, Ev, L, C(1), p, S, doh, Ev, C(0), static_cast<C*>(dv_c.raw_data()) + bh * S * Ev, Ev);
         gemm<C>(false, true, L, S, Ev, C(1), doh, Ev, vh, Ev, C(0), dp, S);
