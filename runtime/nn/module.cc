@@ -9,6 +9,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "runtime/core/error.h"
+#include "runtime/ops/ops.h"
 
 namespace opspec::nn {
 namespace {
@@ -263,6 +264,24 @@ std::vector<std::pair<std::string, Tensor>> Module::named_parameters(bool recurs
     }
   }
   return out;
+}
+
+std::vector<Tensor> Module::parameters(bool recurse) const {
+  std::vector<Tensor> out;
+  for (auto& [name, p] : named_parameters(recurse)) out.push_back(std::move(p));
+  return out;
+}
+
+void Module::zero_grad(bool set_to_none) {
+  for (const Tensor& p : parameters()) {
+    Tensor g = p.grad();
+    if (!g.defined()) continue;
+    if (set_to_none) {
+      p.set_grad(Tensor());
+    } else {
+      ops::zero_(g);  // PyTorch detaches a grad_fn'd grad first (requires_grad_(False)); ours are leaves
+    }
+  }
 }
 
 const Tensor& Module::parameter(std::string_view name) const {

@@ -7,6 +7,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -16,6 +17,16 @@
 #include "runtime/core/tensor.h"
 
 namespace opspec::nn {
+
+// StateDict: a module's parameters and buffers by dotted name, in PyTorch's
+// state_dict order (See Module::state_dict).
+using StateDict = std::vector<std::pair<std::string, Tensor>>;
+
+// LoadStateDictResult: the keys load_state_dict(..., strict = false) did not
+// match (PyTorch's _IncompatibleKeys).
+struct LoadStateDictResult {
+  std::vector<std::string> missing_keys, unexpected_keys;
+};
 
 // Note [Module fqn]
 // A module's fully qualified name is computed per call, as PyTorch's
@@ -90,9 +101,35 @@ class Module {
   // parameter: the parameter at a name as named_parameters gives it (dotted
   // names walk children); throws opspec::Error naming the module and name.
   const Tensor& parameter(std::string_view name) const;
+  // parameters: named_parameters' tensors (for an optimizer).
+  std::vector<Tensor> parameters(bool recurse = true) const;
+  // zero_grad: clears every parameter's gradient: undefined (set_to_none, PyTorch
+  // 2.x's default) or zeros in place.
+  void zero_grad(bool set_to_none = true);
+
+  // The module's state, defined in module_state.cc (See Note [Module state]).
+  // state_dict: each module's own parameters, then its buffers, then its
+  // children's (under every name a child is registered as), detached, as
+  // PyTorch's state_dict().
+  StateDict state_dict() const;
+  // load_state_dict: copies state's tensors into the parameters and buffers
+  // of the same names (any device or dtype; shapes must match), with grad mode
+  // off. strict: a missing or unexpected key is an error too. Throws PyTorch's
+  // "Error(s) in loading state_dict for <type>:" listing every problem.
+  LoadStateDictResult load_state_dict(const StateDict& state, bool strict = true);
+  // to: moves every parameter, buffer and gradient to device and (floating
+  // ones only, as PyTorch's module.to) converts them to dtype; a parameter
+  // stays a leaf with its requires_grad, tied ones stay tied. Handles taken
+  // before (an optimizer's) keep the old tensors: make optimizers after to().
+  void to(Device device, std::optional<DType> dtype = std::nullopt);
+  void to(DType dtype);
 
  private:
   void add_child(std::string name, std::shared_ptr<Module> child);
+  // collect_state: the parameter and buffer slots under prefix, in state_dict's order.
+  void collect_state(const std::string& prefix, std::vector<std::pair<std::string, Tensor*>>& out);
+  // convert_state: to()'s work; an unset device keeps each tensor's own.
+  void convert_state(std::optional<Device> device, std::optional<DType> dtype);
   void check_new_name(const std::string& name, const char* what) const;
 
   std::string type_name_;
