@@ -631,18 +631,6 @@ struct BitwiseXorOp {
 // exactly this order, so eager and fused agree bit for bit (See Note
 // [Parametrized pointwise ops] in runtime/compile/fusion_lowering.cc).
 
-// ClampOp<C>: minimum(maximum(x, lo), hi) (NaN in x or a bound propagates);
-// a missing bound is skipped.
-template <class C>
-struct ClampOp {
-  C lo, hi;
-  bool has_lo, has_hi;
-  OPSPEC_FUNCTOR C operator()(C x) const {
-    if (has_lo) x = MaximumOp{}(x, lo);
-    if (has_hi) x = MinimumOp{}(x, hi);
-    return x;
-  }
-};
 // ClampMinOp<C> / ClampMaxOp<C>: clamp_min / clamp_max with a number bound,
 // ATen's std::max(x, lo) / std::min(x, hi): NaN in x stays, x stays where it
 // ties the bound (-0.0 against 0), and a NaN bound gives NaN (ATen fills the
@@ -656,6 +644,19 @@ template <class C>
 struct ClampMaxOp {
   C hi;
   OPSPEC_FUNCTOR C operator()(C x) const { return (hi < x || hi != hi) ? hi : x; }
+};
+// ClampOp<C>: clamp with number bounds and hardtanh, ATen's std::min(std::max(x,
+// lo), hi): ClampMinOp then ClampMaxOp; a missing bound is skipped. See Note
+// [clamp with number bounds].
+template <class C>
+struct ClampOp {
+  C lo, hi;
+  bool has_lo, has_hi;
+  OPSPEC_FUNCTOR C operator()(C x) const {
+    if (has_lo) x = ClampMinOp<C>{lo}(x);
+    if (has_hi) x = ClampMaxOp<C>{hi}(x);
+    return x;
+  }
 };
 // RoundDecimalsOp<C>: round.decimals as ATen's round_decimals_kernel:
 // nearbyint(x * ten) / ten, or nearbyint(x / ten) * ten for a negative

@@ -22,8 +22,7 @@ namespace opspec::internal {
 namespace {
 
 // bound_as<T>: a clamp bound as T's compute type; integer tensors only meet
-// integral bounds (others promote the result), except in hardtanh, which
-// truncates them as its cast of the float result would.
+// integral bounds (others promote the result; hardtanh_bounds truncates its own).
 template <class T>
 arith_t<T> bound_as(const Scalar& s) {
   if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
@@ -74,12 +73,13 @@ Tensor map_unary_inplace(const ElementwiseMeta& m, const Tensor& self, std::stri
 
 // ---- clamp and hardtanh ----
 
-// clamp_functor: make<T> for clamp with number bounds.
-auto clamp_functor(const std::optional<Scalar>& min, const std::optional<Scalar>& max) {
-  return [&min, &max]<class T>() {
+// clamp_functor: make<T> for clamp with number bounds b (clamp_bounds' or
+// hardtanh_bounds'; See Note [clamp with number bounds]).
+auto clamp_functor(ClampBounds b) {
+  return [b = std::move(b)]<class T>() {
     using C = arith_t<T>;
-    return ClampOp<C>{min ? bound_as<T>(*min) : C(0), max ? bound_as<T>(*max) : C(0), min.has_value(),
-                      max.has_value()};
+    return ClampOp<C>{b.lo ? bound_as<T>(*b.lo) : C(0), b.hi ? bound_as<T>(*b.hi) : C(0), b.lo.has_value(),
+                      b.hi.has_value()};
   };
 }
 
@@ -88,14 +88,14 @@ Tensor clamp_cpu(const Tensor& self, const std::optional<Scalar>& min, const std
   const Tensor lo = min ? make_wrapped_number(*min) : Tensor();
   const Tensor hi = max ? make_wrapped_number(*max) : Tensor();
   const ElementwiseMeta m = clamp_meta(self, min ? &lo : nullptr, max ? &hi : nullptr, kOp);
-  return map_unary<false>(m, self, kOp, clamp_functor(min, max));
+  return map_unary<false>(m, self, kOp, clamp_functor(clamp_bounds(min, max, m.compute_dtype, kOp)));
 }
 Tensor clamp__cpu(const Tensor& self, const std::optional<Scalar>& min, const std::optional<Scalar>& max) {
   constexpr std::string_view kOp = "aten::clamp_";
   const Tensor lo = min ? make_wrapped_number(*min) : Tensor();
   const Tensor hi = max ? make_wrapped_number(*max) : Tensor();
   const ElementwiseMeta m = clamp_inplace_meta(self, min ? &lo : nullptr, max ? &hi : nullptr, kOp);
-  return map_unary_inplace<false>(m, self, kOp, clamp_functor(min, max));
+  return map_unary_inplace<false>(m, self, kOp, clamp_functor(clamp_bounds(min, max, m.compute_dtype, kOp)));
 }
 
 // clamp.Tensor: self broadcast and cast into the output, then maximum with
@@ -174,20 +174,16 @@ Tensor clamp_bound_tensor__cpu(const Tensor& self, const Tensor& bound) {
   return self;
 }
 
-auto hardtanh_functor(const Scalar& min_val, const Scalar& max_val) {
-  return [&min_val, &max_val]<class T>() {
-    return ClampOp<arith_t<T>>{bound_as<T>(min_val), bound_as<T>(max_val), true, true};
-  };
-}
 Tensor hardtanh_cpu(const Tensor& self, const Scalar& min_val, const Scalar& max_val) {
   constexpr std::string_view kOp = "aten::hardtanh";
   OPSPEC_CHECK(self.dtype() != DType::kBool, kOp, ": Bool inputs not supported for hardtanh");
   const ElementwiseMeta m = unary_meta(self, UnaryKind::kKeepDtype, kOp);
-  return map_unary<false>(m, self, kOp, hardtanh_functor(min_val, max_val));
+  return map_unary<false>(m, self, kOp, clamp_functor(hardtanh_bounds(min_val, max_val, m.compute_dtype, kOp)));
 }
 Tensor hardtanh__cpu(const Tensor& self, const Scalar& min_val, const Scalar& max_val) {
   constexpr std::string_view kOp = "aten::hardtanh_";
-  return map_unary_inplace<false>(activation_inplace_meta(self, kOp), self, kOp, hardtanh_functor(min_val, max_val));
+  const ElementwiseMeta m = activation_inplace_meta(self, kOp);
+  return map_unary_inplace<false>(m, self, kOp, clamp_functor(hardtanh_bounds(min_val, max_val, m.compute_dtype, kOp)));
 }
 
 // ---- Floating activations ----

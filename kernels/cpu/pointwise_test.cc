@@ -54,6 +54,83 @@ TEST(PointwiseTest, ClampWithScalarBounds) {
               ThrowsMessage<Error>(HasSubstr("\"clamp_scalar_cpu\" not implemented for 'Bool'")));
 }
 
+// clamp with number bounds is clamp_min then clamp_max (See Note [clamp with
+// number bounds]): x stays where it ties a bound, as torch 1.13 and 2.x's CPU
+// kernels give (clamp(-0.0, min=0.) is -0.0, signbit set); hardtanh (and so
+// relu6) too. clamp.Tensor is maximum: a -0.0 meeting a 0 bound gives +0.0, as
+// Vectorized's maximum gives in torch 1.13 (the scalar tail keeps -0.0).
+TEST(PointwiseTest, ClampWithNumberBoundsKeepsAnElementThatTiesABound) {
+  auto signbits = [](const Tensor& t) {
+    std::vector<bool> out;
+    for (double v : t.to_vector<double>()) out.push_back(std::signbit(v));
+    return out;
+  };
+  const Tensor z = f64({-0.0, 0.0});
+  EXPECT_THAT(signbits(ops::clamp(z, 0.0)), ElementsAre(true, false));
+  EXPECT_THAT(signbits(ops::clamp(z, -0.0, 1.0)), ElementsAre(true, false));
+  EXPECT_THAT(signbits(ops::clamp(z, std::nullopt, -0.0)), ElementsAre(true, false));
+  EXPECT_THAT(signbits(ops::clamp(z, -1.0, 0.0)), ElementsAre(true, false));
+  EXPECT_THAT(signbits(ops::hardtanh(z, 0, 6)), ElementsAre(true, false));  // relu6
+  for (DType dt : {DType::kFloat32, DType::kFloat16, DType::kBFloat16}) {
+    Tensor c = ops::to(z, dt);
+    EXPECT_THAT(signbits(ops::clamp(c, 0.0, 6.0)), ElementsAre(true, false)) << dtype_short_name(dt);
+    EXPECT_THAT(signbits(ops::clamp_(c, 0.0)), ElementsAre(true, false)) << dtype_short_name(dt);
+    EXPECT_THAT(signbits(ops::hardtanh_(c, 0, 6)), ElementsAre(true, false)) << dtype_short_name(dt);
+  }
+  EXPECT_THAT(signbits(ops::clamp(z, std::optional<Tensor>(ops::zeros({}, {.dtype = DType::kFloat64})), std::nullopt)),
+              ElementsAre(false, false));
+  // NaN in x stays; a NaN bound, either one, fills the result.
+  EXPECT_THAT(values(ops::clamp(f64({kNaN, 2}), 0.0, 1.0)), ElementsAre(::testing::IsNan(), 1));
+  EXPECT_THAT(values(ops::clamp(f64({-1, 2}), 0.0, kNaN)), ::testing::Each(::testing::IsNan()));
+  EXPECT_THAT(values(ops::hardtanh(f64({-1, 2}), kNaN, 1)), ::testing::Each(::testing::IsNan()));
+}
+
+// An i32 self with a bound outside i32, as PyTorch main's clamp_out runs
+// prepare_clamp_bound on each (torch 1.13 refused every such bound: "value
+// cannot be converted to type int without overflow"): dropped where it cannot
+// change an element, refused where it would change all; a tensor bound is
+// cast, wrapping (-2^40 is 0 in i32; torch 1.13 gives [0, 0, 7] too).
+TEST(PointwiseTest, ClampDropsOrRefusesAnInt32BoundOutsideInt32) {
+  const Tensor x = ops::tensor({-5, 0, 7}, {3}, DType::kInt32);
+  const Scalar huge = int64_t{1} << 40, tiny = -(int64_t{1} << 40);
+  const Tensor copies[] = {ops::clamp(x, tiny), ops::clamp(x, std::nullopt, huge), ops::clamp(x, tiny, huge),
+                           ops::hardtanh(x, tiny, huge)};
+  for (const Tensor& r : copies) {
+    EXPECT_EQ(r.dtype(), DType::kInt32);
+    EXPECT_THAT(values(r), ElementsAre(-5, 0, 7));
+  }
+  EXPECT_THAT(values(ops::clamp(x, tiny, 3)), ElementsAre(-5, 0, 3));
+  EXPECT_THAT(values(ops::clamp(x, -2, huge)), ElementsAre(-2, 0, 7));
+  EXPECT_THAT(values(ops::hardtanh(x, -2, huge)), ElementsAre(-2, 0, 7));
+  Tensor c = ops::clone(x);
+  EXPECT_THAT(values(ops::clamp_(c, tiny, 3)), ElementsAre(-5, 0, 3));
+  EXPECT_THAT(values(ops::hardtanh_(c, -1, huge)), ElementsAre(-1, 0, 3));
+  // The min bound is judged first.
+  for (auto call : {+[](const Tensor& t, const Scalar& h, const Scalar& l) { return ops::clamp(t, h, l); },
+                    +[](const Tensor& t, const Scalar& h, const Scalar& l) { return ops::hardtanh(t, h, l); }}) {
+    EXPECT_THAT([&] { call(x, huge, tiny); },
+                ThrowsMessage<Error>(HasSubstr("Clamp min value 1.09951e+12 is outside the representable range")));
+    EXPECT_THAT([&] { call(x, 0, tiny); },
+                ThrowsMessage<Error>(HasSubstr("Clamp max value -1.09951e+12 is outside the representable range")));
+  }
+  EXPECT_THAT([&] { ops::clamp(x, huge); }, ThrowsMessage<Error>(HasSubstr("aten::clamp: Clamp min value")));
+  EXPECT_THAT([&] { ops::clamp_(c, std::nullopt, tiny); },
+              ThrowsMessage<Error>(HasSubstr("aten::clamp_: Clamp max value -1.09951e+12 is outside the representable "
+                                             "range of Int")));
+  EXPECT_THAT(values(c), ElementsAre(-1, 0, 3));  // refused before it writes
+  // A value rule: Meta tensors, like PyTorch's meta functions, do not check it.
+  EXPECT_EQ(ops::clamp(ops::empty({2}, {.dtype = DType::kInt32, .device = kMeta}), huge).dtype(), DType::kInt32);
+  EXPECT_THAT(values(ops::clamp(x, std::optional<Tensor>(ops::full({}, tiny, {.dtype = DType::kInt64})), std::optional<Tensor>())),
+              ElementsAre(0, 0, 7));
+  // hardtanh on an integral self truncates its bounds to int64 first
+  // (Scalar::toLong), refusing what int64 cannot hold, as torch 1.13 does.
+  EXPECT_THAT(values(ops::hardtanh(x, -2.7, 2.7)), ElementsAre(-2, 0, 2));
+  for (double bad : {1e30, kNaN, -kInf}) {
+    EXPECT_THAT([&] { ops::hardtanh(i64({1}), bad, 1); },
+                ThrowsMessage<Error>(HasSubstr("hardtanh: value cannot be converted to type int64_t without overflow")));
+  }
+}
+
 TEST(PointwiseTest, ClampWithTensorBoundsBroadcasts) {
   const Tensor x = ops::tensor({-3, 0, 3, -3, 0, 3}, {2, 3}, DType::kFloat64);
   const Tensor lo = ops::tensor({-1, 1}, {2, 1}, DType::kFloat64);

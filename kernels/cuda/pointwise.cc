@@ -47,13 +47,14 @@ void set_bound(PointwiseParams& p, int k, DType d, const Scalar& s) {
   });
 }
 
-// clamp_params: the scalar bounds given, converted as clamp's kernel reads them in dtype d.
-PointwiseParams clamp_params(DType d, const std::optional<Scalar>& min, const std::optional<Scalar>& max) {
+// clamp_params: bounds b (clamp_bounds' or hardtanh_bounds'), converted as
+// clamp's kernel reads them in dtype d; a dropped bound is skipped.
+PointwiseParams clamp_params(DType d, const ClampBounds& b) {
   PointwiseParams p;
-  p.has_lo = min.has_value();
-  p.has_hi = max.has_value();
-  if (min) set_bound(p, 0, d, *min);
-  if (max) set_bound(p, 1, d, *max);
+  p.has_lo = b.lo.has_value();
+  p.has_hi = b.hi.has_value();
+  if (b.lo) set_bound(p, 0, d, *b.lo);
+  if (b.hi) set_bound(p, 1, d, *b.hi);
   return p;
 }
 
@@ -61,7 +62,7 @@ Tensor clamp_cuda(const Tensor& self, const std::optional<Scalar>& min, const st
   constexpr std::string_view kOp = "aten::clamp";
   const Tensor lo = min ? make_wrapped_number(*min) : Tensor(), hi = max ? make_wrapped_number(*max) : Tensor();
   const ElementwiseMeta m = clamp_meta(self, min ? &lo : nullptr, max ? &hi : nullptr, kOp);
-  const PointwiseParams p = clamp_params(m.compute_dtype, min, max);
+  const PointwiseParams p = clamp_params(m.compute_dtype, clamp_bounds(min, max, m.compute_dtype, kOp));
   Tensor out = new_output(m, kOp);
   run(out, self, m.compute_dtype, PointwiseOp::kClamp, p);
   return out;
@@ -119,10 +120,7 @@ Tensor hardtanh_cuda(const Tensor& self, const Scalar& min_val, const Scalar& ma
   constexpr std::string_view kOp = "aten::hardtanh";
   OPSPEC_CHECK(self.dtype() != DType::kBool, kOp, ": Bool inputs not supported for hardtanh");
   const ElementwiseMeta m = unary_meta(self, UnaryKind::kKeepDtype, kOp);
-  PointwiseParams p;
-  p.has_lo = p.has_hi = true;
-  set_bound(p, 0, m.compute_dtype, min_val);
-  set_bound(p, 1, m.compute_dtype, max_val);
+  const PointwiseParams p = clamp_params(m.compute_dtype, hardtanh_bounds(min_val, max_val, m.compute_dtype, kOp));
   Tensor out = new_output(m, kOp);
   run(out, self, m.compute_dtype, PointwiseOp::kClamp, p);
   return out;
@@ -235,7 +233,7 @@ Tensor clamp__cuda(const Tensor& self, const std::optional<Scalar>& min, const s
   constexpr std::string_view kOp = "aten::clamp_";
   const Tensor lo = min ? make_wrapped_number(*min) : Tensor(), hi = max ? make_wrapped_number(*max) : Tensor();
   const ElementwiseMeta m = clamp_inplace_meta(self, min ? &lo : nullptr, max ? &hi : nullptr, kOp);
-  const PointwiseParams p = clamp_params(m.compute_dtype, min, max);
+  const PointwiseParams p = clamp_params(m.compute_dtype, clamp_bounds(min, max, m.compute_dtype, kOp));
   return inplace_run(self, PointwiseOp::kClamp, p, kOp);
 }
 Tensor clamp__tensor_cuda(const Tensor& self, const std::optional<Tensor>& min, const std::optional<Tensor>& max) {
@@ -265,10 +263,7 @@ Tensor clamp_bound_tensor__cuda(const Tensor& self, const Tensor& bound) {
 Tensor hardtanh__cuda(const Tensor& self, const Scalar& min_val, const Scalar& max_val) {
   constexpr std::string_view kOp = "aten::hardtanh_";
   const ElementwiseMeta m = activation_inplace_meta(self, kOp);
-  PointwiseParams p;
-  p.has_lo = p.has_hi = true;
-  set_bound(p, 0, m.compute_dtype, min_val);
-  set_bound(p, 1, m.compute_dtype, max_val);
+  const PointwiseParams p = clamp_params(m.compute_dtype, hardtanh_bounds(min_val, max_val, m.compute_dtype, kOp));
   return inplace_run(self, PointwiseOp::kClamp, p, kOp);
 }
 Tensor leaky_relu__cuda(const Tensor& self, const Scalar& slope) {

@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <functional>
 #include <string>
 #include <vector>
@@ -19,6 +20,7 @@ using ::testing::HasSubstr;
 using ::testing::ThrowsMessage;
 using testing::expect_close;
 using testing::expect_same;
+using testing::to_cpu;
 using testing::to_cuda;
 
 constexpr auto& kFloats = testing::kFloatDTypes;
@@ -54,6 +56,23 @@ TEST(CudaPointwiseTest, ClampAndHardtanhMatchTheCpuExactly) {
   const Tensor lo = input({19}, DType::kFloat32, 5), hi = ops::add(input({37, 1}, DType::kFloat32, 6), 1.0);
   const Tensor x = input({37, 19}, DType::kFloat32, 7);
   expect_same(ops::clamp(to_cuda(x), to_cuda(lo), to_cuda(hi)), ops::clamp(x, lo, hi), "clamp.Tensor");
+  // Number bounds (See Note [clamp with number bounds]): -0.0 tying a 0 bound
+  // stays -0.0 (expect_same does not see the sign: signbit does), a NaN bound
+  // fills, and an i32 bound past i32 is dropped or refused as on the CPU.
+  for (DType dt : kFloats) {
+    const Tensor z = ops::to(ops::tensor({-0.0, 0.0, -1.0, 2.0}, {4}), dt);
+    for (const Tensor& r : {ops::clamp(to_cuda(z), 0.0, 1.0), ops::hardtanh(to_cuda(z), 0, 6)}) {
+      const std::vector<double> v = to_cpu(r).to_vector<double>();
+      EXPECT_TRUE(std::signbit(v[0]) && !std::signbit(v[1])) << dtype_short_name(dt);
+    }
+    expect_same(ops::clamp(to_cuda(z), -1.0, std::nan("")), ops::clamp(z, -1.0, std::nan("")), "clamp NaN bound");
+  }
+  const Tensor i32 = ops::to(i, DType::kInt32);
+  const Scalar tiny = -(int64_t{1} << 40), huge = int64_t{1} << 40;
+  expect_same(ops::clamp(to_cuda(i32), tiny, 3), ops::clamp(i32, tiny, 3), "clamp i32, min dropped");
+  expect_same(ops::hardtanh(to_cuda(i32), tiny, huge), i32, "hardtanh i32, both dropped");
+  EXPECT_THAT([&] { ops::clamp(to_cuda(i32), huge); },
+              ThrowsMessage<Error>(HasSubstr("Clamp min value 1.09951e+12 is outside the representable range of Int")));
 }
 
 // The parametrized ops lay results out as the CPU's (their inputs' layout,

@@ -1,6 +1,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 
 #include "runtime/compile/backend.h"
@@ -175,6 +176,37 @@ TEST(FusedBackendTest, ReducedPrecisionScalarOperandsMatchEager) {
     ASSERT_EQ(partition_graph(g).size(), 1u);
     EXPECT_TRUE(bits_equal(fused_backend(g, {x, d, i})({x, d, i})[0], fn(x, d, i))) << dtype_short_name(dt);
   }
+}
+
+// clamp and hardtanh with number bounds lower to eager's selections (See Note
+// [clamp with number bounds]): -0.0 (from +0.0 * -1) stays -0.0 against a 0
+// bound, a NaN bound fills, and an i32 bound outside i32 is dropped or refused.
+TEST(FusedBackendTest, ClampWithNumberBoundsFollowsEagersRule) {
+  const Tensor x = ops::tensor({0.0, -0.0, -2.0, 3.0, 0.5, std::nan("")}, {6});
+  auto floats = [](const Tensor& a) {
+    const Tensor n = ops::mul(a, -1.0);
+    return std::vector<Tensor>{ops::clamp(n, 0.0, 1.0), ops::hardtanh(n, 0, 6), ops::clamp(ops::exp(a), std::nullopt,
+                                                                                             std::nan(""))};
+  };
+  std::vector<Tensor> got = compile_and_run(floats, {x});
+  const std::vector<Tensor> want = floats(x);
+  for (size_t k = 0; k < want.size(); ++k) EXPECT_TRUE(bits_equal(got[k], want[k])) << k;
+  EXPECT_TRUE(std::signbit(got[0].to_vector<double>()[0]));  // clamp(-0.0, 0, 1) is -0.0
+  EXPECT_TRUE(std::signbit(got[1].to_vector<double>()[0]));
+  EXPECT_TRUE(std::isnan(got[2].to_vector<double>()[3]));
+  const Tensor i = ops::tensor({-5, 0, 7}, {3}, DType::kInt32);
+  const Scalar huge = int64_t{1} << 40, tiny = -(int64_t{1} << 40);
+  auto ints = [&](const Tensor& a) {
+    const Tensor b = ops::add(a, 1);
+    return std::vector<Tensor>{ops::clamp(b, tiny, 3), ops::hardtanh(b, -2.5, huge), ops::clamp(b, tiny, huge)};
+  };
+  got = compile_and_run(ints, {i});
+  EXPECT_THAT(got[0].to_vector<double>(), ElementsAre(-4, 1, 3));
+  EXPECT_THAT(got[1].to_vector<double>(), ElementsAre(-2, 1, 8));
+  EXPECT_THAT(got[2].to_vector<double>(), ElementsAre(-4, 1, 8));
+  EXPECT_EQ(got[2].dtype(), DType::kInt32);
+  EXPECT_THAT([&] { compile_and_run([&](const Tensor& a) { return ops::clamp(ops::add(a, 1), huge); }, {i}); },
+              ThrowsMessage<Error>(HasSubstr("Clamp min value 1.09951e+12 is outside the representable range of Int")));
 }
 
 // Integer and b8 chains: bitwise_not joins the bitwise and logical ops in one

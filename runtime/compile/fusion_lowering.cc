@@ -209,7 +209,7 @@ int float_rhs(FusedProgram& p, const Operand& b) {
 // Ops with scalar parameters (clamp, clamp_min, clamp_max, hardtanh,
 // leaky_relu, elu, softplus, nan_to_num) and the NaN tests get no instruction
 // of their own: they lower to the shared functors their eager functor is
-// written in, in the same order (ClampOp is maximum then minimum, ClampMinOp
+// written in, in the same order (ClampOp is ClampMinOp then ClampMaxOp, ClampMinOp
 // where(lt(x, lo), lo, x), EluOp is where(le(x, 0),
 // expm1(x * ipt) * neg, x * pos), ...), computed in the eager compute type
 // (f32 for f16/bf16, so nothing rounds in between) with the parameters as
@@ -342,24 +342,57 @@ int lower_call(FusedProgram& p, const Node& n, ResolveFn operand) {
       const internal::ElementwiseMeta m = internal::integral_binary_meta(a.proxy, b.proxy, op_name);
       return p.add_op(r->op, {cast(p, a, m.compute_dtype).reg, cast(p, b, m.compute_dtype).reg});
     }
-    case Rule::kClamp:
-    case Rule::kClampTensor:
-    case Rule::kHardtanh: {
+    case Rule::kClampTensor: {
       const Operand x = operand(0);
       std::optional<Operand> lo, hi;
       if (!n.args().at(1).is_value() || !value(1).is_none()) lo = operand(1);
       if (!n.args().at(2).is_value() || !value(2).is_none()) hi = operand(2);
-      DType d = x.proxy.dtype();
-      if (r->rule == Rule::kHardtanh) {
-        OPSPEC_CHECK(d != DType::kBool, op_name, ": Bool inputs not supported for hardtanh");
-      } else {
-        d = internal::clamp_meta(x.proxy, lo ? &lo->proxy : nullptr, hi ? &hi->proxy : nullptr, op_name)
-                .compute_dtype;
-      }
+      const DType d =
+          internal::clamp_meta(x.proxy, lo ? &lo->proxy : nullptr, hi ? &hi->proxy : nullptr, op_name).compute_dtype;
       int reg = cast(p, x, d).reg;
       if (lo) reg = p.add_op(FusedOp::kMaximum, {reg, cast(p, *lo, d).reg});
       if (hi) reg = p.add_op(FusedOp::kMinimum, {reg, cast(p, *hi, d).reg});
       return reg;
+    }
+    case Rule::kClamp:
+    case Rule::kHardtanh: {
+      // ClampMinOp then ClampMaxOp as selections, each bound as eager applies it (See Note [clamp with number bounds]).
+      const Operand x = operand(0);
+      const auto number = [&](size_t i) {
+        return value(i).is_none() ? std::optional<Scalar>() : std::optional<Scalar>(value(i).to_scalar());
+      };
+      DType d = x.proxy.dtype();
+      internal::ClampBounds b;
+      if (r->rule == Rule::kHardtanh) {
+        OPSPEC_CHECK(d != DType::kBool, op_name, ": Bool inputs not supported for hardtanh");
+        b = internal::hardtanh_bounds(value(1).to_scalar(), value(2).to_scalar(), d, op_name);
+      } else {
+        const std::optional<Operand> lo = number(1) ? operand(1) : std::optional<Operand>();
+        const std::optional<Operand> hi = number(2) ? operand(2) : std::optional<Operand>();
+        d = internal::clamp_meta(x.proxy, lo ? &lo->proxy : nullptr, hi ? &hi->proxy : nullptr, op_name)
+                .compute_dtype;
+        b = internal::clamp_bounds(number(1), number(2), d, op_name);
+      }
+      const int reg = cast(p, x, d).reg;
+      // An integral bound as hardtanh_bounds truncated it; a floating one converted as eager converts it.
+      const auto bound = [&](size_t i, const Scalar& s) {
+        return is_floating(d) ? cast(p, operand(i), d).reg : p.add_constant(s, d);
+      };
+      if (!b.lo && !b.hi) return p.add_op(FusedOp::kWhere, {p.add_op(FusedOp::kNe, {reg, reg}), reg, reg});  // a copy
+      const auto is_nan = [](const std::optional<Scalar>& s) { return s && std::isnan(s->to_double()); };
+      if (is_nan(b.lo) || is_nan(b.hi)) {  // NaN everywhere
+        return p.add_op(FusedOp::kMaximum, {reg, is_nan(b.lo) ? bound(1, *b.lo) : bound(2, *b.hi)});
+      }
+      int out = reg;
+      if (b.lo) {
+        const int k = bound(1, *b.lo);
+        out = p.add_op(FusedOp::kWhere, {p.add_op(FusedOp::kLt, {out, k}), k, out});
+      }
+      if (b.hi) {
+        const int k = bound(2, *b.hi);
+        out = p.add_op(FusedOp::kWhere, {p.add_op(FusedOp::kGt, {out, k}), k, out});
+      }
+      return out;
     }
     case Rule::kClampMin:
     case Rule::kClampMax: {

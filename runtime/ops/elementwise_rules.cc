@@ -339,6 +339,28 @@ std::optional<Scalar> clamp_bound_value(const Scalar& bound, DType d, bool lower
   return std::nullopt;
 }
 
+ClampBounds clamp_bounds(const std::optional<Scalar>& min, const std::optional<Scalar>& max, DType d,
+                         std::string_view op) {
+  ClampBounds b;
+  if (min) b.lo = clamp_bound_value(*min, d, /*lower=*/true, op);
+  if (max) b.hi = clamp_bound_value(*max, d, /*lower=*/false, op);
+  return b;
+}
+
+ClampBounds hardtanh_bounds(const Scalar& min_val, const Scalar& max_val, DType d, std::string_view op) {
+  if (is_floating(d)) return ClampBounds{min_val, max_val};
+  // Scalar::toLong: a floating bound truncates, within int64 only (NaN and inf refused).
+  const auto to_long = [&](const Scalar& s) -> Scalar {
+    if (!s.is_floating_point()) return Scalar(s.to_int());
+    const double v = s.to_double();
+    constexpr double kTwo63 = 9223372036854775808.0;
+    OPSPEC_CHECK(v >= -kTwo63 && v < kTwo63, op, ": value cannot be converted to type int64_t without overflow (value ",
+                 s.str(), ")");
+    return Scalar(static_cast<int64_t>(v));
+  };
+  return clamp_bounds(to_long(min_val), to_long(max_val), d, op);
+}
+
 double finite_max(DType dtype) {
   switch (dtype) {
     case DType::kFloat16: return 65504.0;

@@ -125,6 +125,34 @@ ElementwiseMeta clamp_bound_inplace_meta(const Tensor& self, const Scalar& bound
 // "Clamp min value 1.09951e+12 is outside the representable range of Int"
 // where it would change every element. A NaN bound is returned as is.
 std::optional<Scalar> clamp_bound_value(const Scalar& bound, DType d, bool lower, std::string_view op);
+// Note [clamp with number bounds]
+// clamp with number bounds is ATen's clamp_scalar kernel, std::min(std::max(x,
+// min), max) in the compute dtype, so clamp_min's rule then clamp_max's (See
+// Note [clamp_min and clamp_max]): NaN in x stays, x stays where it ties a
+// bound (clamp(-0.0, min=0.) is -0.0: Vectorized's clamp, max_ps(min, x),
+// returns x on a tie as the scalar loop does), and a NaN bound fills the
+// result with NaN. As PyTorch main's clamp_out, each integral bound goes
+// through prepare_clamp_bound (clamp_bound_value): an i32 bound outside i32 is
+// dropped or refused, and with both dropped the result is a copy (torch 1.13
+// refused any such bound; See docs/pytorch-versions.md). hardtanh (relu6 is
+// hardtanh(0, 6)) is clamp_out too: on an integral self each bound is first
+// Scalar::toLong'd (truncated; NaN, inf or past int64 refused: "value cannot be
+// converted to type int64_t without overflow"). clamp.Tensor is maximum then
+// minimum, NaN from either side: its bounds are cast as tensors (an i64 0-dim
+// bound past i32 wraps for an i32 self, in PyTorch too) and a -0.0 meeting a 0
+// bound gives the bound, as Vectorized's maximum gives (its scalar tail keeps
+// -0.0 in 1.13: results there depend on the element's position).
+
+// ClampBounds: the bounds a clamp kernel applies; a missing one is skipped.
+struct ClampBounds {
+  std::optional<Scalar> lo, hi;
+};
+// clamp_bounds: clamp's number bounds in compute dtype d, each through clamp_bound_value (min first).
+ClampBounds clamp_bounds(const std::optional<Scalar>& min, const std::optional<Scalar>& max, DType d,
+                         std::string_view op);
+// hardtanh_bounds: hardtanh's bounds for a self of dtype d: an integral d's
+// truncated to int64 (checked) then as clamp_bounds; a floating d's as given.
+ClampBounds hardtanh_bounds(const Scalar& min_val, const Scalar& max_val, DType d, std::string_view op);
 // finite_max: the largest finite value of a floating dtype (nan_to_num's default posinf).
 double finite_max(DType dtype);
 // floating_unary_meta: leaky_relu's, elu's and softplus's geometry: floating

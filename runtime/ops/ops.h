@@ -129,7 +129,9 @@ Tensor bitwise_not(const Tensor& self, OPSPEC_LOC);
 // type, so f32's 2.675 gives 2.68 at 2; floating self only.
 Tensor round(const Tensor& self, int64_t decimals, OPSPEC_LOC);
 // clamp: min(max(self, min), max) (aten::clamp); the bounds take part in type
-// promotion, a NaN bound gives NaN, and min > max gives max everywhere.
+// promotion, a NaN bound gives NaN, min > max gives max everywhere, an
+// element that ties a bound stays (-0.0 against 0), and an int32 bound outside
+// int32 is dropped or refused. See Note [clamp with number bounds].
 Tensor clamp(const Tensor& self, const std::optional<Scalar>& min, const std::optional<Scalar>& max = std::nullopt,
              OPSPEC_LOC);
 // clamp (Tensor bounds): aten::clamp.Tensor, the bounds broadcast with self.
@@ -142,7 +144,8 @@ Tensor clamp_min(const Tensor& self, const Scalar& min, OPSPEC_LOC);
 Tensor clamp_min(const Tensor& self, const Tensor& min, OPSPEC_LOC);
 Tensor clamp_max(const Tensor& self, const Scalar& max, OPSPEC_LOC);
 Tensor clamp_max(const Tensor& self, const Tensor& max, OPSPEC_LOC);
-// hardtanh: clamp(self, min_val, max_val) in self's dtype (aten::hardtanh).
+// hardtanh: clamp(self, min_val, max_val) in self's dtype (aten::hardtanh);
+// an integral self's bounds are truncated to int64 first.
 Tensor hardtanh(const Tensor& self, const Scalar& min_val = -1, const Scalar& max_val = 1, OPSPEC_LOC);
 // leaky_relu: self > 0 ? self : self * negative_slope.
 Tensor leaky_relu(const Tensor& self, const Scalar& negative_slope = 0.01, OPSPEC_LOC);
