@@ -99,6 +99,11 @@ constexpr KnownRefusal kKnownRefusals[] = {
     {"scatter", "returned an invalid gradient", "src larger than index: gather(grad, index) has index's shape"},
     {"scatter", "Index tensor must have the same number of dimensions", "an empty index of another rank"},
     {"as_strided", "whose elements may overlap is not implemented", "PyTorch's index_add_ path, not built"},
+    // tensor1's gradient reads `value / tensor2`, TensorOperators.h's
+    // empty_like(tensor2).fill_(value).div_(tensor2): torch 1.13 refuses an
+    // integral or b8 tensor2 there in the same words.
+    {"addcdiv", "aten::div_: result type Float can't be cast to the desired output type",
+     "value / tensor2 is computed in tensor2's dtype"},
     {"aten::leaky_relu_", "triggered with a negative slope", "leaky_relu_backward refuses an in-place negative slope"},
     {"aten::elu_", "triggered with a negative slope", "elu_backward refuses an in-place negative alpha"},
     // elu_'s row reads the result's sign (is_result), which a negative scale
