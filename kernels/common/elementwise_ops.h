@@ -117,7 +117,10 @@ template <class T> OPSPEC_HOST_DEVICE inline T wrap_mul(T a, T b) {
     return a * b;
   }
 }
-template <class T> OPSPEC_HOST_DEVICE inline T wrap_neg(T a) { return wrap_sub(T(0), a); }
+template <class T> OPSPEC_HOST_DEVICE inline T wrap_neg(T a) {
+  if constexpr (kIsSignedInt<T>) return wrap_sub(T(0), a);
+  else return -a;  // not 0 - a: neg(0.0) is -0.0
+}
 
 // CastOp<To>: converts a compute value to the compute type To the way
 // PyTorch's CPU casts do: to bool is `!= 0`; floating to integer truncates,

@@ -118,6 +118,11 @@ TEST(ElementwiseUnaryTest, SpecialFloatingValues) {
   EXPECT_THAT(values(ops::relu(x)), NearVec(std::vector<double>{0, kNaN, 0, kInf}));
   EXPECT_TRUE(std::signbit(values(ops::relu(x))[0]));  // clamp_min keeps -0.0, as PyTorch
   EXPECT_FALSE(std::signbit(values(ops::abs(x))[0]));
+  // neg flips the sign of a zero (-x, as ATen's neg), in every floating dtype: torch 1.13 gives -0.0 for neg(0.0).
+  for (DType dt : {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16}) {
+    const std::vector<double> n = values(ops::neg(ops::to(ops::tensor({0.0, -0.0}, {2}), dt)));
+    EXPECT_TRUE(std::signbit(n[0]) && !std::signbit(n[1])) << dtype_short_name(dt);
+  }
   EXPECT_THAT(values(ops::sigmoid(x)), NearVec(std::vector<double>{0.5, kNaN, 0, 1}));
   EXPECT_THAT(values(ops::logical_not(x)), ElementsAre(1, 0, 0, 0));
 }
