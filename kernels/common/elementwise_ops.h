@@ -380,18 +380,27 @@ struct MulOp {
 // Integers wrap; value is converted to the compute type first, as
 // Scalar::to<scalar_t>() does (addcmul of i64 with value 0.5 adds nothing).
 
-// AddcmulOp<T>: self + value * t1 * t2 (See Note [Ternary pointwise ops]).
+// FmaOp: a * b + c, rounded once for floating types (math::fma), wrapping for
+// integers: the one three-operand step of addcmul and lerp, shared by their
+// eager functors below and the fused backend's fma instruction, so both round
+// alike by construction (See Note [Ternary pointwise ops]).
+struct FmaOp {
+  static constexpr bool kUsesFma = true;
+  template <class T> OPSPEC_FUNCTOR T operator()(T a, T b, T c) const {
+    if constexpr (std::is_floating_point_v<T>) {
+      return math::fma(a, b, c);
+    } else {
+      return wrap_add(c, wrap_mul(a, b));
+    }
+  }
+};
+// AddcmulOp<T>: self + value * t1 * t2 as FmaOp(value * t1, t2, self) (See
+// Note [Ternary pointwise ops]).
 template <class T>
 struct AddcmulOp {
   static constexpr bool kUsesFma = std::is_floating_point_v<T>;
   T value;
-  OPSPEC_FUNCTOR T operator()(T self, T t1, T t2) const {
-    if constexpr (std::is_floating_point_v<T>) {
-      return math::fma(value * t1, t2, self);
-    } else {
-      return wrap_add(self, wrap_mul(wrap_mul(value, t1), t2));
-    }
-  }
+  OPSPEC_FUNCTOR T operator()(T self, T t1, T t2) const { return FmaOp{}(MulOp{}(value, t1), t2, self); }
 };
 // AddcdivOp<T>: self + value * t1 / t2, floating only (PyTorch refuses two
 // integral tensors; the common dtype of the rest is floating).
@@ -406,7 +415,7 @@ struct LerpOp {
   static constexpr bool kUsesFma = true;
   template <class T> OPSPEC_FUNCTOR T operator()(T self, T end, T weight) const {
     const bool small = (weight < T(0) ? -weight : weight) < T(0.5);
-    return math::fma(small ? weight : weight - T(1), end - self, small ? self : end);
+    return FmaOp{}(small ? weight : weight - T(1), end - self, small ? self : end);
   }
 };
 // LerpScalarOp<T>: LerpOp with a number weight (lerp.Scalar), already in the compute type.

@@ -152,6 +152,9 @@ std::string instr_expr(const FusedProgram& p, const Instr& ins, const Call& call
                   {as_type(c, loaded(ins.args[0])), as_type(c, loaded(ins.args[1]))});
     case FusedOp::kWhere:
       return call("WhereOp{}", {fused_register(ins.args[0]), fused_register(ins.args[1]), fused_register(ins.args[2])});
+    case FusedOp::kFma:
+      return call("FmaOp{}", {as_type(c, loaded(ins.args[0])), as_type(c, loaded(ins.args[1])),
+                              as_type(c, loaded(ins.args[2]))});
     case FusedOp::kCast:
       return call(str_cat("CastOp<", compute_type(p.dtype(ins.out)), ">{}"), {loaded(ins.args[0])});
     default: break;

@@ -66,6 +66,10 @@ inline FusedProgram all_ops_program(DType d, int64_t rows = 4) {
     out(op, {x, y});
   }
   out(FusedOp::kWhere, {p.add_op(FusedOp::kLt, {x, y}), x, s});
+  if (!boolean) {  // every operand kind: per element, broadcast, uniform, constant
+    out(FusedOp::kFma, {x, y, s});
+    out(FusedOp::kFma, {s, c, x});
+  }
   // A uniform chain: computed once per thread, before the loop.
   p.add_output(p.add_op(FusedOp::kAdd, {s, c}));
   for (DType to : kFusedDTypes) {

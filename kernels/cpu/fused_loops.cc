@@ -1,6 +1,6 @@
 // fused_loops.cc: the typed loop of every FusedProgram instruction, each
 // mirroring the loop its eager kernel runs, for the tile interpreter
-// (fused.cc): the binary ops, comparisons and where here, the unary ops,
+// (fused.cc): the binary ops, comparisons, where and fma here, the unary ops,
 // pow.Tensor_Scalar, logical_not, bitwise_not and casts in fused_loops_unary.cc (two
 // files, so that neither compile takes long). The loops themselves are in
 // internal/fused_typed_loops.h. See Note [Fused kernels].
@@ -38,6 +38,17 @@ FusedLoopFn integral_for(DType d) {
       return nullptr;
     } else {
       return &arith_kernel<scalar_t, Op>;
+    }
+  });
+}
+
+template <class Op>
+FusedLoopFn no_bool_for_ternary(DType d) {
+  return OPSPEC_DISPATCH_ALL_DTYPES(d, "fused", [&]() -> FusedLoopFn {
+    if constexpr (std::is_same_v<scalar_t, bool>) {
+      return nullptr;
+    } else {
+      return &ternary_kernel<scalar_t, Op>;
     }
   });
 }
@@ -113,6 +124,7 @@ FusedLoopFn select_fused_loop(const FusedProgram::Instr& ins, const std::vector<
         case 8: return &where_kernel<uint64_t>;
         default: return nullptr;
       }
+    case FusedOp::kFma: return no_bool_for_ternary<FmaOp>(d);
   }
   return nullptr;
 }

@@ -51,6 +51,11 @@ enum class Rule : uint8_t {
   kIsnan,
   kIsinf,
   kNanToNum,
+  // See Note [Fused ternary ops]
+  kAddcmul,
+  kAddcdiv,
+  kLerpScalar,
+  kLerpTensor,
 };
 
 struct FusionRule {
@@ -129,6 +134,10 @@ const FusionRule* rule_for(const OperatorHandle* op) {
     set(OpId::isnan, Rule::kIsnan, FusedOp::kNe);
     set(OpId::isinf, Rule::kIsinf, FusedOp::kEq);
     set(OpId::nan_to_num, Rule::kNanToNum, FusedOp::kWhere);
+    set(OpId::addcmul, Rule::kAddcmul, FusedOp::kFma);
+    set(OpId::addcdiv, Rule::kAddcdiv, FusedOp::kDiv);
+    set(OpId::lerp_Scalar, Rule::kLerpScalar, FusedOp::kFma);
+    set(OpId::lerp_Tensor, Rule::kLerpTensor, FusedOp::kFma);
     return t;
   }();
   if (op == nullptr || op->schema().is_mutable()) return nullptr;
@@ -156,7 +165,9 @@ const OperatorHandle* inplace_functional(const OperatorHandle* op) {
           std::pair{OpId::clamp_max_, OpId::clamp_max}, std::pair{OpId::clamp_max__Tensor, OpId::clamp_max_Tensor},
           std::pair{OpId::hardtanh_, OpId::hardtanh}, std::pair{OpId::leaky_relu_, OpId::leaky_relu},
           std::pair{OpId::elu_, OpId::elu}, std::pair{OpId::pow__Scalar, OpId::pow_Tensor_Scalar},
-          std::pair{OpId::pow__Tensor, OpId::pow_Tensor_Tensor}}) {
+          std::pair{OpId::pow__Tensor, OpId::pow_Tensor_Tensor}, std::pair{OpId::addcmul_, OpId::addcmul},
+          std::pair{OpId::addcdiv_, OpId::addcdiv}, std::pair{OpId::lerp__Scalar, OpId::lerp_Scalar},
+          std::pair{OpId::lerp__Tensor, OpId::lerp_Tensor}}) {
       m[&builtin_op(in_place)] = &builtin_op(functional);
     }
     // The unary rows' in-place forms (relu_ among them; See Note [In-place unary ops]).
@@ -231,6 +242,24 @@ int constant_in(FusedProgram& p, double v, DType d) { return p.add_constant(Scal
 double coef(DType d, double a, double b = 1.0) {
   if (d == DType::kFloat64) return a * b;
   return static_cast<double>(static_cast<float>(a) * static_cast<float>(b));
+}
+
+// Note [Fused ternary ops]
+// addcmul, addcdiv and lerp lower to the steps of their eager functors (See
+// Note [Ternary pointwise ops]) in ternary.cc's compute type: every tensor is
+// cast to the result dtype as ternary_into casts it, then widened to f32 for
+// f16/bf16, so nothing rounds until the final cast, as eager rounds once on
+// store. The number (value, a Scalar weight) is a constant converted as
+// ternary_value converts it. addcmul is fma(value * t1, t2, self) and lerp
+// fma(w', end - self, base) with w' and base selected by |w| < 0.5, both on
+// FmaOp, the functor eager's AddcmulOp and LerpOp call, so the fma rounds
+// alike by construction; addcdiv has no fma (self + value * t1 / t2).
+
+// ternary_number: a ternary op's number as its eager functor holds it: the
+// compute type's value (Scalar::to), or for integers static_cast<T>(to_int()).
+int ternary_number(FusedProgram& p, const Scalar& v, DType c) {
+  if (is_floating(c)) return p.add_constant(v, c);
+  return p.add_constant(Scalar(v.to_int()), c);
 }
 
 std::optional<std::string_view> optional_string(const Value& v) {
@@ -459,6 +488,33 @@ int lower_call(FusedProgram& p, const Node& n, ResolveFn operand) {
       const int pos = p.add_op(FusedOp::kWhere, {p.add_op(FusedOp::kEq, {x.reg, constant_in(p, inf, d)}),
                                                  param(2, limit), neg});
       return p.add_op(FusedOp::kWhere, {p.add_op(FusedOp::kNe, {x.reg, x.reg}), param(1, 0.0), pos});
+    }
+    case Rule::kAddcmul:
+    case Rule::kAddcdiv: {  // See Note [Fused ternary ops]
+      const Operand self = operand(0), t1 = operand(1), t2 = operand(2);
+      const bool div = r->rule == Rule::kAddcdiv;
+      const DType d = internal::addc_meta(self.proxy, t1.proxy, t2.proxy, div, op_name).result_dtype;
+      const DType c = opmath(d);
+      auto widened = [&](const Operand& x) { return p.add_cast(cast(p, x, d).reg, c); };
+      const int s = widened(self), a = widened(t1), b = widened(t2);
+      const int scaled = p.add_op(FusedOp::kMul, {ternary_number(p, value(3).to_scalar(), c), a});
+      const int reg = div ? p.add_op(FusedOp::kAdd, {s, p.add_op(FusedOp::kDiv, {scaled, b})})
+                          : p.add_op(FusedOp::kFma, {scaled, b, s});
+      return p.add_cast(reg, d);
+    }
+    case Rule::kLerpScalar:
+    case Rule::kLerpTensor: {  // See Note [Fused ternary ops]
+      const Operand self = operand(0), end = operand(1);
+      std::optional<Operand> weight;
+      if (r->rule == Rule::kLerpTensor) weight = operand(2);
+      const DType d = internal::lerp_meta(self.proxy, end.proxy, weight ? &weight->proxy : nullptr, op_name).result_dtype;
+      const DType c = opmath(d);
+      const int x = cast(p, self, c).reg, y = cast(p, end, c).reg;
+      const int w = weight ? cast(p, *weight, c).reg : ternary_number(p, value(2).to_scalar(), c);
+      const int small = p.add_op(FusedOp::kLt, {p.add_op(FusedOp::kAbs, {w}), constant_in(p, 0.5, c)});
+      const int coef = p.add_op(FusedOp::kWhere, {small, w, p.add_op(FusedOp::kSub, {w, constant_in(p, 1.0, c)})});
+      const int base = p.add_op(FusedOp::kWhere, {small, x, y});
+      return p.add_cast(p.add_op(FusedOp::kFma, {coef, p.add_op(FusedOp::kSub, {y, x}), base}), d);
     }
   }
   OPSPEC_FAIL("fusion: unhandled rule for ", n.target()->name());

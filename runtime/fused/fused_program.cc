@@ -21,7 +21,7 @@ using Reg = FusedProgram::Reg;
 // kUnaryAny takes any dtype but b8, kUnaryAnyBool b8 too (sign, sgn),
 // kUnaryIntegral integers and b8 only (bitwise_not).
 enum class OpClass : uint8_t {
-  kUnaryAny, kUnaryAnyBool, kUnaryFloating, kUnaryIntegral, kLogicalNot, kArith, kPredicate, kWhere, kCast
+  kUnaryAny, kUnaryAnyBool, kUnaryFloating, kUnaryIntegral, kLogicalNot, kArith, kPredicate, kWhere, kFma, kCast
 };
 
 // kOpInfo: each FusedOp's name and class, in enum order.
@@ -54,12 +54,14 @@ constexpr OpInfo kOpInfo[] = {
     {"ge", OpClass::kPredicate},         {"logical_and", OpClass::kPredicate},
     {"logical_or", OpClass::kPredicate}, {"logical_xor", OpClass::kPredicate},
     {"where", OpClass::kWhere},
+    {"fma", OpClass::kFma},
     {"cast", OpClass::kCast},
 };
 // The hand-written rows must stay in enum order: spot-check both ends of them.
 static_assert(kOpInfo[static_cast<size_t>(FusedOp::kGeluErf)].name == "gelu");
 static_assert(kOpInfo[static_cast<size_t>(FusedOp::kBitwiseNot)].name == "bitwise_not");
 static_assert(kOpInfo[static_cast<size_t>(FusedOp::kLogicalOr)].name == "logical_or");
+static_assert(kOpInfo[static_cast<size_t>(FusedOp::kFma)].name == "fma");
 static_assert(std::size(kOpInfo) == static_cast<size_t>(FusedOp::kCast) + 1, "kOpInfo must list every FusedOp");
 
 OpClass op_class(FusedOp op) { return kOpInfo[static_cast<size_t>(op)].cls; }
@@ -68,7 +70,8 @@ int op_arity(FusedOp op) {
   switch (op_class(op)) {
     case OpClass::kArith:
     case OpClass::kPredicate: return 2;
-    case OpClass::kWhere: return 3;
+    case OpClass::kWhere:
+    case OpClass::kFma: return 3;
     default: return 1;
   }
 }
@@ -188,6 +191,11 @@ int FusedProgram::add_op(FusedOp op, std::initializer_list<int> args, const Scal
       OPSPEC_CHECK(dt(1) == dt(2), "FusedProgram: where takes values of one dtype, got ", dname(1), " and ",
                    dname(2));
       out = dt(1);
+      break;
+    case OpClass::kFma:
+      OPSPEC_CHECK(d != DType::kBool, "FusedProgram: fma does not take b8 operands");
+      OPSPEC_CHECK(dt(1) == d && dt(2) == d, "FusedProgram: fma takes operands of one dtype, got ", dname(0), ", ",
+                   dname(1), " and ", dname(2));
       break;
     case OpClass::kCast: {
       const int64_t code = param.to_int();

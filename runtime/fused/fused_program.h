@@ -74,6 +74,8 @@ inline constexpr int64_t kFusedTile = 512;
 //     kFmod no b8;
 //   predicates (kEq .. kLogicalXor): a: D, b: D -> b8;
 //   kWhere: cond: b8, a: D, b: D -> D (selects bits);
+//   kFma: a: D, b: D, c: D -> D (not b8): a * b + c rounded once (FmaOp),
+//     addcmul's and lerp's step (See Note [Ternary pointwise ops]);
 //   kCast: x: any -> the requested dtype (CastOp, as copies convert).
 // kAddAlpha / kSubAlpha take alpha, kPowScalar the exponent, as the param.
 enum class FusedOp : uint8_t {
@@ -86,6 +88,7 @@ enum class FusedOp : uint8_t {
   kDivTrunc, kDivFloor, kRemainder, kFmod, kAtan2, kBitwiseAnd, kBitwiseOr, kBitwiseXor,
   kEq, kNe, kLt, kLe, kGt, kGe, kLogicalAnd, kLogicalOr, kLogicalXor,
   kWhere,
+  kFma,
   kCast,
 };
 

@@ -123,6 +123,15 @@ void alpha_kernel(const Instr& ins, char* out, char* const* args, unsigned mask,
   launch<T, T, T>(out, args, mask, n, f);
 }
 
+// ternary_kernel: Op on three operands of T's arithmetic compute type, as
+// ternary.cc runs addcmul's and lerp's functors (f16/bf16 widened to float).
+template <class T, class Op>
+void ternary_kernel(const Instr&, char* out, char* const* args, unsigned mask, int64_t n) {
+  using C = arith_t<T>;
+  const CastArgs<Op, C> f{Op{}};  // keeps kUsesFma (Note [Wide vector clones])
+  launch<T, T, T, T>(out, args, mask, n, f);
+}
+
 // reduced_rhs_kernel: f16/bf16 mul and div by a one-element operand already
 // converted to float (binary.cc's reduced_scalar_rhs).
 template <class T, class Op>
