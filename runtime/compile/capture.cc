@@ -10,9 +10,11 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/container/inlined_vector.h"
 #include "runtime/autograd/engine.h"
+#include "runtime/compile/controls.h"
 #include "runtime/compile/internal/capture_mode.h"
 #include "runtime/compile/logging.h"
 #include "runtime/core/call_site.h"
+#include "runtime/core/compiling.h"
 #include "runtime/dispatch/local_dispatch_key_set.h"
 #include "runtime/fake/fake_tensor.h"
 #include "runtime/graph/passes.h"
@@ -73,6 +75,7 @@ CaptureSession::CaptureSession(CompiledState& state, const std::vector<Tensor>& 
     : state_(state), inputs_(inputs), cache_only_(cache_only), previous_(tls_session) {
   impl_ = std::make_unique<CaptureMode>(*this, inputs_, state_.options.input_names);
   tls_session = this;
+  set_compiling_query(&opspec::is_compiling);  // for the layers below compile (See Note [Is compiling])
 }
 
 CaptureSession::~CaptureSession() { tls_session = previous_; }

@@ -15,7 +15,8 @@ namespace opspec {
 // go to two graphs (torch._dynamo.graph_break()). No effect outside capture.
 void graph_break(const std::source_location& loc = std::source_location::current());
 
-// is_compiling: whether the calling code is being captured by compile().
+// is_compiling: whether the calling code is being captured by compile();
+// layers below compile ask internal::is_compiling_now() (See Note [Is compiling]).
 bool is_compiling();
 
 // disallow_in_graph: calls of op (e.g. "aten::sub.Tensor") break the graph and

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <utility>
 
+#include "runtime/core/compiling.h"
 #include "runtime/core/error.h"
 #include "runtime/ops/ops.h"
 
@@ -43,6 +44,7 @@ void Adam::update(size_t i, Tensor& param, const Tensor& grad_in) {
     }
   }
   ops::lerp_(s.exp_avg, grad, 1 - o.beta1);
+  if (internal::is_compiling_now()) return compiled_update(s, param, grad);
   ops::addcmul_(ops::mul_(s.exp_avg_sq, o.beta2), grad, grad, 1 - o.beta2);
   const double step = s.step.item().to_double();  // _get_value(step_t)
   const double bias_correction1 = 1 - std::pow(o.beta1, step);
@@ -60,6 +62,34 @@ void Adam::update(size_t i, Tensor& param, const Tensor& grad_in) {
   }
   ops::add_(denom, o.eps);
   ops::addcdiv_(param, s.exp_avg, denom, -step_size);
+}
+
+// The rest of the step under compile (See Note [Compiled optimizer steps]):
+// the step count stays a tensor, and Dynamo's rewrites of addcmul_ and
+// addcdiv_ with a value give their constituent ops.
+void Adam::compiled_update(State& s, Tensor& param, const Tensor& grad) {
+  const AdamOptions& o = options_;
+  // exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2): polyfills.addcmul_inplace's
+  // self.add_(tensor1 * tensor2 * value).
+  ops::mul_(s.exp_avg_sq, o.beta2);
+  ops::add_(s.exp_avg_sq, ops::mul(ops::mul(grad, grad), 1 - o.beta2));
+  const Tensor& step = s.step;  // _get_value(step_t) while compiling: the tensor
+  const Tensor bias_correction1 = 1 - ops::pow(o.beta1, step);
+  const Tensor bias_correction2 = 1 - ops::pow(o.beta2, step);
+  const Tensor step_size = o.lr / bias_correction1;  // Tensor.__rtruediv__: reciprocal, then mul
+  const Tensor bias_correction2_sqrt = ops::pow(bias_correction2, 0.5);
+  Tensor denom;
+  if (o.amsgrad) {
+    ops::copy_(s.max_exp_avg_sq, ops::maximum(s.max_exp_avg_sq, s.exp_avg_sq));  // as update()'s
+    denom = ops::div(ops::sqrt(s.max_exp_avg_sq), bias_correction2_sqrt);
+  } else {
+    denom = ops::div(ops::sqrt(s.exp_avg_sq), bias_correction2_sqrt);
+  }
+  ops::add_(denom, o.eps);
+  // param.addcdiv_(exp_avg, denom, value=-step_size): Dynamo's method_addcdiv_ is
+  // param.add_(torch.mul(torch.div(exp_avg, denom), value)).
+  const Tensor value = ops::neg(step_size);  // Python evaluates the arguments first
+  ops::add_(param, ops::mul(ops::div(s.exp_avg, denom), value));
 }
 
 }  // namespace opspec::optim

@@ -43,6 +43,9 @@ class Adam : public Optimizer {
   void update(size_t i, Tensor& param, const Tensor& grad) override;
 
  private:
+  // compiled_update: the step after the moments' lerp_ while compiling (See Note [Compiled optimizer steps]).
+  void compiled_update(State& s, Tensor& param, const Tensor& grad);
+
   AdamOptions options_;
   std::vector<State> state_;
 };

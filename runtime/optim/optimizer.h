@@ -23,8 +23,28 @@ namespace opspec::optim {
 // no foreach ops and always runs the single-tensor path, which PyTorch runs on
 // the CPU by default and everywhere with foreach=False. Optimizer.step's
 // profiler records (`profiler::_record_function_enter_new`) are not ops here.
-// Under compile the step count read with item() is a value read with item()
-// (Note [Values read with item()]): one recompile, then a graph input.
+// Under compile the steps take PyTorch 2.x's compiled path instead (See Note
+// [Compiled optimizer steps]).
+
+// Note [Compiled optimizer steps]
+// While compile captures a step (internal::is_compiling_now(), See Note [Is
+// compiling]), the optimizers run what torch.compile traces of them:
+// optimizer.py's _get_value returns the step tensor itself when
+// torch.compiler.is_compiling(), so Adam's bias corrections are tensor math
+// (`1 - beta1**step`: pow.Scalar, rsub.Scalar; `lr / bias_correction1`:
+// Tensor.__rtruediv__'s reciprocal and mul; `bias_correction2**0.5`:
+// pow.Tensor_Scalar) and no item() reads a value or breaks the graph; and
+// Dynamo rewrites the in-place ops whose number it would have to read: a
+// Tensor method addcmul_(t1, t2, value=v) becomes add_(t1 * t2 * v)
+// (polyfills.addcmul_inplace), addcdiv_(t1, t2, value=v) add_(mul(div(t1,
+// t2), v)) and add_(other, alpha=a) add_(mul(other, a))
+// (torch/_dynamo/variables/tensor.py, with enable_dynamo_decompositions on,
+// its default). lerp_(grad, 1 - beta1) stays (a number weight). So a
+// compiled AdamW step is lift_fresh/zeros_like (first step), add_ (step_t +=
+// 1), mul_ (decay), lerp_, mul_, mul, mul, add_, pow, rsub, pow, rsub,
+// reciprocal, mul, pow, sqrt, div, add_, neg, div, mul, add_; its values
+// are what PyTorch's compiled step computes, not eager's bits (the
+// rewritten addcmul_ and addcdiv_ round more often, as under torch.compile).
 
 // Optimizer: updates a fixed list of parameters from their grad().
 // Not thread-safe; an optimizer belongs to one training loop.

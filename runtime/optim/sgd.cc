@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "runtime/core/compiling.h"
 #include "runtime/core/error.h"
 #include "runtime/ops/ops.h"
 
@@ -19,6 +20,16 @@ SGD::SGD(std::vector<Tensor> params, SGDOptions options) : Optimizer(std::move(p
 // _single_tensor_sgd, PyTorch 2.x's torch/optim/sgd.py, for a float lr.
 void SGD::update(size_t i, Tensor& param, const Tensor& grad_in) {
   const SGDOptions& o = options_;
+  // Under compile, Dynamo's method_add_ rewrites add_(other, alpha=a) as add_(mul(other, a)) (See Note
+  // [Compiled optimizer steps]).
+  const bool compiling = internal::is_compiling_now();
+  auto add_scaled_ = [compiling](Tensor& self, const Tensor& other, const Scalar& alpha) {
+    if (compiling) {
+      ops::add_(self, ops::mul(other, alpha));
+    } else {
+      ops::add_(self, other, alpha);
+    }
+  };
   Tensor grad = o.maximize ? ops::neg(grad_in) : grad_in;
   if (o.weight_decay != 0) grad = ops::add(grad, param, o.weight_decay);
   if (o.momentum != 0) {
@@ -28,11 +39,12 @@ void SGD::update(size_t i, Tensor& param, const Tensor& grad_in) {
     } else {
       // Python's `1 - dampening` with the default int 0 is the int 1, which the log leaves out.
       const Scalar alpha = o.dampening == 0 ? Scalar(int64_t{1}) : Scalar(1 - o.dampening);
-      ops::add_(ops::mul_(buf, o.momentum), grad, alpha);
+      ops::mul_(buf, o.momentum);
+      add_scaled_(buf, grad, alpha);
     }
     grad = o.nesterov ? ops::add(grad, buf, o.momentum) : buf;
   }
-  ops::add_(param, grad, -o.lr);
+  add_scaled_(param, grad, -o.lr);
 }
 
 }  // namespace opspec::optim
