@@ -348,6 +348,21 @@ CompiledGraph with_aot_autograd(CompiledGraph inference, std::shared_ptr<const G
   if (std::any_of(nodes.begin(), nodes.end(), [](const Node* n) { return sets_grad_mode(*n); })) {
     grad_nodes = std::make_shared<const GraphRunner>(*graph, RunGraphOptions{.check_sizes = false});
   }
+  // no_grad_throughout(entry): entered in grad mode `entry`, the graph runs
+  // every op with grad mode off and leaves it as entered (a no_grad block
+  // around the whole graph: torch.optim's step). No gradient can then reach
+  // an input, and the inference graph runs under no_grad, as eager would.
+  auto no_grad_throughout = [nodes](bool entry) {
+    bool mode = entry;
+    for (const Node* n : nodes) {
+      if (sets_grad_mode(*n)) {
+        mode = n->args()[0].as_value().to_bool();
+      } else if (n->op() == NodeOp::kCall && mode) {
+        return false;
+      }
+    }
+    return mode == entry;
+  };
   return [=](const std::vector<Tensor>& inputs) -> std::vector<Tensor> {
     bool any = false;
     std::vector<bool> needs(inputs.size()), non_leaf(inputs.size());
@@ -360,6 +375,10 @@ CompiledGraph with_aot_autograd(CompiledGraph inference, std::shared_ptr<const G
       }
     }
     if (!any) return inference(inputs);
+    if (grad_nodes != nullptr && no_grad_throughout(grad_enabled)) {
+      autograd::NoGradGuard no_grad;
+      return inference(inputs);
+    }
     std::vector<int64_t> key{grad_enabled ? 1 : 0};
     for (size_t i = 0; i < inputs.size(); ++i) {
       key.push_back(non_leaf[i] ? -3 : needs[i] ? -1 : -2);

@@ -41,7 +41,9 @@ namespace opspec::internal {
 // differentiates: a no_grad block's results get no grad_fn and pass no
 // gradient, as eagerly. A call with no input requiring grad, or with grad
 // mode off and no node turning it on, runs the inference graph compiled as
-// before; so does one through which no gradient reaches an input (a graph
+// before, and so does one whose grad mode nodes turn it off for every op and
+// leave it as entered (run under no_grad: torch.optim's step, See Note
+// [Compiled optimizer steps]); so does one through which no gradient reaches an input (a graph
 // with grad mode nodes interpreted then, since a backend may have re-traced
 // them away). Each graph of a function with graph breaks is
 // its own node, so eager code between graphs chains them as in PyTorch.

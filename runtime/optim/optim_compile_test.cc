@@ -13,6 +13,7 @@
 
 #include "runtime/compile/compile.h"
 #include "runtime/compile/controls.h"
+#include "runtime/compile/fusion_test_util.h"
 #include "runtime/core/compiling.h"
 #include "runtime/core/generator.h"
 #include "runtime/ops/ops.h"
@@ -25,6 +26,7 @@ namespace optim_compile_test {
 using ::testing::ElementsAre;
 using ::testing::Not;
 using ::testing::Contains;
+using ::testing::HasSubstr;
 
 // Params: an MLP's parameter shapes (few elements), requiring grad, seeded.
 std::vector<Tensor> make_params(uint64_t seed) {
@@ -132,6 +134,28 @@ TEST(OptimCompileTest, CompiledAdamWMatchesEagerAndFusedMatchesTheEagerBackendBi
       EXPECT_TRUE(bits_equal(fused[k], compiled[k])) << k;
     }
   }
+}
+
+TEST(OptimCompileTest, FusedStepLaunchesFusedKernels) {
+  std::vector<Tensor> params = make_params(3);
+  auto opt = std::make_shared<optim::AdamW>(params);
+  auto cf = compile([opt](const std::vector<Tensor>&) { opt->step(); }, {.backend = "fused"});
+  for (int k = 0; k < 2; ++k) {
+    set_grads(params, k);
+    cf(std::vector<Tensor>{});
+  }
+  set_grads(params, 2);
+  auto recorder = std::make_shared<fusion_test::KernelRecorder>(false);
+  {
+    KernelObserverGuard guard(recorder);
+    cf(std::vector<Tensor>{});
+  }
+  std::string launched;
+  for (const std::string& l : recorder->lines) launched += l + "\n";
+  // Per parameter: the moment update, the bias corrections, denom and the update.
+  EXPECT_THAT(launched, HasSubstr("[fused] fused_mul_mul_"));
+  EXPECT_THAT(launched, HasSubstr("[fused] fused_sqrt_div_add__"));
+  EXPECT_THAT(launched, HasSubstr("[fused] fused_div_mul_"));
 }
 
 TEST(OptimCompileTest, CompiledSgdScalesBeforeAdding) {

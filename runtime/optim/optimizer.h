@@ -45,6 +45,8 @@ namespace opspec::optim {
 // reciprocal, mul, pow, sqrt, div, add_, neg, div, mul, add_; its values
 // are what PyTorch's compiled step computes, not eager's bits (the
 // rewritten addcmul_ and addcdiv_ round more often, as under torch.compile).
+// The graph is a no_grad block over parameters that require grad, so it runs
+// the backend's inference graph (See Note [AOT autograd]): fused kernels.
 
 // Optimizer: updates a fixed list of parameters from their grad().
 // Not thread-safe; an optimizer belongs to one training loop.
