@@ -117,9 +117,23 @@ template <class T> OPSPEC_HOST_DEVICE inline T wrap_mul(T a, T b) {
     return a * b;
   }
 }
+// wrap_neg: -a (not 0 - a: neg(0.0) is -0.0). On the host a float's sign bit
+// is flipped as bits: GCC folds a plain -fma(x, y, z) into one fnmadd, which
+// keeps the sign of a NaN the fma makes, where eager's neg (its own loop)
+// flips it; fused kernels must keep eager's bits, NaNs included.
 template <class T> OPSPEC_HOST_DEVICE inline T wrap_neg(T a) {
-  if constexpr (kIsSignedInt<T>) return wrap_sub(T(0), a);
-  else return -a;  // not 0 - a: neg(0.0) is -0.0
+  if constexpr (kIsSignedInt<T>) {
+    return wrap_sub(T(0), a);
+  } else if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+#ifdef __CUDA_ARCH__
+    return -a;
+#else
+    using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+    return __builtin_bit_cast(T, __builtin_bit_cast(Bits, a) ^ (Bits(1) << (sizeof(T) * 8 - 1)));
+#endif
+  } else {
+    return -a;
+  }
 }
 
 // CastOp<To>: converts a compute value to the compute type To the way

@@ -83,10 +83,7 @@ void expect_fused_like_eager(const Fn3& fn, const std::vector<Tensor>& in, std::
   }
 }
 
-// twice: the group's second op, exact and not an fma's neighbour: GCC folds a
-// negation into an adjacent fma (vfnmsub, even at -ffp-contract=off) in
-// generated kernels, which flips the sign of a NaN result relative to eager's
-// separate neg kernel.
+// twice: the group's second op (NegOfAnFmaKeepsEagersNaNs has neg).
 Tensor twice(const Tensor& x) { return ops::mul(x, 2); }
 
 constexpr DType kFloatingTypes[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16};
@@ -101,6 +98,26 @@ TEST(FusedTernaryTest, AddcmulBroadcastsInEveryDtype) {
     expect_fused_like_eager(
         [&](const Tensor& s, const Tensor& a, const Tensor& b) { return twice(ops::addcmul(s, a, b, value)); }, in,
         "addcmul");
+  }
+}
+
+// neg right after an fma: GCC would fold -fma(a, b, c) into one fnmadd,
+// keeping the sign of the NaN that inf * 0 makes where eager's neg flips it;
+// wrap_neg flips the bit itself (elementwise_ops.h).
+TEST(FusedTernaryTest, NegOfAnFmaKeepsEagersNaNs) {
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<double> big(67, 1.5), zero(67, 0.0);
+  for (size_t i = 0; i < big.size(); i += 3) big[i] = inf;  // inf * 0: NaN from the fma itself
+  for (DType d : {DType::kFloat32, DType::kFloat64}) {
+    SCOPED_TRACE(dtype_short_name(d));
+    const Tensor s = ops::tensor(std::vector<double>(67, 0.25), {67}, d);
+    const Tensor a = ops::tensor(big, {67}, d), b = ops::tensor(zero, {67}, d);
+    expect_fused_like_eager([](const Tensor& x, const Tensor& y, const Tensor& z) {
+      return ops::neg(ops::addcmul(x, y, z, 0.5));
+    }, {s, a, b}, "addcmul");
+    expect_fused_like_eager([](const Tensor& x, const Tensor& y, const Tensor& w) {
+      return ops::neg(ops::lerp(x, y, w));
+    }, {a, b, s}, "lerp");  // fma(0.25, 0 - inf, inf): -inf + inf, a NaN the fma makes
   }
 }
 

@@ -352,7 +352,7 @@ CompiledGraph with_aot_autograd(CompiledGraph inference, std::shared_ptr<const G
   // every op with grad mode off and leaves it as entered (a no_grad block
   // around the whole graph: torch.optim's step). No gradient can then reach
   // an input, and the inference graph runs under no_grad, as eager would.
-  auto no_grad_throughout = [nodes](bool entry) {
+  auto no_grad_throughout = [&nodes](bool entry) {
     bool mode = entry;
     for (const Node* n : nodes) {
       if (sets_grad_mode(*n)) {
@@ -363,6 +363,8 @@ CompiledGraph with_aot_autograd(CompiledGraph inference, std::shared_ptr<const G
     }
     return mode == entry;
   };
+  const bool no_grad_from_on = grad_nodes != nullptr && no_grad_throughout(true);  // once, not per call
+  const bool no_grad_from_off = grad_nodes != nullptr && no_grad_throughout(false);
   return [=](const std::vector<Tensor>& inputs) -> std::vector<Tensor> {
     bool any = false;
     std::vector<bool> needs(inputs.size()), non_leaf(inputs.size());
@@ -375,7 +377,7 @@ CompiledGraph with_aot_autograd(CompiledGraph inference, std::shared_ptr<const G
       }
     }
     if (!any) return inference(inputs);
-    if (grad_nodes != nullptr && no_grad_throughout(grad_enabled)) {
+    if (grad_enabled ? no_grad_from_on : no_grad_from_off) {
       autograd::NoGradGuard no_grad;
       return inference(inputs);
     }
