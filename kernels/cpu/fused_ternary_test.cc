@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstring>
 #include <functional>
 #include <limits>
 #include <string>
@@ -15,9 +14,9 @@
 #include "kernels/cpu/fused_codegen.h"
 #include "runtime/compile/backend.h"
 #include "runtime/compile/fusion.h"
+#include "runtime/compile/fusion_test_util.h"
 #include "runtime/core/generator.h"
 #include "runtime/ops/ops.h"
-#include "runtime/ops/untraced.h"
 #include "runtime/trace/make_fx.h"
 
 namespace opspec::internal {
@@ -27,22 +26,7 @@ using ::testing::HasSubstr;
 
 using Fn3 = std::function<Tensor(const Tensor&, const Tensor&, const Tensor&)>;
 
-// bits_equal: same dtype, sizes and element bits (NaNs included; any layout).
-::testing::AssertionResult bits_equal(const Tensor& got, const Tensor& want) {
-  if (got.dtype() != want.dtype() || format_sizes(got.sizes()) != format_sizes(want.sizes())) {
-    return ::testing::AssertionFailure() << "got " << got.meta_str() << ", want " << want.meta_str();
-  }
-  auto dense = [](const Tensor& t) {
-    Tensor c = make_tensor(t.sizes(), t.dtype(), kCPU);
-    copy_untraced(c, t);
-    return c;
-  };
-  const Tensor a = dense(got), b = dense(want);
-  if (std::memcmp(a.raw_data(), b.raw_data(), static_cast<size_t>(a.nbytes())) != 0) {
-    return ::testing::AssertionFailure() << "the bits differ:\ngot " << got.str() << "\nwant " << want.str();
-  }
-  return ::testing::AssertionSuccess();
-}
+using fusion_test::bits_equal;
 
 // operand: random values of dtype d (integers in [-9, 9]), with a NaN and an
 // inf in floating operands of two or more elements.
