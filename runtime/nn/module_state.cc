@@ -117,7 +117,8 @@ void Module::convert_state(std::optional<Device> device, std::optional<DType> dt
   };
   // A tensor held in several slots (tied weights, a shared child) is converted once.
   std::vector<std::pair<Tensor, Tensor>> done;
-  for (const auto& [name, slot] : slots) {
+  for (const auto& entry : slots) {
+    Tensor* slot = entry.second;  // not a structured binding: clang 14 cannot capture one in the lambda below
     auto it = std::find_if(done.begin(), done.end(), [&](const auto& d) { return d.first.is_same(*slot); });
     if (it != done.end()) {
       *slot = it->second;
