@@ -157,8 +157,10 @@ std::optional<std::vector<int>> memory_order(const Tensor& t) {
   return order;
 }
 
-// same_layout: a and b (of one shape) step alike over every dim longer than 1.
+// same_layout: a and b (of one shape) step alike over every dim longer than 1
+// (empty ones always do: nothing is written).
 bool same_layout(const Tensor& a, const Tensor& b) {
+  if (a.numel() == 0) return true;
   for (int d = 0; d < a.dim(); ++d) {
     if (a.sizes()[d] != 1 && a.strides()[d] != b.strides()[d]) return false;
   }
@@ -177,7 +179,7 @@ struct Walk {
 // row-major; nullopt when they are row-major already. An output that is an
 // input (See Note [In-place fusion]) gets the same view as that input.
 std::optional<Walk> permuted_walk(const FusedProgram& p, TensorList inputs, TensorList outputs) {
-  if (outputs.empty() || outputs[0].is_contiguous()) return std::nullopt;
+  if (outputs.empty() || outputs[0].is_contiguous() || p.numel() == 0) return std::nullopt;
   const std::vector<int> order = *memory_order(outputs[0]);  // check_operands made sure
   const IntArrayRef shape = p.shape();
   const int64_t nd = static_cast<int64_t>(shape.size());

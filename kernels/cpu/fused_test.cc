@@ -150,6 +150,13 @@ TEST(FusedKernelTest, OutputsInAnyDenseOrderAreWrittenInPlace) {
   Tensor fresh = ops::t(ops::empty({257, 301}));
   run_fused(q, {m}, {fresh});
   expect_bits_equal(fresh, want);
+  // Empty outputs are written nowhere: any strides do.
+  FusedProgram e({0, 3});
+  const int re = e.add_input(DType::kFloat32, {0, 3});
+  e.add_output(e.add_op(FusedOp::kTanh, {re}));
+  e.add_output(e.add_op(FusedOp::kNeg, {re}));
+  e.finalize();
+  EXPECT_NO_THROW(run_fused(e, {ops::empty({0, 3})}, {ops::t(ops::empty({3, 0})), ops::empty({0, 3})}));
 }
 
 TEST(FusedKernelTest, ReducedPrecisionRoundsAtEveryStep) {
