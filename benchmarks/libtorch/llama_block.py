@@ -13,12 +13,11 @@
 # size (x [2, 8, 64]) instead of timing, for the op-sequence comparison in
 # docs/pytorch-versions.md.
 import argparse
-import time
 
 import torch
 from torch import nn
 
-from timing import median_ms
+from timing import add_timing_args, median_ms, setup_timing
 
 
 class RMSNorm(nn.Module):
@@ -121,20 +120,17 @@ def print_ops():
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--cpu-time", action="store_true")
+    add_timing_args(parser)
     parser.add_argument("--ops", action="store_true")
     args = parser.parse_args()
     torch.manual_seed(0)
     if args.ops:
         print_ops()
         return
-    torch.set_num_threads(args.threads)
-    clock = time.thread_time if args.cpu_time else time.perf_counter
+    clock, what = setup_timing(args)
     x = torch.randn(4, 128, 256)
     model = LlamaDecoderLayer()
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads")
-    what = "thread CPU time" if args.cpu_time else "wall clock"
     print(f"llama_block: {median_ms(model, x, clock):.2f} ms ({what}, median of 30)")
 
 

@@ -10,12 +10,11 @@
 # with --threads 1 the work itself, whatever else loads a shared machine
 # (as Google Benchmark's CPU column for opspec at OMP_NUM_THREADS=1).
 import argparse
-import time
 
 import torch
 from torch import nn
 
-from timing import median_ms
+from timing import add_timing_args, median_ms, setup_timing
 
 
 class BasicBlock(nn.Module):
@@ -47,12 +46,10 @@ class ResNetBlock(nn.Module):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--cpu-time", action="store_true")
+    add_timing_args(parser)
     parser.add_argument("layouts", nargs="*")
     args = parser.parse_args()
-    torch.set_num_threads(args.threads)
-    clock = time.thread_time if args.cpu_time else time.perf_counter
+    clock, what = setup_timing(args)
     torch.manual_seed(0)
     x = torch.randn(8, 64, 56, 56)
     model = ResNetBlock(64)  # training mode, as the benchmark's
@@ -67,7 +64,6 @@ def main():
         if layout == "channels_last":
             m = ResNetBlock(64).to(memory_format=torch.channels_last)
             m.load_state_dict(model.state_dict())
-        what = "thread CPU time" if args.cpu_time else "wall clock"
         print(f"resnet_block {layout}: {median_ms(m, xi, clock):.1f} ms ({what}, median of 30)")
 
 

@@ -57,6 +57,7 @@ struct Plan {
   absl::flat_hash_map<const Node*, size_t> pos;
   size_t num_nodes = 0;
   std::vector<FusionGroup> groups;
+  std::vector<char> eager_layout;  // per group: in_eager_layout, decided once
   absl::flat_hash_map<const Node*, RowsLoss> losses;  // by cross_entropy_loss node
   absl::flat_hash_set<const Node*> absorbed;          // the reshapes losses read through
   std::vector<Step> steps;
@@ -198,10 +199,10 @@ void lay_out_as_eager(const FusionGroup& group, std::vector<Tensor>& outs) {
 // run_group: allocates the group's outputs and launches its fused kernel,
 // reported to kernel observers (DebugMode) with pre/post hashes. A group on
 // a device runs through the device's hooks and is reported with the device
-// as its prefix: "[cuda] fused_relu_mul_add_0(...)".
-std::vector<Tensor> run_group(const FusionGroup& group, const std::vector<Tensor>& ins) {
+// as its prefix: "[cuda] fused_relu_mul_add_0(...)". eager_layout: the
+// group's in_eager_layout, decided when the plan was made.
+std::vector<Tensor> run_group(const FusionGroup& group, bool eager_layout, const std::vector<Tensor>& ins) {
   const Device device = group.nodes.front()->tensor_meta().device;  // (a group may have no outputs)
-  const bool eager_layout = in_eager_layout(group, device);
   std::vector<Tensor> outs;
   for (const Node* n : group.outputs) {
     const TensorMeta& m = n->tensor_meta();
@@ -427,7 +428,7 @@ std::vector<Tensor> Plan::run(const std::vector<Tensor>& inputs) const {
               *m, [&](const Node* p) -> const Value& { return value_of(p, *m); }, "fused_backend");
         }
       } else {
-        std::vector<Tensor> outs = run_group(group, ins);
+        std::vector<Tensor> outs = run_group(group, eager_layout[static_cast<size_t>(step.group)], ins);
         for (size_t k = 0; k < group.outputs.size(); ++k) values[pos.at(group.outputs[k])] = {std::move(outs[k])};
         if (!group.inplace_chain.empty()) {  // the root and every link are the chain's buffer
           values[pos.at(group.inplace_root)] = {outs.back()};
@@ -539,6 +540,9 @@ CompiledGraph fused_backend(const Graph& graph, const std::vector<Tensor>& examp
   plan->num_nodes = nodes.size();
   for (size_t i = 0; i < nodes.size(); ++i) plan->pos[nodes[i]] = i;
   plan->groups = partition_graph(*g);
+  for (const FusionGroup& group : plan->groups) {
+    plan->eager_layout.push_back(in_eager_layout(group, group.nodes.front()->tensor_meta().device));
+  }
   find_row_losses(*plan, nodes);
   plan->steps = schedule(*plan, nodes);
   plan->sets_grad_mode = std::any_of(nodes.begin(), nodes.end(), [](const Node* n) { return sets_grad_mode(*n); });
